@@ -1,0 +1,1 @@
+"""Private subgraph counting (placeholder while building)."""
