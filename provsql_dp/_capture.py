@@ -1,0 +1,375 @@
+"""Provenance capture: compile a plan to one DuckDB query that carries participants, run it, and
+assemble the K-relation from arrays.
+
+The rewrite (one function per plan node, :func:`compile_node`) gives every intermediate relation
+three kinds of columns:
+
+* the node's value columns, named by their plan ids;
+* participant *slots* ``__s0, __s1, …``: for each protected scan below, the key of every owner of
+  the row (NULL where a union branch has no such scan);
+* *discriminator* columns ``__d0, …`` that identify the output tuple a derivation belongs to under
+  SQL bag semantics: a base row's ``rowid``; a ``DISTINCT`` resets them to its own values.
+
+Joins, filters and projections just carry slots and discriminators along, so DuckDB does the whole
+derivation computation vectorised. Only at the very top are derivations grouped by their
+discriminators into tuples; for a query without ``DISTINCT`` every derivation row is its own tuple
+and no grouping is needed. In Python the slots become dense participant indices with numpy
+(``searchsorted`` against each domain's sorted key dictionary), duplicate participants are removed
+inside a monomial, and — for grouped tuples — duplicate and absorbed monomials are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import scipy.sparse as sp
+from sqlglot import exp
+
+from .errors import DataError, InternalError
+from .krelation import KRelation
+from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Slot, Union, walk
+
+__all__ = ["compile_node", "capture", "Compiled", "capture_sql"]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """SQL computing a plan node's derivations, and the layout of its hidden columns."""
+
+    sql: str
+    ids: tuple[str, ...]
+    slots: tuple[Slot, ...]
+    n_disc: int
+
+
+def q(name: str) -> str:
+    """Quote an identifier for DuckDB."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql(e: exp.Expression) -> str:
+    return e.sql(dialect="duckdb")
+
+
+def _hidden(prefix: str, n: int, start: int = 0) -> list[str]:
+    return [f"__{prefix}{i}" for i in range(start, start + n)]
+
+
+def compile_node(node: Node) -> Compiled:
+    """The derivation query of a plan node (see the module docstring for its columns)."""
+    if isinstance(node, Scan):
+        return _compile_scan(node)
+    if isinstance(node, Filter):
+        c = compile_node(node.child)
+        return Compiled(
+            f"SELECT * FROM ({c.sql}) AS f WHERE {_sql(node.predicate)}", c.ids, c.slots, c.n_disc
+        )
+    if isinstance(node, Project):
+        c = compile_node(node.child)
+        cols = [f"{_sql(e)} AS {q(i)}" for e, i in zip(node.exprs, node.ids)]
+        cols += _hidden("s", len(c.slots)) + _hidden("d", c.n_disc)
+        return Compiled(
+            f"SELECT {', '.join(cols)} FROM ({c.sql}) AS p", node.ids, c.slots, c.n_disc
+        )
+    if isinstance(node, Join):
+        left, right = compile_node(node.left), compile_node(node.right)
+        cols = [f"l.{q(i)}" for i in left.ids] + [f"r.{q(i)}" for i in right.ids]
+        cols += [f"l.{h}" for h in _hidden("s", len(left.slots))]
+        cols += [
+            f"r.__s{k} AS __s{k + len(left.slots)}" for k in range(len(right.slots))
+        ]
+        cols += [f"l.{h}" for h in _hidden("d", left.n_disc)]
+        cols += [f"r.__d{k} AS __d{k + left.n_disc}" for k in range(right.n_disc)]
+        if node.condition is None:
+            on = "CROSS JOIN"
+            cond = ""
+        else:
+            on = "JOIN"
+            cond = f" ON {_sql(node.condition)}"
+        sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
+        return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
+    if isinstance(node, Union):
+        parts = [compile_node(c) for c in node.inputs]
+        slots = tuple(s for c in parts for s in c.slots)
+        n_disc = 1 + sum(c.n_disc for c in parts)
+        branches = []
+        s_off = d_off = 0
+        for tag, c in enumerate(parts):
+            cols = [f"{q(a)} AS {q(b)}" for a, b in zip(c.ids, node.ids)]
+            for k in range(len(slots)):
+                inside = s_off <= k < s_off + len(c.slots)
+                cols.append(f"{'__s' + str(k - s_off) if inside else 'NULL'} AS __s{k}")
+            cols.append(f"{tag} AS __d0")
+            for k in range(1, n_disc):
+                inside = d_off <= k - 1 < d_off + c.n_disc
+                cols.append(f"{'__d' + str(k - 1 - d_off) if inside else 'NULL'} AS __d{k}")
+            branches.append(f"SELECT {', '.join(cols)} FROM ({c.sql}) AS u{tag}")
+            s_off += len(c.slots)
+            d_off += c.n_disc
+        return Compiled(" UNION ALL ".join(branches), node.ids, slots, n_disc)
+    if isinstance(node, Distinct):
+        c = compile_node(node.child)
+        cols = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
+        inner = f"SELECT DISTINCT {', '.join(cols)} FROM ({c.sql}) AS dd"
+        outer = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
+        outer += [f"{q(i)} AS __d{k}" for k, i in enumerate(c.ids)]
+        return Compiled(f"SELECT {', '.join(outer)} FROM ({inner}) AS d", c.ids, c.slots, len(c.ids))
+    if isinstance(node, Aggregate):
+        raise InternalError("an aggregate can only be the root of a plan")
+    raise InternalError(f"unknown plan node {type(node).__name__}")
+
+
+def _compile_scan(node: Scan) -> Compiled:
+    cols = [f"{q(c)} AS {q(i)}" for c, i in zip(node.columns, node.ids)]
+    for k, slot in enumerate(node.slots):
+        cols.append(f"{_slot_expr(slot)} AS __s{k}")
+    cols.append("rowid AS __d0")
+    return Compiled(f"SELECT {', '.join(cols)} FROM {node.qualified}", node.ids, node.slots, 1)
+
+
+def _slot_expr(slot: Slot) -> str:
+    if slot.kind == "column":
+        return q(slot.column)
+    if slot.kind == "rowid":
+        return "rowid"
+    keys = ", ".join(q(c) for c in slot.key_columns)
+    return f"(dense_rank() OVER (ORDER BY {keys}) - 1)"
+
+
+def _has_distinct(node: Node) -> bool:
+    return any(isinstance(n, Distinct) for n in walk(node))
+
+
+def capture_sql(plan: Node) -> tuple[str, Compiled, bool]:
+    """The top-level capture query, its layout, and whether derivations need grouping."""
+    agg = plan if isinstance(plan, Aggregate) else None
+    inner = agg.child if agg else plan
+    c = compile_node(inner)
+    grouped = _has_distinct(inner)
+    weight = "1.0" if agg is None or agg.weight is None else f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0)"
+    cols = [q(i) for i in c.ids] + [f"{weight} AS __w"] + _hidden("s", len(c.slots))
+    if grouped:
+        order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
+        cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
+        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top ORDER BY __t"
+    else:
+        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top"
+    return sql, c, grouped
+
+
+# ---------------------------------------------------------------------- participant dictionaries
+@dataclass
+class _Domain:
+    name: str
+    keys: np.ndarray  # sorted distinct keys (scalar domains) or dense-rank index (composite)
+    participants: list
+
+
+def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Domain]:
+    """Per domain, the sorted distinct keys of every protected table involved."""
+    sources: dict[str, set[tuple[str, Slot]]] = {}
+    for n in walk(plan):
+        if isinstance(n, Scan):
+            for s in n.slots:
+                sources.setdefault(s.domain, set()).add((n.qualified, s))
+    out: dict[str, _Domain] = {}
+    for domain in sorted(sources):
+        items = sorted(sources[domain], key=lambda x: (x[0], x[1].kind, x[1].column or "", x[1].key_columns))
+        composite = [it for it in items if it[1].kind == "composite"]
+        if composite:
+            table, slot = composite[0]
+            keys = ", ".join(q(c) for c in slot.key_columns)
+            rows = con.execute(f"SELECT DISTINCT {keys} FROM {table} ORDER BY {keys}").fetchall()
+            if any(v is None for r in rows for v in r):
+                raise DataError(
+                    f"the primary key of protected table {table} has NULLs; every row needs a key"
+                )
+            out[domain] = _Domain(domain, np.arange(len(rows)), [(domain, tuple(r)) for r in rows])
+            continue
+        union = " UNION ALL ".join(
+            f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items
+        )
+        res = con.execute(f"SELECT DISTINCT k FROM ({union}) AS keys").fetchnumpy()["k"]
+        if isinstance(res, np.ma.MaskedArray):
+            if res.mask.any():
+                cols = ", ".join(f"{t}.{s.column}" for t, s in items if s.kind == "column")
+                raise DataError(
+                    f"a protected owner column ({cols}) holds NULL; every protected row needs its "
+                    "owners. Delete or fill those rows, or protect the table without BY"
+                )
+            res = res.data
+        keys = np.sort(res)
+        out[domain] = _Domain(domain, keys, [(domain, k) for k in keys.tolist()])
+    return out
+
+
+def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarray:
+    """Dense participant indices for a slot column (-1 where NULL)."""
+    mask = None
+    if isinstance(values, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(values)
+        values = values.data
+    values = np.asarray(values)
+    out = np.full(len(values), -1, dtype=np.int64)
+    valid = np.ones(len(values), dtype=bool) if mask is None else ~mask
+    if composite:
+        out[valid] = values[valid].astype(np.int64) + offset
+        return out
+    vals = values[valid]
+    idx = np.searchsorted(domain.keys, vals)
+    idx_c = np.minimum(idx, len(domain.keys) - 1) if len(domain.keys) else idx
+    if len(vals) and (len(domain.keys) == 0 or not np.array_equal(domain.keys[idx_c], vals)):
+        raise InternalError(
+            f"a participant key of domain {domain.name!r} is missing from its dictionary "
+            "(was the table modified during the query?)"
+        )
+    out[valid] = idx + offset
+    return out
+
+
+# ---------------------------------------------------------------------- assembling the K-relation
+def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
+    """Run the capture query of ``plan`` and return its K-relation."""
+    sql, compiled, grouped = capture_sql(plan)
+    domains = _dictionaries(con, plan)
+    offsets, plist = {}, []
+    for name, d in domains.items():
+        offsets[name] = len(plist)
+        plist.extend(d.participants)
+
+    res = con.execute(sql)
+    types = [d[1] for d in res.description]
+    data = res.fetchnumpy()
+    n = len(data["__w"])
+    weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
+
+    width = len(compiled.slots)
+    P = np.full((n, width), -1, dtype=np.int64)
+    for k, slot in enumerate(compiled.slots):
+        P[:, k] = _map_keys(
+            data[f"__s{k}"], domains[slot.domain], offsets[slot.domain], slot.kind == "composite"
+        )
+    _dedupe_within(P)
+
+    values = [
+        _column(data[i], types[j]) for j, i in enumerate(compiled.ids)
+    ]
+    if not grouped:
+        valid = P >= 0
+        sizes = valid.sum(axis=1)
+        mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        kr = KRelation(
+            columns=_names(plan),
+            values=tuple(values),
+            weights=weights,
+            tuple_ptr=np.arange(n + 1, dtype=np.int64),
+            mono_ptr=mono_ptr,
+            mono_part=P[valid],
+            participant_list=tuple(plist),
+            sql=sql,
+        )
+        return kr
+    tid = np.asarray(data["__t"], dtype=np.int64)
+    return _grouped(plan, values, weights, P, tid, plist, sql)
+
+
+def _names(plan: Node) -> tuple[str, ...]:
+    return tuple(plan.child.names if isinstance(plan, Aggregate) else plan.names)
+
+
+def _dedupe_within(P: np.ndarray) -> None:
+    """Blank (set to -1) a participant that repeats an earlier one in the same row, in place."""
+    w = P.shape[1]
+    for j in range(1, w):
+        dup = np.zeros(len(P), dtype=bool)
+        for i in range(j):
+            dup |= P[:, j] == P[:, i]
+        P[dup & (P[:, j] >= 0), j] = -1
+
+
+def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
+    """Group derivation rows into tuples (rows arrive sorted by tuple id ``tid``); drop duplicate
+    and absorbed monomials."""
+    n_rows, w = P.shape
+    n_t = int(tid[-1]) + 1 if n_rows else 0
+    # canonical monomials: sort each row, -1 (empty) slots last
+    big = np.iinfo(np.int64).max
+    S = np.sort(np.where(P < 0, big, P), axis=1)
+    # dedupe identical (tuple, monomial) rows
+    keys = np.column_stack([tid, S]) if w else tid[:, None]
+    order = np.lexsort(keys.T[::-1])
+    keys_sorted = keys[order]
+    first = np.ones(n_rows, dtype=bool)
+    if n_rows > 1:
+        first[1:] = np.any(keys_sorted[1:] != keys_sorted[:-1], axis=1)
+    rows_m = order[first]  # one derivation row per distinct monomial, ordered by (tid, monomial)
+    mono_tid = tid[rows_m]
+    M = S[rows_m]
+    sizes = (M != big).sum(axis=1)
+    keep = _absorption(mono_tid, M, sizes, big)
+    rows_m, mono_tid, M, sizes = rows_m[keep], mono_tid[keep], M[keep], sizes[keep]
+    # tuples: the first derivation row of each tid gives the values and the weight
+    first_row = np.searchsorted(tid, np.arange(n_t))
+    mono_counts = np.bincount(mono_tid, minlength=n_t)
+    valid = M != big
+    return KRelation(
+        columns=_names(plan),
+        values=tuple(v[first_row] for v in values),
+        weights=weights[first_row],
+        tuple_ptr=np.concatenate([[0], np.cumsum(mono_counts)]).astype(np.int64),
+        mono_ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        mono_part=M[valid],
+        participant_list=tuple(plist),
+        sql=sql,
+    )
+
+
+def _absorption(mono_tid: np.ndarray, M: np.ndarray, sizes: np.ndarray, big: int) -> np.ndarray:
+    """Mask of monomials to keep: a monomial is dropped when another monomial of the same tuple
+    is a proper subset of it. Only tuples whose monomials differ in size can absorb."""
+    n_m = len(mono_tid)
+    keep = np.ones(n_m, dtype=bool)
+    if n_m == 0:
+        return keep
+    n_t = int(mono_tid.max()) + 1
+    smin = np.full(n_t, np.iinfo(np.int64).max)
+    np.minimum.at(smin, mono_tid, sizes)
+    smax = np.zeros(n_t, dtype=np.int64)
+    np.maximum.at(smax, mono_tid, sizes)
+    cand_t = smin < smax
+    if not cand_t.any():
+        return keep
+    # the empty monomial (True) absorbs everything else of its tuple
+    has_true = np.zeros(n_t, dtype=bool)
+    has_true[mono_tid[sizes == 0]] = True
+    keep &= ~(has_true[mono_tid] & (sizes > 0))
+    sel = np.flatnonzero(cand_t[mono_tid] & keep & (sizes > 0))
+    if len(sel) == 0:
+        return keep
+    sub = M[sel]
+    valid = sub != big
+    rows = np.repeat(np.arange(len(sel)), valid.sum(axis=1))
+    cols = sub[valid]
+    # incidence monomial × participant; A·Aᵀ counts shared participants of each pair
+    A = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sel), int(cols.max()) + 1))
+    shared = (A @ A.T).tocoo()
+    r, c, v = shared.row, shared.col, shared.data
+    sz = sizes[sel]
+    same_t = mono_tid[sel][r] == mono_tid[sel][c]
+    # r is a proper subset of c
+    absorbed = same_t & (v == sz[r]) & (sz[r] < sz[c])
+    keep[sel[np.unique(c[absorbed])]] = False
+    return keep
+
+
+def _column(arr, duck_type) -> np.ndarray:
+    """A result column kept as a numpy array (masked where NULL); DATE becomes datetime64[D] so
+    that ``tolist()`` yields ``datetime.date`` like DuckDB's own rows. Conversion to Python
+    objects happens lazily in :attr:`KRelation.rows`."""
+    if str(duck_type) == "DATE":
+        if isinstance(arr, np.ma.MaskedArray):
+            return np.ma.MaskedArray(arr.data.astype("datetime64[D]"), mask=arr.mask)
+        return np.asarray(arr).astype("datetime64[D]")
+    return arr

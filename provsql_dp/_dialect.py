@@ -1,0 +1,187 @@
+"""Our SQL extension as a sqlglot dialect: DuckDB's grammar plus the privacy statements.
+
+The statements (formal grammar: ``grammar/provsql_dp.ebnf``) parse to the expression classes below;
+every other statement parses as DuckDB. Parsing is token-based, through sqlglot's parser.
+
+>>> stmt = parse_one("PROTECT TABLE edge BY (src, dst) AS person")
+>>> type(stmt).__name__, stmt.this.name, [c.name for c in stmt.expressions], stmt.text("domain")
+('Protect', 'edge', ['src', 'dst'], 'person')
+>>> q = parse_one("SELECT COUNT(*) FROM edge WITH EPSILON 0.5")
+>>> type(q).__name__, q.text("epsilon")
+('PrivateQuery', '0.5')
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+__all__ = [
+    "ProvDP",
+    "Protect",
+    "Unprotect",
+    "ShowProtected",
+    "SetPrivacyBudget",
+    "ShowPrivacyBudget",
+    "SetPrivacyEpsilon",
+    "PrivateQuery",
+    "parse",
+    "parse_one",
+    "PRIVACY_STATEMENTS",
+    "exact_number",
+]
+
+
+class Protect(exp.Expression):
+    """``PROTECT TABLE t [BY (c, ...)] [AS domain]``."""
+
+    arg_types = {"this": True, "expressions": False, "domain": False}
+
+
+class Unprotect(exp.Expression):
+    """``UNPROTECT TABLE t``."""
+
+    arg_types = {"this": True}
+
+
+class ShowProtected(exp.Expression):
+    """``SHOW PROTECTED [TABLES]``."""
+
+    arg_types: dict = {}
+
+
+class SetPrivacyBudget(exp.Expression):
+    """``SET PRIVACY BUDGET ε [FOR USER 'name']``."""
+
+    arg_types = {"epsilon": True, "user": False}
+
+
+class ShowPrivacyBudget(exp.Expression):
+    """``SHOW PRIVACY BUDGET [FOR USER 'name']``."""
+
+    arg_types = {"user": False}
+
+
+class SetPrivacyEpsilon(exp.Expression):
+    """``SET PRIVACY EPSILON ε``: the session's default ε for private queries."""
+
+    arg_types = {"epsilon": True}
+
+
+class PrivateQuery(exp.Expression):
+    """``<query> WITH EPSILON ε``: a query released privately at ε."""
+
+    arg_types = {"this": True, "epsilon": True}
+
+
+PRIVACY_STATEMENTS = (
+    Protect,
+    Unprotect,
+    ShowProtected,
+    SetPrivacyBudget,
+    ShowPrivacyBudget,
+    SetPrivacyEpsilon,
+)
+
+
+def exact_number(node: exp.Expression, what: str) -> Fraction:
+    """The exact value of a numeric literal (no float rounding), e.g. ``0.001`` → 1/1000."""
+    if not isinstance(node, exp.Literal) or node.is_string:
+        raise ParseError(f"{what} must be a number, got {node.sql() if node else 'nothing'}")
+    try:
+        return Fraction(node.this)
+    except ValueError as e:  # pragma: no cover - the tokenizer only produces valid numbers
+        raise ParseError(f"{what} must be a number, got {node.this!r}") from e
+
+
+class ProvDP(DuckDB):
+    """DuckDB's dialect with the provsql_dp privacy statements."""
+
+    class Parser(DuckDB.Parser):
+        def _parse_statement(self):
+            if self._curr is None:
+                return None
+            word = self._curr.text.upper()
+            if self._curr.token_type != TokenType.STRING:
+                if word == "PROTECT" and self._match_text_seq("PROTECT", "TABLE"):
+                    return self._parse_protect()
+                if word == "UNPROTECT" and self._match_text_seq("UNPROTECT", "TABLE"):
+                    return self.expression(Unprotect(this=self._parse_privacy_table()))
+                if self._match_text_seq("SHOW", "PROTECTED"):
+                    self._match_text_seq("TABLES")
+                    return self.expression(ShowProtected())
+                if self._match_text_seq("SET", "PRIVACY", "BUDGET"):
+                    eps = self._parse_privacy_number("the privacy budget")
+                    return self.expression(
+                        SetPrivacyBudget(epsilon=eps, user=self._parse_for_user())
+                    )
+                if self._match_text_seq("SHOW", "PRIVACY", "BUDGET"):
+                    return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
+                if self._match_text_seq("SET", "PRIVACY", "EPSILON"):
+                    self._match(TokenType.EQ)
+                    eps = self._parse_privacy_number("epsilon")
+                    return self.expression(SetPrivacyEpsilon(epsilon=eps))
+            stmt = super()._parse_statement()
+            if isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
+                eps = self._parse_privacy_number("epsilon")
+                return self.expression(PrivateQuery(this=stmt, epsilon=eps))
+            return stmt
+
+        # -------------------------------------------------------------- helpers
+        def _parse_privacy_table(self):
+            table = self._parse_table_parts()
+            if not isinstance(table, exp.Table) or not table.name:
+                self.raise_error("Expected a table name")
+            return table
+
+        def _parse_protect(self):
+            table = self._parse_privacy_table()
+            columns = None
+            if self._match_text_seq("BY"):
+                if not self._match(TokenType.L_PAREN, advance=False):
+                    self.raise_error("Expected '(' and a list of columns after BY")
+                columns = self._parse_wrapped_csv(self._parse_id_var)
+                if not columns or any(c is None for c in columns):
+                    self.raise_error("BY needs at least one column name")
+            domain = None
+            if self._match(TokenType.ALIAS):
+                domain = self._parse_id_var()
+                if domain is None:
+                    self.raise_error("Expected a domain name after AS")
+            return self.expression(Protect(this=table, expressions=columns, domain=domain))
+
+        def _parse_for_user(self):
+            if not self._match(TokenType.FOR):
+                return None
+            if not self._match_text_seq("USER"):
+                self.raise_error("Expected USER after FOR")
+            user = self._parse_string() or self._parse_id_var()
+            if user is None:
+                self.raise_error("Expected a user name after FOR USER")
+            return user
+
+        def _parse_privacy_number(self, what: str):
+            negative = self._match(TokenType.DASH)
+            number = self._parse_number()
+            if not isinstance(number, exp.Literal) or number.is_string:
+                self.raise_error(f"Expected a number for {what}")
+            if negative:
+                self.raise_error(f"{what} must be positive")
+            return number
+
+
+def parse(sql: str) -> list[exp.Expression]:
+    """Parse one or more ``;``-separated statements with the provsql_dp dialect."""
+    return [s for s in ProvDP().parse(sql) if s is not None]
+
+
+def parse_one(sql: str) -> exp.Expression:
+    """Parse exactly one statement."""
+    stmts = parse(sql)
+    if len(stmts) != 1:
+        raise ParseError(f"expected exactly one statement, found {len(stmts)}")
+    return stmts[0]

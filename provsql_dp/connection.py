@@ -1,0 +1,480 @@
+"""The front door: a PEP 249 style connection over DuckDB that understands privacy statements.
+
+Statements are split on top-level ``;`` with sqlglot's tokenizer, then dispatched:
+
+* privacy statements (``PROTECT``, ``UNPROTECT``, ``SHOW PROTECTED``, ``SET PRIVACY BUDGET``,
+  ``SHOW PRIVACY BUDGET``, ``SET PRIVACY EPSILON``) are executed by provsql_dp;
+* a query with ``WITH EPSILON ε`` — or, once ``SET PRIVACY EPSILON`` gave the session a default,
+  any aggregate query over protected tables — is released privately;
+* everything else passes through to DuckDB unchanged.
+
+Example
+-------
+>>> import provsql_dp
+>>> con = provsql_dp.connect(":memory:")
+>>> _ = con.execute("CREATE TABLE edge(src INT, dst INT)")
+>>> _ = con.execute("INSERT INTO edge VALUES (1, 2), (2, 3), (1, 3)")
+>>> _ = con.execute("PROTECT TABLE edge BY (src, dst) AS person")
+>>> kr = con.provenance("SELECT e1.src, e2.dst FROM edge e1 JOIN edge e2 ON e1.dst = e2.src")
+>>> kr.rows
+[(1, 3)]
+>>> sorted(next(iter(kr.annotation(0))))
+[('person', 1), ('person', 2), ('person', 3)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from . import _dialect as d
+from ._capture import capture
+from .budget import Ledger, format_eps, to_fraction
+from .catalog import Catalog
+from .errors import (
+    DatabaseError,
+    DataError,
+    Error,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    UnsupportedQueryError,
+)
+from .krelation import KRelation
+from .plan import Aggregate, Node, Scan, walk
+from .planner import plan_query
+
+__all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
+
+_OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
+_OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY")}
+
+
+def connect(database: str = ":memory:", *, user: str | None = None, read_only: bool = False,
+            config: dict | None = None) -> Connection:
+    """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``)."""
+    return Connection(database, user=user, read_only=read_only, config=config)
+
+
+@dataclass(frozen=True)
+class PrivacyInfo:
+    """Privacy metadata of the last private release, on :attr:`Cursor.privacy`.
+
+    Everything here is safe to show to an analyst: released values, the ε charged and the
+    mechanism's public parameters — never the true answer or data-dependent internals.
+    """
+
+    mechanism: str
+    epsilon: Fraction
+    remaining: Fraction
+    releases: tuple = field(default=())  # one Release per group (or one)
+
+    def noise_bound(self, p: float = 0.95) -> list[float]:
+        return [r.noise_bound(p) for r in self.releases]
+
+
+def _translate(e: Exception) -> Error:
+    """Map a DuckDB exception onto the PEP 249 hierarchy."""
+    msg = str(e)
+    if isinstance(e, (duckdb.ParserException, duckdb.CatalogException, duckdb.BinderException,
+                      duckdb.SyntaxException, duckdb.InvalidInputException)):
+        return ProgrammingError(msg)
+    if isinstance(e, duckdb.ConstraintException):
+        return IntegrityError(msg)
+    if isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.DataError)):
+        return DataError(msg)
+    if isinstance(e, duckdb.NotImplementedException):
+        return NotSupportedError(msg)
+    if isinstance(e, (duckdb.TransactionException, duckdb.IOException, duckdb.OperationalError)):
+        return OperationalError(msg)
+    if isinstance(e, duckdb.InternalException):
+        return InternalError(msg)
+    return DatabaseError(msg)
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split SQL text on top-level semicolons (string literals and comments respected)."""
+    try:
+        tokens = d.ProvDP().tokenize(sql)
+    except (TokenError, ParseError) as e:
+        raise ProgrammingError(f"could not read the SQL text: {e}") from e
+    out, start = [], 0
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            piece = sql[start:tok.start].strip()
+            if piece:
+                out.append(piece)
+            start = tok.end + 1
+    tail = sql[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _is_ours(stmt: str) -> bool:
+    words = stmt.split(None, 2)
+    if not words:
+        return False
+    first = words[0].upper()
+    if first in _OUR_KEYWORDS:
+        return True
+    return len(words) > 1 and (first, words[1].upper().rstrip(";")) in _OUR_PAIRS
+
+
+class Connection:
+    """A connection to one DuckDB database with provsql_dp's privacy layer."""
+
+    def __init__(self, database: str = ":memory:", *, user: str | None = None,
+                 read_only: bool = False, config: dict | None = None):
+        try:
+            self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
+        except duckdb.Error as e:
+            raise _translate(e) from e
+        self.database = database
+        self.read_only = read_only
+        self.user = user or "default"
+        self.catalog = Catalog(self._duck, read_only=read_only)
+        self.ledger = Ledger(self._duck, read_only=read_only)
+        self.default_epsilon: Fraction | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ PEP 249
+    def cursor(self) -> Cursor:
+        self._check_open()
+        return Cursor(self)
+
+    def execute(self, sql: str, parameters=None) -> Cursor:
+        """Shortcut: a new cursor's ``execute``."""
+        return self.cursor().execute(sql, parameters)
+
+    def commit(self) -> None:
+        self._check_open()
+        try:
+            self._duck.commit()
+        except duckdb.TransactionException:
+            pass  # no transaction is active: nothing to commit
+        except duckdb.Error as e:
+            raise _translate(e) from e
+
+    def rollback(self) -> None:
+        self._check_open()
+        try:
+            self._duck.rollback()
+        except duckdb.TransactionException:
+            pass
+        except duckdb.Error as e:
+            raise _translate(e) from e
+
+    def close(self) -> None:
+        if not self._closed:
+            self._duck.close()
+            self._closed = True
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InterfaceError("the connection is closed")
+
+    # ------------------------------------------------------------------ provenance and privacy
+    def plan(self, sql: str) -> Node:
+        """The positive relational algebra plan of a query (see :func:`provsql_dp.plan.explain`)."""
+        self._check_open()
+        tree = self._parse_query(sql)
+        return plan_query(tree, self.catalog)
+
+    def provenance(self, sql: str) -> KRelation:
+        """Capture the K-relation of a query: its rows (before the final aggregate), weights
+        q(t) and DNF annotations over the participants of the protected tables involved.
+
+        This exposes private data and is meant for the curator and for tests."""
+        plan = self.plan(sql)
+        try:
+            return capture(self._duck, plan)
+        except duckdb.Error as e:
+            raise _translate(e) from e
+
+    def protected(self) -> list:
+        """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.catalog.Protection`."""
+        self._check_open()
+        return self.catalog.list_protected()
+
+    def _parse_query(self, sql: str) -> exp.Expression:
+        stmts = split_statements(sql)
+        if len(stmts) != 1:
+            raise ProgrammingError(f"expected exactly one query, found {len(stmts)} statements")
+        try:
+            tree = d.parse_one(stmts[0])
+        except ParseError as e:
+            raise ProgrammingError(f"syntax error: {_first_line(e)}") from e
+        if isinstance(tree, d.PrivateQuery):
+            tree = tree.this
+        if not isinstance(tree, exp.Query):
+            raise UnsupportedQueryError(
+                f"provenance needs a SELECT query, got {type(tree).__name__.upper()}"
+            )
+        return tree
+
+
+class Cursor:
+    """A PEP 249 cursor. Private answers are ordinary rows; privacy metadata is on
+    :attr:`privacy` (None after a non-private statement)."""
+
+    arraysize = 1
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.description: list[tuple] | None = None
+        self.rowcount = -1
+        self.privacy: PrivacyInfo | None = None
+        self._rows: list[tuple] = []
+        self._pos = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ execution
+    def execute(self, sql: str, parameters=None) -> Cursor:
+        self._check()
+        self.privacy = None
+        stmts = split_statements(sql)
+        if not stmts:
+            raise ProgrammingError("no SQL statement to execute")
+        if parameters is not None and len(stmts) > 1:
+            raise ProgrammingError("parameters can only be used with a single statement")
+        for stmt in stmts:
+            self._execute_one(stmt, parameters)
+        return self
+
+    def executemany(self, sql: str, seq_of_parameters) -> Cursor:
+        for params in seq_of_parameters:
+            self.execute(sql, params)
+        return self
+
+    def _execute_one(self, stmt: str, parameters) -> None:
+        con = self.connection
+        ours = _is_ours(stmt) or _has_epsilon_clause(stmt)
+        tree = None
+        if ours or (con.default_epsilon is not None and _looks_like_query(stmt)):
+            try:
+                tree = d.parse_one(stmt)
+            except ParseError as e:
+                if ours:
+                    raise ProgrammingError(f"syntax error: {_first_line(e)}") from e
+                tree = None  # not ours to plan: DuckDB judges it
+        if isinstance(tree, d.PRIVACY_STATEMENTS + (d.PrivateQuery,)) and parameters:
+            raise ProgrammingError("privacy statements and private queries take no parameters")
+        if isinstance(tree, d.PRIVACY_STATEMENTS):
+            return self._privacy_statement(tree)
+        if isinstance(tree, d.PrivateQuery):
+            eps = d.exact_number(tree.args["epsilon"], "epsilon")
+            return self._private_query(tree.this, eps, stmt)
+        if (
+            isinstance(tree, exp.Query)
+            and con.default_epsilon is not None
+            and self._touches_protected(tree)
+        ):
+            if parameters:
+                raise ProgrammingError("private queries take no parameters")
+            return self._private_query(tree, con.default_epsilon, stmt)
+        return self._passthrough(stmt, parameters)
+
+    def _touches_protected(self, tree: exp.Expression) -> bool:
+        prot = {(p.schema.lower(), p.table.lower()) for p in self.connection.catalog.list_protected()}
+        if not prot:
+            return False
+        names = {t.name.lower() for t in tree.find_all(exp.Table)}
+        return any(t in names for _, t in prot) or bool(
+            names & {v.lower() for v in self._views()}
+        )
+
+    def _views(self) -> list[str]:
+        return [r[0] for r in self.connection._duck.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+
+    def _passthrough(self, stmt: str, parameters) -> None:
+        duck = self.connection._duck
+        try:
+            res = duck.execute(stmt, parameters) if parameters is not None else duck.execute(stmt)
+            desc = res.description
+            rows = res.fetchall() if desc is not None else []
+        except duckdb.Error as e:
+            raise _translate(e) from e
+        self._set_result(desc, rows)
+        if desc is not None and len(desc) == 1 and desc[0][0] == "Count" and len(rows) == 1:
+            self.rowcount = rows[0][0]  # DML reports its row count as a one-column result
+
+    def _set_result(self, desc, rows: list[tuple]) -> None:
+        self.description = (
+            [(c[0], c[1], None, None, None, None, None) for c in desc] if desc else None
+        )
+        self._rows = rows
+        self._pos = 0
+        self.rowcount = len(rows) if desc is not None else -1
+
+    # ------------------------------------------------------------------ privacy statements
+    def _privacy_statement(self, tree: exp.Expression) -> None:
+        con = self.connection
+        cat = con.catalog
+        if con.read_only and isinstance(tree, (d.Protect, d.Unprotect, d.SetPrivacyBudget)):
+            raise OperationalError("the database is open read-only; declarations cannot change")
+        if isinstance(tree, d.Protect):
+            table = [p.name for p in tree.this.parts]
+            by = [c.name for c in tree.expressions] if tree.expressions else None
+            domain = tree.text("domain") or None
+            prot = cat.protect(table, by, domain)
+            self._set_result(None, [])
+            self._status(f"protected {prot.table}: {prot.describe()}")
+        elif isinstance(tree, d.Unprotect):
+            prot = cat.unprotect([p.name for p in tree.this.parts])
+            self._status(f"unprotected {prot.table}")
+        elif isinstance(tree, d.ShowProtected):
+            rows = [
+                (p.schema, p.table, p.domain, ", ".join(p.by_columns) or None,
+                 ", ".join(p.key_columns) if not p.by_columns else None,
+                 "owners" if p.by_columns else ("primary key" if p.key_columns else "rowid"))
+                for p in cat.list_protected()
+            ]
+            self._set_result(
+                [("schema", "VARCHAR"), ("table", "VARCHAR"), ("domain", "VARCHAR"),
+                 ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"), ("participant", "VARCHAR")],
+                rows,
+            )
+        elif isinstance(tree, d.SetPrivacyBudget):
+            eps = d.exact_number(tree.args["epsilon"], "the privacy budget")
+            user = tree.args.get("user")
+            name = user.name if user is not None else con.user
+            con.ledger.set_budget(name, eps)
+            self._status(f"privacy budget of {name!r} set to {format_eps(eps)}")
+        elif isinstance(tree, d.ShowPrivacyBudget):
+            user = tree.args.get("user")
+            users = con.ledger.users()
+            if user is not None:
+                users = [u for u in users if u[0] == user.name]
+            rows = [(u, format_eps(t), format_eps(s), format_eps(t - s)) for u, t, s in users]
+            self._set_result(
+                [("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"), ("remaining", "VARCHAR")],
+                rows,
+            )
+        elif isinstance(tree, d.SetPrivacyEpsilon):
+            eps = d.exact_number(tree.args["epsilon"], "epsilon")
+            if eps <= 0:
+                raise ProgrammingError("epsilon must be positive")
+            con.default_epsilon = eps
+            self._status(f"default epsilon set to {format_eps(eps)}")
+        else:  # pragma: no cover
+            raise InternalError(f"unhandled statement {type(tree).__name__}")
+
+    def _status(self, message: str) -> None:
+        self._set_result([("status", "VARCHAR")], [(message,)])
+        self.rowcount = -1
+
+    # ------------------------------------------------------------------ private queries
+    def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str) -> None:
+        from .private import answer_private  # the mechanisms are imported only when needed
+
+        con = self.connection
+        if epsilon is None or epsilon <= 0:
+            raise ProgrammingError("epsilon must be positive")
+        plan = plan_query(tree, con.catalog)
+        if not isinstance(plan, Aggregate):
+            raise UnsupportedQueryError(
+                "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …) or SUM(expr); "
+                "raw rows are never released"
+            )
+        if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
+            raise UnsupportedQueryError(
+                "the query reads no protected table, so there is nothing to protect; "
+                "run it without WITH EPSILON"
+            )
+        con.ledger.check(con.user, epsilon)  # fail fast, before any work on private data
+        try:
+            desc, rows, info = answer_private(con, plan, epsilon, text)
+        except duckdb.Error as e:
+            raise _translate(e) from e
+        self._set_result(desc, rows)
+        self.privacy = info
+
+    # ------------------------------------------------------------------ fetching
+    def fetchone(self):
+        self._check_result()
+        if self._pos >= len(self._rows):
+            return None
+        row = self._rows[self._pos]
+        self._pos += 1
+        return row
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        self._check_result()
+        n = self.arraysize if size is None else size
+        out = self._rows[self._pos:self._pos + n]
+        self._pos += len(out)
+        return out
+
+    def fetchall(self) -> list[tuple]:
+        self._check_result()
+        out = self._rows[self._pos:]
+        self._pos = len(self._rows)
+        return out
+
+    def __iter__(self):
+        while True:
+            row = self.fetchone()
+            if row is None:
+                return
+            yield row
+
+    def close(self) -> None:
+        self._closed = True
+
+    def setinputsizes(self, sizes) -> None:
+        pass
+
+    def setoutputsize(self, size, column=None) -> None:
+        pass
+
+    def _check(self) -> None:
+        if self._closed:
+            raise InterfaceError("the cursor is closed")
+        self.connection._check_open()
+
+    def _check_result(self) -> None:
+        self._check()
+        if self.description is None:
+            raise ProgrammingError("the last statement produced no result set to fetch")
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def _looks_like_query(stmt: str) -> bool:
+    first = stmt.lstrip("( \n\t").split(None, 1)
+    return bool(first) and first[0].upper() in ("SELECT", "WITH", "FROM")
+
+
+def _has_epsilon_clause(stmt: str) -> bool:
+    """Whether the statement's tokens contain ``WITH EPSILON`` (our private-query clause)."""
+    if "EPSILON" not in stmt.upper():
+        return False
+    try:
+        tokens = d.ProvDP().tokenize(stmt)
+    except (TokenError, ParseError):
+        return False
+    return any(
+        a.text.upper() == "WITH" and b.text.upper() == "EPSILON" and b.token_type != TokenType.STRING
+        and b.token_type != TokenType.IDENTIFIER
+        for a, b in zip(tokens, tokens[1:])
+    )
