@@ -192,6 +192,7 @@ def _load_filtered(con, source, node_filter, edge_filter, table: str = "edge") -
             f"CREATE OR REPLACE TABLE {_table(table)} AS SELECT e.src, e.dst FROM {raw} AS e"
             f"{joins} WHERE {' AND '.join(where)}"
         )
+        duck.execute(f"ALTER TABLE {_table(table)} ADD PRIMARY KEY (src, dst)")
     except duckdb.Error as err:
         raise InterfaceError(f"a constraint could not be evaluated: {err}") from None
     finally:

@@ -1,11 +1,11 @@
 """Load graphs into DuckDB as edge tables, in bulk.
 
-The edge table has columns ``src BIGINT, dst BIGINT`` (plus any requested edge attributes) and
-holds every undirected edge **once, with src < dst**: self-loops are dropped and duplicate or
+The edge table has columns ``src BIGINT, dst BIGINT`` (plus any requested edge attributes),
+primary key ``(src, dst)``, and holds every undirected edge **once, with src < dst**: self-loops are dropped and duplicate or
 reverse-direction records merged. That is the format :func:`provsql_dp.graph.pattern_sql`
 compiles against, and one row per edge is what edge privacy (``PROTECT TABLE edge``) needs.
 
-The optional node table has a column ``id BIGINT`` (one row per node, isolated nodes included),
+The optional node table has a column ``id BIGINT`` (primary key; one row per node, isolated nodes included),
 ``label VARCHAR`` when a networkx graph's node labels are not all integers (they are then
 numbered ``0 … n-1`` in iteration order), and one column per requested node attribute.
 
@@ -173,14 +173,20 @@ def _all_keys(dicts) -> list[str]:
     return list(keys)
 
 
-def _create(duck, table: str, columns: dict[str, np.ndarray], casts: dict[str, str]) -> None:
-    """CREATE OR REPLACE ``table`` from whole column arrays in one statement."""
+def _create(
+    duck, table: str, columns: dict[str, np.ndarray], casts: dict[str, str], key: tuple[str, ...]
+) -> None:
+    """CREATE OR REPLACE ``table`` from whole column arrays in one statement, with primary key
+    ``key`` (so that ``PROTECT TABLE`` names an edge participant by ``(src, dst)``)."""
     params = {f"p{i}": arr for i, arr in enumerate(columns.values())}
     select = ", ".join(
         f"unnest($p{i})" + (f"::{casts[name]}" if name in casts else "") + f" AS {_ident(name)}"
         for i, name in enumerate(columns)
     )
     duck.execute(f"CREATE OR REPLACE TABLE {_table(table)} AS SELECT {select}", params)
+    duck.execute(
+        f"ALTER TABLE {_table(table)} ADD PRIMARY KEY ({', '.join(_ident(c) for c in key)})"
+    )
 
 
 def load_edges(
@@ -249,7 +255,7 @@ def load_edges(
                 if key in ("src", "dst"):
                     raise InterfaceError(f"edge attribute {key!r} clashes with an edge column")
             cols.update(extra)
-        _create(duck, table, cols, {"src": "BIGINT", "dst": "BIGINT"})
+        _create(duck, table, cols, {"src": "BIGINT", "dst": "BIGINT"}, ("src", "dst"))
         n_edges = int(len(cols["src"]))
         if node_table is not None:
             ncols: dict[str, np.ndarray] = {"id": ids}
@@ -265,7 +271,7 @@ def load_edges(
                     if key in ncols:
                         raise InterfaceError(f"node attribute {key!r} clashes with a node column")
                 ncols.update(extra)
-            _create(duck, node_table, ncols, {"id": "BIGINT", "label": "VARCHAR"})
+            _create(duck, node_table, ncols, {"id": "BIGINT", "label": "VARCHAR"}, ("id",))
         n_nodes = len(nodes)
     else:
         if node_attributes or edge_attributes:
@@ -274,12 +280,18 @@ def load_edges(
         keep = u != v
         a, b = np.minimum(u[keep], v[keep]), np.maximum(u[keep], v[keep])
         pairs = np.unique(np.stack([a, b], axis=1), axis=0) if len(a) else np.empty((0, 2), np.int64)
-        _create(duck, table, {"src": pairs[:, 0], "dst": pairs[:, 1]}, {"src": "BIGINT", "dst": "BIGINT"})
+        _create(
+            duck,
+            table,
+            {"src": pairs[:, 0], "dst": pairs[:, 1]},
+            {"src": "BIGINT", "dst": "BIGINT"},
+            ("src", "dst"),
+        )
         n_edges = int(len(pairs))
         all_ids = np.unique(np.concatenate([u, v, isolated]))
         n_nodes = int(len(all_ids))
         if node_table is not None:
-            _create(duck, node_table, {"id": all_ids}, {"id": "BIGINT"})
+            _create(duck, node_table, {"id": all_ids}, {"id": "BIGINT"}, ("id",))
     return LoadedGraph(
         table=table, node_table=node_table, n_nodes=n_nodes, n_edges=n_edges, labels=labels
     )
