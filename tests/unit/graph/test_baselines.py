@@ -1,0 +1,92 @@
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from provsql_dp.graph import true_count
+from provsql_dp.graph.baselines import (
+    global_sensitivity,
+    sample_power_law_noise,
+    smooth_beta,
+    smooth_triangle_release,
+    triangle_local_sensitivity,
+    triangle_smooth_sensitivity,
+)
+
+
+def _ls(g):
+    nodes = list(g.nodes())
+    return max((len(set(g[u]) & set(g[v])) for u, v in itertools.combinations(nodes, 2)), default=0)
+
+
+def _brute_local_at(g, s):
+    nodes = list(g.nodes())
+    pairs = list(itertools.combinations(nodes, 2))
+    best = 0
+    for r in range(s + 1):
+        for flips in itertools.combinations(pairs, r):
+            h = g.copy()
+            for u, v in flips:
+                if h.has_edge(u, v):
+                    h.remove_edge(u, v)
+                else:
+                    h.add_edge(u, v)
+            best = max(best, _ls(h))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_local_sensitivity_at_distance_matches_brute_force(seed):
+    g = nx.gnp_random_graph(6, 0.4, seed=seed)
+    for s in range(3):
+        assert triangle_local_sensitivity(g, s) == _brute_local_at(g, s)
+
+
+def test_local_sensitivity_caps_at_n_minus_2():
+    assert triangle_local_sensitivity(nx.empty_graph(5), 100) == 3
+    assert triangle_local_sensitivity(nx.empty_graph(1), 3) == 0
+
+
+def test_smooth_sensitivity_definition():
+    g = nx.gnp_random_graph(30, 0.15, seed=1)
+    beta = 0.2
+    direct = max(math.exp(-beta * s) * triangle_local_sensitivity(g, s) for s in range(80))
+    assert triangle_smooth_sensitivity(g, beta) == pytest.approx(direct)
+
+
+@pytest.mark.parametrize(
+    "name, k, privacy",
+    [("triangle", None, "edge"), ("k-star", 2, "edge"), ("cycle", 4, "edge"),
+     ("k-triangle", 2, "edge"), ("triangle", None, "node"), ("k-star", 2, "node")],
+)
+def test_global_sensitivity_is_the_change_in_the_complete_graph(name, k, privacy):
+    n = 7
+    full = nx.complete_graph(n)
+    h = full.copy()
+    if privacy == "edge":
+        h.remove_edge(0, 1)
+    else:
+        h.remove_edges_from(list(h.edges(0)))
+    assert global_sensitivity(name, n, privacy, k=k) == true_count(full, name, k) - true_count(h, name, k)
+
+
+def test_edge_dp_triangle_sensitivity_is_n_minus_2():
+    assert all(global_sensitivity("triangle", n, "edge") == n - 2 for n in (3, 10, 5000))
+
+
+def test_power_law_noise_distribution():
+    z = sample_power_law_noise(4.0, size=20000, rng=np.random.default_rng(0))
+    # P(|Z| < 1) = ∫_{-1}^{1} dz/(1+z⁴) / (π/√2) ≈ 0.7806
+    assert abs(np.mean(np.abs(z) < 1) - 0.7806) < 0.02
+    assert abs(np.median(z)) < 0.05
+
+
+def test_smooth_release_is_centred_on_the_count():
+    g = nx.gnp_random_graph(60, 0.2, seed=2)
+    t = sum(nx.triangles(g).values()) // 3
+    rng = np.random.default_rng(3)
+    vals = [smooth_triangle_release(g, 0.5, delta=0.1, rng=rng) for _ in range(200)]
+    s = triangle_smooth_sensitivity(g, smooth_beta(0.5, delta=0.1))
+    assert abs(np.median(vals) - t) < 4 * s / 0.25
