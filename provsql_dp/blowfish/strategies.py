@@ -155,6 +155,9 @@ def _sample_on(op, n_coords, scale, rng, remap=None):
 # ---------------------------------------------------------------------------- 1-D tree plans
 def _tree_op_plans(w, policy, tree, WT, op_kind):
     n = tree.n
+    if n == tree.k + 1 and tree.parent[tree.k] < 0:
+        n = tree.k  # the ⊥ slot is a root: no noise, no column
+        WT = WT[:, :n]
     out = []
     layouts = [(None, None)]
     if tree.group and tree.group > 1 and op_kind != "identity":
@@ -184,7 +187,7 @@ def _tree_op_plans(w, policy, tree, WT, op_kind):
 
             def run(x, exact, eps, rng, op=op, f=f, remap=remap, WT=WT):
                 z = _sample_on(op, n, f / eps, rng, remap)
-                return exact + WT @ z
+                return exact + WT @ z[: WT.shape[1]]
 
             name = {"identity": "laplace"}.get(op_kind, op_kind)
             det = f"{name} on {tree.name} (ℓ={tree.ell}"
@@ -218,8 +221,10 @@ def _ordered_plan(w, policy, tree, WT):
 
 def _oh_plans(w, policy):
     """Ordered hierarchical mechanism (papers/002 §7.2) for bounded Gᶿ, on the Hᶿ transform."""
+    if not policy.bounded or policy.kind != "threshold":
+        return []
     k, t = policy.k, int(policy.theta)
-    if not policy.bounded or policy.kind != "threshold" or t >= k - 1 or t < 2:
+    if t >= k - 1 or t < 2:
         return []
     tree = htheta_tree(policy)
     WT = _tree_workload(tree, w)
