@@ -1,0 +1,131 @@
+-- Examples of every production of grammar/provsql_dp.ebnf, tested by tests/unit/test_grammar.py.
+--
+-- Each example is preceded by one annotation line:
+--   -- covers: <productions> | parses: <statement classes> [| <field>=<value>; ...]
+-- * covers:  the productions the example exercises; every production of the grammar must be
+--            named in at least one covers: line;
+-- * parses:  the class each statement must parse to with provsql_dp._dialect.parse (the classes
+--            of provsql_dp._dialect, else sqlglot.exp), comma-separated when the example is a
+--            script of several statements;
+-- * fields:  the intended contents of the (single) statement: table (dotted name), columns
+--            (comma-separated), domain, epsilon (an exact fraction, e.g. 1/1000), user, query
+--            (the class of the inner query). A field a statement class has but that is not
+--            listed must be absent.
+-- The example runs from the line after its annotation to the next annotation. Other comment
+-- lines are prose. The file also runs top to bottom on a fresh connection (private queries
+-- are planned, not released), so the examples stay consistent with what the engine does.
+
+-- ---------------------------------------------------------------- plain DuckDB passes through
+
+-- covers: statement, duckdb_statement | parses: Create
+CREATE TABLE edge (src INTEGER, dst INTEGER);
+
+-- covers: script, duckdb_statement | parses: Insert, Create, Insert
+INSERT INTO edge VALUES (1, 2), (2, 3), (1, 3), (3, 4);
+CREATE TABLE employee (id INTEGER PRIMARY KEY, dept VARCHAR, salary INTEGER);
+INSERT INTO employee VALUES (1, 'R&D', 100), (2, 'Sales', 80), (3, 'R&D', 120);
+
+-- covers: script, duckdb_statement | parses: Create, Create, Create, Create
+CREATE SCHEMA hr;
+CREATE TABLE hr.visit (person_id INTEGER, place VARCHAR);
+CREATE TABLE "Order Lines" ("Customer Id" INTEGER, amount INTEGER);
+CREATE TABLE trips (rider VARCHAR, driver VARCHAR, fare INTEGER);
+
+-- A string that merely contains our keywords is not ours.
+-- covers: duckdb_statement | parses: Select
+SELECT 'WITH EPSILON 1' AS s, src FROM edge;
+
+-- ---------------------------------------------------------------- declarations
+
+-- Each row of employee is one participant, keyed by its primary key id; the domain is 'employee'.
+-- covers: statement, privacy_statement, declaration_stmt, protect_stmt, table_name, identifier, regular_identifier | parses: Protect | table=employee
+PROTECT TABLE employee;
+
+-- covers: privacy_statement, declaration_stmt, show_protected_stmt | parses: ShowProtected
+SHOW PROTECTED;
+
+-- covers: show_protected_stmt | parses: ShowProtected
+SHOW PROTECTED TABLES;
+
+-- covers: privacy_statement, declaration_stmt, unprotect_stmt, table_name | parses: Unprotect | table=employee
+UNPROTECT TABLE employee;
+
+-- Node privacy on a graph: an edge exists only if both of its end points contribute.
+-- covers: protect_stmt, by_clause, column_name, domain_clause, domain_name | parses: Protect | table=edge; columns=src, dst; domain=person
+PROTECT TABLE edge BY (src, dst) AS person;
+
+-- Keywords are case-insensitive; employee shares the domain person with edge (same key type).
+-- covers: protect_stmt, by_clause, domain_clause | parses: Protect | table=employee; columns=id; domain=person
+protect table employee by (id) as person;
+
+-- A schema- and catalog-qualified table name.
+-- covers: protect_stmt, table_name, by_clause, domain_clause | parses: Protect | table=memory.hr.visit; columns=person_id; domain=person
+PROTECT TABLE memory.hr.visit BY (person_id) AS person;
+
+-- covers: unprotect_stmt, table_name | parses: Unprotect | table=hr.visit
+UNPROTECT TABLE hr.visit;
+
+-- BY without AS: the domain defaults to the table's name ('trips'); a trip needs both people.
+-- covers: protect_stmt, by_clause, column_name | parses: Protect | table=trips; columns=rider, driver
+PROTECT TABLE trips BY (rider, driver);
+
+-- AS without BY: each row is a participant, in the domain visits.
+-- covers: protect_stmt, domain_clause, domain_name | parses: Protect | table=hr.visit; domain=visits
+PROTECT TABLE hr.visit AS visits;
+
+-- Quoted identifiers keep case, spaces and reserved words.
+-- covers: protect_stmt, table_name, column_name, domain_name, identifier, quoted_identifier | parses: Protect | table=Order Lines; columns=Customer Id; domain=Customers
+PROTECT TABLE "Order Lines" BY ("Customer Id") AS "Customers";
+
+-- ---------------------------------------------------------------- budgets
+
+-- The connection's own user.
+-- covers: privacy_statement, budget_stmt, set_budget_stmt, epsilon, unsigned_number, digits, digit | parses: SetPrivacyBudget | epsilon=1
+SET PRIVACY BUDGET 1;
+
+-- Budgets are exact: 0.001 is 1/1000.
+-- covers: set_budget_stmt, epsilon, unsigned_number, digits | parses: SetPrivacyBudget | epsilon=1/1000
+SET PRIVACY BUDGET 0.001;
+
+-- covers: set_budget_stmt, user_clause, user_name, string_literal | parses: SetPrivacyBudget | epsilon=5/2; user=alice
+SET PRIVACY BUDGET 2.5 FOR USER 'alice';
+
+-- covers: set_budget_stmt, user_clause, user_name, identifier, unsigned_number, exponent | parses: SetPrivacyBudget | epsilon=1/1000; user=bob
+SET PRIVACY BUDGET 1e-3 FOR USER bob;
+
+-- covers: set_budget_stmt, unsigned_number, exponent, digits | parses: SetPrivacyBudget | epsilon=30; user=carol
+SET PRIVACY BUDGET 3.E+1 FOR USER 'carol';
+
+-- covers: privacy_statement, budget_stmt, show_budget_stmt | parses: ShowPrivacyBudget
+SHOW PRIVACY BUDGET;
+
+-- covers: show_budget_stmt, user_clause, user_name, string_literal | parses: ShowPrivacyBudget | user=alice
+SHOW PRIVACY BUDGET FOR USER 'alice';
+
+-- ---------------------------------------------------------------- private queries
+-- (with the session default still unset: only WITH EPSILON makes a query private)
+
+-- Paths of length two, counted with node privacy.
+-- covers: statement, private_query, query, privacy_clause, epsilon_clause, epsilon | parses: PrivateQuery | query=Select; epsilon=1/2
+SELECT COUNT(*) FROM edge e1 JOIN edge e2 ON e1.dst = e2.src WITH EPSILON 0.5;
+
+-- A GROUP BY histogram of a sum.
+-- covers: private_query, query, privacy_clause, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/4
+SELECT dept, SUM(salary) FROM employee GROUP BY dept WITH EPSILON 0.25;
+
+-- COUNT(DISTINCT …) merges equal rows (OR-ing their annotations).
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
+SELECT COUNT(DISTINCT src) FROM edge WITH EPSILON 1;
+
+-- A set operation below the aggregate.
+-- covers: private_query, query, epsilon_clause, unsigned_number, exponent | parses: PrivateQuery | query=Select; epsilon=1/100
+SELECT COUNT(*) FROM (SELECT src AS v FROM edge UNION SELECT dst FROM edge) AS nodes WITH EPSILON 1E-2;
+
+-- ---------------------------------------------------------------- session
+
+-- From here on, aggregate queries over protected tables are released at ε = 1/10.
+-- covers: privacy_statement, session_stmt, set_epsilon_stmt, epsilon | parses: SetPrivacyEpsilon | epsilon=1/10
+SET PRIVACY EPSILON 0.1;
+
+-- covers: session_stmt, set_epsilon_stmt | parses: SetPrivacyEpsilon | epsilon=1/4
+SET PRIVACY EPSILON = 0.25;

@@ -1,0 +1,155 @@
+-- Statements that must be rejected with a helpful message, tested by tests/unit/test_grammar.py.
+--
+-- Each statement is preceded by one annotation line:
+--   -- error: <text the message must contain> | at: parse|run [| bug: <why this fails today>]
+-- * at: parse — the grammar rejects it: provsql_dp._dialect.parse_one raises sqlglot's
+--   ParseError containing the text, and Connection.execute raises ProgrammingError containing it;
+-- * at: run — it parses, but running it raises ProgrammingError containing the text;
+-- * error: * — any message (used where the helpful wording is not settled yet);
+-- * bug: — a known defect; the test is an expected failure (strict: it starts failing loudly
+--   when the defect is fixed, so the marker gets removed).
+-- In every case the privacy catalog and the budget ledger are left unchanged, and no other
+-- exception type escapes. The tests run these on a connection holding
+--   CREATE TABLE t (a INTEGER, b VARCHAR); CREATE TABLE p (a INTEGER); PROTECT TABLE p;
+--   CREATE VIEW v AS SELECT a FROM t;
+
+-- ---------------------------------------------------------------- PROTECT / UNPROTECT
+
+-- error: Expected table name | at: parse
+PROTECT TABLE;
+
+-- error: Expected '(' and a list of columns after BY | at: parse
+PROTECT TABLE t BY a;
+
+-- error: BY needs at least one column name | at: parse
+PROTECT TABLE t BY ();
+
+-- error: Expecting ) | at: parse
+PROTECT TABLE t BY (a b);
+
+-- error: Expecting ) | at: parse
+PROTECT TABLE t BY (t.a);
+
+-- error: Expected a domain name after AS | at: parse
+PROTECT TABLE t AS;
+
+-- error: Unexpected token | at: parse
+PROTECT TABLE t BY (a) AS person extra;
+
+-- BY comes before AS.
+-- error: Unexpected token | at: parse
+PROTECT TABLE t AS person BY (a);
+
+-- error: Unexpected token | at: parse
+PROTECT TABLE t BY (a) BY (b);
+
+-- error: Unexpected token | at: parse
+PROTECT VIEW v;
+
+-- error: Expected table name | at: parse
+UNPROTECT TABLE;
+
+-- error: Unexpected token | at: parse
+UNPROTECT TABLE t BY (a);
+
+-- error: Unexpected token | at: parse
+SHOW PROTECTED t;
+
+-- error: * | at: parse | bug: the parser accepts a trailing comma in the BY list
+PROTECT TABLE t BY (a,);
+
+-- error: * | at: parse | bug: the parser reads the number 1 as a column name
+PROTECT TABLE t BY (1);
+
+-- error: * | at: parse | bug: the parser accepts a string literal as a domain name
+PROTECT TABLE t BY (a) AS 'person';
+
+-- error: * | at: parse | bug: a statement starting PROTECT but not PROTECT TABLE falls through to DuckDB ("syntax error at or near PROTECT") instead of our grammar's message
+PROTECT t;
+
+-- ---------------------------------------------------------------- budgets and ε
+
+-- error: Expected a number for the privacy budget | at: parse
+SET PRIVACY BUDGET;
+
+-- error: the privacy budget must be positive | at: parse
+SET PRIVACY BUDGET -1;
+
+-- error: Expected a number for the privacy budget | at: parse
+SET PRIVACY BUDGET '1';
+
+-- Digits are required before the point.
+-- error: Expected a number for the privacy budget | at: parse
+SET PRIVACY BUDGET .5;
+
+-- Only SET PRIVACY EPSILON takes an optional "=".
+-- error: Expected a number for the privacy budget | at: parse
+SET PRIVACY BUDGET = 1;
+
+-- error: Expected USER after FOR | at: parse
+SET PRIVACY BUDGET 1 FOR 'bob';
+
+-- error: Expected a user name after FOR USER | at: parse
+SET PRIVACY BUDGET 1 FOR USER;
+
+-- error: Expected a user name after FOR USER | at: parse
+SHOW PRIVACY BUDGET FOR USER;
+
+-- error: Unexpected token | at: parse
+SHOW PRIVACY BUDGET 1;
+
+-- error: must be positive | at: run
+SET PRIVACY BUDGET 0;
+
+-- error: Expected a number for epsilon | at: parse
+SET PRIVACY EPSILON;
+
+-- error: epsilon must be positive | at: parse
+SET PRIVACY EPSILON -0.5;
+
+-- error: Unexpected token | at: parse
+SET PRIVACY EPSILON 1 FOR USER bob;
+
+-- error: epsilon must be positive | at: run
+SET PRIVACY EPSILON 0;
+
+-- error: * | at: parse | bug: SET PRIVACY followed by neither BUDGET nor EPSILON falls through to DuckDB ("syntax error at or near FOO") instead of our grammar's message
+SET PRIVACY FOO 1;
+
+-- error: Expected a number for epsilon | at: parse
+SELECT COUNT(*) FROM p WITH EPSILON;
+
+-- error: epsilon must be positive | at: parse
+SELECT COUNT(*) FROM p WITH EPSILON -1;
+
+-- error: Expected a number for epsilon | at: parse
+SELECT COUNT(*) FROM p WITH EPSILON 'one';
+
+-- error: Unexpected token | at: parse
+SELECT COUNT(*) FROM p WITH EPSILON 1 FOR USER 'bob';
+
+-- error: Unexpected token | at: parse
+SELECT COUNT(*) FROM p WITH EPSILON 1 2;
+
+-- ---------------------------------------------------------------- declarations that parse but are refused
+
+-- error: no such table | at: run
+PROTECT TABLE missing;
+
+-- error: has no column 'nope' | at: run
+PROTECT TABLE t BY (nope);
+
+-- error: already protected | at: run
+PROTECT TABLE p;
+
+-- error: cannot protect view | at: run
+PROTECT TABLE v;
+
+-- error: different types | at: run
+PROTECT TABLE t BY (a, b);
+
+-- error: is not protected | at: run
+UNPROTECT TABLE t;
+
+-- error: is not protected | at: run
+UNPROTECT TABLE missing;
