@@ -1,0 +1,211 @@
+"""Blowfish benchmark: papers/000 Fig. 8 (HIST, 1D-RANGE under G¹ and G⁴, 2D-RANGE under the
+grid G¹) on the DPBench histograms, plus the speed targets.
+
+Run:  python benchmarks/blowfish.py [--runs 5] [--out benchmarks/out] [--quick]
+
+Prints tables of mean squared error per query (mean over runs; "exp" is the data-independent
+expected MSE each answer carries) and writes PNG plots. DP baselines run at ε/2, Blowfish
+strategies at ε (papers/000 §6). No assertions: this is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from provsql_dp import blowfish as bf
+
+DATA = Path(os.environ.get("PROVSQL_DP_DATA", "/work/shared/data/hist1d"))
+SETS = {"A": "PATENT", "B": "INCOME", "C": "HEPTH", "D": "SEARCHLOGS", "E": "NETTRACE",
+        "F": "ADULTFRANK", "G": "MEDCOST"}
+EPS = (0.01, 0.1, 1.0)
+
+
+def load(name):
+    return np.load(DATA / f"{name}.n4096.npy").astype(float)
+
+
+def aggregate(x, k):
+    return x.reshape(k, -1).sum(axis=1)
+
+
+def mse(w, x, pol, eps, strategy, runs, rng):
+    exact = w.answer(x)
+    errs, a = [], None
+    for _ in range(runs):
+        a = bf.answer(w, x, pol, eps, strategy=strategy, rng=rng)
+        errs.append(np.mean((a.values - exact) ** 2))
+    return float(np.mean(errs)), a.expected_mse
+
+
+def table(title, header, rows):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for r in rows:
+        print("| " + " | ".join(f"{c:.3g}" if isinstance(c, float) else str(c) for c in r) + " |")
+
+
+def run_1d(workload_name, make_w, strategies, pol_of_k, runs, rng, datasets=SETS):
+    results = {}
+    for eps in EPS:
+        rows = []
+        for letter, name in datasets.items():
+            x = load(name)
+            k = x.size
+            w = make_w(k)
+            row = [f"{letter} ({name})"]
+            for s in strategies:
+                emp, exp = mse(w, x, pol_of_k(k), eps, s, runs, rng)
+                results[(eps, letter, s)] = emp
+                row += [emp, exp]
+            rows.append(row)
+        hdr = ["dataset"] + [h for s in strategies for h in (s, "exp")]
+        table(f"{workload_name}, ε = {eps}", hdr, rows)
+    return results
+
+
+def plot(results, strategies, title, path, x_labels):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return
+    fig, axes = plt.subplots(1, len(EPS), figsize=(5 * len(EPS), 3.6), sharey=False)
+    for ax, eps in zip(np.atleast_1d(axes), EPS):
+        xs = np.arange(len(x_labels))
+        wdt = 0.8 / len(strategies)
+        for i, s in enumerate(strategies):
+            ax.bar(xs + i * wdt, [results[(eps, lab, s)] for lab in x_labels], wdt, label=s)
+        ax.set_yscale("log")
+        ax.set_xticks(xs + 0.4 - wdt / 2)
+        ax.set_xticklabels(x_labels)
+        ax.set_title(f"{title}, ε={eps}")
+        ax.set_ylabel("MSE per query")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def speed():
+    rows = []
+    rng = np.random.default_rng(0)
+    k = 2 ** 20
+    x = rng.poisson(3, k).astype(float)
+    w = bf.random_ranges(k, 10_000, rng)
+    cases = [("1-D line, k=2^20", w, x, bf.Policy.line(k)),
+             ("1-D G^4, k=2^20", w, x, bf.Policy.threshold(k, 4))]
+    X = rng.poisson(1, (1024, 1024)).astype(float)
+    R = bf.random_rects((1024, 1024), 10_000, rng)
+    cases.append(("grid G^1, 1024×1024", R, X, bf.Policy.grid(1024, 1024)))
+    for label, w, x, pol in cases:
+        tracemalloc.start()
+        t = time.perf_counter()
+        a = bf.answer(w, x, pol, 1.0)
+        dt = time.perf_counter() - t
+        peak = tracemalloc.get_traced_memory()[1] / 2 ** 20
+        tracemalloc.stop()
+        t2 = time.perf_counter()
+        bf.answer(w, x, pol, 1.0)
+        dt2 = time.perf_counter() - t2
+        rows.append([label, "10,000", a.detail, dt2, dt, peak, a.expected_mse])
+    table("Speed (10,000 queries; time of a warm call, of the first call under tracemalloc, "
+          "and its peak Python memory)",
+          ["case", "queries", "strategy chosen", "time (s)", "traced (s)", "peak MiB", "exp MSE"], rows)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default="benchmarks/out")
+    ap.add_argument("--quick", action="store_true", help="two datasets only")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(2015)
+    sets = dict(list(SETS.items())[:2]) if args.quick else SETS
+    labels = list(sets)
+
+    print("# papers/000 Fig. 8 reproduction (MSE per query, mean of", args.runs, "runs)")
+
+    s_hist = ["dp_laplace", "laplace", "ordered"]
+    r = run_1d("HIST under G¹ₖ (k=4096)", lambda k: bf.Histogram(k), s_hist,
+               lambda k: bf.Policy.line(k), args.runs, rng, sets)
+    plot(r, s_hist, "HIST, G1", out / "blowfish_hist.png", labels)
+    ratio = [r[(e, d, "dp_laplace")] / r[(e, d, "laplace")] for e in EPS for d in labels]
+    print(f"\nHIST: dp_laplace(ε/2) / transformed laplace: median {np.median(ratio):.2f}× "
+          f"(range {min(ratio):.2f}–{max(ratio):.2f})")
+
+    ranges = {}
+
+    def make_ranges(k):
+        if k not in ranges:
+            ranges[k] = bf.random_ranges(k, 10_000, np.random.default_rng(k))
+        return ranges[k]
+
+    s_rng = ["dp_privelet", "dp_hierarchical", "laplace", "ordered"]
+    r = run_1d("1D-RANGE (10,000 random ranges) under G¹ₖ (k=4096)", make_ranges, s_rng,
+               lambda k: bf.Policy.line(k), args.runs, rng, sets)
+    plot(r, s_rng, "1D-RANGE, G1", out / "blowfish_range_g1.png", labels)
+    ratio = [r[(e, d, "dp_privelet")] / r[(e, d, "laplace")] for e in EPS for d in labels]
+    print(f"\n1D-RANGE G¹: Privelet(ε/2) / transformed laplace: median {np.median(ratio):.0f}× "
+          f"(range {min(ratio):.0f}–{max(ratio):.0f}) = 10^{np.log10(np.median(ratio)):.1f}")
+
+    # G⁴ on dataset D aggregated to 4096 … 512
+    s4 = ["dp_privelet", "laplace", "hierarchical", "ordered_hierarchical"]
+    xD = load(SETS["D"])
+    res4 = {}
+    for eps in EPS:
+        rows = []
+        for k in (512, 1024, 2048, 4096):
+            x = aggregate(xD, k)
+            w = make_ranges(k)
+            pol = bf.Policy.threshold(k, 4)
+            row = [k]
+            for s in s4:
+                emp, exp = mse(w, x, pol, eps, s, args.runs, rng)
+                res4[(eps, str(k), s)] = emp
+                row += [emp, exp]
+            row.append(bf.answer(w, x, pol, eps, rng=rng).detail)
+            rows.append(row)
+        table(f"1D-RANGE under G⁴ₖ, dataset D, ε = {eps}", ["k"] + [h for s in s4 for h in (s, "exp")]
+              + ["default strategy"], rows)
+    plot(res4, s4, "1D-RANGE, G4 (D)", out / "blowfish_range_g4.png", ["512", "1024", "2048", "4096"])
+
+    # 2-D
+    T = np.load(DATA / "twitter_256_256.npy")
+    s2 = ["dp_privelet", "dp_hierarchical", "grid_privelet", "grid_hierarchical"]
+    res2 = {}
+    for eps in EPS:
+        rows = []
+        for side in (32, 64, 128, 256):
+            X = T.reshape(side, 256 // side, side, 256 // side).sum(axis=(1, 3))
+            w = bf.random_rects((side, side), 10_000, np.random.default_rng(side))
+            pol = bf.Policy.grid(side, side)
+            row = [f"T{side}"]
+            for s in s2:
+                emp, exp = mse(w, X.ravel(), pol, eps, s, args.runs, rng)
+                res2[(eps, f"T{side}", s)] = emp
+                row += [emp, exp]
+            rows.append(row)
+        table(f"2D-RANGE (10,000 random rectangles) under the grid G¹, twitter, ε = {eps}",
+              ["grid"] + [h for s in s2 for h in (s, "exp")], rows)
+    plot(res2, s2, "2D-RANGE, grid G1", out / "blowfish_range_2d.png", ["T32", "T64", "T128", "T256"])
+    ratio = [res2[(e, g, "dp_privelet")] / res2[(e, g, "grid_privelet")] for e in EPS
+             for g in ("T32", "T64", "T128", "T256")]
+    print(f"\n2D-RANGE: Privelet(ε/2) / grid Privelet: median {np.median(ratio):.1f}× "
+          f"(range {min(ratio):.1f}–{max(ratio):.1f})")
+
+    speed()
+    print(f"\nplots written to {out}/blowfish_*.png")
+
+
+if __name__ == "__main__":
+    main()
