@@ -164,3 +164,36 @@ def test_alpha_bounds_hold_and_accuracy_first():
     assert bf.epsilon_for_accuracy(w, pol, alpha=10.0, beta=0.1)[0] > eps
     with pytest.raises(ValueError, match="max_epsilon"):
         bf.answer_with_accuracy(w, x, pol, alpha=0.01, max_epsilon=1.0)
+
+
+def test_dynamic_projection_is_exact_and_never_materialises():
+    rng = np.random.default_rng(7)
+    k = 1000
+    x = rng.integers(0, 5, k)
+    w = bf.Ranges(k, [0, 100, 250, 600], [99, 700, 999, 899])
+    for pol in [bf.Policy.line(k), bf.Policy.threshold(k, 30), bf.Policy.threshold(k, 300),
+                bf.Policy.full(k, bounded=False), bf.Policy.line(k, bounded=False, sources=[5])]:
+        pr = bf.project(w, pol)
+        xs = pr.aggregate(x)
+        assert np.array_equal(pr.workload.answer(xs), w.answer(x))
+        a = pr.answer(xs, 1.0, rng=rng)
+        assert a.values.shape == (4,)
+        if pol.sources is None:  # Thm 3: never worse here (N(G) ⊆ N(G*), wide cells)
+            assert a.expected_mse <= bf.expected_error(w, pol, 1.0)[2] + 1e-9
+    huge = bf.project(bf.Ranges(10 ** 15, [0, 7], [10 ** 15 - 1, 99]), bf.Policy.threshold(10 ** 15, 5))
+    assert huge.n_cells == 3
+    g = bf.Policy.grid(50, 60)
+    R = bf.random_rects((50, 60), 5, rng)
+    X = rng.integers(0, 3, 3000)
+    pr = bf.project(R, g)
+    assert np.array_equal(pr.workload.answer(pr.aggregate(X)), R.answer(X))
+
+
+def test_tradeoff_view(tmp_path):
+    from provsql_dp.blowfish.tradeoff import format_table, plot
+    rows = bf.tradeoff(bf.random_ranges(128, 50, np.random.default_rng(0)), 128,
+                       thetas=(1, 4, 16), epsilons=(0.1, 1.0))
+    by = {(r["policy"], r["epsilon"]): r["expected_mse"] for r in rows}
+    assert by[("theta=1", 1.0)] < by[("theta=16", 1.0)] <= by[("full (DP)", 1.0)] * 1.0001
+    assert "| theta=4 |" in format_table(rows)
+    assert plot(rows, tmp_path / "t.png").exists()
