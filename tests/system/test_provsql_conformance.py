@@ -88,6 +88,10 @@ def _variants():
             if case["name"] in KNOWN_BUGS:
                 exc, reason = KNOWN_BUGS[case["name"]]
                 marks.append(pytest.mark.xfail(strict=True, raises=exc, reason=reason))
+            if case["name"] in REFUSED:
+                suffix += "[refused]"
+            elif case["semiring"] in ROWS_ONLY:
+                suffix += "[rows-only]"
             out.append(pytest.param(case, key, id=case["name"] + suffix, marks=marks))
     return out
 
@@ -277,7 +281,7 @@ def test_null_owner_is_refused():
 
 
 # ---------------------------------------------------------------------- the canonical forms
-@pytest.mark.parametrize(("text", "semiring", "expected"), [
+_FORMULAS = [
     ("(Dave ⊗ Magdalen) ⊕ (Dave ⊗ Nancy) ⊕ (Magdalen ⊗ Nancy)", "formula",
      [{"Dave", "Magdalen"}, {"Dave", "Nancy"}, {"Magdalen", "Nancy"}]),
     ("((Ellen ⊗ Susan))", "formula", [{"Ellen", "Susan"}]),
@@ -295,7 +299,11 @@ def test_null_owner_is_refused():
     ("{{Dave,Magdalen},{Dave,Nancy}}", "why", [{"Dave", "Magdalen"}, {"Dave", "Nancy"}]),
     ("{{Smith2018},{Williams2021}}", "why", [{"Smith2018"}, {"Williams2021"}]),
     ("{}", "why", []),
-])
+]
+
+
+@pytest.mark.parametrize(("text", "semiring", "expected"), _FORMULAS,
+                         ids=[f"{f[1]}-{i}" for i, f in enumerate(_FORMULAS)])
 def test_parse_formula(text, semiring, expected):
     assert parse_formula(text, semiring) == minimal(frozenset(m) for m in expected)
 
