@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from .errors import DataError, InternalError
 from .krelation import KRelation
+from ._slots import slot_sources
 from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Slot, Union, walk
 
 __all__ = ["compile_node", "capture", "Compiled", "capture_sql"]
@@ -57,24 +58,27 @@ def _hidden(prefix: str, n: int, start: int = 0) -> list[str]:
     return [f"__{prefix}{i}" for i in range(start, start + n)]
 
 
-def compile_node(node: Node) -> Compiled:
-    """The derivation query of a plan node (see the module docstring for its columns)."""
+def compile_node(node: Node, disc: bool = True) -> Compiled:
+    """The derivation query of a plan node (see the module docstring for its columns).
+
+    With ``disc=False`` no discriminator columns are produced: for a plan without ``DISTINCT``
+    every derivation is its own tuple, so they would never be read."""
     if isinstance(node, Scan):
-        return _compile_scan(node)
+        return _compile_scan(node, disc)
     if isinstance(node, Filter):
-        c = compile_node(node.child)
+        c = compile_node(node.child, disc)
         return Compiled(
             f"SELECT * FROM ({c.sql}) AS f WHERE {_sql(node.predicate)}", c.ids, c.slots, c.n_disc
         )
     if isinstance(node, Project):
-        c = compile_node(node.child)
+        c = compile_node(node.child, disc)
         cols = [f"{_sql(e)} AS {q(i)}" for e, i in zip(node.exprs, node.ids)]
         cols += _hidden("s", len(c.slots)) + _hidden("d", c.n_disc)
         return Compiled(
             f"SELECT {', '.join(cols)} FROM ({c.sql}) AS p", node.ids, c.slots, c.n_disc
         )
     if isinstance(node, Join):
-        left, right = compile_node(node.left), compile_node(node.right)
+        left, right = compile_node(node.left, disc), compile_node(node.right, disc)
         cols = [f"l.{q(i)}" for i in left.ids] + [f"r.{q(i)}" for i in right.ids]
         cols += [f"l.{h}" for h in _hidden("s", len(left.slots))]
         cols += [
@@ -91,9 +95,9 @@ def compile_node(node: Node) -> Compiled:
         sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
         return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
     if isinstance(node, Union):
-        parts = [compile_node(c) for c in node.inputs]
+        parts = [compile_node(c, disc) for c in node.inputs]
         slots = tuple(s for c in parts for s in c.slots)
-        n_disc = 1 + sum(c.n_disc for c in parts)
+        n_disc = 1 + sum(c.n_disc for c in parts) if disc else 0
         branches = []
         s_off = d_off = 0
         for tag, c in enumerate(parts):
@@ -101,7 +105,8 @@ def compile_node(node: Node) -> Compiled:
             for k in range(len(slots)):
                 inside = s_off <= k < s_off + len(c.slots)
                 cols.append(f"{'__s' + str(k - s_off) if inside else 'NULL'} AS __s{k}")
-            cols.append(f"{tag} AS __d0")
+            if disc:
+                cols.append(f"{tag} AS __d0")
             for k in range(1, n_disc):
                 inside = d_off <= k - 1 < d_off + c.n_disc
                 cols.append(f"{'__d' + str(k - 1 - d_off) if inside else 'NULL'} AS __d{k}")
@@ -110,7 +115,7 @@ def compile_node(node: Node) -> Compiled:
             d_off += c.n_disc
         return Compiled(" UNION ALL ".join(branches), node.ids, slots, n_disc)
     if isinstance(node, Distinct):
-        c = compile_node(node.child)
+        c = compile_node(node.child, disc)
         cols = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
         inner = f"SELECT DISTINCT {', '.join(cols)} FROM ({c.sql}) AS dd"
         outer = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
@@ -121,12 +126,15 @@ def compile_node(node: Node) -> Compiled:
     raise InternalError(f"unknown plan node {type(node).__name__}")
 
 
-def _compile_scan(node: Scan) -> Compiled:
+def _compile_scan(node: Scan, disc: bool = True) -> Compiled:
     cols = [f"{q(c)} AS {q(i)}" for c, i in zip(node.columns, node.ids)]
     for k, slot in enumerate(node.slots):
         cols.append(f"{_slot_expr(slot)} AS __s{k}")
-    cols.append("rowid AS __d0")
-    return Compiled(f"SELECT {', '.join(cols)} FROM {node.qualified}", node.ids, node.slots, 1)
+    if disc:
+        cols.append("rowid AS __d0")
+    return Compiled(
+        f"SELECT {', '.join(cols)} FROM {node.qualified}", node.ids, node.slots, int(disc)
+    )
 
 
 def _slot_expr(slot: Slot) -> str:
@@ -142,21 +150,25 @@ def _has_distinct(node: Node) -> bool:
     return any(isinstance(n, Distinct) for n in walk(node))
 
 
-def capture_sql(plan: Node) -> tuple[str, Compiled, bool]:
-    """The top-level capture query, its layout, and whether derivations need grouping."""
+def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
+    """The top-level capture query, its layout, whether derivations need grouping, and where
+    each slot is read from (see :func:`provsql_dp._slots.slot_sources`)."""
     agg = plan if isinstance(plan, Aggregate) else None
     inner = agg.child if agg else plan
-    c = compile_node(inner)
     grouped = _has_distinct(inner)
-    weight = "1.0" if agg is None or agg.weight is None else f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0)"
-    cols = [q(i) for i in c.ids] + [f"{weight} AS __w"] + _hidden("s", len(c.slots))
+    c = compile_node(inner, disc=grouped)
+    sources = slot_sources(inner)
+    cols = [q(i) for i in c.ids]
+    if agg is not None and agg.weight is not None:
+        cols.append(f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0) AS __w")
+    cols += [f"__s{k}" for kind, k in sources if kind == "column"]
     if grouped:
         order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
         cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
         sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top ORDER BY __t"
     else:
         sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top"
-    return sql, c, grouped
+    return sql, c, grouped, sources
 
 
 # ---------------------------------------------------------------------- participant dictionaries
@@ -206,33 +218,55 @@ def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Doma
 
 
 def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarray:
-    """Dense participant indices for a slot column (-1 where NULL)."""
+    """Dense participant indices for a slot column (-1 where NULL).
+
+    Integer keys with a compact range go through a lookup table (one gather per row); other keys
+    through a binary search in the domain's sorted dictionary."""
     mask = None
     if isinstance(values, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(values)
         values = values.data
     values = np.asarray(values)
-    out = np.full(len(values), -1, dtype=np.int64)
-    valid = np.ones(len(values), dtype=bool) if mask is None else ~mask
     if composite:
-        out[valid] = values[valid].astype(np.int64) + offset
+        out = values.astype(np.int64) + offset
+        if mask is not None:
+            out[mask] = -1
         return out
-    vals = values[valid]
-    idx = np.searchsorted(domain.keys, vals)
-    idx_c = np.minimum(idx, len(domain.keys) - 1) if len(domain.keys) else idx
-    if len(vals) and (len(domain.keys) == 0 or not np.array_equal(domain.keys[idx_c], vals)):
-        raise InternalError(
-            f"a participant key of domain {domain.name!r} is missing from its dictionary "
-            "(was the table modified during the query?)"
-        )
-    out[valid] = idx + offset
+    keys = domain.keys
+    if mask is not None:
+        vals = values[~mask]
+    else:
+        vals = values
+    idx = None
+    if len(keys) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
+        lo, hi = int(keys[0]), int(keys[-1])
+        if hi - lo <= 8 * len(keys) + (1 << 20):
+            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
+            lut[keys.astype(np.int64) - lo] = np.arange(len(keys))
+            v = vals.astype(np.int64) - lo
+            inside = (v >= 0) & (v <= hi - lo)
+            idx = np.where(inside, lut[np.clip(v, 0, hi - lo)], -1)
+            if (idx < 0).any():
+                idx = None  # fall through to the checked path for a precise error
+    if idx is None:
+        idx = np.searchsorted(keys, vals)
+        idx_c = np.minimum(idx, len(keys) - 1) if len(keys) else idx
+        if len(vals) and (len(keys) == 0 or not np.array_equal(keys[idx_c], vals)):
+            raise InternalError(
+                f"a participant key of domain {domain.name!r} is missing from its dictionary "
+                "(was the table modified during the query?)"
+            )
+    if mask is None:
+        return idx + offset
+    out = np.full(len(values), -1, dtype=np.int64)
+    out[~mask] = idx + offset
     return out
 
 
 # ---------------------------------------------------------------------- assembling the K-relation
 def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     """Run the capture query of ``plan`` and return its K-relation."""
-    sql, compiled, grouped = capture_sql(plan)
+    sql, compiled, grouped, sources = capture_sql(plan)
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():
@@ -242,14 +276,19 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     res = con.execute(sql)
     types = [d[1] for d in res.description]
     data = res.fetchnumpy()
-    n = len(data["__w"])
-    weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
+    n = len(next(iter(data.values()))) if data else 0
+    if "__w" in data:
+        weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
+    else:
+        weights = np.ones(n, dtype=np.float64)
 
-    width = len(compiled.slots)
-    P = np.full((n, width), -1, dtype=np.int64)
-    for k, slot in enumerate(compiled.slots):
-        P[:, k] = _map_keys(
-            data[f"__s{k}"], domains[slot.domain], offsets[slot.domain], slot.kind == "composite"
+    kept = [(k, src) for k, src in enumerate(sources) if src[0] != "drop"]
+    P = np.empty((n, len(kept)), dtype=np.int64)
+    for j, (k, (kind, ref)) in enumerate(kept):
+        slot = compiled.slots[k]
+        column = data[f"__s{k}"] if kind == "column" else data[ref]
+        P[:, j] = _map_keys(
+            column, domains[slot.domain], offsets[slot.domain], slot.kind == "composite"
         )
     _dedupe_within(P)
 
@@ -258,15 +297,20 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     ]
     if not grouped:
         valid = P >= 0
-        sizes = valid.sum(axis=1)
-        mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        if valid.all():  # every derivation has all its slots: a fixed-width layout
+            mono_ptr = np.arange(n + 1, dtype=np.int64) * P.shape[1]
+            mono_part = P.reshape(-1)
+        else:
+            sizes = valid.sum(axis=1)
+            mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            mono_part = P[valid]
         kr = KRelation(
             columns=_names(plan),
             values=tuple(values),
             weights=weights,
             tuple_ptr=np.arange(n + 1, dtype=np.int64),
             mono_ptr=mono_ptr,
-            mono_part=P[valid],
+            mono_part=mono_part,
             participant_list=tuple(plist),
             sql=sql,
         )

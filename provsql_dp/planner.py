@@ -137,6 +137,16 @@ class Planner:
         self.catalog = catalog
         self._ids = itertools.count()
         self._view_depth = 0
+        self._tables: dict[tuple[str, ...], object] = {}
+        self._protected = {
+            (p.schema.lower(), p.table.lower()): p for p in catalog.list_protected()
+        }
+
+    def _find_table(self, parts: list[str]):
+        key = tuple(p.lower() for p in parts)
+        if key not in self._tables:
+            self._tables[key] = self.catalog.find_table(parts)
+        return self._tables[key]
 
     def new_id(self) -> str:
         return f"v{next(self._ids)}"
@@ -282,7 +292,7 @@ class Planner:
                 body, cte_env, cte_cols = env[parts[0].lower()]
                 node = self._plan_query(body, cte_env)
                 return node, self._rename(node, alias, alias_cols or cte_cols)
-            info = self.catalog.find_table(parts)
+            info = self._find_table(parts)
             if info is None:
                 raise ProgrammingError(
                     f"table {'.'.join(parts)!r} does not exist (check the name, or create it first)"
@@ -291,7 +301,7 @@ class Planner:
                 raise refuse("reading the provsql_dp catalog tables in a private query")
             if info.view_sql is not None:
                 return self._view(info, alias, alias_cols)
-            prot = self.catalog.protection(info.schema, info.name)
+            prot = self._protected.get((info.schema.lower(), info.name.lower()))
             ids = tuple(self.new_id() for _ in info.columns)
             names = info.columns
             if alias_cols:
