@@ -38,7 +38,7 @@ __all__ = [
 
 #: Default cap on the total annotation length L (participant entries over all monomials) of a
 #: subgraph-count K-relation. The recursive mechanism solves LPs with O(L) nonzeros.
-DEFAULT_MAX_ENTRIES = 5_000_000
+DEFAULT_MAX_ENTRIES = 2_000_000
 
 
 def check_size(n_occurrences: int, pattern_size: int, max_entries: int | None, name: str) -> int:
