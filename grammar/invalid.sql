@@ -15,19 +15,19 @@
 
 -- ---------------------------------------------------------------- PROTECT / UNPROTECT
 
--- error: Expected table name | at: parse
+-- error: Expected a table name | at: parse
 PROTECT TABLE;
 
 -- error: Expected '(' and a list of columns after BY | at: parse
 PROTECT TABLE t BY a;
 
--- error: BY needs at least one column name | at: parse
+-- error: Expected a column name in BY | at: parse
 PROTECT TABLE t BY ();
 
--- error: Expecting ) | at: parse
+-- error: Expected ')' to close the BY column list | at: parse
 PROTECT TABLE t BY (a b);
 
--- error: Expecting ) | at: parse
+-- error: Expected ')' to close the BY column list | at: parse
 PROTECT TABLE t BY (t.a);
 
 -- error: Expected a domain name after AS | at: parse
@@ -43,10 +43,10 @@ PROTECT TABLE t AS person BY (a);
 -- error: Unexpected token | at: parse
 PROTECT TABLE t BY (a) BY (b);
 
--- error: Unexpected token | at: parse
+-- error: Expected TABLE after PROTECT | at: parse
 PROTECT VIEW v;
 
--- error: Expected table name | at: parse
+-- error: Expected a table name | at: parse
 UNPROTECT TABLE;
 
 -- error: Unexpected token | at: parse
@@ -55,16 +55,16 @@ UNPROTECT TABLE t BY (a);
 -- error: Unexpected token | at: parse
 SHOW PROTECTED t;
 
--- error: * | at: parse | bug: the parser accepts a trailing comma in the BY list
+-- error: Expected a column name after ',' | at: parse
 PROTECT TABLE t BY (a,);
 
--- error: * | at: parse | bug: the parser reads the number 1 as a column name
+-- error: Expected a column name in BY | at: parse
 PROTECT TABLE t BY (1);
 
--- error: * | at: parse | bug: the parser accepts a string literal as a domain name
+-- error: Expected a domain name after AS | at: parse
 PROTECT TABLE t BY (a) AS 'person';
 
--- error: * | at: parse | bug: a statement starting PROTECT but not PROTECT TABLE falls through to DuckDB ("syntax error at or near PROTECT") instead of our grammar's message
+-- error: Expected TABLE after PROTECT | at: parse
 PROTECT t;
 
 -- ---------------------------------------------------------------- budgets and ε
@@ -113,7 +113,7 @@ SET PRIVACY EPSILON 1 FOR USER bob;
 -- error: epsilon must be positive | at: run
 SET PRIVACY EPSILON 0;
 
--- error: * | at: parse | bug: SET PRIVACY followed by neither BUDGET nor EPSILON falls through to DuckDB ("syntax error at or near FOO") instead of our grammar's message
+-- error: Expected BUDGET or EPSILON after SET PRIVACY | at: parse
 SET PRIVACY FOO 1;
 
 -- error: Expected a number for epsilon | at: parse

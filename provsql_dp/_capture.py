@@ -203,7 +203,7 @@ def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Doma
         union = " UNION ALL ".join(
             f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items
         )
-        res = con.execute(f"SELECT DISTINCT k FROM ({union}) AS keys").fetchnumpy()["k"]
+        res = _fetch(con, f"SELECT DISTINCT k FROM ({union}) AS keys")[0]["k"]
         if isinstance(res, np.ma.MaskedArray):
             if res.mask.any():
                 cols = ", ".join(f"{t}.{s.column}" for t, s in items if s.kind == "column")
@@ -238,16 +238,15 @@ def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarr
     else:
         vals = values
     idx = None
-    if len(keys) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
+    if len(keys) and len(vals) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
         lo, hi = int(keys[0]), int(keys[-1])
-        if hi - lo <= 8 * len(keys) + (1 << 20):
+        vmin, vmax = int(vals.min()), int(vals.max())
+        if hi - lo <= 8 * len(keys) + (1 << 20) and lo <= vmin and vmax <= hi:
             lut = np.full(hi - lo + 1, -1, dtype=np.int64)
-            lut[keys.astype(np.int64) - lo] = np.arange(len(keys))
-            v = vals.astype(np.int64) - lo
-            inside = (v >= 0) & (v <= hi - lo)
-            idx = np.where(inside, lut[np.clip(v, 0, hi - lo)], -1)
-            if (idx < 0).any():
-                idx = None  # fall through to the checked path for a precise error
+            lut[keys - lo] = np.arange(len(keys))
+            idx = lut[vals - lo] if lo else lut[vals]
+            if idx.min() < 0:
+                idx = None  # a key outside the dictionary: the checked path below explains
     if idx is None:
         idx = np.searchsorted(keys, vals)
         idx_c = np.minimum(idx, len(keys) - 1) if len(keys) else idx
@@ -263,6 +262,20 @@ def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarr
     return out
 
 
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
+    """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
+    are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
+    rel = con.sql(sql)
+    types = [str(t) for t in rel.types]
+    if any(t.startswith("ENUM") for t in types):
+        rel = rel.project(", ".join(
+            f"{q(c)}::VARCHAR AS {q(c)}" if t.startswith("ENUM") else q(c)
+            for c, t in zip(rel.columns, types)
+        ))
+        types = [str(t) for t in rel.types]
+    return rel.fetchnumpy(), types
+
+
 # ---------------------------------------------------------------------- assembling the K-relation
 def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     """Run the capture query of ``plan`` and return its K-relation."""
@@ -273,9 +286,7 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
         offsets[name] = len(plist)
         plist.extend(d.participants)
 
-    res = con.execute(sql)
-    types = [d[1] for d in res.description]
-    data = res.fetchnumpy()
+    data, types = _fetch(con, sql)
     n = len(next(iter(data.values()))) if data else 0
     if "__w" in data:
         weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)

@@ -105,53 +105,89 @@ class ProvDP(DuckDB):
         def _parse_statement(self):
             if self._curr is None:
                 return None
-            word = self._curr.text.upper()
-            if self._curr.token_type != TokenType.STRING:
-                if word == "PROTECT" and self._match_text_seq("PROTECT", "TABLE"):
-                    return self._parse_protect()
-                if word == "UNPROTECT" and self._match_text_seq("UNPROTECT", "TABLE"):
-                    return self.expression(Unprotect(this=self._parse_privacy_table()))
-                if self._match_text_seq("SHOW", "PROTECTED"):
-                    self._match_text_seq("TABLES")
-                    return self.expression(ShowProtected())
-                if self._match_text_seq("SET", "PRIVACY", "BUDGET"):
-                    eps = self._parse_privacy_number("the privacy budget")
-                    return self.expression(
-                        SetPrivacyBudget(epsilon=eps, user=self._parse_for_user())
-                    )
-                if self._match_text_seq("SHOW", "PRIVACY", "BUDGET"):
-                    return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
-                if self._match_text_seq("SET", "PRIVACY", "EPSILON"):
-                    self._match(TokenType.EQ)
-                    eps = self._parse_privacy_number("epsilon")
-                    return self.expression(SetPrivacyEpsilon(epsilon=eps))
-            stmt = super()._parse_statement()
-            if isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
+            # Our statements and the WITH EPSILON clause exist only at the top level; nested
+            # statements (a CTE's body, a subquery) are plain DuckDB.
+            depth = getattr(self, "_pdp_depth", 0)
+            if depth == 0 and self._curr.token_type != TokenType.STRING:
+                stmt = self._parse_privacy_statement()
+                if stmt is not None:
+                    return stmt
+            self._pdp_depth = depth + 1
+            try:
+                stmt = super()._parse_statement()
+            finally:
+                self._pdp_depth = depth
+            if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
                 eps = self._parse_privacy_number("epsilon")
                 return self.expression(PrivateQuery(this=stmt, epsilon=eps))
             return stmt
 
+        def _parse_privacy_statement(self):
+            word = self._curr.text.upper()
+            if word == "PROTECT":
+                self._advance()
+                if not self._match_text_seq("TABLE"):
+                    self.raise_error("Expected TABLE after PROTECT (PROTECT TABLE name …)")
+                return self._parse_protect()
+            if word == "UNPROTECT":
+                self._advance()
+                if not self._match_text_seq("TABLE"):
+                    self.raise_error("Expected TABLE after UNPROTECT (UNPROTECT TABLE name)")
+                return self.expression(Unprotect(this=self._parse_privacy_table()))
+            if self._match_text_seq("SHOW", "PROTECTED"):
+                self._match_text_seq("TABLES")
+                return self.expression(ShowProtected())
+            if self._match_text_seq("SET", "PRIVACY"):
+                if self._match_text_seq("BUDGET"):
+                    eps = self._parse_privacy_number("the privacy budget")
+                    return self.expression(
+                        SetPrivacyBudget(epsilon=eps, user=self._parse_for_user())
+                    )
+                if self._match_text_seq("EPSILON"):
+                    self._match(TokenType.EQ)
+                    eps = self._parse_privacy_number("epsilon")
+                    return self.expression(SetPrivacyEpsilon(epsilon=eps))
+                self.raise_error("Expected BUDGET or EPSILON after SET PRIVACY")
+            if self._match_text_seq("SHOW", "PRIVACY"):
+                if not self._match_text_seq("BUDGET"):
+                    self.raise_error("Expected BUDGET after SHOW PRIVACY")
+                return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
+            return None
+
         # -------------------------------------------------------------- helpers
         def _parse_privacy_table(self):
+            if self._curr is None or self._curr.token_type == TokenType.SENTINEL:
+                self.raise_error("Expected a table name")
             table = self._parse_table_parts()
             if not isinstance(table, exp.Table) or not table.name:
                 self.raise_error("Expected a table name")
             return table
 
+        def _parse_plain_identifier(self, what: str):
+            """A column, domain or user name: an identifier, never a string or a number."""
+            if self._curr is None or self._curr.token_type in (
+                TokenType.STRING, TokenType.NUMBER, TokenType.SENTINEL
+            ):
+                self.raise_error(f"Expected {what}")
+            ident = self._parse_id_var(any_token=False)
+            if not isinstance(ident, exp.Identifier):
+                self.raise_error(f"Expected {what}")
+            return ident
+
         def _parse_protect(self):
             table = self._parse_privacy_table()
             columns = None
             if self._match_text_seq("BY"):
-                if not self._match(TokenType.L_PAREN, advance=False):
+                if not self._match(TokenType.L_PAREN):
                     self.raise_error("Expected '(' and a list of columns after BY")
-                columns = self._parse_wrapped_csv(self._parse_id_var)
-                if not columns or any(c is None for c in columns):
-                    self.raise_error("BY needs at least one column name")
+                columns = [self._parse_plain_identifier("a column name in BY (…)")]
+                while self._match(TokenType.COMMA):
+                    columns.append(self._parse_plain_identifier("a column name after ','"))
+                if not self._match(TokenType.R_PAREN):
+                    self.raise_error("Expected ')' to close the BY column list")
             domain = None
             if self._match(TokenType.ALIAS):
-                domain = self._parse_id_var()
-                if domain is None:
-                    self.raise_error("Expected a domain name after AS")
+                domain = self._parse_plain_identifier("a domain name after AS")
             return self.expression(Protect(this=table, expressions=columns, domain=domain))
 
         def _parse_for_user(self):
@@ -159,10 +195,9 @@ class ProvDP(DuckDB):
                 return None
             if not self._match_text_seq("USER"):
                 self.raise_error("Expected USER after FOR")
-            user = self._parse_string() or self._parse_id_var()
-            if user is None:
-                self.raise_error("Expected a user name after FOR USER")
-            return user
+            if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                return self._parse_string()
+            return self._parse_plain_identifier("a user name after FOR USER")
 
         def _parse_privacy_number(self, what: str):
             negative = self._match(TokenType.DASH)

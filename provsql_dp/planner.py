@@ -50,16 +50,27 @@ def plan_query(tree: exp.Expression, catalog: Catalog) -> Node:
 
 
 def is_aggregate_query(tree: exp.Expression) -> bool:
-    """Whether the top-level select list holds an aggregate (COUNT, SUM, …)."""
+    """Whether the top-level select list holds an aggregate (COUNT, SUM, …) outside a window."""
     return isinstance(tree, exp.Select) and any(
-        e.find(exp.AggFunc) is not None for e in tree.expressions
+        _has_plain_aggregate(e) for e in tree.expressions
     )
+
+
+def _has_plain_aggregate(e: exp.Expression) -> bool:
+    return any(a.find_ancestor(exp.Window) is None for a in e.find_all(exp.AggFunc))
+
+
+def _negated(node: exp.Expression) -> bool:
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return isinstance(parent, exp.Not)
 
 
 def refuse(construct: str, reason: str = NOT_YET, hint: str | None = None) -> UnsupportedQueryError:
     msg = f"{construct} is not supported in a private query: {reason}"
     if hint:
-        msg += f". {hint}"
+        msg += f". {hint[0].upper()}{hint[1:]}"
     return UnsupportedQueryError(msg)
 
 
@@ -153,6 +164,10 @@ class Planner:
 
     # ------------------------------------------------------------------ entry points
     def plan(self, tree: exp.Expression) -> Node:
+        while isinstance(tree, exp.Subquery) and not tree.alias and not any(
+            tree.args.get(k) for k in ("limit", "offset", "order")
+        ):
+            tree = tree.this  # (SELECT …) at the top is just the query
         if isinstance(tree, exp.Select) and is_aggregate_query(tree):
             return self._plan_aggregate(tree, {})
         if not isinstance(tree, exp.Query):
@@ -405,8 +420,13 @@ class Planner:
     def _group_keys(self, sel: exp.Select, scope: _Scope):
         """The GROUP BY keys as (expression over ids, name); aliases and positions allowed."""
         group = sel.args["group"]
-        if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
+        if (
+            group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")
+            or any(isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions)
+        ):
             raise refuse("ROLLUP/CUBE/GROUPING SETS")
+        if group.args.get("all") or not group.expressions:
+            raise refuse("GROUP BY ALL", hint="list the grouping columns")
         aliases = {
             item.alias.lower(): item.unalias() for item in sel.expressions if isinstance(item, exp.Alias)
         }
@@ -427,24 +447,34 @@ class Planner:
         return keys
 
     def _group_as_distinct(self, sel: exp.Select, node: Node, scope: _Scope) -> Node:
-        """``GROUP BY`` without aggregates is duplicate elimination on the group keys."""
+        """``GROUP BY`` without aggregates: one tuple per group (duplicate elimination on the
+        keys), then the select list computed from the keys."""
         keys = self._group_keys(sel, scope)
-        key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
+        key_exprs = [self._expr(k, scope, "GROUP BY") for k in keys]
+        key_ids = tuple(self.new_id() for _ in keys)
+        groups = Distinct(Project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
+        by_sql = {e.sql(dialect="duckdb"): i for e, i in zip(key_exprs, key_ids)}
         exprs, ids, names = [], [], []
         for item in sel.expressions:
             if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
-                raise refuse("SELECT * with GROUP BY")
-            body = item.unalias() if isinstance(item, exp.Alias) else item
-            if body.sql(dialect="duckdb").lower() not in key_sql:
+                raise refuse("SELECT * with GROUP BY", hint="select the grouping expressions")
+            body = self._expr(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+                              "the select list")
+
+            def over_keys(n: exp.Expression) -> exp.Expression:
+                key = by_sql.get(n.sql(dialect="duckdb"))
+                return exp.column(key) if key is not None else n
+
+            body = body.transform(over_keys)
+            if any(c.name not in key_ids for c in body.find_all(exp.Column)):
                 raise refuse(
                     f"the select item {item.sql(dialect='duckdb')} with GROUP BY",
-                    hint="select only the grouping expressions, or use SELECT DISTINCT",
+                    hint="select only expressions of the grouping keys, or use SELECT DISTINCT",
                 )
-            exprs.append(self._expr(body, scope, "the select list"))
+            exprs.append(body)
             ids.append(self.new_id())
             names.append(_output_name(item))
-        inner = Project(node, tuple(exprs), tuple(ids), tuple(names))
-        return Distinct(inner)
+        return Project(groups, tuple(exprs), tuple(ids), tuple(names))
 
     # ------------------------------------------------------------------ the final aggregate
     def _plan_aggregate(self, sel: exp.Select, env: dict) -> Aggregate:
@@ -456,20 +486,23 @@ class Planner:
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
             node = Filter(node, self._expr(sel.args["where"].this, scope, "WHERE"))
+        for e in sel.expressions:
+            if e.find(exp.Window) is not None:
+                raise refuse("window functions", NON_MONOTONE)
         aggs = [e for e in sel.expressions if e.find(exp.AggFunc) is not None]
         if len(aggs) != 1:
             raise refuse("several aggregates in one query",
                          hint="release one COUNT or SUM per query")
         agg_item = aggs[0]
         agg = agg_item.unalias() if isinstance(agg_item, exp.Alias) else agg_item
+        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
+            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
         if not isinstance(agg, (exp.Count, exp.Sum)):
             if isinstance(agg, exp.AggFunc):
                 raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
                              "only linear aggregates (COUNT, SUM) have a sensitivity the recursive mechanism bounds")
             raise refuse(f"the expression {agg.sql(dialect='duckdb')} around an aggregate",
                          hint="select the bare COUNT or SUM and transform the released value yourself")
-        if agg.args.get("filter") is not None or isinstance(agg.this, exp.Filter):
-            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
         keys = self._group_keys(sel, scope) if sel.args.get("group") is not None else []
         key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
         for item in sel.expressions:
@@ -528,14 +561,14 @@ class Planner:
             if isinstance(node, (exp.Subquery, exp.Select)) or (
                 isinstance(node, exp.In) and node.args.get("query") is not None
             ):
-                neg = isinstance(node.parent, exp.Not)
+                neg = _negated(node)
                 if isinstance(node, exp.In):
                     raise refuse("NOT IN (subquery)" if neg else "IN (subquery)",
                                  NON_MONOTONE if neg else NOT_YET,
                                  None if neg else "write it as a join")
                 raise refuse(f"a subquery in {where}", NOT_YET, "write it as a join or a derived table")
             if isinstance(node, exp.Exists):
-                neg = isinstance(node.parent, exp.Not)
+                neg = _negated(node)
                 raise refuse("NOT EXISTS (subquery)" if neg else "EXISTS (subquery)",
                              NON_MONOTONE if neg else NOT_YET, None if neg else "write it as a join")
             if isinstance(node, exp.Window):

@@ -57,15 +57,7 @@ _ENUM_BUG = (
     "operation\""
 )
 # Cases that reveal a defect of the core: (exception raised today, reason).
-KNOWN_BUGS = {
-    "union_classification": (ProgrammingError, _ENUM_BUG),
-    "union_all_classification": (ProgrammingError, _ENUM_BUG),
-    "distinct_classification": (ProgrammingError, _ENUM_BUG),
-    "cs2_union_all_signed": (UnsupportedQueryError, (
-        "planner gap (provsql_dp/planner.py, _group_as_distinct): GROUP BY without aggregates "
-        "refuses a constant in the select list ('beneficial' AS sign), though a constant is "
-        "determined by the group: it should plan as SELECT DISTINCT")),
-}
+KNOWN_BUGS: dict = {}  # case name -> (exception, reason) for a strict xfail; none open
 
 
 def _load():

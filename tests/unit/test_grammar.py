@@ -424,10 +424,6 @@ def test_keywords_in_strings_and_quoted_names_are_not_ours():
     assert type(d.parse_one("SELECT 1 AS \"WITH\"")) is exp.Select
 
 
-@pytest.mark.xfail(strict=True, raises=ParseError, reason=(
-    "core bug (provsql_dp/_dialect.py): a query with its own WITH list cannot take WITH EPSILON; "
-    "sqlglot parses the body of a WITH through _parse_statement, so the override wraps the body "
-    "in PrivateQuery and then fails with 'privatequery does not support CTE'"))
 def test_private_query_with_a_cte():
     stmt = d.parse_one("WITH e AS (SELECT * FROM edge) SELECT COUNT(*) FROM e WITH EPSILON 0.5")
     assert type(stmt) is d.PrivateQuery
@@ -435,10 +431,6 @@ def test_private_query_with_a_cte():
     assert _field(stmt, "epsilon") == Fraction(1, 2)
 
 
-@pytest.mark.xfail(strict=True, raises=UnsupportedQueryError, reason=(
-    "core bug (provsql_dp/planner.py): Planner.plan only recognises a top-level aggregate when the "
-    "tree is a bare Select, so a parenthesised aggregate query is refused as 'an aggregate below "
-    "the top of the query'"))
 def test_parenthesised_private_query_is_planned():
     stmt = d.parse_one("(SELECT COUNT(*) FROM edge) WITH EPSILON 1")
     assert type(stmt) is d.PrivateQuery and type(stmt.this) is exp.Subquery
