@@ -20,6 +20,8 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
+from . import _policy_grammar
+
 __all__ = [
     "ProvDP",
     "Protect",
@@ -85,6 +87,7 @@ PRIVACY_STATEMENTS = (
     SetPrivacyBudget,
     ShowPrivacyBudget,
     SetPrivacyEpsilon,
+    *_policy_grammar.POLICY_STATEMENTS,
 )
 
 
@@ -152,7 +155,7 @@ class ProvDP(DuckDB):
                 if not self._match_text_seq("BUDGET"):
                     self.raise_error("Expected BUDGET after SHOW PRIVACY")
                 return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
-            return None
+            return _policy_grammar.parse_policy_statement(self)
 
         # -------------------------------------------------------------- helpers
         def _parse_privacy_table(self):

@@ -35,6 +35,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
 from . import _dialect as d
+from . import _policy_grammar
 from ._capture import capture
 from .budget import Ledger, format_eps, to_fraction
 from .catalog import Catalog
@@ -53,11 +54,13 @@ from .errors import (
 from .krelation import KRelation
 from .plan import Aggregate, Node, Scan, walk
 from .planner import plan_query
+from .private import answer_private
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
 _OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
-_OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY")}
+_OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY"),
+              *_policy_grammar.KEYWORD_PAIRS}
 
 
 def connect(database: str = ":memory:", *, user: str | None = None, read_only: bool = False,
@@ -374,6 +377,11 @@ class Cursor:
                 raise ProgrammingError("epsilon must be positive")
             con.default_epsilon = eps
             self._status(f"default epsilon set to {format_eps(eps)}")
+        elif isinstance(tree, _policy_grammar.POLICY_STATEMENTS):
+            from ._policy_exec import execute_policy_statement
+
+            desc, rows = execute_policy_statement(con, tree)
+            self._set_result(desc, rows)
         else:  # pragma: no cover
             raise InternalError(f"unhandled statement {type(tree).__name__}")
 
@@ -383,8 +391,6 @@ class Cursor:
 
     # ------------------------------------------------------------------ private queries
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str) -> None:
-        from .private import answer_private  # the mechanisms are imported only when needed
-
         con = self.connection
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
@@ -401,7 +407,7 @@ class Cursor:
             )
         con.ledger.check(con.user, epsilon)  # fail fast, before any work on private data
         try:
-            desc, rows, info = answer_private(con, plan, epsilon, text)
+            desc, rows, info = answer_private(con, tree, plan, epsilon, text)
         except duckdb.Error as e:
             raise _translate(e) from e
         self._set_result(desc, rows)

@@ -518,7 +518,7 @@ class Planner:
 
         arg = agg.this
         distinct = isinstance(arg, exp.Distinct)
-        label = agg.sql(dialect="duckdb")
+        label = agg_item.alias if isinstance(agg_item, exp.Alias) else agg.sql(dialect="duckdb")
         if isinstance(agg, exp.Count):
             if distinct:
                 cols = [self._expr(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
