@@ -31,6 +31,7 @@ __all__ = [
     "ShowPrivacyBudget",
     "SetPrivacyEpsilon",
     "PrivateQuery",
+    "mechanism_options",
     "parse",
     "parse_one",
     "PRIVACY_STATEMENTS",
@@ -75,9 +76,22 @@ class SetPrivacyEpsilon(exp.Expression):
 
 
 class PrivateQuery(exp.Expression):
-    """``<query> WITH EPSILON ε``: a query released privately at ε."""
+    """``<query> WITH EPSILON ε [OPTIONS (name = value, …)]``: a query released privately at ε."""
 
-    arg_types = {"this": True, "epsilon": True}
+    arg_types = {"this": True, "epsilon": True, "options": False}
+
+
+def mechanism_options(tree: PrivateQuery) -> dict:
+    """The OPTIONS of a private query as a dict of exact numbers (Fraction) or strings."""
+    opts = tree.args.get("options")
+    out: dict = {}
+    for pair in opts.expressions if opts is not None else []:
+        name = pair.this.name.lower()
+        if name in out:
+            raise ParseError(f"option {name} is given twice")
+        value = pair.expression
+        out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
+    return out
 
 
 PRIVACY_STATEMENTS = (
@@ -122,8 +136,29 @@ class ProvDP(DuckDB):
                 self._pdp_depth = depth
             if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
                 eps = self._parse_privacy_number("epsilon")
-                return self.expression(PrivateQuery(this=stmt, epsilon=eps))
+                options = self._parse_mechanism_options() if self._match_text_seq("OPTIONS") else None
+                return self.expression(PrivateQuery(this=stmt, epsilon=eps, options=options))
             return stmt
+
+        def _parse_mechanism_options(self):
+            """``OPTIONS (name = value [, …])``: mechanism parameters of one private query."""
+            if not self._match(TokenType.L_PAREN):
+                self.raise_error("Expected '(' after OPTIONS")
+            pairs = []
+            while True:
+                name = self._parse_plain_identifier("an option name (theta, beta, mu, split, privacy)")
+                if not self._match(TokenType.EQ):
+                    self.raise_error(f"Expected '=' after option {name.name}")
+                if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                    value = self._parse_string()
+                else:
+                    value = self._parse_privacy_number(f"option {name.name}")
+                pairs.append(exp.EQ(this=name, expression=value))
+                if not self._match(TokenType.COMMA):
+                    break
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expected ')' to close OPTIONS")
+            return exp.Tuple(expressions=pairs)
 
         def _parse_privacy_statement(self):
             word = self._curr.text.upper()

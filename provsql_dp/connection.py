@@ -283,7 +283,11 @@ class Cursor:
             return self._privacy_statement(tree)
         if isinstance(tree, d.PrivateQuery):
             eps = d.exact_number(tree.args["epsilon"], "epsilon")
-            return self._private_query(tree.this, eps, stmt)
+            try:
+                options = d.mechanism_options(tree)
+            except ParseError as e:
+                raise ProgrammingError(str(e)) from e
+            return self._private_query(tree.this, eps, stmt, options)
         if (
             isinstance(tree, exp.Query)
             and con.default_epsilon is not None
@@ -390,7 +394,8 @@ class Cursor:
         self.rowcount = -1
 
     # ------------------------------------------------------------------ private queries
-    def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str) -> None:
+    def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
+                       options: dict | None = None) -> None:
         con = self.connection
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
@@ -407,7 +412,7 @@ class Cursor:
             )
         con.ledger.check(con.user, epsilon)  # fail fast, before any work on private data
         try:
-            desc, rows, info = answer_private(con, tree, plan, epsilon, text)
+            desc, rows, info = answer_private(con, tree, plan, epsilon, text, options or {})
         except duckdb.Error as e:
             raise _translate(e) from e
         self._set_result(desc, rows)

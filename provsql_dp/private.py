@@ -35,7 +35,8 @@ import numpy as np
 from . import _routing
 from ._capture import capture, q
 from ._slots import analyse
-from .errors import UnsupportedQueryError
+from .errors import ProgrammingError, UnsupportedQueryError
+from .mechanisms._framework import resolve_params
 from .plan import Aggregate, Scan, walk
 
 __all__ = ["answer_private", "privacy_style", "group_domain"]
@@ -79,20 +80,73 @@ def _key_names(plan: Aggregate) -> list[str]:
     return [names.get(k, k) for k in plan.group_by]
 
 
-def answer_private(con, tree, plan: Aggregate, epsilon, text: str, rng=None):
+OPTIONS = {
+    "theta": "θ, the smallest sensitivity the mechanism assumes (default 1; for a SUM, the scale "
+             "of one participant's contribution)",
+    "beta": "β (default ε/5)",
+    "mu": "μ (default 1 for node-style, 0.5 for edge-style privacy)",
+    "split": "the share of ε spent on the noisy sensitivity Δ̂ (ε₁ = split·ε; default 1/2)",
+    "privacy": "'node' or 'edge': only picks the default μ",
+}
+
+
+def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, dict]:
+    """Validate a private query's OPTIONS into recursive-mechanism keyword arguments."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ProgrammingError(
+            f"unknown option {unknown[0]!r}; the recursive mechanism takes "
+            + ", ".join(f"{k} ({v})" for k, v in OPTIONS.items())
+        )
+    kwargs = {}
+    for key in ("theta", "beta", "mu"):
+        if key in options:
+            kwargs[key] = _number(options, key)
+    if "split" in options:
+        share = _number(options, "split")
+        if not 0 < share < 1:
+            raise ProgrammingError("option split must be strictly between 0 and 1")
+        kwargs["eps1"] = share * epsilon
+        kwargs["eps2"] = epsilon - kwargs["eps1"]
+    if "privacy" in options:
+        style = str(options["privacy"]).lower()
+        if style not in ("node", "edge"):
+            raise ProgrammingError("option privacy must be 'node' or 'edge'")
+    try:
+        resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
+    except ValueError as e:
+        raise ProgrammingError(f"invalid mechanism options: {e}") from e
+    return style, kwargs
+
+
+def _number(options: dict, key: str) -> float:
+    value = options[key]
+    if isinstance(value, str) or not value > 0:
+        raise ProgrammingError(f"option {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict | None = None,
+                   rng=None):
     """Release ``plan`` privately at ``epsilon``; returns (description, rows, PrivacyInfo)."""
     from .connection import PrivacyInfo
     from .mechanisms import recursive as rm
 
+    options = options or {}
     routed = _routing.route(con, tree, plan, epsilon, text)
     if routed is not None:
+        if options:
+            raise ProgrammingError("OPTIONS apply to the recursive mechanism only")
         return routed
     groups = group_domain(con, plan) if plan.group_by else [()]
-    kr = capture(con._duck, plan)
-    style = privacy_style(plan)
-    signed = bool((kr.weights < 0).any())
-    charge = con.ledger.charge(con.user, epsilon, text, "recursive")
     eps = float(epsilon) / len(groups)
+    style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
+    kr = capture(con._duck, plan)
+    signed = bool((kr.weights < 0).any())
+    if signed and "split" in options:
+        raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2)")
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    charge = con.ledger.charge(con.user, epsilon, text, "recursive")
     release = rm.release_signed if signed else rm.release
     releases, rows = [], []
     if plan.group_by:
@@ -105,7 +159,7 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, rng=None):
             for col, v in zip(keys, g):
                 mask &= _equals(col, v)
             sub = kr.restrict(mask)
-        rel = release(sub, eps, style, rng)
+        rel = release(sub, eps, style, rng, **kwargs)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
     names = _key_names(plan) if plan.group_by else []
