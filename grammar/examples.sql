@@ -113,6 +113,14 @@ SELECT COUNT(*) FROM edge e1 JOIN edge e2 ON e1.dst = e2.src WITH EPSILON 0.5;
 -- covers: private_query, query, privacy_clause, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/4
 SELECT dept, SUM(salary) FROM employee GROUP BY dept WITH EPSILON 0.25;
 
+-- A SUM with the mechanism's θ set to the scale of one salary, and ε₁ = 0.3·ε.
+-- covers: private_query, epsilon_clause, options_clause, option, option_name | parses: PrivateQuery | query=Select; epsilon=1; options=theta=200000,split=3/10
+SELECT SUM(salary) FROM employee WITH EPSILON 1 OPTIONS (theta = 200000, split = 0.3);
+
+-- An option with a string value.
+-- covers: epsilon_clause, options_clause, option, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=privacy=edge
+SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (privacy = 'edge');
+
 -- COUNT(DISTINCT …) merges equal rows (OR-ing their annotations).
 -- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
 SELECT COUNT(DISTINCT src) FROM edge WITH EPSILON 1;

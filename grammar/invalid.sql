@@ -153,3 +153,12 @@ UNPROTECT TABLE t;
 
 -- error: is not protected | at: run
 UNPROTECT TABLE missing;
+
+-- error: Expected '(' after OPTIONS | at: parse
+SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS theta = 1;
+
+-- error: Expected '=' after option theta | at: parse
+SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (theta 1);
+
+-- error: Expected ')' to close OPTIONS | at: parse
+SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (theta = 1;

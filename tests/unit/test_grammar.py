@@ -333,7 +333,7 @@ _CLASS_FIELDS = {
     d.SetPrivacyBudget: ("epsilon", "user"),
     d.ShowPrivacyBudget: ("user",),
     d.SetPrivacyEpsilon: ("epsilon",),
-    d.PrivateQuery: ("query", "epsilon"),
+    d.PrivateQuery: ("query", "epsilon", "options"),
 }
 
 
@@ -353,12 +353,17 @@ def _field(stmt: exp.Expression, key: str):
         return value
     if key == "query":
         return type(node).__name__
+    if key == "options":
+        return {k: (str(v) if not isinstance(v, str) else v)
+                for k, v in d.mechanism_options(stmt).items()}
     if isinstance(node, list):
         return [n.name for n in node]
     return node.name
 
 
 def _expected(key: str, text: str):
+    if key == "options":
+        return dict(pair.split("=", 1) for pair in text.split(","))
     if key == "columns":
         return [c.strip() for c in text.split(",")]
     if key == "epsilon":
