@@ -256,7 +256,8 @@ def line_tree(policy: Policy) -> Forest:
     k = policy.k
     parent = np.arange(1, k + 1, dtype=np.int64)
     parent[-1] = -1
-    return Forest(parent, k, "path", ell=1 if policy.kind == "line" else int(policy.theta or 1),
+    ell = 1 if policy.kind == "line" else max(1, min(int(policy.theta or 1), k - 1))
+    return Forest(parent, k, "path", ell=ell,
                   shape="path", chain=np.arange(k, dtype=np.int64))
 
 
@@ -305,10 +306,13 @@ def source_path_tree(policy: Policy) -> Forest:
     parent = np.where(v < s0, v + 1, v - 1)
     parent[s0] = k
     parent[k] = -1
-    reach = int(np.max(np.abs(src - s0))) + 1
+    reach = int(np.max(np.abs(src - s0))) + 1  # tree distance from the farthest source to ⊥
     t = int(policy.theta or 1) if policy.kind in ("line", "threshold") else None
     if t is not None:
-        ell = max(t, reach)
+        # On the path a value edge (a, b) has tree distance |a − b|, and the longest value edge
+        # of Gᶿₖ spans min(θ, k − 1) — not θ when θ ≥ k (claiming θ there over-stated ℓ and
+        # wasted budget). A ⊥-edge (s, ⊥) has distance |s − s0| + 1. This is the exact stretch.
+        ell = max(min(t, k - 1), reach)
     else:
         ell = _stretch_cheap(policy, Forest(parent, k, "p"), bound=None)
     f = Forest(parent, k, f"path+⊥@{s0}", ell=ell)
