@@ -129,8 +129,8 @@ def statements(text: str) -> list[str]:
     """The statements of ``text``: :func:`provsql_dp.connection.split_statements` without the
     pieces that hold only comments (``SELECT 1; -- done`` is one statement).
 
-    >>> statements("SELECT 1; -- done\nSELECT ';' /* x */;")
-    ['SELECT 1', "-- done\nSELECT ';' /* x */"]
+    >>> statements("SELECT 1; -- done\\nSELECT ';' /* x */;")
+    ['SELECT 1', "-- done\\nSELECT ';' /* x */"]
     """
     out = []
     for piece in split_statements(text):
