@@ -564,9 +564,7 @@ class Shell:
         self.run_statement("SHOW PROTECTED")
 
     def _dot_policies(self, rest: str) -> None:
-        from . import _policy_grammar
-
-        if ("SHOW", "POLICIES") not in getattr(_policy_grammar, "KEYWORD_PAIRS", set()):
+        if not policies_available():
             raise ShellError(
                 "policy statements (CREATE POLICY, SHOW POLICIES) are not available in this "
                 "version; Blowfish policies are reachable from Python (provsql_dp.blowfish)")
@@ -596,6 +594,16 @@ class Shell:
         if not sql:
             raise ShellError("usage: .explain SQL")
         self._print(explain_query(self.con, sql))
+
+
+def policies_available() -> bool:
+    """Whether this version has the SQL policy statements (``SHOW POLICIES`` and its executor)."""
+    import importlib.util
+
+    from . import _policy_grammar
+
+    return (("SHOW", "POLICIES") in getattr(_policy_grammar, "KEYWORD_PAIRS", set())
+            and importlib.util.find_spec("provsql_dp._policy_exec") is not None)
 
 
 def _shorten(s: str | None, n: int = 60) -> str | None:
