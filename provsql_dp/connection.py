@@ -48,12 +48,14 @@ from .errors import (
     InternalError,
     NotSupportedError,
     OperationalError,
+    PrivacyError,
     ProgrammingError,
     UnsupportedQueryError,
 )
 from .krelation import KRelation
 from .plan import Aggregate, Node, Scan, walk
 from .planner import plan_query
+from .roles import ROLES, check_analyst
 from .private import answer_private
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
@@ -63,10 +65,14 @@ _OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY"),
               *_policy_grammar.KEYWORD_PAIRS}
 
 
-def connect(database: str = ":memory:", *, user: str | None = None, read_only: bool = False,
-            config: dict | None = None) -> Connection:
-    """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``)."""
-    return Connection(database, user=user, read_only=read_only, config=config)
+def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
+            read_only: bool = False, config: dict | None = None) -> Connection:
+    """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
+
+    ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
+    (private answers and public tables only; see :mod:`provsql_dp.roles`). ``user`` names whose
+    budget private queries spend (default ``"default"``)."""
+    return Connection(database, role=role, user=user, read_only=read_only, config=config)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,12 @@ class PrivacyInfo:
     epsilon: Fraction
     remaining: Fraction
     releases: tuple = field(default=())  # one Release per group (or one)
+    # Blowfish policy route (issue 5): the policy, the strategy, the data-independent expected
+    # squared error per query (an upper bound for the ordered strategy).
+    policy: str | None = None
+    strategy: str | None = None
+    expected_mse: float | None = None
+    mse_is_upper_bound: bool = False
 
     def noise_bound(self, p: float = 0.95) -> list[float]:
         return [r.noise_bound(p) for r in self.releases]
@@ -137,19 +149,44 @@ def _is_ours(stmt: str) -> bool:
 class Connection:
     """A connection to one DuckDB database with provsql_dp's privacy layer."""
 
-    def __init__(self, database: str = ":memory:", *, user: str | None = None,
-                 read_only: bool = False, config: dict | None = None):
+    def __init__(self, database: str = ":memory:", *, role: str = "curator",
+                 user: str | None = None, read_only: bool = False, config: dict | None = None):
+        if role not in ROLES:
+            raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
+        except duckdb.IOException as e:
+            raise OperationalError(
+                f"cannot open {database!r}: {e}. DuckDB lets one process write a database file at "
+                "a time; close the other process's connection, or open this one read_only=True"
+            ) from e
         except duckdb.Error as e:
             raise _translate(e) from e
         self.database = database
+        self.role = role
         self.read_only = read_only
         self.user = user or "default"
-        self.catalog = Catalog(self._duck, read_only=read_only)
-        self.ledger = Ledger(self._duck, read_only=read_only)
+        self._catalog = Catalog(self._duck, read_only=read_only)
+        self._ledger = Ledger(self._duck, read_only=read_only)
         self.default_epsilon: Fraction | None = None
         self._closed = False
+
+    @property
+    def catalog(self) -> Catalog:
+        """The privacy declarations (curator only)."""
+        self._require_curator("the privacy catalog")
+        return self._catalog
+
+    @property
+    def ledger(self):
+        """The budget ledger: all of it for a curator, one's own budget for an analyst."""
+        if self.role == "curator":
+            return self._ledger
+        return _OwnLedger(self._ledger, self.user)
+
+    def _require_curator(self, what: str) -> None:
+        if self.role != "curator":
+            raise PrivacyError(f"{what} is for the curator only; this connection is an analyst's")
 
     # ------------------------------------------------------------------ PEP 249
     def cursor(self) -> Cursor:
@@ -195,26 +232,50 @@ class Connection:
 
     # ------------------------------------------------------------------ provenance and privacy
     def plan(self, sql: str) -> Node:
-        """The positive relational algebra plan of a query (see :func:`provsql_dp.plan.explain`)."""
+        """The positive relational algebra plan of a query (see :func:`provsql_dp.plan.explain`).
+        A plan depends on the schema and declarations only, not on the data."""
         self._check_open()
         tree = self._parse_query(sql)
-        return plan_query(tree, self.catalog)
+        return plan_query(tree, self._catalog)
 
     def provenance(self, sql: str) -> KRelation:
         """Capture the K-relation of a query: its rows (before the final aggregate), weights
         q(t) and DNF annotations over the participants of the protected tables involved.
 
-        This exposes private data and is meant for the curator and for tests."""
+        This exposes private data: curator only."""
+        self._require_curator("provenance (the K-relation exposes protected rows)")
         plan = self.plan(sql)
         try:
             return capture(self._duck, plan)
         except duckdb.Error as e:
             raise _translate(e) from e
 
+    def explain(self, sql: str, epsilon: float = 1.0, **options) -> str:
+        """The plan of a query and, for an aggregate, the recursive mechanism's private
+        diagnostics (Δ, X, empirical sensitivities, H/G sizes) without drawing noise or charging
+        anything. The diagnostics are functions of the private data: curator only."""
+        from .mechanisms import recursive as rm
+        from .plan import explain as explain_plan
+        from .private import mechanism_kwargs, privacy_style
+
+        self._require_curator("explain (its diagnostics are functions of the private data)")
+        plan = self.plan(sql)
+        text = explain_plan(plan)
+        if not isinstance(plan, Aggregate):
+            return text
+        kr = capture(self._duck, plan)
+        style, kwargs = mechanism_kwargs(options, float(epsilon), privacy_style(plan))
+        weights = kr.weights
+        if (weights < 0).any():
+            return text + "\n(signed SUM: each part is released separately; diagnostics per part not shown)"
+        ex = rm.explain(kr, float(epsilon), style, **kwargs)
+        return text + "\n" + str(ex)
+
     def protected(self) -> list:
-        """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.catalog.Protection`."""
+        """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.catalog.Protection`
+        (declarations are public: any role may list them)."""
         self._check_open()
-        return self.catalog.list_protected()
+        return self._catalog.list_protected()
 
     def _parse_query(self, sql: str) -> exp.Expression:
         stmts = split_statements(sql)
@@ -280,6 +341,8 @@ class Cursor:
         if isinstance(tree, d.PRIVACY_STATEMENTS + (d.PrivateQuery,)) and parameters:
             raise ProgrammingError("privacy statements and private queries take no parameters")
         if isinstance(tree, d.PRIVACY_STATEMENTS):
+            if con.role == "analyst":
+                check_analyst(con, stmt, tree)
             return self._privacy_statement(tree)
         if isinstance(tree, d.PrivateQuery):
             eps = d.exact_number(tree.args["epsilon"], "epsilon")
@@ -296,10 +359,12 @@ class Cursor:
             if parameters:
                 raise ProgrammingError("private queries take no parameters")
             return self._private_query(tree, con.default_epsilon, stmt)
+        if con.role == "analyst":
+            check_analyst(con, stmt, tree)
         return self._passthrough(stmt, parameters)
 
     def _touches_protected(self, tree: exp.Expression) -> bool:
-        prot = {(p.schema.lower(), p.table.lower()) for p in self.connection.catalog.list_protected()}
+        prot = {(p.schema.lower(), p.table.lower()) for p in self.connection._catalog.list_protected()}
         if not prot:
             return False
         names = {t.name.lower() for t in tree.find_all(exp.Table)}
@@ -334,7 +399,7 @@ class Cursor:
     # ------------------------------------------------------------------ privacy statements
     def _privacy_statement(self, tree: exp.Expression) -> None:
         con = self.connection
-        cat = con.catalog
+        cat = con._catalog
         if con.read_only and isinstance(tree, (d.Protect, d.Unprotect, d.SetPrivacyBudget)):
             raise OperationalError("the database is open read-only; declarations cannot change")
         if isinstance(tree, d.Protect):
@@ -363,13 +428,17 @@ class Cursor:
             eps = d.exact_number(tree.args["epsilon"], "the privacy budget")
             user = tree.args.get("user")
             name = user.name if user is not None else con.user
-            con.ledger.set_budget(name, eps)
+            con._ledger.set_budget(name, eps)
             self._status(f"privacy budget of {name!r} set to {format_eps(eps)}")
         elif isinstance(tree, d.ShowPrivacyBudget):
             user = tree.args.get("user")
-            users = con.ledger.users()
+            users = con._ledger.users()
             if user is not None:
                 users = [u for u in users if u[0] == user.name]
+            if con.role == "analyst":
+                if user is not None and user.name != con.user:
+                    raise PrivacyError("an analyst can see only their own budget")
+                users = [u for u in users if u[0] == con.user]
             rows = [(u, format_eps(t), format_eps(s), format_eps(t - s)) for u, t, s in users]
             self._set_result(
                 [("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"), ("remaining", "VARCHAR")],
@@ -399,7 +468,7 @@ class Cursor:
         con = self.connection
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
-        plan = plan_query(tree, con.catalog)
+        plan = plan_query(tree, con._catalog)
         if not isinstance(plan, Aggregate):
             raise UnsupportedQueryError(
                 "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …) or SUM(expr); "
@@ -410,7 +479,7 @@ class Cursor:
                 "the query reads no protected table, so there is nothing to protect; "
                 "run it without WITH EPSILON"
             )
-        con.ledger.check(con.user, epsilon)  # fail fast, before any work on private data
+        con._ledger.check(con.user, epsilon)  # fail fast, before any work on private data
         try:
             desc, rows, info = answer_private(con, tree, plan, epsilon, text, options or {})
         except duckdb.Error as e:
@@ -489,3 +558,41 @@ def _has_epsilon_clause(stmt: str) -> bool:
         and b.token_type != TokenType.IDENTIFIER
         for a, b in zip(tokens, tokens[1:])
     )
+
+
+class _OwnLedger:
+    """An analyst's view of the ledger: their own budget and charges, nothing else."""
+
+    def __init__(self, ledger: Ledger, user: str):
+        self._ledger = ledger
+        self.user = user
+
+    def _own(self, user: str) -> None:
+        if user != self.user:
+            raise PrivacyError("an analyst can see and spend only their own budget")
+
+    def budget(self, user: str | None = None):
+        self._own(user or self.user)
+        return self._ledger.budget(self.user)
+
+    def remaining(self, user: str | None = None) -> Fraction:
+        self._own(user or self.user)
+        return self._ledger.remaining(self.user)
+
+    def users(self) -> list:
+        return [u for u in self._ledger.users() if u[0] == self.user]
+
+    def entries(self, user: str | None = None) -> list:
+        self._own(user or self.user)
+        return self._ledger.entries(self.user)
+
+    def check(self, user: str, epsilon) -> None:
+        self._own(user)
+        self._ledger.check(user, epsilon)
+
+    def charge(self, user: str, epsilon, statement, mechanism):
+        self._own(user)
+        return self._ledger.charge(user, epsilon, statement, mechanism)
+
+    def set_budget(self, user: str, total) -> None:
+        raise PrivacyError("only the curator sets privacy budgets")

@@ -25,8 +25,8 @@ Example
 ...     annotations=[[{("person", 1), ("person", 2)}], [{("person", 2)}, {("person", 3)}]],
 ...     weights=[1.0, 2.0],
 ... )
->>> sorted(kr.annotation(1))
-[frozenset({('person', 2)}), frozenset({('person', 3)})]
+>>> sorted(sorted(m) for m in kr.annotation(1))
+[[('person', 2)], [('person', 3)]]
 >>> kr.present({("person", 2)})
 [('b',)]
 >>> kr.present({("person", 1), ("person", 2)})

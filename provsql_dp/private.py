@@ -146,7 +146,7 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2)")
     rng = rng if rng is not None else getattr(con, "_rng", None)
-    charge = con.ledger.charge(con.user, epsilon, text, "recursive")
+    charge = con._ledger.charge(con.user, epsilon, text, "recursive")
     release = rm.release_signed if signed else rm.release
     releases, rows = [], []
     if plan.group_by:
