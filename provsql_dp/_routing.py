@@ -18,6 +18,15 @@ __all__ = ["route", "ROUTES"]
 ROUTES: list = []
 
 
+def _blowfish_route(con, tree, plan, epsilon, text):
+    from .blowfish.route import route as blowfish  # imported lazily: blowfish imports the core
+
+    return blowfish(con, tree, plan, epsilon, text)
+
+
+ROUTES.append(_blowfish_route)  # histograms and ranges on row-per-participant tables (issue 5)
+
+
 def route(con, tree, plan, epsilon, text):
     """The answer of the first applicable policy route, or None."""
     for r in ROUTES:
