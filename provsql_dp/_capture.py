@@ -265,15 +265,17 @@ def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarr
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
     """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
     are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
-    rel = con.sql(sql)
-    types = [str(t) for t in rel.types]
+    described = con.execute(f"DESCRIBE {sql}").fetchall()  # types only: nothing is computed
+    names = [r[0] for r in described]
+    types = [str(r[1]) for r in described]
     if any(t.startswith("ENUM") for t in types):
-        rel = rel.project(", ".join(
+        cols = ", ".join(
             f"{q(c)}::VARCHAR AS {q(c)}" if t.startswith("ENUM") else q(c)
-            for c, t in zip(rel.columns, types)
-        ))
-        types = [str(t) for t in rel.types]
-    return rel.fetchnumpy(), types
+            for c, t in zip(names, types)
+        )
+        sql = f"SELECT {cols} FROM ({sql}) AS enum_as_text"
+        types = ["VARCHAR" if t.startswith("ENUM") else t for t in types]
+    return con.execute(sql).fetchnumpy(), types
 
 
 # ---------------------------------------------------------------------- assembling the K-relation

@@ -172,10 +172,11 @@ class Connection:
         self._closed = False
 
     @property
-    def catalog(self) -> Catalog:
-        """The privacy declarations (curator only)."""
-        self._require_curator("the privacy catalog")
-        return self._catalog
+    def catalog(self):
+        """The privacy declarations; read-only for an analyst (declarations are public)."""
+        if self.role == "curator":
+            return self._catalog
+        return _ReadOnlyCatalog(self._catalog)
 
     @property
     def ledger(self):
@@ -596,3 +597,15 @@ class _OwnLedger:
 
     def set_budget(self, user: str, total) -> None:
         raise PrivacyError("only the curator sets privacy budgets")
+
+
+class _ReadOnlyCatalog:
+    """An analyst's view of the catalog: the declarations can be read, not changed."""
+
+    def __init__(self, catalog: Catalog):
+        self._catalog = catalog
+
+    def __getattr__(self, name: str):
+        if name in ("protect", "unprotect", "ensure"):
+            raise PrivacyError("only the curator changes privacy declarations")
+        return getattr(self._catalog, name)

@@ -42,5 +42,5 @@ def load(con) -> list[str]:
                 f"INSERT INTO {table} SELECT * FROM read_csv(?, header = true, comment = '#', "
                 "auto_detect = true)",
                 [str(p)],
-            )
+            ).fetchall()
     return list(TABLES)
