@@ -137,3 +137,77 @@ SET PRIVACY EPSILON 0.1;
 
 -- covers: session_stmt, set_epsilon_stmt | parses: SetPrivacyEpsilon | epsilon=1/4
 SET PRIVACY EPSILON = 0.25;
+
+-- ---------------------------------------------------------------- Blowfish policies
+
+-- A table whose rows are single participants (keyed by its primary key).
+-- covers: script, duckdb_statement | parses: Create, Protect
+CREATE TABLE people (id INTEGER PRIMARY KEY, age INTEGER, income INTEGER, state VARCHAR, member BOOLEAN);
+PROTECT TABLE people;
+
+-- Adjacent ages are secrets; ages 0 … 119, one bin per year; unbounded (the default).
+-- covers: privacy_statement, policy_stmt, create_policy_stmt, policy_name, policy_graph, attribute_graph, line_graph, domain_spec, column_domain, interval, signed_number, unsigned_number | parses: CreatePolicy | policy=age_line; table=people; columns=age; graph=LINE
+CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 1;
+
+-- Incomes within two bins (of 2000) are secrets; the row count is public.
+-- covers: create_policy_stmt, threshold_graph, positive_integer, column_domain, interval, presence_clause | parses: CreatePolicy | policy=income_t; table=people; columns=income; graph=THRESHOLD; presence=BOUNDED
+CREATE POLICY income_t ON people (income) AS THRESHOLD 2 DOMAIN [0, 200000) BINS 100 BOUNDED;
+
+-- Secrets only within a group of states; the groups list the domain.
+-- covers: create_policy_stmt, partition_graph, value_group, value, string_literal | parses: CreatePolicy | policy=state_p; table=people; columns=state; graph=PARTITION
+CREATE POLICY state_p ON people (state) AS PARTITION BY (('CA', 'OR', 'WA'), ('NY', 'NJ'));
+
+-- Plain differential privacy over an explicit domain.
+-- covers: create_policy_stmt, full_graph, domain_spec, value_group, value, presence_clause | parses: CreatePolicy | policy=member_full; table=people; columns=member; graph=FULL; presence=UNBOUNDED
+CREATE POLICY member_full ON people (member) AS FULL DOMAIN (FALSE, TRUE) UNBOUNDED;
+
+-- Two columns: cells at L1 distance 1 are secrets; records appear only at two sources.
+-- covers: create_policy_stmt, grid_graph, domain_spec, presence_clause, sources_clause, source, value_group | parses: CreatePolicy | policy=age_income; table=people; columns=age, income; graph=GRID; presence=UNBOUNDED
+CREATE POLICY age_income ON people (age, income) AS GRID 1 DOMAIN [0, 120) WIDTH 10, [0, 200000) BINS 20 UNBOUNDED SOURCES ((20, 0), (60, 100000));
+
+-- Attribute composition: a threshold on age, any change of state; SOURCES implies UNBOUNDED.
+-- covers: create_policy_stmt, composed_graph, attribute_graph, threshold_graph, full_graph, signed_number, presence_clause, sources_clause, source | parses: CreatePolicy | policy=age_state; table=people; columns=age, state; graph=COMPOSE
+CREATE POLICY age_state ON people (age, state) AS (THRESHOLD 5, FULL) DOMAIN [-10, 110) WIDTH 1, ('CA', 'OR', 'WA', 'NY', 'NJ') SOURCES ((30, 'CA'));
+
+-- Partition cells of ten consecutive ids.
+-- covers: create_policy_stmt, partition_graph, unsigned_number | parses: CreatePolicy | policy=id_p; table=people; columns=id; graph=PARTITION; presence=BOUNDED
+CREATE POLICY id_p ON people (id) AS PARTITION BY WIDTH 10 DOMAIN [0, 1000) WIDTH 1 BOUNDED;
+
+-- covers: policy_stmt, show_policies_stmt | parses: ShowPolicies
+SHOW POLICIES;
+
+-- covers: show_policies_stmt, table_name | parses: ShowPolicies | table=people
+SHOW POLICIES ON people;
+
+-- covers: policy_stmt, drop_policy_stmt, policy_name | parses: DropPolicy | policy=id_p
+DROP POLICY id_p;
+
+-- covers: drop_policy_stmt | parses: DropPolicy | policy=nothing_here
+DROP POLICY IF EXISTS nothing_here;
+
+-- A histogram over the policy's domain: every bin is released, empty ones too.
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
+SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5;
+
+-- Several range counts in one release.
+-- covers: policy_stmt, range_stmt, range_query, range_head, range_condition, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
+COUNT RANGES (age BETWEEN 18 AND 29, age >= 65) FROM people WITH EPSILON 0.5;
+
+-- Rectangles over the two columns of a policy; other conditions filter the rows.
+-- covers: range_stmt, range_query, range_head, range_condition, condition | parses: PrivateQuery | query=Select; epsilon=1/10
+COUNT RANGES (age < 30 AND income < 50000, income >= 100000) FROM people WHERE member WITH EPSILON 0.1;
+
+-- A cumulative histogram (CDF).
+-- covers: range_stmt, range_query, range_head, column_name | parses: PrivateQuery | query=Select; epsilon=1
+COUNT CUMULATIVE age FROM people WITH EPSILON 1;
+
+-- The expected error at ε, without releasing anything.
+-- covers: policy_stmt, explain_privacy_stmt, query, epsilon_clause | parses: ExplainPrivacy | query=PrivateQuery
+EXPLAIN PRIVACY SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5;
+
+-- Accuracy first: the smallest ε with every count within 10 with probability 0.9.
+-- covers: explain_privacy_stmt, range_query, range_head, accuracy_clause | parses: ExplainPrivacy | query=Select; accuracy=10
+EXPLAIN PRIVACY COUNT CUMULATIVE age FROM people WITH ACCURACY 10 CONFIDENCE 0.9;
+
+-- covers: explain_privacy_stmt, query, accuracy_clause | parses: ExplainPrivacy | query=Select; accuracy=5
+EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 WITH ACCURACY 5;

@@ -162,3 +162,84 @@ SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (theta 1);
 
 -- error: Expected ')' to close OPTIONS | at: parse
 SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (theta = 1;
+
+-- ---------------------------------------------------------------- policies
+
+-- error: Expected a policy graph | at: parse
+CREATE POLICY pol ON p (a) AS WIGGLY DOMAIN [0, 10) WIDTH 1;
+
+-- error: Expected a policy graph | at: parse
+CREATE POLICY pol ON p (a) AS (LINE, GRID 1) DOMAIN [0, 10) WIDTH 1;
+
+-- error: Expected AS and a policy graph | at: parse
+CREATE POLICY pol ON p (a) LINE DOMAIN [0, 10) WIDTH 1;
+
+-- error: Expected '(' and the policy's columns | at: parse
+CREATE POLICY pol ON p AS LINE;
+
+-- error: Expected ')' to close [lo, hi) | at: parse
+CREATE POLICY pol ON p (a) AS LINE DOMAIN [0, 10] WIDTH 1;
+
+-- error: Expected WIDTH w or BINS n | at: parse
+CREATE POLICY pol ON p (a) AS LINE DOMAIN [0, 10);
+
+-- error: must be a whole number | at: parse
+CREATE POLICY pol ON p (a) AS THRESHOLD 1.5 DOMAIN [0, 10) WIDTH 1;
+
+-- error: the threshold θ must be positive | at: parse
+CREATE POLICY pol ON p (a) AS THRESHOLD -2 DOMAIN [0, 10) WIDTH 1;
+
+-- error: SOURCES needs an UNBOUNDED policy | at: parse
+CREATE POLICY pol ON p (a) AS LINE DOMAIN [0, 10) WIDTH 1 BOUNDED SOURCES (1);
+
+-- error: Expected a policy name | at: parse
+DROP POLICY;
+
+-- error: Unexpected token | at: parse
+SHOW POLICIES p;
+
+-- error: Expected '(' and a list of range conditions | at: parse
+COUNT RANGES a BETWEEN 1 AND 2 FROM p WITH EPSILON 1;
+
+-- error: Expected FROM | at: parse
+COUNT RANGES (a BETWEEN 1 AND 2) WITH EPSILON 1;
+
+-- error: Expected WITH EPSILON ε or WITH ACCURACY | at: parse
+EXPLAIN PRIVACY SELECT COUNT(*) FROM p;
+
+-- error: not both | at: parse
+EXPLAIN PRIVACY SELECT COUNT(*) FROM p WITH EPSILON 1 WITH ACCURACY 2;
+
+-- error: no table | at: run
+CREATE POLICY pol ON missing (a) AS LINE DOMAIN [0, 10) WIDTH 1;
+
+-- error: on view | at: run
+CREATE POLICY pol ON v (a) AS LINE DOMAIN [0, 10) WIDTH 1;
+
+-- error: has no column 'nope' | at: run
+CREATE POLICY pol ON p (nope) AS LINE DOMAIN [0, 10) WIDTH 1;
+
+-- Blowfish assumes one record per individual: the table must be protected row by row.
+-- error: is not protected | at: run
+CREATE POLICY pol ON t (a) AS LINE DOMAIN [0, 10) WIDTH 1;
+
+-- error: give the public domain | at: run
+CREATE POLICY pol ON p (a) AS LINE;
+
+-- error: GRID θ is a policy on two columns | at: run
+CREATE POLICY pol ON p (a) AS GRID 1 DOMAIN [0, 10) WIDTH 1;
+
+-- error: the domain does not fit the column types | at: run
+CREATE POLICY pol ON p (a) AS FULL DOMAIN ('x', 'y');
+
+-- error: is empty | at: run
+CREATE POLICY pol ON p (a) AS LINE DOMAIN [10, 0) WIDTH 1;
+
+-- error: outside the domain | at: run
+CREATE POLICY pol ON p (a) AS LINE DOMAIN [0, 10) WIDTH 1 SOURCES (20);
+
+-- error: in no partition group | at: run
+CREATE POLICY pol ON p (a) AS PARTITION BY ((1, 2), (3)) DOMAIN (1, 2, 3, 4);
+
+-- error: does not exist | at: run
+DROP POLICY nothing;

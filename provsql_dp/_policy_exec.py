@@ -69,6 +69,8 @@ def _status(msg):
 def _literal(node):
     if isinstance(node, exp.Boolean):
         return bool(node.this)
+    if isinstance(node, exp.Neg) or (isinstance(node, exp.Literal) and not node.is_string):
+        return _num_out(_number(node, "a value"))
     if isinstance(node, exp.Literal):
         if node.is_string:
             return node.this
@@ -81,10 +83,9 @@ def _num_out(f: Fraction):
 
 
 def _number(node, what) -> Fraction:
-    text = node.this
-    neg = text.startswith("-")
-    f = d.exact_number(exp.Literal.number(text.lstrip("-")), what)
-    return -f if neg else f
+    if isinstance(node, exp.Neg):
+        return -_number(node.this, what)
+    return d.exact_number(node, what)
 
 
 def _graph_dict(node: g.PolicyGraph) -> dict:

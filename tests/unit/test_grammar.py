@@ -319,10 +319,20 @@ def test_the_reference_mentions_every_production():
 
 # ====================================================================== examples
 def _class(name: str) -> type:
-    cls = getattr(d, name, None) or getattr(exp, name, None)
+    cls = getattr(d, name, None) or getattr(pg, name, None) or getattr(exp, name, None)
     assert isinstance(cls, type) and issubclass(cls, exp.Expression), f"unknown class {name}"
     return cls
 
+
+from provsql_dp import _policy_grammar as pg  # noqa: E402
+
+# per-class argument of a field, where it differs from _FIELD_ARG (policy statements)
+_CLASS_ARGS = {
+    pg.CreatePolicy: {"policy": "this", "table": "table", "graph": "graph", "presence": "bounded"},
+    pg.DropPolicy: {"policy": "this"},
+    pg.ShowPolicies: {"table": "table"},
+    pg.ExplainPrivacy: {"query": "this", "accuracy": "accuracy"},
+}
 
 _FIELD_ARG = {"table": "this", "columns": "expressions", "domain": "domain",
               "epsilon": "epsilon", "user": "user", "query": "this"}
@@ -334,12 +344,17 @@ _CLASS_FIELDS = {
     d.ShowPrivacyBudget: ("user",),
     d.SetPrivacyEpsilon: ("epsilon",),
     d.PrivateQuery: ("query", "epsilon", "options"),
+    pg.CreatePolicy: ("policy", "table", "columns", "graph", "presence"),
+    pg.DropPolicy: ("policy",),
+    pg.ShowPolicies: ("table",),
+    pg.ExplainPrivacy: ("query", "accuracy"),
 }
 
 
 def _field(stmt: exp.Expression, key: str):
     """The value of an intended field, in the form the annotations use."""
-    node = stmt.args.get(_FIELD_ARG.get(key, key))
+    arg = _CLASS_ARGS.get(type(stmt), {}).get(key) or _FIELD_ARG.get(key, key)
+    node = stmt.args.get(arg)
     if node is None or node == []:
         return None
     if key == "table":
@@ -347,7 +362,11 @@ def _field(stmt: exp.Expression, key: str):
         return ".".join(p.name for p in node.parts)
     if key == "columns":
         return [c.name for c in node]
-    if key == "epsilon":
+    if key == "presence":
+        return "BOUNDED" if node.this else "UNBOUNDED"
+    if key == "graph":
+        return node.name
+    if key in ("epsilon", "accuracy"):
         value = d.exact_number(node, "epsilon")
         assert type(value) is Fraction
         return value
@@ -366,7 +385,7 @@ def _expected(key: str, text: str):
         return dict(pair.split("=", 1) for pair in text.split(","))
     if key == "columns":
         return [c.strip() for c in text.split(",")]
-    if key == "epsilon":
+    if key in ("epsilon", "accuracy"):
         return Fraction(text)
     return text
 
@@ -406,6 +425,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
         ("trips", "trips", ("rider", "driver")),
         ("visit", "visits", ()),
         ("Order Lines", "Customers", ("Customer Id",)),
+        ("people", "people", ()),
     }
     budgets = {u: t for u, t, _ in con.ledger.users()}
     assert budgets["alice"] == Fraction(5, 2)
@@ -413,6 +433,10 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     assert budgets["carol"] == 30
     assert budgets[con.user] == Fraction(1, 1000)
     assert con.default_epsilon == Fraction(1, 4)
+    from provsql_dp.blowfish.catalog import PolicyCatalog
+
+    assert {r.name for r in PolicyCatalog(con._duck).list()} == {
+        "age_line", "income_t", "state_p", "member_full", "age_income", "age_state"}
 
 
 def test_epsilon_literals_are_exact():
@@ -452,7 +476,10 @@ _INVALID_SETUP = (
 
 
 def _state(con):
-    return con.protected(), con.ledger.users(), con.default_epsilon
+    from provsql_dp.blowfish.catalog import PolicyCatalog
+
+    return (con.protected(), con.ledger.users(), con.default_epsilon,
+            PolicyCatalog(con._duck).list())
 
 
 def _check_message(err: BaseException, expected: str) -> None:
