@@ -143,6 +143,14 @@ def statements(text: str) -> list[str]:
     return out
 
 
+def _only_comments(text: str) -> bool:
+    """Whether ``text`` holds nothing but whitespace and complete comments."""
+    try:
+        return not d.ProvDP().tokenize(text)
+    except (TokenError, ParseError):
+        return False
+
+
 def _tokenizes(text: str) -> bool:
     try:
         d.ProvDP().tokenize(text)
@@ -360,6 +368,8 @@ class Shell:
 
     def feed(self, buf: list[str], line: str) -> list[str]:
         """Process one line given the pending statement lines ``buf``; returns the new buffer."""
+        if buf and _only_comments("\n".join(buf)):
+            buf = []  # comments between statements are not part of the next one
         if not buf and line.lstrip().startswith("."):
             self.dot(line.strip())
             return []
@@ -440,7 +450,7 @@ class Shell:
         self._print(render(self.mode, names, rows))
         eps = format_eps(info.epsilon)
         per = ""
-        if len(rows) > 1:
+        if len(rows) > 1 and info.mechanism.startswith("recursive"):
             per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
         if len(rows) == 1:
             value = f"{_cell(rows[0][-2])} ± {_cell(rows[0][-1])} (95%), "
