@@ -441,3 +441,11 @@ def test_interactive_eof_leaves_cleanly(tmp_path):
             sh.proc.kill()
             sh.proc.wait()
     assert list(tmp_path.iterdir()) == []  # no history file anywhere under HOME
+
+
+def test_comments_between_statements_do_not_swallow_dot_commands():
+    sh, out, err = make_shell(curator())
+    assert sh.run_text("-- a header comment\n/* and a block\n   comment */\n\n.mode csv\n"
+                       "-- before a statement\nSELECT 1 AS a; -- after it\n-- trailing\n.mode json\nSELECT 2 AS b;")
+    assert err.getvalue() == ""
+    assert out.getvalue() == 'a\n1\n[{"b": 2}]\n'
