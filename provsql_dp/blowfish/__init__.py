@@ -20,8 +20,10 @@ from ._engine import (Answer, answer, answer_with_accuracy, compare_strategies,
 from ._transform import incidence, policy_sensitivity, right_inverse
 from .dynamic import Projection, project
 from .tradeoff import tradeoff
+from .clustering import KMeansResult, kmeans
 
 __all__ = ["Policy", "Workload", "Matrix", "Histogram", "Prefix", "Ranges", "Rects", "Marginal",
            "as_workload", "random_ranges", "random_rects", "STRATEGIES", "Answer", "answer",
            "answer_with_accuracy", "compare_strategies", "epsilon_for_accuracy", "expected_error",
-           "incidence", "policy_sensitivity", "right_inverse", "Projection", "project", "tradeoff"]
+           "incidence", "policy_sensitivity", "right_inverse", "Projection", "project", "tradeoff",
+           "kmeans", "KMeansResult"]
