@@ -20,6 +20,7 @@ inside a monomial, and — for grouped tuples — duplicate and absorbed monomia
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import duckdb
@@ -174,9 +175,15 @@ def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
 # ---------------------------------------------------------------------- participant dictionaries
 @dataclass
 class _Domain:
+    """The participants of one domain: their sorted distinct keys (one array for a single-column
+    key; one per column, in lexicographic order, for a composite key)."""
+
     name: str
-    keys: np.ndarray  # sorted distinct keys (scalar domains) or dense-rank index (composite)
+    components: list
     participants: list
+
+    def __len__(self) -> int:
+        return len(self.participants)
 
 
 def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Domain]:
@@ -193,12 +200,15 @@ def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Doma
         if composite:
             table, slot = composite[0]
             keys = ", ".join(q(c) for c in slot.key_columns)
-            rows = con.execute(f"SELECT DISTINCT {keys} FROM {table} ORDER BY {keys}").fetchall()
-            if any(v is None for r in rows for v in r):
+            data, _ = _fetch(con, f"SELECT DISTINCT {keys} FROM {table} ORDER BY {keys}")
+            comps = [data[c] for c in slot.key_columns]
+            if any(isinstance(c, np.ma.MaskedArray) and c.mask.any() for c in comps):
                 raise DataError(
                     f"the primary key of protected table {table} has NULLs; every row needs a key"
                 )
-            out[domain] = _Domain(domain, np.arange(len(rows)), [(domain, tuple(r)) for r in rows])
+            comps = [np.ma.getdata(c) for c in comps]
+            keys_py = zip(*(c.tolist() for c in comps))
+            out[domain] = _Domain(domain, comps, list(zip(itertools.repeat(domain), keys_py)))
             continue
         union = " UNION ALL ".join(
             f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items
@@ -213,31 +223,38 @@ def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Doma
                 )
             res = res.data
         keys = np.sort(res)
-        out[domain] = _Domain(domain, keys, [(domain, k) for k in keys.tolist()])
+        out[domain] = _Domain(domain, [keys], list(zip(itertools.repeat(domain), keys.tolist())))
     return out
 
 
-def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarray:
-    """Dense participant indices for a slot column (-1 where NULL).
+def _map_slot(columns: list, domain: _Domain, offset: int, rank: bool) -> np.ndarray:
+    """Dense participant indices for one slot (-1 where NULL: a union branch without it).
 
-    Integer keys with a compact range go through a lookup table (one gather per row); other keys
-    through a binary search in the domain's sorted dictionary."""
-    mask = None
-    if isinstance(values, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(values)
-        values = values.data
-    values = np.asarray(values)
-    if composite:
-        out = values.astype(np.int64) + offset
-        if mask is not None:
-            out[mask] = -1
-        return out
-    keys = domain.keys
-    if mask is not None:
-        vals = values[~mask]
+    ``columns`` holds the key's value columns (one, or one per column of a composite key), or —
+    with ``rank`` — the dense rank of a composite key computed in SQL."""
+    null = np.zeros(len(columns[0]), dtype=bool)
+    for c in columns:
+        if isinstance(c, np.ma.MaskedArray):
+            null |= np.ma.getmaskarray(c)
+    vals = [np.asarray(np.ma.getdata(c)) for c in columns]
+    if null.any():
+        vals = [v[~null] for v in vals]
+    if rank:
+        idx = vals[0].astype(np.int64)
+    elif len(vals) == 1:
+        idx = _lookup(vals[0], domain.components[0], domain.name)
     else:
-        vals = values
-    idx = None
+        idx = _lookup_composite(vals, domain)
+    if not null.any():
+        return idx + offset
+    out = np.full(len(null), -1, dtype=np.int64)
+    out[~null] = idx + offset
+    return out
+
+
+def _lookup(vals: np.ndarray, keys: np.ndarray, name: str) -> np.ndarray:
+    """Positions of ``vals`` in the sorted ``keys``. Integer keys with a compact range go through
+    a lookup table (one gather per row); others through a checked binary search."""
     if len(keys) and len(vals) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
         lo, hi = int(keys[0]), int(keys[-1])
         vmin, vmax = int(vals.min()), int(vals.max())
@@ -245,37 +262,59 @@ def _map_keys(values, domain: _Domain, offset: int, composite: bool) -> np.ndarr
             lut = np.full(hi - lo + 1, -1, dtype=np.int64)
             lut[keys - lo] = np.arange(len(keys))
             idx = lut[vals - lo] if lo else lut[vals]
-            if idx.min() < 0:
-                idx = None  # a key outside the dictionary: the checked path below explains
-    if idx is None:
-        idx = np.searchsorted(keys, vals)
-        idx_c = np.minimum(idx, len(keys) - 1) if len(keys) else idx
-        if len(vals) and (len(keys) == 0 or not np.array_equal(keys[idx_c], vals)):
-            raise InternalError(
-                f"a participant key of domain {domain.name!r} is missing from its dictionary "
-                "(was the table modified during the query?)"
-            )
-    if mask is None:
-        return idx + offset
-    out = np.full(len(values), -1, dtype=np.int64)
-    out[~mask] = idx + offset
-    return out
+            if idx.min() >= 0:
+                return idx
+    idx = np.searchsorted(keys, vals)
+    if len(vals) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(idx, len(keys) - 1)], vals)):
+        raise InternalError(
+            f"a participant key of domain {name!r} is missing from its dictionary "
+            "(was the table modified during the query?)"
+        )
+    return idx.astype(np.int64)
+
+
+def _lookup_composite(vals: list, domain: _Domain) -> np.ndarray:
+    """Positions of composite integer keys: encoded arithmetically (mixed radix, which keeps the
+    lexicographic order of the dictionary) when the ranges fit in 62 bits, else by sorting."""
+    comps = domain.components
+    if not len(comps[0]):
+        raise InternalError(f"domain {domain.name!r} has no participants")
+    mins = [int(c.min()) for c in comps]
+    spans = [int(c.max()) - m + 1 for c, m in zip(comps, mins)]
+    if np.prod([float(x) for x in spans]) < 2.0**62:
+        inside = np.ones(len(vals[0]), dtype=bool)
+        for v, m, sp in zip(vals, mins, spans):
+            inside &= (v >= m) & (v < m + sp)
+        if inside.all():
+            code_keys = np.zeros(len(comps[0]), dtype=np.int64)
+            code_vals = np.zeros(len(vals[0]), dtype=np.int64)
+            for c, v, m, sp in zip(comps, vals, mins, spans):
+                code_keys = code_keys * sp + (c.astype(np.int64) - m)
+                code_vals = code_vals * sp + (v.astype(np.int64) - m)
+            return _lookup(code_vals, code_keys, domain.name)
+    stacked = np.concatenate([np.column_stack(comps), np.column_stack(vals)])
+    _, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    n = len(comps[0])
+    if not np.array_equal(inverse[:n], np.arange(n)) or inverse[n:].max(initial=-1) >= n:
+        raise InternalError(f"a participant key of domain {domain.name!r} is missing from its dictionary")
+    return inverse[n:].astype(np.int64)
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
     """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
     are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
-    described = con.execute(f"DESCRIBE {sql}").fetchall()  # types only: nothing is computed
-    names = [r[0] for r in described]
-    types = [str(r[1]) for r in described]
+    res = con.execute(sql)
+    names = [d[0] for d in res.description]
+    types = [str(d[1]) for d in res.description]
     if any(t.startswith("ENUM") for t in types):
         cols = ", ".join(
             f"{q(c)}::VARCHAR AS {q(c)}" if t.startswith("ENUM") else q(c)
             for c, t in zip(names, types)
         )
-        sql = f"SELECT {cols} FROM ({sql}) AS enum_as_text"
+        res = con.execute(f"SELECT {cols} FROM ({sql}) AS enum_as_text")
         types = ["VARCHAR" if t.startswith("ENUM") else t for t in types]
-    return con.execute(sql).fetchnumpy(), types
+    return res.fetchnumpy(), types
 
 
 # ---------------------------------------------------------------------- assembling the K-relation
@@ -299,10 +338,11 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     P = np.empty((n, len(kept)), dtype=np.int64)
     for j, (k, (kind, ref)) in enumerate(kept):
         slot = compiled.slots[k]
-        column = data[f"__s{k}"] if kind == "column" else data[ref]
-        P[:, j] = _map_keys(
-            column, domains[slot.domain], offsets[slot.domain], slot.kind == "composite"
-        )
+        if kind == "column":
+            columns, rank = [data[f"__s{k}"]], slot.kind == "composite"
+        else:
+            columns, rank = [data[i] for i in ref], False
+        P[:, j] = _map_slot(columns, domains[slot.domain], offsets[slot.domain], rank)
     _dedupe_within(P)
 
     values = [

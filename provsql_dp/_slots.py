@@ -20,7 +20,7 @@ end the analysis: nothing below a union is aliased.
 >>> j = Join(s(0), s(2), exp.EQ(this=exp.column("v1"), expression=exp.column("v2")))
 >>> p = Project(j, (exp.column("v0"), exp.column("v3")), ("a", "b"), ("a", "b"))
 >>> slot_sources(p)
-[('value', 'a'), ('column', 1), ('drop', 1), ('value', 'b')]
+[('value', ('a',)), ('column', 1), ('drop', 1), ('value', ('b',))]
 """
 
 from __future__ import annotations
@@ -36,18 +36,29 @@ __all__ = ["slot_sources", "analyse"]
 
 @dataclass
 class _Info:
-    base: dict[str, str] = field(default_factory=dict)  # output id -> scan key id it equals
+    base: dict[str, str] = field(default_factory=dict)  # output id -> scan column id it equals
     equal: list[tuple[str, str]] = field(default_factory=list)  # scan ids equal on every row
-    slots: list[tuple[str, str | None]] = field(default_factory=list)  # (domain, scan key id)
+    # per slot: (domain, the scan ids of its key columns or None for rowid, their types)
+    slots: list[tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = field(default_factory=list)
+
+
+_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER",
+            "UBIGINT"}
 
 
 def analyse(node: Node) -> _Info:
     """Bare-column lineage, row-wide equalities and slot keys of a plan node."""
     if isinstance(node, Scan):
         ids = dict(zip(node.columns, node.ids))
-        slots = [
-            (s.domain, ids.get(s.column) if s.kind == "column" else None) for s in node.slots
-        ]
+        types = dict(zip(node.columns, node.types)) if node.types else {}
+        slots = []
+        for s in node.slots:
+            cols = (s.column,) if s.kind == "column" else s.key_columns
+            if s.kind == "rowid" or not all(c in ids for c in cols):
+                slots.append((s.domain, None, ()))
+            else:
+                slots.append((s.domain, tuple(ids[c] for c in cols),
+                              tuple(types.get(c, "?") for c in cols)))
         return _Info(dict(zip(node.ids, node.ids)), [], slots)
     if isinstance(node, Filter):
         c = analyse(node.child)
@@ -70,7 +81,7 @@ def analyse(node: Node) -> _Info:
     if isinstance(node, Distinct):
         return analyse(node.child)
     if isinstance(node, Union):
-        slots = [(d, None) for child in node.inputs for d, _ in analyse(child).slots]
+        slots = [(d, None, ()) for child in node.inputs for d, _, _ in analyse(child).slots]
         return _Info({}, [], slots)
     raise TypeError(f"not a plan node below the aggregate: {type(node).__name__}")
 
@@ -97,12 +108,19 @@ def slot_sources(node: Node) -> list[tuple[str, object]]:
     """For each slot of ``node``'s compiled query, where the capture reads it from:
 
     * ``("column", k)`` — the slot's own column ``__s{k}``;
-    * ``("value", id)`` — the output value column ``id``, which equals it on every row;
+    * ``("value", ids)`` — the output value columns ``ids`` (one per key column), which equal
+      the slot's key on every row;
     * ``("drop", k)`` — nothing: slot ``k`` (kept) names the same participant on every row.
+
+    A composite key (several columns) is read from values only when all its columns are
+    integers (the capture then encodes it arithmetically).
     """
     info = analyse(node)
-    key_domain = {b: d for d, b in info.slots if b is not None}
-    parent: dict[str, str] = {b: b for b in key_domain}
+    key_of: dict[str, tuple[str, str]] = {}  # scan id of a key column -> (domain, type)
+    for domain, bases, types in info.slots:
+        for b, t in zip(bases or (), types):
+            key_of[b] = (domain, t)
+    parent: dict[str, str] = {b: b for b in key_of}
 
     def find(x: str) -> str:
         while parent[x] != x:
@@ -111,28 +129,31 @@ def slot_sources(node: Node) -> list[tuple[str, object]]:
         return x
 
     for a, b in info.equal:
-        if a in key_domain and b in key_domain and key_domain[a] == key_domain[b]:
+        if a in key_of and b in key_of and key_of[a] == key_of[b]:
             ra, rb = find(a), find(b)
             if ra != rb:
                 parent[rb] = ra
     value_of_class: dict[str, str] = {}
     for out_id in node.ids:
         b = info.base.get(out_id)
-        if b is not None and b in key_domain:
+        if b is not None and b in key_of:
             value_of_class.setdefault(find(b), out_id)
-    kept: dict[tuple[str, str], int] = {}
+    kept: dict[tuple, int] = {}
     result: list[tuple[str, object]] = []
-    for k, (domain, b) in enumerate(info.slots):
-        if b is None:
+    for k, (domain, bases, types) in enumerate(info.slots):
+        if bases is None:
             result.append(("column", k))
             continue
-        cls = find(b)
-        if (domain, cls) in kept:
-            result.append(("drop", kept[(domain, cls)]))
+        classes = tuple(find(b) for b in bases)
+        if (domain, classes) in kept:
+            result.append(("drop", kept[(domain, classes)]))
             continue
-        kept[(domain, cls)] = k
-        if cls in value_of_class:
-            result.append(("value", value_of_class[cls]))
+        kept[(domain, classes)] = k
+        readable = all(c in value_of_class for c in classes) and (
+            len(bases) == 1 or all(t.upper() in _INTEGER for t in types)
+        )
+        if readable:
+            result.append(("value", tuple(value_of_class[c] for c in classes)))
         else:
             result.append(("column", k))
     return result

@@ -117,15 +117,14 @@ class Catalog:
         schema = parts[-2] if len(parts) >= 2 else None
         catalog = parts[-3] if len(parts) >= 3 else None
         rows = self.con.execute(
-            """SELECT database_name, schema_name, table_name, NULL AS sql, 0 AS is_view
-                 FROM duckdb_tables()
+            """SELECT database_name, schema_name, table_name,
+                      list(column_name ORDER BY column_index), list(data_type ORDER BY column_index)
+                 FROM duckdb_columns()
                 WHERE lower(table_name) = lower(?)
-               UNION ALL
-               SELECT database_name, schema_name, view_name, sql, 1
-                 FROM duckdb_views()
-                WHERE lower(view_name) = lower(?) AND NOT internal""",
-            [name, name],
+                GROUP BY ALL""",
+            [name],
         ).fetchall()
+        rows = [r for r in rows if r[0] != "system"]  # DuckDB's own catalog functions
         if schema is not None:
             rows = [r for r in rows if r[1].lower() == schema.lower()]
         if catalog is not None:
@@ -141,20 +140,21 @@ class Catalog:
                 raise ProgrammingError(
                     f"table name {'.'.join(parts)!r} is ambiguous; qualify it with its schema"
                 )
-        db, sch, tbl, sql, is_view = rows[0]
-        cols = self.con.execute(
-            """SELECT column_name, data_type FROM duckdb_columns()
-                WHERE database_name = ? AND schema_name = ? AND table_name = ?
-                ORDER BY column_index""",
+        db, sch, tbl, cols, types = rows[0]
+        view = self.con.execute(
+            """SELECT sql FROM duckdb_views()
+                WHERE database_name = ? AND schema_name = ? AND view_name = ? AND NOT internal""",
             [db, sch, tbl],
         ).fetchall()
+        if not view and sch in ("information_schema", "pg_catalog"):
+            return None  # DuckDB's internal views are not tables of the database
         return TableInfo(
             catalog=db,
             schema=sch,
             name=tbl,
-            columns=tuple(c for c, _ in cols),
-            types=tuple(t for _, t in cols),
-            view_sql=sql if is_view else None,
+            columns=tuple(cols),
+            types=tuple(types),
+            view_sql=view[0][0] if view else None,
         )
 
     def primary_key(self, info: TableInfo) -> tuple[str, ...]:

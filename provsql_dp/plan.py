@@ -58,6 +58,7 @@ class Scan:
     names: tuple[str, ...]
     slots: tuple[Slot, ...] = ()
     catalog: str | None = None
+    types: tuple[str, ...] = ()  # DuckDB type of each column, when known
 
     @property
     def children(self) -> tuple:

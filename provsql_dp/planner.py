@@ -329,6 +329,7 @@ class Planner:
                 ids=ids,
                 names=names,
                 slots=prot.slots() if prot else (),
+                types=info.types,
             )
             return scan, _Source(alias, names, ids)
         if isinstance(t, exp.Lateral):

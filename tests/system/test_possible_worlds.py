@@ -53,6 +53,13 @@ QUERIES = [
     ("SELECT SUM(p.age - {a}) FROM person p WHERE p.city IS NOT NULL", "agg"),
     ("SELECT COUNT(*) FROM (SELECT DISTINCT src FROM edge) t", "agg"),
     ("SELECT COUNT(DISTINCT name) FROM item WHERE price > {a}", "agg"),
+    # composite primary keys: integer (read from value columns) and mixed (ranked in SQL)
+    ("SELECT l1.a, l2.b FROM link l1 JOIN link l2 ON l1.b = l2.a", "rows"),
+    ("SELECT l1.a, l1.b, l2.b FROM link l1 JOIN link l2 ON l1.b = l2.a "
+     "JOIN link l3 ON l1.a = l3.a AND l2.b = l3.b", "rows"),
+    ("SELECT DISTINCT v.place FROM visit v JOIN person p ON p.id = v.person", "rows"),
+    ("SELECT COUNT(*) FROM link l JOIN visit v ON v.person = l.a WHERE l.w > {a}", "agg"),
+    ("SELECT l.a FROM link l UNION SELECT v.person FROM visit v", "rows"),
 ]
 
 
@@ -76,11 +83,21 @@ def make_db(seed: int):
             "INSERT INTO item VALUES (?, ?, ?)",
             [rng.choice(NAMES), rng.choice(ids), rng.randint(-3, 9)],
         )
+    con.execute("CREATE TABLE link(a INTEGER, b INTEGER, w INTEGER, PRIMARY KEY (a, b))")
+    pairs = {(rng.choice(ids), rng.choice(ids)) for _ in range(rng.randint(2, 10))}
+    for a_, b_ in sorted(pairs):
+        con.execute("INSERT INTO link VALUES (?, ?, ?)", [a_, b_, rng.randint(0, 9)])
+    con.execute("CREATE TABLE visit(person INTEGER, place VARCHAR, PRIMARY KEY (person, place))")
+    visits = {(rng.choice(ids), rng.choice(NAMES)) for _ in range(rng.randint(1, 8))}
+    for v_ in sorted(visits):
+        con.execute("INSERT INTO visit VALUES (?, ?)", list(v_))
     con.execute("CREATE TABLE pub(k INTEGER, label VARCHAR)")
     con.execute("INSERT INTO pub VALUES (0, 'a'), (1, 'b'), (1, 'b'), (2, 'zz')")
     con.execute("PROTECT TABLE person")
     con.execute("PROTECT TABLE edge BY (src, dst) AS person")
     con.execute("PROTECT TABLE item")
+    con.execute("PROTECT TABLE link")
+    con.execute("PROTECT TABLE visit")
     return con, rng
 
 
@@ -97,6 +114,12 @@ def world_rows(con, sql: str, world: set) -> list[tuple]:
             [person, person],
         )
         duck.execute("DELETE FROM item WHERE NOT list_contains(?, rowid)", [items])
+        links = [list(k) for d, k in world if d == "link"]
+        visits = [list(map(str, k)) for d, k in world if d == "visit"]
+        duck.execute("DELETE FROM link WHERE NOT list_contains(?, [a, b])", [links])
+        duck.execute(
+            "DELETE FROM visit WHERE NOT list_contains(?, [person::VARCHAR, place])", [visits]
+        )
         return duck.execute(sql).fetchall()
     finally:
         duck.execute("ROLLBACK")
