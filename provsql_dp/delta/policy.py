@@ -29,8 +29,8 @@ Examples
 Policy(line, shape=(4,), bounded)
 >>> q = Policy(0.1, dims=2, metric="l1", sources="boundary")
 >>> bp = q.blowfish((10, 10))
->>> bp.bounded, len(bp.sources)           # ⊥ touches the 36 cells on the boundary
-(False, 36)
+>>> bp.bounded, len(bp.sources)     # ⊥ touches the two outer rings (cell 1 starts at δ)
+(False, 64)
 """
 
 from __future__ import annotations
