@@ -1,0 +1,591 @@
+"""The linear programs of the efficient recursive mechanism, built from arrays and solved by HiGHS.
+
+This module is private: it computes functions of the private data (H, G, X) and must only be
+reached through :mod:`provsql_dp.mechanisms.recursive`.
+
+Formulation
+-----------
+Write ``f = 1 - g``: ``g_p`` is how much of participant ``p`` has *withdrawn*. For a DNF annotation
+the relaxation of papers/003 §5.2 is
+
+    φ_t(f) = max_m max(0, Σ_{p∈m} f_p − |m| + 1) = max_m max(0, 1 − Σ_{p∈m} g_p),
+
+so with ``j = |P_R| − i`` (the mass withdrawn from the participants that occur):
+
+* ``H_i = min Σ_t q_t y_t`` s.t. ``y_t + Σ_{p∈m} g_p ≥ 1`` for every monomial ``m`` of ``t``,
+  ``Σ g = j``, ``0 ≤ g ≤ 1``, ``y ≥ 0``   (eq. 16);
+* ``G_i = 2 min w`` s.t. the same monomial rows, ``w − Σ_{t∋p} q_t y_t ≥ 0`` for every ``p``,
+  ``Σ g = j``   (eq. 19; in DNF the φ-sensitivity ``S_{k,p}`` is 1 when ``p`` occurs in ``k``);
+* the real-interval LP of eq. 20: ``min Σ_t q_t y_t + Δ̂ Σ g`` without the ``Σ g`` row.
+
+Structure exploited
+-------------------
+The mechanism only needs these LPs near ``i = |P|`` (small ``j``): ``Δ`` looks at the last
+``O(ln G_|P| / β)`` entries of G, and ``X`` is attained near the top. There the optimal ``g`` is
+supported on a few high-impact participants, so every LP is solved by **row and column
+generation** on a restricted model, which is *certified optimal for the full LP* by LP duality:
+
+* columns ``g_p`` only for a candidate set ``C``; a tuple with a monomial that avoids ``C`` has
+  ``φ_t = 1`` and becomes a constant. The restricted dual extends to a feasible dual of the full LP
+  (a constant tuple's dual weight ``q_t`` is put on one monomial avoiding ``C``) exactly when every
+  ``p ∉ C`` has a nonnegative reduced cost; otherwise the violators join ``C`` and we re-solve;
+* for G, rows ``w ≥ load(p)`` only for a set ``R``; the restricted primal solution is feasible for
+  the full LP exactly when every ``p ∉ R`` has ``load(p) ≤ w``; otherwise the violators join ``R``.
+
+When the restricted model stops being small the full model is solved directly. A participant's
+reduced cost never exceeds its weighted degree ``deg_q(p) = Σ_{t∋p} q_t``, so for eq. 20 the set
+``C = {p : deg_q(p) > Δ̂}`` is exact from the start.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+
+from provsql_dp.errors import SolverError
+
+__all__ = ["Structure", "LPStats", "solve_lp"]
+
+_INF = highspy.kHighsInf
+_ROWWISE = 2  # HiGHS MatrixFormat::kRowwise
+_MINIMIZE = 1  # HiGHS ObjSense::kMinimize
+
+#: above this fraction of occurring participants in the restricted model, solve the full model
+_FULL_FRACTION = 0.5
+
+
+@dataclass
+class LPStats:
+    """Counters of the LP work done for one computation (curator-only diagnostics)."""
+
+    n_lps: int = 0
+    lp_seconds: float = 0.0
+    build_seconds: float = 0.0
+    max_rows: int = 0
+    max_cols: int = 0
+    generation_rounds: int = 0
+    solver: str = "simplex"
+    log: list = field(default_factory=list)
+
+
+def solve_lp(
+    n_col: int,
+    cost: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    a_start: np.ndarray,
+    a_index: np.ndarray,
+    a_value: np.ndarray,
+    *,
+    offset: float = 0.0,
+    solver: str = "simplex",
+    time_limit: float | None = None,
+    stats: LPStats | None = None,
+    what: str = "LP",
+    crossover: bool = True,
+):
+    """Solve ``min cost·x + offset`` over a row-wise CSR model in one ``passModel``.
+
+    Returns ``(objective, col_value, row_dual)`` as numpy arrays; raises :class:`SolverError`
+    unless HiGHS reports an optimal solution.
+    """
+    n_row = len(row_lower)
+    t0 = time.perf_counter()
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("solver", solver)
+    h.setOptionValue("threads", 1)
+    if not crossover:
+        h.setOptionValue("run_crossover", "off")
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    status = h.passModel(
+        int(n_col),
+        int(n_row),
+        int(len(a_index)),
+        _ROWWISE,
+        _MINIMIZE,
+        float(offset),
+        np.ascontiguousarray(cost, dtype=np.float64),
+        np.ascontiguousarray(col_lower, dtype=np.float64),
+        np.ascontiguousarray(col_upper, dtype=np.float64),
+        np.ascontiguousarray(row_lower, dtype=np.float64),
+        np.ascontiguousarray(row_upper, dtype=np.float64),
+        np.ascontiguousarray(a_start[:n_row], dtype=np.int32),
+        np.ascontiguousarray(a_index, dtype=np.int32),
+        np.ascontiguousarray(a_value, dtype=np.float64),
+        np.zeros(int(n_col), dtype=np.int32),
+    )
+    if status == highspy.HighsStatus.kError:
+        raise SolverError(f"HiGHS rejected the {what} model ({n_row} rows, {n_col} columns)")
+    run_status = h.run()
+    model_status = h.getModelStatus()
+    elapsed = time.perf_counter() - t0
+    if stats is not None:
+        stats.n_lps += 1
+        stats.lp_seconds += elapsed
+        stats.max_rows = max(stats.max_rows, n_row)
+        stats.max_cols = max(stats.max_cols, int(n_col))
+    if run_status == highspy.HighsStatus.kError or model_status != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(
+            f"the {what} did not solve to optimality (HiGHS: "
+            f"{h.modelStatusToString(model_status)}); nothing was released"
+        )
+    sol = h.getSolution()
+    info = h.getInfo()
+    objective = info.objective_function_value
+    if not sol.dual_valid:
+        raise SolverError(f"the {what} returned no dual solution; nothing was released")
+    col_value = np.asarray(sol.col_value, dtype=np.float64)
+    row_dual = np.asarray(sol.row_dual, dtype=np.float64)
+    if not (math.isfinite(objective) and np.all(np.isfinite(col_value))):
+        raise SolverError(f"the {what} returned a non-finite solution; nothing was released")
+    return objective, col_value, row_dual
+
+
+class Structure:
+    """The arrays of a K-relation that the LPs need, over the participants that occur.
+
+    Tuples of weight 0 are dropped; tuples annotated ``True`` (an empty monomial) contribute the
+    constant :attr:`const_true` to every H. Participants are re-indexed densely over those that
+    occur (``n`` of them); ``n_absent`` counts the participants of ``P`` that occur nowhere.
+    """
+
+    def __init__(self, kr, weights: np.ndarray | None = None):
+        w = np.asarray(kr.weights if weights is None else weights, dtype=np.float64)
+        if w.shape != (kr.n_tuples,):
+            raise ValueError("one weight per tuple is required")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("weights must be finite")
+        if np.any(w < 0):
+            raise ValueError(
+                "the recursive mechanism needs nonnegative weights q(t); for a signed SUM use "
+                "recursive.release_signed, which releases the positive and negative parts "
+                "separately"
+            )
+        tuple_ptr = np.asarray(kr.tuple_ptr, dtype=np.int64)
+        mono_ptr = np.asarray(kr.mono_ptr, dtype=np.int64)
+        mono_part = np.asarray(kr.mono_part, dtype=np.int64)
+        n_tuples = len(w)
+        n_mono = len(mono_ptr) - 1
+        mono_size = np.diff(mono_ptr)
+        mono_tuple = np.repeat(np.arange(n_tuples), np.diff(tuple_ptr))
+        # a tuple with an empty monomial is True (absorption leaves it alone)
+        has_empty = np.zeros(n_tuples, dtype=bool)
+        if n_mono:
+            has_empty[mono_tuple[mono_size == 0]] = True
+        positive = w > 0
+        self.const_true = float(w[has_empty & positive].sum())
+        keep_t = positive & ~has_empty
+        keep_m = keep_t[mono_tuple]
+        ent_mono_all = np.repeat(np.arange(n_mono), mono_size)
+        keep_e = keep_m[ent_mono_all]
+
+        self.n_total = int(kr.n_participants)
+        part = mono_part[keep_e]
+        occurring, ent_part = np.unique(part, return_inverse=True)
+        self.occurring = occurring  # indices into kr.participant_list
+        self.n = int(len(occurring))
+        self.n_absent = self.n_total - self.n
+
+        t_new = np.cumsum(keep_t) - 1
+        self.q = w[keep_t]
+        self.n_tuples = int(len(self.q))
+        self.mono_tuple = t_new[mono_tuple[keep_m]].astype(np.int64)
+        sizes = mono_size[keep_m]
+        self.mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.n_mono = int(len(sizes))
+        self.ent_part = ent_part.astype(np.int64)
+        self.ent_mono = np.repeat(np.arange(self.n_mono), sizes)
+        self.tuple_mono_ptr = np.concatenate(
+            [[0], np.cumsum(np.bincount(self.mono_tuple, minlength=self.n_tuples))]
+        ).astype(np.int64)
+        # distinct (tuple, participant) pairs: p occurs in the annotation of t
+        pair = np.unique(self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part)
+        self.var_tuple = pair // max(self.n, 1)
+        self.var_part = pair % max(self.n, 1)
+        self.deg = np.bincount(self.var_part, weights=self.q[self.var_tuple], minlength=self.n)
+        self.total = float(self.q.sum())
+        self.order = np.argsort(-self.deg, kind="stable")  # participants by decreasing deg_q
+
+    # ------------------------------------------------------------------ closed forms
+    def h_closed(self, j: float) -> float | None:
+        """H at withdrawn mass ``j`` when no LP is needed, else None."""
+        if j <= 0:
+            return self.const_true + self.total
+        if j >= self.n:
+            return self.const_true
+        return None
+
+    def g_closed(self, j: float) -> float | None:
+        if j <= 0:
+            return 2.0 * float(self.deg.max()) if self.n else 0.0
+        if j >= self.n:
+            return 0.0
+        return None
+
+    def greedy_max_loads(self, k_max: int) -> np.ndarray:
+        """``M[k]``: the largest load after fully withdrawing ``k`` participants greedily.
+
+        Each step withdraws the participant of largest current load. Withdrawing ``k`` whole
+        participants is a feasible ``g`` with ``Σ g = k``, so ``G_{|P|−j} ≤ 2 min_{k≤j} M[k]``:
+        a free upper bound that settles most of the Δ search without an LP.
+        """
+        k_max = max(0, min(int(k_max), self.n))
+        loads = self.deg.copy()
+        out = np.empty(k_max + 1)
+        out[0] = loads.max() if self.n else 0.0
+        if k_max == 0:
+            return out
+        if not hasattr(self, "_part_ent"):
+            self._part_ent = np.argsort(self.ent_part, kind="stable")
+            self._part_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.ent_part, minlength=self.n))])
+            self._tuple_var_ptr = np.concatenate(
+                [[0], np.cumsum(np.bincount(self.var_tuple, minlength=self.n_tuples))]
+            )
+        mono_alive = np.ones(self.n_mono, dtype=bool)
+        alive_count = np.diff(self.tuple_mono_ptr).copy()
+        for k in range(1, k_max + 1):
+            p = int(np.argmax(loads))
+            ents = self._part_ent[self._part_ptr[p] : self._part_ptr[p + 1]]
+            monos = self.ent_mono[ents]
+            monos = monos[mono_alive[monos]]
+            mono_alive[monos] = False
+            ts = self.mono_tuple[monos]
+            np.subtract.at(alive_count, ts, 1)
+            dead = np.unique(ts[alive_count[ts] == 0])
+            if len(dead):
+                lo = self._tuple_var_ptr[dead]
+                hi = self._tuple_var_ptr[dead + 1]
+                sel = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
+                np.subtract.at(loads, self.var_part[sel], self.q[self.var_tuple[sel]])
+            loads[p] = 0.0
+            out[k] = loads.max()
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def top(self, k: int) -> np.ndarray:
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.order[: max(0, min(k, self.n))]] = True
+        return mask
+
+    def phi(self, g: np.ndarray) -> np.ndarray:
+        """φ_t for every tuple, given the withdrawn mass ``g`` of every participant."""
+        s = np.bincount(self.ent_mono, weights=g[self.ent_part], minlength=self.n_mono)
+        val = np.maximum(0.0, 1.0 - s)
+        return np.maximum.reduceat(val, self.tuple_mono_ptr[:-1]) if self.n_tuples else val
+
+    def loads(self, g: np.ndarray) -> np.ndarray:
+        ph = self.phi(g)
+        return np.bincount(
+            self.var_part, weights=self.q[self.var_tuple] * ph[self.var_tuple], minlength=self.n
+        )
+
+
+def _initial_size(j: float) -> int:
+    return int(2 * math.ceil(j) + 16)
+
+
+class Solver:
+    """Solves H, G and the eq.-20 LP for one :class:`Structure`, reusing candidate sets."""
+
+    def __init__(
+        self,
+        st: Structure,
+        *,
+        solver: str = "simplex",
+        time_limit: float | None = None,
+        generation: bool = True,
+        j_solver: str = "ipm",
+    ):
+        self.st = st
+        self.solver = solver
+        self.j_solver = j_solver
+        self.time_limit = time_limit
+        self.generation = generation
+        self.stats = LPStats(solver=solver)
+        self._cand = np.zeros(st.n, dtype=bool)  # columns that were useful before
+        self._rows = np.zeros(st.n, dtype=bool)
+
+    # ------------------------------------------------------------------ H and eq. 20
+    def h(self, j: float) -> float:
+        """H at withdrawn mass ``j`` over the occurring participants (eq. 16)."""
+        closed = self.st.h_closed(j)
+        if closed is not None:
+            return closed
+        value, _ = self._h_like(j=j, delta_hat=None)
+        return value
+
+    def x_real(self, delta_hat: float) -> tuple[float, float]:
+        """Solve eq. 20: ``min_j H(j) + j Δ̂`` over real ``j``; return (value, argmin j)."""
+        st = self.st
+        if st.n == 0:
+            return st.const_true, 0.0
+        value, g = self._h_like(j=None, delta_hat=delta_hat)
+        return value, float(g.sum())
+
+    def _h_like(self, j: float | None, delta_hat: float | None):
+        st = self.st
+        if delta_hat is not None:
+            cand = st.deg > delta_hat  # exact: other columns have nonnegative reduced cost
+            if not cand.any():
+                return st.const_true + st.total, np.zeros(st.n)
+        else:
+            cand = st.top(_initial_size(j)) | self._cand
+        if not self.generation:
+            cand = np.ones(st.n, dtype=bool)
+        while True:
+            if cand.sum() > _FULL_FRACTION * st.n:
+                cand = np.ones(st.n, dtype=bool)
+            value, g, add = self._solve_h(cand, j, delta_hat)
+            if add is None or not add.any():
+                break
+            self.stats.generation_rounds += 1
+            cand = cand | add
+        self._cand |= g > 0
+        return value, g
+
+    def _solve_h(self, cand: np.ndarray, j: float | None, delta_hat: float | None):
+        st = self.st
+        t0 = time.perf_counter()
+        ent_c = cand[st.ent_part]
+        mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
+        free_count = np.bincount(st.mono_tuple, weights=~mono_has_c, minlength=st.n_tuples)
+        t_kept = free_count == 0
+        m_kept = t_kept[st.mono_tuple]
+        n_c = int(cand.sum())
+        col_of_part = np.cumsum(cand) - 1
+        y_col = n_c + np.cumsum(t_kept) - 1
+        kept_m_idx = np.flatnonzero(m_kept)
+        n_rows_m = len(kept_m_idx)
+        # row-wise entries: per kept monomial, first y_t, then g_p for p in m ∩ C
+        e_sel = m_kept[st.ent_mono] & ent_c
+        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
+        start = np.concatenate([[0], np.cumsum(per_row)])
+        nnz_m = int(start[-1])
+        idx = np.empty(nnz_m, dtype=np.int64)
+        idx[start[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
+        body = np.ones(nnz_m, dtype=bool)
+        body[start[:-1]] = False
+        idx[body] = col_of_part[st.ent_part[e_sel]]  # entries are ordered by monomial
+        val = np.ones(nnz_m)
+        n_y = int(t_kept.sum())
+        n_col = n_c + n_y
+        cost = np.zeros(n_col)
+        cost[n_c:] = st.q[t_kept]
+        if delta_hat is not None:
+            cost[:n_c] = delta_hat
+        col_lower = np.zeros(n_col)
+        col_upper = np.full(n_col, _INF)
+        col_upper[:n_c] = 1.0
+        row_lower = np.ones(n_rows_m)
+        row_upper = np.full(n_rows_m, _INF)
+        if j is not None:
+            start = np.concatenate([start, [nnz_m + n_c]])
+            idx = np.concatenate([idx, np.arange(n_c)])
+            val = np.concatenate([val, np.ones(n_c)])
+            row_lower = np.append(row_lower, j)
+            row_upper = np.append(row_upper, j)
+        offset = st.const_true + float(st.q[~t_kept].sum())
+        self.stats.build_seconds += time.perf_counter() - t0
+        obj, x, dual = solve_lp(
+            n_col, cost, col_lower, col_upper, row_lower, row_upper, start, idx, val,
+            offset=offset, solver=self.solver, time_limit=self.time_limit, stats=self.stats,
+            what="H LP" if j is not None else "eq. 20 LP",
+        )
+        g = np.zeros(st.n)
+        g[cand] = x[:n_c]
+        if n_c == st.n:
+            return obj, g, None
+        # reduced cost of every missing column g_p, with the restricted dual extended:
+        # kept monomials carry their duals, each constant tuple puts q_t on one monomial
+        # that avoids C (charging every participant of that monomial)
+        t0 = time.perf_counter()
+        pi = np.zeros(st.n_mono)
+        pi[kept_m_idx] = dual[:n_rows_m]
+        lam = float(dual[n_rows_m]) if j is not None else 0.0
+        charge = np.bincount(st.ent_part, weights=pi[st.ent_mono], minlength=st.n)
+        free_m = np.flatnonzero(~mono_has_c)
+        if len(free_m):
+            _, first = np.unique(st.mono_tuple[free_m], return_index=True)
+            assigned = free_m[first]
+            w_m = np.zeros(st.n_mono)
+            w_m[assigned] = st.q[st.mono_tuple[assigned]]
+            charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono], minlength=st.n)
+        c_g = delta_hat if delta_hat is not None else 0.0
+        reduced = c_g - lam - charge
+        scale = max(1.0, abs(lam), abs(c_g))
+        add = (~cand) & (reduced < -1e-7 * scale)
+        self.stats.build_seconds += time.perf_counter() - t0
+        return obj, g, add
+
+    # ------------------------------------------------------------------ the Δ predicate
+    def j_value(self, cap: float) -> tuple[float, float]:
+        """``J(W) = min { Σ g : load_p(g) ≤ W for every p }`` and a subgradient ``dJ/dW``.
+
+        ``G_{|P|−j} ≤ 2W ⟺ J(W) ≤ j`` (for ``0 ≤ j ≤ |P_R|``; loads only fall as ``g`` grows), so
+        the Δ search of eq. 11 needs J, never G itself. The model is exact and small without
+        generation: a participant with ``deg_q(p) ≤ W`` can never exceed ``W``, so rows exist only
+        for heavier participants and variables only for the tuples that touch them. It has no
+        dense column (G's ``w``), which makes it an order of magnitude faster to solve.
+        ``J`` is convex and nonincreasing in ``W``: ``J(W') ≥ J(W) + s (W' − W)``.
+        """
+        st = self.st
+        heavy = st.deg > cap
+        if not heavy.any():
+            return 0.0, 0.0
+        t0 = time.perf_counter()
+        var_in = heavy[st.var_part]
+        t_kept = np.bincount(st.var_tuple[var_in], minlength=st.n_tuples) > 0
+        m_kept = t_kept[st.mono_tuple]
+        kept_m_idx = np.flatnonzero(m_kept)
+        e_sel = m_kept[st.ent_mono]
+        used = np.zeros(st.n, dtype=bool)
+        used[st.ent_part[e_sel]] = True
+        n_g = int(used.sum())
+        col_of_part = np.cumsum(used) - 1
+        n_y = int(t_kept.sum())
+        y_col = n_g + np.cumsum(t_kept) - 1
+        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
+        start_m = np.concatenate([[0], np.cumsum(per_row)])
+        nnz_m = int(start_m[-1])
+        idx_m = np.empty(nnz_m, dtype=np.int64)
+        idx_m[start_m[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
+        body = np.ones(nnz_m, dtype=bool)
+        body[start_m[:-1]] = False
+        idx_m[body] = col_of_part[st.ent_part[e_sel]]
+        sel = np.flatnonzero(var_in)
+        order = sel[np.argsort(st.var_part[sel], kind="stable")]
+        heavy_parts = np.flatnonzero(heavy)
+        cnt = np.bincount(st.var_part[order], minlength=st.n)[heavy_parts]
+        start_w = np.concatenate([[0], np.cumsum(cnt)])
+        n_rows_m = len(kept_m_idx)
+        n_rows_w = len(heavy_parts)
+        start = np.concatenate([start_m[:-1], nnz_m + start_w[:-1]])
+        idx = np.concatenate([idx_m, y_col[st.var_tuple[order]]])
+        val = np.concatenate([np.ones(nnz_m), st.q[st.var_tuple[order]]])
+        row_lower = np.concatenate([np.ones(n_rows_m), np.full(n_rows_w, -_INF)])
+        row_upper = np.concatenate([np.full(n_rows_m, _INF), np.full(n_rows_w, float(cap))])
+        n_col = n_g + n_y
+        cost = np.zeros(n_col)
+        cost[:n_g] = 1.0
+        self.stats.build_seconds += time.perf_counter() - t0
+        obj, _, dual = solve_lp(
+            n_col, cost, np.zeros(n_col), np.ones(n_col), row_lower, row_upper, start, idx, val,
+            solver=self.j_solver, time_limit=self.time_limit, stats=self.stats,
+            what="Δ LP", crossover=False,
+        )
+        slope = float(np.minimum(dual[n_rows_m:], 0.0).sum())
+        return obj, slope
+
+    # ------------------------------------------------------------------ G
+    def g(self, j: float) -> float:
+        """G at withdrawn mass ``j`` over the occurring participants (eq. 19)."""
+        closed = self.st.g_closed(j)
+        if closed is not None:
+            return closed
+        st = self.st
+        k = _initial_size(j)
+        cand = st.top(k) | self._cand
+        rows = st.top(k) | self._rows
+        if not self.generation:
+            cand = np.ones(st.n, dtype=bool)
+            rows = np.ones(st.n, dtype=bool)
+        while True:
+            if cand.sum() > _FULL_FRACTION * st.n:
+                cand = np.ones(st.n, dtype=bool)
+            if rows.sum() > _FULL_FRACTION * st.n:
+                rows = np.ones(st.n, dtype=bool)
+            w, g, add_c, add_r = self._solve_g(cand, rows, j)
+            if not (add_c.any() or add_r.any()):
+                break
+            self.stats.generation_rounds += 1
+            cand |= add_c
+            rows |= add_r
+        self._cand |= g > 0
+        self._rows |= rows & (st.loads(g) >= w * (1 - 1e-9) - 1e-12)
+        return 2.0 * w
+
+    def _solve_g(self, cand: np.ndarray, rows: np.ndarray, j: float):
+        st = self.st
+        t0 = time.perf_counter()
+        n_c = int(cand.sum())
+        col_of_part = np.cumsum(cand) - 1
+        var_in = rows[st.var_part]
+        t_kept = np.bincount(st.var_tuple[var_in], minlength=st.n_tuples) > 0
+        m_kept = t_kept[st.mono_tuple]
+        kept_m_idx = np.flatnonzero(m_kept)
+        n_y = int(t_kept.sum())
+        y_col = n_c + np.cumsum(t_kept) - 1
+        w_col = n_c + n_y
+        n_col = w_col + 1
+        ent_c = cand[st.ent_part]
+        # monomial rows
+        e_sel = m_kept[st.ent_mono] & ent_c
+        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
+        start_m = np.concatenate([[0], np.cumsum(per_row)])
+        nnz_m = int(start_m[-1])
+        idx_m = np.empty(nnz_m, dtype=np.int64)
+        idx_m[start_m[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
+        body = np.ones(nnz_m, dtype=bool)
+        body[start_m[:-1]] = False
+        idx_m[body] = col_of_part[st.ent_part[e_sel]]
+        val_m = np.ones(nnz_m)
+        # w rows: w - Σ_{t∋p} q_t y_t >= 0 for p in rows (pairs sorted by participant)
+        sel = np.flatnonzero(var_in)
+        order = sel[np.argsort(st.var_part[sel], kind="stable")]
+        row_parts = np.flatnonzero(rows)
+        cnt = np.bincount(st.var_part[order], minlength=st.n)[row_parts] + 1
+        start_w = np.concatenate([[0], np.cumsum(cnt)])
+        nnz_w = int(start_w[-1])
+        idx_w = np.empty(nnz_w, dtype=np.int64)
+        val_w = np.empty(nnz_w)
+        idx_w[start_w[:-1]] = w_col
+        val_w[start_w[:-1]] = 1.0
+        body = np.ones(nnz_w, dtype=bool)
+        body[start_w[:-1]] = False
+        idx_w[body] = y_col[st.var_tuple[order]]
+        val_w[body] = -st.q[st.var_tuple[order]]
+        n_rows_m = len(kept_m_idx)
+        n_rows_w = len(row_parts)
+        start = np.concatenate(
+            [start_m[:-1], nnz_m + start_w[:-1], [nnz_m + nnz_w], [nnz_m + nnz_w + n_c]]
+        )
+        idx = np.concatenate([idx_m, idx_w, np.arange(n_c)])
+        val = np.concatenate([val_m, val_w, np.ones(n_c)])
+        row_lower = np.concatenate([np.ones(n_rows_m), np.zeros(n_rows_w), [j]])
+        row_upper = np.concatenate([np.full(n_rows_m + n_rows_w, _INF), [j]])
+        cost = np.zeros(n_col)
+        cost[w_col] = 1.0
+        col_lower = np.zeros(n_col)
+        col_upper = np.full(n_col, _INF)
+        col_upper[:n_c] = 1.0
+        self.stats.build_seconds += time.perf_counter() - t0
+        obj, x, dual = solve_lp(
+            n_col, cost, col_lower, col_upper, row_lower, row_upper, start, idx, val,
+            solver=self.solver, time_limit=self.time_limit, stats=self.stats, what="G LP",
+        )
+        t0 = time.perf_counter()
+        w = float(x[w_col])
+        g = np.zeros(st.n)
+        g[cand] = x[:n_c]
+        add_c = np.zeros(st.n, dtype=bool)
+        add_r = np.zeros(st.n, dtype=bool)
+        if n_c < st.n:
+            pi = np.zeros(st.n_mono)
+            pi[kept_m_idx] = dual[:n_rows_m]
+            lam = float(dual[-1])
+            charge = np.bincount(st.ent_part, weights=pi[st.ent_mono], minlength=st.n)
+            reduced = -lam - charge
+            add_c = (~cand) & (reduced < -1e-7 * max(1.0, abs(lam)))
+        if n_rows_w < st.n:
+            loads = st.loads(g)
+            add_r = (~rows) & (loads > w + 1e-7 * max(1.0, w))
+        self.stats.build_seconds += time.perf_counter() - t0
+        return w, g, add_c, add_r
