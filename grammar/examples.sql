@@ -169,6 +169,18 @@ CREATE POLICY age_income ON people (age, income) AS GRID 1 DOMAIN [0, 120) WIDTH
 -- covers: create_policy_stmt, composed_graph, attribute_graph, threshold_graph, full_graph, signed_number, presence_clause, sources_clause, source | parses: CreatePolicy | policy=age_state; table=people; columns=age, state; graph=COMPOSE
 CREATE POLICY age_state ON people (age, state) AS (THRESHOLD 5, FULL) DOMAIN [-10, 110) WIDTH 1, ('CA', 'OR', 'WA', 'NY', 'NJ') SOURCES ((30, 'CA'));
 
+-- A δ-neighbourhood on two coordinates (provsql_dp.delta): points within 0.01 (L1) are secrets.
+-- covers: script, duckdb_statement | parses: Create, Protect
+CREATE TABLE checkins (id INTEGER PRIMARY KEY, x DOUBLE, y DOUBLE);
+PROTECT TABLE checkins;
+
+-- covers: create_policy_stmt, delta_graph, domain_spec, column_domain, interval, unsigned_number, presence_clause | parses: CreatePolicy | policy=near; table=checkins; columns=x, y; graph=DELTA; presence=BOUNDED
+CREATE POLICY near ON checkins (x, y) AS DELTA 0.01 METRIC L1 DOMAIN [0, 1) WIDTH 0.005, [0, 1) WIDTH 0.005 BOUNDED;
+
+-- One coordinate, Euclidean (the default, spelled out); records appear near x = 0.
+-- covers: create_policy_stmt, delta_graph, domain_spec, column_domain, interval, presence_clause, sources_clause, source | parses: CreatePolicy | policy=near_x; table=checkins; columns=x; graph=DELTA; presence=UNBOUNDED
+CREATE POLICY near_x ON checkins (x) AS DELTA 0.02 METRIC EUCLIDEAN DOMAIN [0, 1) WIDTH 0.01 UNBOUNDED SOURCES (0);
+
 -- Partition cells of ten consecutive ids.
 -- covers: create_policy_stmt, partition_graph, unsigned_number | parses: CreatePolicy | policy=id_p; table=people; columns=id; graph=PARTITION; presence=BOUNDED
 CREATE POLICY id_p ON people (id) AS PARTITION BY WIDTH 10 DOMAIN [0, 1000) WIDTH 1 BOUNDED;

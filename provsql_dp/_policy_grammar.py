@@ -418,3 +418,7 @@ def _parse_explain_command(parser):
     sub = dialect.parser()
     stmts = sub._parse(_parse_explain_privacy, dialect.tokenize(rest), rest)
     return parser.expression(stmts[0])
+
+
+# the DELTA kind (δ-neighbourhood, papers/004) registers itself through the registry above
+from .delta import sql as _delta_sql  # noqa: E402,F401  (import for its registration)

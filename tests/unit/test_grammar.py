@@ -426,6 +426,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
         ("visit", "visits", ()),
         ("Order Lines", "Customers", ("Customer Id",)),
         ("people", "people", ()),
+        ("checkins", "checkins", ()),
     }
     budgets = {u: t for u, t, _ in con.ledger.users()}
     assert budgets["alice"] == Fraction(5, 2)
@@ -436,7 +437,8 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     from provsql_dp.blowfish.catalog import PolicyCatalog
 
     assert {r.name for r in PolicyCatalog(con._duck).list()} == {
-        "age_line", "income_t", "state_p", "member_full", "age_income", "age_state"}
+        "age_line", "income_t", "state_p", "member_full", "age_income", "age_state", "near",
+        "near_x"}
 
 
 def test_epsilon_literals_are_exact():
