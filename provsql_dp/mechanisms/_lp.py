@@ -14,8 +14,9 @@ so with ``j = |P_R| − i`` (the mass withdrawn from the participants that occur
 
 * ``H_i = min Σ_t q_t y_t`` s.t. ``y_t + Σ_{p∈m} g_p ≥ 1`` for every monomial ``m`` of ``t``,
   ``Σ g = j``, ``0 ≤ g ≤ 1``, ``y ≥ 0``   (eq. 16);
-* ``G_i = 2 min w`` s.t. the same monomial rows, ``w − Σ_{t∋p} q_t y_t ≥ 0`` for every ``p``,
-  ``Σ g = j``   (eq. 19; in DNF the φ-sensitivity ``S_{k,p}`` is 1 when ``p`` occurs in ``k``);
+* ``G_i = 2 min w`` s.t. the same monomial rows, ``w − Σ_{t∋p} q_t y_{t,p} ≥ 0`` for every ``p``,
+  ``Σ g = j``   (eq. 19; in DNF the φ-sensitivity ``S_{k,p}`` is 1 when ``p`` occurs in ``k``;
+  ``y_{t,p}`` relaxes the monomials of ``t`` containing ``p``, see :meth:`Structure.load_view`);
 * the real-interval LP of eq. 20: ``min Σ_t q_t y_t + Δ̂ Σ g`` without the ``Σ g`` row.
 
 Structure exploited
@@ -213,6 +214,74 @@ class Structure:
         self.deg = np.bincount(self.var_part, weights=self.q[self.var_tuple], minlength=self.n)
         self.total = float(self.q.sum())
         self.order = np.argsort(-self.deg, kind="stable")  # participants by decreasing deg_q
+
+    def load_view(self) -> "Structure":
+        """The structure of the *loads* that G and J bound, as its own :class:`Structure`.
+
+        ``load_p(f) = Σ_{t ∋ p} q_t φ_{t,p}(f)`` where ``φ_{t,p}`` is the relaxation of the
+        monomials of ``R(t)`` that contain ``p``. When ``p`` is in every monomial of ``R(t)`` (all
+        conjunctive annotations, e.g. subgraph counting) ``φ_{t,p} = φ_t`` and this is exactly
+        eq. 19. With disjunctions, eq. 19 as printed is **not** a recursive sequence: a
+        participant added with ``f(p) = 0`` keeps a positive load through monomials without
+        it (counterexample: ``R(t₁) = a ∨ b``, ``R(t₂) = a ∨ c`` with weights ½ gives
+        ``G₁(R) = 2/3 > G₁(R − a) = 1/2``), so Lemma 1 could fail. With ``φ_{t,p}`` both the
+        recursive property (a new participant at 0 has load 0; other loads are unchanged) and the
+        2-bounding proof of Theorem 4 go through (φ_t(f) − φ_t(f') ≤ Σ_p (f_p − f'_p)·[φ_{t,p}(f)
+        > 0], and truncated linearity holds for every sub-DNF), and the values are never larger.
+
+        Units of the view: each tuple with at least one participant in all its monomials (its
+        load incidence: those participants), plus one unit per other (tuple, participant) pair
+        with the monomials containing that participant.
+        """
+        if hasattr(self, "_load_view"):
+            return self._load_view
+        key = self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part
+        pair_of_ent = np.searchsorted(self.var_tuple * max(self.n, 1) + self.var_part, key)
+        pair_count = np.bincount(pair_of_ent, minlength=len(self.var_tuple))
+        in_all = pair_count == np.diff(self.tuple_mono_ptr)[self.var_tuple]
+        if in_all.all():
+            self._load_view = self
+            return self
+        v = Structure.__new__(Structure)
+        t_unit = np.bincount(self.var_tuple[in_all], minlength=self.n_tuples) > 0
+        n_tu = int(t_unit.sum())
+        others = np.flatnonzero(~in_all)
+        # unit ids: tuple units first (in tuple order), then one per pair in `others`
+        unit_of_tuple = np.cumsum(t_unit) - 1
+        unit_of_pair = np.full(len(self.var_tuple), -1)
+        unit_of_pair[others] = n_tu + np.arange(len(others))
+        # monomial copies: all monomials of tuple units, then monomials containing p per pair
+        m_tu = np.flatnonzero(t_unit[self.mono_tuple])
+        e_sel = ~in_all[pair_of_ent]
+        m_pair = self.ent_mono[e_sel]  # one copy per (pair, monomial containing p)
+        u_pair = unit_of_pair[pair_of_ent[e_sel]]
+        order = np.lexsort((m_pair, u_pair))
+        m_pair, u_pair = m_pair[order], u_pair[order]
+        mono_src = np.concatenate([m_tu, m_pair])
+        v.mono_tuple = np.concatenate([unit_of_tuple[self.mono_tuple[m_tu]], u_pair])
+        sizes = np.diff(self.mono_ptr)[mono_src]
+        v.mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        v.n_mono = int(len(mono_src))
+        starts = self.mono_ptr[mono_src]
+        v.ent_part = self.ent_part[np.repeat(starts - v.mono_ptr[:-1], sizes) + np.arange(v.mono_ptr[-1])]
+        v.ent_mono = np.repeat(np.arange(v.n_mono), sizes)
+        v.q = np.concatenate([self.q[t_unit], self.q[self.var_tuple[others]]])
+        v.n_tuples = int(len(v.q))
+        v.tuple_mono_ptr = np.concatenate(
+            [[0], np.cumsum(np.bincount(v.mono_tuple, minlength=v.n_tuples))]
+        ).astype(np.int64)
+        inc_unit = np.concatenate([unit_of_tuple[self.var_tuple[in_all]], unit_of_pair[others]])
+        inc_part = np.concatenate([self.var_part[in_all], self.var_part[others]])
+        o = np.lexsort((inc_part, inc_unit))
+        v.var_tuple, v.var_part = inc_unit[o], inc_part[o]
+        v.n, v.n_total, v.n_absent = self.n, self.n_total, self.n_absent
+        v.occurring, v.const_true = self.occurring, 0.0
+        v.deg = np.bincount(v.var_part, weights=v.q[v.var_tuple], minlength=v.n)
+        v.total = float(v.q.sum())
+        v.order = np.argsort(-v.deg, kind="stable")
+        v._load_view = v
+        self._load_view = v
+        return v
 
     # ------------------------------------------------------------------ closed forms
     def h_closed(self, j: float) -> float | None:
@@ -436,7 +505,7 @@ class Solver:
         dense column (G's ``w``), which makes it an order of magnitude faster to solve.
         ``J`` is convex and nonincreasing in ``W``: ``J(W') ≥ J(W) + s (W' − W)``.
         """
-        st = self.st
+        st = self.st.load_view()
         heavy = st.deg > cap
         if not heavy.any():
             return 0.0, 0.0
@@ -490,7 +559,7 @@ class Solver:
         closed = self.st.g_closed(j)
         if closed is not None:
             return closed
-        st = self.st
+        st = self.st.load_view()
         k = _initial_size(j)
         cand = st.top(k) | self._cand
         rows = st.top(k) | self._rows
@@ -513,7 +582,7 @@ class Solver:
         return 2.0 * w
 
     def _solve_g(self, cand: np.ndarray, rows: np.ndarray, j: float):
-        st = self.st
+        st = self.st.load_view()
         t0 = time.perf_counter()
         n_c = int(cand.sum())
         col_of_part = np.cumsum(cand) - 1

@@ -130,6 +130,11 @@ def G(kr: KRelation, i: float, *, solver: str = "ipm") -> float:
     In DNF the φ-sensitivity ``S_{R(t),p}`` is 1 when ``p`` occurs in ``R(t)`` and 0 otherwise,
     so ``G_|P| = 2 US̃_q`` (twice the universal empirical sensitivity). Private.
 
+    For a tuple whose annotation has monomials without ``p``, the load of ``p`` uses φ of the
+    monomials that contain ``p`` only: eq. 19 as printed is not a recursive sequence there
+    (see :meth:`provsql_dp.mechanisms._lp.Structure.load_view` for the counterexample and the
+    proof sketch of the fix). On conjunctive annotations (subgraph counting) this is eq. 19.
+
     Examples
     --------
     >>> from provsql_dp.krelation import KRelation
@@ -189,7 +194,7 @@ class _Run:
             hi += 1
         hi = min(hi, st.n)  # G_{|P|-hi} <= G_|P| <= tau(hi), or G_{|P|-n} = 0
         # free upper bounds from greedy whole withdrawals: G_{|P|-j} <= 2 min_{k<=j} M[k]
-        best = np.minimum.accumulate(st.greedy_max_loads(hi))
+        best = np.minimum.accumulate(st.load_view().greedy_max_loads(hi))
         for j in range(1, hi):
             if holds(2 * best[j], tau(j)):
                 hi = j
