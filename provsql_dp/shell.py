@@ -437,6 +437,9 @@ class Shell:
             if names == ["status"] and len(rows) == 1:
                 self._print(str(rows[0][0]))  # our statements' confirmations
                 return
+        if names == ["explain_key", "explain_value"] and self.mode == "table":
+            self._print("\n".join(str(r[1]).rstrip() for r in rows))  # DuckDB's EXPLAIN, as drawn
+            return
         info = getattr(cur, "privacy", None)
         if info is not None:
             self.show_private(names, rows, info)
