@@ -1,0 +1,194 @@
+"""Benchmark: triangle counting with the recursive mechanism, node and edge privacy.
+
+For each graph and privacy model one subprocess loads the edge table, captures the triangle
+K-relation (SQL path: ``provsql_dp.connect`` + ``PROTECT TABLE`` + ``con.provenance``; or
+``--direct``: built with numpy), then runs ``--releases`` releases at ε = 0.5 with the paper's
+parameters (θ = 1, β = ε/5, μ = 1 node / 0.5 edge, ε₁ = ε₂ = ε/2). It reports the true count, the
+median relative error |X̂ − true|/true, the median wall time of one release split into capture /
+LPs / other, the number of LPs per release and the subprocess's peak RSS; and writes a PNG plot
+(if matplotlib is available) to ``benchmarks/out/recursive.png``.
+
+Usage::
+
+    python benchmarks/recursive.py                                  # the paper's 7 graphs + deezer-HU
+    python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+OUT = Path(__file__).resolve().parent / "out"
+GRAPHS = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh", "deezer-HU"]
+
+TRIANGLES = (
+    "SELECT e1.src AS a, e1.dst AS b, e2.dst AS c "
+    "FROM edge e1 JOIN edge e2 ON e1.dst = e2.src "
+    "JOIN edge e3 ON e1.src = e3.src AND e2.dst = e3.dst "
+    "WHERE e1.src < e1.dst AND e2.src < e2.dst"
+)
+
+
+def triangles_direct(path: Path, privacy: str):
+    """The triangle K-relation built with numpy (node: monomial {a,b,c}; edge: 3 edge ids)."""
+    import scipy.sparse as sp
+
+    from provsql_dp.krelation import KRelation
+
+    e = np.loadtxt(path, comments="#", dtype=np.int64).reshape(-1, 2)
+    ids, inv = np.unique(e.ravel(), return_inverse=True)
+    e = inv.reshape(-1, 2)
+    u, v = e.min(1), e.max(1)
+    n = len(ids)
+    a = sp.csr_matrix((np.ones(len(u)), (u, v)), shape=(n, n))
+    a.sum_duplicates()
+    a.sort_indices()
+    ptr, idx = a.indptr, a.indices
+    tris = []
+    for x, y in zip(*a.nonzero()):
+        nx_, ny = idx[ptr[x] : ptr[x + 1]], idx[ptr[y] : ptr[y + 1]]
+        c = np.intersect1d(nx_[nx_ > y], ny, assume_unique=True)
+        if len(c):
+            tris.append(np.column_stack([np.full(len(c), x), np.full(len(c), y), c]))
+    t = np.vstack(tris) if tris else np.zeros((0, 3), dtype=np.int64)
+    m = len(t)
+    if privacy == "node":
+        parts = t
+        plist = tuple(("node", int(i)) for i in ids)
+    else:
+        eid = {(int(x), int(y)): k for k, (x, y) in enumerate(zip(*a.nonzero()))}
+        parts = np.array(
+            [[eid[(x, y)], eid[(x, z)], eid[(y, z)]] for x, y, z in t.tolist()], dtype=np.int64
+        ).reshape(-1, 3)
+        plist = tuple(("edge", k) for k in range(len(eid)))
+    return KRelation(
+        columns=(), values=(), weights=np.ones(m), tuple_ptr=np.arange(m + 1),
+        mono_ptr=np.arange(m + 1) * 3, mono_part=np.sort(parts, axis=1).ravel(),
+        participant_list=plist,
+    )
+
+
+def capture_sql(path: Path, privacy: str):
+    import provsql_dp
+    from provsql_dp.graph import load_edges
+
+    con = provsql_dp.connect(":memory:")
+    load_edges(con, path, table="edge")
+    con.execute(
+        "PROTECT TABLE edge BY (src, dst) AS node" if privacy == "node" else "PROTECT TABLE edge"
+    )
+    return con, TRIANGLES
+
+
+def run_one(graph: str, privacy: str, releases: int, direct: bool) -> dict:
+    from provsql_dp.mechanisms import recursive as rm
+
+    path = DATA / f"{graph}.edges"
+    captures, lps, others, n_lps, errs = [], [], [], [], []
+    con = sql = None
+    if not direct:
+        con, sql = capture_sql(path, privacy)
+    true = None
+    for _ in range(releases):
+        t0 = time.perf_counter()
+        kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
+        t1 = time.perf_counter()
+        stats = rm.LPStats()
+        rel = rm.release(kr, epsilon=0.5, privacy=privacy, stats=stats)
+        t2 = time.perf_counter()
+        true = float(kr.weights.sum())
+        captures.append(t1 - t0)
+        lps.append(stats.lp_seconds)
+        others.append(t2 - t1 - stats.lp_seconds)
+        n_lps.append(stats.n_lps)
+        errs.append(abs(rel.value - true) / true if true else float("nan"))
+        del kr
+    return {
+        "graph": graph, "privacy": privacy, "triangles": int(true), "releases": releases,
+        "median_rel_err": statistics.median(errs), "capture_s": statistics.median(captures),
+        "lp_s": statistics.median(lps), "other_s": statistics.median(others),
+        "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)]),
+        "n_lps": statistics.median(n_lps),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def plot(rows: list[dict]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    OUT.mkdir(exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for privacy, marker in (("node", "o"), ("edge", "s")):
+        rs = [r for r in rows if r["privacy"] == privacy]
+        if not rs:
+            continue
+        x = [r["triangles"] for r in rs]
+        axes[0].loglog(x, [r["total_s"] for r in rs], marker, label=privacy)
+        axes[1].loglog(x, [max(r["median_rel_err"], 1e-6) for r in rs], marker, label=privacy)
+        for r in rs:
+            axes[0].annotate(r["graph"], (r["triangles"], r["total_s"]), fontsize=7)
+    axes[0].set(xlabel="triangles", ylabel="seconds per release", title="time (ε = 0.5)")
+    axes[1].set(xlabel="triangles", ylabel="median relative error", title="accuracy (ε = 0.5)")
+    for ax in axes:
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "recursive.png", dpi=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", nargs="+", default=GRAPHS)
+    ap.add_argument("--privacy", nargs="+", default=["node", "edge"])
+    ap.add_argument("--releases", type=int, default=20)
+    ap.add_argument("--direct", action="store_true", help="build the K-relation with numpy")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        graph, privacy, releases, direct = args.child
+        print(json.dumps(run_one(graph, privacy, int(releases), direct == "1")))
+        return
+    header = (
+        f"{'graph':<11} {'privacy':<7} {'triangles':>9} {'med rel err':>11} {'capture s':>9} "
+        f"{'LPs s':>8} {'other s':>8} {'total s':>8} {'#LPs':>5} {'peak MB':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for graph in args.graphs:
+        for privacy in args.privacy:
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
+                 "1" if args.direct else "0"],
+                capture_output=True, text=True,
+            )
+            if out.returncode:
+                print(f"{graph:<11} {privacy:<7} failed: {out.stderr.strip().splitlines()[-1]}")
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            rows.append(r)
+            print(
+                f"{r['graph']:<11} {r['privacy']:<7} {r['triangles']:>9} {r['median_rel_err']:>11.4f} "
+                f"{r['capture_s']:>9.3f} {r['lp_s']:>8.3f} {r['other_s']:>8.3f} {r['total_s']:>8.3f} "
+                f"{r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}",
+                flush=True,
+            )
+    plot(rows)
+
+
+if __name__ == "__main__":
+    main()
