@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sqlglot import exp
 
-from .errors import DataError, InternalError
+from .errors import DataError, InternalError, NotSupportedError
 from .krelation import KRelation
 from ._slots import slot_sources
 from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Slot, Union, walk
@@ -143,8 +143,8 @@ def _slot_expr(slot: Slot) -> str:
         return q(slot.column)
     if slot.kind == "rowid":
         return "rowid"
-    keys = ", ".join(q(c) for c in slot.key_columns)
-    return f"(dense_rank() OVER (ORDER BY {keys}) - 1)"
+    fields = ", ".join(f"c{j} := {q(c)}" for j, c in enumerate(slot.key_columns))
+    return f"struct_pack({fields})"
 
 
 def _has_distinct(node: Node) -> bool:
@@ -162,7 +162,14 @@ def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
     cols = [q(i) for i in c.ids]
     if agg is not None and agg.weight is not None:
         cols.append(f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0) AS __w")
-    cols += [f"__s{k}" for kind, k in sources if kind == "column"]
+    for kind, k in sources:
+        if kind != "column":
+            continue
+        slot = c.slots[k]
+        if slot.kind == "composite":  # a struct of the key's columns: unpack it for numpy
+            cols += [f"__s{k}.c{j} AS __s{k}_{j}" for j in range(len(slot.key_columns))]
+        else:
+            cols.append(f"__s{k}")
     if grouped:
         order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
         cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
@@ -181,9 +188,30 @@ class _Domain:
     name: str
     components: list
     participants: list
+    _ranks: list | None = None
+    _pairs: sp.csr_array | None = None
 
     def __len__(self) -> int:
         return len(self.participants)
+
+    def component_ranks(self) -> list:
+        """Per key column: (its sorted distinct values, each dictionary entry's rank there)."""
+        if self._ranks is None:
+            self._ranks = []
+            for comp in self.components:
+                distinct = np.unique(comp)
+                self._ranks.append((distinct, _lookup(comp, distinct, self.name)))
+        return self._ranks
+
+    def pair_matrix(self) -> sp.csr_array:
+        """For a two-column key: matrix[rank0, rank1] = dictionary position + 1."""
+        if self._pairs is None:
+            (d0, r0), (d1, r1) = self.component_ranks()
+            self._pairs = sp.csr_array(
+                (np.arange(1, len(self) + 1, dtype=np.int64), (r0, r1)), shape=(len(d0), len(d1))
+            )
+            self._pairs.sort_indices()
+        return self._pairs
 
 
 def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Domain]:
@@ -227,11 +255,10 @@ def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Doma
     return out
 
 
-def _map_slot(columns: list, domain: _Domain, offset: int, rank: bool) -> np.ndarray:
+def _map_slot(columns: list, domain: _Domain, offset: int) -> np.ndarray:
     """Dense participant indices for one slot (-1 where NULL: a union branch without it).
 
-    ``columns`` holds the key's value columns (one, or one per column of a composite key), or —
-    with ``rank`` — the dense rank of a composite key computed in SQL."""
+    ``columns`` holds the key's value columns: one, or one per column of a composite key."""
     null = np.zeros(len(columns[0]), dtype=bool)
     for c in columns:
         if isinstance(c, np.ma.MaskedArray):
@@ -239,9 +266,7 @@ def _map_slot(columns: list, domain: _Domain, offset: int, rank: bool) -> np.nda
     vals = [np.asarray(np.ma.getdata(c)) for c in columns]
     if null.any():
         vals = [v[~null] for v in vals]
-    if rank:
-        idx = vals[0].astype(np.int64)
-    elif len(vals) == 1:
+    if len(vals) == 1:
         idx = _lookup(vals[0], domain.components[0], domain.name)
     else:
         idx = _lookup_composite(vals, domain)
@@ -274,31 +299,36 @@ def _lookup(vals: np.ndarray, keys: np.ndarray, name: str) -> np.ndarray:
 
 
 def _lookup_composite(vals: list, domain: _Domain) -> np.ndarray:
-    """Positions of composite integer keys: encoded arithmetically (mixed radix, which keeps the
-    lexicographic order of the dictionary) when the ranges fit in 62 bits, else by sorting."""
-    comps = domain.components
-    if not len(comps[0]):
-        raise InternalError(f"domain {domain.name!r} has no participants")
-    mins = [int(c.min()) for c in comps]
-    spans = [int(c.max()) - m + 1 for c, m in zip(comps, mins)]
-    if np.prod([float(x) for x in spans]) < 2.0**62:
-        inside = np.ones(len(vals[0]), dtype=bool)
-        for v, m, sp in zip(vals, mins, spans):
-            inside &= (v >= m) & (v < m + sp)
-        if inside.all():
-            code_keys = np.zeros(len(comps[0]), dtype=np.int64)
-            code_vals = np.zeros(len(vals[0]), dtype=np.int64)
-            for c, v, m, sp in zip(comps, vals, mins, spans):
-                code_keys = code_keys * sp + (c.astype(np.int64) - m)
-                code_vals = code_vals * sp + (v.astype(np.int64) - m)
-            return _lookup(code_vals, code_keys, domain.name)
-    stacked = np.concatenate([np.column_stack(comps), np.column_stack(vals)])
-    _, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    n = len(comps[0])
-    if not np.array_equal(inverse[:n], np.arange(n)) or inverse[n:].max(initial=-1) >= n:
-        raise InternalError(f"a participant key of domain {domain.name!r} is missing from its dictionary")
-    return inverse[n:].astype(np.int64)
+    """Positions of composite keys in the domain's dictionary. Each column is replaced by its
+    rank among that column's distinct values; a two-column key is then found in a sparse
+    (rank × rank) matrix of dictionary positions (a short search within one row), longer keys
+    by their mixed-radix codes."""
+    ranks = domain.component_ranks()
+    rv = [_lookup(v, distinct, domain.name) for v, (distinct, _) in zip(vals, ranks)]
+    if len(vals[0]) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(ranks) == 2:
+        pos = np.asarray(domain.pair_matrix()[rv[0], rv[1]]).reshape(-1).astype(np.int64) - 1
+        if len(pos) and pos.min() < 0:
+            raise InternalError(
+                f"a participant key of domain {domain.name!r} is missing from its dictionary "
+                "(was the table modified during the query?)"
+            )
+        return pos
+    code_keys = np.zeros(len(domain), dtype=np.int64)
+    code_vals = np.zeros(len(vals[0]), dtype=np.int64)
+    capacity = 1.0
+    for (distinct, rk), r in zip(ranks, rv):
+        capacity *= len(distinct)
+        if capacity >= 2.0**62:
+            raise NotSupportedError(
+                f"the composite key of domain {domain.name!r} has too many distinct values "
+                "to encode; protect the table by a single key column"
+            )
+        code_keys = code_keys * len(distinct) + rk
+        code_vals = code_vals * len(distinct) + r
+    order = np.argsort(code_keys, kind="stable")
+    return order[_lookup(code_vals, code_keys[order], domain.name)]
 
 
 def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
@@ -338,11 +368,13 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
     P = np.empty((n, len(kept)), dtype=np.int64)
     for j, (k, (kind, ref)) in enumerate(kept):
         slot = compiled.slots[k]
-        if kind == "column":
-            columns, rank = [data[f"__s{k}"]], slot.kind == "composite"
+        if kind == "value":
+            columns = [data[i] for i in ref]
+        elif slot.kind == "composite":
+            columns = [data[f"__s{k}_{c}"] for c in range(len(slot.key_columns))]
         else:
-            columns, rank = [data[i] for i in ref], False
-        P[:, j] = _map_slot(columns, domains[slot.domain], offsets[slot.domain], rank)
+            columns = [data[f"__s{k}"]]
+        P[:, j] = _map_slot(columns, domains[slot.domain], offsets[slot.domain])
     _dedupe_within(P)
 
     values = [
