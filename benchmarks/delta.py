@@ -31,7 +31,7 @@ import numpy as np
 
 from provsql_dp.delta import (Policy, allocate_offline, bernoulli_future, default_bin_width,
                               equal_split, equiwidth_histogram, shifted_histograms,
-                              simulate_online)
+                              simulate_online, total_error)
 from provsql_dp.delta.allocation import solve_batch, window_matrix
 
 DATA = "/work/shared/data/hist1d/twitter_256_256.npy"
@@ -100,10 +100,10 @@ def part1(args):
     best = {s: min(widths, key=lambda w: base[w][s]) for s in sizes}
 
     res = {}
-    shift_widths = (0.005, 0.01, 0.02, 0.04)
+    shift_widths = (0.0025, 0.004, 0.005, 0.01, 0.02)
     for d in (0.001, 0.0001):
         pol = Policy(d, dims=2)
-        dw = default_bin_width(pol)
+        dw = default_bin_width(pol, args.eps)
         res[(d, "default")] = (dw, mse(lambda: shifted_histograms(pts, pol, args.eps, rng=noise)))
         for w in shift_widths:
             res[(d, w)] = (w, mse(lambda w=w: shifted_histograms(pts, pol, args.eps, bin_width=w,
@@ -172,9 +172,7 @@ def part2(args):
             t1 = time.time()
             on_alloc = simulate_online(W[:R], d, eps, bernoulli_future(p), n_samples=args.samples,
                                        rng=np.random.default_rng(99))
-            with np.errstate(divide="ignore"):
-                on = np.array([np.sum(np.where(W[r] > 0, W[r] / np.where(on_alloc[r] > 0, on_alloc[r], 1e-300) ** 2, 0))
-                               for r in range(R)])
+            on = np.array([total_error(W[r], on_alloc[r]) for r in range(R)])
             t_on = time.time() - t1
             rows.append((d, p, off.mean(), on.mean(), eq.mean(), off[:R].mean(), t_on))
             curves[(d, p)] = (off, on, eq)

@@ -163,11 +163,17 @@ def _barrier(W, live, A, C, tol, max_iter):
     lam = np.maximum(lam, 1e-8)
     m_c = np.maximum(wmask.sum(1), 1)
     di = np.arange(n)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _ipm_loop(W, live, Am, Wl, Cm, x, s, lam, wmask, m_c, di, tol, max_iter, n)
+
+
+def _ipm_loop(W, live, Am, Wl, Cm, x, s, lam, wmask, m_c, di, tol, max_iter, n):
+    B = W.shape[0]
     done = np.zeros(B, dtype=bool)
+    stuck = np.zeros(B, dtype=bool)
 
     def max_step(v, dv):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(dv < 0, -v / dv, np.inf)
+        r = np.where(dv < 0, -v / np.where(dv < 0, dv, -1.0), np.inf)
         return np.min(r, axis=1)
 
     for _ in range(max_iter):
@@ -184,7 +190,7 @@ def _barrier(W, live, A, C, tol, max_iter):
         # rounding floor: the gap is far below what doubles resolve
         done |= mu * m_c <= 1e-3 * tol * np.maximum(obj, 1e-300)
         # numerical floor: a slack or multiplier at 0 leaves nothing to improve
-        done |= np.any(wmask & ((s <= 1e-300) | (lam <= 1e-300)), axis=1)
+        done |= np.any(wmask & ((s <= 1e-300) | (lam <= 1e-300)), axis=1) | stuck
         if np.all(done):
             break
         ix = np.flatnonzero(~done)  # work on the rows still running
@@ -222,9 +228,17 @@ def _barrier(W, live, A, C, tol, max_iter):
         a_p = np.minimum(1.0, 0.99 * np.minimum(max_step(xpos, dx), max_step(sa, ds)))
         a_d = np.minimum(1.0, 0.99 * max_step(la, dl))
         a = np.minimum(a_p, a_d)[:, None]  # one step length: the objective is non-linear
-        x[ix] = xa + a * dx
-        s[ix] = np.where(wm, sa + a * ds, 1.0)
-        lam[ix] = np.where(wm, la + a * dl, 1.0)
+        xn = xa + a * dx
+        sn = np.where(wm, sa + a * ds, 1.0)
+        ln = np.where(wm, la + a * dl, 1.0)
+        # a step that is not finite (an ill-conditioned system at the rounding floor) is not
+        # taken: the row keeps its last iterate, which is feasible, and stops
+        fin = (np.all(np.isfinite(xn), 1) & np.all(np.isfinite(sn), 1)
+               & np.all(np.isfinite(ln), 1))
+        x[ix] = np.where(fin[:, None], xn, xa)
+        s[ix] = np.where(fin[:, None], sn, sa)
+        lam[ix] = np.where(fin[:, None], ln, la)
+        stuck[ix[~fin]] = True
     lam = np.where(wmask, lam, 0.0)
     return np.where(live, x, 0.0), lam
 

@@ -80,19 +80,27 @@ def series_sensitivity(m: int, bounded: bool) -> int:
     return base if bounded else max(base, int(m))
 
 
-def default_bin_width(policy: Policy) -> float:
-    """A bin width chosen from δ and the box only (never from the data).
+def default_bin_width(policy: Policy, epsilon=1.0) -> float:
+    """A bin width chosen from δ, ε and the box only (never from the data).
 
-    ``w = m·δ`` with ``m`` the nearest whole number to ``√(L/δ)/2`` (``L`` the longer side of the
-    box): the width grows like ``√δ`` — wider bins cut the noise (``m`` histograms average it
-    away and each query spans fewer bins), narrower bins cut the error of partly covered bins.
-    The rule was calibrated once on public data (see ``benchmarks/delta.py``); ``m`` is lowered
-    if the series would exceed :data:`MAX_BINS` bins.
+    The noise variance of a query of side ``s`` is about ``32·s²·δ / (ε²·w³)`` (Δ = 4, ``m = w/δ``
+    histograms, ``(s/w)²`` bins each), while the error of partly covered bins grows with ``w``.
+    Keeping the noise term fixed across δ and ε gives ``w ∝ (δ·L²/ε²)^{1/3}`` (``L`` the longer side
+    of the box); the constant 0.05 was calibrated once on public data (the Twitter grid of
+    ``benchmarks/delta.py``: widths 0.005 at δ = 0.001 and 0.0023 at δ = 0.0001, ε = 1). ``w`` is
+    rounded to a whole number ``m ≥ 1`` of shifts δ, and ``m`` is lowered if the series would
+    exceed :data:`MAX_BINS` bins.
+
+    >>> from provsql_dp.delta import Policy
+    >>> default_bin_width(Policy(0.001, dims=2)), default_bin_width(Policy(0.0001, dims=2))
+    (0.005, 0.0023)
     """
     _need_2d(policy)
+    e = _eps(epsilon)
     L = float(max(policy.extent))
     d = float(policy.delta)
-    m = max(1, int(round(np.sqrt(L / d) / 2)))
+    w = 0.05 * (d * L * L / (e * e)) ** (1 / 3)
+    m = max(1, int(round(w / d)))
     while m > 1 and _n_bins_total(policy, m) > MAX_BINS:
         m -= 1
     return float(m * policy.delta)
@@ -173,9 +181,9 @@ def _fine_index(policy, pts):
     return out
 
 
-def _shifts_of(policy, bin_width):
+def _shifts_of(policy, bin_width, epsilon=1.0):
     if bin_width is None:
-        bin_width = default_bin_width(policy)
+        bin_width = default_bin_width(policy, epsilon)
     w = exact(bin_width)
     r = w / policy.delta
     if r.denominator != 1 or r < 1:
@@ -199,14 +207,14 @@ def shifted_histograms(points, policy: Policy, epsilon, bin_width=None, rng=None
         Budget; the caller charges its ledger first.
     bin_width : float, optional
         A whole multiple of δ, **chosen without looking at the data**; default
-        :func:`default_bin_width`.
+        :func:`default_bin_width` (of δ, ε and the box).
     rng : numpy.random.Generator, optional
         Tests only; default OS entropy.
     """
     _need_2d(policy)
     eps = _eps(epsilon)
     pts = policy.check_points(points)
-    m, w = _shifts_of(policy, bin_width)
+    m, w = _shifts_of(policy, bin_width, eps)
     fi = _fine_index(policy, pts)
     K = [_fine_cells(policy, a) for a in range(2)]
     delta = float(policy.delta)

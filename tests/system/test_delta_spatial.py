@@ -49,10 +49,17 @@ def test_shifted_beats_equiwidth_on_clustered_data():
     truth = np.array([np.sum((pts[:, 0] >= a) & (pts[:, 0] < b) & (pts[:, 1] >= c) & (pts[:, 1] < d))
                       for a, b, c, d in qs])
     pol = Policy(0.001, dims=2)
-    base = min(np.mean((equiwidth_histogram(pts, pol, 1.0, w, rng=rng).range_count(*q) - truth) ** 2)
-               for w in (0.005, 0.01, 0.02, 0.04))  # the (non-private) best width
-    shifted = np.mean((shifted_histograms(pts, pol, 1.0, rng=rng).range_count(*q) - truth) ** 2)
-    assert shifted < base / 2
+
+    def mse(rel):
+        return np.mean((rel.range_count(*q) - truth) ** 2)
+
+    base, shifted = {}, {}
+    for w in (0.01, 0.02, 0.04):
+        base[w] = mse(equiwidth_histogram(pts, pol, 1.0, w, rng=rng))
+        shifted[w] = mse(shifted_histograms(pts, pol, 1.0, bin_width=w, rng=rng))
+        assert shifted[w] < base[w]  # same width: m = w/δ histograms average noise and bias away
+    # even against the baseline's best width (picked on the data: not private), by a margin
+    assert min(shifted.values()) < min(base.values()) / 2
 
 
 def test_sorted_points_and_median_improve_with_small_delta():
