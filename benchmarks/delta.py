@@ -100,12 +100,13 @@ def part1(args):
     best = {s: min(widths, key=lambda w: base[w][s]) for s in sizes}
 
     res = {}
-    shift_widths = (0.0025, 0.004, 0.005, 0.01, 0.02)
+    shift_widths = {0.001: (0.002, 0.003, 0.004, 0.005, 0.01, 0.02),
+                    0.0001: (0.0015, 0.0025, 0.003, 0.004, 0.005, 0.01, 0.02)}
     for d in (0.001, 0.0001):
         pol = Policy(d, dims=2)
         dw = default_bin_width(pol, args.eps)
         res[(d, "default")] = (dw, mse(lambda: shifted_histograms(pts, pol, args.eps, rng=noise)))
-        for w in shift_widths:
+        for w in shift_widths[d]:
             res[(d, w)] = (w, mse(lambda w=w: shifted_histograms(pts, pol, args.eps, bin_width=w,
                                                                   rng=noise)))
     lines = ["| query size | baseline best width | baseline MSE | shifted δ=0.001 (default w) | "

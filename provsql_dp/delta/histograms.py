@@ -57,7 +57,7 @@ __all__ = ["HistogramSeries", "shifted_histograms", "equiwidth_histogram", "defa
            "series_sensitivity", "shift_strategy_matrix", "MAX_BINS"]
 
 #: the default width never makes the series publish more than this many bins
-MAX_BINS = 4_000_000
+MAX_BINS = 20_000_000
 
 
 def _eps(epsilon) -> float:
@@ -88,8 +88,8 @@ def default_bin_width(policy: Policy, epsilon=1.0) -> float:
     Keeping the noise term fixed across δ and ε gives ``w ∝ (δ·L²/ε²)^{1/3}`` (``L`` the longer side
     of the box); the constant 0.05 was calibrated once on public data (the Twitter grid of
     ``benchmarks/delta.py``: widths 0.005 at δ = 0.001 and 0.0023 at δ = 0.0001, ε = 1). ``w`` is
-    rounded to a whole number ``m ≥ 1`` of shifts δ, and ``m`` is lowered if the series would
-    exceed :data:`MAX_BINS` bins.
+    rounded to a whole number ``m ≥ 1`` of shifts δ, and ``m`` is raised (wider bins) if the
+    series would exceed :data:`MAX_BINS` bins (about ``(L/δ)²/m`` of them).
 
     >>> from provsql_dp.delta import Policy
     >>> default_bin_width(Policy(0.001, dims=2)), default_bin_width(Policy(0.0001, dims=2))
@@ -101,8 +101,8 @@ def default_bin_width(policy: Policy, epsilon=1.0) -> float:
     d = float(policy.delta)
     w = 0.05 * (d * L * L / (e * e)) ** (1 / 3)
     m = max(1, int(round(w / d)))
-    while m > 1 and _n_bins_total(policy, m) > MAX_BINS:
-        m -= 1
+    while _n_bins_total(policy, m) > MAX_BINS:
+        m = m * 2
     return float(m * policy.delta)
 
 

@@ -127,9 +127,12 @@ class Publisher:
         if not isinstance(name, str) or not name:
             raise DeclarationError("a publisher needs a non-empty name")
         self.name = name
+        # our own cursor: autocommitted, outside any transaction the connection has open
+        # (PEP 249 implicit transactions), like the budget ledger
+        self._cur = self._db.cursor()
         for stmt in _DDL:
-            self._db.execute(stmt)
-        row = self._db.execute(
+            self._cur.execute(stmt)
+        row = self._cur.execute(
             f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
         ).fetchone()
         if row is None:
@@ -138,12 +141,12 @@ class Publisher:
                                        "epsilon to create it")
             d, e = self._check(delta, epsilon)
             try:
-                self._db.execute(
+                self._cur.execute(
                     f"INSERT INTO {SCHEMA}.delta_publishers (name, delta, epsilon) VALUES (?, ?, ?)",
                     [name, d, _enc(e)])
-            except duckdb.ConstraintException:
+            except (duckdb.ConstraintException, duckdb.TransactionException):
                 pass  # created concurrently: read it back below
-            row = self._db.execute(
+            row = self._cur.execute(
                 f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
             ).fetchone()
         self.delta = int(row[0])
@@ -189,13 +192,13 @@ class Publisher:
 
     def available(self, step: int) -> Fraction:
         """The largest ε a release at ``step`` may still spend."""
-        spend = self._spend_near(self._db, int(step))
+        spend = self._spend_near(self._cur, int(step))
         worst, _ = self._worst_window(spend, int(step))
         return max(Fraction(0), self.epsilon - worst)
 
     def spent(self) -> dict:
         """``{step: total ε spent at that step}`` (reservations included)."""
-        rows = self._db.execute(
+        rows = self._cur.execute(
             f"SELECT step, epsilon FROM {SCHEMA}.delta_releases WHERE publisher = ?", [self.name]
         ).fetchall()
         out: dict = {}
@@ -205,7 +208,7 @@ class Publisher:
 
     def releases(self) -> list[Release]:
         """Every completed release, oldest first."""
-        rows = self._db.execute(
+        rows = self._cur.execute(
             f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
             "WHERE publisher = ? AND status = 'released' ORDER BY seq", [self.name]).fetchall()
         return [Release(int(s), float(v), Fraction(e), st, float("nan")) for s, v, e, st in rows]
@@ -213,7 +216,7 @@ class Publisher:
     # ------------------------------------------------------------------ releasing
     def _exact(self, statistic, params):
         if isinstance(statistic, str):
-            try:
+            try:  # on the connection itself: the curator's uncommitted rows count
                 row = self._db.execute(statistic, list(params or [])).fetchone()
             except duckdb.Error as e:
                 raise ProgrammingError(f"the statistic failed: {e}; nothing was spent") from e
@@ -313,12 +316,12 @@ class Publisher:
             self.con.ledger.charge(self.con.user, eps, f"publisher {self.name} step {step}: {text}",
                                    "delta_publisher")
         except BaseException:
-            self._db.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? AND seq = ?",
+            self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? AND seq = ?",
                              [self.name, seq])
             raise
         scale = sens / float(eps)
         value = exact + float(resolve_rng(rng).laplace(0.0, scale))
-        self._db.execute(
+        self._cur.execute(
             f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ? "
             "WHERE publisher = ? AND seq = ?", [value, datetime.now(), self.name, seq])
         return Release(step, value, eps, text, scale)
