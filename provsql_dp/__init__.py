@@ -25,6 +25,20 @@ from .errors import (
     Warning,
 )
 from .krelation import KRelation
+from .types import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+)
 
 __version__ = "0.1.0"
 
@@ -38,4 +52,6 @@ __all__ = [
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "UnsupportedQueryError", "DeclarationError", "BudgetExceededError", "PrivacyError",
     "SolverError", "apilevel", "threadsafety", "paramstyle",
+    "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp",
+    "DateFromTicks", "TimeFromTicks", "TimestampFromTicks", "Binary",
 ]

@@ -42,10 +42,6 @@ class _Info:
     slots: list[tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = field(default_factory=list)
 
 
-_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER",
-            "UBIGINT"}
-
-
 def analyse(node: Node) -> _Info:
     """Bare-column lineage, row-wide equalities and slot keys of a plan node."""
     if isinstance(node, Scan):
@@ -112,8 +108,7 @@ def slot_sources(node: Node) -> list[tuple[str, object]]:
       the slot's key on every row;
     * ``("drop", k)`` — nothing: slot ``k`` (kept) names the same participant on every row.
 
-    A composite key (several columns) is read from values only when all its columns are
-    integers (the capture then encodes it arithmetically).
+    A composite key (several columns) is read from values when every one of its columns is.
     """
     info = analyse(node)
     key_of: dict[str, tuple[str, str]] = {}  # scan id of a key column -> (domain, type)
@@ -149,10 +144,7 @@ def slot_sources(node: Node) -> list[tuple[str, object]]:
             result.append(("drop", kept[(domain, classes)]))
             continue
         kept[(domain, classes)] = k
-        readable = all(c in value_of_class for c in classes) and (
-            len(bases) == 1 or all(t.upper() in _INTEGER for t in types)
-        )
-        if readable:
+        if all(c in value_of_class for c in classes):
             result.append(("value", tuple(value_of_class[c] for c in classes)))
         else:
             result.append(("column", k))

@@ -126,10 +126,15 @@ class Ledger:
                 con.execute(stmt)
 
     def _rows(self, sql: str, params=()) -> list:
+        """Read the latest committed state, on a connection of its own (never through the
+        caller's open transaction, whose snapshot may predate other connections' charges)."""
+        cur = self.con.cursor()
         try:
-            return self.con.execute(sql, list(params)).fetchall()
+            return cur.execute(sql, list(params)).fetchall()
         except duckdb.CatalogException:
             return []  # a read-only database without our catalog: nothing recorded
+        finally:
+            cur.close()
 
     def set_budget(self, user: str, total) -> None:
         """Set ``user``'s total budget (``SET PRIVACY BUDGET``). Spending so far is kept."""

@@ -51,11 +51,13 @@ from .errors import (
     PrivacyError,
     ProgrammingError,
     UnsupportedQueryError,
+    Warning,
 )
 from .krelation import KRelation
 from .plan import Aggregate, Node, Scan, walk
 from .planner import plan_query
 from .roles import ROLES, check_analyst
+from .types import sqltype
 from .private import answer_private
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
@@ -101,8 +103,11 @@ class PrivacyInfo:
 def _translate(e: Exception) -> Error:
     """Map a DuckDB exception onto the PEP 249 hierarchy."""
     msg = str(e)
+    if isinstance(e, duckdb.InvalidInputException):
+        # DuckDB reports both bad parameters and bad data (division by zero) this way
+        return ProgrammingError(msg) if "parameter" in msg.lower() else DataError(msg)
     if isinstance(e, (duckdb.ParserException, duckdb.CatalogException, duckdb.BinderException,
-                      duckdb.SyntaxException, duckdb.InvalidInputException)):
+                      duckdb.SyntaxException)):
         return ProgrammingError(msg)
     if isinstance(e, duckdb.ConstraintException):
         return IntegrityError(msg)
@@ -123,15 +128,17 @@ def split_statements(sql: str) -> list[str]:
         tokens = d.ProvDP().tokenize(sql)
     except (TokenError, ParseError) as e:
         raise ProgrammingError(f"could not read the SQL text: {e}") from e
-    out, start = [], 0
+    out, start, has_tokens = [], 0, False
     for tok in tokens:
         if tok.token_type == TokenType.SEMICOLON:
             piece = sql[start:tok.start].strip()
-            if piece:
+            if piece and has_tokens:  # a piece of comments only is no statement
                 out.append(piece)
-            start = tok.end + 1
+            start, has_tokens = tok.end + 1, False
+        else:
+            has_tokens = True
     tail = sql[start:].strip()
-    if tail:
+    if tail and has_tokens:
         out.append(tail)
     return out
 
@@ -147,7 +154,27 @@ def _is_ours(stmt: str) -> bool:
 
 
 class Connection:
-    """A connection to one DuckDB database with provsql_dp's privacy layer."""
+    """A connection to one DuckDB database with provsql_dp's privacy layer.
+
+    Transactions follow PEP 249 (autocommit starts off) the way Python's sqlite3 does: a data
+    change (INSERT, UPDATE, DELETE, MERGE) implicitly opens a transaction that lasts until
+    :meth:`commit` or :meth:`rollback`; other statements run as they come. ``with con:`` commits
+    on success and rolls back on an exception, leaving the connection open. Set
+    ``con.autocommit = True`` to commit every statement at once. Privacy budget charges are
+    committed on their own, whatever the connection's transaction (a rollback never refunds ε).
+    """
+
+    # PEP 249 optional extension: the exception classes as connection attributes
+    Warning = Warning
+    Error = Error
+    InterfaceError = InterfaceError
+    DatabaseError = DatabaseError
+    DataError = DataError
+    OperationalError = OperationalError
+    IntegrityError = IntegrityError
+    InternalError = InternalError
+    ProgrammingError = ProgrammingError
+    NotSupportedError = NotSupportedError
 
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None):
@@ -169,7 +196,19 @@ class Connection:
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
         self.default_epsilon: Fraction | None = None
+        self.autocommit = False
+        self._in_tx = False
         self._closed = False
+
+    def _before(self, kind: str) -> None:
+        """Open the implicit transaction before a data change (PEP 249: autocommit off)."""
+        if kind == "dml" and not self.autocommit and not self._in_tx and not self.read_only:
+            self._duck.execute("BEGIN TRANSACTION")
+            self._in_tx = True
+        elif kind == "begin":
+            self._in_tx = True
+        elif kind == "end":
+            self._in_tx = False
 
     @property
     def catalog(self):
@@ -200,6 +239,7 @@ class Connection:
 
     def commit(self) -> None:
         self._check_open()
+        self._in_tx = False
         try:
             self._duck.commit()
         except duckdb.TransactionException:
@@ -209,6 +249,7 @@ class Connection:
 
     def rollback(self) -> None:
         self._check_open()
+        self._in_tx = False
         try:
             self._duck.rollback()
         except duckdb.TransactionException:
@@ -217,7 +258,13 @@ class Connection:
             raise _translate(e) from e
 
     def close(self) -> None:
+        """Close the connection; an uncommitted transaction is rolled back (PEP 249)."""
         if not self._closed:
+            if self._in_tx:
+                try:
+                    self._duck.rollback()
+                except duckdb.Error:
+                    pass
             self._duck.close()
             self._closed = True
 
@@ -225,7 +272,13 @@ class Connection:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.close()
+        """Like sqlite3: commit on success, roll back on an exception; the connection stays open."""
+        if self._closed:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -324,8 +377,15 @@ class Cursor:
         return self
 
     def executemany(self, sql: str, seq_of_parameters) -> Cursor:
+        """Execute ``sql`` once per parameter set; ``rowcount`` is the total of the changes."""
+        total = 0
+        counted = True
         for params in seq_of_parameters:
             self.execute(sql, params)
+            if self.rowcount < 0:
+                counted = False
+            total += max(self.rowcount, 0)
+        self.rowcount = total if counted else -1
         return self
 
     def _execute_one(self, stmt: str, parameters) -> None:
@@ -378,20 +438,36 @@ class Cursor:
             "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
 
     def _passthrough(self, stmt: str, parameters) -> None:
-        duck = self.connection._duck
+        con = self.connection
+        duck = con._duck
+        kind = _statement_kind(stmt)
         try:
+            con._before(kind)
             res = duck.execute(stmt, parameters) if parameters is not None else duck.execute(stmt)
             desc = res.description
             rows = res.fetchall() if desc is not None else []
         except duckdb.Error as e:
-            raise _translate(e) from e
+            err = _translate(e)
+            if con._in_tx and kind != "end":
+                # DuckDB aborts a transaction on any error: end it now, so the connection stays
+                # usable, and say so (its uncommitted changes are gone).
+                con.rollback()
+                err = type(err)(f"{err} (the open transaction was rolled back)")
+            raise err from e
+        if kind in ("begin", "end"):
+            con._before(kind)
+        counted = desc is not None and len(desc) == 1 and desc[0][0] == "Count"
+        if kind != "query" and counted:
+            # DuckDB reports a data change's row count (and a DDL's nothing) as a result set;
+            # PEP 249 wants no result set and the count in rowcount.
+            self._set_result(None, [])
+            self.rowcount = rows[0][0] if kind == "dml" and rows else -1
+            return
         self._set_result(desc, rows)
-        if desc is not None and len(desc) == 1 and desc[0][0] == "Count" and len(rows) == 1:
-            self.rowcount = rows[0][0]  # DML reports its row count as a one-column result
 
     def _set_result(self, desc, rows: list[tuple]) -> None:
         self.description = (
-            [(c[0], c[1], None, None, None, None, None) for c in desc] if desc else None
+            [(c[0], _type_code(c[1]), None, None, None, None, None) for c in desc] if desc else None
         )
         self._rows = rows
         self._pos = 0
@@ -403,6 +479,10 @@ class Cursor:
         cat = con._catalog
         if con.read_only and isinstance(tree, (d.Protect, d.Unprotect, d.SetPrivacyBudget)):
             raise OperationalError("the database is open read-only; declarations cannot change")
+        if con._in_tx and not type(tree).__name__.startswith("Show"):
+            # A declaration must never hang on an uncommitted transaction (a forgotten commit
+            # would silently unprotect a table): commit first, like sqlite3 before DDL.
+            con.commit()
         if isinstance(tree, d.Protect):
             table = [p.name for p in tree.this.parts]
             by = [c.name for c in tree.expressions] if tree.expressions else None
@@ -510,12 +590,14 @@ class Cursor:
         self._pos = len(self._rows)
         return out
 
-    def __iter__(self):
-        while True:
-            row = self.fetchone()
-            if row is None:
-                return
-            yield row
+    def __iter__(self) -> Cursor:
+        return self
+
+    def __next__(self) -> tuple:
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
 
     def close(self) -> None:
         self._closed = True
@@ -535,6 +617,31 @@ class Cursor:
         self._check()
         if self.description is None:
             raise ProgrammingError("the last statement produced no result set to fetch")
+
+
+def _type_code(t):
+    """A DuckDB type object for description (our own result sets give type names)."""
+    return sqltype(t) if isinstance(t, str) else t
+
+
+_DML = {"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE"}
+_QUERY = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMMARIZE", "EXPLAIN",
+          "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
+
+
+def _statement_kind(stmt: str) -> str:
+    """'query', 'dml', 'begin', 'end' or 'other', from the statement's first keyword."""
+    head = stmt.lstrip().split(None, 1)
+    word = head[0].upper().rstrip(";") if head else ""
+    if word.startswith("("):
+        return "query"
+    if word in _DML:
+        return "query" if " RETURNING " in f" {stmt.upper()} " else "dml"
+    if word in ("BEGIN", "START"):
+        return "begin"
+    if word in ("COMMIT", "END", "ROLLBACK", "ABORT"):
+        return "end"
+    return "query" if word in _QUERY else "other"
 
 
 def _first_line(e: Exception) -> str:

@@ -133,10 +133,9 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
     from .mechanisms import recursive as rm
 
     options = options or {}
+    # A policy route refuses OPTIONS (the recursive mechanism's parameters) before it charges.
     routed = _routing.route(con, tree, plan, epsilon, text)
     if routed is not None:
-        if options:
-            raise ProgrammingError("OPTIONS apply to the recursive mechanism only")
         return routed
     groups = group_domain(con, plan) if plan.group_by else [()]
     eps = float(epsilon) / len(groups)

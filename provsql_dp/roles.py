@@ -40,7 +40,8 @@ __all__ = ["ROLES", "check_analyst", "ANALYST_STATEMENTS"]
 ROLES = ("curator", "analyst")
 
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
-ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies"}
+ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
+                      "ExplainPrivacy"}  # EXPLAIN PRIVACY reads no data and spends nothing
 
 _MAX_VIEW_DEPTH = 32
 

@@ -726,14 +726,13 @@ def _interactive(shell: Shell, stdin, banner: str) -> None:
 
 
 def _open(database: str, role: str, user: str | None, read_only: bool):
+    """A connection for the shell: every statement commits at once, as in the duckdb and
+    sqlite3 shells (explicit BEGIN … COMMIT still groups statements)."""
     from . import connect
 
-    kwargs = {"user": user, "read_only": read_only}
-    if "role" in inspect.signature(connect).parameters:
-        kwargs["role"] = role
-    elif role != "curator":
-        raise ShellError("roles are not available in this version of provsql_dp")
-    return connect(database, **kwargs)
+    con = connect(database, role=role, user=user, read_only=read_only)
+    con.autocommit = True
+    return con
 
 
 def main(database: str = ":memory:", *, role: str = "curator", user: str | None = None,

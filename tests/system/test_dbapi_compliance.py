@@ -122,68 +122,45 @@ class TestDBAPI20(dbapi20.DatabaseAPI20Test):
             con.commit()
 
     # ------------------------------------------------------------------ known failures
-    @known_failure(AssertionError, "module.STRING must be defined", f"{TYPE_OBJECTS} STRING")
     def test_STRING(self):
         super().test_STRING()
 
-    @known_failure(AssertionError, "module.BINARY must be defined", f"{TYPE_OBJECTS} BINARY")
     def test_BINARY(self):
         super().test_BINARY()
 
-    @known_failure(AssertionError, "module.NUMBER must be defined", f"{TYPE_OBJECTS} NUMBER")
     def test_NUMBER(self):
         super().test_NUMBER()
 
-    @known_failure(AssertionError, "module.DATETIME must be defined", f"{TYPE_OBJECTS} DATETIME")
     def test_DATETIME(self):
         super().test_DATETIME()
 
-    @known_failure(AssertionError, "module.ROWID must be defined", f"{TYPE_OBJECTS} ROWID")
     def test_ROWID(self):
         super().test_ROWID()
 
-    @known_failure(AttributeError, "has no attribute 'Date'",
-                   f"{TYPE_OBJECTS} the constructors Date and DateFromTicks")
     def test_Date(self):
         super().test_Date()
 
-    @known_failure(AttributeError, "has no attribute 'Time'",
-                   f"{TYPE_OBJECTS} the constructors Time and TimeFromTicks")
     def test_Time(self):
         super().test_Time()
 
-    @known_failure(AttributeError, "has no attribute 'Timestamp'",
-                   f"{TYPE_OBJECTS} the constructors Timestamp and TimestampFromTicks")
     def test_Timestamp(self):
         super().test_Timestamp()
 
-    @known_failure(AttributeError, "has no attribute 'Binary'", f"{TYPE_OBJECTS} the constructor Binary")
     def test_Binary(self):
         super().test_Binary()
 
-    @known_failure(AttributeError, "'Connection' object has no attribute 'Warning'",
-                   "PEP 249 optional extension 'Connection.Error, Connection.ProgrammingError, etc.': "
-                   "the exception classes are not attributes of the connection")
     def test_ExceptionsAsConnectionAttributes(self):
         super().test_ExceptionsAsConnectionAttributes()
 
-    @known_failure(AssertionError, "cursor.description should be none after executing a statement "
-                   "that can return no rows", NO_RESULT_SET)
     def test_description(self):
         super().test_description()
 
-    @known_failure(AssertionError, "Error not raised by fetchone", NO_RESULT_SET)
     def test_fetchone(self):
         super().test_fetchone()
 
-    @known_failure(AssertionError, "Error not raised by fetchall", NO_RESULT_SET)
     def test_fetchall(self):
         super().test_fetchall()
 
-    @known_failure(AssertionError, "insert using cursor.executemany set cursor.rowcount to incorrect "
-                   "value 1",
-                   "PEP 249 Cursor.rowcount after executemany: must be the rows affected by the "
-                   "whole call (or -1); it is the last execution's count")
     def test_executemany(self):
         super().test_executemany()
 
@@ -198,10 +175,6 @@ def con(tmp_path):
 
 
 class TestBeyondTheSuite:
-    @known_failure(AssertionError, "rollback did not undo",
-                   "PEP 249 Connection.commit: 'if the database supports an auto-commit feature, "
-                   "this must be initially off'; DuckDB's connection autocommits each statement, "
-                   "so rollback() undoes nothing")
     def test_autocommit_is_initially_off(self, con):
         con.execute("CREATE TABLE t(a INT)")
         con.commit()
@@ -209,10 +182,6 @@ class TestBeyondTheSuite:
         con.rollback()
         assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (0,), "rollback did not undo the insert"
 
-    @known_failure(pytest.fail.Exception, "DID NOT RAISE",
-                   "PEP 249 DataError is for 'problems with the processed data like division by "
-                   "zero'; DuckDB's division-by-zero InvalidInputException is mapped to "
-                   "ProgrammingError")
     def test_division_by_zero_is_a_data_error(self, con):
         with pytest.raises(provsql_dp.DataError):
             try:
@@ -234,10 +203,6 @@ class TestBeyondTheSuite:
         with pytest.raises(provsql_dp.Error):
             con.execute("SELECT COUNT(*) FROM k WITH EPSILON 1")  # protected nothing: refused
 
-    @known_failure(AttributeError, "has no attribute 'NUMBER'",
-                   "PEP 249 Cursor.description: 'type_code must compare equal to one of Type "
-                   "Objects'; there are no type objects, and our own result sets (private answers, "
-                   "SHOW PRIVACY BUDGET) give the strings 'DOUBLE'/'VARCHAR' as type codes")
     def test_type_codes_of_our_result_sets(self, con):
         con.execute("CREATE TABLE t(a INT); INSERT INTO t VALUES (1), (2)")
         con.execute("PROTECT TABLE t")
@@ -278,18 +243,11 @@ class TestBeyondTheSuite:
         with pytest.raises(provsql_dp.Error):
             cur.execute("SELECT 1")
 
-    @known_failure(AssertionError, "iter(cursor) is not the cursor",
-                   "PEP 249 optional extension Cursor.__iter__: 'Return self to make cursors "
-                   "compatible to the iteration protocol' (and Cursor.next()); __iter__ returns a "
-                   "generator, so next(cursor) fails")
     def test_iteration_extension(self, con):
         cur = con.execute("SELECT * FROM range(3)")
         assert iter(cur) is cur, "iter(cursor) is not the cursor"
         assert next(cur) == (0,)
 
-    @known_failure(provsql_dp.InterfaceError, "the connection is closed",
-                   "issue 7: 'with con:' semantics like sqlite3 (commit on success, rollback on an "
-                   "exception, the connection stays open); Connection.__exit__ closes it")
     def test_with_connection_commits_and_stays_open(self, con):
         con.execute("CREATE TABLE w(a INT)")
         with con:

@@ -98,6 +98,7 @@ def make_db(seed: int):
     con.execute("PROTECT TABLE item")
     con.execute("PROTECT TABLE link")
     con.execute("PROTECT TABLE visit")
+    con.commit()  # autocommit is off (PEP 249): the data changes above were one transaction
     return con, rng
 
 
