@@ -214,6 +214,14 @@ class Structure:
         self.deg = np.bincount(self.var_part, weights=self.q[self.var_tuple], minlength=self.n)
         self.total = float(self.q.sum())
         self.order = np.argsort(-self.deg, kind="stable")  # participants by decreasing deg_q
+        self._unit_coefficients()
+
+    def _unit_coefficients(self) -> None:
+        """Coefficients of an unreduced structure (a quotient sets its own, see _symmetry)."""
+        self.mult = np.ones(self.n)  # participants per LP column
+        self.ent_coef = np.ones(len(self.ent_part))  # coefficient of g_p in a monomial row
+        self.var_coef = np.ones(len(self.var_tuple))  # load coefficient per unit of q
+        self.mass = float(self.n)  # Σ mult: the withdrawable mass
 
     def load_view(self) -> "Structure":
         """The structure of the *loads* that G and J bound, as its own :class:`Structure`.
@@ -279,6 +287,7 @@ class Structure:
         v.deg = np.bincount(v.var_part, weights=v.q[v.var_tuple], minlength=v.n)
         v.total = float(v.q.sum())
         v.order = np.argsort(-v.deg, kind="stable")
+        v._unit_coefficients()
         v._load_view = v
         self._load_view = v
         return v
@@ -346,14 +355,16 @@ class Structure:
 
     def phi(self, g: np.ndarray) -> np.ndarray:
         """φ_t for every tuple, given the withdrawn mass ``g`` of every participant."""
-        s = np.bincount(self.ent_mono, weights=g[self.ent_part], minlength=self.n_mono)
+        s = np.bincount(self.ent_mono, weights=g[self.ent_part] * self.ent_coef, minlength=self.n_mono)
         val = np.maximum(0.0, 1.0 - s)
         return np.maximum.reduceat(val, self.tuple_mono_ptr[:-1]) if self.n_tuples else val
 
     def loads(self, g: np.ndarray) -> np.ndarray:
         ph = self.phi(g)
         return np.bincount(
-            self.var_part, weights=self.q[self.var_tuple] * ph[self.var_tuple], minlength=self.n
+            self.var_part,
+            weights=self.q[self.var_tuple] * self.var_coef * ph[self.var_tuple],
+            minlength=self.n,
         )
 
 
@@ -361,8 +372,57 @@ def _initial_size(j: float) -> int:
     return int(2 * math.ceil(j) + 16)
 
 
+def reduced(st: Structure, symmetry: bool = True) -> Structure:
+    """The structure the LPs are built on: the twin-class quotient of ``st`` when it is smaller.
+
+    Exact by LP symmetry and convexity (see :mod:`provsql_dp.mechanisms._symmetry`); cached on
+    ``st``. Its load view is the quotient of ``st.load_view()`` under the same classes.
+    """
+    if not symmetry or st.n == 0:
+        return st
+    if not hasattr(st, "_reduced"):
+        from provsql_dp.mechanisms._symmetry import quotient, twin_classes
+
+        t0 = time.perf_counter()
+        cls = twin_classes(st)
+        if int(cls.max()) + 1 == st.n:
+            st._reduced = st
+        else:
+            red = quotient(st, cls)
+            view = st.load_view()
+            red._load_view = red if view is st else quotient(view, cls)
+            red._load_view._load_view = red._load_view
+            red.classes = cls
+            st._reduced = red
+        st._reduce_seconds = time.perf_counter() - t0
+    return st._reduced
+
+
+def _monomial_rows(st: Structure, m_kept: np.ndarray, cand: np.ndarray | None, col_of_part, y_col):
+    """Row-wise entries of ``y_t + Σ_{p∈m∩C} k(m,p) g_p ≥ 1`` for the kept monomials."""
+    kept_m_idx = np.flatnonzero(m_kept)
+    e_sel = m_kept[st.ent_mono]
+    if cand is not None:
+        e_sel &= cand[st.ent_part]
+    per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
+    start = np.concatenate([[0], np.cumsum(per_row)])
+    nnz = int(start[-1])
+    idx = np.empty(nnz, dtype=np.int64)
+    val = np.ones(nnz)
+    idx[start[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
+    body = np.ones(nnz, dtype=bool)
+    body[start[:-1]] = False
+    idx[body] = col_of_part[st.ent_part[e_sel]]  # entries are ordered by monomial
+    val[body] = st.ent_coef[e_sel]
+    return kept_m_idx, start, idx, val
+
+
 class Solver:
-    """Solves H, G and the eq.-20 LP for one :class:`Structure`, reusing candidate sets."""
+    """Solves H, G and the eq.-20 LP for one :class:`Structure`, reusing candidate sets.
+
+    ``st`` is the structure over the occurring participants (closed forms, withdrawn mass); the
+    LPs are built on :func:`reduced` ``(st)`` (``symmetry=False`` builds them on ``st`` itself).
+    """
 
     def __init__(
         self,
@@ -372,15 +432,19 @@ class Solver:
         time_limit: float | None = None,
         generation: bool = True,
         j_solver: str = "ipm",
+        symmetry: bool = True,
     ):
         self.st = st
+        self.stats = LPStats(solver=solver)
+        t0 = time.perf_counter()
+        self.lp = reduced(st, symmetry)
+        self.stats.build_seconds += time.perf_counter() - t0
         self.solver = solver
         self.j_solver = j_solver
         self.time_limit = time_limit
         self.generation = generation
-        self.stats = LPStats(solver=solver)
-        self._cand = np.zeros(st.n, dtype=bool)  # columns that were useful before
-        self._rows = np.zeros(st.n, dtype=bool)
+        self._cand = np.zeros(self.lp.n, dtype=bool)  # columns that were useful before
+        self._rows = np.zeros(self.lp.n, dtype=bool)
 
     # ------------------------------------------------------------------ H and eq. 20
     def h(self, j: float) -> float:
@@ -397,21 +461,21 @@ class Solver:
         if st.n == 0:
             return st.const_true, 0.0
         value, g = self._h_like(j=None, delta_hat=delta_hat)
-        return value, float(g.sum())
+        return value, float((self.lp.mult * g).sum())
 
     def _h_like(self, j: float | None, delta_hat: float | None):
-        st = self.st
+        lp = self.lp
         if delta_hat is not None:
-            cand = st.deg > delta_hat  # exact: other columns have nonnegative reduced cost
+            cand = lp.deg > delta_hat  # exact: other columns have nonnegative reduced cost
             if not cand.any():
-                return st.const_true + st.total, np.zeros(st.n)
+                return lp.const_true + lp.total, np.zeros(lp.n)
         else:
-            cand = st.top(_initial_size(j)) | self._cand
+            cand = lp.top(_initial_size(j)) | self._cand
         if not self.generation:
-            cand = np.ones(st.n, dtype=bool)
+            cand = np.ones(lp.n, dtype=bool)
         while True:
-            if cand.sum() > _FULL_FRACTION * st.n:
-                cand = np.ones(st.n, dtype=bool)
+            if cand.sum() > _FULL_FRACTION * lp.n:
+                cand = np.ones(lp.n, dtype=bool)
             value, g, add = self._solve_h(cand, j, delta_hat)
             if add is None or not add.any():
                 break
@@ -421,7 +485,7 @@ class Solver:
         return value, g
 
     def _solve_h(self, cand: np.ndarray, j: float | None, delta_hat: float | None):
-        st = self.st
+        st = self.lp
         t0 = time.perf_counter()
         ent_c = cand[st.ent_part]
         mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
@@ -431,25 +495,16 @@ class Solver:
         n_c = int(cand.sum())
         col_of_part = np.cumsum(cand) - 1
         y_col = n_c + np.cumsum(t_kept) - 1
-        kept_m_idx = np.flatnonzero(m_kept)
+        kept_m_idx, start, idx, val = _monomial_rows(st, m_kept, cand, col_of_part, y_col)
         n_rows_m = len(kept_m_idx)
-        # row-wise entries: per kept monomial, first y_t, then g_p for p in m ∩ C
-        e_sel = m_kept[st.ent_mono] & ent_c
-        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
-        start = np.concatenate([[0], np.cumsum(per_row)])
-        nnz_m = int(start[-1])
-        idx = np.empty(nnz_m, dtype=np.int64)
-        idx[start[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
-        body = np.ones(nnz_m, dtype=bool)
-        body[start[:-1]] = False
-        idx[body] = col_of_part[st.ent_part[e_sel]]  # entries are ordered by monomial
-        val = np.ones(nnz_m)
+        nnz_m = len(idx)
         n_y = int(t_kept.sum())
         n_col = n_c + n_y
+        mult_c = st.mult[cand]
         cost = np.zeros(n_col)
         cost[n_c:] = st.q[t_kept]
         if delta_hat is not None:
-            cost[:n_c] = delta_hat
+            cost[:n_c] = delta_hat * mult_c
         col_lower = np.zeros(n_col)
         col_upper = np.full(n_col, _INF)
         col_upper[:n_c] = 1.0
@@ -458,7 +513,7 @@ class Solver:
         if j is not None:
             start = np.concatenate([start, [nnz_m + n_c]])
             idx = np.concatenate([idx, np.arange(n_c)])
-            val = np.concatenate([val, np.ones(n_c)])
+            val = np.concatenate([val, mult_c])
             row_lower = np.append(row_lower, j)
             row_upper = np.append(row_upper, j)
         offset = st.const_true + float(st.q[~t_kept].sum())
@@ -479,18 +534,18 @@ class Solver:
         pi = np.zeros(st.n_mono)
         pi[kept_m_idx] = dual[:n_rows_m]
         lam = float(dual[n_rows_m]) if j is not None else 0.0
-        charge = np.bincount(st.ent_part, weights=pi[st.ent_mono], minlength=st.n)
+        charge = np.bincount(st.ent_part, weights=pi[st.ent_mono] * st.ent_coef, minlength=st.n)
         free_m = np.flatnonzero(~mono_has_c)
         if len(free_m):
             _, first = np.unique(st.mono_tuple[free_m], return_index=True)
             assigned = free_m[first]
             w_m = np.zeros(st.n_mono)
             w_m[assigned] = st.q[st.mono_tuple[assigned]]
-            charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono], minlength=st.n)
+            charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono] * st.ent_coef, minlength=st.n)
         c_g = delta_hat if delta_hat is not None else 0.0
-        reduced = c_g - lam - charge
-        scale = max(1.0, abs(lam), abs(c_g))
-        add = (~cand) & (reduced < -1e-7 * scale)
+        reduced_cost = (c_g - lam) * st.mult - charge
+        scale = max(1.0, abs(lam), abs(c_g)) * st.mult
+        add = (~cand) & (reduced_cost < -1e-7 * scale)
         self.stats.build_seconds += time.perf_counter() - t0
         return obj, g, add
 
@@ -505,7 +560,7 @@ class Solver:
         dense column (G's ``w``), which makes it an order of magnitude faster to solve.
         ``J`` is convex and nonincreasing in ``W``: ``J(W') ≥ J(W) + s (W' − W)``.
         """
-        st = self.st.load_view()
+        st = self.lp.load_view()
         heavy = st.deg > cap
         if not heavy.any():
             return 0.0, 0.0
@@ -513,22 +568,13 @@ class Solver:
         var_in = heavy[st.var_part]
         t_kept = np.bincount(st.var_tuple[var_in], minlength=st.n_tuples) > 0
         m_kept = t_kept[st.mono_tuple]
-        kept_m_idx = np.flatnonzero(m_kept)
-        e_sel = m_kept[st.ent_mono]
         used = np.zeros(st.n, dtype=bool)
-        used[st.ent_part[e_sel]] = True
+        used[st.ent_part[m_kept[st.ent_mono]]] = True
         n_g = int(used.sum())
         col_of_part = np.cumsum(used) - 1
-        n_y = int(t_kept.sum())
         y_col = n_g + np.cumsum(t_kept) - 1
-        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
-        start_m = np.concatenate([[0], np.cumsum(per_row)])
-        nnz_m = int(start_m[-1])
-        idx_m = np.empty(nnz_m, dtype=np.int64)
-        idx_m[start_m[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
-        body = np.ones(nnz_m, dtype=bool)
-        body[start_m[:-1]] = False
-        idx_m[body] = col_of_part[st.ent_part[e_sel]]
+        kept_m_idx, start_m, idx_m, val_m = _monomial_rows(st, m_kept, None, col_of_part, y_col)
+        nnz_m = len(idx_m)
         sel = np.flatnonzero(var_in)
         order = sel[np.argsort(st.var_part[sel], kind="stable")]
         heavy_parts = np.flatnonzero(heavy)
@@ -538,12 +584,12 @@ class Solver:
         n_rows_w = len(heavy_parts)
         start = np.concatenate([start_m[:-1], nnz_m + start_w[:-1]])
         idx = np.concatenate([idx_m, y_col[st.var_tuple[order]]])
-        val = np.concatenate([np.ones(nnz_m), st.q[st.var_tuple[order]]])
+        val = np.concatenate([val_m, st.q[st.var_tuple[order]] * st.var_coef[order]])
         row_lower = np.concatenate([np.ones(n_rows_m), np.full(n_rows_w, -_INF)])
         row_upper = np.concatenate([np.full(n_rows_m, _INF), np.full(n_rows_w, float(cap))])
-        n_col = n_g + n_y
+        n_col = n_g + int(t_kept.sum())
         cost = np.zeros(n_col)
-        cost[:n_g] = 1.0
+        cost[:n_g] = st.mult[used]
         self.stats.build_seconds += time.perf_counter() - t0
         obj, _, dual = solve_lp(
             n_col, cost, np.zeros(n_col), np.ones(n_col), row_lower, row_upper, start, idx, val,
@@ -559,7 +605,7 @@ class Solver:
         closed = self.st.g_closed(j)
         if closed is not None:
             return closed
-        st = self.st.load_view()
+        st = self.lp.load_view()
         k = _initial_size(j)
         cand = st.top(k) | self._cand
         rows = st.top(k) | self._rows
@@ -582,30 +628,19 @@ class Solver:
         return 2.0 * w
 
     def _solve_g(self, cand: np.ndarray, rows: np.ndarray, j: float):
-        st = self.st.load_view()
+        st = self.lp.load_view()
         t0 = time.perf_counter()
         n_c = int(cand.sum())
         col_of_part = np.cumsum(cand) - 1
         var_in = rows[st.var_part]
         t_kept = np.bincount(st.var_tuple[var_in], minlength=st.n_tuples) > 0
         m_kept = t_kept[st.mono_tuple]
-        kept_m_idx = np.flatnonzero(m_kept)
         n_y = int(t_kept.sum())
         y_col = n_c + np.cumsum(t_kept) - 1
         w_col = n_c + n_y
         n_col = w_col + 1
-        ent_c = cand[st.ent_part]
-        # monomial rows
-        e_sel = m_kept[st.ent_mono] & ent_c
-        per_row = np.bincount(st.ent_mono[e_sel], minlength=st.n_mono)[kept_m_idx] + 1
-        start_m = np.concatenate([[0], np.cumsum(per_row)])
-        nnz_m = int(start_m[-1])
-        idx_m = np.empty(nnz_m, dtype=np.int64)
-        idx_m[start_m[:-1]] = y_col[st.mono_tuple[kept_m_idx]]
-        body = np.ones(nnz_m, dtype=bool)
-        body[start_m[:-1]] = False
-        idx_m[body] = col_of_part[st.ent_part[e_sel]]
-        val_m = np.ones(nnz_m)
+        kept_m_idx, start_m, idx_m, val_m = _monomial_rows(st, m_kept, cand, col_of_part, y_col)
+        nnz_m = len(idx_m)
         # w rows: w - Σ_{t∋p} q_t y_t >= 0 for p in rows (pairs sorted by participant)
         sel = np.flatnonzero(var_in)
         order = sel[np.argsort(st.var_part[sel], kind="stable")]
@@ -620,14 +655,14 @@ class Solver:
         body = np.ones(nnz_w, dtype=bool)
         body[start_w[:-1]] = False
         idx_w[body] = y_col[st.var_tuple[order]]
-        val_w[body] = -st.q[st.var_tuple[order]]
+        val_w[body] = -st.q[st.var_tuple[order]] * st.var_coef[order]
         n_rows_m = len(kept_m_idx)
         n_rows_w = len(row_parts)
         start = np.concatenate(
             [start_m[:-1], nnz_m + start_w[:-1], [nnz_m + nnz_w], [nnz_m + nnz_w + n_c]]
         )
         idx = np.concatenate([idx_m, idx_w, np.arange(n_c)])
-        val = np.concatenate([val_m, val_w, np.ones(n_c)])
+        val = np.concatenate([val_m, val_w, st.mult[cand]])
         row_lower = np.concatenate([np.ones(n_rows_m), np.zeros(n_rows_w), [j]])
         row_upper = np.concatenate([np.full(n_rows_m + n_rows_w, _INF), [j]])
         cost = np.zeros(n_col)
@@ -650,9 +685,9 @@ class Solver:
             pi = np.zeros(st.n_mono)
             pi[kept_m_idx] = dual[:n_rows_m]
             lam = float(dual[-1])
-            charge = np.bincount(st.ent_part, weights=pi[st.ent_mono], minlength=st.n)
-            reduced = -lam - charge
-            add_c = (~cand) & (reduced < -1e-7 * max(1.0, abs(lam)))
+            charge = np.bincount(st.ent_part, weights=pi[st.ent_mono] * st.ent_coef, minlength=st.n)
+            reduced_cost = -lam * st.mult - charge
+            add_c = (~cand) & (reduced_cost < -1e-7 * max(1.0, abs(lam)) * st.mult)
         if n_rows_w < st.n:
             loads = st.loads(g)
             add_r = (~rows) & (loads > w + 1e-7 * max(1.0, w))
