@@ -6,10 +6,11 @@ from pathlib import Path
 import duckdb
 import networkx as nx
 import pytest
+from conftest import shared_data
 
 from provsql_dp.graph import load_edges, read_edge_list, relation, true_count
 
-DATA = Path("/work/shared/data/graphs")
+DATA = shared_data() / "graphs"
 
 # name: (|V| incl. isolated, |E| simple undirected, triangles = paper Fig. 6)
 FIG6 = {

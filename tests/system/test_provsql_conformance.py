@@ -1,6 +1,7 @@
 """A peer's test suite: ProvSQL's regression cases against our provenance capture.
 
-``../shared/data/provsql-conformance/cases.json`` (see its SOURCE.md) holds 54 cases from the
+``tests/data/provsql-conformance/cases.json`` (a copy of ``../shared/data/provsql-conformance``;
+see its SOURCE.md) holds 54 cases from the
 regression suite of ProvSQL, each with the formula ProvSQL printed per output row. For every case
 whose semiring reads as a Boolean function (formula, boolexpr, why, how, boolean) we set the case's
 database up in a fresh :func:`provsql_dp.connect`, declare ``PROTECT TABLE t BY (label column)``
@@ -33,10 +34,8 @@ import pytest
 import provsql_dp
 from provsql_dp.errors import DataError, ProgrammingError, UnsupportedQueryError
 
-# ../shared/data beside the repository (DESIGN.md, issue 2)
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "provsql-conformance" / "cases.json"
-
-pytestmark = pytest.mark.skipif(not DATA.exists(), reason=f"conformance data not found at {DATA}")
+# A copy of ../shared/data/provsql-conformance (MIT, see its SOURCE.md), so the suite always runs
+DATA = Path(__file__).resolve().parents[1] / "data" / "provsql-conformance" / "cases.json"
 
 BOOLEAN = {"formula", "boolexpr", "why", "how", "boolean"}
 ROWS_ONLY = {"counting", "which", "where"}
