@@ -375,6 +375,7 @@ def count(
     rng=None,
     max_entries: int | None = DEFAULT_MAX_ENTRIES,
     capture: str = "auto",
+    budget=None,
     **mechanism_options,
 ):
     """Release the number of occurrences of ``pattern`` in ``G`` with ε-differential privacy.
@@ -402,6 +403,10 @@ def count(
         Size guard on the K-relation (see the module docstring).
     capture : {"auto", "sql", "direct"}
         How the K-relation is built (see :func:`relation`).
+    budget : provsql_dp.Connection, optional
+        A connection whose privacy budget pays for this release: ε is charged to its user in
+        its ledger before any noise is drawn (refused, spending nothing, when it does not
+        fit). Without it, no ledger records the release: accounting for ε is the caller's job.
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults).
@@ -442,4 +447,9 @@ def count(
     )
     from ..mechanisms import recursive as rm
 
+    if budget is not None:
+        name = pattern if isinstance(pattern, str) else f"graph with {pattern.number_of_nodes()} nodes"
+        budget.ledger.charge(
+            budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", "recursive"
+        )
     return rm.release(kr, epsilon=epsilon, privacy=privacy, rng=rng, **mechanism_options)

@@ -102,3 +102,16 @@ def test_the_same_count_from_sql():
     canon = lambda r: sorted(sorted(map(sorted, r.annotation(i))) for i in range(len(r)))
     assert canon(kr) == canon(ref)
     con.close()
+
+
+def test_count_charges_a_budget_before_noise():
+    con = provsql_dp.connect(user="g")
+    con.execute("SET PRIVACY BUDGET 1")
+    G = nx.karate_club_graph()
+    rel = count(G, "triangle", privacy="edge", epsilon=0.75, budget=con, rng=np.random.default_rng(1))
+    assert rel.epsilon == 0.75
+    (entry,) = con.ledger.entries()
+    assert entry.epsilon == provsql_dp.budget.to_fraction(0.75) and "triangle" in entry.statement
+    with pytest.raises(provsql_dp.BudgetExceededError):
+        count(G, "triangle", privacy="edge", epsilon=0.5, budget=con)
+    assert len(con.ledger.entries()) == 1
