@@ -85,6 +85,7 @@ def check_public_query(con, tree: exp.Expression, depth: int = 0) -> None:
         raise PrivacyError("views are nested too deeply to be checked")
     if tree.find(exp.Command) is not None:
         raise _refuse("this statement")
+    _check_functions(con, tree)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     protected = {(p.schema.lower(), p.table.lower()) for p in con._catalog.list_protected()}
     for t in tree.find_all(exp.Table):
@@ -115,6 +116,31 @@ def check_public_query(con, tree: exp.Expression, depth: int = 0) -> None:
                 raise PrivacyError(f"view {info.name!r} could not be checked, so an analyst cannot read it") from None
             body = view.expression if isinstance(view, exp.Create) else view
             check_public_query(con, body, depth + 1)
+
+
+def _check_functions(con, tree: exp.Expression) -> None:
+    """User-defined macros and functions may read protected tables inside their bodies (a scalar
+    macro can hide ``(SELECT count(*) FROM protected)``): an analyst cannot call them."""
+    names = set()
+    for f in tree.find_all(exp.Func):
+        if isinstance(f, exp.Anonymous):
+            names.add(str(f.this).lower())
+        else:
+            names.add(f.sql_name().lower())
+    if not names:
+        return
+    user_defined = {
+        r[0].lower()
+        for r in con._duck.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE NOT internal"
+        ).fetchall()
+    }
+    hit = sorted(names & user_defined)
+    if hit:
+        raise PrivacyError(
+            f"an analyst cannot call the user-defined function {hit[0]}(): its body could read "
+            "protected tables"
+        )
 
 
 def _statement_name(tree: exp.Expression) -> str:

@@ -156,3 +156,17 @@ def test_analyst_gets_private_answers_only(tmp_path):
 def test_curator_explain_shows_private_diagnostics(con):
     text = con.explain(TRIANGLES, epsilon=0.5)
     assert "Aggregate COUNT" in text and "true_answer=45" in text
+
+
+def test_analyst_cannot_call_user_defined_macros(tmp_path):
+    path = str(tmp_path / "m.duckdb")
+    cur = provsql_dp.connect(path)
+    example_data.load(cur)
+    cur.execute("PROTECT TABLE employees")
+    cur.execute("CREATE MACRO headcount() AS (SELECT count(*) FROM employees)")
+    cur.execute("CREATE MACRO double_it(x) AS x * 2")
+    an = provsql_dp.connect(path, role="analyst", user="ann")
+    for sql in ["SELECT headcount()", "SELECT double_it(id) FROM departments"]:
+        with pytest.raises(PrivacyError, match="user-defined function"):
+            an.execute(sql)
+    assert an.execute("SELECT upper(name) FROM departments WHERE id = 1").fetchall() == [("ENGINEERING",)]
