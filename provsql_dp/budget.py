@@ -136,45 +136,57 @@ class Ledger:
         finally:
             cur.close()
 
-    def set_budget(self, user: str, total) -> None:
-        """Set ``user``'s total budget (``SET PRIVACY BUDGET``). Spending so far is kept."""
-        total = to_fraction(total)
-        if total <= 0:
-            raise DeclarationError("a privacy budget must be positive")
+    def _transaction(self, body, what: str):
+        """Run ``body(cursor)`` in a transaction of its own connection and commit it; retry when
+        a concurrent transaction conflicts. ``body`` raises to refuse (nothing is written)."""
         cur = self.con.cursor()
         try:
             for attempt in range(_RETRIES):
                 try:
                     cur.execute("BEGIN TRANSACTION")
-                    row = cur.execute(
-                        f"SELECT spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
-                    ).fetchone()
-                    spent = Fraction(row[0]) if row else Fraction(0)
-                    if total < spent:
-                        cur.execute("ROLLBACK")
-                        raise DeclarationError(
-                            f"user {user!r} has already spent ε = {format_eps(spent)}; the total "
-                            f"cannot be set below that (asked for {format_eps(total)})"
-                        )
-                    if row:
-                        cur.execute(
-                            f"UPDATE {SCHEMA}.budget SET total = ?, updated = current_timestamp "
-                            "WHERE user_name = ?",
-                            [_enc(total), user],
-                        )
-                    else:
-                        cur.execute(
-                            f"INSERT INTO {SCHEMA}.budget (user_name, total, spent) VALUES (?, ?, ?)",
-                            [user, _enc(total), _enc(Fraction(0))],
-                        )
+                    result = body(cur)
                     cur.execute("COMMIT")
-                    return
+                    return result
                 except (duckdb.TransactionException, duckdb.ConstraintException):
-                    _rollback(cur)
+                    _rollback(cur)  # a concurrent writer won: try again on the new state
                     time.sleep(0.001 * (attempt + 1))
-            raise OperationalError("could not set the budget: too much contention, try again")
+                except BaseException:
+                    _rollback(cur)
+                    raise
+            raise OperationalError(f"could not {what}: too much contention on the budget; "
+                                   "nothing was changed, try again")
         finally:
             cur.close()
+
+    def set_budget(self, user: str, total) -> None:
+        """Set ``user``'s total budget (``SET PRIVACY BUDGET``). Spending so far is kept."""
+        total = to_fraction(total)
+        if total <= 0:
+            raise DeclarationError("a privacy budget must be positive")
+
+        def body(cur):
+            row = cur.execute(
+                f"SELECT spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
+            ).fetchone()
+            spent = Fraction(row[0]) if row else Fraction(0)
+            if total < spent:
+                raise DeclarationError(
+                    f"user {user!r} has already spent ε = {format_eps(spent)}; the total "
+                    f"cannot be set below that (asked for {format_eps(total)})"
+                )
+            if row:
+                cur.execute(
+                    f"UPDATE {SCHEMA}.budget SET total = ?, updated = current_timestamp "
+                    "WHERE user_name = ?",
+                    [_enc(total), user],
+                )
+            else:
+                cur.execute(
+                    f"INSERT INTO {SCHEMA}.budget (user_name, total, spent) VALUES (?, ?, ?)",
+                    [user, _enc(total), _enc(Fraction(0))],
+                )
+
+        self._transaction(body, "set the budget")
 
     def budget(self, user: str) -> tuple[Fraction, Fraction] | None:
         """``(total, spent)`` for ``user``, or None when no budget was set."""
@@ -209,44 +221,32 @@ class Ledger:
                 "released; open the database read-write"
             )
         eps = _positive(epsilon)
-        cur = self.con.cursor()
-        try:
-            for attempt in range(_RETRIES):
-                try:
-                    cur.execute("BEGIN TRANSACTION")
-                    row = cur.execute(
-                        f"SELECT total, spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
-                    ).fetchone()
-                    if row is None:
-                        cur.execute("ROLLBACK")
-                        raise BudgetExceededError(_no_budget(user))
-                    total, spent = Fraction(row[0]), Fraction(row[1])
-                    if spent + eps > total:
-                        cur.execute("ROLLBACK")
-                        raise BudgetExceededError(_exceeded(user, eps, total, spent))
-                    updated = cur.execute(
-                        f"UPDATE {SCHEMA}.budget SET spent = ?, updated = current_timestamp "
-                        "WHERE user_name = ? AND spent = ?",
-                        [_enc(spent + eps), user, row[1]],
-                    ).fetchone()
-                    if not updated or updated[0] != 1:
-                        raise duckdb.TransactionException("budget row changed concurrently")
-                    at = datetime.now()
-                    cid = cur.execute(
-                        f"INSERT INTO {SCHEMA}.ledger VALUES "
-                        f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
-                        [at, user, statement, mechanism, _enc(eps)],
-                    ).fetchone()[0]
-                    cur.execute("COMMIT")
-                    return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
-                except duckdb.TransactionException:
-                    _rollback(cur)
-                    time.sleep(0.001 * (attempt + 1))
-            raise OperationalError(
-                "could not record the charge: too much contention on the budget; nothing was spent, try again"
-            )
-        finally:
-            cur.close()
+
+        def body(cur) -> Charge:
+            row = cur.execute(
+                f"SELECT total, spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
+            ).fetchone()
+            if row is None:
+                raise BudgetExceededError(_no_budget(user))
+            total, spent = Fraction(row[0]), Fraction(row[1])
+            if spent + eps > total:
+                raise BudgetExceededError(_exceeded(user, eps, total, spent))
+            updated = cur.execute(
+                f"UPDATE {SCHEMA}.budget SET spent = ?, updated = current_timestamp "
+                "WHERE user_name = ? AND spent = ?",
+                [_enc(spent + eps), user, row[1]],
+            ).fetchone()
+            if not updated or updated[0] != 1:
+                raise duckdb.TransactionException("the budget row changed concurrently")
+            at = datetime.now()
+            cid = cur.execute(
+                f"INSERT INTO {SCHEMA}.ledger VALUES "
+                f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
+                [at, user, statement, mechanism, _enc(eps)],
+            ).fetchone()[0]
+            return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
+
+        return self._transaction(body, "record the charge")
 
     def entries(self, user: str | None = None) -> list[Charge]:
         """The recorded charges, oldest first (all users, or one)."""
