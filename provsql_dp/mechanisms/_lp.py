@@ -90,11 +90,13 @@ def solve_lp(
     stats: LPStats | None = None,
     what: str = "LP",
     crossover: bool = True,
+    keep: bool = False,
 ):
     """Solve ``min cost·x + offset`` over a row-wise CSR model in one ``passModel``.
 
-    Returns ``(objective, col_value, row_dual)`` as numpy arrays; raises :class:`SolverError`
-    unless HiGHS reports an optimal solution.
+    Returns ``(objective, col_value, row_dual)`` as numpy arrays (and the ``Highs`` object as a
+    fourth item when ``keep``, for warm-started re-solves with :func:`resolve_lp`); raises
+    :class:`SolverError` unless HiGHS reports an optimal solution.
     """
     n_row = len(row_lower)
     t0 = time.perf_counter()
@@ -104,8 +106,6 @@ def solve_lp(
     h.setOptionValue("threads", 1)
     if not crossover:
         h.setOptionValue("run_crossover", "off")
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
     status = h.passModel(
         int(n_col),
         int(n_row),
@@ -125,6 +125,20 @@ def solve_lp(
     )
     if status == highspy.HighsStatus.kError:
         raise SolverError(f"HiGHS rejected the {what} model ({n_row} rows, {n_col} columns)")
+    out = _run(h, t0, stats=stats, what=what, time_limit=time_limit)
+    return (*out, h) if keep else out
+
+
+def resolve_lp(h, *, solver: str = "simplex", time_limit=None, stats=None, what="LP"):
+    """Re-solve a kept model after bound changes, warm-started from its last basis."""
+    h.setOptionValue("solver", solver)
+    return _run(h, time.perf_counter(), stats=stats, what=what, time_limit=time_limit)
+
+
+def _run(h, t0: float, *, stats, what: str, time_limit):
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    n_row, n_col = h.getNumRow(), h.getNumCol()
     run_status = h.run()
     model_status = h.getModelStatus()
     elapsed = time.perf_counter() - t0
@@ -445,6 +459,7 @@ class Solver:
         self.generation = generation
         self._cand = np.zeros(self.lp.n, dtype=bool)  # columns that were useful before
         self._rows = np.zeros(self.lp.n, dtype=bool)
+        self._jmodel = None  # the kept Δ-search model (see j_value)
 
     # ------------------------------------------------------------------ H and eq. 20
     def h(self, j: float) -> float:
@@ -550,7 +565,7 @@ class Solver:
         return obj, g, add
 
     # ------------------------------------------------------------------ the Δ predicate
-    def j_value(self, cap: float) -> tuple[float, float]:
+    def j_value(self, cap: float, floor: float | None = None) -> tuple[float, float]:
         """``J(W) = min { Σ g : load_p(g) ≤ W for every p }`` and a subgradient ``dJ/dW``.
 
         ``G_{|P|−j} ≤ 2W ⟺ J(W) ≤ j`` (for ``0 ≤ j ≤ |P_R|``; loads only fall as ``g`` grows), so
@@ -559,12 +574,32 @@ class Solver:
         for heavier participants and variables only for the tuples that touch them. It has no
         dense column (G's ``w``), which makes it an order of magnitude faster to solve.
         ``J`` is convex and nonincreasing in ``W``: ``J(W') ≥ J(W) + s (W' − W)``.
+
+        **One model for the whole search.** The model built for a cap ``W₀`` is exact for every
+        ``W ≥ W₀`` once its load rows' right-hand sides are set to ``W`` (the rows it has beyond
+        those with ``deg_q > W`` can never bind: ``load_p ≤ deg_q(p) ≤ W``). So it is built once,
+        for ``min(cap, floor)`` (``floor``: the lowest cap the caller expects to probe), solved
+        by IPM with crossover, and every later probe with ``W ≥ W₀`` only changes right-hand
+        sides and re-solves by dual simplex from the previous optimal basis (the basis stays dual
+        feasible: the costs are unchanged). A probe below ``W₀`` rebuilds. The returned slope is
+        a subgradient of the model's value function, which equals J on ``[W₀, ∞)`` and is at
+        most J below (fewer rows), so the tangent cut ``J(W') ≥ J(W) + s (W' − W)`` stays valid.
         """
         st = self.lp.load_view()
-        heavy = st.deg > cap
-        if not heavy.any():
+        if not (st.deg > cap).any():
             return 0.0, 0.0
+        jm = self._jmodel
+        if jm is not None and cap >= jm["cap"]:
+            h, n_load = jm["highs"], jm["n_load"]
+            idx = np.arange(jm["n_rows_m"], jm["n_rows_m"] + n_load, dtype=np.int32)
+            h.changeRowsBounds(n_load, idx, np.full(n_load, -_INF), np.full(n_load, float(cap)))
+            obj, _, dual = resolve_lp(
+                h, solver="simplex", time_limit=self.time_limit, stats=self.stats, what="Δ LP"
+            )
+            return obj, float(np.minimum(dual[jm["n_rows_m"]:], 0.0).sum())
+        build = float(cap) if floor is None else min(float(cap), float(floor))
         t0 = time.perf_counter()
+        heavy = st.deg > build
         var_in = heavy[st.var_part]
         t_kept = np.bincount(st.var_tuple[var_in], minlength=st.n_tuples) > 0
         m_kept = t_kept[st.mono_tuple]
@@ -591,11 +626,12 @@ class Solver:
         cost = np.zeros(n_col)
         cost[:n_g] = st.mult[used]
         self.stats.build_seconds += time.perf_counter() - t0
-        obj, _, dual = solve_lp(
+        obj, _, dual, h = solve_lp(
             n_col, cost, np.zeros(n_col), np.ones(n_col), row_lower, row_upper, start, idx, val,
             solver=self.j_solver, time_limit=self.time_limit, stats=self.stats,
-            what="Δ LP", crossover=False,
+            what="Δ LP", crossover=True, keep=True,
         )
+        self._jmodel = {"cap": build, "highs": h, "n_rows_m": n_rows_m, "n_load": n_rows_w}
         slope = float(np.minimum(dual[n_rows_m:], 0.0).sum())
         return obj, slope
 

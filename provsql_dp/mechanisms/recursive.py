@@ -70,7 +70,9 @@ __all__ = ["H", "G", "release", "release_signed", "explain", "Explanation", "LPS
 _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: the Δ search never probes more than this many steps below the last feasible j
-_MAX_STEP = 3
+_MAX_STEP = 16
+#: the Δ model is built for caps down to this many steps below the probe (see Solver.j_value)
+_SPECULATE = 12
 
 
 def _structure(kr: KRelation, weights: np.ndarray | None = None) -> Structure:
@@ -170,9 +172,11 @@ class _Run:
 
         ``G_{|P|−j} ≤ τ_j ⟺ J(τ_j/2) ≤ j`` (see :meth:`Solver.j_value`), so each probe is one J
         LP. Probes start near the top (small LPs); every probe's tangent ``J(W) ≥ J₀ + s(W − W₀)``
-        (J is convex) rules out the ``j`` it proves infeasible, so the next probe is the smallest
-        ``j`` not ruled out — Newton's method from below, typically 2–4 LPs instead of a full
-        binary search. The result is the same ``j`` as eq. 11 evaluated exactly.
+        (J is convex) rules out the ``j`` it proves infeasible; the next probe is halfway between
+        the smallest ``j`` not ruled out (Newton's method from below) and the last feasible ``j``
+        — typically 2–4 LPs instead of a full binary search, all but the first re-solving one kept
+        model by warm-started dual simplex (see :meth:`Solver.j_value`). Which ``j`` are probed
+        never changes the result: it is the same ``j`` as eq. 11 evaluated exactly.
         """
         st = self.st
         theta, beta = self.p["theta"], self.p["beta"]
@@ -212,10 +216,15 @@ class _Run:
                 probe = next((j for j in range(lo + 1, hi) if not excluded(j)), hi)
                 if probe >= hi:
                     break
+                # halfway between the tangent bound and the last feasible j: warm starts
+                # are cheap over short distances, and a feasible probe's own tangent usually
+                # rules out everything below it
+                probe = (probe + hi) // 2
                 # LPs grow quickly as j falls: never jump far below the last feasible probe
                 probe = max(probe, hi - _MAX_STEP)
             w = tau(probe) / 2
-            j_val, slope = self.solver.j_value(w)
+            floor = tau(max(lo + 1, min(probe, hi - _SPECULATE))) / 2
+            j_val, slope = self.solver.j_value(w, floor)
             ok = holds(j_val, probe)
             self.delta_probes.append((probe, tau(probe), j_val, ok))
             cuts.append((w, j_val, slope))
