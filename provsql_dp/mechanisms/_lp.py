@@ -460,6 +460,7 @@ class Solver:
         self._cand = np.zeros(self.lp.n, dtype=bool)  # columns that were useful before
         self._rows = np.zeros(self.lp.n, dtype=bool)
         self._jmodel = None  # the kept Δ-search model (see j_value)
+        self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 
     # ------------------------------------------------------------------ H and eq. 20
     def h(self, j: float) -> float:
@@ -533,22 +534,71 @@ class Solver:
             row_upper = np.append(row_upper, j)
         offset = st.const_true + float(st.q[~t_kept].sum())
         self.stats.build_seconds += time.perf_counter() - t0
-        obj, x, dual = solve_lp(
+        keep = j is None and delta_hat is not None
+        out = solve_lp(
             n_col, cost, col_lower, col_upper, row_lower, row_upper, start, idx, val,
             offset=offset, solver=self.solver, time_limit=self.time_limit, stats=self.stats,
-            what="H LP" if j is not None else "eq. 20 LP",
+            what="H LP" if j is not None else "eq. 20 LP", keep=keep,
         )
+        obj, x, dual = out[:3]
+        if keep:  # kept for the integer H evaluations next to the argmin (see h_anchored)
+            self._xmodel = {
+                "highs": out[3], "cand": cand.copy(), "delta_hat": float(delta_hat),
+                "mono_has_c": mono_has_c, "kept_m_idx": kept_m_idx, "has_row": False,
+            }
         g = np.zeros(st.n)
         g[cand] = x[:n_c]
         if n_c == st.n:
             return obj, g, None
+        lam = float(dual[n_rows_m]) if j is not None else 0.0
+        add = self._h_violators(cand, mono_has_c, kept_m_idx, dual[:n_rows_m], lam, delta_hat)
+        return obj, g, add
+
+    def h_anchored(self, j: int, delta_hat: float) -> float:
+        """H at integer withdrawn mass ``j`` next to the eq.-20 argmin, from the kept eq.-20 model.
+
+        With the row ``Σ g = j`` added, the eq.-20 objective is ``Σ q y + Δ̂ Σ g = H(j) + Δ̂ j``
+        (the constant ``Δ̂ j`` does not move the minimiser), so the kept model plus one row is
+        the H LP at ``j`` over the same columns; it is re-solved by dual simplex from the eq.-20
+        basis (adding a row keeps the basis dual feasible), and the next ``j`` only changes the
+        row's bounds. The restricted columns are certified by the same reduced-cost test as
+        :meth:`h`; if it fails the general path (:meth:`h`, column generation) is used.
+        """
+        closed = self.st.h_closed(j)
+        if closed is not None:
+            return closed
+        xm = self._xmodel
+        if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:
+            return self.h(j)
+        h, cand = xm["highs"], xm["cand"]
+        n_c = int(cand.sum())
+        if not xm["has_row"]:
+            h.addRow(float(j), float(j), n_c, np.arange(n_c, dtype=np.int32), self.lp.mult[cand])
+            xm["has_row"] = True
+        else:
+            r = h.getNumRow() - 1
+            h.changeRowsBounds(1, np.array([r], dtype=np.int32), np.array([float(j)]), np.array([float(j)]))
+        obj, _, dual = resolve_lp(
+            h, solver="simplex", time_limit=self.time_limit, stats=self.stats, what="H LP"
+        )
+        if n_c < self.lp.n:
+            n_rows_m = len(xm["kept_m_idx"])
+            add = self._h_violators(
+                cand, xm["mono_has_c"], xm["kept_m_idx"], dual[:n_rows_m], float(dual[-1]), delta_hat
+            )
+            if add.any():
+                return self.h(j)
+        return obj - delta_hat * j
+
+    def _h_violators(self, cand, mono_has_c, kept_m_idx, dual_m, lam, delta_hat):
+        """Missing columns ``g_p`` with a negative reduced cost in the extended restricted dual."""
+        st = self.lp
         # reduced cost of every missing column g_p, with the restricted dual extended:
         # kept monomials carry their duals, each constant tuple puts q_t on one monomial
         # that avoids C (charging every participant of that monomial)
         t0 = time.perf_counter()
         pi = np.zeros(st.n_mono)
-        pi[kept_m_idx] = dual[:n_rows_m]
-        lam = float(dual[n_rows_m]) if j is not None else 0.0
+        pi[kept_m_idx] = dual_m
         charge = np.bincount(st.ent_part, weights=pi[st.ent_mono] * st.ent_coef, minlength=st.n)
         free_m = np.flatnonzero(~mono_has_c)
         if len(free_m):
@@ -562,7 +612,7 @@ class Solver:
         scale = max(1.0, abs(lam), abs(c_g)) * st.mult
         add = (~cand) & (reduced_cost < -1e-7 * scale)
         self.stats.build_seconds += time.perf_counter() - t0
-        return obj, g, add
+        return add
 
     # ------------------------------------------------------------------ the Δ predicate
     def j_value(self, cap: float, floor: float | None = None) -> tuple[float, float]:

@@ -253,7 +253,9 @@ class _Run:
         best = None
         for j in sorted({math.floor(j_real), math.ceil(j_real)}):
             j = min(max(j, 0), st.n)
-            cand = self.h_withdrawn(j) + j * delta_hat
+            h = self.solver.h_anchored(j, delta_hat)
+            self.h_values[j] = h
+            cand = h + j * delta_hat
             if best is None or cand < best[0]:
                 best = (cand, j)
         return best
