@@ -99,7 +99,7 @@ def _withdrawn(st: Structure, i: float) -> float:
     return max(0.0, st.n - i_r)
 
 
-def H(kr: KRelation, i: float, *, solver: str = "ipm") -> float:
+def H(kr: KRelation, i: float, *, solver: str = "ipm", symmetry: bool = True) -> float:
     """``H_i`` of eq. 16: ``min { Σ_t q(t) φ_{R(t)}(f) : f ∈ [0,1]^P, Σ f = i }``.
 
     Parameters
@@ -123,10 +123,10 @@ def H(kr: KRelation, i: float, *, solver: str = "ipm") -> float:
     (2.0, 0.0, 0.0)
     """
     st = _structure(kr)
-    return Solver(st, solver=solver).h(_withdrawn(st, i))
+    return Solver(st, solver=solver, symmetry=symmetry).h(_withdrawn(st, i))
 
 
-def G(kr: KRelation, i: float, *, solver: str = "ipm") -> float:
+def G(kr: KRelation, i: float, *, solver: str = "ipm", symmetry: bool = True) -> float:
     """``G_i`` of eq. 19: ``2 min_{f, Σ f = i} max_p Σ_{t : p ∈ R(t)} q(t) φ_{R(t)}(f)``.
 
     In DNF the φ-sensitivity ``S_{R(t),p}`` is 1 when ``p`` occurs in ``R(t)`` and 0 otherwise,
@@ -145,17 +145,19 @@ def G(kr: KRelation, i: float, *, solver: str = "ipm") -> float:
     (4.0, 0.0)
     """
     st = _structure(kr)
-    return Solver(st, solver=solver).g(_withdrawn(st, i))
+    return Solver(st, solver=solver, symmetry=symmetry).g(_withdrawn(st, i))
 
 
 # ---------------------------------------------------------------------- the mechanism
 class _Run:
     """One execution of the mechanism's private computations over a structure."""
 
-    def __init__(self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None):
+    def __init__(
+        self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True
+    ):
         self.st = st
         self.p = params
-        self.solver = Solver(st, solver=solver, time_limit=time_limit)
+        self.solver = Solver(st, solver=solver, time_limit=time_limit, symmetry=symmetry)
         if stats is not None:
             self.solver.stats = stats
         self.g_values: dict[float, float] = {}
@@ -276,6 +278,7 @@ def release(
     time_limit: float | None = None,
     stats: LPStats | None = None,
     weights: np.ndarray | None = None,
+    symmetry: bool = True,
 ) -> Release:
     """Release ``Σ_t q(t)`` over ``supp R`` with the recursive mechanism, ε-DP.
 
@@ -301,6 +304,10 @@ def release(
         Curator diagnostics, filled with LP counts and timings. Never show them to an analyst.
     weights : array, optional
         Use these ``q(t)`` instead of ``kr.weights``.
+    symmetry : bool
+        Build the LPs on the twin-class quotient (default; exact, see
+        :mod:`provsql_dp.mechanisms._symmetry`). ``False`` solves the unreduced LPs: the
+        released distribution is the same either way.
 
     Returns
     -------
@@ -326,7 +333,7 @@ def release(
     """
     params = resolve_params(epsilon, privacy, theta=theta, beta=beta, mu=mu, eps1=eps1, eps2=eps2)
     st = _structure(kr, weights)
-    run = _Run(st, params, solver=solver, time_limit=time_limit, stats=stats)
+    run = _Run(st, params, solver=solver, time_limit=time_limit, stats=stats, symmetry=symmetry)
     _, delta = run.delta()
     gen = resolve_rng(rng)
     delta_hat = delta * math.exp(params["mu"] + float(laplace(params["beta"] / params["eps1"], rng=gen)))
@@ -457,6 +464,7 @@ def explain(
     eps2: float | None = None,
     solver: str = "ipm",
     weights: np.ndarray | None = None,
+    symmetry: bool = True,
 ) -> Explanation:
     """Run the mechanism's private computations without noise and report them (curator only).
 
@@ -475,7 +483,7 @@ def explain(
     t0 = time.perf_counter()
     params = resolve_params(epsilon, privacy, theta=theta, beta=beta, mu=mu, eps1=eps1, eps2=eps2)
     st = _structure(kr, weights)
-    run = _Run(st, params, solver=solver)
+    run = _Run(st, params, solver=solver, symmetry=symmetry)
     j_delta, delta = run.delta()
     if delta_hat is None:
         delta_hat = math.exp(params["mu"]) * delta
