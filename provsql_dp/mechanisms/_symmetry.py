@@ -54,8 +54,8 @@ _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: tuples with more participants than this are skipped when looking for *adjacent* twins
 #: (pairs sharing a tuple): the candidate pairs grow quadratically with the tuple size
 _MAX_PAIR_TUPLE = 12
-#: cap on the (tuple, ordered pair) candidates examined for adjacent twins
-_MAX_PAIRS = 30_000_000
+#: ordered pairs examined per chunk when looking for adjacent twins (bounds the memory)
+_CHUNK = 4_000_000
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -166,39 +166,49 @@ def twin_classes(st, seed: int = 0x5EED) -> np.ndarray:
     cand_p.append(srt[:-1][same])
     cand_q.append(srt[1:][same])
     # adjacent twins: D(p, q) = h_open(p) − Σ_{t ∋ p, q} h_pair(t, p) equal to D(q, p)
-    cnt = np.diff(np.concatenate([[0], np.cumsum(np.bincount(st.var_tuple, minlength=st.n_tuples))]))
+    cnt = np.bincount(st.var_tuple, minlength=st.n_tuples)
+    start = np.concatenate([[0], np.cumsum(cnt)])
     deg_n = np.diff(pptr)
     small = (cnt >= 2) & (cnt <= _MAX_PAIR_TUPLE)
-    sel = np.flatnonzero(small[st.var_tuple])
-    if len(sel) and int((cnt[small] ** 2).sum()) <= _MAX_PAIRS:
+    ts = np.flatnonzero(small)
+    keys, vals = [], []
+    # ordered pairs of participants sharing a tuple, in chunks of about _CHUNK pairs, keeping
+    # only pairs of equal degree (a necessary condition for twins)
+    per_t = cnt[ts] ** 2
+    bounds_t = np.searchsorted(np.cumsum(per_t), np.arange(_CHUNK, int(per_t.sum()) + _CHUNK, _CHUNK))
+    lo_t = 0
+    for hi_t in np.unique(np.append(bounds_t + 1, len(ts))).tolist():
+        chunk = ts[lo_t:hi_t]
+        lo_t = hi_t
+        if not len(chunk):
+            continue
+        c = cnt[chunk]
+        sel = np.repeat(start[chunk], c) + (np.arange(int(c.sum())) - np.repeat(np.cumsum(c) - c, c))
         t_of = st.var_tuple[sel]
         c_of = cnt[t_of]
-        start = np.concatenate([[0], np.cumsum(np.bincount(st.var_tuple, minlength=st.n_tuples))])
         a = np.repeat(sel, c_of)
-        first = start[np.repeat(t_of, c_of)]
         off = np.arange(len(a)) - np.repeat(np.cumsum(c_of) - c_of, c_of)
-        b = first + off
-        keep = a != b
-        a, b = a[keep], b[keep]
+        b = start[np.repeat(t_of, c_of)] + off
         pa, pb = st.var_part[a], st.var_part[b]
-        keep = deg_n[pa] == deg_n[pb]
-        a, pa, pb = a[keep], pa[keep], pb[keep]
-        if len(a):
-            key = pa * width + pb
-            ko = np.argsort(key, kind="stable")
-            key_s = key[ko]
-            bounds = np.concatenate([[0], np.flatnonzero(key_s[1:] != key_s[:-1]) + 1, [len(key_s)]])
-            with np.errstate(over="ignore"):
-                shared = np.add.reduceat(h_pair[a[ko]], bounds[:-1])
-            uk = key_s[bounds[:-1]]
-            up, uq = uk // width, uk % width
-            with np.errstate(over="ignore"):
-                d = h_open[up] - shared
-            rev = np.searchsorted(uk, uq * width + up)
-            rev = np.minimum(rev, len(uk) - 1)
-            ok = (uk[rev] == uq * width + up) & (d == d[rev]) & (up < uq)
-            cand_p.append(up[ok])
-            cand_q.append(uq[ok])
+        keep = (a != b) & (deg_n[pa] == deg_n[pb])
+        keys.append(pa[keep] * width + pb[keep])
+        vals.append(h_pair[a[keep]])
+    key = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+    if len(key):
+        hv = np.concatenate(vals)
+        ko = np.argsort(key, kind="stable")
+        key_s = key[ko]
+        bounds = np.concatenate([[0], np.flatnonzero(key_s[1:] != key_s[:-1]) + 1])
+        with np.errstate(over="ignore"):
+            shared = np.add.reduceat(hv[ko], bounds)
+        uk = key_s[bounds]
+        up, uq = uk // width, uk % width
+        with np.errstate(over="ignore"):
+            d = h_open[up] - shared
+        rev = np.minimum(np.searchsorted(uk, uq * width + up), len(uk) - 1)
+        ok = (uk[rev] == uq * width + up) & (d == d[rev]) & (up < uq)
+        cand_p.append(up[ok])
+        cand_q.append(uq[ok])
     cp = np.concatenate(cand_p).astype(np.int64)
     cq = np.concatenate(cand_q).astype(np.int64)
     parent = np.arange(n)

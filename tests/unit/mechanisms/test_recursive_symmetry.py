@@ -233,3 +233,12 @@ def test_anchored_h_equals_h(seed):
             j = min(max(j, 0), stc.n)
             ref = _lp.Solver(_lp.Structure(kr), symmetry=False).h(j)
             assert close(s.h_anchored(j, dh), ref), (seed, dh, j)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chunked_pair_scan_finds_the_same_classes(seed, monkeypatch):
+    kr = blown_up_triangles(seed, n=9, p=0.6) or symmetric_kr(seed)
+    stc = _lp.Structure(kr)
+    whole = _symmetry.twin_classes(stc)
+    monkeypatch.setattr(_symmetry, "_CHUNK", 7)
+    assert np.array_equal(_symmetry.twin_classes(stc), whole)
