@@ -647,7 +647,11 @@ class Solver:
         for ``min(cap, floor)`` (``floor``: the lowest cap the caller expects to probe), solved
         by IPM with crossover, and every later probe with ``W ≥ W₀`` only changes right-hand
         sides and re-solves by dual simplex from the previous optimal basis (the basis stays dual
-        feasible: the costs are unchanged). A probe below ``W₀`` rebuilds. The returned slope is
+        feasible: the costs are unchanged). A probe below ``W₀`` rebuilds. Measured on ca-GrQc
+        (node): warm re-solves take 0.1–0.6 s where a cold IPM takes 1–5 s (IPM slows down as
+        the cap falls). Crossover on the first solve costs ~15 % when it turns out to be the only
+        probe (typical for edge privacy), but skipping it and running IPM+crossover on the
+        second probe instead was measured slower overall (3.6 s instead of 0.6 s on ca-GrQc). The returned slope is
         a subgradient of the model's value function, which equals J on ``[W₀, ∞)`` and is at
         most J below (fewer rows), so the tangent cut ``J(W') ≥ J(W) + s (W' − W)`` stays valid.
         """
