@@ -5,13 +5,20 @@ K-relation (SQL path: ``provsql_dp.connect`` + ``PROTECT TABLE`` + ``con.provena
 ``--direct``: built with numpy), then runs ``--releases`` releases at ε = 0.5 with the paper's
 parameters (θ = 1, β = ε/5, μ = 1 node / 0.5 edge, ε₁ = ε₂ = ε/2). It reports the true count, the
 median relative error |X̂ − true|/true, the median wall time of one release split into capture /
-LPs / other, the number of LPs per release and the subprocess's peak RSS; and writes a PNG plot
-(if matplotlib is available) to ``benchmarks/out/recursive.png``.
+LPs / other, the number of LPs per release and the subprocess's peak RSS. Each invocation is a
+*run* named by ``--name``: its rows go to ``benchmarks/out/recursive/<name>.json`` and its plot to
+``benchmarks/out/recursive/<name>.png`` (if matplotlib is available), so runs never overwrite each
+other; ``--compare a b`` prints two saved runs side by side.
+
+``--max-seconds`` caps the time spent per (graph, privacy): after at least ``--min-releases``
+releases the loop stops once the budget is used, and the table's ``rel`` column says how many
+releases the medians are over.
 
 Usage::
 
-    python benchmarks/recursive.py                                  # the paper's 7 graphs + deezer-HU
-    python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3
+    python benchmarks/recursive.py --name after           # the paper's 7 graphs + deezer-HU
+    python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3 --name quick
+    python benchmarks/recursive.py --compare before after
 """
 
 from __future__ import annotations
@@ -90,7 +97,8 @@ def capture_sql(path: Path, privacy: str):
     return con, TRIANGLES
 
 
-def run_one(graph: str, privacy: str, releases: int, direct: bool) -> dict:
+def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: float = 0.0,
+            min_releases: int = 3) -> dict:
     from provsql_dp.mechanisms import recursive as rm
 
     path = DATA / f"{graph}.edges"
@@ -99,7 +107,12 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool) -> dict:
     if not direct:
         con, sql = capture_sql(path, privacy)
     true = None
+    start = time.perf_counter()
+    done = 0
     for _ in range(releases):
+        if max_seconds and done >= min_releases and time.perf_counter() - start > max_seconds:
+            break
+        done += 1
         t0 = time.perf_counter()
         kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
         t1 = time.perf_counter()
@@ -114,7 +127,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool) -> dict:
         errs.append(abs(rel.value - true) / true if true else float("nan"))
         del kr
     return {
-        "graph": graph, "privacy": privacy, "triangles": int(true), "releases": releases,
+        "graph": graph, "privacy": privacy, "triangles": int(true), "releases": done,
         "median_rel_err": statistics.median(errs), "capture_s": statistics.median(captures),
         "lp_s": statistics.median(lps), "other_s": statistics.median(others),
         "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)]),
@@ -123,7 +136,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool) -> dict:
     }
 
 
-def plot(rows: list[dict]) -> None:
+def plot(rows: list[dict], name: str) -> None:
     try:
         import matplotlib
 
@@ -131,7 +144,7 @@ def plot(rows: list[dict]) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    OUT.mkdir(exist_ok=True)
+    (OUT / "recursive").mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for privacy, marker in (("node", "o"), ("edge", "s")):
         rs = [r for r in rows if r["privacy"] == privacy]
@@ -142,12 +155,39 @@ def plot(rows: list[dict]) -> None:
         axes[1].loglog(x, [max(r["median_rel_err"], 1e-6) for r in rs], marker, label=privacy)
         for r in rs:
             axes[0].annotate(r["graph"], (r["triangles"], r["total_s"]), fontsize=7)
-    axes[0].set(xlabel="triangles", ylabel="seconds per release", title="time (ε = 0.5)")
+    axes[0].set(xlabel="triangles", ylabel="seconds per release", title=f"time (ε = 0.5), run {name}")
     axes[1].set(xlabel="triangles", ylabel="median relative error", title="accuracy (ε = 0.5)")
     for ax in axes:
         ax.legend()
     fig.tight_layout()
-    fig.savefig(OUT / "recursive.png", dpi=120)
+    fig.savefig(OUT / "recursive" / f"{name}.png", dpi=120)
+    plt.close(fig)
+
+
+HEADER = (
+    f"{'graph':<11} {'privacy':<7} {'triangles':>9} {'rel':>3} {'med rel err':>11} {'capture s':>9} "
+    f"{'LPs s':>8} {'other s':>8} {'total s':>8} {'#LPs':>5} {'peak MB':>8}"
+)
+
+
+def fmt(r: dict) -> str:
+    return (
+        f"{r['graph']:<11} {r['privacy']:<7} {r['triangles']:>9} {r['releases']:>3} "
+        f"{r['median_rel_err']:>11.4f} {r['capture_s']:>9.3f} {r['lp_s']:>8.3f} {r['other_s']:>8.3f} "
+        f"{r['total_s']:>8.3f} {r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}"
+    )
+
+
+def compare(a: str, b: str) -> None:
+    ra = {(r["graph"], r["privacy"]): r for r in json.loads((OUT / "recursive" / f"{a}.json").read_text())}
+    rb = {(r["graph"], r["privacy"]): r for r in json.loads((OUT / "recursive" / f"{b}.json").read_text())}
+    print(f"{'graph':<11} {'privacy':<7} {a + ' s':>10} {b + ' s':>10} {'speed-up':>8} "
+          f"{a + ' err':>10} {b + ' err':>10} {a + ' #LP':>8} {b + ' #LP':>8}")
+    for key in [k for k in ra if k in rb]:
+        x, y = ra[key], rb[key]
+        print(f"{key[0]:<11} {key[1]:<7} {x['total_s']:>10.3f} {y['total_s']:>10.3f} "
+              f"{x['total_s'] / y['total_s']:>8.1f} {x['median_rel_err']:>10.4f} "
+              f"{y['median_rel_err']:>10.4f} {x['n_lps']:>8.0f} {y['n_lps']:>8.0f}")
 
 
 def main() -> None:
@@ -156,24 +196,29 @@ def main() -> None:
     ap.add_argument("--privacy", nargs="+", default=["node", "edge"])
     ap.add_argument("--releases", type=int, default=20)
     ap.add_argument("--direct", action="store_true", help="build the K-relation with numpy")
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--max-seconds", type=float, default=0.0,
+                    help="time budget per (graph, privacy); 0 = run all releases")
+    ap.add_argument("--min-releases", type=int, default=3)
+    ap.add_argument("--name", default="main", help="run name for the saved rows and plot")
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two saved runs")
+    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:
-        graph, privacy, releases, direct = args.child
-        print(json.dumps(run_one(graph, privacy, int(releases), direct == "1")))
+    if args.compare:
+        compare(*args.compare)
         return
-    header = (
-        f"{'graph':<11} {'privacy':<7} {'triangles':>9} {'med rel err':>11} {'capture s':>9} "
-        f"{'LPs s':>8} {'other s':>8} {'total s':>8} {'#LPs':>5} {'peak MB':>8}"
-    )
-    print(header)
-    print("-" * len(header))
+    if args.child:
+        graph, privacy, releases, direct, budget, min_rel = args.child
+        print(json.dumps(run_one(graph, privacy, int(releases), direct == "1", float(budget),
+                                 int(min_rel))))
+        return
+    print(HEADER)
+    print("-" * len(HEADER))
     rows = []
     for graph in args.graphs:
         for privacy in args.privacy:
             out = subprocess.run(
                 [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
-                 "1" if args.direct else "0"],
+                 "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases)],
                 capture_output=True, text=True,
             )
             if out.returncode:
@@ -181,13 +226,10 @@ def main() -> None:
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(r)
-            print(
-                f"{r['graph']:<11} {r['privacy']:<7} {r['triangles']:>9} {r['median_rel_err']:>11.4f} "
-                f"{r['capture_s']:>9.3f} {r['lp_s']:>8.3f} {r['other_s']:>8.3f} {r['total_s']:>8.3f} "
-                f"{r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}",
-                flush=True,
-            )
-    plot(rows)
+            print(fmt(r), flush=True)
+            (OUT / "recursive").mkdir(parents=True, exist_ok=True)
+            (OUT / "recursive" / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
+    plot(rows, args.name)
 
 
 if __name__ == "__main__":
