@@ -17,7 +17,10 @@ answer ``q(supp R) = H_|P|``: it **under-estimates it by a data-dependent trunca
 Participants that occur in no tuple cost nothing: ``H_i(P) = H_{max(0, i−n₀)}(P_R)``, where ``n₀``
 is their number and ``P_R`` the participants that occur, and the released value does not depend on
 them; the LPs are built over ``P_R`` only. The LPs are solved on restricted models whose optimality
-for the full LP is certified by duality (see :mod:`provsql_dp.mechanisms._lp`).
+for the full LP is certified by duality (see :mod:`provsql_dp.mechanisms._lp`), built on the
+quotient by twin classes of participants (exact by LP symmetry and convexity, see
+:mod:`provsql_dp.mechanisms._symmetry`), and re-solved warm where only a right-hand side changes.
+None of this changes H, G, Δ or X beyond LP tolerance, so the released distribution is the same.
 
 This module charges no budget: the caller (the connection) charges the ledger before calling
 :func:`release`. An LP that fails raises :class:`~provsql_dp.errors.SolverError` and nothing is
