@@ -19,12 +19,17 @@ Usage::
     python benchmarks/recursive.py --name after           # the paper's 7 graphs + deezer-HU
     python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3 --name quick
     python benchmarks/recursive.py --compare before after
+    # before/after in one run, interleaved (old code from a worktree of an older commit):
+    git worktree add /tmp/before <commit>
+    python benchmarks/recursive.py --name cmp --variant before=/tmp/before --variant after=
+    python benchmarks/recursive.py --compare cmp-before cmp-after
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -201,11 +206,21 @@ def main() -> None:
     ap.add_argument("--min-releases", type=int, default=3)
     ap.add_argument("--name", default="main", help="run name for the saved rows and plot")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two saved runs")
+    ap.add_argument(
+        "--variant", action="append", default=[], metavar="NAME=SRC",
+        help="also run the provsql_dp checkout at SRC (e.g. a git worktree of an older commit), "
+        "interleaved with the others per (graph, privacy); its rows go to run <name>-NAME. "
+        "'NAME=' is the installed package",
+    )
     ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
         return
+    if args.variant:
+        variants = [tuple(v.split("=", 1)) for v in args.variant]
+    else:
+        variants = [("", "")]
     if args.child:
         graph, privacy, releases, direct, budget, min_rel = args.child
         print(json.dumps(run_one(graph, privacy, int(releases), direct == "1", float(budget),
@@ -213,23 +228,35 @@ def main() -> None:
         return
     print(HEADER)
     print("-" * len(HEADER))
-    rows = []
+    rows: dict[str, list] = {v: [] for v, _ in variants}
+    names = {v: f"{args.name}-{v}" if v else args.name for v, _ in variants}
     for graph in args.graphs:
         for privacy in args.privacy:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
-                 "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases)],
-                capture_output=True, text=True,
-            )
-            if out.returncode:
-                print(f"{graph:<11} {privacy:<7} failed: {out.stderr.strip().splitlines()[-1]}")
-                continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            rows.append(r)
-            print(fmt(r), flush=True)
-            (OUT / "recursive").mkdir(parents=True, exist_ok=True)
-            (OUT / "recursive" / f"{args.name}.json").write_text(json.dumps(rows, indent=1))
-    plot(rows, args.name)
+            for variant, src in variants:
+                env = dict(os.environ)
+                if src:
+                    env["PYTHONPATH"] = os.pathsep.join(
+                        [src] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+                    )
+                out = subprocess.run(
+                    [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
+                     "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases)],
+                    capture_output=True, text=True, env=env,
+                )
+                tag = f" [{variant}]" if variant else ""
+                if out.returncode:
+                    last = (out.stderr.strip().splitlines() or ["?"])[-1]
+                    print(f"{graph:<11} {privacy:<7} failed{tag}: {last}", flush=True)
+                    continue
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                rows[variant].append(r)
+                print(fmt(r) + tag, flush=True)
+                (OUT / "recursive").mkdir(parents=True, exist_ok=True)
+                (OUT / "recursive" / f"{names[variant]}.json").write_text(
+                    json.dumps(rows[variant], indent=1)
+                )
+    for variant, _ in variants:
+        plot(rows[variant], names[variant])
 
 
 if __name__ == "__main__":
