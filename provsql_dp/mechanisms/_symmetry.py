@@ -135,14 +135,42 @@ class _Verifier:
         return a == b
 
 
-def twin_classes(st, seed: int = 0x5EED) -> np.ndarray:
+def _few_rows_saved(st, cp, cq, min_gain: float) -> bool:
+    """Whether even the unverified candidate classes would merge fewer than ``min_gain`` of the
+    tuples (fixed-arity conjunctive structures only; otherwise False). Verification can only
+    split candidate classes, so this bounds the reduction from above: skipping is safe (the
+    LPs are exact either way) and saves the verification when it cannot pay."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_mono_t = np.diff(st.tuple_mono_ptr)
+    sizes = np.diff(st.mono_ptr)
+    if not (np.all(n_mono_t == 1) and len(np.unique(sizes)) == 1):
+        return False
+    k = int(sizes[0])
+    adj = coo_matrix((np.ones(len(cp)), (cp, cq)), shape=(st.n, st.n))
+    k_cls, lab = connected_components(adj, directed=False)
+    rows = np.sort(lab[st.ent_part].reshape(-1, k), axis=1)
+    if k_cls ** k < 2 ** 62:
+        code = np.zeros(len(rows), dtype=np.int64)
+        for c in range(k):
+            code = code * k_cls + rows[:, c]
+        n_forms = len(np.unique(code))
+    else:
+        n_forms = len(np.unique(rows, axis=0))
+    return n_forms > (1.0 - min_gain) * st.n_tuples
+
+
+def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
     """Class id per occurring participant (``0..K−1``); a class's members are pairwise twins.
 
     Candidates come from a hash of each participant's incidence pattern with itself replaced by
     a marker (equal for non-adjacent twins) and, for pairs sharing a tuple, the same hash without
     the shared tuples (equal for adjacent twins). Hashes only propose pairs: every merge is the
     exact check that the transposition maps the K-relation onto itself, so classes are correct
-    whatever the hash does (a collision can only lose a merge).
+    whatever the hash does (a collision can only lose a merge). With ``min_gain > 0`` the
+    verification is skipped (every participant its own class) when even the candidate classes
+    would merge fewer than that fraction of the tuples.
     """
     n = st.n
     if n == 0 or st.n_tuples == 0:
@@ -220,6 +248,8 @@ def twin_classes(st, seed: int = 0x5EED) -> np.ndarray:
         cand_q.append(uq[ok])
     cp = np.concatenate(cand_p).astype(np.int64)
     cq = np.concatenate(cand_q).astype(np.int64)
+    if min_gain > 0 and len(cp) and _few_rows_saved(st, cp, cq, min_gain):
+        return np.arange(n)
     parent = np.arange(n)
 
     def find(x: int) -> int:

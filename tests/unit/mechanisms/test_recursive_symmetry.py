@@ -242,3 +242,14 @@ def test_chunked_pair_scan_finds_the_same_classes(seed, monkeypatch):
     whole = _symmetry.twin_classes(stc)
     monkeypatch.setattr(_symmetry, "_CHUNK", 7)
     assert np.array_equal(_symmetry.twin_classes(stc), whole)
+
+
+def test_quotient_skipped_when_no_rows_merge():
+    """Two disjoint triangles sharing no labelled form after merging the only twins: the
+    candidate classes would merge no tuple, so the reduction is skipped (values unchanged)."""
+    kr = make_kr([[[0, 1, 2]], [[2, 3, 4]], [[4, 5, 0]]], [1.0, 2.0, 3.0])
+    stc = _lp.Structure(kr)
+    assert len(np.unique(_symmetry.twin_classes(stc, min_gain=0.5))) == stc.n
+    assert _lp.reduced(stc).n <= stc.n
+    for i in range(kr.n_participants + 1):
+        assert close(rm.H(kr, i), pulp_h(kr, i)) and close(rm.G(kr, i), pulp_g(kr, i))
