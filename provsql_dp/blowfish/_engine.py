@@ -14,6 +14,8 @@ from .policy import Policy
 from .strategies import STRATEGIES, best_plan, plans
 from .workload import Workload, as_workload
 
+from .._validate import positive
+
 __all__ = ["Answer", "answer", "expected_error", "compare_strategies", "answer_with_accuracy",
            "epsilon_for_accuracy"]
 
@@ -70,14 +72,8 @@ def _policy(pol):
     raise DeclarationError("policy must be a provsql_dp.blowfish.Policy (or its to_dict())")
 
 
-def _epsilon(eps):
-    try:
-        e = float(eps)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a positive number, got {eps!r}") from None
-    if not (e > 0 and math.isfinite(e)):
-        raise ValueError(f"epsilon must be positive and finite, got {eps!r}")
-    return e
+def _epsilon(eps) -> float:
+    return positive("epsilon", eps)
 
 
 def _data(x, k):

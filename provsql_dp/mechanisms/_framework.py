@@ -16,6 +16,8 @@ import math
 from types import MappingProxyType
 from typing import Callable
 
+from .._validate import positive
+
 __all__ = ["resolve_params", "delta_search", "accuracy_bound", "DEFAULT_MU"]
 
 #: the paper's μ for node-style and edge-style privacy (papers/003 §6.1)
@@ -25,14 +27,6 @@ DEFAULT_MU = {"node": 1.0, "edge": 0.5}
 _CMP_TOL = 1e-9
 
 
-def _positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return v
 
 
 def resolve_params(
@@ -51,7 +45,7 @@ def resolve_params(
     ``eps1``/``eps2`` is given the other is ``epsilon`` minus it; if both are given they must add
     up to ``epsilon``.
     """
-    eps = _positive("epsilon", epsilon)
+    eps = positive("epsilon", epsilon)
     if privacy is not None:
         key = str(privacy).lower()
         if key not in DEFAULT_MU:
@@ -61,17 +55,17 @@ def resolve_params(
         if privacy is None:
             raise ValueError("give privacy='node' or 'edge', or an explicit mu")
         mu = DEFAULT_MU[privacy]
-    mu = _positive("mu", mu)
-    theta = _positive("theta", theta)
-    beta = _positive("beta", eps / 5 if beta is None else beta)
+    mu = positive("mu", mu)
+    theta = positive("theta", theta)
+    beta = positive("beta", eps / 5 if beta is None else beta)
     if eps1 is None and eps2 is None:
         eps1 = eps2 = eps / 2
     elif eps1 is None:
-        eps1 = eps - _positive("eps2", eps2)
+        eps1 = eps - positive("eps2", eps2)
     elif eps2 is None:
-        eps2 = eps - _positive("eps1", eps1)
-    eps1 = _positive("eps1", eps1)
-    eps2 = _positive("eps2", eps2)
+        eps2 = eps - positive("eps1", eps1)
+    eps1 = positive("eps1", eps1)
+    eps2 = positive("eps2", eps2)
     if abs(eps1 + eps2 - eps) > 1e-12 * max(1.0, eps):
         raise ValueError(f"eps1 + eps2 must equal epsilon ({eps1} + {eps2} != {eps})")
     return MappingProxyType(
