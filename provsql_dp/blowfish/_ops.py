@@ -69,6 +69,11 @@ class _Op:
     def _pad(self, z):
         return z[..., : self.m]
 
+    def sample(self, lead, scale, rng):
+        """Noise on the answers of ``A`` mapped back to the data: ``A⁺·Lap(scale)``."""
+        eta = rng.laplace(0.0, scale, size=tuple(lead) + (self.n_rows,))
+        return self.pinv_apply(eta)
+
     def query_coeffs_dense(self, Q):
         """``‖q A⁺‖²`` for each row of a dense array ``Q`` (tests and small cases)."""
         return self.query_coeffs(sp.csr_matrix(np.asarray(Q, dtype=float)))
@@ -91,9 +96,6 @@ class Identity(_Op):
 
     def pinv_apply(self, eta):
         return eta
-
-    def sample(self, lead, scale, rng):
-        return rng.laplace(0.0, scale, size=tuple(lead) + (self.m,))
 
     def query_coeffs(self, Wt):
         Wt = sp.csr_matrix(Wt)
@@ -150,10 +152,6 @@ class Hierarchical(_Op):
             z += (cur - prev) / lam
             prev = cur
         return self._pad(z)
-
-    def sample(self, lead, scale, rng):
-        eta = rng.laplace(0.0, scale, size=tuple(lead) + (self.n_rows,))
-        return self.pinv_apply(eta)
 
     def query_coeffs(self, Wt):
         Wt = sp.coo_matrix(Wt)
@@ -215,10 +213,6 @@ class Privelet(_Op):
             pat = np.concatenate([np.ones(s // 2), -np.ones(s // 2)])
             z = z + (c[..., :, None] * pat).reshape(lead + (self.m_pad,))
         return self._pad(z)
-
-    def sample(self, lead, scale, rng):
-        eta = rng.laplace(0.0, scale, size=tuple(lead) + (self.n_rows,))
-        return self.pinv_apply(eta)
 
     def query_coeffs(self, Wt):
         Wt = sp.coo_matrix(Wt)
