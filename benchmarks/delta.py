@@ -29,9 +29,17 @@ import time
 
 import numpy as np
 
-from provsql_dp.delta import (Policy, allocate_offline, bernoulli_future, default_bin_width,
-                              equal_split, equiwidth_histogram, shifted_histograms,
-                              simulate_online, total_error)
+from provsql_dp.delta import (
+    Policy,
+    allocate_offline,
+    bernoulli_future,
+    default_bin_width,
+    equal_split,
+    equiwidth_histogram,
+    shifted_histograms,
+    simulate_online,
+    total_error,
+)
 from provsql_dp.delta.allocation import solve_batch, window_matrix
 
 DATA = "/work/shared/data/hist1d/twitter_256_256.npy"

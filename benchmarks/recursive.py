@@ -55,7 +55,7 @@ def triangles_direct(path: Path, privacy: str):
     """The triangle K-relation built with numpy (node: monomial {a,b,c}; edge: 3 edge ids)."""
     import scipy.sparse as sp
 
-    from provsql_dp.krelation import KRelation
+    from provsql_dp.provenance.krelation import KRelation
 
     e = np.loadtxt(path, comments="#", dtype=np.int64).reshape(-1, 2)
     ids, inv = np.unique(e.ravel(), return_inverse=True)

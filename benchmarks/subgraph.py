@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 
 from provsql_dp.errors import Error  # noqa: E402
 from provsql_dp.graph import DEFAULT_MAX_ENTRIES, read_edge_list, relation  # noqa: E402
-from provsql_dp.graph.baselines import (  # noqa: E402
+from provsql_dp.graph.baselines import (
     global_sensitivity,
     sample_power_law_noise,
     smooth_beta,

@@ -25,9 +25,9 @@ import numpy as np
 
 import provsql_dp
 from provsql_dp import blowfish as bf
-from provsql_dp import example_data
-from provsql_dp.budget import format_eps
-from provsql_dp.shell import policies_available
+from provsql_dp import format_eps
+from provsql_dp.interfaces import example_data
+from provsql_dp.interfaces.shell import policies_available
 
 LOW, WIDTH, K = 60_000, 20_000, 7  # bands [60k, 80k), …, [180k, 200k)
 

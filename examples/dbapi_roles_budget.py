@@ -17,8 +17,8 @@ import os
 import tempfile
 
 import provsql_dp
-from provsql_dp import example_data
-from provsql_dp.budget import format_eps
+from provsql_dp import format_eps
+from provsql_dp.interfaces import example_data
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ Node privacy hides one member *with all their friendships*; edge privacy hides o
 A member can sit in many triangles, so node privacy needs more noise for the same ε. The count
 is released twice, each way:
 
-* from SQL, over the bundled example database (``provsql_dp.example_data``): the triangle
+* from SQL, over the bundled example database (``provsql_dp.interfaces.example_data``): the triangle
   self-join ``… WITH EPSILON ε`` after ``PROTECT TABLE friendship BY (src, dst) AS member``
   (node privacy) or ``PROTECT TABLE friendship`` (edge privacy);
 * from Python, on the networkx graph, with ``provsql_dp.graph.count``.
@@ -21,7 +21,8 @@ import argparse
 import networkx as nx
 
 import provsql_dp
-from provsql_dp import example_data, graph
+from provsql_dp import graph
+from provsql_dp.interfaces import example_data
 
 TRIANGLES = (
     "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "

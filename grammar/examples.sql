@@ -4,8 +4,8 @@
 --   -- covers: <productions> | parses: <statement classes> [| <field>=<value>; ...]
 -- * covers:  the productions the example exercises; every production of the grammar must be
 --            named in at least one covers: line;
--- * parses:  the class each statement must parse to with provsql_dp._dialect.parse (the classes
---            of provsql_dp._dialect, else sqlglot.exp), comma-separated when the example is a
+-- * parses:  the class each statement must parse to with provsql_dp.sql.dialect.parse (the classes
+--            of provsql_dp.sql.dialect, else sqlglot.exp), comma-separated when the example is a
 --            script of several statements;
 -- * fields:  the intended contents of the (single) statement: table (dotted name), columns
 --            (comma-separated), domain, epsilon (an exact fraction, e.g. 1/1000), user, query
@@ -169,7 +169,7 @@ CREATE POLICY age_income ON people (age, income) AS GRID 1 DOMAIN [0, 120) WIDTH
 -- covers: create_policy_stmt, composed_graph, attribute_graph, threshold_graph, full_graph, signed_number, presence_clause, sources_clause, source | parses: CreatePolicy | policy=age_state; table=people; columns=age, state; graph=COMPOSE
 CREATE POLICY age_state ON people (age, state) AS (THRESHOLD 5, FULL) DOMAIN [-10, 110) WIDTH 1, ('CA', 'OR', 'WA', 'NY', 'NJ') SOURCES ((30, 'CA'));
 
--- A δ-neighbourhood on two coordinates (provsql_dp.delta): points within 0.01 (L1) are secrets.
+-- A δ-neighbourhood on two coordinates (provsql_dp.policies.delta): points within 0.01 (L1) are secrets.
 -- covers: script, duckdb_statement | parses: Create, Protect
 CREATE TABLE checkins (id INTEGER PRIMARY KEY, x DOUBLE, y DOUBLE);
 PROTECT TABLE checkins;

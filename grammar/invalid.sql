@@ -2,7 +2,7 @@
 --
 -- Each statement is preceded by one annotation line:
 --   -- error: <text the message must contain> | at: parse|run [| bug: <why this fails today>]
--- * at: parse — the grammar rejects it: provsql_dp._dialect.parse_one raises sqlglot's
+-- * at: parse — the grammar rejects it: provsql_dp.sql.dialect.parse_one raises sqlglot's
 --   ParseError containing the text, and Connection.execute raises ProgrammingError containing it;
 -- * at: run — it parses, but running it raises ProgrammingError containing the text;
 -- * error: * — any message (used where the helpful wording is not settled yet);

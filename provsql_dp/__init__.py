@@ -6,7 +6,7 @@
 (42,)
 """
 
-from .connection import Connection, Cursor, PrivacyInfo, connect
+from ._numbers import format_eps
 from .errors import (
     BudgetExceededError,
     DatabaseError,
@@ -24,8 +24,8 @@ from .errors import (
     UnsupportedQueryError,
     Warning,
 )
-from .krelation import KRelation
-from .types import (
+from .interfaces.dbapi.connection import Connection, Cursor, PrivacyInfo, connect
+from .interfaces.dbapi.types import (
     BINARY,
     DATETIME,
     NUMBER,
@@ -39,6 +39,7 @@ from .types import (
     Timestamp,
     TimestampFromTicks,
 )
+from .provenance.krelation import KRelation
 
 __version__ = "0.1.0"
 
@@ -47,7 +48,7 @@ threadsafety = 1  # threads may share the module, not connections
 paramstyle = "qmark"  # DuckDB's native style ($1 and named $name also work)
 
 __all__ = [
-    "connect", "Connection", "Cursor", "PrivacyInfo", "KRelation",
+    "connect", "Connection", "Cursor", "PrivacyInfo", "KRelation", "format_eps",
     "Warning", "Error", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "UnsupportedQueryError", "DeclarationError", "BudgetExceededError", "PrivacyError",

@@ -67,8 +67,8 @@ import duckdb
 import networkx as nx
 
 from ..errors import InterfaceError
-from ..krelation import KRelation
-from ._compile import CompiledPattern, compile_pattern, qualify_predicate, _table
+from ..provenance.krelation import KRelation
+from ._compile import CompiledPattern, _table, compile_pattern, qualify_predicate
 from ._relation import (
     DEFAULT_MAX_ENTRIES,
     check_size,
@@ -263,10 +263,8 @@ def true_count(
 
 def _provsql_connect():
     """provsql_dp.connect if the SQL core provides provenance capture, else None."""
-    try:
-        from .. import connect  # type: ignore[attr-defined]
-    except ImportError:
-        return None
+    from ..interfaces.dbapi.connection import connect
+
     return connect
 
 
@@ -304,7 +302,7 @@ def relation(
 
     Returns
     -------
-    provsql_dp.krelation.KRelation
+    provsql_dp.provenance.krelation.KRelation
 
     Examples
     --------

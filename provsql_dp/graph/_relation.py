@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedQueryError
-from ..krelation import KRelation
+from ..provenance.krelation import KRelation
 from ._compile import CompiledPattern
 
 __all__ = [

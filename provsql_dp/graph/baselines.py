@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InterfaceError
-from ..noise import laplace, resolve_rng
+from ..mechanisms.noise import laplace, resolve_rng
 from ._symmetry import automorphism_count
 from .patterns import resolve_pattern
 

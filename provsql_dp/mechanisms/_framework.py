@@ -16,7 +16,7 @@ import math
 from types import MappingProxyType
 from typing import Callable
 
-from .._validate import positive
+from .._numbers import positive
 
 __all__ = ["resolve_params", "delta_search", "accuracy_bound", "DEFAULT_MU"]
 

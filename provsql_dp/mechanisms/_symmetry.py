@@ -1,7 +1,8 @@
 """Twin classes of participants and the symmetry-reduced (quotient) LPs of the recursive mechanism.
 
 Private: computes functions of the private data and is reached only through
-:mod:`provsql_dp.mechanisms._lp`.
+:mod:`provsql_dp.mechanisms._structure` (whose
+:func:`~._structure.quotient` builds the reduced structure from the classes found here).
 
 Why aggregation is exact
 ------------------------
@@ -38,7 +39,7 @@ consists of automorphisms. For ``g`` constant on classes (``g_p = g_C`` for ``p 
 
 So the quotient LP over ``(g_C)`` and ``(y_L)`` has exactly the optimal value of the original
 LP, and its duals give the same ``J`` subgradient (a class row's dual is the sum of the members'
-duals of an invariant dual solution). The quotient is again a :class:`~._lp.Structure`, with
+duals of an invariant dual solution). The quotient is again a :class:`~._structure.Structure`, with
 participant multiplicities ``mult`` (``|C|``), entry coefficients ``ent_coef`` (``k(m, C)``) and
 load coefficients ``var_coef`` (so the load row of ``C`` has coefficient ``Q_L · var_coef``).
 """
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["twin_classes", "quotient"]
+__all__ = ["twin_classes"]
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -267,94 +268,3 @@ def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
     roots = np.array([find(x) for x in range(n)])
     _, cls = np.unique(roots, return_inverse=True)
     return cls.astype(np.int64)
-
-
-def quotient(st, cls: np.ndarray):
-    """The quotient :class:`~._lp.Structure` of ``st`` under twin classes ``cls`` (see module doc).
-
-    Works for any structure, including a load view (whose units' load incidence need not be
-    every participant of the unit). Tuples of equal labelled form are merged exactly (no hashing).
-    """
-    from provsql_dp.mechanisms._lp import Structure
-
-    k_cls = int(cls.max()) + 1 if len(cls) else 0
-    size = np.bincount(cls, minlength=k_cls).astype(np.float64)
-    n_mono_t = np.diff(st.tuple_mono_ptr)
-    msize = np.diff(st.mono_ptr)
-    fixed = st.n_tuples > 0 and bool(np.all(n_mono_t == 1)) and len(np.unique(msize)) == 1
-    if fixed:
-        k = int(msize[0])
-        lab = np.sort(cls[st.ent_part].reshape(-1, k), axis=1)
-        if k_cls ** k < 2 ** 62:
-            code = np.zeros(len(lab), dtype=np.int64)
-            for c in range(k):
-                code = code * k_cls + lab[:, c]
-            _, first, form = np.unique(code, return_index=True, return_inverse=True)
-        else:
-            _, first, form = np.unique(lab, axis=0, return_index=True, return_inverse=True)
-        form = form.ravel()
-        rep_lab = lab[first]  # one labelled monomial per form
-        n_form = len(first)
-        # entries: run-length of the sorted class labels of each form's monomial
-        flat = rep_lab.ravel()
-        row = np.repeat(np.arange(n_form), k)
-        new = np.ones(len(flat), dtype=bool)
-        if k > 1:
-            new.reshape(n_form, k)[:, 1:] = rep_lab[:, 1:] != rep_lab[:, :-1]
-        grp = np.cumsum(new) - 1
-        ent_part = flat[new]
-        ent_coef = np.bincount(grp, minlength=int(new.sum())).astype(np.float64)
-        ent_form = row[new]
-        mono_tuple = np.arange(n_form)
-        mono_ptr = np.concatenate([[0], np.cumsum(np.bincount(ent_form, minlength=n_form))])
-    else:
-        forms: dict = {}
-        form = np.empty(st.n_tuples, dtype=np.int64)
-        for t in range(st.n_tuples):
-            ms = set()
-            for m in range(st.tuple_mono_ptr[t], st.tuple_mono_ptr[t + 1]):
-                ms.add(tuple(sorted(cls[st.ent_part[st.mono_ptr[m] : st.mono_ptr[m + 1]]].tolist())))
-            key = tuple(sorted(ms))
-            form[t] = forms.setdefault(key, len(forms))
-        n_form = len(forms)
-        mt, ep, ec = [], [], []
-        ptr = [0]
-        for f, key in enumerate(forms):
-            for mono in key:
-                labels, counts = np.unique(mono, return_counts=True)
-                mt.append(f)
-                ep.extend(labels.tolist())
-                ec.extend(counts.tolist())
-                ptr.append(len(ep))
-        mono_tuple = np.asarray(mt, dtype=np.int64)
-        ent_part = np.asarray(ep, dtype=np.int64)
-        ent_coef = np.asarray(ec, dtype=np.float64)
-        mono_ptr = np.asarray(ptr, dtype=np.int64)
-    v = Structure.__new__(Structure)
-    v.n = k_cls
-    v.n_total, v.n_absent, v.const_true = st.n_total, st.n_absent, st.const_true
-    v.occurring = None
-    v.q = np.bincount(form, weights=st.q, minlength=n_form)
-    v.n_tuples = n_form
-    v.mono_tuple = mono_tuple.astype(np.int64)
-    v.mono_ptr = mono_ptr.astype(np.int64)
-    v.n_mono = len(v.mono_ptr) - 1
-    v.ent_part = ent_part.astype(np.int64)
-    v.ent_mono = np.repeat(np.arange(v.n_mono), np.diff(v.mono_ptr))
-    v.ent_coef = ent_coef
-    v.tuple_mono_ptr = np.concatenate(
-        [[0], np.cumsum(np.bincount(v.mono_tuple, minlength=n_form))]
-    ).astype(np.int64)
-    # load incidence: (form, class) with Σ_{u∈L} q_u k_u(C) / (|C| Q_L)
-    pk = form[st.var_tuple] * max(k_cls, 1) + cls[st.var_part]
-    uk, inv = np.unique(pk, return_inverse=True)
-    mass = np.bincount(inv.ravel(), weights=st.q[st.var_tuple], minlength=len(uk))
-    v.var_tuple = uk // max(k_cls, 1)
-    v.var_part = uk % max(k_cls, 1)
-    v.var_coef = mass / (size[v.var_part] * v.q[v.var_tuple])
-    v.mult = size
-    v.deg = np.bincount(v.var_part, weights=v.q[v.var_tuple] * v.var_coef, minlength=v.n)
-    v.total = float(v.q.sum())
-    v.order = np.argsort(-v.deg, kind="stable")
-    v.mass = float(size.sum())
-    return v

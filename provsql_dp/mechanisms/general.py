@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from provsql_dp.krelation import KRelation
 from provsql_dp.mechanisms._framework import delta_search, resolve_params
+from provsql_dp.mechanisms.noise import laplace, resolve_rng
 from provsql_dp.mechanisms.release import Release
-from provsql_dp.noise import laplace, resolve_rng
+from provsql_dp.provenance.krelation import KRelation
 
 __all__ = ["MAX_PARTICIPANTS", "sequences", "krelation_sequences", "release", "x_value"]
 

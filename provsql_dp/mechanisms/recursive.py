@@ -30,7 +30,7 @@ LPs for ``X`` because they depend on ``Δ̂``.
 Examples
 --------
 >>> import numpy as np
->>> from provsql_dp.krelation import KRelation
+>>> from provsql_dp.provenance.krelation import KRelation
 >>> from provsql_dp.mechanisms import recursive as rm
 >>> kr = KRelation.from_annotations(
 ...     rows=[("abc",), ("bcd",), ("cde",)],
@@ -62,11 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from provsql_dp.krelation import KRelation
 from provsql_dp.mechanisms._framework import _CMP_TOL, accuracy_bound, resolve_params
 from provsql_dp.mechanisms._lp import LPStats, Solver, Structure
+from provsql_dp.mechanisms.noise import laplace, resolve_rng
 from provsql_dp.mechanisms.release import Release
-from provsql_dp.noise import laplace, resolve_rng
+from provsql_dp.provenance.krelation import KRelation
 
 __all__ = ["H", "G", "release", "release_signed", "explain", "Explanation", "LPStats"]
 
@@ -120,7 +120,7 @@ def H(kr: KRelation, i: float, *, solver: str = "ipm", symmetry: bool = True) ->
 
     Examples
     --------
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1), ("p", 2)}], [{("p", 2)}]])
     >>> H(kr, 2), H(kr, 1), H(kr, 0)
     (2.0, 0.0, 0.0)
@@ -142,7 +142,7 @@ def G(kr: KRelation, i: float, *, solver: str = "ipm", symmetry: bool = True) ->
 
     Examples
     --------
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1), ("p", 2)}], [{("p", 2)}]])
     >>> G(kr, 2), G(kr, 1)
     (4.0, 0.0)
@@ -328,7 +328,7 @@ def release(
     Examples
     --------
     >>> import numpy as np
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1), ("p", 2)}], [{("p", 2)}]])
     >>> rel = release(kr, epsilon=1.0, rng=np.random.default_rng(0))
     >>> rel.params["mu"], rel.params["eps2"]
@@ -369,7 +369,7 @@ def release_signed(
     Examples
     --------
     >>> import numpy as np
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1)}], [{("p", 2)}]],
     ...                                 weights=[3.0, -1.0])
     >>> rel = release_signed(kr, epsilon=1.0, rng=np.random.default_rng(0))
@@ -477,7 +477,7 @@ def explain(
 
     Examples
     --------
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1), ("p", 2)}], [{("p", 2)}]])
     >>> e = explain(kr, epsilon=1.0)
     >>> e.true_answer, e.us_tilde, e.ls_tilde, e.x <= e.true_answer

@@ -9,10 +9,14 @@ import numpy as np
 import pytest
 
 import provsql_dp
-from provsql_dp.blowfish import route as bf_route
-from provsql_dp.blowfish.catalog import PolicyCatalog
-from provsql_dp.errors import (BudgetExceededError, OperationalError, ProgrammingError,
-                               UnsupportedQueryError)
+from provsql_dp.errors import (
+    BudgetExceededError,
+    OperationalError,
+    ProgrammingError,
+    UnsupportedQueryError,
+)
+from provsql_dp.policies.blowfish.catalog import PolicyCatalog
+from provsql_dp.privacy import policy_route as bf_route
 
 AGES = [3, 3, 7, 12, 12, 12, 25, 31, 31, 58]  # bins of width 10 on [0, 60): 3, 3, 1, 2, 0, 1
 
@@ -217,7 +221,7 @@ def test_explain_privacy_spends_nothing_and_its_epsilon_meets_the_accuracy():
     assert again["alpha"] > rec["alpha"]  # a higher confidence needs a wider interval
     cur = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH EPSILON 1")
     assert cur.fetchone()[0] == "recursive"
-    from provsql_dp.blowfish.sqlaccuracy import answer_with_accuracy
+    from provsql_dp.policies.blowfish.sqlaccuracy import answer_with_accuracy
 
     cur = answer_with_accuracy(con.cursor(), "SELECT age, COUNT(*) FROM people GROUP BY age", 3)
     assert cur.privacy.mechanism == "blowfish" and len(cur.fetchall()) == 6

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import provsql_dp
-from provsql_dp.delta import Publisher
 from provsql_dp.errors import BudgetExceededError, DeclarationError, ProgrammingError
+from provsql_dp.policies.delta import Publisher
 
 
 def _windows_ok(spent: dict, delta: int, eps: Fraction) -> bool:

@@ -4,8 +4,15 @@ and the δ-neighbourhood strategies beat their standard-DP counterparts where th
 import numpy as np
 import pytest
 
-from provsql_dp.delta import (Policy, cumulative, equiwidth_histogram, median, range_count,
-                              shifted_histograms, sorted_points)
+from provsql_dp.policies.delta import (
+    Policy,
+    cumulative,
+    equiwidth_histogram,
+    median,
+    range_count,
+    shifted_histograms,
+    sorted_points,
+)
 
 
 def _clustered(rng, n=20000):

@@ -42,7 +42,7 @@ def test_graph_triangles(tmp_path):
 
 
 def test_blowfish_salary_histogram(tmp_path):
-    from provsql_dp.shell import policies_available
+    from provsql_dp.interfaces.shell import policies_available
 
     out = run([sys.executable, str(EXAMPLES / "blowfish_salary_histogram.py")], tmp_path)
     assert "30 employees' salaries in 7 bands of 20k; ε = 0.5 per release" in out
@@ -78,7 +78,7 @@ def test_dbapi_roles_budget(tmp_path):
 
 def test_shell_session(tmp_path):
     script = (EXAMPLES / "shell_session.sql").read_text(encoding="utf-8")
-    out = run([sys.executable, "-m", "provsql_dp.cli", "shell", str(tmp_path / "session.duckdb")],
+    out = run([sys.executable, "-m", "provsql_dp.interfaces.cli", "shell", str(tmp_path / "session.duckdb")],
               tmp_path, stdin=script)
     assert "protected knows: BY (src, dst) AS person" in out
     assert "knows  (protected)" in out and "person  (protected)" in out
@@ -90,7 +90,7 @@ def test_shell_session(tmp_path):
     assert "name\nLyon\nOslo\nPune\n" in out  # csv mode
     assert re.search(r"^Run Time: \d+\.\d{3} s$", out, re.M)
     assert re.search(r"^\|\s+\d+ \| [\d-]+ [\d:]+ \| default \| 0.5 ", out, re.M)  # the ledger
-    from provsql_dp.shell import policies_available
+    from provsql_dp.interfaces.shell import policies_available
 
     if policies_available():
         assert "| age_bands | main   | person | age " in out

@@ -111,7 +111,7 @@ def test_count_charges_a_budget_before_noise():
     rel = count(G, "triangle", privacy="edge", epsilon=0.75, budget=con, rng=np.random.default_rng(1))
     assert rel.epsilon == 0.75
     (entry,) = con.ledger.entries()
-    assert entry.epsilon == provsql_dp.budget.to_fraction(0.75) and "triangle" in entry.statement
+    assert entry.epsilon == provsql_dp.privacy.ledger.to_fraction(0.75) and "triangle" in entry.statement
     with pytest.raises(provsql_dp.BudgetExceededError):
         count(G, "triangle", privacy="edge", epsilon=0.5, budget=con)
     assert len(con.ledger.entries()) == 1

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import provsql_dp
-from provsql_dp import example_data
 from provsql_dp.errors import (
     BudgetExceededError,
     PrivacyError,
     ProgrammingError,
     UnsupportedQueryError,
 )
+from provsql_dp.interfaces import example_data
 
 TRIANGLES = (
     "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "

@@ -50,7 +50,7 @@ REFUSED = {
 }
 
 _ENUM_BUG = (
-    "core bug (provsql_dp/_capture.py, capture): the capture query's result is read with "
+    "core bug (provsql_dp/provenance/capture.py): the capture query's result is read with "
     "DuckDB's fetchnumpy(), which needs pandas for an ENUM column; pandas is not a dependency, so "
     "projecting an ENUM column fails with ProgrammingError \"'pandas' is required for this "
     "operation\""

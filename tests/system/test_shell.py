@@ -22,8 +22,15 @@ import numpy as np
 import pytest
 
 import provsql_dp
-from provsql_dp import example_data
-from provsql_dp.shell import MODES, Progress, Shell, render, statement_complete, statements
+from provsql_dp.interfaces import example_data
+from provsql_dp.interfaces.shell import (
+    MODES,
+    Progress,
+    Shell,
+    render,
+    statement_complete,
+    statements,
+)
 
 HAS_ROLES = "role" in inspect.signature(provsql_dp.connect).parameters
 needs_roles = pytest.mark.skipif(not HAS_ROLES, reason="roles are not in provsql_dp.connect yet")
@@ -66,7 +73,7 @@ def shell_env(tmp_path) -> dict:
     return env
 
 
-SHELL = [sys.executable, "-m", "provsql_dp.cli", "shell"]
+SHELL = [sys.executable, "-m", "provsql_dp.interfaces.cli", "shell"]
 
 
 def run_pipe(tmp_path, args, stdin=""):
@@ -216,7 +223,7 @@ def test_dot_commands_tables_schema_protected_budget_ledger(tmp_path):
 
 
 def test_policies_command_is_clear_either_way():
-    from provsql_dp.shell import policies_available
+    from provsql_dp.interfaces.shell import policies_available
 
     sh, out, err = make_shell(curator())
     sh.dot(".policies")

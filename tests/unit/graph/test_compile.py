@@ -5,14 +5,13 @@ import math
 import duckdb
 import networkx as nx
 import pytest
+from graph_brute import brute_occurrences
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from provsql_dp.errors import InterfaceError
 from provsql_dp.graph import load_edges, pattern_sql, resolve_pattern, true_count
 from provsql_dp.graph._compile import compile_pattern
-
-from graph_brute import brute_occurrences
 
 NAMED = [
     ("edge", None),

@@ -2,12 +2,15 @@
 
 import networkx as nx
 import pytest
+from graph_brute import brute_automorphisms
 from networkx.algorithms.isomorphism import GraphMatcher
 
 from provsql_dp.graph import resolve_pattern
-from provsql_dp.graph._symmetry import automorphism_count, implied_order, symmetry_conditions
-
-from graph_brute import brute_automorphisms
+from provsql_dp.graph._symmetry import (
+    automorphism_count,
+    implied_order,
+    symmetry_conditions,
+)
 
 
 def _atlas_patterns(max_nodes=5):

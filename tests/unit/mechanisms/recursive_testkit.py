@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pulp
 
-from provsql_dp.krelation import KRelation
+from provsql_dp.provenance.krelation import KRelation
 
 
 def make_kr(annotations, weights=None, n_participants=None):

@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from recursive_testkit import brute_h_g, make_kr, pulp_g, pulp_h, random_kr
 
 from provsql_dp.errors import SolverError
-from provsql_dp.krelation import KRelation
 from provsql_dp.mechanisms import _lp, general
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms._framework import delta_search, resolve_params
-from recursive_testkit import brute_h_g, make_kr, pulp_g, pulp_h, random_kr
-
+from provsql_dp.provenance.krelation import KRelation
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
 

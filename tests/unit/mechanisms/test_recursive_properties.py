@@ -7,11 +7,11 @@ import math
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from recursive_testkit import make_kr, neighbour
 
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms._framework import resolve_params
 from provsql_dp.mechanisms._lp import Solver, Structure
-from recursive_testkit import make_kr, neighbour
 
 TOL = 1e-6
 SETTINGS = settings(

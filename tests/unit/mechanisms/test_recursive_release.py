@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from recursive_testkit import make_kr, random_kr
 
 from provsql_dp.mechanisms import general
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms.release import Release
-from recursive_testkit import make_kr, random_kr
 
 # two triangles sharing an edge plus a separate one (node privacy)
 KR = make_kr(

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from recursive_testkit import make_kr, pulp_g, pulp_h
 
-from provsql_dp.krelation import KRelation
 from provsql_dp.mechanisms import _lp, _symmetry
 from provsql_dp.mechanisms import recursive as rm
-from recursive_testkit import make_kr, pulp_g, pulp_h
+from provsql_dp.provenance.krelation import KRelation
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
 

@@ -1,0 +1,78 @@
+"""The ``provsql-dp`` command: ``demo`` (the main job) and ``shell`` (an SQL shell).
+
+``demo`` runs the main job on the embedded example database; ``shell`` opens an SQL shell on a
+database (see :mod:`provsql_dp.interfaces.shell`).
+
+>>> main(["--version"])
+provsql_dp 0.1.0
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="provsql-dp", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="private answers next to true answers on the bundled example database")
+    demo.add_argument("--epsilon", type=float, default=1.0, help="ε per query (default 1.0)")
+    shell = sub.add_parser(
+        "shell", help="an SQL shell on a database (interactive, -c SQL, or a script on stdin)",
+        description="An SQL shell with privacy statements and private queries. Statements end "
+                    "with ';'; .help lists the dot-commands. Exit status: 0 when every statement "
+                    "succeeded, 1 otherwise (the shell continues after an error unless --bail).")
+    shell.add_argument("database", nargs="?", default=":memory:",
+                       help="a DuckDB database file (default: an in-memory database)")
+    shell.add_argument("--role", choices=("curator", "analyst"), default="curator",
+                       help="curator (default): everything; analyst: private answers and public tables only")
+    shell.add_argument("--user", help="whose privacy budget private queries spend (required for an analyst)")
+    shell.add_argument("--read-only", action="store_true", help="open the database read-only")
+    shell.add_argument("-c", "--command", dest="sql", metavar="SQL", help="run SQL (statements and dot-commands) and exit")
+    shell.add_argument("--bail", action="store_true", help="stop at the first error")
+    shell.add_argument("--mode", choices=("table", "csv", "json", "markdown"), default="table",
+                       help="output mode (default table)")
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"provsql_dp {__version__}")
+        return 0
+    if args.command == "demo":
+        from .demo import run
+
+        if not args.epsilon > 0:
+            parser.error("--epsilon must be positive")
+        run(epsilon=args.epsilon)
+        return 0
+    if args.command == "shell":
+        from .shell import main as shell_main
+
+        if args.role == "analyst" and not args.user:
+            parser.error("an analyst needs --user NAME (budgets are per user)")
+        return shell_main(args.database, role=args.role, user=args.user, read_only=args.read_only,
+                          command=args.sql, bail=args.bail, mode=args.mode)
+    parser.print_help()
+    return 2
+
+
+def entry() -> None:
+    """Console-script entry point: a closed pipe (``provsql-dp demo | head``) ends quietly."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,1 @@
+"""PEP 249 over DuckDB: ``connection`` (Connection, Cursor, connect) and ``types``."""

@@ -1,0 +1,195 @@
+"""The entry points: :func:`answer`, :func:`expected_error`, :func:`answer_with_accuracy`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..._numbers import positive
+from ...errors import DeclarationError
+from ...mechanisms.noise import resolve_rng
+from . import accuracy as _acc
+from .policy import Policy
+from .strategies import STRATEGIES, best_plan, plans
+from .workload import Workload, as_workload
+
+__all__ = ["Answer", "answer", "expected_error", "compare_strategies", "answer_with_accuracy",
+           "epsilon_for_accuracy"]
+
+
+@dataclass
+class Answer:
+    """A noisy release.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        Noisy answers, one per query.
+    epsilon : float
+        Budget this release costs (the caller charges the ledger).
+    strategy : str
+        Strategy name (see :mod:`provsql_dp.policies.blowfish.strategies`).
+    detail : str
+        The variant used (tree, stretch, branching …).
+    expected_mse : float
+        Mean over queries of the expected squared error (data independent).
+    variances : numpy.ndarray
+        Expected squared error of each query.
+    mse_is_upper_bound : bool
+        True for the data-dependent ``ordered`` strategy (the variance of its unconstrained
+        estimate; consistency never increases the CDF error).
+    """
+
+    values: np.ndarray
+    epsilon: float
+    strategy: str
+    detail: str
+    expected_mse: float
+    variances: np.ndarray = field(repr=False)
+    policy: Policy = field(repr=False, default=None)
+    mse_is_upper_bound: bool = False
+
+    def alpha(self, beta=0.05, simultaneous=False):
+        """Per-query error bound α: ``P(|error| ≥ α) ≤ β`` (all queries at once if
+        ``simultaneous``). Not claimed for the data-dependent ``ordered`` strategy beyond its
+        unconstrained estimate."""
+        return _acc.alphas(self.variances, beta, simultaneous)
+
+    def to_dict(self):
+        """Metadata for a cursor (no values)."""
+        return {"strategy": self.strategy, "detail": self.detail, "epsilon": self.epsilon,
+                "expected_mse": self.expected_mse, "mse_is_upper_bound": self.mse_is_upper_bound}
+
+
+def _policy(pol):
+    if isinstance(pol, Policy):
+        return pol
+    if isinstance(pol, (dict, str)):
+        return Policy.from_dict(pol)
+    raise DeclarationError("policy must be a provsql_dp.policies.blowfish.Policy (or its to_dict())")
+
+
+def _epsilon(eps) -> float:
+    return positive("epsilon", eps)
+
+
+def _data(x, k):
+    x = np.asarray(x, dtype=float).ravel()
+    if x.size != k:
+        raise ValueError(f"x has {x.size} counts but the policy's domain has {k} values")
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("x must be a histogram of non-negative finite counts")
+    return x
+
+
+def _workload(W, pol: Policy) -> Workload:
+    w = as_workload(W, pol.shape)
+    if w.k != pol.k:
+        raise ValueError(f"the workload has {w.k} columns but the policy's domain has {pol.k} "
+                         "values; build W over the policy's domain (row-major for 2-D)")
+    if len(pol.shape) == 2 and len(w.shape) == 1:
+        w.shape = pol.shape
+    return w
+
+
+def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
+    """Answer the workload ``W`` on the histogram ``x`` under ``(ε, G)``-Blowfish privacy.
+
+    Parameters
+    ----------
+    W : array_like, scipy.sparse matrix or Workload
+        ``q × k`` queries (columns in the policy's value order, row-major for 2-D).
+    x : array_like
+        The histogram (``k`` non-negative counts). Bounded policies treat ``sum(x)`` as public.
+    pol : Policy or dict
+        The policy graph (or its :meth:`Policy.to_dict`).
+    epsilon : float
+        Budget; the caller charges its ledger before calling.
+    strategy : str, optional
+        One of :data:`~provsql_dp.policies.blowfish.strategies.STRATEGIES`; default: least expected error.
+    rng : numpy.random.Generator, optional
+        Tests only; default OS entropy.
+
+    Returns
+    -------
+    Answer
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from provsql_dp import blowfish as bf
+    >>> x = np.array([5, 0, 3, 2, 7, 1])
+    >>> ans = bf.answer(bf.Prefix(6), x, bf.Policy.line(6), 1.0, rng=np.random.default_rng(0))
+    >>> ans.strategy, round(ans.expected_mse, 3)
+    ('ordered', 1.667)
+    >>> float(ans.values[-1])          # the total is public under a bounded policy
+    18.0
+    """
+    pol = _policy(pol)
+    eps = _epsilon(epsilon)
+    w = _workload(W, pol)
+    xx = _data(x, pol.k)
+    plan = best_plan(w, pol, strategy)
+    exact = w.answer(xx)
+    g = resolve_rng(rng)
+    vals = np.asarray(plan.run(xx, exact, eps, g), dtype=float).ravel()
+    var = plan.variances(eps)
+    return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)) if var.size else 0.0,
+                  var, pol, plan.upper_bound)
+
+
+def expected_error(W, pol, epsilon, strategy=None):
+    """``(strategy, detail, expected MSE per query)`` without touching any data or budget."""
+    pol = _policy(pol)
+    eps = _epsilon(epsilon)
+    plan = best_plan(_workload(W, pol), pol, strategy)
+    return plan.name, plan.detail, plan.expected_mse(eps)
+
+
+def compare_strategies(W, pol, epsilon):
+    """Best variant of every applicable strategy: ``{name: (detail, expected MSE)}``."""
+    pol = _policy(pol)
+    eps = _epsilon(epsilon)
+    w = _workload(W, pol)
+    out = {}
+    for p in plans(w, pol):
+        if p.name not in out or p.expected_mse(eps) < out[p.name][1]:
+            out[p.name] = (p.detail, p.expected_mse(eps))
+    return {n: out[n] for n in STRATEGIES if n in out}
+
+
+def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=None):
+    """Accuracy first (papers/001 §3): the smallest ε (and strategy) such that every query is
+    within ``alpha`` of the truth with probability ``1 − beta``.
+
+    >>> from provsql_dp import blowfish as bf
+    >>> eps, name = bf.epsilon_for_accuracy(bf.Prefix(100), bf.Policy.line(100), alpha=50, beta=0.05)
+    >>> name, round(eps, 3)
+    ('laplace', 0.117)
+    """
+    pol = _policy(pol)
+    w = _workload(W, pol)
+    cands = plans(w, pol, None if strategy is None else (strategy,))
+    cands = [p for p in cands if p.name != "ordered" or strategy == "ordered"]
+    if not cands:
+        raise ValueError(f"no strategy {'named ' + repr(strategy) + ' ' if strategy else ''}"
+                         f"applies to this workload under {pol!r}")
+    best = min(cands, key=lambda p: _acc.epsilon_for_alpha(p.unit_var, alpha, beta, simultaneous))
+    return _acc.epsilon_for_alpha(best.unit_var, alpha, beta, simultaneous), best.name
+
+
+def answer_with_accuracy(W, x, pol, alpha, beta=0.05, simultaneous=False, max_epsilon=None,
+                         strategy=None, rng=None) -> Answer:
+    """Spend the smallest ε meeting (α, β) (see :func:`epsilon_for_accuracy`) and answer.
+
+    Raises ``ValueError`` (spending nothing) when that ε exceeds ``max_epsilon``.
+    """
+    eps, name = epsilon_for_accuracy(W, pol, alpha, beta, simultaneous, strategy)
+    if eps == 0:
+        eps = 1e-12
+    if max_epsilon is not None and eps > max_epsilon:
+        raise ValueError(f"meeting alpha={alpha} with beta={beta} needs epsilon={eps:.4g}, more "
+                         f"than max_epsilon={max_epsilon}; relax alpha or beta, or coarsen the "
+                         "workload")
+    return answer(W, x, pol, eps, strategy=name, rng=rng)

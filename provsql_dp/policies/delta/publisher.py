@@ -1,0 +1,332 @@
+"""Sustainable publishing of a growing table (papers/004 §6): Theorem 2, enforced in the database.
+
+A :class:`Publisher` releases one noisy statistic per time step (or several: their budgets add
+up). Under the δ-neighbourhood on sequences (an entity's data differ only within δ consecutive
+steps, and entities appear through the null sequence), Theorem 2 makes the whole infinite series
+ε-differentially private as long as **every window of δ consecutive steps spends at most ε**. The
+publisher enforces exactly that, in exact rational arithmetic: a release that would push any
+window containing its step over ε is refused with :class:`~provsql_dp.errors.BudgetExceededError`
+and spends nothing.
+
+State lives in the database, in catalog tables of our own (schema ``_provsql_dp``):
+
+* ``delta_publishers(name, delta, epsilon, created, version)`` — one row per publisher;
+* ``delta_releases(publisher, seq, step, epsilon, statistic, value, status, released_at)`` — one
+  row per release; ``status`` is ``'reserved'`` from the moment the window check passes until the
+  noisy value is stored (``'released'``). A reservation counts against its windows, so a crash
+  between the check and the release can only waste budget, never overspend.
+
+The order of a release: compute the exact statistic (a failure spends nothing) → in one
+transaction, check every window holding the step and reserve → charge the connection's ledger
+(``con.ledger.charge``; if refused, the reservation is deleted) → draw Laplace noise
+(:mod:`provsql_dp.mechanisms.noise`, OS entropy unless a test passes a generator) → store the value.
+
+The ledger sees ordinary sequential composition (its total grows with every release); the window
+rule is what gives the sustainable δ-neighbourhood guarantee, which the ledger cannot express.
+
+Examples
+--------
+>>> import numpy as np, provsql_dp
+>>> from provsql_dp.policies.delta import Publisher
+>>> con = provsql_dp.connect()
+>>> con.ledger.set_budget(con.user, 100)
+>>> pub = Publisher(con, "visits", delta=3, epsilon=1.0)
+>>> r = pub.release(1, 120.0, epsilon=0.5, rng=np.random.default_rng(0))
+>>> _ = pub.release(2, 118.0, epsilon=0.5, rng=np.random.default_rng(1))
+>>> pub.available(3)                     # steps 1–3 already spend 1
+Fraction(0, 1)
+>>> pub.release(3, 130.0, epsilon=0.1)
+Traceback (most recent call last):
+  ...
+provsql_dp.errors.BudgetExceededError: publisher 'visits': releasing ε = 0.1 at step 3 would make steps 1–3 spend 1.1 > ε = 1 (Theorem 2: any 3 consecutive steps spend at most ε); at most 0 is available at step 3. Nothing was spent.
+>>> pub.available(4)                     # step 1 has left the window
+Fraction(1, 2)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from fractions import Fraction
+
+import duckdb
+
+from ..._numbers import format_eps, to_fraction
+from ...errors import (
+    BudgetExceededError,
+    DeclarationError,
+    OperationalError,
+    ProgrammingError,
+)
+from ...mechanisms.noise import resolve_rng
+from ...sql.catalog import SCHEMA
+
+__all__ = ["Publisher", "Release"]
+
+_DDL = [
+    f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.delta_publishers (
+        name VARCHAR PRIMARY KEY,
+        delta BIGINT NOT NULL,
+        epsilon VARCHAR NOT NULL,
+        created TIMESTAMP DEFAULT current_timestamp,
+        version BIGINT NOT NULL DEFAULT 0)""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.delta_releases (
+        publisher VARCHAR NOT NULL,
+        seq BIGINT NOT NULL,
+        step BIGINT NOT NULL,
+        epsilon VARCHAR NOT NULL,
+        statistic VARCHAR,
+        value DOUBLE,
+        status VARCHAR NOT NULL,
+        released_at TIMESTAMP,
+        PRIMARY KEY (publisher, seq))""",
+]
+
+_RETRIES = 50
+
+
+def _enc(f: Fraction) -> str:
+    return f"{f.numerator}/{f.denominator}"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One published statistic."""
+
+    step: int
+    value: float
+    epsilon: Fraction
+    statistic: str
+    scale: float
+
+
+def _duck(con):
+    led = getattr(con, "ledger", None)
+    if led is None or not hasattr(led, "charge"):
+        raise ProgrammingError("Publisher needs a provsql_dp connection (provsql_dp.connect(...)), "
+                               "whose ledger it charges")
+    return led.con
+
+
+class Publisher:
+    """Releases statistics of a growing table step by step under Theorem 2.
+
+    Parameters
+    ----------
+    con : provsql_dp.Connection
+        Its database holds the state; its ledger is charged for every release.
+    name : str
+        The publisher's name; reopening it (even from another connection to the same database
+        file) restores its state.
+    delta : int, optional
+        Window length in time steps (required when creating).
+    epsilon : float, str or Fraction, optional
+        Budget of any window (required when creating).
+    """
+
+    def __init__(self, con, name: str, delta=None, epsilon=None):
+        self.con = con
+        self._db = _duck(con)
+        if not isinstance(name, str) or not name:
+            raise DeclarationError("a publisher needs a non-empty name")
+        self.name = name
+        # our own cursor: autocommitted, outside any transaction the connection has open
+        # (PEP 249 implicit transactions), like the budget ledger
+        self._cur = self._db.cursor()
+        for stmt in _DDL:
+            self._cur.execute(stmt)
+        row = self._cur.execute(
+            f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
+        ).fetchone()
+        if row is None:
+            if delta is None or epsilon is None:
+                raise DeclarationError(f"publisher {name!r} does not exist yet: give delta and "
+                                       "epsilon to create it")
+            d, e = self._check(delta, epsilon)
+            try:
+                self._cur.execute(
+                    f"INSERT INTO {SCHEMA}.delta_publishers (name, delta, epsilon) VALUES (?, ?, ?)",
+                    [name, d, _enc(e)])
+            except (duckdb.ConstraintException, duckdb.TransactionException):
+                pass  # created concurrently: read it back below
+            row = self._cur.execute(
+                f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
+            ).fetchone()
+        self.delta = int(row[0])
+        self.epsilon = Fraction(row[1])
+        if delta is not None and int(delta) != self.delta or (
+                epsilon is not None and to_fraction(epsilon) != self.epsilon):
+            raise DeclarationError(
+                f"publisher {name!r} already exists with delta = {self.delta} and epsilon = "
+                f"{format_eps(self.epsilon)}; its window rule cannot change (use a new name)")
+
+    @staticmethod
+    def _check(delta, epsilon):
+        try:
+            d = int(delta)
+        except (TypeError, ValueError):
+            raise DeclarationError(f"delta must be a whole number of time steps, got {delta!r}") from None
+        if d != delta or d < 1:
+            raise DeclarationError(f"delta must be a whole number of time steps ≥ 1, got {delta!r}")
+        e = to_fraction(epsilon)
+        if e <= 0:
+            raise DeclarationError("epsilon must be positive")
+        return d, e
+
+    # ------------------------------------------------------------------ state
+    def _spend_near(self, cur, step: int) -> dict:
+        rows = cur.execute(
+            f"SELECT step, epsilon FROM {SCHEMA}.delta_releases WHERE publisher = ? "
+            "AND step BETWEEN ? AND ?", [self.name, step - self.delta + 1, step + self.delta - 1]
+        ).fetchall()
+        out: dict = {}
+        for s, e in rows:
+            out[int(s)] = out.get(int(s), Fraction(0)) + Fraction(e)
+        return out
+
+    def _worst_window(self, spend: dict, step: int):
+        """(largest spend of a window holding ``step``, its first step)."""
+        best, first = Fraction(-1), step
+        for a in range(step - self.delta + 1, step + 1):
+            tot = sum((spend.get(s, Fraction(0)) for s in range(a, a + self.delta)), Fraction(0))
+            if tot > best:
+                best, first = tot, a
+        return best, first
+
+    def available(self, step: int) -> Fraction:
+        """The largest ε a release at ``step`` may still spend."""
+        spend = self._spend_near(self._cur, int(step))
+        worst, _ = self._worst_window(spend, int(step))
+        return max(Fraction(0), self.epsilon - worst)
+
+    def spent(self) -> dict:
+        """``{step: total ε spent at that step}`` (reservations included)."""
+        rows = self._cur.execute(
+            f"SELECT step, epsilon FROM {SCHEMA}.delta_releases WHERE publisher = ?", [self.name]
+        ).fetchall()
+        out: dict = {}
+        for s, e in rows:
+            out[int(s)] = out.get(int(s), Fraction(0)) + Fraction(e)
+        return dict(sorted(out.items()))
+
+    def releases(self) -> list[Release]:
+        """Every completed release, oldest first."""
+        rows = self._cur.execute(
+            f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
+            "WHERE publisher = ? AND status = 'released' ORDER BY seq", [self.name]).fetchall()
+        return [Release(int(s), float(v), Fraction(e), st, float("nan")) for s, v, e, st in rows]
+
+    # ------------------------------------------------------------------ releasing
+    def _exact(self, statistic, params):
+        if isinstance(statistic, str):
+            try:  # on the connection itself: the curator's uncommitted rows count
+                row = self._db.execute(statistic, list(params or [])).fetchone()
+            except duckdb.Error as e:
+                raise ProgrammingError(f"the statistic failed: {e}; nothing was spent") from e
+            if row is None or len(row) != 1:
+                raise ProgrammingError("the statistic must return one row with one numeric value")
+            val = row[0]
+            text = statistic
+        else:
+            val, text = statistic, repr(statistic)
+        try:
+            v = float(val if val is not None else 0.0)
+        except (TypeError, ValueError):
+            raise ProgrammingError("the statistic must be numeric") from None
+        return v, text
+
+    def _reserve(self, step: int, eps: Fraction, text: str) -> int:
+        cur = self._db.cursor()
+        try:
+            for attempt in range(_RETRIES):
+                try:
+                    cur.execute("BEGIN TRANSACTION")
+                    # a write to the publisher's row makes concurrent reservations conflict
+                    cur.execute(f"UPDATE {SCHEMA}.delta_publishers SET version = version + 1 "
+                                "WHERE name = ?", [self.name])
+                    spend = self._spend_near(cur, step)
+                    spend[step] = spend.get(step, Fraction(0)) + eps
+                    worst, first = self._worst_window(spend, step)
+                    if worst > self.epsilon:
+                        cur.execute("ROLLBACK")
+                        avail = max(Fraction(0), self.epsilon - (worst - eps))
+                        raise BudgetExceededError(
+                            f"publisher {self.name!r}: releasing ε = {format_eps(eps)} at step "
+                            f"{step} would make steps {first}–{first + self.delta - 1} spend "
+                            f"{format_eps(worst)} > ε = {format_eps(self.epsilon)} (Theorem 2: "
+                            f"any {self.delta} consecutive steps spend at most ε); at most "
+                            f"{format_eps(avail)} is available at step {step}. Nothing was spent.")
+                    seq = cur.execute(
+                        f"SELECT coalesce(max(seq), 0) + 1 FROM {SCHEMA}.delta_releases "
+                        "WHERE publisher = ?", [self.name]).fetchone()[0]
+                    cur.execute(
+                        f"INSERT INTO {SCHEMA}.delta_releases (publisher, seq, step, epsilon, "
+                        "statistic, value, status, released_at) VALUES (?, ?, ?, ?, ?, NULL, "
+                        "'reserved', NULL)", [self.name, seq, step, _enc(eps), text])
+                    cur.execute("COMMIT")
+                    return int(seq)
+                except (duckdb.TransactionException, duckdb.ConstraintException):
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    time.sleep(0.001 * (attempt + 1))
+            raise OperationalError(f"publisher {self.name!r}: too much contention; nothing was "
+                                   "spent, try again")
+        finally:
+            cur.close()
+
+    def release(self, step: int, statistic, epsilon, sensitivity=1.0, params=None,
+                rng=None) -> Release:
+        """Release ``statistic + Laplace(sensitivity/ε)`` at time ``step``.
+
+        Parameters
+        ----------
+        step : int
+            The time step (any order; several releases at one step add up).
+        statistic : str or float
+            A SQL query returning one numeric value (run on the connection's database, e.g. the
+            count of the rows of this step), or the exact value computed by the curator.
+        epsilon : float, str or Fraction
+            ``ε_t`` for this release.
+        sensitivity : float
+            The statistic's sensitivity under the standard neighbourhood *at one step* (1 for a
+            count of rows of that step).
+        params : sequence, optional
+            Parameters of the SQL query.
+        rng : numpy.random.Generator, optional
+            Tests only; default OS entropy.
+
+        Raises
+        ------
+        BudgetExceededError
+            A window holding ``step`` would spend more than ε, or the ledger refuses; nothing was
+            spent either way.
+        """
+        try:
+            step = int(step)
+        except (TypeError, ValueError):
+            raise ProgrammingError(f"step must be an integer time step, got {step!r}") from None
+        eps = to_fraction(epsilon)
+        if eps <= 0:
+            raise ProgrammingError("epsilon must be positive")
+        sens = float(sensitivity)
+        if not sens > 0:
+            raise ProgrammingError("sensitivity must be positive")
+        exact, text = self._exact(statistic, params)
+        seq = self._reserve(step, eps, text)
+        try:
+            self.con.ledger.charge(self.con.user, eps, f"publisher {self.name} step {step}: {text}",
+                                   "delta_publisher")
+        except BaseException:
+            self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? AND seq = ?",
+                             [self.name, seq])
+            raise
+        scale = sens / float(eps)
+        value = exact + float(resolve_rng(rng).laplace(0.0, scale))
+        self._cur.execute(
+            f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ? "
+            "WHERE publisher = ? AND seq = ?", [value, datetime.now(), self.name, seq])
+        return Release(step, value, eps, text, scale)

@@ -1,0 +1,141 @@
+"""The median with smooth sensitivity under a δ-neighbourhood (papers/004 §5.5.2; Nissim,
+Raskhodnikova & Smith 2007).
+
+For sorted values ``x₁ ≤ … ≤ xₙ`` in ``[lo, hi]`` and the median rank ``m = ⌈n/2⌉`` (the lower
+median), the largest local sensitivity among tables at most ``t`` changes away is (NRS07 §3.1)
+
+    ``A⁽ᵗ⁾(x) = max_{0 ≤ s ≤ t+1} (x_{m+s} − x_{m+s−t−1})``,  with ``x_i = lo`` for ``i < 1`` and
+    ``x_i = hi`` for ``i > n``.
+
+Under a δ-neighbourhood one record moves by at most δ, and the median then moves by at most δ,
+so ``min(δ, A⁽ᵗ⁾(x))`` bounds the local sensitivity at δ-distance ``t``. It inherits the step
+property ``B_t(x) ≤ B_{t+1}(y)`` for δ-neighbours ``x, y`` (δ-neighbours are neighbours), hence
+
+    ``S(x) = max_{t ≥ 0} e^{−tβ} · min(δ, A⁽ᵗ⁾(x))``
+
+is a β-smooth upper bound on the local sensitivity under the δ-neighbourhood, never above δ —
+the global sensitivity ``hi − lo`` of the standard neighbourhood is gone. We release
+``median + (6·S/ε)·Z`` with ``Z`` standard Cauchy and ``β = ε/6`` (NRS07's admissible Cauchy
+noise, pure ε-DP). The noise scale depends on the data through ``S`` only, which is why it is
+smooth; the scale itself is not released.
+
+Bounded policies only (no sources): adding or removing a record shifts the median's rank.
+
+>>> import numpy as np
+>>> from provsql_dp.policies.delta import Policy, median, smooth_sensitivity
+>>> x = np.linspace(0.4, 0.6, 101)
+>>> round(smooth_sensitivity(x, Policy(1.0), beta=0.1), 4)     # δ = 1: the standard bound
+0.0081
+>>> float(smooth_sensitivity(x, Policy(0.001), beta=0.1))              # capped by δ
+0.001
+>>> r = median(x, Policy(0.001), 1.0, rng=np.random.default_rng(3))
+>>> bool(abs(r.value - 0.5) < 0.05), r.beta == 1 / 6
+(True, True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...mechanisms.noise import resolve_rng
+from .policy import Policy
+
+__all__ = ["MedianRelease", "median", "smooth_sensitivity", "local_sensitivity_bound"]
+
+
+def _padded(x, lo, hi):
+    return np.r_[lo, np.sort(np.asarray(x, dtype=float)), hi]
+
+
+def local_sensitivity_bound(x, policy: Policy, t: int) -> float:
+    """``min(δ, A⁽ᵗ⁾(x))``: local sensitivity of the median at δ-distance ``t`` (bound)."""
+    x = np.sort(np.asarray(x, dtype=float))
+    n = x.size
+    if n == 0:
+        raise ValueError("the median of an empty table is undefined")
+    lo, hi = float(policy.lo[0]), float(policy.hi[0])
+    m = (n + 1) // 2
+    s = np.arange(t + 2)
+    up, dn = m + s, m + s - t - 1  # 1-based ranks
+
+    def val(r):
+        return np.where(r < 1, lo, np.where(r > n, hi, x[np.clip(r - 1, 0, n - 1)]))
+
+    a = float(np.max(val(up) - val(dn)))
+    return min(float(policy.delta), a)
+
+
+def smooth_sensitivity(x, policy: Policy, beta: float) -> float:
+    """``S(x) = max_t e^{−tβ} min(δ, A⁽ᵗ⁾(x))`` (exact: the scan stops once no later term can
+    exceed the maximum found, since every term is at most ``δ e^{−tβ}``)."""
+    if policy.dims != 1:
+        raise ValueError("the median is for one numeric column")
+    if not beta > 0:
+        raise ValueError("beta must be positive")
+    x = np.sort(policy.check_points(x))
+    n = x.size
+    if n == 0:
+        raise ValueError("the median of an empty table is undefined")
+    lo, hi = float(policy.lo[0]), float(policy.hi[0])
+    d = float(policy.delta)
+    pad = np.r_[np.full(n + 2, lo), x, np.full(n + 2, hi)]  # rank r (1-based) at index r + n + 1
+    m = (n + 1) // 2
+    best = 0.0
+    t = 0
+    while True:
+        if d * math.exp(-t * beta) <= best:
+            break
+        s = np.arange(t + 2)
+        up = np.clip(m + s, -n - 1, 2 * n + 2) + n + 1
+        dn = np.clip(m + s - t - 1, -n - 1, 2 * n + 2) + n + 1
+        a = min(d, float(np.max(pad[up] - pad[dn])))
+        best = max(best, math.exp(-t * beta) * a)
+        if a >= d or t > n + 1:  # saturated (or every later A is hi − lo ≥ the cap): stop
+            break
+        t += 1
+    return best
+
+
+@dataclass
+class MedianRelease:
+    """A noisy median. ``value`` is the release; the other fields are the mechanism's
+    parameters (``beta``, the noise family); the data-dependent scale is kept private."""
+
+    value: float
+    epsilon: float
+    beta: float
+    noise: str = "cauchy"
+
+
+def median(points, policy: Policy, epsilon, rng=None) -> MedianRelease:
+    """Release the (lower) median of one column with ε-DP under the δ-neighbourhood.
+
+    Parameters
+    ----------
+    points : array_like
+        Values inside the policy's box (``n ≥ 1``; the size is public under a bounded policy).
+    policy : Policy
+        A bounded 1-D δ-neighbourhood.
+    epsilon : float
+        Budget; the caller charges its ledger first.
+    rng : numpy.random.Generator, optional
+        Tests only.
+    """
+    if not isinstance(policy, Policy) or policy.dims != 1:
+        raise ValueError("median needs a 1-D provsql_dp.policies.delta.Policy")
+    if not policy.bounded:
+        raise ValueError("the smooth-sensitivity median needs a policy without sources (adding "
+                         "or removing a record shifts the median's rank)")
+    eps = float(epsilon)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+    x = np.sort(policy.check_points(points))
+    beta = eps / 6.0
+    S = smooth_sensitivity(x, policy, beta)
+    g = resolve_rng(rng)
+    med = float(x[(x.size + 1) // 2 - 1])
+    val = med + (6.0 * S / eps) * float(g.standard_cauchy())
+    return MedianRelease(val, eps, beta)

@@ -1,0 +1,186 @@
+"""Answering a private query: route, capture, charge, release.
+
+The pass structure, top to bottom:
+
+1. :func:`provsql_dp.privacy.routing.route` — a Blowfish/δ-neighbourhood policy route, if one applies;
+2. capture the K-relation of the plan (``provsql_dp.provenance.capture``);
+3. charge the budget ledger (before any noise is drawn; a refusal spends nothing);
+4. release with the recursive mechanism — one release, or one per group of a ``GROUP BY``,
+   ε split evenly across groups (sequential composition: a participant may contribute to
+   several groups).
+
+``GROUP BY`` keys must be columns of *public* tables: the groups released are every value of
+those columns in their tables (not only the values that occur in the answer), so the set of
+groups reveals nothing about protected rows. Grouping by a protected column is refused.
+
+The privacy style picks the recursive mechanism's default μ: "node" (μ = 1) when some protected
+row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
+
+>>> import provsql_dp, numpy as np
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE t(a INT); INSERT INTO t SELECT range FROM range(50)")
+>>> _ = con.execute("PROTECT TABLE t")
+>>> _ = con.execute("SET PRIVACY BUDGET 1")
+>>> cur = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
+>>> cur.description[0][0], cur.privacy.mechanism, str(cur.privacy.remaining)
+('COUNT(*)', 'recursive', '1/2')
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ..mechanisms import recursive as rm
+from ..mechanisms._framework import resolve_params
+from ..provenance.capture import capture, q
+from ..provenance.slots import analyse
+from ..sql.plan import Aggregate, Scan, walk
+from . import routing as _routing
+from .release_info import PrivacyInfo
+
+__all__ = ["answer_private", "privacy_style", "group_domain"]
+
+
+def privacy_style(plan) -> str:
+    """"node" when a protected row can have several owners, else "edge"."""
+    return "node" if any(isinstance(n, Scan) and len(n.slots) > 1 for n in walk(plan)) else "edge"
+
+
+def group_domain(con, plan: Aggregate) -> list[tuple]:
+    """Every group a GROUP BY releases: the cross product of each key column's values in its
+    (public) table. Refuses keys that are not bare columns of public tables."""
+    info = analyse(plan.child)
+    scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
+    per_key = []
+    for key, name in zip(plan.group_by, _key_names(plan)):
+        base = info.base.get(key)
+        if base is None or base not in scans:
+            raise UnsupportedQueryError(
+                f"GROUP BY {name} is not supported in a private query: a group key must be a "
+                "column of a public table, so that the set of groups is public"
+            )
+        scan, column = scans[base]
+        if scan.slots:
+            raise UnsupportedQueryError(
+                f"GROUP BY {name} is not supported in a private query: it is a column of the "
+                f"protected table {scan.table}, so the groups themselves would reveal protected "
+                "rows. Group by a column of a public table (e.g. join a public list of the "
+                "values), or declare a policy for a histogram"
+            )
+        values = con._duck.execute(
+            f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST"
+        ).fetchall()
+        per_key.append([v[0] for v in values])
+    return list(itertools.product(*per_key))
+
+
+def _key_names(plan: Aggregate) -> list[str]:
+    names = dict(zip(plan.child.ids, plan.child.names))
+    return [names.get(k, k) for k in plan.group_by]
+
+
+OPTIONS = {
+    "theta": "θ, the smallest sensitivity the mechanism assumes (default 1; for a SUM, the scale "
+             "of one participant's contribution)",
+    "beta": "β (default ε/5)",
+    "mu": "μ (default 1 for node-style, 0.5 for edge-style privacy)",
+    "split": "the share of ε spent on the noisy sensitivity Δ̂ (ε₁ = split·ε; default 1/2)",
+    "privacy": "'node' or 'edge': only picks the default μ",
+}
+
+
+def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, dict]:
+    """Validate a private query's OPTIONS into recursive-mechanism keyword arguments."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ProgrammingError(
+            f"unknown option {unknown[0]!r}; the recursive mechanism takes "
+            + ", ".join(f"{k} ({v})" for k, v in OPTIONS.items())
+        )
+    kwargs = {}
+    for key in ("theta", "beta", "mu"):
+        if key in options:
+            kwargs[key] = _number(options, key)
+    if "split" in options:
+        share = _number(options, "split")
+        if not 0 < share < 1:
+            raise ProgrammingError("option split must be strictly between 0 and 1")
+        kwargs["eps1"] = share * epsilon
+        kwargs["eps2"] = epsilon - kwargs["eps1"]
+    if "privacy" in options:
+        style = str(options["privacy"]).lower()
+        if style not in ("node", "edge"):
+            raise ProgrammingError("option privacy must be 'node' or 'edge'")
+    try:
+        resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
+    except ValueError as e:
+        raise ProgrammingError(f"invalid mechanism options: {e}") from e
+    return style, kwargs
+
+
+def _number(options: dict, key: str) -> float:
+    value = options[key]
+    if isinstance(value, str) or not value > 0:
+        raise ProgrammingError(f"option {key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict | None = None,
+                   rng=None):
+    """Release ``plan`` privately at ``epsilon``; returns (description, rows, PrivacyInfo)."""
+
+    options = options or {}
+    # A policy route refuses OPTIONS (the recursive mechanism's parameters) before it charges.
+    routed = _routing.route(con, tree, plan, epsilon, text)
+    if routed is not None:
+        return routed
+    groups = group_domain(con, plan) if plan.group_by else [()]
+    eps = float(epsilon) / len(groups)
+    style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
+    kr = capture(con._duck, plan)
+    signed = bool((kr.weights < 0).any())
+    if signed and "split" in options:
+        raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2)")
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    charge = con._ledger.charge(con.user, epsilon, text, "recursive")
+    release = rm.release_signed if signed else rm.release
+    releases, rows = [], []
+    if plan.group_by:
+        key_index = [kr.columns.index(n) for n in _key_names(plan)]
+        keys = [kr.values[j] for j in key_index]
+    for g in groups:
+        sub = kr
+        if plan.group_by:
+            mask = np.ones(len(kr), dtype=bool)
+            for col, v in zip(keys, g):
+                mask &= _equals(col, v)
+            sub = kr.restrict(mask)
+        rel = release(sub, eps, style, rng, **kwargs)
+        releases.append(rel)
+        rows.append(tuple(g) + (rel.value,))
+    names = _key_names(plan) if plan.group_by else []
+    desc = [(n, "VARCHAR") for n in names] + [(plan.label, "DOUBLE")]
+    info = PrivacyInfo(
+        mechanism=releases[0].mechanism,
+        epsilon=charge.epsilon,
+        remaining=charge.remaining,
+        releases=tuple(releases),
+    )
+    return desc, rows, info
+
+
+def _equals(col, v) -> np.ndarray:
+    """Vectorised ``col == v`` over a result column (NULL equals only None, as in GROUP BY)."""
+    if isinstance(col, np.ma.MaskedArray):
+        null, data = np.ma.getmaskarray(col), col.data
+    else:
+        data = np.asarray(col)
+        null = np.equal(data, None) if data.dtype == object else np.zeros(len(data), dtype=bool)
+    if v is None:
+        return null
+    if data.dtype.kind == "M":
+        v = np.datetime64(v)
+    return ~null & np.asarray(data == v, dtype=bool)

@@ -1,0 +1,575 @@
+"""The policy route: histogram, range, rectangle, marginal and cumulative counts over one
+row-per-participant table, released under its Blowfish policy (or plain DP without one).
+
+Registered in :data:`provsql_dp.privacy.routing.ROUTES`, so it is tried before the recursive mechanism.
+It applies to a ``COUNT(*)`` over a single protected table whose rows are single participants
+(``PROTECT TABLE t``, or ``BY (c)`` with ``c`` unique):
+
+* ``SELECT c, COUNT(*) FROM t [WHERE …] GROUP BY c`` — a histogram over the policy's domain:
+  every bin is released, empty ones too (2-D: ``GROUP BY a, b``; a marginal: ``GROUP BY a`` on
+  a policy over ``(a, b)``). Without a policy on ``c`` the histogram is released under plain
+  differential privacy (the unbounded complete graph) when ``c``'s type gives a public domain
+  (BOOLEAN, ENUM, TINYINT, UTINYINT); otherwise it is refused with the fix;
+* ``SELECT COUNT(*) FROM t WHERE c BETWEEN a AND b [AND d BETWEEN …]`` — one range (rectangle)
+  count under the table's policy;
+* ``COUNT RANGES (cond, …) FROM t`` and ``COUNT CUMULATIVE c FROM t`` — a batch of ranges, a
+  cumulative histogram.
+
+``WHERE`` conjuncts that are ranges over the policy's columns restrict the workload; other
+conjuncts filter the rows in SQL, which is sound only when ⊥ is adjacent to every value (any
+change of a record is then a removal plus an addition). Under a BOUNDED policy or with SOURCES
+such filters are refused: the filtered row count would be published exactly, or records of
+non-source values could move in and out of the count unprotected.
+
+The histogram ``x`` comes from one DuckDB aggregation: rows are binned in SQL and, when the
+workload is coarse, grouped straight into the cells of the projected (dynamic) policy
+(:func:`provsql_dp.policies.blowfish.project`), so the full domain is never materialised. The ledger is
+charged before any noise is drawn.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+import duckdb
+import numpy as np
+from sqlglot import exp
+
+from ..errors import (
+    NotSupportedError,
+    ProgrammingError,
+    UnsupportedQueryError,
+)
+from ..policies.blowfish import accuracy as _acc
+from ..policies.blowfish._engine import answer
+from ..policies.blowfish.catalog import PolicyCatalog
+from ..policies.blowfish.dynamic import project
+from ..policies.blowfish.policy import Policy
+from ..policies.blowfish.sql import ColumnDomain, TablePolicy
+from ..policies.blowfish.strategies import best_plan
+from ..policies.blowfish.workload import Histogram, Prefix, Ranges, Rects
+from ..provenance.capture import q
+from ..sql import dialect as d
+from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
+from ..sql.policy_grammar import range_spec
+from .release_info import PrivacyInfo
+
+__all__ = ["route", "prepare", "Prepared", "BlowfishRelease", "row_per_participant",
+           "table_policies"]
+
+#: above this many cells on an axis, rows are grouped by bin and folded into cells in numpy
+MAX_CASE_CELLS = 256
+
+
+@dataclass(frozen=True)
+class BlowfishRelease:
+    """One released count and its data-independent noise variance."""
+
+    value: float
+    variance: float
+    epsilon: float
+    mechanism: str = "blowfish"
+
+    def noise_bound(self, p: float = 0.95) -> float:
+        """A bound ``b`` with ``P(|error| ≤ b) ≥ p`` (Chebyshev/Chernoff on the Laplace sum)."""
+        if not 0 < p < 1:
+            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
+        return float(_acc.alpha_bound(self.variance, 1 - p))
+
+
+# ---------------------------------------------------------------------------- participants
+def row_per_participant(con, info, prot) -> tuple[bool, str]:
+    """Whether each row of the table is one participant (Blowfish's one record per individual)."""
+    if prot is None:
+        return False, (f"table {info.name!r} is not protected; declare its participants first "
+                       f"(PROTECT TABLE {info.name}: each row one participant)")
+    if not prot.by_columns:
+        return True, ""
+    if len(prot.by_columns) > 1:
+        return False, (f"rows of {info.name!r} have several owners (BY ({', '.join(prot.by_columns)}))"
+                       "; a Blowfish policy assumes one record per individual (such queries go "
+                       "to the recursive mechanism)")
+    c = prot.by_columns[0]
+    rows = con._duck.execute(
+        "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? AND "
+        "schema_name = ? AND table_name = ? AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
+        [info.catalog, info.schema, info.name]).fetchall()
+    if any(list(r[0]) == [c] for r in rows):
+        return True, ""
+    ok = con._duck.execute(
+        f"SELECT count(*) = count(DISTINCT {q(c)}) AND count({q(c)}) = count(*) FROM "
+        f"{_qualified(info.catalog, info.schema, info.name)}").fetchone()[0]
+    if ok:
+        return True, ""
+    return False, (f"rows of {info.name!r} are owned by the participants named in {c!r}, and some "
+                   "participant owns several rows (or none); a Blowfish policy assumes one record "
+                   "per individual")
+
+
+def _qualified(*parts) -> str:
+    return ".".join(q(p) for p in parts if p)
+
+
+def table_policies(con, schema, table) -> list[TablePolicy]:
+    return [TablePolicy.from_row(r)
+            for r in PolicyCatalog(con._duck, read_only=con.read_only).list(schema, table)]
+
+
+# ---------------------------------------------------------------------------- query analysis
+_OPS = {exp.GT: operator.gt, exp.GTE: operator.ge, exp.LT: operator.lt, exp.LTE: operator.le,
+        exp.EQ: operator.eq}
+_FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ}
+
+
+def _conjuncts(e):
+    if e is None:
+        return []
+    if isinstance(e, exp.Paren):
+        return _conjuncts(e.this)
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
+
+
+def _const(node):
+    """A literal's Python value (numbers exactly), or raise KeyError."""
+    from fractions import Fraction
+
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return -Fraction(node.this.this)
+    if isinstance(node, exp.Literal):
+        return node.this if node.is_string else Fraction(node.this)
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    raise KeyError
+
+
+def _atoms(pred):
+    """``pred`` as [(column name, op, value)] (BETWEEN is two atoms), or None."""
+    if isinstance(pred, exp.Between) and isinstance(pred.this, exp.Column):
+        try:
+            return [(pred.this.name, exp.GTE, _const(pred.args["low"])),
+                    (pred.this.name, exp.LTE, _const(pred.args["high"]))]
+        except KeyError:
+            return None
+    for cls in _OPS:
+        if type(pred) is cls:
+            a, b = pred.this, pred.expression
+            try:
+                if isinstance(a, exp.Column):
+                    return [(a.name, cls, _const(b))]
+                if isinstance(b, exp.Column):
+                    return [(b.name, _FLIP[cls], _const(a))]
+            except KeyError:
+                return None
+    return None
+
+
+def _interval(dom: ColumnDomain, col_type: str, op, value, text):
+    """The inclusive bin interval ``[i0, i1]`` of the values satisfying ``column op value``."""
+    from fractions import Fraction
+
+    if dom.values is not None:
+        ok = []
+        for v in dom.values:
+            try:
+                vv = v if isinstance(v, str) or isinstance(v, bool) else Fraction(str(v))
+                ok.append(bool(_OPS[op](vv, value)))
+            except TypeError:
+                raise UnsupportedQueryError(
+                    f"the condition {text} compares the column with a value of another type than "
+                    "its domain's values") from None
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return (1, 0)
+        if idx[-1] - idx[0] + 1 != idx.size:
+            raise UnsupportedQueryError(
+                f"the condition {text} selects values that are not consecutive in the domain's "
+                "order; a range must be an interval of the domain")
+        return int(idx[0]), int(idx[-1])
+    if isinstance(value, str):
+        raise UnsupportedQueryError(f"the condition {text} compares a numeric domain with a string")
+    integral = col_type.upper() in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+                                    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
+    lo, hi = None, None  # half-open [lo, hi) in values
+    v = Fraction(value)
+    if op is exp.GTE:
+        lo = v
+    elif op is exp.GT:
+        lo = v + 1 if integral and v.denominator == 1 else None
+    elif op is exp.LT:
+        hi = v
+    elif op is exp.LTE:
+        hi = v + 1 if integral and v.denominator == 1 else None
+    elif op is exp.EQ:
+        lo, hi = (v, v + 1) if integral and v.denominator == 1 else (None, None)
+    if lo is None and hi is None:
+        raise UnsupportedQueryError(
+            f"the condition {text} does not align with the policy's bins on a non-integer column; "
+            "write ranges as c >= a AND c < b with bin edges a and b")
+    i0, i1 = 0, dom.k - 1
+    if lo is not None and lo > dom.low:
+        j = (lo - dom.low) / dom.width
+        if j.denominator != 1:
+            raise UnsupportedQueryError(
+                f"the condition {text} starts inside a bin of the policy's domain {dom.describe()};"
+                " range bounds must be bin edges")
+        i0 = int(j)
+    if hi is not None:
+        if hi <= dom.low:
+            return (1, 0)
+        if hi < dom.high:
+            j = (hi - dom.low) / dom.width
+            if j.denominator != 1:
+                raise UnsupportedQueryError(
+                    f"the condition {text} ends inside a bin of the policy's domain "
+                    f"{dom.describe()}; range bounds must be bin edges")
+            i1 = int(j) - 1
+    return i0, i1
+
+
+@dataclass
+class Prepared:
+    """Everything a release needs that does not depend on the data."""
+
+    table: TablePolicy
+    policy_name: str
+    workload: object          # over the cells (projected) or the bins
+    bpolicy: Policy           # the (projected) policy
+    bins_per_axis: list       # None (group by bin) or the cell boundaries in bins, per axis
+    cell_axes: list           # per axis: "cell" (CASE in SQL) or "bin" (fold in numpy)
+    shape: tuple              # cells per axis
+    residual: list            # SQL conjuncts filtering rows
+    alias: str
+    desc: list
+    labels: list              # per query: the leading output values
+    order: list = field(default_factory=list)
+
+
+def _select(tree):
+    while isinstance(tree, exp.Subquery) and not tree.alias:
+        tree = tree.this
+    return tree
+
+
+def _plain_count(plan) -> bool:
+    if not isinstance(plan, Aggregate) or plan.kind != "count" or plan.weight is not None:
+        return False
+    nodes = list(walk(plan))
+    scans = [n for n in nodes if isinstance(n, Scan)]
+    if len(scans) != 1 or any(isinstance(n, (Join, Union, Distinct)) for n in nodes):
+        return False
+    return bool(scans[0].slots)
+
+
+def _default_domain(con, info, col, col_type) -> ColumnDomain | None:
+    t = col_type.upper()
+    if t == "BOOLEAN":
+        return ColumnDomain.explicit([False, True])
+    if t == "TINYINT":
+        return ColumnDomain.range(-128, 128, width=1)
+    if t == "UTINYINT":
+        return ColumnDomain.range(0, 256, width=1)
+    if t.startswith("ENUM"):
+        vals = con._duck.execute(
+            f"SELECT unnest(enum_range(NULL::{col_type}))").fetchall()
+        return ColumnDomain.explicit([v[0] for v in vals])
+    return None
+
+
+def prepare(con, tree, plan) -> Prepared | None:
+    """Analyse a private query for the policy route; None when the route does not apply."""
+
+    sel = _select(tree)
+    spec = range_spec(sel) if isinstance(sel, exp.Select) else None
+    what = "COUNT RANGES" if spec and spec.get("ranges") else "COUNT CUMULATIVE"
+
+    def not_ours(reason):
+        if spec:
+            raise UnsupportedQueryError(f"{what} cannot be answered: {reason}")
+        return None
+
+    if not isinstance(sel, exp.Select) or not _plain_count(plan):
+        return not_ours("it needs COUNT(*) over one protected table")
+    agg = [e for e in sel.expressions if e.find(exp.Count) is not None]
+    if len(agg) != 1 or not isinstance(agg[0].unalias(), exp.Count) or \
+            not isinstance(agg[0].unalias().this, exp.Star):
+        return not_ours("only COUNT(*) is supported")
+    scan = next(n for n in walk(plan) if isinstance(n, Scan))
+    info = con.catalog.find_table([p for p in (scan.catalog, scan.schema, scan.table) if p])
+    prot = con.catalog.protection(scan.schema, scan.table)
+    if prot is None or len(prot.by_columns) > 1:
+        return not_ours(f"table {scan.table!r} is not protected row by row")
+    from_ = sel.args.get("from_") or sel.args.get("from")
+    if sel.args.get("joins") or from_ is None or not isinstance(from_.this, exp.Table):
+        return not_ours("it reads one table directly")
+    alias = from_.this.alias or scan.table
+    types = dict(zip(info.columns, info.types))
+    lower = {c.lower(): c for c in info.columns}
+
+    def column(node, where):
+        if not isinstance(node, exp.Column) or node.name.lower() not in lower:
+            raise UnsupportedQueryError(f"{where} {node.sql(dialect='duckdb')} is not a column of "
+                                        f"{scan.table!r}")
+        return lower[node.name.lower()]
+
+    # GROUP BY keys, resolved to columns
+    keys = []
+    group = sel.args.get("group")
+    if group is not None:
+        aliases = {i.alias.lower(): i.unalias() for i in sel.expressions if isinstance(i, exp.Alias)}
+        for gk in group.expressions:
+            src = gk
+            if isinstance(gk, exp.Literal) and not gk.is_string:
+                src = sel.expressions[int(gk.this) - 1].unalias()
+            elif isinstance(gk, exp.Column) and gk.name.lower() not in lower and \
+                    gk.name.lower() in aliases:
+                src = aliases[gk.name.lower()]
+            if not isinstance(src, exp.Column) or src.name.lower() not in lower:
+                if spec:
+                    raise UnsupportedQueryError(f"{what} takes no GROUP BY")
+                return None  # grouping by an expression: not a histogram of a policy column
+            keys.append(lower[src.name.lower()])
+    needed = list(keys)
+    items = []
+    if spec and spec.get("ranges"):
+        for cond in spec["ranges"]:
+            atoms = []
+            for conj in _conjuncts(cond):
+                a = _atoms(conj)
+                if a is None:
+                    raise UnsupportedQueryError(
+                        f"the range {cond.sql(dialect='duckdb')} must be a conjunction of "
+                        "comparisons (c BETWEEN a AND b, c >= a, c < b, c = v) of policy columns "
+                        "with constants")
+                atoms += [(column(exp.column(c), "the range column"), op, v, conj) for c, op, v in a]
+            items.append((cond, atoms))
+            needed += [a[0] for a in atoms]
+    if spec and spec.get("cumulative") is not None:
+        needed.append(column(exp.column(spec["cumulative"].name), "COUNT CUMULATIVE"))
+    where_parts = []  # (conjunct, atoms over table columns or None)
+    where = sel.args.get("where")
+    for conj in _conjuncts(where.this if where is not None else None):
+        a = _atoms(conj)
+        if a is not None and all(c.lower() in lower for c, _, _ in a):
+            where_parts.append((conj, [(lower[c.lower()], op, v) for c, op, v in a]))
+        else:
+            where_parts.append((conj, None))
+
+    # the policy
+    ok, reason = row_per_participant(con, info, prot)
+    candidates = table_policies(con, info.schema, info.name)
+    if needed:
+        pols = [p for p in candidates
+                if {c.lower() for c in needed} <= {c.lower() for c in p.columns}]
+        pols.sort(key=lambda p: len(p.columns))
+    else:  # a plain count: a range over a policy's columns in WHERE
+        ranged = {c.lower() for _, a in where_parts if a for c, _, _ in a}
+        pols = [p for p in candidates if ranged & {c.lower() for c in p.columns}]
+        pols.sort(key=lambda p: (-len(ranged & {c.lower() for c in p.columns}), len(p.columns)))
+        if not pols:
+            return None
+    if pols:
+        tp = pols[0]
+        if not ok:
+            raise UnsupportedQueryError(f"policy {tp.name} cannot be used: {reason}")
+        name = tp.name
+    else:
+        if spec or not keys:
+            if spec:
+                raise UnsupportedQueryError(
+                    f"{what} needs a policy on {scan.table} ({', '.join(dict.fromkeys(needed))}): "
+                    f"it gives the public domain (CREATE POLICY … ON {scan.table} (…) AS …)")
+            return None  # a plain count without a policy: the recursive mechanism
+        if not ok or len(keys) != 1:
+            return None
+        dom = _default_domain(con, info, keys[0], types[keys[0]])
+        if dom is None:
+            raise UnsupportedQueryError(
+                f"GROUP BY {keys[0]} is not supported in a private query without a policy: the "
+                f"set of groups must be public. Declare the domain with a policy, e.g. CREATE "
+                f"POLICY {scan.table}_{keys[0]} ON {scan.table} ({keys[0]}) AS FULL DOMAIN (…) "
+                "(FULL is plain differential privacy)")
+        tp = TablePolicy("(none)", info.schema, info.name, (keys[0],), [dom],
+                         {"kind": "FULL"}, False, None)
+        name = "plain DP (unbounded, no policy)"
+    pcols = [c.lower() for c in tp.columns]
+    axis = {c: i for i, c in enumerate(pcols)}
+    doms = tp.domains
+    where_atoms, residual = [], []
+    for conj, a in where_parts:
+        if a is not None and all(c.lower() in axis for c, _, _ in a):
+            where_atoms.append((conj, a))
+        else:
+            residual.append(conj)
+
+    if residual and not tp.unbounded_everywhere:
+        raise UnsupportedQueryError(
+            f"the condition {residual[0].sql(dialect='duckdb')} filters on more than ranges of "
+            f"the policy's columns ({', '.join(tp.columns)}); under policy {tp.name}, which is "
+            + ("BOUNDED (the filtered row count would be published exactly)" if tp.bounded else
+               "UNBOUNDED with SOURCES (records away from the sources could enter or leave the "
+               "count unprotected)")
+            + ", filters on other columns are refused; use an UNBOUNDED policy without SOURCES")
+
+    def box_of(atoms):
+        box = [[0, d.k - 1] for d in doms]
+        for c, op, v, text in atoms:
+            a = axis[c.lower()]
+            i0, i1 = _interval(doms[a], types[tp.columns[a]], op, v, text.sql(dialect="duckdb"))
+            box[a] = [max(box[a][0], i0), min(box[a][1], i1)]
+        return box
+
+    wbox = box_of([(c, op, v, conj) for conj, a in where_atoms for c, op, v in a])
+    if any(b[0] > b[1] for b in wbox):
+        raise UnsupportedQueryError("the WHERE ranges select no bin of the policy's domain")
+    k = [d.k for d in doms]
+    boxes, labels = [], []
+    count_label = plan.label
+    if keys:
+        kax = [axis[c.lower()] for c in keys]
+        if len(set(kax)) != len(kax):
+            raise UnsupportedQueryError("GROUP BY lists a column twice")
+        grids = np.meshgrid(*[np.arange(wbox[a][0], wbox[a][1] + 1) for a in kax], indexing="ij")
+        for idx in zip(*[g.ravel() for g in grids]):
+            b = [list(x) for x in wbox]
+            for a, i in zip(kax, idx):
+                b[a] = [int(i), int(i)]
+            boxes.append(b)
+            labels.append(tuple(doms[a].labels()[i] if doms[a].values is None else
+                                doms[a].values[i] for a, i in zip(kax, idx)))
+        names = [_out_name(sel, c) for c in keys]
+        desc = [(n, "VARCHAR" if doms[axis[c.lower()]].values is not None else "DOUBLE")
+                for n, c in zip(names, keys)] + [(count_label, "DOUBLE")]
+    elif spec and spec.get("ranges"):
+        for cond, atoms in items:
+            b = box_of(atoms)
+            b = [[max(x[0], w[0]), min(x[1], w[1])] for x, w in zip(b, wbox)]
+            if any(x[0] > x[1] for x in b):
+                raise UnsupportedQueryError(
+                    f"the range {cond.sql(dialect='duckdb')} selects no bin of the policy's domain"
+                    + (" inside the WHERE ranges" if where_atoms else ""))
+            boxes.append(b)
+            labels.append((cond.sql(dialect="duckdb"),))
+        desc = [("range", "VARCHAR"), ("count", "DOUBLE")]
+    elif spec:
+        c = needed[-1]
+        a = axis[c.lower()]
+        for i in range(wbox[a][0], wbox[a][1] + 1):
+            b = [list(x) for x in wbox]
+            b[a] = [wbox[a][0], i]
+            boxes.append(b)
+            labels.append((doms[a].labels()[i],))
+        desc = [(c, "VARCHAR" if doms[a].values is not None else "DOUBLE"),
+                ("cumulative_count", "DOUBLE")]
+    else:
+        boxes.append(wbox)
+        labels.append(())
+        desc = [(count_label, "DOUBLE")]
+    W = _workload(boxes, k, wbox)
+    pol = tp.policy()
+    cells, bounds = None, [None] * len(k)
+    try:
+        pr = project(W, pol)
+        if pr.n_cells < int(np.prod(k)):
+            W, pol, bounds = pr.workload, pr.policy, pr.bins
+    except NotSupportedError:
+        pass
+    shape = tuple(len(b) - 1 if b is not None else kk for b, kk in zip(bounds, k))
+    cell_axes = ["cell" if b is not None and len(b) - 1 <= MAX_CASE_CELLS else "bin"
+                 for b in bounds]
+    return Prepared(tp, name, W, pol, bounds, cell_axes, shape, residual, alias, desc, labels)
+
+
+def _out_name(sel, col):
+    for item in sel.expressions:
+        body = item.unalias()
+        if isinstance(body, exp.Column) and body.name.lower() == col.lower():
+            return item.alias_or_name
+    return col
+
+
+def _workload(boxes, k, wbox):
+    b = np.array(boxes, dtype=np.int64).reshape(len(boxes), len(k), 2)
+    if len(k) == 1:
+        lo, hi = b[:, 0, 0], b[:, 0, 1]
+        if len(lo) == k[0] and np.array_equal(lo, np.arange(k[0])) and np.array_equal(hi, lo):
+            return Histogram(k[0])
+        if len(lo) == k[0] and not lo.any() and np.array_equal(hi, np.arange(k[0])):
+            return Prefix(k[0])
+        return Ranges(k[0], lo, hi)
+    return Rects(tuple(k), b[:, 0, 0], b[:, 0, 1], b[:, 1, 0], b[:, 1, 1])
+
+
+# ---------------------------------------------------------------------------- the data
+def histogram(con, prep: Prepared) -> np.ndarray:
+    """``x`` over the cells, from one DuckDB aggregation."""
+    tp = prep.table
+    cols = con.catalog.find_table([tp.schema, tp.table])
+    types = dict(zip(cols.columns, cols.types))
+    exprs, conds = [], []
+    for c, dom, b, how in zip(tp.columns, tp.domains, prep.bins_per_axis, prep.cell_axes):
+        binx = dom.bin_sql(f"{q(prep.alias)}.{q(c)}", types[c])
+        conds.append(f"({binx}) IS NOT NULL")
+        if b is not None and how == "cell":
+            exprs.append(_case_cells(binx, b))
+        else:
+            exprs.append(binx)
+    conds += [f"({r.sql(dialect='duckdb')})" for r in prep.residual]
+    sel = ", ".join(f"{e} AS __a{i}" for i, e in enumerate(exprs))
+    groups = ", ".join(str(i + 1) for i in range(len(exprs)))
+    sql = (f"SELECT {sel}, COUNT(*) AS __n FROM {_qualified(cols.catalog, cols.schema, cols.name)} "
+           f"AS {q(prep.alias)} WHERE {' AND '.join(conds)} GROUP BY {groups}")
+    rows = con._duck.execute(sql).fetchnumpy()
+    n = np.asarray(rows["__n"], dtype=float)
+    flat = np.zeros(n.size, dtype=np.int64)
+    for i, (b, how) in enumerate(zip(prep.bins_per_axis, prep.cell_axes)):
+        idx = np.asarray(rows[f"__a{i}"], dtype=np.int64)
+        if b is not None and how == "bin":
+            idx = np.searchsorted(b, idx, side="right") - 1
+        flat = flat * prep.shape[i] + idx
+    return np.bincount(flat, weights=n, minlength=int(np.prod(prep.shape))).astype(float)
+
+
+def _case_cells(binx, b):
+    whens = " ".join(f"WHEN {binx} < {int(e)} THEN {i}" for i, e in enumerate(b[1:-1]))
+    return f"CASE {whens} ELSE {len(b) - 2} END" if whens else "0"
+
+
+# ---------------------------------------------------------------------------- the route
+def route(con, tree, plan, epsilon, text):
+    """Answer under the table's policy, or None (the recursive mechanism then answers)."""
+
+    prep = prepare(con, tree, plan)
+    if prep is None:
+        return None
+    _check_no_options(text)
+    eps = float(epsilon)
+    planned = best_plan(prep.workload, prep.bpolicy)  # validates before anything is spent
+    try:
+        x = histogram(con, prep)
+    except duckdb.Error as e:
+        raise ProgrammingError(f"could not compute the histogram: {str(e).splitlines()[0]}") from e
+    charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
+    ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
+                 rng=getattr(con, "_rng", None))
+    rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
+    releases = tuple(BlowfishRelease(float(v), float(s), eps)
+                     for v, s in zip(ans.values, ans.variances))
+    info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=releases, policy=prep.policy_name, strategy=ans.detail,
+                       expected_mse=float(ans.expected_mse),
+                       mse_is_upper_bound=bool(ans.mse_is_upper_bound))
+    return prep.desc, rows, info
+
+
+def _check_no_options(text):
+
+    try:
+        tree = d.parse_one(text)
+    except Exception:  # noqa: BLE001 - the text was parsed before; nothing to check
+        return
+    if isinstance(tree, d.PrivateQuery) and tree.args.get("options") is not None:
+        raise ProgrammingError("OPTIONS apply to the recursive mechanism only; this query is "
+                               "answered under a Blowfish policy (drop OPTIONS)")

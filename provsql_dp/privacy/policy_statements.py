@@ -1,0 +1,254 @@
+"""Executing the policy statements: ``CREATE POLICY``, ``DROP POLICY``, ``SHOW POLICIES`` and
+``EXPLAIN PRIVACY`` (see ``provsql_dp.sql.policy_grammar`` for their syntax).
+
+Every statement validates everything before writing anything, so a refused statement leaves
+the catalog unchanged. ``EXPLAIN PRIVACY`` reads only public metadata (the catalog, the policy,
+the query text) — never the data — and charges nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from sqlglot import exp
+
+from .._numbers import format_eps
+from ..errors import DeclarationError, OperationalError, ProgrammingError
+from ..policies.blowfish import accuracy as acc
+from ..policies.blowfish.catalog import PolicyCatalog
+from ..policies.blowfish.sql import ColumnDomain, TablePolicy
+from ..policies.blowfish.strategies import best_plan
+from ..provenance.capture import q
+from ..sql import dialect as d
+from ..sql import policy_grammar as g
+from ..sql.planner import plan_query
+from .policy_route import prepare, row_per_participant, table_policies
+
+__all__ = ["execute_policy_statement", "create_policy", "explain_privacy"]
+
+
+def execute_policy_statement(con, tree):
+    """Run one policy statement; returns ``(description, rows)``."""
+    cat = PolicyCatalog(con._duck, read_only=con.read_only)
+    if isinstance(tree, (g.CreatePolicy, g.DropPolicy)) and con.read_only:
+        raise OperationalError("the database is open read-only; policies cannot change")
+    if isinstance(tree, g.CreatePolicy):
+        tp = create_policy(con, tree, cat)
+        return _status(f"created policy {tp.name} on {tp.table} ({', '.join(tp.columns)}): "
+                       f"{tp.describe()}")
+    if isinstance(tree, g.DropPolicy):
+        row = cat.drop(tree.name)
+        if row is None:
+            if tree.args.get("exists"):
+                return _status(f"policy {tree.name} does not exist; nothing dropped")
+            names = ", ".join(r.name for r in cat.list()) or "none"
+            raise DeclarationError(f"policy {tree.name!r} does not exist (policies: {names})")
+        return _status(f"dropped policy {row.name} on {row.table}")
+    if isinstance(tree, g.ShowPolicies):
+        table = tree.args.get("table")
+        rows = cat.list(table.text("db") or None, table.name) if table is not None else cat.list()
+        out = []
+        for r in rows:
+            tp = TablePolicy.from_row(r)
+            out.append((r.name, r.schema, r.table, ", ".join(r.columns), tp.graph_sql(),
+                        ", ".join(dd.describe() for dd in tp.domains),
+                        "BOUNDED" if tp.bounded else "UNBOUNDED",
+                        None if tp.sources is None else len(tp.sources), tp.describe()))
+        return ([("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
+                 ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
+                 ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR")], out)
+    if isinstance(tree, g.ExplainPrivacy):
+        return explain_privacy(con, tree)
+    raise ProgrammingError(f"unhandled policy statement {type(tree).__name__}")  # pragma: no cover
+
+
+def _status(msg):
+    return [("status", "VARCHAR")], [(msg,)]
+
+
+# ---------------------------------------------------------------------------- CREATE POLICY
+def _literal(node):
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Neg) or (isinstance(node, exp.Literal) and not node.is_string):
+        return _num_out(_number(node, "a value"))
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        return _num_out(_number(node, "a value"))
+    raise DeclarationError(f"expected a value, got {node.sql()}")
+
+
+def _num_out(f: Fraction):
+    return int(f) if f.denominator == 1 else float(f)
+
+
+def _number(node, what) -> Fraction:
+    if isinstance(node, exp.Neg):
+        return -_number(node.this, what)
+    return d.exact_number(node, what)
+
+
+def _graph_dict(node: g.PolicyGraph) -> dict:
+    kind = node.name
+    params = node.expressions or []
+    if kind == "COMPOSE":
+        return {"kind": "COMPOSE", "parts": [_graph_dict(p) for p in params]}
+    if kind == "PARTITION":
+        if params and isinstance(params[0], exp.Var):
+            return {"kind": "PARTITION", "params": {"width": str(_number(params[1], "the width"))}}
+        return {"kind": "PARTITION",
+                "params": {"groups": [[_literal(v) for v in t.expressions] for t in params]}}
+    out = []
+    for p in params:
+        if isinstance(p, exp.Literal) and not p.is_string:
+            f = _number(p, kind)
+            if f <= 0:
+                raise DeclarationError(f"the parameter of {kind} must be positive")
+            out.append(_num_out(f))
+        else:
+            out.append(_literal(p) if isinstance(p, (exp.Literal, exp.Boolean)) else p.sql())
+    return {"kind": kind, "params": out}
+
+
+def _domain(node: g.PolicyDomain) -> ColumnDomain:
+    if node.expressions:
+        return ColumnDomain.explicit([_literal(v) for v in node.expressions])
+    low, high = _number(node.args["low"], "the lower bound"), _number(node.args["high"], "the upper bound")
+    if node.args.get("width") is not None:
+        return ColumnDomain.range(low, high, width=_number(node.args["width"], "the width"))
+    return ColumnDomain.range(low, high, bins=int(_number(node.args["bins"], "the bin count")))
+
+
+def create_policy(con, tree: g.CreatePolicy, cat: PolicyCatalog) -> TablePolicy:
+    name = tree.name
+    if cat.get(name) is not None:
+        raise DeclarationError(f"a policy named {name!r} already exists; DROP POLICY {name} first")
+    parts = [p.name for p in tree.args["table"].parts]
+    info = con.catalog.find_table(parts)
+    if info is None:
+        raise DeclarationError(f"cannot create policy {name}: no table {'.'.join(parts)!r}")
+    if info.view_sql is not None:
+        raise DeclarationError(f"cannot create policy {name} on view {info.name!r}: declare it "
+                               "on the protected base table")
+    lower = {c.lower(): c for c in info.columns}
+    types = dict(zip(info.columns, info.types))
+    cols = []
+    for c in tree.expressions:
+        if c.name.lower() not in lower:
+            raise DeclarationError(f"table {info.name!r} has no column {c.name!r}; its columns "
+                                   f"are {', '.join(info.columns)}")
+        cols.append(lower[c.name.lower()])
+    if len(cols) > 2:
+        raise DeclarationError("a policy covers one or two columns (histograms, ranges and "
+                               "rectangles over them)")
+    if len(set(cols)) != len(cols):
+        raise DeclarationError(f"the column {cols[0]!r} is listed twice")
+    prot = con.catalog.protection(info.schema, info.name)
+    ok, reason = row_per_participant(con, info, prot)
+    if not ok:
+        raise DeclarationError(f"cannot create policy {name} on {info.name!r}: {reason}")
+    for other in table_policies(con, info.schema, info.name):
+        if {c.lower() for c in other.columns} == {c.lower() for c in cols}:
+            raise DeclarationError(f"table {info.name!r} already has policy {other.name} on "
+                                   f"({', '.join(other.columns)}); DROP POLICY {other.name} first")
+    graph = _graph_dict(tree.args["graph"])
+    doms = tree.args.get("domains")
+    if doms:
+        domains = [_domain(x) for x in doms]
+    elif graph["kind"] == "PARTITION" and "groups" in graph["params"] and len(cols) == 1:
+        domains = [ColumnDomain.explicit([v for grp in graph["params"]["groups"] for v in grp])]
+    else:
+        raise DeclarationError("give the public domain of each column: DOMAIN (v, …) or "
+                               "DOMAIN [lo, hi) WIDTH w (or BINS n)")
+    if len(domains) != len(cols):
+        raise DeclarationError(f"the policy has {len(cols)} column(s) but {len(domains)} "
+                               "domain(s); give one domain per column, in order")
+    bounded_node = tree.args.get("bounded")
+    bounded = bool(bounded_node.this) if bounded_node is not None else False
+    sources = None
+    src = tree.args.get("sources")
+    if src is not None:
+        sources = []
+        for item in src.expressions:
+            vals = item.expressions if isinstance(item, exp.Tuple) else [item]
+            if len(vals) != len(cols):
+                raise DeclarationError(f"a source is a value of each of the {len(cols)} "
+                                       f"column(s); got {item.sql()}")
+            idx = [dom.index_of(_literal(v)) for dom, v in zip(domains, vals)]
+            flat = idx[0] if len(idx) == 1 else idx[0] * domains[1].k + idx[1]
+            sources.append(int(flat))
+        sources = sorted(set(sources))
+    tp = TablePolicy(name, info.schema, info.name, tuple(cols), domains, graph, bounded, sources)
+    tp.policy()  # validates the kind against the columns and domains
+
+    binned = ", ".join(dom.bin_sql(q(c), types[c]) for c, dom in zip(cols, domains))
+    try:  # type-check the domain values against the columns, reading no row
+        con._duck.execute(f"SELECT {binned} FROM {_qualified(info)} LIMIT 0").fetchall()
+    except Exception as e:  # duckdb.Error: the values do not fit the column's type
+        raise DeclarationError(f"the domain does not fit the column types "
+                               f"({', '.join(types[c] for c in cols)}): {str(e).splitlines()[0]}")
+    cat.add(name, info.schema, info.name, cols, tp.to_json(), None)
+    return tp
+
+
+def _qualified(info) -> str:
+    return ".".join(q(p) for p in (info.catalog, info.schema, info.name))
+
+
+# ---------------------------------------------------------------------------- EXPLAIN PRIVACY
+def explain_privacy(con, tree: g.ExplainPrivacy):
+    """The strategy and expected error of a policy release, or the smallest ε for an accuracy.
+
+    Data independent: it plans the query and builds the workload from public metadata only."""
+
+    inner = tree.this
+    eps = None
+    if isinstance(inner, d.PrivateQuery):
+        eps = d.exact_number(inner.args["epsilon"], "epsilon")
+        if eps <= 0:
+            raise ProgrammingError("epsilon must be positive")
+        inner = inner.this
+    plan = plan_query(inner, con.catalog)
+    prep = prepare(con, inner, plan)
+    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
+            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
+            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
+    if prep is None:
+        return desc, [("recursive", None, None, None, None if eps is None else format_eps(eps),
+                       None, None, None,
+                       "answered by the recursive mechanism: its error depends on the data, so "
+                       "no data-independent error or accuracy-first ε can be given")]
+    planned = best_plan(prep.workload, prep.bpolicy)
+    conf = Fraction(95, 100)
+    if tree.args.get("confidence") is not None:
+        conf = d.exact_number(tree.args["confidence"], "the confidence")
+        if not 0 < conf < 1:
+            raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
+    beta = float(1 - conf)
+    note = "α: per query, P(|error| ≤ α) ≥ confidence"
+    if planned.upper_bound:
+        note += "; the ordered strategy's error is an upper bound (consistency only helps on average)"
+    if eps is None:
+        alpha = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
+        if alpha <= 0:
+            raise ProgrammingError("the accuracy α must be positive")
+        need = acc.epsilon_for_alpha(planned.unit_var, alpha, beta)
+        eps = _round_up(need)
+        note = f"run the query WITH EPSILON {format_eps(eps)}; " + note
+    e = float(eps)
+    rmse = math.sqrt(planned.expected_mse(e))
+    alpha_out = float(max(acc.alphas(planned.variances(e), beta))) if planned.unit_var.size else 0.0
+    return desc, [("blowfish", prep.policy_name, planned.detail, int(prep.workload.q),
+                   format_eps(eps), rmse, alpha_out, float(conf), note)]
+
+
+def _round_up(x: float) -> Fraction:
+    """The smallest 3-significant-digit decimal ≥ x (an exact ε to spend)."""
+    if x <= 0:
+        return Fraction(1, 10 ** 6)
+    exp10 = math.floor(math.log10(x)) - 2
+    unit = Fraction(10) ** exp10
+    f = Fraction(math.ceil(Fraction(x) / unit)) * unit
+    return f

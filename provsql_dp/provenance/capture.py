@@ -1,0 +1,515 @@
+"""Provenance capture: compile a plan to one DuckDB query that carries participants, run it, and
+assemble the K-relation from arrays.
+
+The rewrite (one function per plan node, :func:`compile_node`) gives every intermediate relation
+three kinds of columns:
+
+* the node's value columns, named by their plan ids;
+* participant *slots* ``__s0, __s1, …``: for each protected scan below, the key of every owner of
+  the row (NULL where a union branch has no such scan);
+* *discriminator* columns ``__d0, …`` that identify the output tuple a derivation belongs to under
+  SQL bag semantics: a base row's ``rowid``; a ``DISTINCT`` resets them to its own values.
+
+Joins, filters and projections just carry slots and discriminators along, so DuckDB does the whole
+derivation computation vectorised. Only at the very top are derivations grouped by their
+discriminators into tuples; for a query without ``DISTINCT`` every derivation row is its own tuple
+and no grouping is needed. In Python the slots become dense participant indices with numpy
+(``searchsorted`` against each domain's sorted key dictionary), duplicate participants are removed
+inside a monomial, and — for grouped tuples — duplicate and absorbed monomials are dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import scipy.sparse as sp
+from sqlglot import exp
+
+from ..errors import DataError, InternalError, NotSupportedError
+from ..sql.plan import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    Slot,
+    Union,
+    walk,
+)
+from .krelation import KRelation
+from .slots import slot_sources
+
+__all__ = ["compile_node", "capture", "Compiled", "capture_sql"]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """SQL computing a plan node's derivations, and the layout of its hidden columns."""
+
+    sql: str
+    ids: tuple[str, ...]
+    slots: tuple[Slot, ...]
+    n_disc: int
+
+
+def q(name: str) -> str:
+    """Quote an identifier for DuckDB."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _sql(e: exp.Expression) -> str:
+    return e.sql(dialect="duckdb")
+
+
+def _hidden(prefix: str, n: int, start: int = 0) -> list[str]:
+    return [f"__{prefix}{i}" for i in range(start, start + n)]
+
+
+def compile_node(node: Node, disc: bool = True) -> Compiled:
+    """The derivation query of a plan node (see the module docstring for its columns).
+
+    With ``disc=False`` no discriminator columns are produced: for a plan without ``DISTINCT``
+    every derivation is its own tuple, so they would never be read."""
+    if isinstance(node, Scan):
+        return _compile_scan(node, disc)
+    if isinstance(node, Filter):
+        c = compile_node(node.child, disc)
+        return Compiled(
+            f"SELECT * FROM ({c.sql}) AS f WHERE {_sql(node.predicate)}", c.ids, c.slots, c.n_disc
+        )
+    if isinstance(node, Project):
+        c = compile_node(node.child, disc)
+        cols = [f"{_sql(e)} AS {q(i)}" for e, i in zip(node.exprs, node.ids)]
+        cols += _hidden("s", len(c.slots)) + _hidden("d", c.n_disc)
+        return Compiled(
+            f"SELECT {', '.join(cols)} FROM ({c.sql}) AS p", node.ids, c.slots, c.n_disc
+        )
+    if isinstance(node, Join):
+        left, right = compile_node(node.left, disc), compile_node(node.right, disc)
+        cols = [f"l.{q(i)}" for i in left.ids] + [f"r.{q(i)}" for i in right.ids]
+        cols += [f"l.{h}" for h in _hidden("s", len(left.slots))]
+        cols += [
+            f"r.__s{k} AS __s{k + len(left.slots)}" for k in range(len(right.slots))
+        ]
+        cols += [f"l.{h}" for h in _hidden("d", left.n_disc)]
+        cols += [f"r.__d{k} AS __d{k + left.n_disc}" for k in range(right.n_disc)]
+        if node.condition is None:
+            on = "CROSS JOIN"
+            cond = ""
+        else:
+            on = "JOIN"
+            cond = f" ON {_sql(node.condition)}"
+        sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
+        return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
+    if isinstance(node, Union):
+        parts = [compile_node(c, disc) for c in node.inputs]
+        slots = tuple(s for c in parts for s in c.slots)
+        n_disc = 1 + sum(c.n_disc for c in parts) if disc else 0
+        branches = []
+        s_off = d_off = 0
+        for tag, c in enumerate(parts):
+            cols = [f"{q(a)} AS {q(b)}" for a, b in zip(c.ids, node.ids)]
+            for k in range(len(slots)):
+                inside = s_off <= k < s_off + len(c.slots)
+                cols.append(f"{'__s' + str(k - s_off) if inside else 'NULL'} AS __s{k}")
+            if disc:
+                cols.append(f"{tag} AS __d0")
+            for k in range(1, n_disc):
+                inside = d_off <= k - 1 < d_off + c.n_disc
+                cols.append(f"{'__d' + str(k - 1 - d_off) if inside else 'NULL'} AS __d{k}")
+            branches.append(f"SELECT {', '.join(cols)} FROM ({c.sql}) AS u{tag}")
+            s_off += len(c.slots)
+            d_off += c.n_disc
+        return Compiled(" UNION ALL ".join(branches), node.ids, slots, n_disc)
+    if isinstance(node, Distinct):
+        c = compile_node(node.child, disc)
+        cols = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
+        inner = f"SELECT DISTINCT {', '.join(cols)} FROM ({c.sql}) AS dd"
+        outer = [q(i) for i in c.ids] + _hidden("s", len(c.slots))
+        outer += [f"{q(i)} AS __d{k}" for k, i in enumerate(c.ids)]
+        return Compiled(f"SELECT {', '.join(outer)} FROM ({inner}) AS d", c.ids, c.slots, len(c.ids))
+    if isinstance(node, Aggregate):
+        raise InternalError("an aggregate can only be the root of a plan")
+    raise InternalError(f"unknown plan node {type(node).__name__}")
+
+
+def _compile_scan(node: Scan, disc: bool = True) -> Compiled:
+    cols = [f"{q(c)} AS {q(i)}" for c, i in zip(node.columns, node.ids)]
+    for k, slot in enumerate(node.slots):
+        cols.append(f"{_slot_expr(slot)} AS __s{k}")
+    if disc:
+        cols.append("rowid AS __d0")
+    return Compiled(
+        f"SELECT {', '.join(cols)} FROM {node.qualified}", node.ids, node.slots, int(disc)
+    )
+
+
+def _slot_expr(slot: Slot) -> str:
+    if slot.kind == "column":
+        return q(slot.column)
+    if slot.kind == "rowid":
+        return "rowid"
+    fields = ", ".join(f"c{j} := {q(c)}" for j, c in enumerate(slot.key_columns))
+    return f"struct_pack({fields})"
+
+
+def _has_distinct(node: Node) -> bool:
+    return any(isinstance(n, Distinct) for n in walk(node))
+
+
+def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
+    """The top-level capture query, its layout, whether derivations need grouping, and where
+    each slot is read from (see :func:`provsql_dp.provenance.slots.slot_sources`)."""
+    agg = plan if isinstance(plan, Aggregate) else None
+    inner = agg.child if agg else plan
+    grouped = _has_distinct(inner)
+    c = compile_node(inner, disc=grouped)
+    sources = slot_sources(inner)
+    cols = [q(i) for i in c.ids]
+    if agg is not None and agg.weight is not None:
+        cols.append(f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0) AS __w")
+    for kind, k in sources:
+        if kind != "column":
+            continue
+        slot = c.slots[k]
+        if slot.kind == "composite":  # a struct of the key's columns: unpack it for numpy
+            cols += [f"__s{k}.c{j} AS __s{k}_{j}" for j in range(len(slot.key_columns))]
+        else:
+            cols.append(f"__s{k}")
+    if grouped:
+        order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
+        cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
+        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top ORDER BY __t"
+    else:
+        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top"
+    return sql, c, grouped, sources
+
+
+# ---------------------------------------------------------------------- participant dictionaries
+@dataclass
+class _Domain:
+    """The participants of one domain: their sorted distinct keys (one array for a single-column
+    key; one per column, in lexicographic order, for a composite key)."""
+
+    name: str
+    components: list
+    participants: list
+    _ranks: list | None = None
+    _pairs: sp.csr_array | None = None
+
+    def __len__(self) -> int:
+        return len(self.participants)
+
+    def component_ranks(self) -> list:
+        """Per key column: (its sorted distinct values, each dictionary entry's rank there)."""
+        if self._ranks is None:
+            self._ranks = []
+            for comp in self.components:
+                distinct = np.unique(comp)
+                self._ranks.append((distinct, _lookup(comp, distinct, self.name)))
+        return self._ranks
+
+    def pair_matrix(self) -> sp.csr_array:
+        """For a two-column key: matrix[rank0, rank1] = dictionary position + 1."""
+        if self._pairs is None:
+            (d0, r0), (d1, r1) = self.component_ranks()
+            self._pairs = sp.csr_array(
+                (np.arange(1, len(self) + 1, dtype=np.int64), (r0, r1)), shape=(len(d0), len(d1))
+            )
+            self._pairs.sort_indices()
+        return self._pairs
+
+
+def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Domain]:
+    """Per domain, the sorted distinct keys of every protected table involved."""
+    sources: dict[str, set[tuple[str, Slot]]] = {}
+    for n in walk(plan):
+        if isinstance(n, Scan):
+            for s in n.slots:
+                sources.setdefault(s.domain, set()).add((n.qualified, s))
+    out: dict[str, _Domain] = {}
+    for domain in sorted(sources):
+        items = sorted(sources[domain], key=lambda x: (x[0], x[1].kind, x[1].column or "", x[1].key_columns))
+        composite = [it for it in items if it[1].kind == "composite"]
+        if composite:
+            table, slot = composite[0]
+            keys = ", ".join(q(c) for c in slot.key_columns)
+            data, _ = _fetch(con, f"SELECT DISTINCT {keys} FROM {table} ORDER BY {keys}")
+            comps = [data[c] for c in slot.key_columns]
+            if any(isinstance(c, np.ma.MaskedArray) and c.mask.any() for c in comps):
+                raise DataError(
+                    f"the primary key of protected table {table} has NULLs; every row needs a key"
+                )
+            comps = [np.ma.getdata(c) for c in comps]
+            keys_py = zip(*(c.tolist() for c in comps))
+            out[domain] = _Domain(domain, comps, list(zip(itertools.repeat(domain), keys_py)))
+            continue
+        union = " UNION ALL ".join(
+            f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items
+        )
+        res = _fetch(con, f"SELECT DISTINCT k FROM ({union}) AS keys")[0]["k"]
+        if isinstance(res, np.ma.MaskedArray):
+            if res.mask.any():
+                cols = ", ".join(f"{t}.{s.column}" for t, s in items if s.kind == "column")
+                raise DataError(
+                    f"a protected owner column ({cols}) holds NULL; every protected row needs its "
+                    "owners. Delete or fill those rows, or protect the table without BY"
+                )
+            res = res.data
+        keys = np.sort(res)
+        out[domain] = _Domain(domain, [keys], list(zip(itertools.repeat(domain), keys.tolist())))
+    return out
+
+
+def _map_slot(columns: list, domain: _Domain, offset: int) -> np.ndarray:
+    """Dense participant indices for one slot (-1 where NULL: a union branch without it).
+
+    ``columns`` holds the key's value columns: one, or one per column of a composite key."""
+    null = np.zeros(len(columns[0]), dtype=bool)
+    for c in columns:
+        if isinstance(c, np.ma.MaskedArray):
+            null |= np.ma.getmaskarray(c)
+    vals = [np.asarray(np.ma.getdata(c)) for c in columns]
+    if null.any():
+        vals = [v[~null] for v in vals]
+    if len(vals) == 1:
+        idx = _lookup(vals[0], domain.components[0], domain.name)
+    else:
+        idx = _lookup_composite(vals, domain)
+    if not null.any():
+        return idx + offset
+    out = np.full(len(null), -1, dtype=np.int64)
+    out[~null] = idx + offset
+    return out
+
+
+def _lookup(vals: np.ndarray, keys: np.ndarray, name: str) -> np.ndarray:
+    """Positions of ``vals`` in the sorted ``keys``. Integer keys with a compact range go through
+    a lookup table (one gather per row); others through a checked binary search."""
+    if len(keys) and len(vals) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
+        lo, hi = int(keys[0]), int(keys[-1])
+        vmin, vmax = int(vals.min()), int(vals.max())
+        if hi - lo <= 8 * len(keys) + (1 << 20) and lo <= vmin and vmax <= hi:
+            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
+            lut[keys - lo] = np.arange(len(keys))
+            idx = lut[vals - lo] if lo else lut[vals]
+            if idx.min() >= 0:
+                return idx
+    idx = np.searchsorted(keys, vals)
+    if len(vals) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(idx, len(keys) - 1)], vals)):
+        raise InternalError(
+            f"a participant key of domain {name!r} is missing from its dictionary "
+            "(was the table modified during the query?)"
+        )
+    return idx.astype(np.int64)
+
+
+def _lookup_composite(vals: list, domain: _Domain) -> np.ndarray:
+    """Positions of composite keys in the domain's dictionary. Each column is replaced by its
+    rank among that column's distinct values; a two-column key is then found in a sparse
+    (rank × rank) matrix of dictionary positions (a short search within one row), longer keys
+    by their mixed-radix codes."""
+    ranks = domain.component_ranks()
+    rv = [_lookup(v, distinct, domain.name) for v, (distinct, _) in zip(vals, ranks)]
+    if len(vals[0]) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(ranks) == 2:
+        pos = np.asarray(domain.pair_matrix()[rv[0], rv[1]]).reshape(-1).astype(np.int64) - 1
+        if len(pos) and pos.min() < 0:
+            raise InternalError(
+                f"a participant key of domain {domain.name!r} is missing from its dictionary "
+                "(was the table modified during the query?)"
+            )
+        return pos
+    code_keys = np.zeros(len(domain), dtype=np.int64)
+    code_vals = np.zeros(len(vals[0]), dtype=np.int64)
+    capacity = 1.0
+    for (distinct, rk), r in zip(ranks, rv):
+        capacity *= len(distinct)
+        if capacity >= 2.0**62:
+            raise NotSupportedError(
+                f"the composite key of domain {domain.name!r} has too many distinct values "
+                "to encode; protect the table by a single key column"
+            )
+        code_keys = code_keys * len(distinct) + rk
+        code_vals = code_vals * len(distinct) + r
+    order = np.argsort(code_keys, kind="stable")
+    return order[_lookup(code_vals, code_keys[order], domain.name)]
+
+
+def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
+    """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
+    are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
+    res = con.execute(sql)
+    names = [d[0] for d in res.description]
+    types = [str(d[1]) for d in res.description]
+    if any(t.startswith("ENUM") for t in types):
+        cols = ", ".join(
+            f"{q(c)}::VARCHAR AS {q(c)}" if t.startswith("ENUM") else q(c)
+            for c, t in zip(names, types)
+        )
+        res = con.execute(f"SELECT {cols} FROM ({sql}) AS enum_as_text")
+        types = ["VARCHAR" if t.startswith("ENUM") else t for t in types]
+    return res.fetchnumpy(), types
+
+
+# ---------------------------------------------------------------------- assembling the K-relation
+def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
+    """Run the capture query of ``plan`` and return its K-relation."""
+    sql, compiled, grouped, sources = capture_sql(plan)
+    domains = _dictionaries(con, plan)
+    offsets, plist = {}, []
+    for name, d in domains.items():
+        offsets[name] = len(plist)
+        plist.extend(d.participants)
+
+    data, types = _fetch(con, sql)
+    n = len(next(iter(data.values()))) if data else 0
+    if "__w" in data:
+        weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
+    else:
+        weights = np.ones(n, dtype=np.float64)
+
+    kept = [(k, src) for k, src in enumerate(sources) if src[0] != "drop"]
+    P = np.empty((n, len(kept)), dtype=np.int64)
+    for j, (k, (kind, ref)) in enumerate(kept):
+        slot = compiled.slots[k]
+        if kind == "value":
+            columns = [data[i] for i in ref]
+        elif slot.kind == "composite":
+            columns = [data[f"__s{k}_{c}"] for c in range(len(slot.key_columns))]
+        else:
+            columns = [data[f"__s{k}"]]
+        P[:, j] = _map_slot(columns, domains[slot.domain], offsets[slot.domain])
+    _dedupe_within(P)
+
+    values = [
+        _column(data[i], types[j]) for j, i in enumerate(compiled.ids)
+    ]
+    if not grouped:
+        valid = P >= 0
+        if valid.all():  # every derivation has all its slots: a fixed-width layout
+            mono_ptr = np.arange(n + 1, dtype=np.int64) * P.shape[1]
+            mono_part = P.reshape(-1)
+        else:
+            sizes = valid.sum(axis=1)
+            mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+            mono_part = P[valid]
+        kr = KRelation(
+            columns=_names(plan),
+            values=tuple(values),
+            weights=weights,
+            tuple_ptr=np.arange(n + 1, dtype=np.int64),
+            mono_ptr=mono_ptr,
+            mono_part=mono_part,
+            participant_list=tuple(plist),
+            sql=sql,
+        )
+        return kr
+    tid = np.asarray(data["__t"], dtype=np.int64)
+    return _grouped(plan, values, weights, P, tid, plist, sql)
+
+
+def _names(plan: Node) -> tuple[str, ...]:
+    return tuple(plan.child.names if isinstance(plan, Aggregate) else plan.names)
+
+
+def _dedupe_within(P: np.ndarray) -> None:
+    """Blank (set to -1) a participant that repeats an earlier one in the same row, in place."""
+    w = P.shape[1]
+    for j in range(1, w):
+        dup = np.zeros(len(P), dtype=bool)
+        for i in range(j):
+            dup |= P[:, j] == P[:, i]
+        P[dup & (P[:, j] >= 0), j] = -1
+
+
+def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
+    """Group derivation rows into tuples (rows arrive sorted by tuple id ``tid``); drop duplicate
+    and absorbed monomials."""
+    n_rows, w = P.shape
+    n_t = int(tid[-1]) + 1 if n_rows else 0
+    # canonical monomials: sort each row, -1 (empty) slots last
+    big = np.iinfo(np.int64).max
+    S = np.sort(np.where(P < 0, big, P), axis=1)
+    # dedupe identical (tuple, monomial) rows
+    keys = np.column_stack([tid, S]) if w else tid[:, None]
+    order = np.lexsort(keys.T[::-1])
+    keys_sorted = keys[order]
+    first = np.ones(n_rows, dtype=bool)
+    if n_rows > 1:
+        first[1:] = np.any(keys_sorted[1:] != keys_sorted[:-1], axis=1)
+    rows_m = order[first]  # one derivation row per distinct monomial, ordered by (tid, monomial)
+    mono_tid = tid[rows_m]
+    M = S[rows_m]
+    sizes = (M != big).sum(axis=1)
+    keep = _absorption(mono_tid, M, sizes, big)
+    rows_m, mono_tid, M, sizes = rows_m[keep], mono_tid[keep], M[keep], sizes[keep]
+    # tuples: the first derivation row of each tid gives the values and the weight
+    first_row = np.searchsorted(tid, np.arange(n_t))
+    mono_counts = np.bincount(mono_tid, minlength=n_t)
+    valid = M != big
+    return KRelation(
+        columns=_names(plan),
+        values=tuple(v[first_row] for v in values),
+        weights=weights[first_row],
+        tuple_ptr=np.concatenate([[0], np.cumsum(mono_counts)]).astype(np.int64),
+        mono_ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        mono_part=M[valid],
+        participant_list=tuple(plist),
+        sql=sql,
+    )
+
+
+def _absorption(mono_tid: np.ndarray, M: np.ndarray, sizes: np.ndarray, big: int) -> np.ndarray:
+    """Mask of monomials to keep: a monomial is dropped when another monomial of the same tuple
+    is a proper subset of it. Only tuples whose monomials differ in size can absorb."""
+    n_m = len(mono_tid)
+    keep = np.ones(n_m, dtype=bool)
+    if n_m == 0:
+        return keep
+    n_t = int(mono_tid.max()) + 1
+    smin = np.full(n_t, np.iinfo(np.int64).max)
+    np.minimum.at(smin, mono_tid, sizes)
+    smax = np.zeros(n_t, dtype=np.int64)
+    np.maximum.at(smax, mono_tid, sizes)
+    cand_t = smin < smax
+    if not cand_t.any():
+        return keep
+    # the empty monomial (True) absorbs everything else of its tuple
+    has_true = np.zeros(n_t, dtype=bool)
+    has_true[mono_tid[sizes == 0]] = True
+    keep &= ~(has_true[mono_tid] & (sizes > 0))
+    sel = np.flatnonzero(cand_t[mono_tid] & keep & (sizes > 0))
+    if len(sel) == 0:
+        return keep
+    sub = M[sel]
+    valid = sub != big
+    rows = np.repeat(np.arange(len(sel)), valid.sum(axis=1))
+    cols = sub[valid]
+    # incidence monomial × participant; A·Aᵀ counts shared participants of each pair
+    A = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sel), int(cols.max()) + 1))
+    shared = (A @ A.T).tocoo()
+    r, c, v = shared.row, shared.col, shared.data
+    sz = sizes[sel]
+    same_t = mono_tid[sel][r] == mono_tid[sel][c]
+    # r is a proper subset of c
+    absorbed = same_t & (v == sz[r]) & (sz[r] < sz[c])
+    keep[sel[np.unique(c[absorbed])]] = False
+    return keep
+
+
+def _column(arr, duck_type) -> np.ndarray:
+    """A result column kept as a numpy array (masked where NULL); DATE becomes datetime64[D] so
+    that ``tolist()`` yields ``datetime.date`` like DuckDB's own rows. Conversion to Python
+    objects happens lazily in :attr:`KRelation.rows`."""
+    if str(duck_type) == "DATE":
+        if isinstance(arr, np.ma.MaskedArray):
+            return np.ma.MaskedArray(arr.data.astype("datetime64[D]"), mask=arr.mask)
+        return np.asarray(arr).astype("datetime64[D]")
+    return arr

@@ -1,0 +1,151 @@
+"""Slot pruning: which participant slots the capture query must actually return.
+
+A participant slot of a protected scan holds the value of one of the scan's own key columns. When
+the query's join and filter conditions equate key columns of one domain (``e1.dst = e2.src`` in a
+path or triangle query), those slots name the same participant in every output row, so only one
+of them is needed; and when the surviving slot's key column is itself an output column, its
+participant can be read from that column instead of a second copy of it. For the triangle query
+under node privacy this turns six slot columns into none: the K-relation costs no extra transfer
+over the plain query.
+
+Only equalities that hold on *every* output row are used: conjuncts ``x = y`` of filters and inner
+join conditions, between bare columns that pass unchanged from a scan's key column, both keys of
+the same domain (so of one type family: equal values are the same participant). Union branches
+end the analysis: nothing below a union is aliased.
+
+>>> from provsql_dp.sql.plan import Scan, Slot, Join, Project
+>>> from sqlglot import exp
+>>> s = lambda i: Scan("edge", "main", ("src", "dst"), (f"v{i}", f"v{i+1}"), ("src", "dst"),
+...                    (Slot("node", "column", "src"), Slot("node", "column", "dst")))
+>>> j = Join(s(0), s(2), exp.EQ(this=exp.column("v1"), expression=exp.column("v2")))
+>>> p = Project(j, (exp.column("v0"), exp.column("v3")), ("a", "b"), ("a", "b"))
+>>> slot_sources(p)
+[('value', ('a',)), ('column', 1), ('drop', 1), ('value', ('b',))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from ..sql.plan import Distinct, Filter, Join, Node, Project, Scan, Union
+
+__all__ = ["slot_sources", "analyse"]
+
+
+@dataclass
+class _Info:
+    base: dict[str, str] = field(default_factory=dict)  # output id -> scan column id it equals
+    equal: list[tuple[str, str]] = field(default_factory=list)  # scan ids equal on every row
+    # per slot: (domain, the scan ids of its key columns or None for rowid, their types)
+    slots: list[tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = field(default_factory=list)
+
+
+def analyse(node: Node) -> _Info:
+    """Bare-column lineage, row-wide equalities and slot keys of a plan node."""
+    if isinstance(node, Scan):
+        ids = dict(zip(node.columns, node.ids))
+        types = dict(zip(node.columns, node.types)) if node.types else {}
+        slots = []
+        for s in node.slots:
+            cols = (s.column,) if s.kind == "column" else s.key_columns
+            if s.kind == "rowid" or not all(c in ids for c in cols):
+                slots.append((s.domain, None, ()))
+            else:
+                slots.append((s.domain, tuple(ids[c] for c in cols),
+                              tuple(types.get(c, "?") for c in cols)))
+        return _Info(dict(zip(node.ids, node.ids)), [], slots)
+    if isinstance(node, Filter):
+        c = analyse(node.child)
+        return _Info(c.base, c.equal + _equalities(node.predicate, c.base), c.slots)
+    if isinstance(node, Join):
+        left, right = analyse(node.left), analyse(node.right)
+        base = {**left.base, **right.base}
+        eq = left.equal + right.equal
+        if node.condition is not None:
+            eq += _equalities(node.condition, base)
+        return _Info(base, eq, left.slots + right.slots)
+    if isinstance(node, Project):
+        c = analyse(node.child)
+        base = {
+            new: c.base[e.name]
+            for e, new in zip(node.exprs, node.ids)
+            if isinstance(e, exp.Column) and not e.table and e.name in c.base
+        }
+        return _Info(base, c.equal, c.slots)
+    if isinstance(node, Distinct):
+        return analyse(node.child)
+    if isinstance(node, Union):
+        slots = [(d, None, ()) for child in node.inputs for d, _, _ in analyse(child).slots]
+        return _Info({}, [], slots)
+    raise TypeError(f"not a plan node below the aggregate: {type(node).__name__}")
+
+
+def _equalities(pred: exp.Expression, base: dict[str, str]) -> list[tuple[str, str]]:
+    out = []
+    for conj in pred.flatten() if isinstance(pred, exp.And) else [pred]:
+        if isinstance(conj, exp.Paren):
+            conj = conj.unnest()
+        if isinstance(conj, exp.And):
+            out += _equalities(conj, base)
+            continue
+        if isinstance(conj, exp.EQ):
+            a, b = conj.this, conj.expression
+            if (
+                isinstance(a, exp.Column) and isinstance(b, exp.Column)
+                and a.name in base and b.name in base
+            ):
+                out.append((base[a.name], base[b.name]))
+    return out
+
+
+def slot_sources(node: Node) -> list[tuple[str, object]]:
+    """For each slot of ``node``'s compiled query, where the capture reads it from:
+
+    * ``("column", k)`` — the slot's own column ``__s{k}``;
+    * ``("value", ids)`` — the output value columns ``ids`` (one per key column), which equal
+      the slot's key on every row;
+    * ``("drop", k)`` — nothing: slot ``k`` (kept) names the same participant on every row.
+
+    A composite key (several columns) is read from values when every one of its columns is.
+    """
+    info = analyse(node)
+    key_of: dict[str, tuple[str, str]] = {}  # scan id of a key column -> (domain, type)
+    for domain, bases, types in info.slots:
+        for b, t in zip(bases or (), types):
+            key_of[b] = (domain, t)
+    parent: dict[str, str] = {b: b for b in key_of}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in info.equal:
+        if a in key_of and b in key_of and key_of[a] == key_of[b]:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
+    value_of_class: dict[str, str] = {}
+    for out_id in node.ids:
+        b = info.base.get(out_id)
+        if b is not None and b in key_of:
+            value_of_class.setdefault(find(b), out_id)
+    kept: dict[tuple, int] = {}
+    result: list[tuple[str, object]] = []
+    for k, (domain, bases, types) in enumerate(info.slots):
+        if bases is None:
+            result.append(("column", k))
+            continue
+        classes = tuple(find(b) for b in bases)
+        if (domain, classes) in kept:
+            result.append(("drop", kept[(domain, classes)]))
+            continue
+        kept[(domain, classes)] = k
+        if all(c in value_of_class for c in classes):
+            result.append(("value", tuple(value_of_class[c] for c in classes)))
+        else:
+            result.append(("column", k))
+    return result

@@ -1,0 +1,289 @@
+"""Privacy declarations, persisted in catalog tables of our own inside the database file.
+
+The schema ``_provsql_dp`` holds:
+
+* ``protected(schema_name, table_name, domain, by_columns, key_columns, created)`` — one row per
+  ``PROTECT TABLE``. ``by_columns`` lists the owner columns of ``PROTECT TABLE t BY (...)``; empty
+  means each row is its own participant, identified by ``key_columns`` (the primary key at the
+  time of the declaration) or, when the table has no primary key, by DuckDB's ``rowid`` — the
+  row's position in storage, stable while the table is not modified.
+* the budget tables of :mod:`provsql_dp.privacy.ledger`.
+
+Example
+-------
+>>> import duckdb
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE edge(src INT, dst INT)")
+>>> cat = Catalog(con)
+>>> cat.protect("edge", ["src", "dst"], "person").domain
+'person'
+>>> [(p.table, p.by_columns) for p in cat.list_protected()]
+[('edge', ('src', 'dst'))]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from ..errors import DeclarationError, ProgrammingError
+from .plan import Slot
+
+__all__ = ["Catalog", "Protection", "TableInfo", "SCHEMA"]
+
+SCHEMA = "_provsql_dp"
+
+_DDL = [
+    f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.protected (
+        schema_name VARCHAR NOT NULL,
+        table_name VARCHAR NOT NULL,
+        domain VARCHAR NOT NULL,
+        by_columns VARCHAR[] NOT NULL,
+        key_columns VARCHAR[] NOT NULL,
+        created TIMESTAMP DEFAULT current_timestamp,
+        PRIMARY KEY (schema_name, table_name))""",
+]
+
+_INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                  "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table or view of the database, as the planner sees it."""
+
+    catalog: str
+    schema: str
+    name: str
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    view_sql: str | None = None
+
+
+@dataclass(frozen=True)
+class Protection:
+    """A ``PROTECT TABLE`` declaration."""
+
+    schema: str
+    table: str
+    domain: str
+    by_columns: tuple[str, ...]
+    key_columns: tuple[str, ...]
+
+    def slots(self) -> tuple[Slot, ...]:
+        """The participants of one row: one slot per owner column, else the row's key."""
+        if self.by_columns:
+            return tuple(Slot(self.domain, "column", c) for c in self.by_columns)
+        if len(self.key_columns) == 1:
+            return (Slot(self.domain, "column", self.key_columns[0]),)
+        if self.key_columns:
+            return (Slot(self.domain, "composite", None, self.key_columns),)
+        return (Slot(self.domain, "rowid"),)
+
+    def describe(self) -> str:
+        if self.by_columns:
+            return f"BY ({', '.join(self.by_columns)}) AS {self.domain}"
+        key = ", ".join(self.key_columns) if self.key_columns else "rowid"
+        return f"each row (key {key}) AS {self.domain}"
+
+
+class Catalog:
+    """Reads and writes privacy declarations in a DuckDB database."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool = False):
+        self.con = con
+        self.read_only = read_only
+        if not read_only:
+            self.ensure()
+
+    def ensure(self) -> None:
+        for stmt in _DDL:
+            self.con.execute(stmt)
+
+    def _has_schema(self) -> bool:
+        row = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'protected'",
+            [SCHEMA],
+        ).fetchone()
+        return bool(row and row[0])
+
+    # ------------------------------------------------------------------ tables
+    def find_table(self, parts: list[str]) -> TableInfo | None:
+        """Resolve a (possibly qualified) table or view name, case-insensitively."""
+        parts = [p for p in parts if p]
+        name = parts[-1]
+        schema = parts[-2] if len(parts) >= 2 else None
+        catalog = parts[-3] if len(parts) >= 3 else None
+        rows = self.con.execute(
+            """SELECT database_name, schema_name, table_name,
+                      list(column_name ORDER BY column_index), list(data_type ORDER BY column_index)
+                 FROM duckdb_columns()
+                WHERE lower(table_name) = lower(?)
+                GROUP BY ALL""",
+            [name],
+        ).fetchall()
+        rows = [r for r in rows if r[0] != "system"]  # DuckDB's own catalog functions
+        if schema is not None:
+            rows = [r for r in rows if r[1].lower() == schema.lower()]
+        if catalog is not None:
+            rows = [r for r in rows if r[0].lower() == catalog.lower()]
+        if not rows:
+            return None
+        if len(rows) > 1:
+            current = self.con.execute("SELECT current_schema(), current_database()").fetchone()
+            preferred = [r for r in rows if r[1] == current[0] and r[0] == current[1]]
+            temp = [r for r in rows if r[0] == "temp"]
+            rows = temp or preferred or rows
+            if len(rows) > 1:
+                raise ProgrammingError(
+                    f"table name {'.'.join(parts)!r} is ambiguous; qualify it with its schema"
+                )
+        db, sch, tbl, cols, types = rows[0]
+        view = self.con.execute(
+            """SELECT sql FROM duckdb_views()
+                WHERE database_name = ? AND schema_name = ? AND view_name = ? AND NOT internal""",
+            [db, sch, tbl],
+        ).fetchall()
+        if not view and sch in ("information_schema", "pg_catalog"):
+            return None  # DuckDB's internal views are not tables of the database
+        return TableInfo(
+            catalog=db,
+            schema=sch,
+            name=tbl,
+            columns=tuple(cols),
+            types=tuple(types),
+            view_sql=view[0][0] if view else None,
+        )
+
+    def primary_key(self, info: TableInfo) -> tuple[str, ...]:
+        rows = self.con.execute(
+            """SELECT constraint_column_names FROM duckdb_constraints()
+                WHERE database_name = ? AND schema_name = ? AND table_name = ?
+                  AND constraint_type = 'PRIMARY KEY'""",
+            [info.catalog, info.schema, info.name],
+        ).fetchall()
+        return tuple(rows[0][0]) if rows else ()
+
+    # ------------------------------------------------------------------ declarations
+    def list_protected(self) -> list[Protection]:
+        if self.read_only and not self._has_schema():
+            return []
+        rows = self.con.execute(
+            f"""SELECT schema_name, table_name, domain, by_columns, key_columns
+                  FROM {SCHEMA}.protected ORDER BY schema_name, table_name"""
+        ).fetchall()
+        return [Protection(s, t, d, tuple(b), tuple(k)) for s, t, d, b, k in rows]
+
+    def protection(self, schema: str, table: str) -> Protection | None:
+        for p in self.list_protected():
+            if p.schema.lower() == schema.lower() and p.table.lower() == table.lower():
+                return p
+        return None
+
+    def protect(self, table: str | list[str], by: list[str] | None, domain: str | None) -> Protection:
+        """Declare ``table`` protected (``PROTECT TABLE``); validates before writing anything."""
+        parts = [table] if isinstance(table, str) else list(table)
+        info = self.find_table(parts)
+        if info is None:
+            raise DeclarationError(
+                f"cannot protect {'.'.join(parts)!r}: no such table. Create it first, then PROTECT it."
+            )
+        if info.view_sql is not None:
+            raise DeclarationError(
+                f"cannot protect view {info.name!r}: protect the base tables it reads instead "
+                "(queries over the view are then tracked through it)"
+            )
+        if info.schema == SCHEMA:
+            raise DeclarationError("the provsql_dp catalog tables cannot be protected")
+        existing = self.protection(info.schema, info.name)
+        if existing is not None:
+            raise DeclarationError(
+                f"table {info.name!r} is already protected ({existing.describe()}); "
+                f"run UNPROTECT TABLE {info.name} first to change the declaration"
+            )
+        lower = {c.lower(): c for c in info.columns}
+        by_cols: tuple[str, ...] = ()
+        if by:
+            missing = [c for c in by if c.lower() not in lower]
+            if missing:
+                raise DeclarationError(
+                    f"table {info.name!r} has no column {missing[0]!r}; its columns are "
+                    f"{', '.join(info.columns)}"
+                )
+            by_cols = tuple(lower[c.lower()] for c in by)
+        key_cols = () if by_cols else self.primary_key(info)
+        dom = domain or info.name
+        self._check_domain(info, dom, by_cols, key_cols)
+        prot = Protection(info.schema, info.name, dom, by_cols, key_cols)
+        self.con.execute(
+            f"INSERT INTO {SCHEMA}.protected (schema_name, table_name, domain, by_columns, key_columns) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [prot.schema, prot.table, prot.domain, list(prot.by_columns), list(prot.key_columns)],
+        )
+        return prot
+
+    def unprotect(self, table: str | list[str]) -> Protection:
+        parts = [table] if isinstance(table, str) else list(table)
+        info = self.find_table(parts)
+        prot = self.protection(info.schema, info.name) if info else None
+        if prot is None:
+            names = ", ".join(p.table for p in self.list_protected()) or "none"
+            raise DeclarationError(
+                f"table {'.'.join(parts)!r} is not protected (protected tables: {names})"
+            )
+        self.con.execute(
+            f"DELETE FROM {SCHEMA}.protected WHERE schema_name = ? AND table_name = ?",
+            [prot.schema, prot.table],
+        )
+        return prot
+
+    def _check_domain(self, info: TableInfo, domain: str, by_cols, key_cols) -> None:
+        """Tables sharing a domain must identify participants by keys of one comparable type."""
+        types = dict(zip(info.columns, info.types))
+        if by_cols:
+            mine = {_type_family(types[c]) for c in by_cols}
+            if len(mine) > 1:
+                raise DeclarationError(
+                    f"the owner columns {', '.join(by_cols)} have different types "
+                    f"({', '.join(types[c] for c in by_cols)}); one domain needs keys of one type"
+                )
+            arity = 1
+        elif len(key_cols) == 1:
+            mine = {_type_family(types[key_cols[0]])}
+            arity = 1
+        else:
+            mine = {"rowid" if not key_cols else "composite"}
+            arity = len(key_cols) or 1
+        for other in self.list_protected():
+            if other.domain != domain:
+                continue
+            oinfo = self.find_table([other.schema, other.table])
+            if oinfo is None:
+                continue
+            otypes = dict(zip(oinfo.columns, oinfo.types))
+            if other.by_columns or len(other.key_columns) == 1:
+                cols = other.by_columns or other.key_columns
+                theirs = {_type_family(otypes.get(c, "?")) for c in cols}
+                oarity = 1
+            else:
+                theirs = {"rowid" if not other.key_columns else "composite"}
+                oarity = len(other.key_columns) or 1
+            if theirs & {"rowid", "composite"} or mine & {"rowid", "composite"} or (
+                theirs != mine or arity != oarity
+            ):
+                raise DeclarationError(
+                    f"domain {domain!r} is already used by table {other.table!r} with keys of "
+                    f"another kind; tables share a domain only when they name participants by "
+                    f"single columns of one type (give this table its own domain with AS name)"
+                )
+
+
+def _type_family(t: str) -> str:
+    t = t.upper()
+    if t in _INTEGER_TYPES:
+        return "integer"
+    if t.startswith("VARCHAR") or t in ("TEXT", "STRING"):
+        return "string"
+    return t

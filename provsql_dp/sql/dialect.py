@@ -1,0 +1,204 @@
+"""Our SQL extension as a sqlglot dialect: DuckDB's grammar plus the privacy statements.
+
+The statements (formal grammar: ``grammar/provsql_dp.ebnf``) parse to the expression classes below;
+every other statement parses as DuckDB. Parsing is token-based, through sqlglot's parser.
+
+>>> stmt = parse_one("PROTECT TABLE edge BY (src, dst) AS person")
+>>> type(stmt).__name__, stmt.this.name, [c.name for c in stmt.expressions], stmt.text("domain")
+('Protect', 'edge', ['src', 'dst'], 'person')
+>>> q = parse_one("SELECT COUNT(*) FROM edge WITH EPSILON 0.5")
+>>> type(q).__name__, q.text("epsilon")
+('PrivateQuery', '0.5')
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.errors import ParseError
+from sqlglot.tokens import TokenType
+
+from . import policy_grammar as _policy_grammar
+from .expressions import (
+    PrivateQuery,
+    Protect,
+    SetPrivacyBudget,
+    SetPrivacyEpsilon,
+    ShowPrivacyBudget,
+    ShowProtected,
+    Unprotect,
+    exact_number,
+    mechanism_options,
+)
+
+__all__ = [
+    "ProvDP",
+    "Protect",
+    "Unprotect",
+    "ShowProtected",
+    "SetPrivacyBudget",
+    "ShowPrivacyBudget",
+    "SetPrivacyEpsilon",
+    "PrivateQuery",
+    "mechanism_options",
+    "parse",
+    "parse_one",
+    "PRIVACY_STATEMENTS",
+    "exact_number",
+]
+
+
+PRIVACY_STATEMENTS = (
+    Protect,
+    Unprotect,
+    ShowProtected,
+    SetPrivacyBudget,
+    ShowPrivacyBudget,
+    SetPrivacyEpsilon,
+    *_policy_grammar.POLICY_STATEMENTS,
+)
+
+
+class ProvDP(DuckDB):
+    """DuckDB's dialect with the provsql_dp privacy statements."""
+
+    class Parser(DuckDB.Parser):
+        def _parse_statement(self):
+            if self._curr is None:
+                return None
+            # Our statements and the WITH EPSILON clause exist only at the top level; nested
+            # statements (a CTE's body, a subquery) are plain DuckDB.
+            depth = getattr(self, "_pdp_depth", 0)
+            if depth == 0 and self._curr.token_type != TokenType.STRING:
+                stmt = self._parse_privacy_statement()
+                if stmt is not None:
+                    return stmt
+            self._pdp_depth = depth + 1
+            try:
+                stmt = super()._parse_statement()
+            finally:
+                self._pdp_depth = depth
+            if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
+                eps = self._parse_privacy_number("epsilon")
+                options = self._parse_mechanism_options() if self._match_text_seq("OPTIONS") else None
+                return self.expression(PrivateQuery(this=stmt, epsilon=eps, options=options))
+            return stmt
+
+        def _parse_mechanism_options(self):
+            """``OPTIONS (name = value [, …])``: mechanism parameters of one private query."""
+            if not self._match(TokenType.L_PAREN):
+                self.raise_error("Expected '(' after OPTIONS")
+            pairs = []
+            while True:
+                name = self._parse_plain_identifier("an option name (theta, beta, mu, split, privacy)")
+                if not self._match(TokenType.EQ):
+                    self.raise_error(f"Expected '=' after option {name.name}")
+                if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                    value = self._parse_string()
+                else:
+                    value = self._parse_privacy_number(f"option {name.name}")
+                pairs.append(exp.EQ(this=name, expression=value))
+                if not self._match(TokenType.COMMA):
+                    break
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expected ')' to close OPTIONS")
+            return exp.Tuple(expressions=pairs)
+
+        def _parse_privacy_statement(self):
+            word = self._curr.text.upper()
+            if word == "PROTECT":
+                self._advance()
+                if not self._match_text_seq("TABLE"):
+                    self.raise_error("Expected TABLE after PROTECT (PROTECT TABLE name …)")
+                return self._parse_protect()
+            if word == "UNPROTECT":
+                self._advance()
+                if not self._match_text_seq("TABLE"):
+                    self.raise_error("Expected TABLE after UNPROTECT (UNPROTECT TABLE name)")
+                return self.expression(Unprotect(this=self._parse_privacy_table()))
+            if self._match_text_seq("SHOW", "PROTECTED"):
+                self._match_text_seq("TABLES")
+                return self.expression(ShowProtected())
+            if self._match_text_seq("SET", "PRIVACY"):
+                if self._match_text_seq("BUDGET"):
+                    eps = self._parse_privacy_number("the privacy budget")
+                    return self.expression(
+                        SetPrivacyBudget(epsilon=eps, user=self._parse_for_user())
+                    )
+                if self._match_text_seq("EPSILON"):
+                    self._match(TokenType.EQ)
+                    eps = self._parse_privacy_number("epsilon")
+                    return self.expression(SetPrivacyEpsilon(epsilon=eps))
+                self.raise_error("Expected BUDGET or EPSILON after SET PRIVACY")
+            if self._match_text_seq("SHOW", "PRIVACY"):
+                if not self._match_text_seq("BUDGET"):
+                    self.raise_error("Expected BUDGET after SHOW PRIVACY")
+                return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
+            return _policy_grammar.parse_policy_statement(self)
+
+        # -------------------------------------------------------------- helpers
+        def _parse_privacy_table(self):
+            if self._curr is None or self._curr.token_type == TokenType.SENTINEL:
+                self.raise_error("Expected a table name")
+            table = self._parse_table_parts()
+            if not isinstance(table, exp.Table) or not table.name:
+                self.raise_error("Expected a table name")
+            return table
+
+        def _parse_plain_identifier(self, what: str):
+            """A column, domain or user name: an identifier, never a string or a number."""
+            if self._curr is None or self._curr.token_type in (
+                TokenType.STRING, TokenType.NUMBER, TokenType.SENTINEL
+            ):
+                self.raise_error(f"Expected {what}")
+            ident = self._parse_id_var(any_token=False)
+            if not isinstance(ident, exp.Identifier):
+                self.raise_error(f"Expected {what}")
+            return ident
+
+        def _parse_protect(self):
+            table = self._parse_privacy_table()
+            columns = None
+            if self._match_text_seq("BY"):
+                if not self._match(TokenType.L_PAREN):
+                    self.raise_error("Expected '(' and a list of columns after BY")
+                columns = [self._parse_plain_identifier("a column name in BY (…)")]
+                while self._match(TokenType.COMMA):
+                    columns.append(self._parse_plain_identifier("a column name after ','"))
+                if not self._match(TokenType.R_PAREN):
+                    self.raise_error("Expected ')' to close the BY column list")
+            domain = None
+            if self._match(TokenType.ALIAS):
+                domain = self._parse_plain_identifier("a domain name after AS")
+            return self.expression(Protect(this=table, expressions=columns, domain=domain))
+
+        def _parse_for_user(self):
+            if not self._match(TokenType.FOR):
+                return None
+            if not self._match_text_seq("USER"):
+                self.raise_error("Expected USER after FOR")
+            if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                return self._parse_string()
+            return self._parse_plain_identifier("a user name after FOR USER")
+
+        def _parse_privacy_number(self, what: str):
+            negative = self._match(TokenType.DASH)
+            number = self._parse_number()
+            if not isinstance(number, exp.Literal) or number.is_string:
+                self.raise_error(f"Expected a number for {what}")
+            if negative:
+                self.raise_error(f"{what} must be positive")
+            return number
+
+
+def parse(sql: str) -> list[exp.Expression]:
+    """Parse one or more ``;``-separated statements with the provsql_dp dialect."""
+    return [s for s in ProvDP().parse(sql) if s is not None]
+
+
+def parse_one(sql: str) -> exp.Expression:
+    """Parse exactly one statement."""
+    stmts = parse(sql)
+    if len(stmts) != 1:
+        raise ParseError(f"expected exactly one statement, found {len(stmts)}")
+    return stmts[0]

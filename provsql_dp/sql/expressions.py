@@ -1,0 +1,89 @@
+"""The expression classes of our core privacy statements and the private-query clause.
+
+They are sqlglot expressions produced by :class:`provsql_dp.sql.dialect.ProvDP`'s parser
+(grammar: ``grammar/provsql_dp.ebnf``); the policy statements have theirs in
+:mod:`provsql_dp.sql.policy_grammar`.
+
+>>> from sqlglot import exp
+>>> exact_number(exp.Literal.number("0.001"), "epsilon")
+Fraction(1, 1000)
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+__all__ = [
+    "Protect", "Unprotect", "ShowProtected", "SetPrivacyBudget", "ShowPrivacyBudget",
+    "SetPrivacyEpsilon", "PrivateQuery", "mechanism_options", "exact_number",
+]
+
+
+class Protect(exp.Expression):
+    """``PROTECT TABLE t [BY (c, ...)] [AS domain]``."""
+
+    arg_types = {"this": True, "expressions": False, "domain": False}
+
+
+class Unprotect(exp.Expression):
+    """``UNPROTECT TABLE t``."""
+
+    arg_types = {"this": True}
+
+
+class ShowProtected(exp.Expression):
+    """``SHOW PROTECTED [TABLES]``."""
+
+    arg_types: dict = {}
+
+
+class SetPrivacyBudget(exp.Expression):
+    """``SET PRIVACY BUDGET ε [FOR USER 'name']``."""
+
+    arg_types = {"epsilon": True, "user": False}
+
+
+class ShowPrivacyBudget(exp.Expression):
+    """``SHOW PRIVACY BUDGET [FOR USER 'name']``."""
+
+    arg_types = {"user": False}
+
+
+class SetPrivacyEpsilon(exp.Expression):
+    """``SET PRIVACY EPSILON ε``: the session's default ε for private queries."""
+
+    arg_types = {"epsilon": True}
+
+
+class PrivateQuery(exp.Expression):
+    """``<query> WITH EPSILON ε [OPTIONS (name = value, …)]``: a query released privately at ε."""
+
+    arg_types = {"this": True, "epsilon": True, "options": False}
+
+
+def mechanism_options(tree: PrivateQuery) -> dict:
+    """The OPTIONS of a private query as a dict of exact numbers (Fraction) or strings."""
+    opts = tree.args.get("options")
+    out: dict = {}
+    for pair in opts.expressions if opts is not None else []:
+        name = pair.this.name.lower()
+        if name in out:
+            raise ParseError(f"option {name} is given twice")
+        value = pair.expression
+        out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
+    return out
+
+
+
+
+def exact_number(node: exp.Expression, what: str) -> Fraction:
+    """The exact value of a numeric literal (no float rounding), e.g. ``0.001`` → 1/1000."""
+    if not isinstance(node, exp.Literal) or node.is_string:
+        raise ParseError(f"{what} must be a number, got {node.sql() if node else 'nothing'}")
+    try:
+        return Fraction(node.this)
+    except ValueError as e:  # pragma: no cover - the tokenizer only produces valid numbers
+        raise ParseError(f"{what} must be a number, got {node.this!r}") from e

@@ -1,0 +1,234 @@
+"""Query plans: positive relational algebra as frozen dataclasses, plus a final linear aggregate.
+
+Every node exposes ``ids`` — internal, globally unique column identifiers — and ``names``, the
+column names a user sees. Predicates and projected expressions are sqlglot expressions whose
+column references are bare identifiers naming ids of the child node, so a node is meaningful on
+its own and the capture pass (``provsql_dp.provenance.capture``) can compile it without any scope information.
+
+>>> from sqlglot import exp
+>>> scan = Scan(table="t", schema="main", columns=("a",), ids=("v0",), names=("a",))
+>>> flt = Filter(scan, exp.GT(this=exp.column("v0"), expression=exp.Literal.number(1)))
+>>> flt.ids, flt.names
+(('v0',), ('a',))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+__all__ = [
+    "Slot",
+    "Scan",
+    "Filter",
+    "Project",
+    "Join",
+    "Union",
+    "Distinct",
+    "Aggregate",
+    "Node",
+    "walk",
+    "explain",
+]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One participant of a protected row: its domain and how to read its key from the row.
+
+    ``column`` is the base column holding the key; ``None`` with ``kind="rowid"`` means DuckDB's
+    ``rowid``; ``kind="composite"`` means the table's composite primary key ``key_columns``.
+    """
+
+    domain: str
+    kind: str  # "column" | "rowid" | "composite"
+    column: str | None = None
+    key_columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A base table instance. ``slots`` is empty for a public table."""
+
+    table: str
+    schema: str
+    columns: tuple[str, ...]
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    slots: tuple[Slot, ...] = ()
+    catalog: str | None = None
+    types: tuple[str, ...] = ()  # DuckDB type of each column, when known
+
+    @property
+    def children(self) -> tuple:
+        return ()
+
+    @property
+    def qualified(self) -> str:
+        parts = [p for p in (self.catalog, self.schema, self.table) if p]
+        return ".".join(_quote(p) for p in parts)
+
+
+@dataclass(frozen=True)
+class Filter:
+    child: Node
+    predicate: exp.Expression
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.child.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
+class Project:
+    child: Node
+    exprs: tuple[exp.Expression, ...]
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
+class Join:
+    """Inner join (``condition`` None: cross product)."""
+
+    left: Node
+    right: Node
+    condition: exp.Expression | None = None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.left.ids + self.right.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.left.names + self.right.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True)
+class Union:
+    """Bag union (UNION ALL) of children with the same arity; output columns renamed to ``ids``."""
+
+    inputs: tuple[Node, ...]
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+
+    @property
+    def children(self) -> tuple:
+        return self.inputs
+
+
+@dataclass(frozen=True)
+class Distinct:
+    """Duplicate elimination: equal rows merge, their annotations are OR-ed."""
+
+    child: Node
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.child.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """The final linear aggregate ``Σ_t q(t)`` over the tuples of ``child``.
+
+    ``weight`` is None for a count (q(t) = 1) or an expression over ``child.ids`` for a sum.
+    ``group_by`` lists ids of ``child`` whose values split the release into groups.
+    """
+
+    child: Node
+    kind: str  # "count" | "sum"
+    weight: exp.Expression | None = None
+    group_by: tuple[str, ...] = ()
+    label: str = field(default="count")
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.child.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.child.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+Node = Scan | Filter | Project | Join | Union | Distinct | Aggregate
+
+
+def walk(node: Node):
+    """Pre-order traversal of a plan."""
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def explain(node: Node, indent: int = 0) -> str:
+    """A readable, one-node-per-line rendering of a plan (used in golden tests and EXPLAIN).
+
+    >>> print(explain(Scan(table="t", schema="main", columns=("a",), ids=("v0",), names=("a",))))
+    Scan main.t [a→v0]
+    """
+    pad = "  " * indent
+    if isinstance(node, Scan):
+        cols = ", ".join(f"{c}→{i}" for c, i in zip(node.columns, node.ids))
+        prot = ""
+        if node.slots:
+            prot = " protected " + ", ".join(
+                f"{s.domain}:{s.column or s.kind if s.kind != 'composite' else '(' + ','.join(s.key_columns) + ')'}"
+                for s in node.slots
+            )
+        line = f"{pad}Scan {node.schema}.{node.table} [{cols}]{prot}"
+    elif isinstance(node, Filter):
+        line = f"{pad}Filter {node.predicate.sql(dialect='duckdb')}"
+    elif isinstance(node, Project):
+        cols = ", ".join(
+            f"{e.sql(dialect='duckdb')}→{i}" for e, i in zip(node.exprs, node.ids)
+        )
+        line = f"{pad}Project [{cols}]"
+    elif isinstance(node, Join):
+        cond = node.condition.sql(dialect="duckdb") if node.condition is not None else "TRUE"
+        line = f"{pad}Join ON {cond}"
+    elif isinstance(node, Union):
+        line = f"{pad}Union ALL [{', '.join(node.ids)}]"
+    elif isinstance(node, Distinct):
+        line = f"{pad}Distinct"
+    elif isinstance(node, Aggregate):
+        w = node.weight.sql(dialect="duckdb") if node.weight is not None else "1"
+        g = f" GROUP BY {', '.join(node.group_by)}" if node.group_by else ""
+        line = f"{pad}Aggregate {node.kind.upper()} weight={w}{g}"
+    else:  # pragma: no cover
+        raise TypeError(f"not a plan node: {node!r}")
+    lines = [line] + [explain(c, indent + 1) for c in node.children]
+    return "\n".join(lines)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,617 @@
+"""From a sqlglot syntax tree to a plan of positive relational algebra (``plan``).
+
+One pure entry point, :func:`plan_query`, reads the tree top to bottom: WITH, FROM and joins,
+WHERE, GROUP BY, the select list, DISTINCT, set operations, and finally a top-level linear
+aggregate. Every construct outside positive relational algebra is refused with an
+:class:`~provsql_dp.errors.UnsupportedQueryError` that names it and says why — non-monotone
+constructs could make a private answer's sensitivity bound wrong, so they are never approximated.
+
+>>> import duckdb
+>>> from provsql_dp.sql.catalog import Catalog
+>>> from provsql_dp.sql.dialect import parse_one
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE t(a INT, b INT)")
+>>> node = plan_query(parse_one("SELECT DISTINCT a FROM t WHERE b > 1"), Catalog(con))
+>>> from provsql_dp.sql.plan import explain
+>>> print(explain(node))
+Distinct
+  Project [v0→v2]
+    Filter v1 > 1
+      Scan main.t [a→v0, b→v1]
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from ..errors import ProgrammingError, UnsupportedQueryError
+from .catalog import SCHEMA, Catalog
+from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Union
+
+__all__ = ["plan_query", "Planner", "is_aggregate_query"]
+
+NON_MONOTONE = "it is non-monotone (a participant leaving can add rows to the answer), so no sensitivity bound of the recursive mechanism holds"
+NOT_YET = "it is not supported yet"
+
+_NONDETERMINISTIC = {
+    "RAND", "RANDOM", "UUID", "GEN_RANDOM_UUID", "UUIDV4", "UUIDV7", "NEXTVAL", "CURRVAL",
+    "SETSEED",
+}
+_MAX_VIEW_DEPTH = 32
+
+
+def plan_query(tree: exp.Expression, catalog: Catalog) -> Node:
+    """Plan a query (a SELECT or set operation, optionally ending in a linear aggregate)."""
+    return Planner(catalog).plan(tree)
+
+
+def is_aggregate_query(tree: exp.Expression) -> bool:
+    """Whether the top-level select list holds an aggregate (COUNT, SUM, …) outside a window."""
+    return isinstance(tree, exp.Select) and any(
+        _has_plain_aggregate(e) for e in tree.expressions
+    )
+
+
+def _has_plain_aggregate(e: exp.Expression) -> bool:
+    return any(a.find_ancestor(exp.Window) is None for a in e.find_all(exp.AggFunc))
+
+
+def _negated(node: exp.Expression) -> bool:
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    return isinstance(parent, exp.Not)
+
+
+def refuse(construct: str, reason: str = NOT_YET, hint: str | None = None) -> UnsupportedQueryError:
+    msg = f"{construct} is not supported in a private query: {reason}"
+    if hint:
+        msg += f". {hint[0].upper()}{hint[1:]}"
+    return UnsupportedQueryError(msg)
+
+
+@dataclass
+class _Source:
+    alias: str
+    names: tuple[str, ...]
+    ids: tuple[str, ...]
+    hidden: set[str] = field(default_factory=set)  # right-hand USING columns, hidden from *
+
+
+@dataclass
+class _Scope:
+    sources: list[_Source] = field(default_factory=list)
+    using: dict[str, str] = field(default_factory=dict)  # lower name -> id of the merged column
+
+    def add(self, src: _Source) -> None:
+        if any(s.alias.lower() == src.alias.lower() for s in self.sources):
+            raise ProgrammingError(
+                f"duplicate table alias {src.alias!r} in one FROM clause; give each occurrence its own alias"
+            )
+        self.sources.append(src)
+
+    def resolve(self, col: exp.Column) -> str:
+        name = col.name
+        if col.args.get("db") or col.args.get("catalog"):
+            raise refuse(f"the qualified column reference {col.sql(dialect='duckdb')}",
+                         hint="refer to columns as alias.column")
+        if col.table:
+            for s in self.sources:
+                if s.alias.lower() == col.table.lower():
+                    for n, i in zip(s.names, s.ids):
+                        if n.lower() == name.lower():
+                            return i
+                    raise ProgrammingError(
+                        f"table {s.alias!r} has no column {name!r} (its columns: {', '.join(s.names)})"
+                    )
+            raise ProgrammingError(
+                f"unknown table or alias {col.table!r} in {col.sql(dialect='duckdb')}"
+            )
+        if name.lower() in self.using:
+            return self.using[name.lower()]
+        hits = [
+            i for s in self.sources for n, i in zip(s.names, s.ids) if n.lower() == name.lower()
+        ]
+        if not hits:
+            raise ProgrammingError(f"unknown column {name!r}")
+        if len(set(hits)) > 1:
+            raise ProgrammingError(
+                f"column reference {name!r} is ambiguous; qualify it with a table alias"
+            )
+        return hits[0]
+
+    def star(self, table: str | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        names, ids = [], []
+        found = False
+        for s in self.sources:
+            if table is not None and s.alias.lower() != table.lower():
+                continue
+            found = True
+            for n, i in zip(s.names, s.ids):
+                if table is None and i in s.hidden:
+                    continue
+                names.append(n)
+                ids.append(i)
+        if table is not None and not found:
+            raise ProgrammingError(f"unknown table or alias {table!r} in {table}.*")
+        return tuple(names), tuple(ids)
+
+
+class Planner:
+    """Turns one query's syntax tree into a plan; holds the id counter and the CTE environment."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self._ids = itertools.count()
+        self._view_depth = 0
+        self._tables: dict[tuple[str, ...], object] = {}
+        self._protected = {
+            (p.schema.lower(), p.table.lower()): p for p in catalog.list_protected()
+        }
+
+    def _find_table(self, parts: list[str]):
+        key = tuple(p.lower() for p in parts)
+        if key not in self._tables:
+            self._tables[key] = self.catalog.find_table(parts)
+        return self._tables[key]
+
+    def new_id(self) -> str:
+        return f"v{next(self._ids)}"
+
+    # ------------------------------------------------------------------ entry points
+    def plan(self, tree: exp.Expression) -> Node:
+        while isinstance(tree, exp.Subquery) and not tree.alias and not any(
+            tree.args.get(k) for k in ("limit", "offset", "order")
+        ):
+            tree = tree.this  # (SELECT …) at the top is just the query
+        if isinstance(tree, exp.Select) and is_aggregate_query(tree):
+            return self._plan_aggregate(tree, {})
+        if not isinstance(tree, exp.Query):
+            raise refuse(f"the statement {type(tree).__name__.upper()}",
+                         "only SELECT queries can be answered privately")
+        self._check_modifiers(tree, top=True)
+        return self._plan_query(tree, {}, top=True)
+
+    # ------------------------------------------------------------------ queries
+    def _plan_query(self, q: exp.Expression, env: dict, top: bool = False) -> Node:
+        if isinstance(q, exp.Subquery):
+            self._check_modifiers(q, top=False)
+            return self._plan_query(q.this, env)
+        if not top:
+            self._check_modifiers(q, top=False)
+        env = self._with(q, env)
+        if isinstance(q, exp.Select):
+            if is_aggregate_query(q):
+                raise refuse("an aggregate below the top of the query", NON_MONOTONE,
+                             "Only one final COUNT or SUM over the whole query is supported")
+            return self._plan_select(q, env)
+        if isinstance(q, exp.Except):
+            raise refuse("EXCEPT", NON_MONOTONE)
+        if isinstance(q, exp.Union):
+            left = self._plan_query(q.this, env)
+            right = self._plan_query(q.expression, env)
+            self._check_arity("UNION", left, right)
+            node: Node = Union((left, right), tuple(self.new_id() for _ in left.ids), left.names)
+            return Distinct(node) if q.args.get("distinct") else node
+        if isinstance(q, exp.Intersect):
+            if not q.args.get("distinct"):
+                raise refuse("INTERSECT ALL", "bag intersection keeps min(m, n) copies, which is not a join",
+                             "Use INTERSECT (set semantics)")
+            left = self._plan_query(q.this, env)
+            right = self._plan_query(q.expression, env)
+            self._check_arity("INTERSECT", left, right)
+            cond = exp.and_(*[
+                exp.NullSafeEQ(this=exp.column(a), expression=exp.column(b))
+                for a, b in zip(left.ids, right.ids)
+            ])
+            joined = Join(left, right, cond)
+            ids = tuple(self.new_id() for _ in left.ids)
+            proj = Project(joined, tuple(exp.column(i) for i in left.ids), ids, left.names)
+            return Distinct(proj)
+        if isinstance(q, exp.Values):
+            raise refuse("VALUES lists", hint="put the constants in a table")
+        raise refuse(f"the query form {type(q).__name__.upper()}")
+
+    def _check_arity(self, op: str, left: Node, right: Node) -> None:
+        if len(left.ids) != len(right.ids):
+            raise ProgrammingError(
+                f"{op} needs both sides to have the same number of columns ({len(left.ids)} vs {len(right.ids)})"
+            )
+
+    def _check_modifiers(self, q: exp.Expression, top: bool) -> None:
+        if q.args.get("limit") or q.args.get("offset") or q.args.get("fetch"):
+            raise refuse("LIMIT/OFFSET", NON_MONOTONE)
+        if q.args.get("order") and not top:
+            raise refuse("ORDER BY below the top of the query", NOT_YET,
+                         "Order only the final result (it does not change a count or sum)")
+
+    def _with(self, q: exp.Expression, env: dict) -> dict:
+        with_ = q.args.get("with_") or q.args.get("with")
+        if not with_:
+            return env
+        if with_.args.get("recursive"):
+            raise refuse("WITH RECURSIVE", "a recursive query is not positive relational algebra")
+        env = dict(env)
+        for cte in with_.expressions:
+            name = cte.alias_or_name.lower()
+            env[name] = (cte.this, dict(env), _alias_columns(cte.args.get("alias")))
+        return env
+
+    # ------------------------------------------------------------------ SELECT
+    def _from(self, sel: exp.Select, env: dict) -> tuple[Node | None, _Scope]:
+        scope = _Scope()
+        from_ = sel.args.get("from_") or sel.args.get("from")
+        if from_ is None:
+            raise refuse("a SELECT without FROM", hint="select from a table")
+        node, src = self._source(from_.this, env)
+        scope.add(src)
+        for j in sel.args.get("joins") or []:
+            node = self._join(node, scope, j, env)
+        return node, scope
+
+    def _join(self, left: Node, scope: _Scope, j: exp.Join, env: dict) -> Node:
+        side = (j.args.get("side") or "").upper()
+        kind = (j.args.get("kind") or "").upper()
+        method = (j.args.get("method") or "").upper()
+        if side in ("LEFT", "RIGHT", "FULL"):
+            raise refuse(f"{side} OUTER JOIN", NON_MONOTONE, "Use an inner join")
+        if kind in ("SEMI", "ANTI", "ASOF", "POSITIONAL"):
+            reason = NON_MONOTONE if kind == "ANTI" else NOT_YET
+            raise refuse(f"{kind} JOIN", reason)
+        if kind not in ("", "INNER", "CROSS"):
+            raise refuse(f"{kind} JOIN")
+        if method:
+            raise refuse(f"{method} JOIN", hint="write the join condition with ON or USING")
+        if isinstance(j.this, exp.Lateral) or j.args.get("lateral"):
+            raise refuse("LATERAL")
+        right, src = self._source(j.this, env)
+        if kind == "CROSS" and (j.args.get("on") or j.args.get("using")):
+            raise ProgrammingError("CROSS JOIN takes no ON or USING clause")
+        cond = None
+        if j.args.get("using"):
+            left_scope = _Scope(list(scope.sources), dict(scope.using))
+            right_scope = _Scope([src])
+            parts = []
+            for ident in j.args["using"]:
+                name = ident.name if isinstance(ident, exp.Expression) else str(ident)
+                lid = left_scope.resolve(exp.column(name))
+                rid = right_scope.resolve(exp.column(name))
+                parts.append(exp.EQ(this=exp.column(lid), expression=exp.column(rid)))
+                scope.using[name.lower()] = lid
+                src.hidden.add(rid)
+            cond = exp.and_(*parts)
+            scope.add(src)
+        else:
+            scope.add(src)
+            if j.args.get("on") is not None:
+                cond = self._expr(j.args["on"], scope, "a join condition")
+        return Join(left, right, cond)
+
+    def _source(self, t: exp.Expression, env: dict) -> tuple[Node, _Source]:
+        alias_cols = _alias_columns(t.args.get("alias"))
+        if isinstance(t, exp.Subquery):
+            node = self._plan_query(t, env)
+            alias = t.alias or "unnamed_subquery"
+            return node, self._rename(node, alias, alias_cols)
+        if isinstance(t, exp.Table):
+            if not isinstance(t.this, exp.Identifier):
+                raise refuse(f"the table function {t.this.sql(dialect='duckdb')}",
+                             hint="load the data into a table first")
+            parts = [p.name for p in t.parts]
+            alias = t.alias or parts[-1]
+            if len(parts) == 1 and parts[0].lower() in env:
+                body, cte_env, cte_cols = env[parts[0].lower()]
+                node = self._plan_query(body, cte_env)
+                return node, self._rename(node, alias, alias_cols or cte_cols)
+            info = self._find_table(parts)
+            if info is None:
+                raise ProgrammingError(
+                    f"table {'.'.join(parts)!r} does not exist (check the name, or create it first)"
+                )
+            if info.schema == SCHEMA:
+                raise refuse("reading the provsql_dp catalog tables in a private query")
+            if info.view_sql is not None:
+                return self._view(info, alias, alias_cols)
+            prot = self._protected.get((info.schema.lower(), info.name.lower()))
+            ids = tuple(self.new_id() for _ in info.columns)
+            names = info.columns
+            if alias_cols:
+                names = alias_cols + info.columns[len(alias_cols):]
+            scan = Scan(
+                table=info.name,
+                schema=info.schema,
+                catalog=info.catalog,
+                columns=info.columns,
+                ids=ids,
+                names=names,
+                slots=prot.slots() if prot else (),
+                types=info.types,
+            )
+            return scan, _Source(alias, names, ids)
+        if isinstance(t, exp.Lateral):
+            raise refuse("LATERAL")
+        if isinstance(t, exp.Values):
+            raise refuse("VALUES lists", hint="put the constants in a table")
+        if isinstance(t, exp.Unnest):
+            raise refuse("UNNEST")
+        raise refuse(f"the FROM item {t.sql(dialect='duckdb')}")
+
+    def _view(self, info, alias: str, alias_cols: tuple[str, ...]) -> tuple[Node, _Source]:
+        """A view is planned from its definition, so provenance flows through it."""
+        if self._view_depth > _MAX_VIEW_DEPTH:
+            raise refuse(f"view {info.name!r}", "views are nested too deeply")
+        try:
+            tree = sqlglot.parse_one(info.view_sql, read="duckdb")
+        except sqlglot.errors.ParseError as e:
+            raise refuse(f"view {info.name!r}", f"its definition could not be parsed ({e})") from e
+        body = tree.expression if isinstance(tree, exp.Create) else tree
+        view_cols = ()
+        if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Schema):
+            view_cols = tuple(c.name for c in tree.this.expressions)
+        self._view_depth += 1
+        try:
+            node = self._plan_query(body, {})
+        finally:
+            self._view_depth -= 1
+        return node, self._rename(node, alias, alias_cols or view_cols or info.columns)
+
+    def _rename(self, node: Node, alias: str, cols: tuple[str, ...]) -> _Source:
+        names = node.names
+        if cols:
+            if len(cols) > len(names):
+                raise ProgrammingError(
+                    f"{alias!r} has {len(names)} columns but {len(cols)} column aliases were given"
+                )
+            names = tuple(cols) + tuple(names[len(cols):])
+        return _Source(alias, tuple(names), node.ids)
+
+    def _plan_select(self, sel: exp.Select, env: dict) -> Node:
+        self._check_select_clauses(sel)
+        node, scope = self._from(sel, env)
+        if sel.args.get("where") is not None:
+            node = Filter(node, self._expr(sel.args["where"].this, scope, "WHERE"))
+        if sel.args.get("group") is not None:
+            return self._group_as_distinct(sel, node, scope)
+        exprs, ids, names = self._select_list(sel, scope)
+        node = Project(node, exprs, ids, names)
+        distinct = sel.args.get("distinct")
+        if distinct is not None:
+            if distinct.args.get("on") is not None:
+                raise refuse("DISTINCT ON", NON_MONOTONE)
+            node = Distinct(node)
+        return node
+
+    def _check_select_clauses(self, sel: exp.Select) -> None:
+        if sel.args.get("having") is not None:
+            raise refuse("HAVING", NON_MONOTONE)
+        if sel.args.get("qualify") is not None:
+            raise refuse("QUALIFY", NON_MONOTONE)
+        if sel.args.get("windows"):
+            raise refuse("window functions", NON_MONOTONE)
+        for e in sel.expressions:
+            if isinstance(e, exp.Star) and (e.args.get("except") or e.args.get("replace") or e.args.get("rename")):
+                raise refuse("SELECT * EXCLUDE/REPLACE/RENAME")
+
+    def _select_list(self, sel: exp.Select, scope: _Scope):
+        exprs, ids, names = [], [], []
+        for item in sel.expressions:
+            if isinstance(item, exp.Star):
+                n, i = scope.star()
+            elif isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
+                n, i = scope.star(item.table)
+            else:
+                e = self._expr(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+                               "the select list")
+                exprs.append(e)
+                ids.append(self.new_id())
+                names.append(_output_name(item))
+                continue
+            for name, cid in zip(n, i):
+                exprs.append(exp.column(cid))
+                ids.append(self.new_id())
+                names.append(name)
+        if not exprs:
+            raise ProgrammingError("the select list is empty")
+        return tuple(exprs), tuple(ids), tuple(names)
+
+    def _group_keys(self, sel: exp.Select, scope: _Scope):
+        """The GROUP BY keys as (expression over ids, name); aliases and positions allowed."""
+        group = sel.args["group"]
+        if (
+            group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")
+            or any(isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)) for g in group.expressions)
+        ):
+            raise refuse("ROLLUP/CUBE/GROUPING SETS")
+        if group.args.get("all") or not group.expressions:
+            raise refuse("GROUP BY ALL", hint="list the grouping columns")
+        aliases = {
+            item.alias.lower(): item.unalias() for item in sel.expressions if isinstance(item, exp.Alias)
+        }
+        keys = []
+        for g in group.expressions:
+            src = g
+            if isinstance(g, exp.Literal) and not g.is_string:
+                pos = int(g.this)
+                if not 1 <= pos <= len(sel.expressions):
+                    raise ProgrammingError(f"GROUP BY position {pos} is out of range")
+                src = sel.expressions[pos - 1].unalias()
+            elif isinstance(g, exp.Column) and not g.table and g.name.lower() in aliases:
+                try:
+                    scope.resolve(g)
+                except ProgrammingError:
+                    src = aliases[g.name.lower()]
+            keys.append(src)
+        return keys
+
+    def _group_as_distinct(self, sel: exp.Select, node: Node, scope: _Scope) -> Node:
+        """``GROUP BY`` without aggregates: one tuple per group (duplicate elimination on the
+        keys), then the select list computed from the keys."""
+        keys = self._group_keys(sel, scope)
+        key_exprs = [self._expr(k, scope, "GROUP BY") for k in keys]
+        key_ids = tuple(self.new_id() for _ in keys)
+        groups = Distinct(Project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
+        by_sql = {e.sql(dialect="duckdb"): i for e, i in zip(key_exprs, key_ids)}
+        exprs, ids, names = [], [], []
+        for item in sel.expressions:
+            if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
+                raise refuse("SELECT * with GROUP BY", hint="select the grouping expressions")
+            body = self._expr(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+                              "the select list")
+
+            def over_keys(n: exp.Expression) -> exp.Expression:
+                key = by_sql.get(n.sql(dialect="duckdb"))
+                return exp.column(key) if key is not None else n
+
+            body = body.transform(over_keys)
+            if any(c.name not in key_ids for c in body.find_all(exp.Column)):
+                raise refuse(
+                    f"the select item {item.sql(dialect='duckdb')} with GROUP BY",
+                    hint="select only expressions of the grouping keys, or use SELECT DISTINCT",
+                )
+            exprs.append(body)
+            ids.append(self.new_id())
+            names.append(_output_name(item))
+        return Project(groups, tuple(exprs), tuple(ids), tuple(names))
+
+    # ------------------------------------------------------------------ the final aggregate
+    def _plan_aggregate(self, sel: exp.Select, env: dict) -> Aggregate:
+        self._check_modifiers(sel, top=True)
+        env = self._with(sel, env)
+        self._check_select_clauses(sel)
+        if sel.args.get("distinct") is not None:
+            raise refuse("SELECT DISTINCT with an aggregate")
+        node, scope = self._from(sel, env)
+        if sel.args.get("where") is not None:
+            node = Filter(node, self._expr(sel.args["where"].this, scope, "WHERE"))
+        for e in sel.expressions:
+            if e.find(exp.Window) is not None:
+                raise refuse("window functions", NON_MONOTONE)
+        aggs = [e for e in sel.expressions if e.find(exp.AggFunc) is not None]
+        if len(aggs) != 1:
+            raise refuse("several aggregates in one query",
+                         hint="release one COUNT or SUM per query")
+        agg_item = aggs[0]
+        agg = agg_item.unalias() if isinstance(agg_item, exp.Alias) else agg_item
+        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
+            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
+        if not isinstance(agg, (exp.Count, exp.Sum)):
+            if isinstance(agg, exp.AggFunc):
+                raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
+                             "only linear aggregates (COUNT, SUM) have a sensitivity the recursive mechanism bounds")
+            raise refuse(f"the expression {agg.sql(dialect='duckdb')} around an aggregate",
+                         hint="select the bare COUNT or SUM and transform the released value yourself")
+        keys = self._group_keys(sel, scope) if sel.args.get("group") is not None else []
+        key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
+        for item in sel.expressions:
+            if item is agg_item:
+                continue
+            body = item.unalias() if isinstance(item, exp.Alias) else item
+            if body.sql(dialect="duckdb").lower() not in key_sql:
+                raise refuse(f"the select item {item.sql(dialect='duckdb')} next to an aggregate",
+                             hint="select only GROUP BY keys and one COUNT or SUM")
+        key_exprs = [self._expr(k, scope, "GROUP BY") for k in keys]
+        key_ids = tuple(self.new_id() for _ in keys)
+        key_names = tuple(_output_name(k) for k in keys)
+
+        arg = agg.this
+        distinct = isinstance(arg, exp.Distinct)
+        label = agg_item.alias if isinstance(agg_item, exp.Alias) else agg.sql(dialect="duckdb")
+        if isinstance(agg, exp.Count):
+            if distinct:
+                cols = [self._expr(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
+                ids = tuple(self.new_id() for _ in cols)
+                names = tuple(_output_name(e) for e in arg.expressions)
+                proj = Project(node, tuple(key_exprs) + tuple(cols), key_ids + ids, key_names + names)
+                nonnull = exp.and_(*[exp.Not(this=exp.Is(this=exp.column(i), expression=exp.Null())) for i in ids])
+                return Aggregate(Distinct(Filter(proj, nonnull)), "count", None, key_ids, label)
+            star_names, star_ids = scope.star()
+            child = Project(
+                node,
+                tuple(key_exprs) + tuple(exp.column(i) for i in star_ids),
+                key_ids + star_ids,
+                key_names + star_names,
+            )
+            if arg is None or isinstance(arg, exp.Star):
+                return Aggregate(child, "count", None, key_ids, label)
+            col = self._expr(arg, scope, "COUNT(…)")
+            filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
+            child = Project(filtered, child.exprs, child.ids, child.names)
+            return Aggregate(child, "count", None, key_ids, label)
+        # SUM
+        if distinct:
+            raise refuse("SUM(DISTINCT …)", hint="use SUM over a SELECT DISTINCT subquery")
+        weight = self._expr(arg, scope, "SUM(…)")
+        star_names, star_ids = scope.star()
+        wid = self.new_id()
+        child = Project(
+            node,
+            tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),
+            key_ids + star_ids + (wid,),
+            key_names + star_names + ("__weight",),
+        )
+        return Aggregate(child, "sum", exp.column(wid), key_ids, label)
+
+    # ------------------------------------------------------------------ expressions
+    def _expr(self, e: exp.Expression, scope: _Scope, where: str) -> exp.Expression:
+        """Check a scalar expression and rewrite its column references to plan ids."""
+        for node in e.walk():
+            if isinstance(node, (exp.Subquery, exp.Select)) or (
+                isinstance(node, exp.In) and node.args.get("query") is not None
+            ):
+                neg = _negated(node)
+                if isinstance(node, exp.In):
+                    raise refuse("NOT IN (subquery)" if neg else "IN (subquery)",
+                                 NON_MONOTONE if neg else NOT_YET,
+                                 None if neg else "write it as a join")
+                raise refuse(f"a subquery in {where}", NOT_YET, "write it as a join or a derived table")
+            if isinstance(node, exp.Exists):
+                neg = _negated(node)
+                raise refuse("NOT EXISTS (subquery)" if neg else "EXISTS (subquery)",
+                             NON_MONOTONE if neg else NOT_YET, None if neg else "write it as a join")
+            if isinstance(node, exp.Window):
+                raise refuse("window functions", NON_MONOTONE)
+            if isinstance(node, exp.AggFunc):
+                raise refuse(f"the aggregate {node.sql(dialect='duckdb')} in {where}", NON_MONOTONE)
+            if isinstance(node, (exp.Rand, exp.Uuid)) or (
+                isinstance(node, exp.Func) and _func_name(node) in _NONDETERMINISTIC
+            ):
+                raise refuse(f"the non-deterministic function {_func_name(node).lower()}()",
+                             "its value differs between runs, so provenance cannot be tracked")
+            if isinstance(node, exp.Placeholder) or isinstance(node, exp.Parameter):
+                raise refuse("query parameters in a private query", NOT_YET)
+            if isinstance(node, exp.Star) and not isinstance(node.parent, (exp.Count,)):
+                raise refuse(f"* inside {where}")
+
+        def rewrite(n: exp.Expression) -> exp.Expression:
+            if isinstance(n, exp.Column):
+                if isinstance(n.this, exp.Star):
+                    raise refuse(f"{n.sql(dialect='duckdb')} inside {where}")
+                return exp.column(scope.resolve(n))
+            return n
+
+        return e.copy().transform(rewrite, copy=False)
+
+
+def _func_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper()
+    return node.sql_name().upper() if hasattr(node, "sql_name") else type(node).__name__.upper()
+
+
+def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:
+    if alias is None:
+        return ()
+    cols = alias.args.get("columns") or []
+    return tuple(c.name for c in cols)
+
+
+def _output_name(item: exp.Expression) -> str:
+    if isinstance(item, exp.Alias):
+        return item.alias
+    if isinstance(item, exp.Column):
+        return item.name
+    return item.sql(dialect="duckdb")

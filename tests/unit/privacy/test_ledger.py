@@ -1,0 +1,140 @@
+"""The budget ledger: exact arithmetic, refusals that spend nothing, durability, concurrency."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from fractions import Fraction
+
+import duckdb
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import BudgetExceededError, DeclarationError, OperationalError
+from provsql_dp.privacy.ledger import Ledger, format_eps, to_fraction
+
+
+def test_thousand_thousandths_make_exactly_one():
+    led = Ledger(duckdb.connect())
+    led.set_budget("u", 1.0)
+    for _ in range(1000):
+        led.charge("u", 0.001, None, "test")
+    assert led.remaining("u") == 0
+    assert sum(c.epsilon for c in led.entries("u")) == 1
+    with pytest.raises(BudgetExceededError):
+        led.charge("u", Fraction(1, 10**12), None, "test")
+
+
+def test_refused_charge_spends_nothing_and_records_nothing():
+    led = Ledger(duckdb.connect())
+    led.set_budget("u", "0.5")
+    led.charge("u", "0.3", "q1", "test")
+    before = (led.budget("u"), len(led.entries()))
+    with pytest.raises(BudgetExceededError, match="only 0.2 of 0.5 remains; nothing was spent"):
+        led.charge("u", "0.3", "q2", "test")
+    assert (led.budget("u"), len(led.entries())) == before
+
+
+def test_no_budget_means_no_release():
+    led = Ledger(duckdb.connect())
+    with pytest.raises(BudgetExceededError, match="no privacy budget is set for user 'bob'"):
+        led.charge("bob", 0.1, None, "test")
+    assert led.entries() == []
+
+
+@pytest.mark.parametrize("bad", [0, -1, "x", None, True])
+def test_bad_epsilons_are_refused(bad):
+    led = Ledger(duckdb.connect())
+    led.set_budget("u", 1)
+    with pytest.raises((ValueError, DeclarationError)):
+        led.charge("u", bad, None, "test")
+    assert led.remaining("u") == 1
+
+
+def test_budget_cannot_drop_below_spending():
+    led = Ledger(duckdb.connect())
+    led.set_budget("u", 1)
+    led.charge("u", "0.75", None, "test")
+    with pytest.raises(DeclarationError, match="already spent"):
+        led.set_budget("u", "0.5")
+    led.set_budget("u", 2)
+    assert led.remaining("u") == Fraction(5, 4)
+
+
+def test_exact_values_and_rendering():
+    assert to_fraction(0.1) == Fraction(1, 10)
+    assert to_fraction("2.5e-3") == Fraction(1, 400)
+    assert format_eps(Fraction(1, 400)) == "0.0025"
+    assert format_eps(Fraction(1, 3)) == "1/3"
+
+
+def test_ledger_survives_reconnect(tmp_path):
+    path = str(tmp_path / "db.duckdb")
+    con = provsql_dp.connect(path)
+    con.execute("CREATE TABLE t(a INT); PROTECT TABLE t BY (a); SET PRIVACY BUDGET 3 FOR USER 'ann'")
+    con._ledger.charge("ann", "0.25", "q", "test")
+    con.close()
+    con = provsql_dp.connect(path)
+    assert con.ledger.remaining("ann") == Fraction(11, 4)
+    assert [p.table for p in con.protected()] == ["t"]
+    assert [(c.user, c.epsilon, c.statement) for c in con.ledger.entries()] == [
+        ("ann", Fraction(1, 4), "q")
+    ]
+
+
+def test_threads_racing_never_overspend(tmp_path):
+    """Eight connections charge concurrently; exactly the budget is spent, never more."""
+    path = str(tmp_path / "race.duckdb")
+    setup = provsql_dp.connect(path)
+    setup.execute("SET PRIVACY BUDGET 1 FOR USER 'u'")
+    cons = [provsql_dp.connect(path, user="u") for _ in range(8)]
+    ok, refused = [], []
+    lock = threading.Lock()
+
+    def spend(con):
+        for _ in range(6):
+            try:
+                con._ledger.charge("u", "0.05", None, "race")
+                with lock:
+                    ok.append(1)
+            except BudgetExceededError:
+                with lock:
+                    refused.append(1)
+
+    threads = [threading.Thread(target=spend, args=(c,)) for c in cons]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ok) == 20 and len(refused) == 28
+    assert setup.ledger.remaining("u") == 0
+    assert len(setup.ledger.entries("u")) == 20
+
+
+def test_second_process_gets_a_clear_error(tmp_path):
+    path = str(tmp_path / "locked.duckdb")
+    con = provsql_dp.connect(path)
+    con.execute("SET PRIVACY BUDGET 1")
+    code = (
+        "import provsql_dp, sys\n"
+        "try:\n"
+        f"    provsql_dp.connect({path!r})\n"
+        "except provsql_dp.OperationalError as e:\n"
+        "    print('refused:', e); sys.exit(3)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3, out.stderr
+    assert "one process write a database file at a time" in out.stdout
+    assert con.ledger.remaining("default") == 1
+
+
+def test_read_only_connection_cannot_charge(tmp_path):
+    path = str(tmp_path / "ro.duckdb")
+    con = provsql_dp.connect(path)
+    con.execute("SET PRIVACY BUDGET 1")
+    con.close()
+    ro = provsql_dp.connect(path, read_only=True)
+    with pytest.raises(OperationalError, match="read-only"):
+        ro._ledger.charge("default", "0.1", None, "test")
+    assert ro.ledger.remaining("default") == 1
