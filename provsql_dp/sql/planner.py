@@ -23,24 +23,18 @@ Distinct
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 
-from ..errors import ProgrammingError, UnsupportedQueryError
+from ..errors import ProgrammingError
 from .catalog import SCHEMA, Catalog
 from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Union
+from .scalar import scalar_expression
+from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 
 __all__ = ["plan_query", "Planner", "is_aggregate_query"]
 
-NON_MONOTONE = "it is non-monotone (a participant leaving can add rows to the answer), so no sensitivity bound of the recursive mechanism holds"
-NOT_YET = "it is not supported yet"
-
-_NONDETERMINISTIC = {
-    "RAND", "RANDOM", "UUID", "GEN_RANDOM_UUID", "UUIDV4", "UUIDV7", "NEXTVAL", "CURRVAL",
-    "SETSEED",
-}
 _MAX_VIEW_DEPTH = 32
 
 
@@ -58,87 +52,6 @@ def is_aggregate_query(tree: exp.Expression) -> bool:
 
 def _has_plain_aggregate(e: exp.Expression) -> bool:
     return any(a.find_ancestor(exp.Window) is None for a in e.find_all(exp.AggFunc))
-
-
-def _negated(node: exp.Expression) -> bool:
-    parent = node.parent
-    while isinstance(parent, exp.Paren):
-        parent = parent.parent
-    return isinstance(parent, exp.Not)
-
-
-def refuse(construct: str, reason: str = NOT_YET, hint: str | None = None) -> UnsupportedQueryError:
-    msg = f"{construct} is not supported in a private query: {reason}"
-    if hint:
-        msg += f". {hint[0].upper()}{hint[1:]}"
-    return UnsupportedQueryError(msg)
-
-
-@dataclass
-class _Source:
-    alias: str
-    names: tuple[str, ...]
-    ids: tuple[str, ...]
-    hidden: set[str] = field(default_factory=set)  # right-hand USING columns, hidden from *
-
-
-@dataclass
-class _Scope:
-    sources: list[_Source] = field(default_factory=list)
-    using: dict[str, str] = field(default_factory=dict)  # lower name -> id of the merged column
-
-    def add(self, src: _Source) -> None:
-        if any(s.alias.lower() == src.alias.lower() for s in self.sources):
-            raise ProgrammingError(
-                f"duplicate table alias {src.alias!r} in one FROM clause; give each occurrence its own alias"
-            )
-        self.sources.append(src)
-
-    def resolve(self, col: exp.Column) -> str:
-        name = col.name
-        if col.args.get("db") or col.args.get("catalog"):
-            raise refuse(f"the qualified column reference {col.sql(dialect='duckdb')}",
-                         hint="refer to columns as alias.column")
-        if col.table:
-            for s in self.sources:
-                if s.alias.lower() == col.table.lower():
-                    for n, i in zip(s.names, s.ids):
-                        if n.lower() == name.lower():
-                            return i
-                    raise ProgrammingError(
-                        f"table {s.alias!r} has no column {name!r} (its columns: {', '.join(s.names)})"
-                    )
-            raise ProgrammingError(
-                f"unknown table or alias {col.table!r} in {col.sql(dialect='duckdb')}"
-            )
-        if name.lower() in self.using:
-            return self.using[name.lower()]
-        hits = [
-            i for s in self.sources for n, i in zip(s.names, s.ids) if n.lower() == name.lower()
-        ]
-        if not hits:
-            raise ProgrammingError(f"unknown column {name!r}")
-        if len(set(hits)) > 1:
-            raise ProgrammingError(
-                f"column reference {name!r} is ambiguous; qualify it with a table alias"
-            )
-        return hits[0]
-
-    def star(self, table: str | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        names, ids = [], []
-        found = False
-        for s in self.sources:
-            if table is not None and s.alias.lower() != table.lower():
-                continue
-            found = True
-            for n, i in zip(s.names, s.ids):
-                if table is None and i in s.hidden:
-                    continue
-                names.append(n)
-                ids.append(i)
-        if table is not None and not found:
-            raise ProgrammingError(f"unknown table or alias {table!r} in {table}.*")
-        return tuple(names), tuple(ids)
 
 
 class Planner:
@@ -242,8 +155,8 @@ class Planner:
         return env
 
     # ------------------------------------------------------------------ SELECT
-    def _from(self, sel: exp.Select, env: dict) -> tuple[Node | None, _Scope]:
-        scope = _Scope()
+    def _from(self, sel: exp.Select, env: dict) -> tuple[Node | None, Scope]:
+        scope = Scope()
         from_ = sel.args.get("from_") or sel.args.get("from")
         if from_ is None:
             raise refuse("a SELECT without FROM", hint="select from a table")
@@ -253,7 +166,7 @@ class Planner:
             node = self._join(node, scope, j, env)
         return node, scope
 
-    def _join(self, left: Node, scope: _Scope, j: exp.Join, env: dict) -> Node:
+    def _join(self, left: Node, scope: Scope, j: exp.Join, env: dict) -> Node:
         side = (j.args.get("side") or "").upper()
         kind = (j.args.get("kind") or "").upper()
         method = (j.args.get("method") or "").upper()
@@ -273,8 +186,8 @@ class Planner:
             raise ProgrammingError("CROSS JOIN takes no ON or USING clause")
         cond = None
         if j.args.get("using"):
-            left_scope = _Scope(list(scope.sources), dict(scope.using))
-            right_scope = _Scope([src])
+            left_scope = Scope(list(scope.sources), dict(scope.using))
+            right_scope = Scope([src])
             parts = []
             for ident in j.args["using"]:
                 name = ident.name if isinstance(ident, exp.Expression) else str(ident)
@@ -288,10 +201,10 @@ class Planner:
         else:
             scope.add(src)
             if j.args.get("on") is not None:
-                cond = self._expr(j.args["on"], scope, "a join condition")
+                cond = scalar_expression(j.args["on"], scope, "a join condition")
         return Join(left, right, cond)
 
-    def _source(self, t: exp.Expression, env: dict) -> tuple[Node, _Source]:
+    def _source(self, t: exp.Expression, env: dict) -> tuple[Node, Source]:
         alias_cols = _alias_columns(t.args.get("alias"))
         if isinstance(t, exp.Subquery):
             node = self._plan_query(t, env)
@@ -331,7 +244,7 @@ class Planner:
                 slots=prot.slots() if prot else (),
                 types=info.types,
             )
-            return scan, _Source(alias, names, ids)
+            return scan, Source(alias, names, ids)
         if isinstance(t, exp.Lateral):
             raise refuse("LATERAL")
         if isinstance(t, exp.Values):
@@ -340,7 +253,7 @@ class Planner:
             raise refuse("UNNEST")
         raise refuse(f"the FROM item {t.sql(dialect='duckdb')}")
 
-    def _view(self, info, alias: str, alias_cols: tuple[str, ...]) -> tuple[Node, _Source]:
+    def _view(self, info, alias: str, alias_cols: tuple[str, ...]) -> tuple[Node, Source]:
         """A view is planned from its definition, so provenance flows through it."""
         if self._view_depth > _MAX_VIEW_DEPTH:
             raise refuse(f"view {info.name!r}", "views are nested too deeply")
@@ -359,7 +272,7 @@ class Planner:
             self._view_depth -= 1
         return node, self._rename(node, alias, alias_cols or view_cols or info.columns)
 
-    def _rename(self, node: Node, alias: str, cols: tuple[str, ...]) -> _Source:
+    def _rename(self, node: Node, alias: str, cols: tuple[str, ...]) -> Source:
         names = node.names
         if cols:
             if len(cols) > len(names):
@@ -367,13 +280,13 @@ class Planner:
                     f"{alias!r} has {len(names)} columns but {len(cols)} column aliases were given"
                 )
             names = tuple(cols) + tuple(names[len(cols):])
-        return _Source(alias, tuple(names), node.ids)
+        return Source(alias, tuple(names), node.ids)
 
     def _plan_select(self, sel: exp.Select, env: dict) -> Node:
         self._check_select_clauses(sel)
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, self._expr(sel.args["where"].this, scope, "WHERE"))
+            node = Filter(node, scalar_expression(sel.args["where"].this, scope, "WHERE"))
         if sel.args.get("group") is not None:
             return self._group_as_distinct(sel, node, scope)
         exprs, ids, names = self._select_list(sel, scope)
@@ -396,7 +309,7 @@ class Planner:
             if isinstance(e, exp.Star) and (e.args.get("except") or e.args.get("replace") or e.args.get("rename")):
                 raise refuse("SELECT * EXCLUDE/REPLACE/RENAME")
 
-    def _select_list(self, sel: exp.Select, scope: _Scope):
+    def _select_list(self, sel: exp.Select, scope: Scope):
         exprs, ids, names = [], [], []
         for item in sel.expressions:
             if isinstance(item, exp.Star):
@@ -404,7 +317,7 @@ class Planner:
             elif isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
                 n, i = scope.star(item.table)
             else:
-                e = self._expr(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+                e = scalar_expression(item.unalias() if isinstance(item, exp.Alias) else item, scope,
                                "the select list")
                 exprs.append(e)
                 ids.append(self.new_id())
@@ -418,7 +331,7 @@ class Planner:
             raise ProgrammingError("the select list is empty")
         return tuple(exprs), tuple(ids), tuple(names)
 
-    def _group_keys(self, sel: exp.Select, scope: _Scope):
+    def _group_keys(self, sel: exp.Select, scope: Scope):
         """The GROUP BY keys as (expression over ids, name); aliases and positions allowed."""
         group = sel.args["group"]
         if (
@@ -447,11 +360,11 @@ class Planner:
             keys.append(src)
         return keys
 
-    def _group_as_distinct(self, sel: exp.Select, node: Node, scope: _Scope) -> Node:
+    def _group_as_distinct(self, sel: exp.Select, node: Node, scope: Scope) -> Node:
         """``GROUP BY`` without aggregates: one tuple per group (duplicate elimination on the
         keys), then the select list computed from the keys."""
         keys = self._group_keys(sel, scope)
-        key_exprs = [self._expr(k, scope, "GROUP BY") for k in keys]
+        key_exprs = [scalar_expression(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
         groups = Distinct(Project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
         by_sql = {e.sql(dialect="duckdb"): i for e, i in zip(key_exprs, key_ids)}
@@ -459,7 +372,7 @@ class Planner:
         for item in sel.expressions:
             if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
                 raise refuse("SELECT * with GROUP BY", hint="select the grouping expressions")
-            body = self._expr(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+            body = scalar_expression(item.unalias() if isinstance(item, exp.Alias) else item, scope,
                               "the select list")
 
             def over_keys(n: exp.Expression) -> exp.Expression:
@@ -486,7 +399,7 @@ class Planner:
             raise refuse("SELECT DISTINCT with an aggregate")
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, self._expr(sel.args["where"].this, scope, "WHERE"))
+            node = Filter(node, scalar_expression(sel.args["where"].this, scope, "WHERE"))
         for e in sel.expressions:
             if e.find(exp.Window) is not None:
                 raise refuse("window functions", NON_MONOTONE)
@@ -513,7 +426,7 @@ class Planner:
             if body.sql(dialect="duckdb").lower() not in key_sql:
                 raise refuse(f"the select item {item.sql(dialect='duckdb')} next to an aggregate",
                              hint="select only GROUP BY keys and one COUNT or SUM")
-        key_exprs = [self._expr(k, scope, "GROUP BY") for k in keys]
+        key_exprs = [scalar_expression(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
         key_names = tuple(_output_name(k) for k in keys)
 
@@ -522,7 +435,7 @@ class Planner:
         label = agg_item.alias if isinstance(agg_item, exp.Alias) else agg.sql(dialect="duckdb")
         if isinstance(agg, exp.Count):
             if distinct:
-                cols = [self._expr(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
+                cols = [scalar_expression(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
                 ids = tuple(self.new_id() for _ in cols)
                 names = tuple(_output_name(e) for e in arg.expressions)
                 proj = Project(node, tuple(key_exprs) + tuple(cols), key_ids + ids, key_names + names)
@@ -537,14 +450,14 @@ class Planner:
             )
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
-            col = self._expr(arg, scope, "COUNT(…)")
+            col = scalar_expression(arg, scope, "COUNT(…)")
             filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
             child = Project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM
         if distinct:
             raise refuse("SUM(DISTINCT …)", hint="use SUM over a SELECT DISTINCT subquery")
-        weight = self._expr(arg, scope, "SUM(…)")
+        weight = scalar_expression(arg, scope, "SUM(…)")
         star_names, star_ids = scope.star()
         wid = self.new_id()
         child = Project(
@@ -555,51 +468,6 @@ class Planner:
         )
         return Aggregate(child, "sum", exp.column(wid), key_ids, label)
 
-    # ------------------------------------------------------------------ expressions
-    def _expr(self, e: exp.Expression, scope: _Scope, where: str) -> exp.Expression:
-        """Check a scalar expression and rewrite its column references to plan ids."""
-        for node in e.walk():
-            if isinstance(node, (exp.Subquery, exp.Select)) or (
-                isinstance(node, exp.In) and node.args.get("query") is not None
-            ):
-                neg = _negated(node)
-                if isinstance(node, exp.In):
-                    raise refuse("NOT IN (subquery)" if neg else "IN (subquery)",
-                                 NON_MONOTONE if neg else NOT_YET,
-                                 None if neg else "write it as a join")
-                raise refuse(f"a subquery in {where}", NOT_YET, "write it as a join or a derived table")
-            if isinstance(node, exp.Exists):
-                neg = _negated(node)
-                raise refuse("NOT EXISTS (subquery)" if neg else "EXISTS (subquery)",
-                             NON_MONOTONE if neg else NOT_YET, None if neg else "write it as a join")
-            if isinstance(node, exp.Window):
-                raise refuse("window functions", NON_MONOTONE)
-            if isinstance(node, exp.AggFunc):
-                raise refuse(f"the aggregate {node.sql(dialect='duckdb')} in {where}", NON_MONOTONE)
-            if isinstance(node, (exp.Rand, exp.Uuid)) or (
-                isinstance(node, exp.Func) and _func_name(node) in _NONDETERMINISTIC
-            ):
-                raise refuse(f"the non-deterministic function {_func_name(node).lower()}()",
-                             "its value differs between runs, so provenance cannot be tracked")
-            if isinstance(node, exp.Placeholder) or isinstance(node, exp.Parameter):
-                raise refuse("query parameters in a private query", NOT_YET)
-            if isinstance(node, exp.Star) and not isinstance(node.parent, (exp.Count,)):
-                raise refuse(f"* inside {where}")
-
-        def rewrite(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.Column):
-                if isinstance(n.this, exp.Star):
-                    raise refuse(f"{n.sql(dialect='duckdb')} inside {where}")
-                return exp.column(scope.resolve(n))
-            return n
-
-        return e.copy().transform(rewrite, copy=False)
-
-
-def _func_name(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).upper()
-    return node.sql_name().upper() if hasattr(node, "sql_name") else type(node).__name__.upper()
 
 
 def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:
