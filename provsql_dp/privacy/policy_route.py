@@ -80,7 +80,8 @@ class BlowfishRelease:
 
 # ---------------------------------------------------------------------------- participants
 def row_per_participant(con, info, prot) -> tuple[bool, str]:
-    """Whether each row of the table is one participant (Blowfish's one record per individual)."""
+    """Whether each row of the table is one participant (Blowfish's one record per individual),
+    from the declarations only: ``PROTECT TABLE t``, or ``BY (c)`` with ``c`` a declared key."""
     if prot is None:
         return False, (f"table {info.name!r} is not protected; declare its participants first "
                        f"(PROTECT TABLE {info.name}: each row one participant)")
@@ -97,14 +98,12 @@ def row_per_participant(con, info, prot) -> tuple[bool, str]:
         [info.catalog, info.schema, info.name]).fetchall()
     if any(list(r[0]) == [c] for r in rows):
         return True, ""
-    ok = con._duck.execute(
-        f"SELECT count(*) = count(DISTINCT {q(c)}) AND count({q(c)}) = count(*) FROM "
-        f"{_qualified(info.catalog, info.schema, info.name)}").fetchone()[0]
-    if ok:
-        return True, ""
-    return False, (f"rows of {info.name!r} are owned by the participants named in {c!r}, and some "
-                   "participant owns several rows (or none); a Blowfish policy assumes one record "
-                   "per individual")
+    # Decided from the declarations alone, never by looking at the rows: whether the route
+    # applies must not depend on the data (the side-channel rule).
+    return False, (f"rows of {info.name!r} are owned by the participants named in {c!r}, which "
+                   f"is not declared unique, so a participant may own several rows; a Blowfish "
+                   f"policy assumes one record per individual. If each {c!r} owns one row, declare "
+                   f"it: ALTER TABLE {info.name} ADD PRIMARY KEY ({c}) (or UNIQUE in CREATE TABLE)")
 
 
 def _qualified(*parts) -> str:
