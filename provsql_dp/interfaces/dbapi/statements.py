@@ -1,0 +1,125 @@
+"""SQL text into statements, and what kind each is: the connection's dispatch decisions.
+
+Statements are split on top-level ``;`` with our dialect's tokenizer (string literals and
+comments respected); then their first words tell a privacy statement (ours), a private query
+(``WITH EPSILON``), a data change (which opens the implicit transaction) or anything else.
+
+>>> split_statements("SELECT ';' AS s; -- a comment\\nPROTECT TABLE t")
+["SELECT ';' AS s", '-- a comment\\nPROTECT TABLE t']
+>>> is_privacy_statement("PROTECT TABLE t"), is_privacy_statement("SELECT 1")
+(True, False)
+>>> has_epsilon_clause("SELECT COUNT(*) FROM t WITH EPSILON 1"), has_epsilon_clause("SELECT 'WITH EPSILON'")
+(True, False)
+>>> statement_kind("INSERT INTO t VALUES (1)"), statement_kind("INSERT INTO t VALUES (1) RETURNING *")
+('dml', 'query')
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from ...errors import ProgrammingError
+from ...sql import dialect as d
+from ...sql import policy_grammar as _policy_grammar
+
+__all__ = ["split_statements", "is_privacy_statement", "has_epsilon_clause", "looks_like_query",
+           "statement_kind", "syntax_error", "epsilon_clause"]
+
+_OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
+_OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY"),
+              *_policy_grammar.KEYWORD_PAIRS}
+
+_DML = {"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE"}
+_QUERY = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMMARIZE", "EXPLAIN",
+          "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split SQL text on top-level semicolons (string literals and comments respected)."""
+    try:
+        tokens = d.ProvDP().tokenize(sql)
+    except (TokenError, ParseError) as e:
+        raise ProgrammingError(f"could not read the SQL text: {e}") from e
+    out, start, has_tokens = [], 0, False
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            piece = sql[start:tok.start].strip()
+            if piece and has_tokens:  # a piece of comments only is no statement
+                out.append(piece)
+            start, has_tokens = tok.end + 1, False
+        else:
+            has_tokens = True
+    tail = sql[start:].strip()
+    if tail and has_tokens:
+        out.append(tail)
+    return out
+
+
+def is_privacy_statement(stmt: str) -> bool:
+    """Whether the statement's first words are those of a privacy statement (ours to run)."""
+    words = stmt.split(None, 2)
+    if not words:
+        return False
+    first = words[0].upper()
+    if first in _OUR_KEYWORDS:
+        return True
+    return len(words) > 1 and (first, words[1].upper().rstrip(";")) in _OUR_PAIRS
+
+
+def has_epsilon_clause(stmt: str) -> bool:
+    """Whether the statement's tokens contain ``WITH EPSILON`` (our private-query clause)."""
+    if "EPSILON" not in stmt.upper():
+        return False
+    try:
+        tokens = d.ProvDP().tokenize(stmt)
+    except (TokenError, ParseError):
+        return False
+    return any(
+        a.text.upper() == "WITH" and b.text.upper() == "EPSILON" and b.token_type != TokenType.STRING
+        and b.token_type != TokenType.IDENTIFIER
+        for a, b in zip(tokens, tokens[1:])
+    )
+
+
+def looks_like_query(stmt: str) -> bool:
+    """Whether the statement starts like a query (a candidate for the session's default ε)."""
+    first = stmt.lstrip("( \n\t").split(None, 1)
+    return bool(first) and first[0].upper() in ("SELECT", "WITH", "FROM")
+
+
+def statement_kind(stmt: str) -> str:
+    """'query', 'dml', 'begin', 'end' or 'other', from the statement's first keyword."""
+    head = stmt.lstrip().split(None, 1)
+    word = head[0].upper().rstrip(";") if head else ""
+    if word.startswith("("):
+        return "query"
+    if word in _DML:
+        return "query" if " RETURNING " in f" {stmt.upper()} " else "dml"
+    if word in ("BEGIN", "START"):
+        return "begin"
+    if word in ("COMMIT", "END", "ROLLBACK", "ABORT"):
+        return "end"
+    return "query" if word in _QUERY else "other"
+
+
+def syntax_error(e: ParseError) -> ProgrammingError:
+    """The error to raise for a statement of ours that does not parse: the parser's first line."""
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return ProgrammingError(f"syntax error: {first}")
+
+
+def epsilon_clause(tree: d.PrivateQuery) -> tuple[Fraction, dict]:
+    """The ε and the mechanism OPTIONS of a parsed ``<query> WITH EPSILON ε [OPTIONS (…)]``.
+
+    >>> epsilon_clause(d.parse_one("SELECT COUNT(*) FROM t WITH EPSILON 0.5"))
+    (Fraction(1, 2), {})
+    """
+    eps = d.exact_number(tree.args["epsilon"], "epsilon")
+    try:
+        options = d.mechanism_options(tree)
+    except ParseError as e:
+        raise ProgrammingError(str(e)) from e
+    return eps, options

@@ -1,0 +1,126 @@
+"""How the shell shows results: a result set in one of the output :data:`MODES`, one value,
+one error message.
+
+>>> print(render("table", ["name", "n"], [("a", 1.5), (None, 10)]))
++------+-----+
+| name |   n |
++------+-----+
+| a    | 1.5 |
+| NULL |  10 |
++------+-----+
+>>> print(render("csv", ["name", "n"], [("a", 1.5), (None, 10)]))
+name,n
+a,1.5
+,10
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import decimal
+import io
+import json
+from fractions import Fraction
+
+from ...privacy.ledger import format_eps
+
+__all__ = ["MODES", "render", "cell", "fmt_float", "first_line"]
+
+MODES = ("table", "csv", "json", "markdown")
+
+
+def cell(v) -> str:
+    """A value as shown in table and markdown modes."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return fmt_float(v)
+    if isinstance(v, Fraction):
+        return format_eps(v)
+    return str(v)
+
+
+def fmt_float(v: float) -> str:
+    """A float with at most four decimals (no trailing zeros), or six significant digits when
+    very large or small."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return str(v)
+    if v == 0 or 1e-4 <= abs(v) < 1e15:
+        s = f"{v:.4f}".rstrip("0").rstrip(".")
+        return "0" if s in ("-0", "") else s
+    return f"{v:.6g}"
+
+
+def _json_value(v):
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if v == v and abs(v) != float("inf") else str(v)
+    if isinstance(v, (decimal.Decimal, Fraction)):
+        return float(v)
+    if isinstance(v, (_dt.date, _dt.datetime, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    return str(v)
+
+
+def _is_numeric(v) -> bool:
+    return isinstance(v, (int, float, decimal.Decimal, Fraction)) and not isinstance(v, bool)
+
+
+def render(mode: str, names: list[str], rows: list[tuple]) -> str:
+    """Render a result in one of :data:`MODES` (without a trailing newline).
+
+    >>> print(render("markdown", ["a", "b"], [(1, "x")]))
+    | a | b |
+    |--:|---|
+    | 1 | x |
+    """
+    if mode == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else cell(v)) for v in r])
+        return buf.getvalue().rstrip("\n")
+    if mode == "json":
+        objs = [json.dumps(dict(zip(names, (_json_value(v) for v in r))), ensure_ascii=False) for r in rows]
+        return "[" + ",\n".join(objs) + "]"
+    cells = [[cell(v).replace("\n", "\\n") for v in r] for r in rows]
+    numeric = [any(_is_numeric(r[i]) for r in rows) and all(_is_numeric(r[i]) or r[i] is None for r in rows)
+               for i in range(len(names))]
+    widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+
+    def line(values, pad_num=True):
+        parts = []
+        for i, v in enumerate(values):
+            parts.append(v.rjust(widths[i]) if (numeric[i] and pad_num) else v.ljust(widths[i]))
+        return parts
+
+    if mode == "markdown":
+        out = ["| " + " | ".join(line(names, False)) + " |",
+               "|" + "|".join(("-" * (w + 1) + ":") if numeric[i] else "-" * (w + 2)
+                              for i, w in enumerate(widths)) + "|"]
+        out += ["| " + " | ".join(line(c)) + " |" for c in cells]
+        return "\n".join(out)
+    sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out = [sep, "| " + " | ".join(line(names, False)) + " |", sep]
+    out += ["| " + " | ".join(line(c)) + " |" for c in cells]
+    if cells:
+        out.append(sep)
+    return "\n".join(out)
+
+
+def first_line(e: BaseException) -> str:
+    """An error's first non-blank line (the shell prints errors on one line)."""
+    text = str(e).strip()
+    for ln in text.splitlines():
+        if ln.strip():
+            return ln.strip()
+    return type(e).__name__

@@ -1,0 +1,197 @@
+"""The shell proper: :class:`Shell` reads lines, gathers them into statements, runs them on
+a connection and prints the results (private answers with their noise bound) and the errors.
+
+Its dot-commands are in :mod:`.dot_commands`; the ``provsql-dp shell`` command that opens a
+connection and feeds it lines is in :mod:`.command`.
+
+>>> import io, provsql_dp
+>>> out = io.StringIO()
+>>> sh = Shell(provsql_dp.connect(), out=out, err=out, mode="csv")
+>>> sh.run_lines(["CREATE TABLE t(a INT);", "INSERT INTO t", "VALUES (1), (2);", "SELECT a FROM t"])
+>>> print(out.getvalue().strip())
+a
+1
+2
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ...errors import Error
+from ...privacy.ledger import format_eps
+from .dot_commands import DotCommands
+from .formatting import MODES, cell, first_line, render
+from .progress import PROGRESS_DELAY, Progress
+from .reading import only_comments, statement_complete, statements, tokenizes
+
+__all__ = ["Shell"]
+
+# Statements that return rows worth showing even when DuckDB calls the column "Count".
+_QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "DESC",
+                "SUMMARIZE", "EXPLAIN", "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
+
+
+class Shell(DotCommands):
+    """Reads statements and dot-commands, runs them on ``con``, prints results and errors.
+
+    Parameters
+    ----------
+    con : provsql_dp.Connection
+    out, err : text streams for results and for errors/diagnostics
+    mode : one of :data:`MODES`
+    bail : stop at the first error (non-interactive runs)
+    """
+
+    def __init__(self, con, out=None, err=None, *, mode: str = "table", bail: bool = False,
+                 progress_delay: float = PROGRESS_DELAY):
+        self.con = con
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}")
+        self.mode = mode
+        self.bail = bail
+        self.timer = False
+        self.progress_delay = progress_delay
+        self.failed = False  # some statement or command failed
+        self.stopped = False  # .quit, or --bail after an error
+        self._depth = 0
+
+    @property
+    def role(self) -> str:
+        return getattr(self.con, "role", "curator")
+
+    # ------------------------------------------------------------------ output
+    def _print(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def error(self, message: str) -> None:
+        self.failed = True
+        self.out.flush()
+        print(f"Error: {message}", file=self.err, flush=True)
+        if self.bail:
+            self.stopped = True
+
+    # ------------------------------------------------------------------ input processing
+    def run_text(self, text: str) -> bool:
+        """Run a whole script (statements and dot-commands); True when nothing failed."""
+        before = self.failed
+        self.failed = False
+        self.run_lines(text.splitlines())
+        ok = not self.failed
+        self.failed = before or self.failed
+        return ok
+
+    def run_lines(self, lines) -> None:
+        """Run an iterable of input lines; a trailing statement without ``;`` is run at the end
+        when it is complete SQL, else reported as incomplete."""
+        buf: list[str] = []
+        for raw in lines:
+            if self.stopped:
+                return
+            buf = self.feed(buf, raw.rstrip("\r\n"))
+        if not self.stopped:
+            self.finish(buf)
+
+    def feed(self, buf: list[str], line: str) -> list[str]:
+        """Process one line given the pending statement lines ``buf``; returns the new buffer."""
+        if buf and only_comments("\n".join(buf)):
+            buf = []  # comments between statements are not part of the next one
+        if not buf and line.lstrip().startswith("."):
+            self.dot(line.strip())
+            return []
+        if not buf and not line.strip():
+            return []
+        buf = buf + [line]
+        text = "\n".join(buf)
+        if statement_complete(text):
+            self.run_sql(text)
+            return []
+        return buf
+
+    def finish(self, buf: list[str]) -> None:
+        text = "\n".join(buf)
+        if not text.strip():
+            return
+        if tokenizes(text):
+            if statements(text):
+                self.run_sql(text)
+        else:
+            self.error("incomplete input: an unterminated string or comment at the end")
+
+    # ------------------------------------------------------------------ SQL
+    def run_sql(self, text: str) -> None:
+        try:
+            stmts = statements(text)
+        except Error as e:
+            self.error(first_line(e))
+            return
+        for stmt in stmts:
+            if self.stopped:
+                return
+            self.run_statement(stmt)
+
+    def run_statement(self, stmt: str) -> None:
+        t0 = time.perf_counter()
+        try:
+            with Progress(self.err, delay=self.progress_delay):
+                cur = self.con.cursor()
+                cur.execute(stmt)
+                rows = cur.fetchall() if cur.description is not None else None
+        except KeyboardInterrupt:
+            self.error("interrupted")
+            return
+        except Error as e:
+            self.error(first_line(e))
+            return
+        except Exception as e:  # a bug of ours: still one line, never a traceback
+            self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
+            return
+        elapsed = time.perf_counter() - t0
+        self.show(stmt, cur, rows)
+        if self.timer:
+            self._print(f"Run Time: {elapsed:.3f} s")
+
+    def show(self, stmt: str, cur, rows) -> None:
+        if cur.description is None or rows is None:
+            return
+        names = [c[0] for c in cur.description]
+        first = stmt.lstrip("( \t\n").split(None, 1)
+        first = first[0].upper() if first else ""
+        if first not in _QUERY_WORDS:
+            if names == ["Count"]:
+                return  # DDL/DML: DuckDB reports a count, like sqlite3 we stay quiet
+            if names == ["status"] and len(rows) == 1:
+                self._print(str(rows[0][0]))  # our statements' confirmations
+                return
+        if names == ["explain_key", "explain_value"] and self.mode == "table":
+            self._print("\n".join(str(r[1]).rstrip() for r in rows))  # DuckDB's EXPLAIN, as drawn
+            return
+        info = getattr(cur, "privacy", None)
+        if info is not None:
+            self.show_private(names, rows, info)
+            return
+        self._print(render(self.mode, names, rows))
+
+    def show_private(self, names, rows, info) -> None:
+        bounds = info.noise_bound(0.95)
+        names = list(names) + ["± 95%"]
+        rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
+        self._print(render(self.mode, names, rows))
+        eps = format_eps(info.epsilon)
+        per = ""
+        if len(rows) > 1 and info.mechanism.startswith("recursive"):
+            per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
+        if len(rows) == 1:
+            value = f"{cell(rows[0][-2])} ± {cell(rows[0][-1])} (95%), "
+        else:
+            value = ""
+        user = getattr(self.con, "user", None)
+        who = f" of user {user!r}" if user else ""
+        line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
+                f"budget left {format_eps(info.remaining)}{who}")
+        # csv and json stay machine-readable on stdout: the summary goes to stderr there
+        stream = self.out if self.mode in ("table", "markdown") else self.err
+        print(line, file=stream, flush=True)
