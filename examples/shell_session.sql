@@ -28,7 +28,8 @@ SELECT COUNT(*)
   FROM knows a JOIN knows b ON a.dst = b.src
   JOIN knows c ON a.src = c.src AND b.dst = c.dst
   WITH EPSILON 0.5;
--- grouped by a public table: every city is released, ε split between the groups
+-- grouped by a public table joined on its key: every city is released, each at the full ε
+-- (a person is in one city: parallel composition, the Laplace mechanism)
 SELECT c.name, COUNT(*) FROM person p JOIN city c ON p.city = c.name GROUP BY c.name
   WITH EPSILON 0.6;
 

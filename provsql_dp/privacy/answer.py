@@ -23,7 +23,7 @@ row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
 >>> _ = con.execute("SET PRIVACY BUDGET 1")
 >>> cur = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
 >>> cur.description[0][0], cur.privacy.mechanism, str(cur.privacy.remaining)
-('COUNT(*)', 'recursive', '1/2')
+('COUNT(*)', 'laplace', '1/2')
 """
 
 from __future__ import annotations
@@ -36,9 +36,11 @@ from ..errors import ProgrammingError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
 from ..provenance.capture import capture, q
+from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate, Scan, walk
 from . import routing as _routing
+from .fast_path import laplace_applies, release_laplace
 from .release_info import PrivacyInfo
 
 __all__ = ["answer_private", "privacy_style", "group_domain"]
@@ -91,14 +93,43 @@ OPTIONS = {
     "privacy": "'node' or 'edge': only picks the default μ",
 }
 
+#: the bounds of a SUM's values, for every mechanism: values are clamped to [lower, upper]
+MECHANISMS = ("laplace", "recursive")
+
+BOUND_OPTIONS = {
+    "mechanism": "'laplace' or 'recursive' (default: the Laplace mechanism when every participant "
+                 "owns one tuple of bounded weight, else the recursive mechanism)",
+    "lower": "the smallest value one tuple adds to a SUM (values below are clamped up)",
+    "upper": "the largest value one tuple adds to a SUM (values above are clamped down)",
+}
+
+
+def sum_bounds(options: dict) -> tuple[float, float] | None:
+    """The ``OPTIONS (lower = …, upper = …)`` of a SUM, validated, or None when absent."""
+    given = [k for k in ("lower", "upper") if k in options]
+    if not given:
+        return None
+    if len(given) == 1:
+        raise ProgrammingError("give both bounds of a SUM: OPTIONS (lower = a, upper = b)")
+    lo, hi = options["lower"], options["upper"]
+    if isinstance(lo, str) or isinstance(hi, str):
+        raise ProgrammingError("options lower and upper must be numbers")
+    lo, hi = float(lo), float(hi)
+    if not lo < hi:
+        raise ProgrammingError(f"option lower must be below upper, got [{lo}, {hi}]")
+    if max(abs(lo), abs(hi)) > 1e15:
+        raise ProgrammingError("SUM bounds must lie within ±1e15")
+    return lo, hi
+
 
 def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, dict]:
     """Validate a private query's OPTIONS into recursive-mechanism keyword arguments."""
-    unknown = sorted(set(options) - set(OPTIONS))
+    known = {**OPTIONS, **BOUND_OPTIONS}
+    unknown = sorted(set(options) - set(known))
     if unknown:
         raise ProgrammingError(
-            f"unknown option {unknown[0]!r}; the recursive mechanism takes "
-            + ", ".join(f"{k} ({v})" for k, v in OPTIONS.items())
+            f"unknown option {unknown[0]!r}; the options are "
+            + ", ".join(f"{k} ({v})" for k, v in known.items())
         )
     kwargs = {}
     for key in ("theta", "beta", "mu"):
@@ -137,14 +168,37 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
     routed = _routing.route(con, tree, plan, epsilon, text)
     if routed is not None:
         return routed
+    bounds = sum_bounds(options) if plan.kind == "sum" else None
+    if plan.kind == "count" and (set(options) & {"lower", "upper"}):
+        raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")
     groups = group_domain(con, plan) if plan.group_by else [()]
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    own = owners(plan.child)
+    choice = _mechanism_choice(options)
+    if choice == "laplace" and not laplace_applies(plan, own, bounds):
+        raise ProgrammingError(
+            "the Laplace mechanism needs a sensitivity from the declarations: every participant "
+            "must own at most one tuple (one row per participant, public tables joined on a "
+            "declared key) and a SUM needs OPTIONS (lower = …, upper = …)")
+    options = {k: v for k, v in options.items() if k != "mechanism"}
+    if choice != "recursive" and laplace_applies(plan, own, bounds):
+        extra = sorted(set(options) - set(BOUND_OPTIONS))
+        if extra:
+            raise ProgrammingError(
+                f"option {extra[0]} applies to the recursive mechanism; this query is answered by "
+                "the Laplace mechanism (each participant owns one tuple of bounded weight)")
+        return release_laplace(
+            con, plan, epsilon, groups, _key_names(plan) if plan.group_by else [], bounds,
+            lambda: con._ledger.charge(con.user, epsilon, text, "laplace"), rng)
     eps = float(epsilon) / len(groups)
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
-    kr = capture(con._duck, plan)
-    signed = bool((kr.weights < 0).any())
+    # Signed or not is read from the statement, never from the data: a SUM is released in two
+    # parts unless its declared bounds make every value nonnegative.
+    signed = plan.kind == "sum" and (bounds is None or bounds[0] < 0)
     if signed and "split" in options:
-        raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2)")
-    rng = rng if rng is not None else getattr(con, "_rng", None)
+        raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
+                               "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
+    kr = capture(con._duck, plan, bounds)
     charge = con._ledger.charge(con.user, epsilon, text, "recursive")
     release = rm.release_signed if signed else rm.release
     releases, rows = [], []
@@ -170,6 +224,15 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
         releases=tuple(releases),
     )
     return desc, rows, info
+
+
+def _mechanism_choice(options: dict) -> str | None:
+    choice = options.get("mechanism")
+    if choice is None:
+        return None
+    if not isinstance(choice, str) or choice.lower() not in MECHANISMS:
+        raise ProgrammingError(f"option mechanism must be one of {', '.join(MECHANISMS)}, got {choice!r}")
+    return choice.lower()
 
 
 def _equals(col, v) -> np.ndarray:

@@ -44,7 +44,7 @@ from ..sql.plan import (
 from .krelation import KRelation
 from .slots import slot_sources
 
-__all__ = ["compile_node", "capture", "Compiled", "capture_sql"]
+__all__ = ["compile_node", "capture", "Compiled", "capture_sql", "clamp_sql", "DEFAULT_BOUNDS"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,14 @@ def q(name: str) -> str:
 
 def _sql(e: exp.Expression) -> str:
     return e.sql(dialect="duckdb")
+
+
+def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:
+    """A weight clamped to ``[lower, upper]`` as DuckDB SQL: a value that is not a finite
+    number becomes NULL (it then adds nothing), ±∞ is clamped like any other value."""
+    x = f"TRY_CAST(({expr_sql}) AS DOUBLE)"
+    return (f"CASE WHEN isnan({x}) THEN NULL "
+            f"ELSE greatest(least({x}, {float(upper)!r}), {float(lower)!r}) END")
 
 
 def _hidden(prefix: str, n: int, start: int = 0) -> list[str]:
@@ -162,9 +170,15 @@ def _has_distinct(node: Node) -> bool:
     return any(isinstance(n, Distinct) for n in walk(node))
 
 
-def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
+#: the clamp of a SUM's values when no bounds are declared: every value that feeds a release is
+#: finite and bounded before it leaves DuckDB, by a rule fixed in advance (the side-channel rule)
+DEFAULT_BOUNDS = (-1e12, 1e12)
+
+
+def capture_sql(plan: Node, bounds: tuple[float, float] | None = None) -> tuple[str, Compiled, bool, list]:
     """The top-level capture query, its layout, whether derivations need grouping, and where
-    each slot is read from (see :func:`provsql_dp.provenance.slots.slot_sources`)."""
+    each slot is read from (see :func:`provsql_dp.provenance.slots.slot_sources`). A SUM's
+    weights are clamped to ``bounds`` (default :data:`DEFAULT_BOUNDS`)."""
     agg = plan if isinstance(plan, Aggregate) else None
     inner = agg.child if agg else plan
     grouped = _has_distinct(inner)
@@ -172,7 +186,8 @@ def capture_sql(plan: Node) -> tuple[str, Compiled, bool, list]:
     sources = slot_sources(inner)
     cols = [q(i) for i in c.ids]
     if agg is not None and agg.weight is not None:
-        cols.append(f"COALESCE(({_sql(agg.weight)})::DOUBLE, 0.0) AS __w")
+        lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
+        cols.append(f"COALESCE({clamp_sql(_sql(agg.weight), lo, hi)}, 0.0) AS __w")
     for kind, k in sources:
         if kind != "column":
             continue
@@ -359,9 +374,11 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
 
 
 # ---------------------------------------------------------------------- assembling the K-relation
-def capture(con: duckdb.DuckDBPyConnection, plan: Node) -> KRelation:
-    """Run the capture query of ``plan`` and return its K-relation."""
-    sql, compiled, grouped, sources = capture_sql(plan)
+def capture(con: duckdb.DuckDBPyConnection, plan: Node,
+            bounds: tuple[float, float] | None = None) -> KRelation:
+    """Run the capture query of ``plan`` and return its K-relation (a SUM's weights clamped to
+    ``bounds``, see :func:`capture_sql`)."""
+    sql, compiled, grouped, sources = capture_sql(plan, bounds)
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():

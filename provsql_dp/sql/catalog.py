@@ -166,6 +166,16 @@ class Catalog:
         ).fetchall()
         return tuple(rows[0][0]) if rows else ()
 
+    def unique_keys(self, info: TableInfo) -> tuple[tuple[str, ...], ...]:
+        """The declared PRIMARY KEY and UNIQUE column sets of a table (schema, never data)."""
+        rows = self.con.execute(
+            """SELECT constraint_column_names FROM duckdb_constraints()
+                WHERE database_name = ? AND schema_name = ? AND table_name = ?
+                  AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')""",
+            [info.catalog, info.schema, info.name],
+        ).fetchall()
+        return tuple(sorted({tuple(r[0]) for r in rows}))
+
     # ------------------------------------------------------------------ declarations
     def list_protected(self) -> list[Protection]:
         if self.read_only and not self._has_schema():

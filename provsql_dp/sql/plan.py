@@ -59,6 +59,7 @@ class Scan:
     slots: tuple[Slot, ...] = ()
     catalog: str | None = None
     types: tuple[str, ...] = ()  # DuckDB type of each column, when known
+    unique_keys: tuple[tuple[str, ...], ...] = ()  # declared PRIMARY KEY / UNIQUE column sets
 
     @property
     def children(self) -> tuple:

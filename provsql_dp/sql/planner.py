@@ -243,6 +243,7 @@ class Planner:
                 names=names,
                 slots=prot.slots() if prot else (),
                 types=info.types,
+                unique_keys=self.catalog.unique_keys(info),
             )
             return scan, Source(alias, names, ids)
         if isinstance(t, exp.Lateral):

@@ -221,7 +221,7 @@ class TestBeyondTheSuite:
         assert len(cur.description) == 1 and len(cur.description[0]) == 7
         assert cur.rowcount == 1
         (value,) = cur.fetchone()
-        assert isinstance(value, float) and cur.fetchone() is None
+        assert isinstance(value, int) and cur.fetchone() is None  # a count: an integer (Laplace)
         assert cur.privacy.epsilon == 0.5 and cur.privacy.remaining == 0.5
         cur.execute("SELECT 1")
         assert cur.privacy is None  # metadata belongs to the last statement only

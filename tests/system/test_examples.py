@@ -85,7 +85,7 @@ def test_shell_session(tmp_path):
     private = re.findall(r"^private answer: .*ε charged ([\d.]+).*budget left ([\d.]+) of user 'default'$",
                          out, re.M)
     assert [eps for eps, _ in private][:4] == ["0.5", "0.5", "0.6", "0.2"]
-    assert "ε charged 0.6 (0.2 per group, 3 groups)" in out
+    assert "ε charged 0.6 (every one of 3 groups at the full ε: a participant is in one group)" in out
     assert "recursive mechanism diagnostics at ε = 0.5 (curator only, nothing charged):" in out
     assert "name\nLyon\nOslo\nPune\n" in out  # csv mode
     assert re.search(r"^Run Time: \d+\.\d{3} s$", out, re.M)

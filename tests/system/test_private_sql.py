@@ -54,7 +54,8 @@ def test_a_private_count_is_one_row_with_metadata(con):
 
 
 def test_edge_style_for_single_owner_rows(con):
-    cur = con.execute("SELECT COUNT(*) FROM employees WHERE salary > 90000 WITH EPSILON 1")
+    cur = con.execute("SELECT COUNT(*) FROM employees WHERE salary > 90000 WITH EPSILON 1 "
+                      "OPTIONS (mechanism = 'recursive')")
     assert cur.privacy.releases[0].params["mu"] == 0.5
 
 
@@ -90,8 +91,22 @@ def test_group_by_public_keys_releases_every_public_group(con):
     rows = cur.fetchall()
     assert [r[0] for r in rows] == sorted(r[0] for r in con.execute("SELECT name FROM departments").fetchall())
     assert len(cur.privacy.releases) == 6
-    assert all(r.epsilon == pytest.approx(1 / 6) for r in cur.privacy.releases)
+    # each employee joins one department (its declared key): parallel composition, full ε each
+    assert cur.privacy.mechanism == "laplace"
+    assert all(r.epsilon == pytest.approx(1) for r in cur.privacy.releases)
     assert cur.privacy.epsilon == 1
+
+
+def test_group_by_public_keys_without_a_key_splits_epsilon(con):
+    """Without a declared key on the public side a participant may reach several groups: the
+    recursive mechanism releases each group at ε/groups (sequential composition)."""
+    con.execute("CREATE TABLE dept_names AS SELECT * FROM departments")  # no key declared
+    cur = con.execute(
+        "SELECT d.name, COUNT(*) FROM employees e JOIN dept_names d ON e.dept_id = d.id "
+        "GROUP BY d.name WITH EPSILON 1"
+    )
+    assert cur.privacy.mechanism == "recursive"
+    assert all(r.epsilon == pytest.approx(1 / 5) for r in cur.privacy.releases)
 
 
 def test_session_default_epsilon(con):
@@ -118,7 +133,7 @@ def test_a_failing_mechanism_keeps_the_charge(con, monkeypatch):
 
     monkeypatch.setattr(recursive, "release", boom)
     with pytest.raises(RuntimeError):
-        con.execute("SELECT COUNT(*) FROM employees WITH EPSILON 1")
+        con.execute("SELECT COUNT(*) FROM employees WITH EPSILON 1 OPTIONS (mechanism = 'recursive')")
     assert con.ledger.remaining("default") == 4
     assert len(con.ledger.entries()) == 1
 

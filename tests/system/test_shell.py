@@ -36,7 +36,7 @@ HAS_ROLES = "role" in inspect.signature(provsql_dp.connect).parameters
 needs_roles = pytest.mark.skipif(not HAS_ROLES, reason="roles are not in provsql_dp.connect yet")
 
 PRIVATE_LINE = re.compile(
-    r"private answer: -?[\d.]+ ± [\d.]+ \(95%\), recursive mechanism, ε charged ([\d./]+), "
+    r"private answer: -?[\d.]+ ± [\d.]+ \(95%\), (?:recursive|laplace) mechanism, ε charged ([\d./]+), "
     r"budget left ([\d./]+) of user '(\w+)'"
 )
 
@@ -161,7 +161,8 @@ def test_private_grouped_answer_and_machine_readable_modes():
     header = lines.index("name,COUNT(*),± 95%")
     assert len(lines) - header - 1 == 5  # one row per department
     # csv stays parseable: the summary line goes to stderr
-    assert "ε charged 1 (0.2 per group, 5 groups), budget left 2" in err.getvalue()
+    assert ("ε charged 1 (every one of 5 groups at the full ε: a participant is in one group), "
+            "budget left 2") in err.getvalue()
     assert not err.getvalue().startswith("Error")
 
 
@@ -217,7 +218,7 @@ def test_dot_commands_tables_schema_protected_budget_ledger(tmp_path):
         elif cmd == ".budget":
             assert re.search(r"\| ann +\| 1 +\| 0 +\| 1 +\|", text) and re.search(r"\| cur +\| 2 +\| 0.25 ", text)
         else:
-            assert "| cur  | 0.25    | recursive | SELECT COUNT(*) FROM employees WITH EPSILON 0.25 |" in text
+            assert "| cur  | 0.25    | laplace   | SELECT COUNT(*) FROM employees WITH EPSILON 0.25 |" in text
     sh.dot(".schema nothing")
     assert err.getvalue() == "Error: no table or view named 'nothing'\n"
 

@@ -184,6 +184,8 @@ class Shell(DotCommands):
         per = ""
         if len(rows) > 1 and info.mechanism.startswith("recursive"):
             per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
+        elif len(rows) > 1 and info.mechanism == "laplace":
+            per = f" (every one of {len(rows)} groups at the full ε: a participant is in one group)"
         if len(rows) == 1:
             value = f"{cell(rows[0][-2])} ± {cell(rows[0][-1])} (95%), "
         else:

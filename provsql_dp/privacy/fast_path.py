@@ -1,0 +1,94 @@
+"""The single-owner fast paths: a private aggregate answered inside DuckDB, never materialising
+tuples or participants in Python.
+
+Chosen from the plan and the declarations only (:func:`provsql_dp.provenance.owners.owners`),
+never from the data:
+
+* **Laplace** — each participant owns at most one tuple (one row per person, joined to public
+  tables on their declared keys) and each tuple's weight is bounded (1 for a count, the clamp of
+  a bounded SUM): DuckDB computes the exact aggregate per group and the Laplace mechanism adds
+  noise at the global sensitivity. A participant's tuple falls in one group, so every group is
+  released at the full ε (parallel composition).
+* **single-owner recursive mechanism** — every tuple has one owner but the declarations do not
+  bound how many tuples a participant owns (people ⋈ visits): DuckDB computes each
+  participant's total (``GROUP BY`` owner) and the closed forms of
+  :mod:`provsql_dp.mechanisms.single_owner` release it, exactly as the LPs would.
+
+>>> import provsql_dp, numpy as np
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT)")
+>>> _ = con.execute("INSERT INTO p SELECT range, range % 90 FROM range(1000)")
+>>> _ = con.execute("PROTECT TABLE p")
+>>> _ = con.execute("SET PRIVACY BUDGET 10")
+>>> cur = con.execute("SELECT COUNT(*) FROM p WHERE age > 40 WITH EPSILON 1")
+>>> cur.privacy.mechanism, isinstance(cur.fetchone()[0], int)
+('laplace', True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mechanisms import laplace
+from ..provenance.capture import clamp_sql, compile_node, q
+from ..provenance.owners import Owners, owners
+from ..provenance.slots import slot_sources
+from ..sql.plan import Aggregate
+from .release_info import PrivacyInfo
+
+__all__ = ["laplace_applies", "release_laplace", "owner_totals"]
+
+
+def laplace_applies(plan: Aggregate, own: Owners | None, bounds) -> bool:
+    """Whether the Laplace fast path answers ``plan``: one bounded tuple per participant."""
+    if own is None or own.rows_per_owner is None:
+        return False
+    return plan.kind == "count" or bounds is not None
+
+
+def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_names: list[str],
+                    bounds, charge_fn, rng=None):
+    """Run the aggregate in DuckDB and release every group with the Laplace mechanism.
+
+    ``groups`` is the public list of groups (``[()]`` without GROUP BY); ``charge_fn()`` charges
+    the ledger and returns the charge (called before any noise is drawn)."""
+    own = owners(plan.child)
+    compiled = compile_node(plan.child, disc=False)
+    keys = [q(k) for k in plan.group_by]
+    if plan.kind == "count":
+        agg, integer, sens = "count(*)", True, float(own.rows_per_owner)
+    else:
+        lower, upper = bounds
+        weight = clamp_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
+        agg, integer = f"sum({weight})", False
+        sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
+    select = ", ".join(keys + [agg])
+    sql = f"SELECT {select} FROM ({compiled.sql}) AS t"
+    if keys:
+        sql += f" GROUP BY {', '.join(keys)}"
+    rows = con._duck.execute(sql).fetchall()
+    true = {tuple(r[:-1]): (r[-1] or 0) for r in rows}
+    charge = charge_fn()
+    eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
+    releases, out = [], []
+    for g in groups:
+        rel = laplace.release(true.get(tuple(g), 0), sensitivity=sens, epsilon=eps,
+                              integer=integer, rng=rng)
+        releases.append(rel)
+        out.append(tuple(g) + (rel.value,))
+    desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
+    info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=tuple(releases))
+    return desc, out, info
+
+
+def owner_totals(con, plan: Aggregate, own: Owners, where_sql: str | None = None) -> np.ndarray:
+    """Each participant's total contribution ``Σ_{t owned by p} q(t)``, computed by DuckDB."""
+    compiled = compile_node(plan.child, disc=False)
+    kind, ref = slot_sources(plan.child)[own.slot]
+    owner_cols = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
+    weight = "1.0" if plan.weight is None else f"({plan.weight.sql(dialect='duckdb')})"
+    sql = (f"SELECT sum({weight})::DOUBLE AS c FROM ({compiled.sql}) AS t "
+           f"{'WHERE ' + where_sql if where_sql else ''} GROUP BY {', '.join(owner_cols)}")
+    out = con._duck.execute(sql).fetchnumpy()["c"]
+    return np.asarray(np.ma.filled(out, 0.0), dtype=np.float64)

@@ -1,0 +1,135 @@
+"""Who owns the tuples of a plan: the single-owner analysis behind the fast paths.
+
+A K-relation is *single-owner* when every tuple is annotated by exactly one participant
+(a one-variable monomial). That holds for a plan without ``DISTINCT`` or ``UNION`` (which OR
+annotations together) in which every participant slot names the same participant on every row:
+after slot pruning (:func:`provsql_dp.provenance.slots.slot_sources`) exactly one slot is kept.
+Then the recursive mechanism needs only each participant's total contribution (see
+:mod:`provsql_dp.mechanisms.single_owner`), which DuckDB computes with one ``GROUP BY``.
+
+When, in addition, the declarations bound how many tuples one participant can own — each
+protected scan holds one row per participant (``PROTECT TABLE t``, or ``BY (c)`` with ``c`` a
+declared key) and every public table is joined on one of its declared keys — that bound
+``rows_per_owner`` is public, and a count (or a SUM of bounded values) has a global sensitivity:
+the Laplace mechanism applies, with no sensitivity to estimate.
+
+Everything here reads the plan only — the schema and the declarations — never the data.
+
+>>> from provsql_dp.sql.plan import Scan, Slot, Filter, Join
+>>> from sqlglot import exp
+>>> people = Scan("people", "main", ("id", "city"), ("v0", "v1"), ("id", "city"),
+...               (Slot("people", "column", "id"),), unique_keys=(("id",),))
+>>> visits = Scan("visits", "main", ("pid", "day"), ("v2", "v3"), ("pid", "day"),
+...               (Slot("people", "column", "pid"),))
+>>> o = owners(Filter(people, exp.GT(this=exp.column("v1"), expression=exp.Literal.number(3))))
+>>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
+(0, 1, ['v0', 'v1'])
+>>> o = owners(Join(people, visits, exp.EQ(this=exp.column("v0"), expression=exp.column("v2"))))
+>>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
+(0, None, ['v0', 'v1'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from ..sql.plan import Distinct, Filter, Join, Node, Project, Scan, Union, walk
+from .slots import analyse, slot_sources
+
+__all__ = ["Owners", "owners"]
+
+
+@dataclass(frozen=True)
+class Owners:
+    """The single owner of every tuple of a plan.
+
+    ``slot`` is the kept participant slot (an index into the compiled capture's slots);
+    ``rows_per_owner`` the most tuples one participant can own, from the declarations, or None
+    when they do not bound it; ``owner_row_ids`` the scan column ids whose value is a function of
+    the owner (columns of a protected row that holds one row per participant) — a GROUP BY on
+    them puts each participant's tuples in one group.
+    """
+
+    slot: int
+    rows_per_owner: int | None
+    owner_row_ids: frozenset
+
+
+def owners(node: Node) -> Owners | None:
+    """The single-owner analysis of ``node`` (the child of the final aggregate), or None."""
+    if any(isinstance(n, (Distinct, Union)) for n in walk(node)):
+        return None
+    kept = [k for k, (kind, _) in enumerate(slot_sources(node)) if kind != "drop"]
+    if len(kept) != 1:
+        return None
+    rows_ids = frozenset(
+        i for n in walk(node) if isinstance(n, Scan) and n.slots and _one_row_per_owner(n)
+        for i in n.ids
+    )
+    return Owners(kept[0], _rows_per_owner(node), rows_ids)
+
+
+def _one_row_per_owner(scan: Scan) -> bool:
+    """Whether each participant owns at most one row of a protected scan (declared key)."""
+    if len(scan.slots) != 1:
+        return False
+    slot = scan.slots[0]
+    if slot.kind in ("rowid", "composite"):
+        return True
+    return any(tuple(k) == (slot.column,) for k in scan.unique_keys)
+
+
+def _protected(node: Node) -> bool:
+    return any(isinstance(n, Scan) and n.slots for n in walk(node))
+
+
+def _rows_per_owner(node: Node) -> int | None:
+    if isinstance(node, Scan):
+        return 1 if _one_row_per_owner(node) else None
+    if isinstance(node, (Filter, Project)):
+        return _rows_per_owner(node.child)
+    if isinstance(node, Join):
+        left_p, right_p = _protected(node.left), _protected(node.right)
+        if left_p and right_p:
+            a, b = _rows_per_owner(node.left), _rows_per_owner(node.right)
+            return None if a is None or b is None else a * b
+        inner, public = (node.left, node.right) if left_p else (node.right, node.left)
+        bound = _rows_per_owner(inner)
+        if bound is None or not _matches_one_row(public, node.condition):
+            return None
+        return bound
+    return None
+
+
+def _matches_one_row(public: Node, condition: exp.Expression | None) -> bool:
+    """Whether the join condition pins one of ``public``'s declared keys to columns of the other
+    side, so that a row of the other side matches at most one row of ``public``."""
+    if condition is None:
+        return False
+    scan = public
+    while isinstance(scan, (Filter, Project)):
+        scan = scan.child
+    if not isinstance(scan, Scan) or not scan.unique_keys:
+        return False
+    info = analyse(public)
+    mine = {b for b in info.base.values()}
+    col_of = dict(zip(scan.ids, scan.columns))
+    pinned = set()
+    for conj in _conjuncts(condition):
+        if not isinstance(conj, exp.EQ):
+            continue
+        for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
+            if (isinstance(a, exp.Column) and a.name in info.base and info.base[a.name] in mine
+                    and not any(c.name in info.base for c in b.find_all(exp.Column))):
+                pinned.add(col_of.get(info.base[a.name]))
+    return any(set(key) <= pinned for key in scan.unique_keys)
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
