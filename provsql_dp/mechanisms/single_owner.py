@@ -118,14 +118,10 @@ from typing import Any
 
 import numpy as np
 
-from provsql_dp._validate import positive
-from provsql_dp.mechanisms._framework import _CMP_TOL, resolve_params
-from provsql_dp.mechanisms.release import Release
-
-try:  # noise.py is being moved into mechanisms/ (concurrent refactor); accept either place
-    from provsql_dp.mechanisms.noise import laplace, resolve_rng
-except ImportError:  # pragma: no cover - depends on the tree layout
-    from provsql_dp.noise import laplace, resolve_rng
+from .._numbers import positive
+from ._framework import _CMP_TOL, resolve_params
+from .noise import laplace, resolve_rng
+from .release import Release
 
 __all__ = [
     "clamped_sum",

@@ -40,7 +40,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate, Scan, walk
 from . import routing as _routing
-from .fast_path import laplace_applies, release_laplace
+from .fast_path import laplace_applies, release_laplace, release_single_owner
 from .release_info import PrivacyInfo
 
 __all__ = ["answer_private", "privacy_style", "group_domain"]
@@ -198,6 +198,11 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
+    if own is not None:
+        return release_single_owner(
+            con, plan, own, epsilon, groups, _key_names(plan) if plan.group_by else [], style,
+            kwargs, signed, bounds, lambda: con._ledger.charge(con.user, epsilon, text, "recursive"),
+            rng)
     kr = capture(con._duck, plan, bounds)
     charge = con._ledger.charge(con.user, epsilon, text, "recursive")
     release = rm.release_signed if signed else rm.release

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mechanisms import laplace
-from ..provenance.capture import clamp_sql, compile_node, q
+from ..mechanisms import laplace, single_owner
+from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.owners import Owners, owners
-from ..provenance.slots import slot_sources
+from ..provenance.slots import analyse, slot_sources
 from ..sql.plan import Aggregate
 from .release_info import PrivacyInfo
 
-__all__ = ["laplace_applies", "release_laplace", "owner_totals"]
+__all__ = ["laplace_applies", "release_laplace", "release_single_owner"]
 
 
 def laplace_applies(plan: Aggregate, own: Owners | None, bounds) -> bool:
@@ -82,13 +82,55 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     return desc, out, info
 
 
-def owner_totals(con, plan: Aggregate, own: Owners, where_sql: str | None = None) -> np.ndarray:
-    """Each participant's total contribution ``Σ_{t owned by p} q(t)``, computed by DuckDB."""
+def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: list[tuple],
+                         key_names: list[str], style: str, kwargs: dict, signed: bool, bounds,
+                         charge_fn, rng=None):
+    """Release with the single-owner closed forms of the recursive mechanism: DuckDB computes
+    each participant's total per group (``GROUP BY`` keys, owner), numpy does the rest.
+
+    Groups are released at the full ε when every key is a column of the owner's own row (a
+    participant's tuples then fall in one group), else at ε / groups."""
     compiled = compile_node(plan.child, disc=False)
     kind, ref = slot_sources(plan.child)[own.slot]
-    owner_cols = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
-    weight = "1.0" if plan.weight is None else f"({plan.weight.sql(dialect='duckdb')})"
-    sql = (f"SELECT sum({weight})::DOUBLE AS c FROM ({compiled.sql}) AS t "
-           f"{'WHERE ' + where_sql if where_sql else ''} GROUP BY {', '.join(owner_cols)}")
-    out = con._duck.execute(sql).fetchnumpy()["c"]
-    return np.asarray(np.ma.filled(out, 0.0), dtype=np.float64)
+    owner = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
+    keys = [q(k) for k in plan.group_by]
+    if plan.weight is None:
+        parts = ["sum(1.0)"]
+    else:
+        lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
+        w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
+        parts = [f"sum(greatest({w}, 0.0))", f"sum(greatest(-({w}), 0.0))"] if signed else [f"sum({w})"]
+    cols = [f"coalesce({p}, 0.0)::DOUBLE AS c{j}" for j, p in enumerate(parts)]
+    inner = (f"SELECT {', '.join(keys + cols)} FROM ({compiled.sql}) AS t "
+             f"GROUP BY {', '.join(keys + owner)}")
+    order = ", ".join(f"{k} NULLS LAST" for k in keys)
+    if keys:
+        sql = (f"SELECT dense_rank() OVER (ORDER BY {order}) - 1 AS g, "
+               f"{', '.join(f'c{j}' for j in range(len(parts)))} FROM ({inner}) AS o ORDER BY g")
+        present = [tuple(r) for r in con._duck.execute(
+            f"SELECT DISTINCT {', '.join(keys)} FROM ({inner}) AS o ORDER BY {order}").fetchall()]
+    else:
+        sql, present = f"SELECT 0 AS g, * FROM ({inner}) AS o", [()]
+    data = con._duck.execute(sql).fetchnumpy()
+    g = np.asarray(data["g"], dtype=np.int64)
+    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
+    bounds_at = np.searchsorted(g, np.arange(len(present) + 1))
+    where = {key: i for i, key in enumerate(present)}
+    info = analyse(plan.child)
+    parallel = all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
+    eps = float(epsilon) if parallel else float(epsilon) / len(groups)
+    charge = charge_fn()
+    releases, out = [], []
+    for grp in groups:
+        i = where.get(tuple(grp))
+        sl = slice(bounds_at[i], bounds_at[i + 1]) if i is not None else slice(0, 0)
+        if signed:
+            rel = single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, rng, **kwargs)
+        else:
+            rel = single_owner.release(totals[0][sl], eps, style, rng, **kwargs)
+        releases.append(rel)
+        out.append(tuple(grp) + (rel.value,))
+    desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]
+    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
+                       remaining=charge.remaining, releases=tuple(releases))
+    return desc, out, info

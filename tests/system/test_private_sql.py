@@ -126,12 +126,13 @@ def test_signed_sum_is_two_half_releases(con):
 
 def test_a_failing_mechanism_keeps_the_charge(con, monkeypatch):
     """The charge is committed before the mechanism runs: a crash after it loses nothing."""
-    from provsql_dp.mechanisms import recursive
+    from provsql_dp.mechanisms import recursive, single_owner
 
     def boom(*a, **k):
         raise RuntimeError("solver crashed")
 
     monkeypatch.setattr(recursive, "release", boom)
+    monkeypatch.setattr(single_owner, "release", boom)  # the single-owner fast path
     with pytest.raises(RuntimeError):
         con.execute("SELECT COUNT(*) FROM employees WITH EPSILON 1 OPTIONS (mechanism = 'recursive')")
     assert con.ledger.remaining("default") == 4

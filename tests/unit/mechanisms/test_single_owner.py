@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from recursive_testkit import make_kr, pulp_g, pulp_h
 
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms import single_owner as so
 from provsql_dp.mechanisms._framework import resolve_params
-from recursive_testkit import make_kr, pulp_g, pulp_h
 
 TOL = 1e-7
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
