@@ -460,7 +460,7 @@ def owner_totals(kr, weights=None) -> tuple[np.ndarray, float]:
     nothing); ``public`` sums the weights of tuples annotated ``True``. Raises ValueError if some
     tuple is not single-owner or a weight is negative or not finite. Private.
 
-    >>> from provsql_dp.krelation import KRelation
+    >>> from provsql_dp.provenance.krelation import KRelation
     >>> kr = KRelation.from_annotations(
     ...     [(1,), (2,), (3,)], [[{("p", 1)}], [{("p", 2)}], [{("p", 1)}]],
     ...     weights=[1.0, 2.0, 4.0], participants=[("p", 3)])

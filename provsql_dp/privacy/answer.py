@@ -29,6 +29,8 @@ row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -38,10 +40,10 @@ from ..mechanisms._framework import resolve_params
 from ..provenance.capture import capture, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
-from ..sql.plan import Aggregate, Scan, walk
+from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
 from .fast_path import laplace_applies, release_laplace, release_single_owner
-from .release_info import PrivacyInfo
+from .release_info import AvgRelease, PrivacyInfo
 
 __all__ = ["answer_private", "privacy_style", "group_domain"]
 
@@ -159,20 +161,30 @@ def _number(options: dict, key: str) -> float:
     return float(value)
 
 
-def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict | None = None,
-                   rng=None):
-    """Release ``plan`` privately at ``epsilon``; returns (description, rows, PrivacyInfo)."""
+@dataclass
+class _Decision:
+    """How one aggregate will be released — decided from the statement, the schema, the
+    declarations and public tables only, before any protected row is read or ε charged."""
 
-    options = options or {}
-    # A policy route refuses OPTIONS (the recursive mechanism's parameters) before it charges.
-    routed = _routing.route(con, tree, plan, epsilon, text)
-    if routed is not None:
-        return routed
+    plan: Aggregate
+    epsilon: float
+    groups: list
+    key_names: list
+    path: str  # "laplace" | "single-owner" | "lp"
+    own: object = None
+    bounds: tuple | None = None
+    style: str = "edge"
+    kwargs: dict = field(default_factory=dict)
+    signed: bool = False
+
+
+def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
+    """Validate the options and choose the mechanism of one aggregate (see :class:`_Decision`)."""
     bounds = sum_bounds(options) if plan.kind == "sum" else None
     if plan.kind == "count" and (set(options) & {"lower", "upper"}):
         raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")
     groups = group_domain(con, plan) if plan.group_by else [()]
-    rng = rng if rng is not None else getattr(con, "_rng", None)
+    names = _key_names(plan) if plan.group_by else []
     own = owners(plan.child)
     choice = _mechanism_choice(options)
     if choice == "laplace" and not laplace_applies(plan, own, bounds):
@@ -187,9 +199,7 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
             raise ProgrammingError(
                 f"option {extra[0]} applies to the recursive mechanism; this query is answered by "
                 "the Laplace mechanism (each participant owns one tuple of bounded weight)")
-        return release_laplace(
-            con, plan, epsilon, groups, _key_names(plan) if plan.group_by else [], bounds,
-            lambda: con._ledger.charge(con.user, epsilon, text, "laplace"), rng)
+        return _Decision(plan, float(epsilon), groups, names, "laplace", own, bounds)
     eps = float(epsilon) / len(groups)
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
@@ -198,36 +208,107 @@ def answer_private(con, tree, plan: Aggregate, epsilon, text: str, options: dict
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
-    if own is not None:
-        return release_single_owner(
-            con, plan, own, epsilon, groups, _key_names(plan) if plan.group_by else [], style,
-            kwargs, signed, bounds, lambda: con._ledger.charge(con.user, epsilon, text, "recursive"),
-            rng)
-    kr = capture(con._duck, plan, bounds)
-    charge = con._ledger.charge(con.user, epsilon, text, "recursive")
-    release = rm.release_signed if signed else rm.release
+    path = "single-owner" if own is not None else "lp"
+    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed)
+
+
+def execute(con, d: _Decision, charge_fn, rng=None):
+    """Run one decided release; ``charge_fn()`` charges the ledger before any noise is drawn.
+    Returns (description, rows, PrivacyInfo)."""
+    plan = d.plan
+    if d.path == "laplace":
+        return release_laplace(con, plan, d.epsilon, d.groups, d.key_names, d.bounds, charge_fn, rng)
+    if d.path == "single-owner":
+        return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
+                                    d.kwargs, d.signed, d.bounds, charge_fn, rng)
+    eps = d.epsilon / len(d.groups)
+    kr = capture(con._duck, plan, d.bounds)
+    charge = charge_fn()
+    release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
     if plan.group_by:
-        key_index = [kr.columns.index(n) for n in _key_names(plan)]
-        keys = [kr.values[j] for j in key_index]
-    for g in groups:
+        keys = [kr.values[kr.columns.index(n)] for n in d.key_names]
+    for g in d.groups:
         sub = kr
         if plan.group_by:
             mask = np.ones(len(kr), dtype=bool)
             for col, v in zip(keys, g):
                 mask &= _equals(col, v)
             sub = kr.restrict(mask)
-        rel = release(sub, eps, style, rng, **kwargs)
+        rel = release(sub, eps, d.style, rng, **d.kwargs)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
-    names = _key_names(plan) if plan.group_by else []
-    desc = [(n, "VARCHAR") for n in names] + [(plan.label, "DOUBLE")]
-    info = PrivacyInfo(
-        mechanism=releases[0].mechanism,
-        epsilon=charge.epsilon,
-        remaining=charge.remaining,
-        releases=tuple(releases),
-    )
+    desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
+    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
+                       remaining=charge.remaining, releases=tuple(releases))
+    return desc, rows, info
+
+
+def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
+                   options: dict | None = None, rng=None):
+    """Release ``plan`` privately at ``epsilon``; returns (description, rows, PrivacyInfo)."""
+    options = options or {}
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    if isinstance(plan, Aggregates):
+        return answer_several(con, plan, epsilon, text, options, rng)
+    # A policy route refuses OPTIONS (the recursive mechanism's parameters) before it charges.
+    routed = _routing.route(con, tree, plan, epsilon, text)
+    if routed is not None:
+        return routed
+    d = decide(con, plan, epsilon, options)
+    mechanism = "laplace" if d.path == "laplace" else "recursive"
+    return execute(con, d, lambda: con._ledger.charge(con.user, epsilon, text, mechanism), rng)
+
+
+def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng=None):
+    """Several aggregates (or an AVG) in one select list: every aggregate column gets an equal
+    share of ε (an AVG splits its share between its SUM and its COUNT); one ledger charge."""
+    share = Fraction(epsilon) / len(plan.columns)
+    part_eps = [None] * len(plan.parts)
+    for col in plan.columns:
+        for i in col.parts:
+            part_eps[i] = share / len(col.parts)
+    decisions = []
+    for col in plan.columns:
+        if col.kind == "avg" and sum_bounds(options) is None:
+            raise ProgrammingError(
+                f"{col.label} needs bounds on its values: OPTIONS (lower = …, upper = …)")
+    for part, eps in zip(plan.parts, part_eps):
+        opts = options if part.kind == "sum" else {k: v for k, v in options.items()
+                                                   if k not in ("lower", "upper")}
+        decisions.append(decide(con, part, eps, opts))  # everything validated before any charge
+    paths = sorted({"laplace" if d.path == "laplace" else "recursive" for d in decisions})
+    charged = []
+
+    def charge_once():
+        if not charged:
+            charged.append(con._ledger.charge(con.user, epsilon, text, "+".join(paths)))
+        return charged[0]
+
+    results = [execute(con, d, charge_once, rng) for d in decisions]
+    bounds = sum_bounds(options)
+    names = decisions[0].key_names
+    rows, releases = [], []
+    for gi, g in enumerate(decisions[0].groups):
+        values, rels = [], []
+        for col in plan.columns:
+            parts = [(results[i][1][gi][-1], results[i][2].releases[gi]) for i in col.parts]
+            if col.kind == "avg":
+                rel = AvgRelease.of(parts[0], parts[1], bounds)
+                values.append(rel.value)
+                rels.append(rel)
+            else:
+                values.append(parts[0][0])
+                rels.append(parts[0][1])
+        rows.append(tuple(g) + tuple(values))
+        releases.append(tuple(rels))
+    desc = [(n, "VARCHAR") for n in names]
+    for col in plan.columns:
+        first = results[col.parts[0]][0][-1][1]
+        desc.append((col.label, "DOUBLE" if col.kind == "avg" else first))
+    charge = charge_once()
+    info = PrivacyInfo(mechanism="+".join(paths), epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=tuple(releases), columns=tuple(c.label for c in plan.columns))
     return desc, rows, info
 
 

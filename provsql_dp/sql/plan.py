@@ -27,6 +27,8 @@ __all__ = [
     "Union",
     "Distinct",
     "Aggregate",
+    "AggregateColumn",
+    "Aggregates",
     "Node",
     "walk",
     "explain",
@@ -181,7 +183,35 @@ class Aggregate:
         return (self.child,)
 
 
-Node = Scan | Filter | Project | Join | Union | Distinct | Aggregate
+@dataclass(frozen=True)
+class AggregateColumn:
+    """One aggregate of the select list: its label, its kind (``count``, ``sum`` or ``avg``) and
+    the indices of the :class:`Aggregates` parts it is computed from (two for AVG: SUM, COUNT)."""
+
+    label: str
+    kind: str
+    parts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """Several aggregates in one select list (or an AVG): each part is an :class:`Aggregate`
+    over the same rows and groups, released with its share of ε; ``columns`` says how the
+    released parts make the output columns."""
+
+    parts: tuple[Aggregate, ...]
+    columns: tuple[AggregateColumn, ...]
+
+    @property
+    def group_by(self) -> tuple[str, ...]:
+        return self.parts[0].group_by
+
+    @property
+    def children(self) -> tuple:
+        return self.parts
+
+
+Node = Scan | Filter | Project | Join | Union | Distinct | Aggregate | Aggregates
 
 
 def walk(node: Node):
@@ -225,6 +255,9 @@ def explain(node: Node, indent: int = 0) -> str:
         w = node.weight.sql(dialect="duckdb") if node.weight is not None else "1"
         g = f" GROUP BY {', '.join(node.group_by)}" if node.group_by else ""
         line = f"{pad}Aggregate {node.kind.upper()} weight={w}{g}"
+    elif isinstance(node, Aggregates):
+        cols = ", ".join(f"{c.label}={c.kind.upper()}{list(c.parts)}" for c in node.columns)
+        line = f"{pad}Aggregates [{cols}]"
     else:  # pragma: no cover
         raise TypeError(f"not a plan node: {node!r}")
     lines = [line] + [explain(c, indent + 1) for c in node.children]

@@ -29,7 +29,18 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from .catalog import SCHEMA, Catalog
-from .plan import Aggregate, Distinct, Filter, Join, Node, Project, Scan, Union
+from .plan import (
+    Aggregate,
+    AggregateColumn,
+    Aggregates,
+    Distinct,
+    Filter,
+    Join,
+    Node,
+    Project,
+    Scan,
+    Union,
+)
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 
@@ -392,7 +403,7 @@ class Planner:
         return Project(groups, tuple(exprs), tuple(ids), tuple(names))
 
     # ------------------------------------------------------------------ the final aggregate
-    def _plan_aggregate(self, sel: exp.Select, env: dict) -> Aggregate:
+    def _plan_aggregate(self, sel: exp.Select, env: dict) -> Aggregate | Aggregates:
         self._check_modifiers(sel, top=True)
         env = self._with(sel, env)
         self._check_select_clauses(sel)
@@ -405,35 +416,58 @@ class Planner:
             if e.find(exp.Window) is not None:
                 raise refuse("window functions", NON_MONOTONE)
         aggs = [e for e in sel.expressions if e.find(exp.AggFunc) is not None]
-        if len(aggs) != 1:
-            raise refuse("several aggregates in one query",
-                         hint="release one COUNT or SUM per query")
-        agg_item = aggs[0]
-        agg = agg_item.unalias() if isinstance(agg_item, exp.Alias) else agg_item
-        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
-            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
-        if not isinstance(agg, (exp.Count, exp.Sum)):
-            if isinstance(agg, exp.AggFunc):
-                raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
-                             "only linear aggregates (COUNT, SUM) have a sensitivity the recursive mechanism bounds")
-            raise refuse(f"the expression {agg.sql(dialect='duckdb')} around an aggregate",
-                         hint="select the bare COUNT or SUM and transform the released value yourself")
+        for item in aggs:
+            self._check_aggregate(item.unalias() if isinstance(item, exp.Alias) else item)
         keys = self._group_keys(sel, scope) if sel.args.get("group") is not None else []
         key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
         for item in sel.expressions:
-            if item is agg_item:
+            if any(item is a for a in aggs):
                 continue
             body = item.unalias() if isinstance(item, exp.Alias) else item
             if body.sql(dialect="duckdb").lower() not in key_sql:
                 raise refuse(f"the select item {item.sql(dialect='duckdb')} next to an aggregate",
-                             hint="select only GROUP BY keys and one COUNT or SUM")
+                             hint="select only GROUP BY keys and COUNT, SUM or AVG aggregates")
+        parts, columns = [], []
+        for item in aggs:
+            agg = item.unalias() if isinstance(item, exp.Alias) else item
+            label = item.alias if isinstance(item, exp.Alias) else agg.sql(dialect="duckdb")
+            if isinstance(agg, exp.Avg):
+                # AVG(x) = SUM(x) / COUNT(x), each released with half of the column's ε
+                count = exp.Count(this=agg.this.copy())
+                start = len(parts)
+                parts.append(self._one_aggregate(exp.Sum(this=agg.this.copy()), f"SUM for {label}",
+                                                 node, scope, keys))
+                parts.append(self._one_aggregate(count, f"COUNT for {label}", node, scope, keys))
+                columns.append(AggregateColumn(label, "avg", (start, start + 1)))
+            else:
+                columns.append(AggregateColumn(label, agg.key, (len(parts),)))
+                parts.append(self._one_aggregate(agg, label, node, scope, keys))
+        if len(parts) == 1:
+            return parts[0]
+        return Aggregates(tuple(parts), tuple(columns))
+
+    def _check_aggregate(self, agg: exp.Expression) -> None:
+        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
+            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
+        if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)):
+            if isinstance(agg, exp.AggFunc):
+                raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
+                             "only linear aggregates (COUNT, SUM) and AVG (a SUM over a COUNT) "
+                             "have a sensitivity the mechanisms bound")
+            raise refuse(f"the expression {agg.sql(dialect='duckdb')} around an aggregate",
+                         hint="select the bare COUNT, SUM or AVG and transform the released value yourself")
+        if isinstance(agg, (exp.Sum, exp.Avg)) and isinstance(agg.this, exp.Distinct):
+            name = "SUM" if isinstance(agg, exp.Sum) else "AVG"
+            raise refuse(f"{name}(DISTINCT …)", hint=f"use {name} over a SELECT DISTINCT subquery")
+
+    def _one_aggregate(self, agg: exp.Expression, label: str, node: Node, scope: Scope,
+                       keys: list) -> Aggregate:
+        """One COUNT or SUM over ``node``, grouped by ``keys``: its own plan."""
         key_exprs = [scalar_expression(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
         key_names = tuple(_output_name(k) for k in keys)
-
         arg = agg.this
         distinct = isinstance(arg, exp.Distinct)
-        label = agg_item.alias if isinstance(agg_item, exp.Alias) else agg.sql(dialect="duckdb")
         if isinstance(agg, exp.Count):
             if distinct:
                 cols = [scalar_expression(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
@@ -456,8 +490,6 @@ class Planner:
             child = Project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM
-        if distinct:
-            raise refuse("SUM(DISTINCT …)", hint="use SUM over a SELECT DISTINCT subquery")
         weight = scalar_expression(arg, scope, "SUM(…)")
         star_names, star_ids = scope.star()
         wid = self.new_id()
@@ -468,7 +500,6 @@ class Planner:
             key_names + star_names + ("__weight",),
         )
         return Aggregate(child, "sum", exp.column(wid), key_ids, label)
-
 
 
 def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:

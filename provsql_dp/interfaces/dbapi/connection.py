@@ -54,7 +54,7 @@ from ...provenance.capture import capture
 from ...provenance.krelation import KRelation
 from ...sql import dialect as d
 from ...sql.catalog import Catalog
-from ...sql.plan import Aggregate, Node
+from ...sql.plan import Aggregate, Aggregates, Node
 from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
@@ -220,6 +220,10 @@ class Connection:
         This exposes private data: curator only."""
         self._require_curator("provenance (the K-relation exposes protected rows)")
         plan = self.plan(sql)
+        if isinstance(plan, Aggregates):
+            raise UnsupportedQueryError(
+                "provenance is captured for one aggregate at a time; this query has several "
+                "(an AVG is a SUM and a COUNT): ask for each separately")
         try:
             return capture(self._duck, plan)
         except duckdb.Error as e:

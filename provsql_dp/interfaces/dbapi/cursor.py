@@ -29,7 +29,7 @@ from ...privacy.answer import answer_private
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst
 from ...sql import dialect as d
-from ...sql.plan import Aggregate, Scan, walk
+from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
 from .duckdb_errors import translate
 from .privacy_statements import execute_privacy_statement
@@ -183,9 +183,10 @@ class Cursor:
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
         plan = plan_query(tree, con._catalog)
-        if not isinstance(plan, Aggregate):
+        if not isinstance(plan, (Aggregate, Aggregates)):
             raise UnsupportedQueryError(
-                "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …) or SUM(expr); "
+                "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "
+                "AVG(expr); "
                 "raw rows are never released"
             )
         if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):

@@ -177,19 +177,27 @@ class Shell(DotCommands):
 
     def show_private(self, names, rows, info) -> None:
         bounds = info.noise_bound(0.95)
-        names = list(names) + ["± 95%"]
-        rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
+        if info.columns:  # several aggregates: a bound after each released column
+            k = len(info.columns)
+            keys = list(names)[:-k]
+            names = keys + [n for c in info.columns for n in (c, "± 95%")]
+            rows = [tuple(r[:-k]) + tuple(x for v, b in zip(r[-k:], bs) for x in (v, b))
+                    for r, bs in zip(rows, bounds)]
+        else:
+            names = list(names) + ["± 95%"]
+            rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
         self._print(render(self.mode, names, rows))
         eps = format_eps(info.epsilon)
         per = ""
-        if len(rows) > 1 and info.mechanism.startswith("recursive"):
-            per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
-        elif len(rows) > 1 and info.mechanism == "laplace":
-            per = f" (every one of {len(rows)} groups at the full ε: a participant is in one group)"
-        if len(rows) == 1:
+        if len(rows) > 1 and not info.columns and info.mechanism in (
+                "laplace", "recursive", "recursive-signed"):
+            if abs(float(info.releases[0].epsilon) - float(info.epsilon)) < 1e-12:
+                per = f" (every one of {len(rows)} groups at the full ε: a participant is in one group)"
+            else:
+                per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
+        value = ""
+        if len(rows) == 1 and not info.columns:
             value = f"{cell(rows[0][-2])} ± {cell(rows[0][-1])} (95%), "
-        else:
-            value = ""
         user = getattr(self.con, "user", None)
         who = f" of user {user!r}" if user else ""
         line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
