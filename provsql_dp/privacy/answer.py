@@ -29,14 +29,17 @@ row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
-from ..errors import ProgrammingError, UnsupportedQueryError
+from ..errors import ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
+from ..mechanisms.noise import laplace
+from ..mechanisms.release import Release
 from ..provenance.capture import capture, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
@@ -222,8 +225,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
         return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
                                     d.kwargs, d.signed, d.bounds, charge_fn, rng)
     eps = d.epsilon / len(d.groups)
-    kr = capture(con._duck, plan, d.bounds)
     charge = charge_fn()
+    kr = capture(con._duck, plan, d.bounds)
     release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
     if plan.group_by:
@@ -235,7 +238,10 @@ def execute(con, d: _Decision, charge_fn, rng=None):
             for col, v in zip(keys, g):
                 mask &= _equals(col, v)
             sub = kr.restrict(mask)
-        rel = release(sub, eps, d.style, rng, **d.kwargs)
+        try:
+            rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
+        except SolverError:
+            rel = _fallback(con, plan, eps, d, rng)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
     desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
@@ -257,7 +263,9 @@ def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
         return routed
     d = decide(con, plan, epsilon, options)
     mechanism = "laplace" if d.path == "laplace" else "recursive"
-    return execute(con, d, lambda: con._ledger.charge(con.user, epsilon, text, mechanism), rng)
+    # charged before any protected row is read: the ε charged never depends on the data
+    charge = con._ledger.charge(con.user, epsilon, text, mechanism)
+    return execute(con, d, lambda: charge, rng)
 
 
 def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng=None):
@@ -285,6 +293,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
             charged.append(con._ledger.charge(con.user, epsilon, text, "+".join(paths)))
         return charged[0]
 
+    charge_once()  # before any protected row is read
     results = [execute(con, d, charge_once, rng) for d in decisions]
     bounds = sum_bounds(options)
     names = decisions[0].key_names
@@ -310,6 +319,24 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
     info = PrivacyInfo(mechanism="+".join(paths), epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=tuple(releases), columns=tuple(c.label for c in plan.columns))
     return desc, rows, info
+
+
+#: seconds one linear program of a release may run; past it (or on any solver failure) the group
+#: is released by :func:`_fallback`, so that no solver outcome reaches the analyst
+LP_TIME_LIMIT = 120.0
+
+
+def _fallback(con, plan, eps: float, d: _Decision, rng):
+    """A release that reads no data, for a group whose LP failed: ``0 + Lap(θe^μ/ε₂)``, shaped
+    like any recursive-mechanism release (its ε is spent either way). The curator finds the
+    incident in ``_provsql_dp.incidents``; the analyst's outcome does not show it."""
+    params = resolve_params(eps, d.style, **d.kwargs)
+    delta_hat = params["theta"] * math.exp(params["mu"])
+    value = float(laplace(delta_hat / params["eps2"], rng=rng))
+    con._catalog.record_incident(f"recursive-mechanism LP failed for {plan.label!r}; "
+                                 "released the data-independent fallback")
+    mech = "recursive-signed" if d.signed else "recursive"
+    return Release(value=value, epsilon=eps, delta_hat=delta_hat, params=params, mechanism=mech)
 
 
 def _mechanism_choice(options: dict) -> str | None:

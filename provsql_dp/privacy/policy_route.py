@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import duckdb
 import numpy as np
 from sqlglot import exp
 
@@ -434,11 +433,10 @@ def route(con, tree, plan, epsilon, text):
     _check_no_options(text)
     eps = float(epsilon)
     planned = best_plan(prep.workload, prep.bpolicy)  # validates before anything is spent
-    try:
-        x = histogram(con, prep)
-    except duckdb.Error as e:
-        raise ProgrammingError(f"could not compute the histogram: {str(e).splitlines()[0]}") from e
+    # charged before the protected rows are read: whatever happens next, the ε charged is the
+    # same on every database (the side-channel rule)
     charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
+    x = histogram(con, prep)
     ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
                  rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]

@@ -44,6 +44,10 @@ _DDL = [
         key_columns VARCHAR[] NOT NULL,
         created TIMESTAMP DEFAULT current_timestamp,
         PRIMARY KEY (schema_name, table_name))""",
+    # what went wrong inside a release, for the curator only (an analyst never sees it)
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.incidents (
+        happened TIMESTAMP DEFAULT current_timestamp,
+        what VARCHAR NOT NULL)""",
 ]
 
 _INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
@@ -101,6 +105,15 @@ class Catalog:
     def ensure(self) -> None:
         for stmt in _DDL:
             self.con.execute(stmt)
+
+    def record_incident(self, what: str) -> None:
+        """Note for the curator that a release took a fallback (never shown to analysts). A
+        read-only connection cannot write: the incident is then dropped."""
+        if not self.read_only:
+            try:
+                self.con.execute(f"INSERT INTO {SCHEMA}.incidents (what) VALUES (?)", [what])
+            except duckdb.Error:
+                pass  # an aborted transaction of the caller: the release stands regardless
 
     def _has_schema(self) -> bool:
         row = self.con.execute(

@@ -133,10 +133,12 @@ def test_a_failing_mechanism_keeps_the_charge(con, monkeypatch):
 
     monkeypatch.setattr(recursive, "release", boom)
     monkeypatch.setattr(single_owner, "release", boom)  # the single-owner fast path
-    with pytest.raises(RuntimeError):
+    # PEP 249 only: the crash reaches the curator as an InternalError carrying its message
+    with pytest.raises(provsql_dp.InternalError, match="solver crashed"):
         con.execute("SELECT COUNT(*) FROM employees WITH EPSILON 1 OPTIONS (mechanism = 'recursive')")
     assert con.ledger.remaining("default") == 4
     assert len(con.ledger.entries()) == 1
+    assert con.execute("SELECT count(*) FROM _provsql_dp.incidents").fetchone()[0] == 1
 
 
 def test_seed_cannot_come_from_sql(con):

@@ -33,6 +33,7 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..._duckdb_errors import translate
 from ...errors import (
     DatabaseError,
     DataError,
@@ -58,7 +59,6 @@ from ...sql.plan import Aggregate, Aggregates, Node
 from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
-from .duckdb_errors import translate
 from .statements import split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]

@@ -24,14 +24,15 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..._duckdb_errors import translate
 from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
+from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
-from .duckdb_errors import translate
 from .privacy_statements import execute_privacy_statement
 from .statements import (
     epsilon_clause,
@@ -182,6 +183,11 @@ class Cursor:
         con = self.connection
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
+        if epsilon < MIN_EPSILON:
+            raise ProgrammingError(
+                f"epsilon {float(epsilon):g} is below the smallest ε a release accepts "
+                f"({MIN_EPSILON:g}): its noise would drown any answer, and the mechanisms' work "
+                "grows without bound as ε shrinks. Nothing was charged")
         plan = plan_query(tree, con._catalog)
         if not isinstance(plan, (Aggregate, Aggregates)):
             raise UnsupportedQueryError(
@@ -197,8 +203,10 @@ class Cursor:
         con._ledger.check(con.user, epsilon)  # fail fast, before any work on private data
         try:
             desc, rows, info = answer_private(con, tree, plan, epsilon, text, options or {})
-        except duckdb.Error as e:
-            raise translate(e) from e
+        except REFUSALS:
+            raise  # decided from the statement, the schema, the declarations and the budget
+        except Exception as e:  # noqa: BLE001 - a failure while reading protected data
+            raise release_failure(con, e) from (None if con.role == "analyst" else e)
         self._set_result(desc, rows)
         self.privacy = info
 

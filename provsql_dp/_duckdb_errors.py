@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ...errors import (
+from .errors import (
     DatabaseError,
     DataError,
     Error,
