@@ -31,11 +31,10 @@ from .._duckdb_errors import translate
 from ..errors import (
     BudgetExceededError,
     DataError,
-    DeclarationError,
     Error,
     InternalError,
     NotSupportedError,
-    PrivacyError,
+    ProgrammingError,
 )
 
 __all__ = ["MIN_EPSILON", "REFUSALS", "ANALYST_FAILURE", "release_failure"]
@@ -45,8 +44,9 @@ __all__ = ["MIN_EPSILON", "REFUSALS", "ANALYST_FAILURE", "release_failure"]
 #: like 1/ε)
 MIN_EPSILON = 1e-6
 
-#: errors raised by our own checks before any protected row is read: data-independent
-REFUSALS = (BudgetExceededError, DeclarationError, PrivacyError, NotSupportedError)
+#: errors raised by our own checks before any protected row is read: data-independent (inside a
+#: release DuckDB's own errors arrive untranslated, as duckdb.Error, never as one of these)
+REFUSALS = (BudgetExceededError, ProgrammingError, NotSupportedError)
 
 ANALYST_FAILURE = (
     "the private query failed while it read protected data; what went wrong is not shown to "

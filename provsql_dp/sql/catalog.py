@@ -23,6 +23,7 @@ Example
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import duckdb
@@ -99,12 +100,34 @@ class Catalog:
     def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool = False):
         self.con = con
         self.read_only = read_only
+        self._memo: dict | None = None  # see snapshot()
         if not read_only:
             self.ensure()
 
     def ensure(self) -> None:
         for stmt in _DDL:
             self.con.execute(stmt)
+
+    @contextmanager
+    def snapshot(self):
+        """Within the block, table lookups and declarations are read once and reused: the
+        schema and the declarations cannot change during one statement. Outside a block every
+        lookup reads the database."""
+        outer = self._memo is not None
+        if not outer:
+            self._memo = {}
+        try:
+            yield self
+        finally:
+            if not outer:
+                self._memo = None
+
+    def _cached(self, key, read):
+        if self._memo is None:
+            return read()
+        if key not in self._memo:
+            self._memo[key] = read()
+        return self._memo[key]
 
     def record_incident(self, what: str) -> None:
         """Note for the curator that a release took a fallback (never shown to analysts). A
@@ -125,6 +148,13 @@ class Catalog:
     # ------------------------------------------------------------------ tables
     def find_table(self, parts: list[str]) -> TableInfo | None:
         """Resolve a (possibly qualified) table or view name, case-insensitively."""
+        key = ("table", tuple(p.lower() for p in parts if p))
+        info = self._cached(key, lambda: self._find_table(parts))
+        if info is not None and self._memo is not None:  # the qualified name finds it too
+            self._memo[("table", (info.catalog.lower(), info.schema.lower(), info.name.lower()))] = info
+        return info
+
+    def _find_table(self, parts: list[str]) -> TableInfo | None:
         parts = [p for p in parts if p]
         name = parts[-1]
         schema = parts[-2] if len(parts) >= 2 else None
@@ -181,6 +211,10 @@ class Catalog:
 
     def unique_keys(self, info: TableInfo) -> tuple[tuple[str, ...], ...]:
         """The declared PRIMARY KEY and UNIQUE column sets of a table (schema, never data)."""
+        return self._cached(("keys", info.catalog, info.schema, info.name),
+                            lambda: self._unique_keys(info))
+
+    def _unique_keys(self, info: TableInfo) -> tuple[tuple[str, ...], ...]:
         rows = self.con.execute(
             """SELECT constraint_column_names FROM duckdb_constraints()
                 WHERE database_name = ? AND schema_name = ? AND table_name = ?
@@ -191,6 +225,9 @@ class Catalog:
 
     # ------------------------------------------------------------------ declarations
     def list_protected(self) -> list[Protection]:
+        return list(self._cached(("protected",), self._list_protected))
+
+    def _list_protected(self) -> list[Protection]:
         if self.read_only and not self._has_schema():
             return []
         rows = self.con.execute(
@@ -206,6 +243,8 @@ class Catalog:
         return None
 
     def protect(self, table: str | list[str], by: list[str] | None, domain: str | None) -> Protection:
+        if self._memo is not None:
+            self._memo.clear()
         """Declare ``table`` protected (``PROTECT TABLE``); validates before writing anything."""
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
@@ -248,6 +287,8 @@ class Catalog:
         return prot
 
     def unprotect(self, table: str | list[str]) -> Protection:
+        if self._memo is not None:
+            self._memo.clear()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
         prot = self.protection(info.schema, info.name) if info else None

@@ -188,6 +188,11 @@ class Cursor:
                 f"epsilon {float(epsilon):g} is below the smallest ε a release accepts "
                 f"({MIN_EPSILON:g}): its noise would drown any answer, and the mechanisms' work "
                 "grows without bound as ε shrinks. Nothing was charged")
+        with con._catalog.snapshot():  # one read of the schema and declarations per statement
+            self._private_release(tree, epsilon, text, options)
+
+    def _private_release(self, tree, epsilon, text, options) -> None:
+        con = self.connection
         plan = plan_query(tree, con._catalog)
         if not isinstance(plan, (Aggregate, Aggregates)):
             raise UnsupportedQueryError(
@@ -200,7 +205,7 @@ class Cursor:
                 "the query reads no protected table, so there is nothing to protect; "
                 "run it without WITH EPSILON"
             )
-        con._ledger.check(con.user, epsilon)  # fail fast, before any work on private data
+        # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
             desc, rows, info = answer_private(con, tree, plan, epsilon, text, options or {})
         except REFUSALS:
