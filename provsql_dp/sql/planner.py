@@ -43,10 +43,14 @@ from .plan import (
 )
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
+from .total import expression_types, make_total, total_weight
 
 __all__ = ["plan_query", "Planner", "is_aggregate_query"]
 
 _MAX_VIEW_DEPTH = 32
+
+#: where an expression is a condition (its result must be BOOLEAN; NULL counts as false)
+_PREDICATES = {"WHERE", "a join condition"}
 
 
 def plan_query(tree: exp.Expression, catalog: Catalog) -> Node:
@@ -76,6 +80,21 @@ class Planner:
         self._protected = {
             (p.schema.lower(), p.table.lower()): p for p in catalog.list_protected()
         }
+        #: the DuckDB type of every plan id: total evaluation (``total.make_total``) is typed
+        self.types: dict[str, str] = {}
+
+    def _project(self, child: Node, exprs, ids, names) -> Project:
+        """A Project node, recording the types of the columns it computes."""
+        exprs, ids = tuple(exprs), tuple(ids)
+        if exprs:
+            self.types.update(zip(ids, expression_types(exprs, self.types)))
+        return Project(child, exprs, ids, tuple(names))
+
+    def _scalar(self, e: exp.Expression, scope: Scope, where: str) -> exp.Expression:
+        """An analyst's expression over plan ids, rewritten so that it cannot fail on any row
+        (a failing row behaves as NULL) and checked against the allow-list of functions."""
+        rewritten = scalar_expression(e, scope, where)
+        return make_total(rewritten, self.types, predicate=where in _PREDICATES)
 
     def _find_table(self, parts: list[str]):
         key = tuple(p.lower() for p in parts)
@@ -120,6 +139,7 @@ class Planner:
             right = self._plan_query(q.expression, env)
             self._check_arity("UNION", left, right)
             node: Node = Union((left, right), tuple(self.new_id() for _ in left.ids), left.names)
+            self.types.update(zip(node.ids, (self.types.get(i, "NULL") for i in left.ids)))
             return Distinct(node) if q.args.get("distinct") else node
         if isinstance(q, exp.Intersect):
             if not q.args.get("distinct"):
@@ -134,7 +154,7 @@ class Planner:
             ])
             joined = Join(left, right, cond)
             ids = tuple(self.new_id() for _ in left.ids)
-            proj = Project(joined, tuple(exp.column(i) for i in left.ids), ids, left.names)
+            proj = self._project(joined, tuple(exp.column(i) for i in left.ids), ids, left.names)
             return Distinct(proj)
         if isinstance(q, exp.Values):
             raise refuse("VALUES lists", hint="put the constants in a table")
@@ -212,7 +232,7 @@ class Planner:
         else:
             scope.add(src)
             if j.args.get("on") is not None:
-                cond = scalar_expression(j.args["on"], scope, "a join condition")
+                cond = self._scalar(j.args["on"], scope, "a join condition")
         return Join(left, right, cond)
 
     def _source(self, t: exp.Expression, env: dict) -> tuple[Node, Source]:
@@ -256,6 +276,7 @@ class Planner:
                 types=info.types,
                 unique_keys=self.catalog.unique_keys(info),
             )
+            self.types.update(zip(ids, info.types))
             return scan, Source(alias, names, ids)
         if isinstance(t, exp.Lateral):
             raise refuse("LATERAL")
@@ -298,11 +319,11 @@ class Planner:
         self._check_select_clauses(sel)
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, scalar_expression(sel.args["where"].this, scope, "WHERE"))
+            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
         if sel.args.get("group") is not None:
             return self._group_as_distinct(sel, node, scope)
         exprs, ids, names = self._select_list(sel, scope)
-        node = Project(node, exprs, ids, names)
+        node = self._project(node, exprs, ids, names)
         distinct = sel.args.get("distinct")
         if distinct is not None:
             if distinct.args.get("on") is not None:
@@ -329,7 +350,7 @@ class Planner:
             elif isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
                 n, i = scope.star(item.table)
             else:
-                e = scalar_expression(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+                e = self._scalar(item.unalias() if isinstance(item, exp.Alias) else item, scope,
                                "the select list")
                 exprs.append(e)
                 ids.append(self.new_id())
@@ -376,15 +397,15 @@ class Planner:
         """``GROUP BY`` without aggregates: one tuple per group (duplicate elimination on the
         keys), then the select list computed from the keys."""
         keys = self._group_keys(sel, scope)
-        key_exprs = [scalar_expression(k, scope, "GROUP BY") for k in keys]
+        key_exprs = [self._scalar(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
-        groups = Distinct(Project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
+        groups = Distinct(self._project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
         by_sql = {e.sql(dialect="duckdb"): i for e, i in zip(key_exprs, key_ids)}
         exprs, ids, names = [], [], []
         for item in sel.expressions:
             if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
                 raise refuse("SELECT * with GROUP BY", hint="select the grouping expressions")
-            body = scalar_expression(item.unalias() if isinstance(item, exp.Alias) else item, scope,
+            body = self._scalar(item.unalias() if isinstance(item, exp.Alias) else item, scope,
                               "the select list")
 
             def over_keys(n: exp.Expression) -> exp.Expression:
@@ -400,7 +421,7 @@ class Planner:
             exprs.append(body)
             ids.append(self.new_id())
             names.append(_output_name(item))
-        return Project(groups, tuple(exprs), tuple(ids), tuple(names))
+        return self._project(groups, tuple(exprs), tuple(ids), tuple(names))
 
     # ------------------------------------------------------------------ the final aggregate
     def _plan_aggregate(self, sel: exp.Select, env: dict) -> Aggregate | Aggregates:
@@ -411,7 +432,7 @@ class Planner:
             raise refuse("SELECT DISTINCT with an aggregate")
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, scalar_expression(sel.args["where"].this, scope, "WHERE"))
+            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
         for e in sel.expressions:
             if e.find(exp.Window) is not None:
                 raise refuse("window functions", NON_MONOTONE)
@@ -463,21 +484,21 @@ class Planner:
     def _one_aggregate(self, agg: exp.Expression, label: str, node: Node, scope: Scope,
                        keys: list) -> Aggregate:
         """One COUNT or SUM over ``node``, grouped by ``keys``: its own plan."""
-        key_exprs = [scalar_expression(k, scope, "GROUP BY") for k in keys]
+        key_exprs = [self._scalar(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
         key_names = tuple(_output_name(k) for k in keys)
         arg = agg.this
         distinct = isinstance(arg, exp.Distinct)
         if isinstance(agg, exp.Count):
             if distinct:
-                cols = [scalar_expression(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
+                cols = [self._scalar(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
                 ids = tuple(self.new_id() for _ in cols)
                 names = tuple(_output_name(e) for e in arg.expressions)
-                proj = Project(node, tuple(key_exprs) + tuple(cols), key_ids + ids, key_names + names)
+                proj = self._project(node, tuple(key_exprs) + tuple(cols), key_ids + ids, key_names + names)
                 nonnull = exp.and_(*[exp.Not(this=exp.Is(this=exp.column(i), expression=exp.Null())) for i in ids])
                 return Aggregate(Distinct(Filter(proj, nonnull)), "count", None, key_ids, label)
             star_names, star_ids = scope.star()
-            child = Project(
+            child = self._project(
                 node,
                 tuple(key_exprs) + tuple(exp.column(i) for i in star_ids),
                 key_ids + star_ids,
@@ -485,15 +506,15 @@ class Planner:
             )
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
-            col = scalar_expression(arg, scope, "COUNT(…)")
+            col = self._scalar(arg, scope, "COUNT(…)")
             filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
-            child = Project(filtered, child.exprs, child.ids, child.names)
+            child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM
-        weight = scalar_expression(arg, scope, "SUM(…)")
+        weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types)
         star_names, star_ids = scope.star()
         wid = self.new_id()
-        child = Project(
+        child = self._project(
             node,
             tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),
             key_ids + star_ids + (wid,),
