@@ -223,3 +223,56 @@ EXPLAIN PRIVACY COUNT CUMULATIVE age FROM people WITH ACCURACY 10 CONFIDENCE 0.9
 
 -- covers: explain_privacy_stmt, query, accuracy_clause | parses: ExplainPrivacy | query=Select; accuracy=5
 EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 WITH ACCURACY 5;
+
+-- ---------------------------------------------------------------- column declarations
+
+-- A public table (not protected): the list of states.
+-- covers: script, duckdb_statement | parses: Create, Insert
+CREATE TABLE states (code VARCHAR PRIMARY KEY, name VARCHAR);
+INSERT INTO states VALUES ('CA', 'California'), ('OR', 'Oregon'), ('WA', 'Washington'), ('NY', 'New York'), ('NJ', 'New Jersey'), ('TX', 'Texas');
+
+-- One person's income lies in [0, 200000]: a SUM or AVG of income is clamped to it.
+-- covers: privacy_statement, column_declaration_stmt, set_bounds_stmt, table_column, table_name, column_name, signed_number | parses: SetBounds | table=people; column=income; lower=0; upper=200000
+SET BOUNDS ON people (income) BETWEEN 0 AND 200000;
+
+-- A negative bound; SET again on the same column replaces the declaration.
+-- covers: set_bounds_stmt, table_column, signed_number, unsigned_number, exponent | parses: SetBounds | table=people; column=age; lower=-1; upper=150
+SET BOUNDS ON people (age) BETWEEN -1 AND 1.5E2;
+
+-- The declared bounds make OPTIONS (lower, upper) unnecessary, for an AVG too.
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
+SELECT SUM(income), AVG(income) FROM people WITH EPSILON 1;
+
+-- covers: privacy_statement, column_declaration_stmt, show_bounds_stmt | parses: ShowBounds
+SHOW BOUNDS;
+
+-- covers: show_bounds_stmt, table_name | parses: ShowBounds | table=people
+SHOW BOUNDS ON people;
+
+-- covers: column_declaration_stmt, drop_bounds_stmt, table_column | parses: DropBounds | table=people; column=age
+DROP BOUNDS ON people (age);
+
+-- The groups of GROUP BY state are public: exactly these five, each released, empty or not.
+-- covers: column_declaration_stmt, set_group_keys_stmt, table_column, key_source, value_group, value, string_literal | parses: SetGroupKeys | table=people; column=state; values=CA, OR, WA, NY, NJ
+SET GROUP KEYS ON people (state) VALUES ('CA', 'OR', 'WA', 'NY', 'NJ');
+
+-- Keys of a BOOLEAN column.
+-- covers: set_group_keys_stmt, key_source, value_group, value | parses: SetGroupKeys | table=people; column=member; values=TRUE, FALSE
+SET GROUP KEYS ON people (member) VALUES (TRUE, FALSE);
+
+-- Keys from a column of a public table, read at query time; replaces the list above.
+-- covers: set_group_keys_stmt, key_source, table_column | parses: SetGroupKeys | table=people; column=state; source=states; source_column=code
+SET GROUP KEYS ON people (state) FROM states (code);
+
+-- Every state of the public table is released; a row whose state is not one of them is dropped.
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
+SELECT state, COUNT(*) FROM people GROUP BY state WITH EPSILON 1;
+
+-- covers: privacy_statement, column_declaration_stmt, show_group_keys_stmt | parses: ShowGroupKeys
+SHOW GROUP KEYS;
+
+-- covers: show_group_keys_stmt, table_name | parses: ShowGroupKeys | table=people
+SHOW GROUP KEYS ON people;
+
+-- covers: column_declaration_stmt, drop_group_keys_stmt, table_column | parses: DropGroupKeys | table=people; column=member
+DROP GROUP KEYS ON people (member);

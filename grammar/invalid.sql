@@ -12,6 +12,7 @@
 -- exception type escapes. The tests run these on a connection holding
 --   CREATE TABLE t (a INTEGER, b VARCHAR); CREATE TABLE p (a INTEGER); PROTECT TABLE p;
 --   CREATE VIEW v AS SELECT a FROM t;
+--   SET BOUNDS ON p (a) BETWEEN 0 AND 10; SET GROUP KEYS ON p (a) VALUES (1, 2);
 
 -- ---------------------------------------------------------------- PROTECT / UNPROTECT
 
@@ -243,3 +244,104 @@ CREATE POLICY pol ON p (a) AS PARTITION BY ((1, 2), (3)) DOMAIN (1, 2, 3, 4);
 
 -- error: does not exist | at: run
 DROP POLICY nothing;
+
+-- ---------------------------------------------------------------- column declarations
+
+-- error: Expected ON table (column) after SET BOUNDS | at: parse
+SET BOUNDS p (a) BETWEEN 0 AND 1;
+
+-- error: Expected '(' and a column name | at: parse
+SET BOUNDS ON p BETWEEN 0 AND 1;
+
+-- One column per declaration.
+-- error: Expected ')' after the column name | at: parse
+SET BOUNDS ON p (a, b) BETWEEN 0 AND 1;
+
+-- error: Expected BETWEEN lower AND upper | at: parse
+SET BOUNDS ON p (a) 0 AND 1;
+
+-- error: Expected AND and the upper bound | at: parse
+SET BOUNDS ON p (a) BETWEEN 0;
+
+-- error: Expected a number for the lower bound | at: parse
+SET BOUNDS ON p (a) BETWEEN 'zero' AND 1;
+
+-- error: Unexpected token | at: parse
+SET BOUNDS ON p (a) BETWEEN 0 AND 1 2;
+
+-- error: Expected ON table (column) after DROP BOUNDS | at: parse
+DROP BOUNDS p (a);
+
+-- error: Unexpected token | at: parse
+SHOW BOUNDS p;
+
+-- error: Expected KEYS after SET GROUP | at: parse
+SET GROUP p (a) VALUES (1);
+
+-- error: Expected VALUES (v, …) or FROM public_table (column) | at: parse
+SET GROUP KEYS ON p (a);
+
+-- error: Expected key value | at: parse
+SET GROUP KEYS ON p (a) VALUES ();
+
+-- NULL is never a group key.
+-- error: Expected key value | at: parse
+SET GROUP KEYS ON p (a) VALUES (1, NULL);
+
+-- error: Expected '(' and a list of key values | at: parse
+SET GROUP KEYS ON p (a) VALUES 1, 2;
+
+-- error: Expected '(' and a column name | at: parse
+SET GROUP KEYS ON t (a) FROM p;
+
+-- error: Expected ON table (column) after DROP GROUP KEYS | at: parse
+DROP GROUP KEYS p (a);
+
+-- error: Unexpected token | at: parse
+SHOW GROUP KEYS p;
+
+-- error: no such table | at: run
+SET BOUNDS ON missing (a) BETWEEN 0 AND 1;
+
+-- error: has no column 'nope' | at: run
+SET BOUNDS ON p (nope) BETWEEN 0 AND 1;
+
+-- error: is not numeric | at: run
+SET BOUNDS ON t (b) BETWEEN 0 AND 1;
+
+-- error: cannot declare bounds on view | at: run
+SET BOUNDS ON v (a) BETWEEN 0 AND 1;
+
+-- error: the lower bound must be below the upper bound | at: run
+SET BOUNDS ON p (a) BETWEEN 5 AND 1;
+
+-- error: the lower bound must be below the upper bound | at: run
+SET BOUNDS ON p (a) BETWEEN 1 AND 1;
+
+-- error: bounds must lie within ±1e+15 | at: run
+SET BOUNDS ON p (a) BETWEEN 0 AND 1e16;
+
+-- error: no bounds are declared on t (a) | at: run
+DROP BOUNDS ON t (a);
+
+-- error: does not fit column a (INTEGER) | at: run
+SET GROUP KEYS ON p (a) VALUES (1, 'x');
+
+-- error: not a whole number | at: run
+SET GROUP KEYS ON p (a) VALUES (1.5);
+
+-- error: has no column 'nope' | at: run
+SET GROUP KEYS ON p (nope) VALUES (1);
+
+-- Keys from a protected table would reveal its rows.
+-- error: is protected: group keys must come from a public table | at: run
+SET GROUP KEYS ON t (a) FROM p (a);
+
+-- error: no such table | at: run
+SET GROUP KEYS ON t (a) FROM missing (a);
+
+-- error: cannot read group keys from view | at: run
+SET GROUP KEYS ON p (a) FROM v (a);
+
+-- error: no group keys are declared on t (a) | at: run
+DROP GROUP KEYS ON t (a);

@@ -9,9 +9,16 @@ The pass structure, top to bottom:
    ε split evenly across groups (sequential composition: a participant may contribute to
    several groups).
 
-``GROUP BY`` keys must be columns of *public* tables: the groups released are every value of
-those columns in their tables (not only the values that occur in the answer), so the set of
-groups reveals nothing about protected rows. Grouping by a protected column is refused.
+``GROUP BY`` keys must have a public set of values: the groups released are the keys the curator
+declared for the column (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``… FROM public_table (col)``),
+else every value of a *public* table's column (not only the values that occur in the answer), so
+the set of groups reveals nothing about protected rows: every declared group is released, empty
+or not, and rows whose key is not declared are dropped. Grouping by a protected column without
+declared keys is refused, saying what to declare.
+
+A ``SUM`` (or ``AVG``) is clamped to ``OPTIONS (lower = …, upper = …)`` when given, else to the
+bounds the curator declared for its bare column (``SET BOUNDS ON t (c) BETWEEN a AND b``,
+carried by the plan as ``Aggregate.bounds``).
 
 The privacy style picks the recursive mechanism's default μ: "node" (μ = 1) when some protected
 row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
@@ -43,6 +50,7 @@ from ..mechanisms.release import Release
 from ..provenance.capture import capture, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
+from ..sql.column_declarations import ColumnDeclarations
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
 from .fast_path import laplace_applies, release_laplace, release_single_owner
@@ -57,31 +65,46 @@ def privacy_style(plan) -> str:
 
 
 def group_domain(con, plan: Aggregate) -> list[tuple]:
-    """Every group a GROUP BY releases: the cross product of each key column's values in its
-    (public) table. Refuses keys that are not bare columns of public tables."""
+    """Every group a GROUP BY releases: the cross product of each key column's public values —
+    the keys declared for the column (``SET GROUP KEYS``), else every value of the column in its
+    public table. Refuses keys that are neither bare columns with declared keys nor columns of
+    public tables."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
+    declared = ColumnDeclarations(con._catalog)
     per_key = []
     for key, name in zip(plan.group_by, _key_names(plan)):
         base = info.base.get(key)
         if base is None or base not in scans:
             raise UnsupportedQueryError(
                 f"GROUP BY {name} is not supported in a private query: a group key must be a "
-                "column of a public table, so that the set of groups is public"
+                "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)) or a column "
+                "of a public table, so that the set of groups is public"
             )
         scan, column = scans[base]
+        keys = declared.group_keys(scan.schema, scan.table, column)
+        if keys is not None:
+            types = dict(zip(scan.columns, scan.types))
+            per_key.append(declared.key_values(keys, types.get(column) or _column_type(con, scan, column)))
+            continue
         if scan.slots:
             raise UnsupportedQueryError(
                 f"GROUP BY {name} is not supported in a private query: it is a column of the "
                 f"protected table {scan.table}, so the groups themselves would reveal protected "
-                "rows. Group by a column of a public table (e.g. join a public list of the "
-                "values), or declare a policy for a histogram"
+                f"rows. Declare the groups: SET GROUP KEYS ON {scan.table} ({column}) VALUES (…), "
+                f"or SET GROUP KEYS ON {scan.table} ({column}) FROM a public table (column); or "
+                "group by a column of a public table (join a public list of the values)"
             )
         values = con._duck.execute(
             f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST"
         ).fetchall()
         per_key.append([v[0] for v in values])
     return list(itertools.product(*per_key))
+
+
+def _column_type(con, scan: Scan, column: str) -> str:
+    info = con._catalog.find_table([p for p in (scan.catalog, scan.schema, scan.table) if p])
+    return dict(zip(info.columns, info.types))[column]
 
 
 def _key_names(plan: Aggregate) -> list[str]:
@@ -183,7 +206,7 @@ class _Decision:
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     """Validate the options and choose the mechanism of one aggregate (see :class:`_Decision`)."""
-    bounds = sum_bounds(options) if plan.kind == "sum" else None
+    bounds = (sum_bounds(options) or plan.bounds) if plan.kind == "sum" else None
     if plan.kind == "count" and (set(options) & {"lower", "upper"}):
         raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")
     groups = group_domain(con, plan) if plan.group_by else [()]
@@ -194,7 +217,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
         raise ProgrammingError(
             "the Laplace mechanism needs a sensitivity from the declarations: every participant "
             "must own at most one tuple (one row per participant, public tables joined on a "
-            "declared key) and a SUM needs OPTIONS (lower = …, upper = …)")
+            "declared key) and a SUM needs bounds: OPTIONS (lower = …, upper = …) or "
+            "SET BOUNDS ON t (c) BETWEEN a AND b")
     options = {k: v for k, v in options.items() if k != "mechanism"}
     if choice != "recursive" and laplace_applies(plan, own, bounds):
         extra = sorted(set(options) - set(BOUND_OPTIONS))
@@ -277,10 +301,12 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         for i in col.parts:
             part_eps[i] = share / len(col.parts)
     decisions = []
-    for col in plan.columns:
-        if col.kind == "avg" and sum_bounds(options) is None:
+    col_bounds = [sum_bounds(options) or plan.parts[c.parts[0]].bounds for c in plan.columns]
+    for col, bounds in zip(plan.columns, col_bounds):
+        if col.kind == "avg" and bounds is None:
             raise ProgrammingError(
-                f"{col.label} needs bounds on its values: OPTIONS (lower = …, upper = …)")
+                f"{col.label} needs bounds on its values: declare them (SET BOUNDS ON table "
+                "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
     for part, eps in zip(plan.parts, part_eps):
         opts = options if part.kind == "sum" else {k: v for k, v in options.items()
                                                    if k not in ("lower", "upper")}
@@ -295,12 +321,11 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 
     charge_once()  # before any protected row is read
     results = [execute(con, d, charge_once, rng) for d in decisions]
-    bounds = sum_bounds(options)
     names = decisions[0].key_names
     rows, releases = [], []
     for gi, g in enumerate(decisions[0].groups):
         values, rels = [], []
-        for col in plan.columns:
+        for col, bounds in zip(plan.columns, col_bounds):
             parts = [(results[i][1][gi][-1], results[i][2].releases[gi]) for i in col.parts]
             if col.kind == "avg":
                 rel = AvgRelease.of(parts[0], parts[1], bounds)

@@ -9,7 +9,9 @@ It applies to a ``COUNT(*)`` over a single protected table whose rows are single
   every bin is released, empty ones too (2-D: ``GROUP BY a, b``; a marginal: ``GROUP BY a`` on
   a policy over ``(a, b)``). Without a policy on ``c`` the histogram is released under plain
   differential privacy (the unbounded complete graph) when ``c``'s type gives a public domain
-  (BOOLEAN, ENUM, TINYINT, UTINYINT); otherwise it is refused with the fix;
+  (BOOLEAN, ENUM, TINYINT, UTINYINT); with group keys declared for ``c`` (``SET GROUP KEYS``)
+  the route steps aside (the Laplace mechanism releases the declared keys); otherwise it is
+  refused with the fix;
 * ``SELECT COUNT(*) FROM t WHERE c BETWEEN a AND b [AND d BETWEEN …]`` — one range (rectangle)
   count under the table's policy;
 * ``COUNT RANGES (cond, …) FROM t`` and ``COUNT CUMULATIVE c FROM t`` — a batch of ranges, a
@@ -49,6 +51,7 @@ from ..policies.blowfish.strategies import best_plan
 from ..policies.blowfish.workload import Histogram, Prefix, Ranges, Rects
 from ..provenance.capture import q
 from ..sql import dialect as d
+from ..sql.column_declarations import ColumnDeclarations
 from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
 from . import _range_predicates as rp
@@ -268,15 +271,18 @@ def prepare(con, tree, plan) -> Prepared | None:
                     f"{what} needs a policy on {scan.table} ({', '.join(dict.fromkeys(needed))}): "
                     f"it gives the public domain (CREATE POLICY … ON {scan.table} (…) AS …)")
             return None  # a plain count without a policy: the recursive mechanism
-        if not ok or len(keys) != 1:
-            return None
+        if not ok or len(keys) != 1 or ColumnDeclarations(con.catalog).group_keys(
+                info.schema, info.name, keys[0]) is not None:
+            return None  # declared group keys: released by the Laplace mechanism, key by key
         dom = _default_domain(con, info, keys[0], types[keys[0]])
         if dom is None:
             raise UnsupportedQueryError(
-                f"GROUP BY {keys[0]} is not supported in a private query without a policy: the "
-                f"set of groups must be public. Declare the domain with a policy, e.g. CREATE "
-                f"POLICY {scan.table}_{keys[0]} ON {scan.table} ({keys[0]}) AS FULL DOMAIN (…) "
-                "(FULL is plain differential privacy)")
+                f"GROUP BY {keys[0]} is not supported in a private query without declared keys: "
+                f"the set of groups must be public. Declare the groups: SET GROUP KEYS ON "
+                f"{scan.table} ({keys[0]}) VALUES (…), or SET GROUP KEYS ON {scan.table} "
+                f"({keys[0]}) FROM a public table (column). Declare the domain with a policy for "
+                f"a Blowfish histogram, e.g. CREATE POLICY {scan.table}_{keys[0]} ON "
+                f"{scan.table} ({keys[0]}) AS FULL DOMAIN (…) (FULL is plain differential privacy)")
         tp = TablePolicy("(none)", info.schema, info.name, (keys[0],), [dom],
                          {"kind": "FULL"}, False, None)
         name = "plain DP (unbounded, no policy)"

@@ -4,14 +4,14 @@ A **curator** owns the database: every statement passes, including reading prote
 An **analyst** gets private answers only. An analyst may run:
 
 * private queries (``… WITH EPSILON ε``, or aggregates after ``SET PRIVACY EPSILON``);
-* ``SHOW PROTECTED``, ``SHOW POLICIES``, ``SHOW PRIVACY BUDGET`` (their own), ``SET PRIVACY
-  EPSILON``;
+* ``SHOW PROTECTED``, ``SHOW POLICIES``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS`` (declarations
+  are public), ``SHOW PRIVACY BUDGET`` (their own), ``SET PRIVACY EPSILON``;
 * ordinary queries that read only *public* tables (and views over them), by name — no table
   functions (``read_csv``, ``query(…)``, ``duckdb_tables()``), no file paths, no catalog tables;
 * ``SHOW TABLES`` and ``DESCRIBE`` (schemas are not private).
 
-Everything else — reading a protected table, DML or DDL, ``PROTECT``/``UNPROTECT``, policy and
-budget statements, ``ATTACH``, ``COPY``, ``EXPORT``, ``PRAGMA``, ``SET``, ``INSTALL``/``LOAD``,
+Everything else — reading a protected table, DML or DDL, ``PROTECT``/``UNPROTECT``, policy,
+bounds, group-key and budget statements, ``ATTACH``, ``COPY``, ``EXPORT``, ``PRAGMA``, ``SET``, ``INSTALL``/``LOAD``,
 transactions — is refused with :class:`~provsql_dp.errors.PrivacyError`, before anything runs.
 
 The roles are enforced at the SQL boundary (the connection's ``execute``, the shell). Python code
@@ -41,6 +41,7 @@ ROLES = ("curator", "analyst")
 
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
 ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
+                      "ShowBounds", "ShowGroupKeys",
                       "ExplainPrivacy"}  # EXPLAIN PRIVACY reads no data and spends nothing
 
 _MAX_VIEW_DEPTH = 32
@@ -149,6 +150,8 @@ def _statement_name(tree: exp.Expression) -> str:
     name = type(tree).__name__
     mapping = {
         "Protect": "PROTECT", "Unprotect": "UNPROTECT", "SetPrivacyBudget": "SET PRIVACY BUDGET",
+        "SetBounds": "SET BOUNDS", "DropBounds": "DROP BOUNDS", "SetGroupKeys": "SET GROUP KEYS",
+        "DropGroupKeys": "DROP GROUP KEYS",
         "Copy": "COPY", "Attach": "ATTACH", "Detach": "DETACH", "Pragma": "PRAGMA", "Set": "SET",
         "Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Create": "CREATE",
         "Drop": "DROP", "Alter": "ALTER", "Transaction": "BEGIN", "Commit": "COMMIT",

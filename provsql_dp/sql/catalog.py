@@ -7,7 +7,8 @@ The schema ``_provsql_dp`` holds:
   means each row is its own participant, identified by ``key_columns`` (the primary key at the
   time of the declaration) or, when the table has no primary key, by DuckDB's ``rowid`` — the
   row's position in storage, stable while the table is not modified.
-* the budget tables of :mod:`provsql_dp.privacy.ledger`.
+* the budget tables of :mod:`provsql_dp.privacy.ledger`;
+* the column declarations (bounds, group keys) of :mod:`provsql_dp.sql.column_declarations`.
 
 Example
 -------

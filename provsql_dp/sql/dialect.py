@@ -20,16 +20,24 @@ from sqlglot.tokens import TokenType
 
 from . import policy_grammar as _policy_grammar
 from .expressions import (
+    COLUMN_DECLARATIONS,
+    DropBounds,
+    DropGroupKeys,
     PrivateQuery,
     Protect,
+    SetBounds,
+    SetGroupKeys,
     SetPrivacyBudget,
     SetPrivacyEpsilon,
+    ShowBounds,
+    ShowGroupKeys,
     ShowPrivacyBudget,
     ShowProtected,
     Unprotect,
     exact_number,
     mechanism_options,
 )
+from .policy_grammar import _number, _table, _value_list
 
 __all__ = [
     "ProvDP",
@@ -40,10 +48,17 @@ __all__ = [
     "ShowPrivacyBudget",
     "SetPrivacyEpsilon",
     "PrivateQuery",
+    "SetBounds",
+    "DropBounds",
+    "ShowBounds",
+    "SetGroupKeys",
+    "DropGroupKeys",
+    "ShowGroupKeys",
     "mechanism_options",
     "parse",
     "parse_one",
     "PRIVACY_STATEMENTS",
+    "COLUMN_DECLARATIONS",
     "exact_number",
 ]
 
@@ -55,6 +70,7 @@ PRIVACY_STATEMENTS = (
     SetPrivacyBudget,
     ShowPrivacyBudget,
     SetPrivacyEpsilon,
+    *COLUMN_DECLARATIONS,
     *_policy_grammar.POLICY_STATEMENTS,
 )
 
@@ -134,7 +150,58 @@ class ProvDP(DuckDB):
                 if not self._match_text_seq("BUDGET"):
                     self.raise_error("Expected BUDGET after SHOW PRIVACY")
                 return self.expression(ShowPrivacyBudget(user=self._parse_for_user()))
+            declaration = self._parse_column_declaration()
+            if declaration is not None:
+                return self.expression(declaration)
             return _policy_grammar.parse_policy_statement(self)
+
+        def _parse_column_declaration(self):
+            """``SET``/``DROP``/``SHOW BOUNDS`` and ``SET``/``DROP``/``SHOW GROUP KEYS``, or None.
+
+            ``SET BOUNDS = …`` / ``SET BOUNDS TO …`` stay DuckDB settings."""
+            words = [t.text.upper() if t.token_type != TokenType.STRING else ""
+                     for t in self._tokens[self._index:self._index + 3]]
+            verb, what = (words + ["", ""])[:2]
+            if verb not in ("SET", "DROP", "SHOW") or what not in ("BOUNDS", "GROUP"):
+                return None
+            if what == "BOUNDS" and verb == "SET" and len(words) > 2 and words[2] in ("=", "TO"):
+                return None
+            self._advance(2)
+            if what == "GROUP" and not self._match_text_seq("KEYS"):
+                self.raise_error(f"Expected KEYS after {verb} GROUP ({verb} GROUP KEYS ON t (c) …)")
+            name = "BOUNDS" if what == "BOUNDS" else "GROUP KEYS"
+            if verb == "SHOW":
+                table = _table(self) if self._match(TokenType.ON) else None
+                return (ShowBounds if what == "BOUNDS" else ShowGroupKeys)(table=table)
+            if not self._match(TokenType.ON):
+                self.raise_error(f"Expected ON table (column) after {verb} {name}")
+            table, column = _table(self), self._parse_one_column(f"{verb} {name} ON table")
+            if verb == "DROP":
+                return (DropBounds if what == "BOUNDS" else DropGroupKeys)(this=table, column=column)
+            if what == "BOUNDS":
+                if not self._match(TokenType.BETWEEN):
+                    self.raise_error("Expected BETWEEN lower AND upper after the column")
+                lower = _number(self, "the lower bound", signed=True)
+                if not self._match(TokenType.AND):
+                    self.raise_error("Expected AND and the upper bound")
+                upper = _number(self, "the upper bound", signed=True)
+                return SetBounds(this=table, column=column, lower=lower, upper=upper)
+            if self._match(TokenType.VALUES):
+                return SetGroupKeys(this=table, column=column,
+                                    expressions=_value_list(self, "key value"))
+            if self._match(TokenType.FROM):
+                source = _table(self)
+                return SetGroupKeys(this=table, column=column, source=source,
+                                    source_column=self._parse_one_column("the public table"))
+            self.raise_error("Expected VALUES (v, …) or FROM public_table (column) after the column")
+
+        def _parse_one_column(self, after: str):
+            if not self._match(TokenType.L_PAREN):
+                self.raise_error(f"Expected '(' and a column name after {after}")
+            column = self._parse_plain_identifier("a column name in (…)")
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expected ')' after the column name (one column)")
+            return column
 
         # -------------------------------------------------------------- helpers
         def _parse_privacy_table(self):

@@ -19,6 +19,8 @@ from sqlglot.errors import ParseError
 __all__ = [
     "Protect", "Unprotect", "ShowProtected", "SetPrivacyBudget", "ShowPrivacyBudget",
     "SetPrivacyEpsilon", "PrivateQuery", "mechanism_options", "exact_number",
+    "SetBounds", "DropBounds", "ShowBounds", "SetGroupKeys", "DropGroupKeys", "ShowGroupKeys",
+    "COLUMN_DECLARATIONS",
 ]
 
 
@@ -64,6 +66,50 @@ class PrivateQuery(exp.Expression):
     arg_types = {"this": True, "epsilon": True, "options": False}
 
 
+class SetBounds(exp.Expression):
+    """``SET BOUNDS ON t (c) BETWEEN lower AND upper``: the range of one value of a numeric
+    column; a SUM of the bare column is clamped to it (``lower``/``upper`` signed literals)."""
+
+    arg_types = {"this": True, "column": True, "lower": True, "upper": True}
+
+
+class DropBounds(exp.Expression):
+    """``DROP BOUNDS ON t (c)``."""
+
+    arg_types = {"this": True, "column": True}
+
+
+class ShowBounds(exp.Expression):
+    """``SHOW BOUNDS [ON t]``."""
+
+    arg_types = {"table": False}
+
+
+class SetGroupKeys(exp.Expression):
+    """``SET GROUP KEYS ON t (c) VALUES (v, …)`` or ``… FROM s (d)``: the public set of groups
+    of a ``GROUP BY c`` (explicit ``expressions``, or the column ``source_column`` of the
+    public table ``source``, read at query time)."""
+
+    arg_types = {"this": True, "column": True, "expressions": False, "source": False,
+                 "source_column": False}
+
+
+class DropGroupKeys(exp.Expression):
+    """``DROP GROUP KEYS ON t (c)``."""
+
+    arg_types = {"this": True, "column": True}
+
+
+class ShowGroupKeys(exp.Expression):
+    """``SHOW GROUP KEYS [ON t]``."""
+
+    arg_types = {"table": False}
+
+
+COLUMN_DECLARATIONS = (SetBounds, DropBounds, ShowBounds, SetGroupKeys, DropGroupKeys,
+                       ShowGroupKeys)
+
+
 def mechanism_options(tree: PrivateQuery) -> dict:
     """The OPTIONS of a private query as a dict of exact numbers (Fraction) or strings."""
     opts = tree.args.get("options")
@@ -75,8 +121,6 @@ def mechanism_options(tree: PrivateQuery) -> dict:
         value = pair.expression
         out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
     return out
-
-
 
 
 def exact_number(node: exp.Expression, what: str) -> Fraction:

@@ -162,6 +162,7 @@ class Aggregate:
 
     ``weight`` is None for a count (q(t) = 1) or an expression over ``child.ids`` for a sum.
     ``group_by`` lists ids of ``child`` whose values split the release into groups.
+    ``bounds`` are the declared bounds of a SUM's bare column (``SET BOUNDS``), or None.
     """
 
     child: Node
@@ -169,6 +170,7 @@ class Aggregate:
     weight: exp.Expression | None = None
     group_by: tuple[str, ...] = ()
     label: str = field(default="count")
+    bounds: tuple[float, float] | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -254,7 +256,8 @@ def explain(node: Node, indent: int = 0) -> str:
     elif isinstance(node, Aggregate):
         w = node.weight.sql(dialect="duckdb") if node.weight is not None else "1"
         g = f" GROUP BY {', '.join(node.group_by)}" if node.group_by else ""
-        line = f"{pad}Aggregate {node.kind.upper()} weight={w}{g}"
+        b = f" bounds=[{node.bounds[0]:g}, {node.bounds[1]:g}]" if node.bounds else ""
+        line = f"{pad}Aggregate {node.kind.upper()} weight={w}{g}{b}"
     elif isinstance(node, Aggregates):
         cols = ", ".join(f"{c.label}={c.kind.upper()}{list(c.parts)}" for c in node.columns)
         line = f"{pad}Aggregates [{cols}]"

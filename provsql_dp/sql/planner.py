@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from .catalog import SCHEMA, Catalog
+from .column_declarations import declared_bounds
 from .plan import (
     Aggregate,
     AggregateColumn,
@@ -520,7 +521,8 @@ class Planner:
             key_ids + star_ids + (wid,),
             key_names + star_names + ("__weight",),
         )
-        return Aggregate(child, "sum", exp.column(wid), key_ids, label)
+        return Aggregate(child, "sum", exp.column(wid), key_ids, label,
+                         declared_bounds(self.catalog, child, wid))
 
 
 def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:

@@ -1,5 +1,6 @@
 """Running the privacy statements: ``PROTECT``/``UNPROTECT TABLE``, ``SHOW PROTECTED``,
-``SET``/``SHOW PRIVACY BUDGET``, ``SET PRIVACY EPSILON`` and the policy statements.
+``SET``/``SHOW PRIVACY BUDGET``, ``SET PRIVACY EPSILON``, the column declarations
+(``SET``/``DROP``/``SHOW BOUNDS``, ``SET``/``DROP``/``SHOW GROUP KEYS``) and the policy statements.
 
 Each one is run against a connection's catalog, ledger and session; the cursor shows what comes
 back: a status line, or a result set.
@@ -10,23 +11,36 @@ back: a status line, or a result set.
 [("privacy budget of 'ann' set to 2",)]
 >>> con.execute("SHOW PRIVACY BUDGET FOR USER 'ann'").fetchall()
 [('ann', '2', '0', '2')]
+>>> _ = con.execute("CREATE TABLE people(id INT PRIMARY KEY, city VARCHAR, salary DOUBLE)")
+>>> con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 1e5").fetchall()
+[('bounds set: people.salary BETWEEN 0 AND 100000',)]
+>>> _ = con.execute("SET GROUP KEYS ON people (city) VALUES ('Oslo', 'Lyon')")
+>>> con.execute("SHOW GROUP KEYS").fetchall()
+[('main', 'people', 'city', "'Oslo', 'Lyon'", 'VALUES')]
 """
 
 from __future__ import annotations
+
+from sqlglot import exp
 
 from ..._numbers import format_eps
 from ...errors import InternalError, OperationalError, PrivacyError, ProgrammingError
 from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
+from ...sql.column_declarations import ColumnDeclarations
+from ...sql.expressions import exact_number
 
 __all__ = ["execute_privacy_statement"]
+
+_CHANGES = (d.Protect, d.Unprotect, d.SetPrivacyBudget, d.SetBounds, d.DropBounds, d.SetGroupKeys,
+            d.DropGroupKeys)
 
 
 def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
     """Run the parsed privacy statement ``tree`` on the connection ``con``; returns a status
     message, or a result set ``(description, rows)``."""
     cat = con._catalog
-    if con.read_only and isinstance(tree, (d.Protect, d.Unprotect, d.SetPrivacyBudget)):
+    if con.read_only and isinstance(tree, _CHANGES):
         raise OperationalError("the database is open read-only; declarations cannot change")
     if con._in_tx and not type(tree).__name__.startswith("Show"):
         # A declaration must never hang on an uncommitted transaction (a forgotten commit
@@ -75,8 +89,60 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
             raise ProgrammingError("epsilon must be positive")
         con.default_epsilon = eps
         return f"default epsilon set to {format_eps(eps)}"
+    if isinstance(tree, d.COLUMN_DECLARATIONS):
+        return _column_declaration(con, tree)
     if isinstance(tree, _policy_grammar.POLICY_STATEMENTS):
         from ...privacy.policy_statements import execute_policy_statement
 
         return execute_policy_statement(con, tree)
     raise InternalError(f"unhandled statement {type(tree).__name__}")  # pragma: no cover
+
+
+def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:
+    """``SET``/``DROP``/``SHOW BOUNDS`` and ``SET``/``DROP``/``SHOW GROUP KEYS``."""
+    decl = ColumnDeclarations(con._catalog)
+    table = tree.args.get("this") or tree.args.get("table")
+    parts = [p.name for p in table.parts] if table is not None else None
+    column = tree.args["column"].name if tree.args.get("column") is not None else None
+    if isinstance(tree, d.SetBounds):
+        b = decl.set_bounds(parts, column, _value(tree.args["lower"]), _value(tree.args["upper"]))
+        return f"bounds set: {b.describe()}"
+    if isinstance(tree, d.DropBounds):
+        return f"bounds dropped: {decl.drop_bounds(parts, column).describe()}"
+    if isinstance(tree, d.ShowBounds):
+        rows = [(b.schema, b.table, b.column, b.lower, b.upper) for b in decl.list_bounds(parts)]
+        return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
+                 ("lower", "DOUBLE"), ("upper", "DOUBLE")], rows)
+    if isinstance(tree, d.SetGroupKeys):
+        if tree.expressions:
+            keys = decl.set_group_keys(parts, column, values=[_value(v) for v in tree.expressions])
+        else:
+            keys = decl.set_group_keys(parts, column,
+                                       source=[p.name for p in tree.args["source"].parts],
+                                       source_column=tree.args["source_column"].name)
+        return f"group keys set: {keys.describe()}"
+    if isinstance(tree, d.DropGroupKeys):
+        keys = decl.drop_group_keys(parts, column)
+        return f"group keys dropped on {keys.table} ({keys.column})"
+    rows = [(k.schema, k.table, k.column,
+             ", ".join(_shown(v) for v in k.values) if k.values is not None else None,
+             "VALUES" if k.values is not None
+             else f"{k.source_schema}.{k.source_table} ({k.source_column})")
+            for k in decl.list_group_keys(parts)]
+    return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
+             ("keys", "VARCHAR"), ("source", "VARCHAR")], rows)
+
+
+def _value(node):
+    """A literal of a declaration: a str, a bool or an exact number (Fraction)."""
+    if isinstance(node, exp.Neg):
+        return -_value(node.this)
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Literal) and node.is_string:
+        return node.this
+    return exact_number(node, "a declared value")
+
+
+def _shown(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

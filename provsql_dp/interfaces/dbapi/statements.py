@@ -8,6 +8,8 @@ comments respected); then their first words tell a privacy statement (ours), a p
 ["SELECT ';' AS s", '-- a comment\\nPROTECT TABLE t']
 >>> is_privacy_statement("PROTECT TABLE t"), is_privacy_statement("SELECT 1")
 (True, False)
+>>> is_privacy_statement("SET GROUP KEYS ON t (c) VALUES (1)"), is_privacy_statement("SET bounds TO 1")
+(True, False)
 >>> has_epsilon_clause("SELECT COUNT(*) FROM t WITH EPSILON 1"), has_epsilon_clause("SELECT 'WITH EPSILON'")
 (True, False)
 >>> statement_kind("INSERT INTO t VALUES (1)"), statement_kind("INSERT INTO t VALUES (1) RETURNING *")
@@ -30,7 +32,11 @@ __all__ = ["split_statements", "is_privacy_statement", "has_epsilon_clause", "lo
 
 _OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
 _OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY"),
+              ("SET", "BOUNDS"), ("DROP", "BOUNDS"), ("SHOW", "BOUNDS"),
+              ("SET", "GROUP"), ("DROP", "GROUP"), ("SHOW", "GROUP"),
               *_policy_grammar.KEYWORD_PAIRS}
+# ``SET bounds = …`` / ``SET bounds TO …`` would be a DuckDB setting: never ours.
+_SETTING = {"=", "TO"}
 
 _DML = {"INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "REPLACE"}
 _QUERY = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMMARIZE", "EXPLAIN",
@@ -60,13 +66,16 @@ def split_statements(sql: str) -> list[str]:
 
 def is_privacy_statement(stmt: str) -> bool:
     """Whether the statement's first words are those of a privacy statement (ours to run)."""
-    words = stmt.split(None, 2)
+    words = stmt.split(None, 3)
     if not words:
         return False
     first = words[0].upper()
     if first in _OUR_KEYWORDS:
         return True
-    return len(words) > 1 and (first, words[1].upper().rstrip(";")) in _OUR_PAIRS
+    if len(words) < 2 or (first, words[1].upper().rstrip(";")) not in _OUR_PAIRS:
+        return False
+    return not (first == "SET" and len(words) > 2
+                and (words[2].upper() in _SETTING or words[2].startswith("=")))
 
 
 def has_epsilon_clause(stmt: str) -> bool:

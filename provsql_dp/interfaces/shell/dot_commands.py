@@ -38,6 +38,11 @@ Statements end with ';' and may span several lines. Besides DuckDB's SQL:
   UNPROTECT TABLE t | SHOW PROTECTED
   SET PRIVACY BUDGET eps [FOR USER 'name'] | SHOW PRIVACY BUDGET
   SET PRIVACY EPSILON eps                      session default for aggregate queries
+  SET BOUNDS ON t (c) BETWEEN lo AND hi        a SUM/AVG of c is clamped to [lo, hi] (curator)
+  DROP BOUNDS ON t (c) | SHOW BOUNDS [ON t]
+  SET GROUP KEYS ON t (c) VALUES (v, ...)      the public groups of GROUP BY c (curator)
+  SET GROUP KEYS ON t (c) FROM pub (col)       ... or the values of a public table's column
+  DROP GROUP KEYS ON t (c) | SHOW GROUP KEYS [ON t]
   <query> WITH EPSILON eps [OPTIONS (...)]     release one query privately
 A private answer is shown with '± 95%', the noise bound at 95% (noise only; the recursive
 mechanism also under-estimates by an unpublished truncation bias), the ε charged and the

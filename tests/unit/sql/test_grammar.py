@@ -332,10 +332,12 @@ _CLASS_ARGS = {
     pg.DropPolicy: {"policy": "this"},
     pg.ShowPolicies: {"table": "table"},
     pg.ExplainPrivacy: {"query": "this", "accuracy": "accuracy"},
+    d.ShowBounds: {"table": "table"},
+    d.ShowGroupKeys: {"table": "table"},
 }
 
 _FIELD_ARG = {"table": "this", "columns": "expressions", "domain": "domain",
-              "epsilon": "epsilon", "user": "user", "query": "this"}
+              "epsilon": "epsilon", "user": "user", "query": "this", "values": "expressions"}
 _CLASS_FIELDS = {
     d.Protect: ("table", "columns", "domain"),
     d.Unprotect: ("table",),
@@ -348,6 +350,12 @@ _CLASS_FIELDS = {
     pg.DropPolicy: ("policy",),
     pg.ShowPolicies: ("table",),
     pg.ExplainPrivacy: ("query", "accuracy"),
+    d.SetBounds: ("table", "column", "lower", "upper"),
+    d.DropBounds: ("table", "column"),
+    d.ShowBounds: ("table",),
+    d.SetGroupKeys: ("table", "column", "values", "source", "source_column"),
+    d.DropGroupKeys: ("table", "column"),
+    d.ShowGroupKeys: ("table",),
 }
 
 
@@ -357,7 +365,7 @@ def _field(stmt: exp.Expression, key: str):
     node = stmt.args.get(arg)
     if node is None or node == []:
         return None
-    if key == "table":
+    if key in ("table", "source"):
         assert isinstance(node, exp.Table)
         return ".".join(p.name for p in node.parts)
     if key == "columns":
@@ -370,6 +378,12 @@ def _field(stmt: exp.Expression, key: str):
         value = d.exact_number(node, "epsilon")
         assert type(value) is Fraction
         return value
+    if key in ("lower", "upper"):
+        neg = isinstance(node, exp.Neg)
+        value = d.exact_number(node.this if neg else node, key)
+        return -value if neg else value
+    if key == "values":
+        return [v.name if isinstance(v, exp.Literal) else v.sql() for v in node]
     if key == "query":
         return type(node).__name__
     if key == "options":
@@ -383,9 +397,9 @@ def _field(stmt: exp.Expression, key: str):
 def _expected(key: str, text: str):
     if key == "options":
         return dict(pair.split("=", 1) for pair in text.split(","))
-    if key == "columns":
+    if key in ("columns", "values"):
         return [c.strip() for c in text.split(",")]
-    if key in ("epsilon", "accuracy"):
+    if key in ("epsilon", "accuracy", "lower", "upper"):
         return Fraction(text)
     return text
 
@@ -439,6 +453,13 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     assert {r.name for r in PolicyCatalog(con._duck).list()} == {
         "age_line", "income_t", "state_p", "member_full", "age_income", "age_state", "near",
         "near_x"}
+    from provsql_dp.sql.column_declarations import ColumnDeclarations
+
+    decl = ColumnDeclarations(con._catalog)
+    assert [(b.table, b.column, b.lower, b.upper) for b in decl.list_bounds()] == [
+        ("people", "income", 0, 200000)]
+    assert [(k.column, k.values, k.source_table, k.source_column)
+            for k in decl.list_group_keys()] == [("state", None, "states", "code")]
 
 
 def test_epsilon_literals_are_exact():
@@ -473,15 +494,18 @@ def test_parenthesised_private_query_is_planned():
 # ====================================================================== invalid statements
 _INVALID_SETUP = (
     "CREATE TABLE t (a INTEGER, b VARCHAR); CREATE TABLE p (a INTEGER); PROTECT TABLE p; "
-    "CREATE VIEW v AS SELECT a FROM t"
+    "CREATE VIEW v AS SELECT a FROM t; "
+    "SET BOUNDS ON p (a) BETWEEN 0 AND 10; SET GROUP KEYS ON p (a) VALUES (1, 2)"
 )
 
 
 def _state(con):
     from provsql_dp.policies.blowfish.catalog import PolicyCatalog
+    from provsql_dp.sql.column_declarations import ColumnDeclarations
 
+    decl = ColumnDeclarations(con._catalog)
     return (con.protected(), con.ledger.users(), con.default_epsilon,
-            PolicyCatalog(con._duck).list())
+            PolicyCatalog(con._duck).list(), decl.list_bounds(), decl.list_group_keys())
 
 
 def _check_message(err: BaseException, expected: str) -> None:
