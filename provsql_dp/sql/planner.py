@@ -512,17 +512,19 @@ class Planner:
             child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM
-        weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types)
+        raw = scalar_expression(arg, scope, "SUM(…)")
+        weight = total_weight(raw, self.types)
         star_names, star_ids = scope.star()
         wid = self.new_id()
+        # declared bounds apply to a bare column: looked up on the argument before the rewrite
+        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid)
         child = self._project(
             node,
             tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),
             key_ids + star_ids + (wid,),
             key_names + star_names + ("__weight",),
         )
-        return Aggregate(child, "sum", exp.column(wid), key_ids, label,
-                         declared_bounds(self.catalog, child, wid))
+        return Aggregate(child, "sum", exp.column(wid), key_ids, label, bounds)
 
 
 def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:
