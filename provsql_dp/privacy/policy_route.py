@@ -54,6 +54,7 @@ from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
+from ..sql.total import make_total
 from . import _range_predicates as rp
 from .release_info import PrivacyInfo
 
@@ -304,6 +305,10 @@ def prepare(con, tree, plan) -> Prepared | None:
                "UNBOUNDED with SOURCES (records away from the sources could enter or leave the "
                "count unprotected)")
             + ", filters on other columns are refused; use an UNBOUNDED policy without SOURCES")
+
+    # filters on other columns run in DuckDB over protected rows: evaluated totally (a failing
+    # row behaves as NULL) and checked against the allow-list, like every analyst expression
+    residual = [make_total(r, types, predicate=True) for r in residual]
 
     def box_of(atoms):
         box = [[0, d.k - 1] for d in doms]
