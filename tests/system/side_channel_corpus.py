@@ -1,0 +1,717 @@
+"""Neighbour databases, an analyst-statement corpus and an outcome harness for the side-channel
+suite (``test_side_channels.py``; DESIGN §8, "the side-channel rule").
+
+The rule: once the planner accepts a private statement, everything an analyst observes — answer
+or error, the error's class and text, the ε charged, the shape of the result — is a function of
+the statement, the schema, the declarations and the budget only. So any two databases with the
+same schema and declarations must give an analyst the same *outcome* for the same statement;
+only the noisy values may differ.
+
+The databases
+-------------
+``people`` (protected, one participant per row by its primary key), ``visits`` (protected BY
+(pid) AS people: a visit belongs to the person it names), ``depts`` (public, for GROUP BY keys)
+and a Blowfish policy on ``people.age``. The *base* database holds five ordinary people. Every
+*plant* is a neighbour of the base: it adds one person (id 1000, and one visit of theirs) or
+changes one person, holding a canary string and extreme values — a type's min/max, 0, -1, NULL,
+NaN, ±inf, a 10k-character string, far dates, values whose products overflow.
+
+Databases are named in-memory DuckDB databases (``:memory:sc_…``): the curator connection kept
+in :class:`Database` keeps one alive, and analyst connections open the same database by name.
+
+The harness
+-----------
+:func:`run_analyst` runs one statement as a fresh analyst (a user of its own with a fresh budget,
+the noise seeded from Python) and returns an :class:`Outcome`: the observable facts that must
+not depend on the data. :func:`differences` compares two outcomes; :func:`leaks` looks for
+protected values in what an analyst saw. :class:`Harness` runs statements in worker processes
+that each hold every database, so that a statement that hangs (an LP that never ends) becomes a
+``Timeout`` outcome instead of a hung session.
+
+:func:`corpus` generates the analyst statements: scalar functions and operators applied to edge
+values in WHERE, join conditions, SUM arguments, GROUP BY over a public table, and the policy
+routes (histograms, ranges, COUNT RANGES, COUNT CUMULATIVE, EXPLAIN PRIVACY).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+import provsql_dp
+
+# ----------------------------------------------------------------------------------------------
+# schema, base rows, plants
+
+CANARY = "CANARY_7f3a"
+LONG = CANARY + "x" * 10_000  # a 10k-character string
+WEIRD = CANARY + "'(%_\\[{}*+?.|^$%d%s"  # regex, LIKE and format metacharacters
+
+INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
+BIG_MAX, BIG_MIN = 2**63 - 1, -(2**63)
+HUGE_MAX, HUGE_MIN = 2**127 - 1, -(2**127)
+DEC_MAX = "999999999999999.999"  # DECIMAL(18,3)
+DATE_MAX, DATE_MIN = "5881580-07-10", "-5877641-06-25"  # DuckDB's DATE range
+
+SCHEMA = [
+    """CREATE TABLE people(id INT PRIMARY KEY, name VARCHAR, salary BIGINT, age INT, dept INT,
+           i INT, h HUGEINT, dec DECIMAL(18,3), x DOUBLE, born DATE)""",
+    "CREATE TABLE visits(vid INT, pid INT, amount BIGINT, vday DATE, tag VARCHAR)",
+    "CREATE TABLE depts(dept_id INT PRIMARY KEY, dname VARCHAR)",
+    "INSERT INTO depts VALUES (1, 'eng'), (2, 'ops'), (3, 'hr')",
+]
+
+BASE_PEOPLE = [
+    (1, "Alice", 50001, 34, 1, 3, 10, "1.500", 0.5, "1990-01-01"),
+    (2, "Bob", 62000, 45, 2, -2, 20, "2.250", 1.5, "1980-05-05"),
+    (3, "Carol", 71000, 29, 1, 7, 30, "3.000", 2.0, "1995-07-07"),
+    (4, "Dave", 48000, 61, 3, 1, 40, "4.500", -1.0, "1963-03-03"),
+    (5, "Eve", 90000, 52, 2, 5, 50, "5.750", 3.25, "1972-12-12"),
+]
+BASE_VISITS = [
+    (1, 1, 10, "2020-01-01", "a"), (2, 1, 20, "2020-02-01", "b"), (3, 2, 5, "2021-01-01", "c"),
+    (4, 3, 7, "2021-03-01", "d"), (5, 5, 1, "2022-01-01", "e"),
+]
+
+DECLARATIONS = [
+    "PROTECT TABLE people",
+    "PROTECT TABLE visits BY (pid) AS people",
+    "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 100) WIDTH 10",
+]
+
+
+def _lit(v) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "'NaN'::DOUBLE"
+        if math.isinf(v):
+            return "'inf'::DOUBLE" if v > 0 else "'-inf'::DOUBLE"
+        return repr(v)
+    return str(v)
+
+
+def _person(id_, name, salary, age, dept, i, h, dec, x, born) -> str:
+    vals = [_lit(id_), _lit(name), _lit(salary), _lit(age), _lit(dept), _lit(i),
+            "NULL" if h is None else f"CAST('{h}' AS HUGEINT)",
+            "NULL" if dec is None else f"CAST('{dec}' AS DECIMAL(18,3))", _lit(x),
+            "NULL" if born is None else f"CAST('{born}' AS DATE)"]
+    return f"INSERT INTO people VALUES ({', '.join(vals)})"
+
+
+def _visit(vid, pid, amount, vday, tag) -> str:
+    return (f"INSERT INTO visits VALUES ({_lit(vid)}, {_lit(pid)}, {_lit(amount)}, "
+            f"{'NULL' if vday is None else f'CAST({_lit(vday)} AS DATE)'}, {_lit(tag)})")
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One neighbour of the base database: the statements that plant the edge-case participant,
+    the columns whose values it makes extreme (None: all of them), and the texts of the planted
+    values an analyst must never see."""
+
+    name: str
+    what: str
+    statements: tuple[str, ...]
+    secrets: tuple[str, ...]
+    columns: frozenset | None = None
+
+    def triggers(self, sql: str) -> bool:
+        """Whether ``sql`` reads a column this plant makes extreme."""
+        return self.columns is None or bool(self.columns & columns_of(sql))
+
+
+def _extra(name, what, person, visit, secrets, columns=None) -> Plant:
+    return Plant(name, what, (_person(1000, *person), _visit(1000, 1000, *visit)),
+                 tuple(s for s in secrets if s), None if columns is None else frozenset(columns))
+
+
+_ORDINARY = (55555, 40, 2, 4, 60, "6.125")  # salary, age, dept, i, h, dec of a plain person
+
+PLANTS: tuple[Plant, ...] = (
+    _extra("max", "one more person holding every type's maximum",
+           (CANARY, BIG_MAX, INT_MAX, INT_MAX, INT_MAX, HUGE_MAX, DEC_MAX, 1.7976931348623157e308,
+            "9999-12-31"), (BIG_MAX, "9999-12-31", CANARY),
+           (CANARY, str(HUGE_MAX), "9223372036854775807", "2147483647", DEC_MAX, "9999-12-31")),
+    _extra("min", "one more person holding every type's minimum",
+           (CANARY, BIG_MIN, INT_MIN, INT_MIN, INT_MIN, HUGE_MIN, "-" + DEC_MAX,
+            -1.7976931348623157e308, "0001-01-01"), (BIG_MIN, "0001-01-01", CANARY),
+           (CANARY, str(HUGE_MIN)[1:], "9223372036854775808", "2147483648", DEC_MAX, "0001-01-01")),
+    _extra("zero", "one more person holding zeros, an empty name and 1970-01-01",
+           ("", 0, 0, 0, 0, 0, "0", 0.0, "1970-01-01"), (0, "1970-01-01", ""), ("1970-01-01",)),
+    _extra("null", "one more person whose every column but the key is NULL",
+           (None, None, None, None, None, None, None, None, None), (None, None, None), ()),
+    _extra("neg", "one more person holding -1 everywhere (age outside the policy's domain)",
+           (CANARY + "-1", -1, -1, -1, -1, -1, "-1", -1.0, "1969-12-31"), (-1, "1969-12-31", CANARY),
+           (CANARY, "1969-12-31")),
+    _extra("mult", "one more person whose values overflow when multiplied (x*x, salary*salary, …)",
+           (CANARY, 3037000500, 46341, 46341, 46341, 2**64, "999999999.999", 1e200, "2999-12-31"),
+           (3037000500, "2999-12-31", CANARY),
+           (CANARY, "3037000500", "46341", "18446744073709551616", "999999999.999", "2999-12-31")),
+    Plant("changed", "Alice changed: salary 50000, i 0, x NaN, h max, a canary name",
+          (("UPDATE people SET name = 'CANARY_7f3a', salary = 50000, i = 0, x = 'NaN'::DOUBLE, "
+            "h = CAST('170141183460469231731687303715884105727' AS HUGEINT) WHERE id = 1"),
+           "UPDATE visits SET amount = 0, tag = 'CANARY_7f3a' WHERE vid = 1"),
+          (CANARY, str(HUGE_MAX))),
+    _extra("nan", "one more person with x = NaN", (CANARY, *_ORDINARY, float("nan"), "1985-06-15"),
+           (55555, "1985-06-15", CANARY), (CANARY, "55555", "1985-06-15"), {"x"}),
+    _extra("inf", "one more person with x = +inf", (CANARY, *_ORDINARY, float("inf"), "1985-06-15"),
+           (55555, "1985-06-15", CANARY), (CANARY, "55555", "1985-06-15"), {"x"}),
+    _extra("ninf", "one more person with x = -inf", (CANARY, *_ORDINARY, float("-inf"), "1985-06-15"),
+           (55555, "1985-06-15", CANARY), (CANARY, "55555", "1985-06-15"), {"x"}),
+    _extra("long", "one more person with a 10k-character name and tag",
+           (LONG, *_ORDINARY, 4.5, "1985-06-15"), (55555, "1985-06-15", LONG),
+           (CANARY, "x" * 40, "55555", "1985-06-15"), {"name", "tag"}),
+    _extra("punct", "one more person whose name and tag are regex/LIKE/format metacharacters",
+           (WEIRD, *_ORDINARY, 4.5, "1985-06-15"), (55555, "1985-06-15", WEIRD),
+           (CANARY, "55555", "1985-06-15"), {"name", "tag"}),
+    _extra("fardate", "one more person born on DuckDB's last date, visiting on its first",
+           (CANARY, *_ORDINARY, 4.5, DATE_MAX), (55555, DATE_MIN, CANARY),
+           (CANARY, "55555", "5881580", "5877641"), {"born", "vday"}),
+    _extra("infdate", "one more person born on date 'infinity', visiting on '-infinity'",
+           (CANARY, *_ORDINARY, 4.5, "infinity"), (55555, "-infinity", CANARY),
+           (CANARY, "55555"), {"born", "vday"}),
+)
+
+COLUMNS = ("name", "salary", "age", "dept", "i", "h", "dec", "x", "born",
+           "vid", "pid", "amount", "vday", "tag")
+_COLUMN_RE = re.compile(r"\b(" + "|".join(COLUMNS) + r")\b", re.IGNORECASE)
+_STRING_RE = re.compile(r"'(?:[^']|'')*'")
+
+
+def columns_of(sql: str) -> set[str]:
+    """The column names a statement mentions (outside string literals)."""
+    return {m.lower() for m in _COLUMN_RE.findall(_STRING_RE.sub("''", sql))}
+
+
+def plants_for(sql: str) -> tuple[str, ...]:
+    """The plants whose extreme values ``sql`` reads."""
+    return tuple(p.name for p in PLANTS if p.triggers(sql))
+
+
+PLANT_NAMES = tuple(p.name for p in PLANTS)
+PLANTS_BY_NAME = {p.name: p for p in PLANTS}
+
+#: texts of the base data an analyst must never see either (long enough not to occur by chance)
+BASE_SECRETS = tuple(
+    {str(v) for row in BASE_PEOPLE for v in (row[1], row[2], row[9])}
+    | {str(v) for row in BASE_VISITS for v in (row[3],)}
+)
+
+
+def secrets_of(db: str) -> tuple[str, ...]:
+    """The protected texts of database ``db`` ("base" or a plant's name)."""
+    return BASE_SECRETS + (PLANTS_BY_NAME[db].secrets if db != "base" else ())
+
+
+_counter = itertools.count()
+
+
+@dataclass
+class Database:
+    """A named in-memory database, kept alive by its curator connection."""
+
+    name: str
+    plant: Plant | None
+    curator: object = field(repr=False)
+
+
+def build_database(plant: Plant | None) -> Database:
+    """The base database, or its neighbour with ``plant`` applied (data before declarations,
+    as a curator would load it)."""
+    name = f":memory:sc_{next(_counter)}_{plant.name if plant else 'base'}"
+    cur = provsql_dp.connect(name)
+    cur.autocommit = True
+    for stmt in SCHEMA:
+        cur.execute(stmt)
+    for row in BASE_PEOPLE:
+        cur.execute(_person(*row))
+    for row in BASE_VISITS:
+        cur.execute(_visit(*row))
+    for stmt in plant.statements if plant else ():
+        cur.execute(stmt)
+    for stmt in DECLARATIONS:
+        cur.execute(stmt)
+    return Database(name, plant, cur)
+
+
+# ----------------------------------------------------------------------------------------------
+# outcomes
+
+
+#: result columns that carry released (noisy) values; every other column must be identical
+NOISY_COLUMNS = {"count", "cumulative_count"}
+
+
+def _is_noisy(column: str) -> bool:
+    return "(" in column or column.lower() in NOISY_COLUMNS
+
+
+def _value_kind(v) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "number"
+    if isinstance(v, (float, np.floating)):
+        return "number" if math.isfinite(v) else ("NaN" if math.isnan(v) else "inf")
+    return type(v).__name__
+
+
+def _norm(v):
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    return v
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an analyst observed for one statement."""
+
+    kind: str                          # "answer", or the exception's class name
+    pep249: bool                       # an answer, or a provsql_dp.Error
+    message: str | None                # the error's text
+    epsilon: Fraction | None           # ε charged (None: the ledger could not be read)
+    columns: tuple[str, ...] | None    # description column names
+    rows: int                          # number of rows
+    keys: tuple = ()                   # the non-noisy cells, row by row
+    kinds: tuple = ()                  # finite number / NaN / inf / NULL, per released cell
+
+    def short(self) -> str:
+        if self.kind == "answer":
+            return f"answer {list(self.columns or ())} × {self.rows} rows, ε charged {self.epsilon}"
+        msg = (self.message or "").replace("\n", " ")
+        if len(msg) > 160:
+            msg = msg[:160] + "…"
+        return f"{self.kind}({msg!r}), ε charged {self.epsilon}"
+
+
+def run_analyst(db: Database, sql: str, user: str, *, budget: str = "1000",
+                seed: int = 0) -> Outcome:
+    """Run ``sql`` as a fresh analyst ``user`` (fresh budget set by the curator first) on ``db``."""
+    db.curator.execute(f"SET PRIVACY BUDGET {budget} FOR USER '{user}'")
+    an = provsql_dp.connect(db.name, role="analyst", user=user)
+    an._rng = np.random.default_rng(seed)
+    try:
+        before = an.ledger.remaining()
+        try:
+            cur = an.execute(sql)
+            desc = cur.description
+            rows = cur.fetchall() if desc is not None else []
+        except Exception as e:  # noqa: BLE001 - every escaping exception is an observation
+            out = {"kind": type(e).__name__, "pep249": isinstance(e, provsql_dp.Error),
+                   "message": str(e), "columns": None, "rows": 0}
+        else:
+            names = tuple(str(c[0]) for c in desc) if desc else ()
+            noisy = [j for j, c in enumerate(names) if _is_noisy(c)]
+            keys = tuple(tuple(_norm(r[j]) for j in range(len(names)) if j not in noisy)
+                         for r in rows)
+            kinds = tuple(tuple(_value_kind(r[j]) for j in noisy) for r in rows)
+            out = {"kind": "answer", "pep249": True, "message": None,
+                   "columns": names if desc is not None else None, "rows": len(rows),
+                   "keys": keys, "kinds": kinds}
+        try:
+            spent = before - an.ledger.remaining()
+        except Exception:  # noqa: BLE001
+            spent = None
+        return Outcome(epsilon=spent, **out)
+    finally:
+        an.close()
+
+
+def differences(a: Outcome, b: Outcome) -> list[str]:
+    """What differs between two outcomes of one statement (empty: indistinguishable)."""
+    out = []
+    if a.kind != b.kind:
+        out.append(f"outcome {a.kind} vs {b.kind}")
+    elif a.message != b.message:
+        out.append("error text differs")
+    if a.epsilon != b.epsilon:
+        out.append(f"ε charged {a.epsilon} vs {b.epsilon}")
+    if a.kind == b.kind == "answer":
+        if a.columns != b.columns:
+            out.append(f"columns {a.columns} vs {b.columns}")
+        if a.rows != b.rows:
+            out.append(f"{a.rows} vs {b.rows} rows")
+        elif a.keys != b.keys:
+            out.append("group keys differ")
+        if a.kinds != b.kinds:
+            out.append(f"released values {a.kinds} vs {b.kinds}")
+    return out
+
+
+def seen_text(outcome: Outcome) -> str:
+    """Everything textual an analyst saw: the error, the column names, the non-noisy cells."""
+    return " ".join([outcome.message or "", *(outcome.columns or ()),
+                     *(str(c) for row in outcome.keys for c in row)])
+
+
+def leaks(outcome: Outcome, sql: str, secrets, public: str = "") -> list[str]:
+    """Protected values found in what the analyst saw, other than texts the statement itself
+    spells and texts in ``public`` (what the analyst saw on a database without that value: a
+    text seen there too cannot come from it)."""
+    seen = seen_text(outcome)
+    return sorted({s if len(s) <= 40 else s[:40] + "…" for s in secrets
+                   if len(s) >= 4 and s in seen and s not in sql and s not in public})
+
+
+# ----------------------------------------------------------------------------------------------
+# the harness: worker processes that hold the databases, so that a statement that hangs (an LP
+# that never ends) is a recorded outcome, not a hung test session
+
+TIMEOUT = 6.0  #: seconds one statement may take on a database of six people (~0.03 s expected)
+
+
+def _worker(conn) -> None:  # pragma: no cover - runs in a child process
+    dbs = {"base": build_database(None)}
+    dbs.update((p.name, build_database(p)) for p in PLANTS)
+    conn.send("ready")
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        db, sql, user, seed = job
+        try:
+            out = run_analyst(dbs[db], sql, user, seed=seed)
+        except BaseException as e:  # noqa: BLE001 - the harness itself failed: report it
+            out = Outcome(kind=f"HarnessError:{type(e).__name__}", pep249=False,
+                          message=str(e), epsilon=None, columns=None, rows=0)
+        conn.send(out)
+
+
+class _Worker:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.proc = None
+        self.conn = None
+        self.job = None
+        self.started = 0.0
+
+    def ensure(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            return
+        parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(120) or parent.recv() != "ready":
+            raise RuntimeError("the side-channel worker did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join(5)
+        self.proc = self.conn = self.job = None
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+                self.proc.join(5)
+            except (OSError, EOFError):
+                pass
+        self.kill()
+
+
+class Harness:
+    """Runs statements as fresh analysts on the base database and every plant, on ``workers``
+    child processes (each holds all the databases); a run longer than ``timeout`` seconds is
+    recorded as a ``Timeout`` outcome and its worker replaced. Outcomes are cached per
+    statement."""
+
+    def __init__(self, workers: int = 2, timeout: float = TIMEOUT):
+        import multiprocessing as mp
+
+        self.ctx = mp.get_context("spawn")
+        self.timeout = timeout
+        self.workers = [_Worker(self.ctx) for _ in range(workers)]
+        self.cache: dict[str, dict[str, Outcome]] = {}
+        self._users = itertools.count()
+
+    def close(self) -> None:
+        for w in self.workers:
+            w.close()
+
+    def run(self, sql: str, dbs=None, seed: int = 0) -> dict[str, Outcome]:
+        """Outcomes of ``sql`` on each database in ``dbs`` (default: the base and every plant
+        whose extreme values ``sql`` reads), as one fresh analyst user. After a timeout the
+        statement's remaining runs are skipped (recorded as such)."""
+        import time
+        from multiprocessing.connection import wait
+
+        if dbs is None:
+            dbs = ("base",) + plants_for(sql)
+        if sql in self.cache and all(d in self.cache[sql] for d in dbs):
+            return {d: self.cache[sql][d] for d in dbs}
+        user = f"analyst_{next(self._users)}"
+        pending = list(dbs)
+        out: dict[str, Outcome] = {}
+        timed_out = False
+        while pending or any(w.job for w in self.workers):
+            for w in self.workers:
+                if w.job is None and pending and not timed_out:
+                    w.ensure()
+                    db = pending.pop(0)
+                    w.conn.send((db, sql, user, seed))
+                    w.job, w.started = db, time.monotonic()
+            if timed_out and pending:
+                for db in pending:
+                    out[db] = Outcome(kind="Skipped", pep249=True, message="another run timed out",
+                                      epsilon=None, columns=None, rows=0)
+                pending = []
+            busy = [w for w in self.workers if w.job is not None]
+            if not busy:
+                continue
+            now = time.monotonic()
+            left = min(w.started + self.timeout - now for w in busy)
+            ready = wait([w.conn for w in busy], timeout=max(left, 0))
+            for w in busy:
+                if w.conn in ready:
+                    try:
+                        out[w.job] = w.conn.recv()
+                    except (EOFError, OSError):
+                        out[w.job] = Outcome(kind="Crash", pep249=False,
+                                             message="the process running the statement died",
+                                             epsilon=None, columns=None, rows=0)
+                        w.kill()
+                    else:
+                        w.job = None
+                elif time.monotonic() - w.started >= self.timeout:
+                    out[w.job] = Outcome(kind="Timeout", pep249=True,
+                                         message=f"no outcome within {self.timeout:g} s",
+                                         epsilon=None, columns=None, rows=0)
+                    w.kill()
+                    timed_out = True
+        self.cache.setdefault(sql, {}).update(out)
+        return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the corpus
+
+EPS = "WITH EPSILON 0.1"
+
+#: numeric columns of people, their edge literals, and a "zero here" shift for each plant
+NUMERIC = {
+    "i": ("2147483647", "(-2147483648)", "0", "-1"),
+    "salary": ("9223372036854775807", "(-9223372036854775808)", "0", "-1"),
+    "h": ("CAST('170141183460469231731687303715884105727' AS HUGEINT)", "0", "-1"),
+    "dec": ("CAST('999999999999999.999' AS DECIMAL(18,3))", "0", "-1"),
+    "x": ("'NaN'::DOUBLE", "'inf'::DOUBLE", "'-inf'::DOUBLE", "1e308", "0", "-1"),
+}
+NUMERIC_COLUMNS = tuple(NUMERIC)
+
+#: numeric expressions of one column c (arithmetic, functions, casts), each compared with 0
+NUMERIC_TEMPLATES = (
+    "{c} + {hi}", "{c} * {c}", "{c} * {c} * {c} * {c}", "{c} / {c}", "1 / {c}", "1 // {c}",
+    "1 // ({c} + 1)", "1 // ({c} - {hi})", "1 % {c}", "-{c}", "abs({c})", "sign({c})",
+    "round({c}, 2)", "floor({c})", "ceil({c})", "sqrt({c})", "ln({c})", "log({c})", "exp({c})",
+    "pow({c}, 2)", "pow(10, {c})", "least({c}, {hi})", "greatest({c}, {lo})", "CAST({c} AS INT)",
+    "TRY_CAST({c} AS INT)", "CAST({c} AS DOUBLE) * 1e308", "length(CAST({c} AS VARCHAR))",
+    "COALESCE(1 // {c}, 0)", "NULLIF({c}, 0) * 2", "CASE WHEN {c} = 0 THEN 0 ELSE 1 // {c} END",
+)
+
+#: string predicates over name (and the literals an analyst might use)
+STRING_PREDICATES = (
+    "error(name) IS NULL", "lower(name) = 'alice'", "upper(name) LIKE 'A%'",
+    "length(name) > 3", "length(name) * 922337203685477 > 0",
+    "CAST(length(name) AS INT) * 1000000 > 0", "substring(name, 1, 3) = 'Ali'",
+    "substring(name, -9223372036854775808, 2) = 'x'", "substring(name, 2, 9223372036854775807) <> ''",
+    "trim(name) = name", "concat(name, name) <> ''", "name || repeat('y', 10000) <> ''",
+    "name LIKE '%e%'", "name ILIKE '%E%'", "name NOT LIKE 'A%'", "starts_with(name, 'A')",
+    "contains(name, 'o')", "replace(name, 'e', repeat('z', 1000)) <> ''",
+    "CAST(name AS INT) > 0", "CAST(name AS DOUBLE) > 0", "CAST(name AS DATE) > DATE '2000-01-01'",
+    "TRY_CAST(name AS INT) IS NULL", "TRY_CAST(name AS DATE) IS NULL",
+    "CAST(substring(name, 1, 1) AS INT) = 1", "name = ''", "name IS NULL", "name IS NOT NULL",
+    "name IN ('', 'Alice', NULL)", "name BETWEEN 'A' AND 'M'",
+    "COALESCE(name, 'none') <> 'none'", "NULLIF(name, '') IS NULL",
+    "CASE WHEN name = '' THEN 1 // 0 ELSE 1 END = 1", "ascii(name) > 60",
+    "CAST(ascii(name) AS INT) * 100000000 > 0", "ord(name) > 60", "left(name, 1) = 'A'",
+)
+
+#: date predicates over born
+DATE_PREDICATES = (
+    "date_part('year', born) > 1980", "extract(year FROM born) > 1980", "year(born) > 1980",
+    "year(born) * 1000000 > 0", "CAST(year(born) AS INT) * 1000 > 0", "born + 1 > DATE '1980-01-01'",
+    "born - 1 < DATE '2000-01-01'", "born + INTERVAL 1 DAY > DATE '1980-01-01'",
+    "born + INTERVAL 10000 YEAR > DATE '1980-01-01'", "born - DATE '2000-01-01' > 0",
+    "(born - DATE '2000-01-01') * 1000000 > 0", "date_diff('day', born, DATE '2000-01-01') > 0",
+    "CAST(born AS VARCHAR) LIKE '19%'", "CAST(CAST(born AS VARCHAR) AS DATE) > DATE '1980-01-01'",
+    "CAST(born AS TIMESTAMP) > TIMESTAMP '1980-01-01 00:00:00'", "born BETWEEN DATE '0001-01-01' AND DATE '9999-12-31'",
+    "born + i > DATE '1980-01-01'", "born IS NULL", "born IN (DATE '1990-01-01', NULL)",
+    "CAST(date_part('epoch', born) AS BIGINT) * 1000000 > 0",
+)
+
+#: boolean structure over risky parts
+BOOLEAN_PREDICATES = (
+    "i = 0 OR 1 // i > 0", "i <> 0 AND 1 // i > 0", "NOT (1 // i > 0)", "i IS NULL OR i * i > 0",
+    "i BETWEEN -2147483648 AND 2147483647", "i BETWEEN 1 // i AND 10", "i IN (0, 2147483647, NULL)",
+    "i NOT IN (1, 2)", "x IN ('NaN'::DOUBLE, 'inf'::DOUBLE)", "x BETWEEN '-inf'::DOUBLE AND 'inf'::DOUBLE",
+    "x = x", "x <> x", "x IS NOT NULL AND x * x > 1e308", "salary IS DISTINCT FROM 50000",
+    "(salary > 0) = (x > 0)", "NOT (salary * 2 > 0 OR salary * 2 < 0)",
+    "h > 0 AND h * h > 0", "dec * dec > 0", "dec * 1000 > 0", "age < 18 OR age > 2147483646",
+)
+
+JOIN = "FROM people p JOIN visits v ON p.id = v.pid"
+
+JOIN_PREDICATES = (
+    "p.id = v.pid", "p.id = v.pid AND v.amount * p.salary > 0",
+    "p.id = v.pid AND 1 // (v.amount - 1) > 0", "p.id = v.pid AND 1 // v.amount > 0",
+    "p.id * p.i = v.pid * p.i", "p.id + p.i = v.pid + p.i", "CAST(p.name AS INT) = v.pid",
+    "p.id = TRY_CAST(v.tag AS INT)", "p.id = v.pid AND v.vday + 1 > DATE '2000-01-01'",
+    "p.id = v.pid AND lower(v.tag) LIKE '%x%'", "p.id = v.pid AND p.x / v.amount > 0",
+    "p.id = v.pid AND error(v.tag) IS NULL", "p.id = v.pid AND CAST(v.tag AS INT) > 0",
+    "p.id = v.pid AND v.amount * v.amount * v.amount > 0", "p.id = v.pid + 0 * v.amount",
+    "p.id = v.pid AND length(v.tag) * 922337203685477 > 0",
+    "p.id = v.pid AND year(v.vday) * 1000000 > 0", "p.id = COALESCE(v.pid, 1 // 0)",
+    "p.id = v.pid AND p.born < v.vday", "p.name = v.tag",
+)
+
+SUM_ARGUMENTS = (
+    "salary", "i", "age", "h", "dec", "x", "salary * salary", "salary * salary * salary * salary",
+    "i * i", "h * h", "x * x", "dec * dec", "abs(salary)", "-salary", "CAST(h AS BIGINT)",
+    "CAST(x AS BIGINT)", "CAST(name AS INT)", "TRY_CAST(name AS INT)", "length(name)",
+    "1 // i", "1 // (salary - 50000)", "salary % i", "CASE WHEN x > 0 THEN x ELSE 0 END",
+    "pow(10, age)", "exp(x)", "ln(x)", "sqrt(i)", "year(born)", "born - DATE '2000-01-01'",
+    "COALESCE(x, 0)", "greatest(i, 0)", "1e308 * x", "h + 170141183460469231731687303715884105727",
+)
+
+GROUPED = "FROM people p JOIN depts d ON p.dept = d.dept_id"
+
+
+def _numeric_where() -> list[tuple[str, str]]:
+    out = []
+    for c, lits in NUMERIC.items():
+        hi, lo = lits[0], lits[1]
+        for t in NUMERIC_TEMPLATES:
+            expr = t.format(c=c, hi=hi, lo=lo)
+            out.append(("where-numeric", f"SELECT COUNT(*) FROM people WHERE {expr} > 0 {EPS}"))
+    return out
+
+
+def corpus() -> list[tuple[str, str]]:
+    """(category, statement) pairs: analyst statements over the neighbour databases."""
+    out: list[tuple[str, str]] = []
+    out += _numeric_where()
+    out += [("where-string", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in STRING_PREDICATES]
+    out += [("where-date", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in DATE_PREDICATES]
+    out += [("where-boolean", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in BOOLEAN_PREDICATES]
+    out += [("join", f"SELECT COUNT(*) FROM people p JOIN visits v ON {p} {EPS}") for p in JOIN_PREDICATES]
+    out += [("join", f"SELECT SUM(v.amount * p.salary) {JOIN} {EPS}"),
+            ("join", f"SELECT SUM(v.amount) {JOIN} WHERE p.x > 0 {EPS}"),
+            ("join", f"SELECT COUNT(DISTINCT p.id) {JOIN} WHERE 1 // p.i > 0 {EPS}"),
+            ("join", f"SELECT COUNT(*) FROM people a JOIN people b ON a.id = b.id + 0 * b.salary * a.salary {EPS}")]
+    out += [("sum", f"SELECT SUM({a}) FROM people {EPS}") for a in SUM_ARGUMENTS]
+    out += [("sum", f"SELECT SUM(salary) FROM people {EPS} OPTIONS (theta = 100000)"),
+            ("sum", f"SELECT SUM(h) FROM people {EPS} OPTIONS (theta = 10)"),
+            ("sum", f"SELECT SUM(x) FROM people {EPS} OPTIONS (theta = 1)"),
+            ("count", f"SELECT COUNT(name) FROM people {EPS}"),
+            ("count", f"SELECT COUNT(1 // i) FROM people {EPS}"),
+            ("count", f"SELECT COUNT(DISTINCT name) FROM people {EPS}"),
+            ("count", f"SELECT COUNT(DISTINCT x) FROM people {EPS}"),
+            ("count", f"SELECT COUNT(DISTINCT CAST(name AS INT)) FROM people {EPS}"),
+            ("count", f"SELECT COUNT(*) FROM (SELECT DISTINCT salary * salary AS s FROM people) t {EPS}"),
+            ("count", f"SELECT COUNT(*) FROM (SELECT id FROM people WHERE x > 0 UNION SELECT pid FROM visits WHERE 1 // amount > 0) u {EPS}")]
+    # GROUP BY keys over the public depts table
+    grouped_preds = ("TRUE", "1 // p.i > 0", "CAST(p.name AS INT) > 0", "p.salary * p.salary > 0",
+                     "error(p.name) IS NULL", "p.x * 2 > 0", "year(p.born) > 1980",
+                     "length(p.name) > 4")
+    out += [("group-by", f"SELECT d.dname, COUNT(*) {GROUPED} WHERE {p} GROUP BY d.dname {EPS}")
+            for p in grouped_preds]
+    out += [("group-by", f"SELECT d.dname, SUM({a}) {GROUPED} GROUP BY d.dname {EPS}")
+            for a in ("p.salary", "p.h", "p.x", "p.salary * p.salary", "1 // p.i", "p.dec * p.dec")]
+    out += [("group-by", f"SELECT d.dname, COUNT(*) FROM people p JOIN depts d ON {on} GROUP BY d.dname {EPS}")
+            for on in ("p.dept + 1 = d.dept_id + 1", "p.dept * 1000 = d.dept_id * 1000",
+                       "CAST(p.name AS INT) = d.dept_id", "p.dept = d.dept_id AND p.x > 0",
+                       "1 // (p.dept - 2) = d.dept_id")]
+    out += [("group-by", f"SELECT d.dname, d.dept_id, COUNT(*) {GROUPED} GROUP BY d.dname, d.dept_id {EPS}"),
+            ("group-by", f"SELECT d.dname, COUNT(*) {GROUPED} JOIN visits v ON v.pid = p.id GROUP BY d.dname {EPS}")]
+    # the policy routes
+    hist_preds = ("", "WHERE 1 // i > 0", "WHERE CAST(name AS INT) > 0", "WHERE error(name) IS NULL",
+                  "WHERE x * x > 0", "WHERE salary * salary > 0", "WHERE age * age > 0",
+                  "WHERE age BETWEEN 20 AND 39", "WHERE year(born) > 1980", "WHERE name LIKE 'A%'")
+    out += [("policy-histogram", f"SELECT age, COUNT(*) FROM people {w} GROUP BY age {EPS}") for w in hist_preds]
+    out += [("policy-range", f"SELECT COUNT(*) FROM people WHERE {w} {EPS}") for w in (
+        "age BETWEEN 20 AND 39", "age < 2147483647", "age >= -2147483648 AND age < 50",
+        "age BETWEEN 20 AND 39 AND 1 // i > 0", "age >= 30 AND CAST(name AS INT) > 0")]
+    ranges = "age BETWEEN 20 AND 39, age < 20, age >= 90"
+    out += [("policy-ranges", f"COUNT RANGES ({ranges}) FROM people {w} {EPS}") for w in (
+        "", "WHERE 1 // i > 0", "WHERE CAST(name AS INT) > 0", "WHERE salary * salary > 0",
+        "WHERE x * 2 > 0")]
+    out += [("policy-ranges", f"COUNT RANGES (age < 30 AND 1 // i > 0, age >= 30) FROM people {EPS}"),
+            ("policy-ranges", f"COUNT RANGES (age * age < 900, age >= 30) FROM people {EPS}")]
+    out += [("policy-cumulative", f"COUNT CUMULATIVE age FROM people {w} {EPS}") for w in (
+        "", "WHERE 1 // i > 0", "WHERE CAST(name AS INT) > 0", "WHERE error(name) IS NULL",
+        "WHERE x * x > 0")]
+    out += [("explain-privacy", f"EXPLAIN PRIVACY {q}") for q in (
+        "SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10",
+        "SELECT age, COUNT(*) FROM people WHERE 1 // i > 0 GROUP BY age WITH EPSILON 0.5",
+        "SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 WITH EPSILON 0.5",
+        "SELECT COUNT(*) FROM people WHERE error(name) IS NULL WITH EPSILON 0.5",
+        "SELECT SUM(salary * salary) FROM people WITH EPSILON 0.5",
+        "COUNT CUMULATIVE age FROM people WHERE x * x > 0 WITH ACCURACY 10 CONFIDENCE 0.9",
+        f"COUNT RANGES ({ranges}) FROM people WITH EPSILON 0.5",
+        "SELECT d.dname, COUNT(*) FROM people p JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname WITH EPSILON 0.5")]
+    # the session default ε instead of WITH EPSILON
+    out += [("session-epsilon", f"SET PRIVACY EPSILON 0.1; SELECT COUNT(*) FROM people WHERE {p}")
+            for p in ("1 // i > 0", "CAST(name AS INT) > 0", "error(name) IS NULL", "x * x > 1")]
+    out += [("session-epsilon", "SET PRIVACY EPSILON 0.1; SELECT SUM(salary * salary * salary) FROM people")]
+    # more functions an analyst might reach for (accepted ones must be total; the rest refused
+    # identically), DISTINCT over extreme values, self-joins, extreme OPTIONS and ε
+    out += [("misc", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in (
+        "regexp_matches(name, 'A.*')", "regexp_matches('abc', name)", "'abc' LIKE name",
+        "name SIMILAR TO 'A.*'", "name GLOB 'A*'", "strftime(born, '%Y') = '1990'",
+        "strftime(born, name) = '1990'", "date_trunc('month', born) > DATE '2000-01-01'",
+        "make_date(i, 1, 1) > DATE '2000-01-01'", "md5(name) > 'a'", "hash(name) > 0",
+        "printf('%d', i) = '1'", "repeat(name, i) <> ''", "lpad(name, i, 'x') <> ''",
+        "name[1] = 'A'", "CAST(x AS DECIMAL(4,2)) > 0", "CAST(dec AS DECIMAL(4,2)) > 0",
+        "CAST(salary AS SMALLINT) > 0", "CAST(i AS UTINYINT) > 0", "CAST(name AS BOOLEAN)",
+        "CAST(born AS TIMESTAMP) > TIMESTAMP '2000-01-01 00:00:00'", "CAST(name AS BLOB) IS NOT NULL",
+        "log(i, x) > 0", "i / 0 > 0", "CAST(CAST(i AS VARCHAR) AS INT) > 0", "TRY(1 // i) > 0",
+        "CASE WHEN i > 0 THEN error('boom') ELSE 1 END = 1", "id IN (1, 2, 1000)", "id = 1000")]
+    out += [("misc", sql) for sql in (
+        f"SELECT COUNT(DISTINCT born) FROM people {EPS}",
+        f"SELECT COUNT(DISTINCT v.vday) {JOIN} {EPS}",
+        f"SELECT COUNT(DISTINCT h) FROM people {EPS}",
+        f"SELECT COUNT(*) FROM people a JOIN people b ON a.name = b.name {EPS}",
+        f"SELECT COUNT(*) FROM people a JOIN people b ON a.x = b.x {EPS}",
+        f"SELECT COUNT(*) FROM people a JOIN people b ON a.born = b.born {EPS}",
+        f"SELECT COUNT(*), SUM(salary) FROM people {EPS}",
+        f"SELECT SUM(i) FROM people {EPS} OPTIONS (theta = 1e308)",
+        f"SELECT SUM(x) FROM people {EPS} OPTIONS (theta = 1e-300)",
+        f"SELECT SUM(salary) FROM people {EPS} OPTIONS (theta = 1e-300)",
+        "SELECT SUM(h) FROM people WITH EPSILON 1e-300",
+        "SELECT COUNT(*) FROM people WITH EPSILON 1e308",
+        "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
+        f"SELECT AVG(x) FROM people {EPS}")]
+    seen, unique = set(), []
+    for cat, sql in out:
+        if sql not in seen:
+            seen.add(sql)
+            unique.append((cat, sql))
+    return unique
+
+
+#: the issue's statements, with the plants that trigger each
+REGRESSIONS = (
+    ("error", "SELECT COUNT(*) FROM people WHERE error(name) WITH EPSILON 0.1", ("changed", "long")),
+    ("cast", "SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 WITH EPSILON 0.1",
+     ("changed", "long")),
+    ("division", "SELECT COUNT(*) FROM people WHERE 1 // (salary - 50000) > 0 WITH EPSILON 0.1",
+     ("changed",)),
+    ("overflow", "SELECT SUM(salary * salary * salary * salary) FROM people WITH EPSILON 0.1",
+     ("max", "mult")),
+    ("hugeint-sum", "SELECT SUM(h) FROM people WITH EPSILON 0.1", ("max", "min", "mult", "changed")),
+    ("double-nonfinite-sum", "SELECT SUM(x) FROM people WITH EPSILON 0.1",
+     ("nan", "inf", "ninf", "mult")),
+)
