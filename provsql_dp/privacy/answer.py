@@ -180,10 +180,18 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
     return style, kwargs
 
 
+#: the range of the recursive mechanism's numeric options: outside it the LPs would see numbers
+#: they cannot take (1e-300, 1e300), whatever the data
+OPTION_RANGE = (1e-9, 1e15)
+
+
 def _number(options: dict, key: str) -> float:
     value = options[key]
     if isinstance(value, str) or not value > 0:
         raise ProgrammingError(f"option {key} must be a positive number, got {value!r}")
+    lo, hi = OPTION_RANGE
+    if not lo <= value <= hi:
+        raise ProgrammingError(f"option {key} must lie between {lo:g} and {hi:g}, got {float(value):g}")
     return float(value)
 
 
@@ -247,7 +255,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
         return release_laplace(con, plan, d.epsilon, d.groups, d.key_names, d.bounds, charge_fn, rng)
     if d.path == "single-owner":
         return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
-                                    d.kwargs, d.signed, d.bounds, charge_fn, rng)
+                                    d.kwargs, d.signed, d.bounds, charge_fn, rng,
+                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng))
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     kr = capture(con._duck, plan, d.bounds)
@@ -264,7 +273,7 @@ def execute(con, d: _Decision, charge_fn, rng=None):
             sub = kr.restrict(mask)
         try:
             rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
-        except SolverError:
+        except (SolverError, ArithmeticError, ValueError):  # numbers the LPs cannot take
             rel = _fallback(con, plan, eps, d, rng)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))

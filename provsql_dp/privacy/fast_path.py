@@ -84,7 +84,7 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
 
 def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: list[tuple],
                          key_names: list[str], style: str, kwargs: dict, signed: bool, bounds,
-                         charge_fn, rng=None):
+                         charge_fn, rng=None, fallback=None):
     """Release with the single-owner closed forms of the recursive mechanism: DuckDB computes
     each participant's total per group (``GROUP BY`` keys, owner), numpy does the rest.
 
@@ -124,10 +124,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     for grp in groups:
         i = where.get(tuple(grp))
         sl = slice(bounds_at[i], bounds_at[i + 1]) if i is not None else slice(0, 0)
-        if signed:
-            rel = single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, rng, **kwargs)
-        else:
-            rel = single_owner.release(totals[0][sl], eps, style, rng, **kwargs)
+        try:
+            if signed:
+                rel = single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, rng,
+                                                  **kwargs)
+            else:
+                rel = single_owner.release(totals[0][sl], eps, style, rng, **kwargs)
+        except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
+            rel = fallback(eps)
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]

@@ -370,14 +370,27 @@ def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
     res = con.execute(sql)
     names = [d[0] for d in res.description]
     types = [str(d[1]) for d in res.description]
-    if any(t.startswith("ENUM") for t in types):
-        cols = ", ".join(
-            f"{q(c)}::VARCHAR AS {q(c)}" if t.startswith("ENUM") else q(c)
-            for c, t in zip(names, types)
-        )
-        res = con.execute(f"SELECT {cols} FROM ({sql}) AS enum_as_text")
+    if any(t.startswith(("ENUM", "DATE", "TIMESTAMP")) for t in types):
+        cols = ", ".join(_readable(q(c), t) for c, t in zip(names, types))
+        res = con.execute(f"SELECT {cols} FROM ({sql}) AS readable")
         types = ["VARCHAR" if t.startswith("ENUM") else t for t in types]
     return res.fetchnumpy(), types
+
+
+#: temporal values numpy can hold (datetime64[us] spans about ±290,000 years)
+_TEMPORAL_RANGE = ("'-200000-01-01'", "'200000-12-31'")
+
+
+def _readable(col: str, duck_type: str) -> str:
+    """A result column as numpy can read it, by a rule fixed in advance: ENUMs as text, dates and
+    timestamps outside ±200,000 years (and ±infinity) as NULL — a value numpy cannot hold must not
+    make the capture fail on some databases only. Tuple identity is decided inside DuckDB."""
+    if duck_type.startswith("ENUM"):
+        return f"{col}::VARCHAR AS {col}"
+    if duck_type.startswith(("DATE", "TIMESTAMP")):
+        lo, hi = (f"{v}::{duck_type}" for v in _TEMPORAL_RANGE)
+        return f"CASE WHEN isfinite({col}) AND {col} BETWEEN {lo} AND {hi} THEN {col} END AS {col}"
+    return col
 
 
 # ---------------------------------------------------------------------- assembling the K-relation
