@@ -41,6 +41,7 @@ from ..sql.plan import (
     Union,
     walk,
 )
+from .clamp import DEFAULT_BOUNDS, clamp_sql
 from .krelation import KRelation
 from .slots import slot_sources
 
@@ -64,21 +65,6 @@ def q(name: str) -> str:
 
 def _sql(e: exp.Expression) -> str:
     return e.sql(dialect="duckdb")
-
-
-def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:
-    """A weight clamped to ``[lower, upper]`` as DuckDB SQL, by a rule fixed in advance: ±∞ are
-    clamped like any value, NaN (which DuckDB orders above every number) to ``upper``, NULL stays
-    NULL (it adds nothing). A CASE, not least/greatest: measured 2.3× faster in DuckDB.
-
-    >>> import duckdb
-    >>> sql = clamp_sql("x", 0, 10)
-    >>> duckdb.sql(f"SELECT {sql} FROM (VALUES (-5.0), (3.5), (1e300), ('nan'::DOUBLE), "
-    ...            "('-inf'::DOUBLE), (NULL)) t(x)").fetchall()
-    [(0.0,), (3.5,), (10.0,), (10.0,), (0.0,), (None,)]
-    """
-    x, lo, hi = f"({expr_sql})", repr(float(lower)), repr(float(upper))
-    return f"CASE WHEN {x} > {hi} THEN {hi} WHEN {x} < {lo} THEN {lo} ELSE {x}::DOUBLE END"
 
 
 def _hidden(prefix: str, n: int, start: int = 0) -> list[str]:
@@ -175,11 +161,6 @@ def _slot_expr(slot: Slot) -> str:
 
 def _has_distinct(node: Node) -> bool:
     return any(isinstance(n, Distinct) for n in walk(node))
-
-
-#: the clamp of a SUM's values when no bounds are declared: every value that feeds a release is
-#: finite and bounded before it leaves DuckDB, by a rule fixed in advance (the side-channel rule)
-DEFAULT_BOUNDS = (-1e12, 1e12)
 
 
 def capture_sql(plan: Node, bounds: tuple[float, float] | None = None) -> tuple[str, Compiled, bool, list]:

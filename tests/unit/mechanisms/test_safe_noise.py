@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from provsql_dp.mechanisms import _dlap
 from provsql_dp.mechanisms import safe_noise as sn
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,7 +118,7 @@ def test_variance_is_two_scale_squared(lam):
 @pytest.mark.parametrize("num,den", [(0, 5), (1, 3), (2, 3), (1, 1), (7, 7), (12345, 2**40)])
 def test_bernoulli_exp_is_exact(num, den):
     n = 200_000
-    draws = sn._bernoulli_exp_ratio(np.full(n, num, dtype=np.int64), den, np.random.default_rng(num + den))
+    draws = _dlap._bernoulli_exp_ratio(np.full(n, num, dtype=np.int64), den, np.random.default_rng(num + den))
     p = math.exp(-num / den)
     hits = int(draws.sum())
     if p == 1.0:
@@ -127,7 +128,7 @@ def test_bernoulli_exp_is_exact(num, den):
 
 
 def test_bernoulli_exp_one():
-    draws = sn._bernoulli_exp_one(300_000, np.random.default_rng(5))
+    draws = _dlap._bernoulli_exp_one(300_000, np.random.default_rng(5))
     assert stats.binomtest(int(draws.sum()), draws.size, math.exp(-1)).pvalue > 1e-4
 
 
@@ -154,7 +155,7 @@ def test_discrete_laplace_rejects_non_numbers():
 
 def test_overflow_is_an_error_not_a_truncation(monkeypatch):
     # Shrink the int64 headroom so that the (normally < 2**-700) event happens.
-    monkeypatch.setattr(sn, "_INT_LIMIT", 2 * 1000)
+    monkeypatch.setattr(_dlap, "_INT_LIMIT", 2 * 1000)  # the sampler's module
     with pytest.raises(OverflowError):
         sn.discrete_laplace(1000, size=10_000, rng=np.random.default_rng(0))
 
