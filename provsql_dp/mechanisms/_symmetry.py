@@ -57,6 +57,8 @@ _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _MAX_PAIR_TUPLE = 12
 #: ordered pairs examined per chunk when looking for adjacent twins (bounds the memory)
 _CHUNK = 4_000_000
+#: spanning-forest rounds of pair verification before checking all remaining candidates at once
+_FOREST_ROUNDS = 3
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -66,6 +68,13 @@ def _mix(x: np.ndarray) -> np.ndarray:
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         return x ^ (x >> np.uint64(31))
+
+
+def _distinct(x: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: numpy's hash-based ``unique`` is many times slower
+    on millions of distinct integers)."""
+    s = np.sort(x)
+    return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) else s
 
 
 def _segment_sum(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
@@ -79,61 +88,231 @@ def _segment_sum(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
 
 
 class _Verifier:
-    """Exact check that the transposition ``(p q)`` is an automorphism of a Structure."""
+    """Exact check, for a batch of pairs at once, that each transposition ``(p q)`` is an
+    automorphism of a Structure (vectorised: no Python per pair or per participant).
 
-    def __init__(self, st):
-        self.st = st
-        order = np.argsort(st.var_part, kind="stable")
-        self.part_tuples = st.var_tuple[order]
-        self.part_ptr = np.concatenate([[0], np.cumsum(np.bincount(st.var_part, minlength=st.n))])
-        n_mono = np.diff(st.tuple_mono_ptr)
-        sizes = np.diff(st.mono_ptr)
-        self.fixed = st.n_tuples > 0 and bool(np.all(n_mono == 1)) and len(np.unique(sizes)) == 1
+    For a pair, the *instances* are the tuples of ``p`` followed by the tuples of ``q`` (a tuple
+    holding both occurs twice). ``(p q)`` is an automorphism iff the multiset of (annotation,
+    weight) of the instances equals the multiset of their images under the swap: tuples holding
+    neither are fixed by the swap, and counting the tuples holding both twice changes nothing
+    (the swap maps tuples holding both onto tuples holding both, so the doubled multisets are
+    equal iff the plain ones are — ``2A = 2B ⇔ A = B`` on that part, then cancel).
+
+    Both multisets are put in one canonical order per pair (instances by weight then a hash of
+    the form; monomials within an instance by a hash of their participants and size;
+    participants within a monomial by id) and compared position by position: the weights, the
+    number of monomials of each instance, the size of each monomial and every participant id.
+    All equal exhibits a bijection between the instances and their images that preserves
+    (annotation, weight) exactly, so the answer True is always exact; a hash collision can only
+    put equal forms in different orders and answer False (a lost merge). Annotations are
+    compared as multisets of monomials, each a multiset of participants: equal multisets are
+    equal sets, so True also holds under set semantics. Pairs whose members differ in degree
+    (tuples, or entries of their tuples) are rejected without a comparison.
+
+    When every tuple is one monomial of the same size ``k`` (counts and subgraph counts) the
+    forms are sorted rows of ``k`` ids and no hash is needed: rows are ordered exactly, as one
+    integer code when it fits in 64 bits and lexicographically otherwise.
+    """
+
+    def __init__(self, st, r=None, by_part=None, part_ptr=None):
+        """``r``: a random uint64 per participant (hashes that order forms); ``by_part``: the
+        incidence pairs (``var_tuple``, ``var_part``) ordered by participant, delimited by
+        ``part_ptr`` (computed when not given)."""
+        if r is None:
+            r = _mix(np.arange(st.n, dtype=np.uint64) + np.uint64(0x5EED))
+        if by_part is None:
+            by_part = np.argsort(st.var_part, kind="stable")
+            part_ptr = np.concatenate([[0], np.cumsum(np.bincount(st.var_part, minlength=st.n))])
+        self.st, self.r = st, r
+        self.part_tuples = st.var_tuple[by_part]
+        self.part_ptr = part_ptr.astype(np.int64)
+        self.deg = np.diff(self.part_ptr)
+        self.t_nmono = np.diff(st.tuple_mono_ptr)
+        self.msize = np.diff(st.mono_ptr)
+        t_len = np.diff(st.mono_ptr[st.tuple_mono_ptr])
+        # entries the instances of p bring to a comparison (one side)
+        self.cost = np.bincount(st.var_part, weights=t_len[st.var_tuple], minlength=st.n).astype(np.int64)
+        # exact rank of each tuple's weight among the distinct weights
+        if st.n_tuples and st.q.min() == st.q.max():
+            self.wr, self.n_w = np.zeros(st.n_tuples, dtype=np.int64), 1
+        else:
+            w_values, wr = np.unique(st.q, return_inverse=True)
+            self.wr, self.n_w = wr.ravel().astype(np.int64), max(len(w_values), 1)
+        self.fixed = (
+            st.n_tuples > 0
+            and bool(np.all(self.t_nmono == 1))
+            and int(self.msize.min()) == int(self.msize.max())
+        )
         if self.fixed:
-            self.k = int(sizes[0]) if len(sizes) else 0
-            self.mat = st.ent_part.reshape(-1, self.k) if self.k else None
+            self.k = int(self.msize[0])
+            mat = st.ent_part.reshape(-1, self.k)
+            if self.k > 1 and not np.all(mat[:, 1:] >= mat[:, :-1]):
+                mat = np.sort(mat, axis=1)
+            self.mat = mat
 
-    def tuples(self, p: int) -> np.ndarray:
-        return self.part_tuples[self.part_ptr[p] : self.part_ptr[p + 1]]
+    def __call__(self, pp: np.ndarray, qq: np.ndarray, budget: int) -> np.ndarray:
+        """Whether ``(pp[i] qq[i])`` is an automorphism, for every ``i``; pairs are checked in
+        chunks of about ``budget`` entries (memory bound)."""
+        ok = np.zeros(len(pp), dtype=bool)
+        # an automorphism preserves every participant's degree and the entries of its tuples
+        sel = np.flatnonzero((self.deg[pp] == self.deg[qq]) & (self.cost[pp] == self.cost[qq]))
+        if not len(sel):
+            return ok
+        cum = np.cumsum(2 * self.cost[pp[sel]])
+        cuts = np.searchsorted(cum, np.arange(budget, int(cum[-1]), budget), side="right")
+        bounds = np.unique(np.concatenate([[0], cuts, [len(sel)]]))
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            s = sel[lo:hi]
+            ok[s] = self._check(pp[s], qq[s])
+        return ok
 
-    def __call__(self, p: int, q: int) -> bool:
+    def _instances(self, pp, qq):
+        parts = np.column_stack([pp, qq]).ravel()
+        lens = self.deg[parts]
+        offs = np.cumsum(lens) - lens
+        pos = np.repeat(self.part_ptr[parts] - offs, lens) + np.arange(int(lens.sum()))
+        inst_k = np.repeat(np.repeat(np.arange(len(pp)), 2), lens)
+        return inst_k, self.part_tuples[pos]
+
+    def _check(self, pp, qq) -> np.ndarray:
+        inst_k, inst_t = self._instances(pp, qq)
+        bad = np.zeros(len(pp), dtype=bool)
+        if not len(inst_t) or (self.fixed and self.k == 0):
+            return ~bad
+        if self.fixed:
+            orig = self.mat[inst_t]
+            a, b = pp[inst_k][:, None], qq[inst_k][:, None]
+            img = np.where(orig == a, b, np.where(orig == b, a, orig))
+            if self.k > 1:
+                img.sort(axis=1)
+            w = self.wr[inst_t]
+            n, k = max(self.st.n, 1), self.k
+            scale = self.n_w * n**k
+            if len(pp) * scale < 2**63:
+                # one exact int64 code per instance: (pair, weight rank, sorted row)
+                code_o = inst_k * self.n_w + w
+                code_i = code_o.copy()
+                for c in range(k):
+                    code_o = code_o * n + orig[:, c]
+                    code_i = code_i * n + img[:, c]
+                # stable = timsort, fast here: the codes already run in pair order
+                code_o.sort(kind="stable")
+                code_i.sort(kind="stable")
+                diff = code_o != code_i
+                bad[code_o[diff] // scale] = True
+            else:
+                cols_o = [orig[:, c] for c in range(k - 1, -1, -1)]
+                cols_i = [img[:, c] for c in range(k - 1, -1, -1)]
+                oo = np.lexsort(cols_o + [w, inst_k])
+                oi = np.lexsort(cols_i + [w, inst_k])
+                diff = np.any(orig[oo] != img[oi], axis=1) | (w[oo] != w[oi])
+                bad[inst_k[oo][diff]] = True
+            return ~bad
+        so = self._canon(inst_k, inst_t, None, None)
+        si = self._canon(inst_k, inst_t, pp, qq)
+        for (g, x), (_, y) in zip(so, si):
+            bad[g[x != y]] = True
+        return ~bad
+
+    def _canon(self, inst_k, inst_t, pp, qq):
+        """Canonical sequences of the instances' forms (swapped by ``(pp[k] qq[k])`` when
+        given), each with the pair it belongs to: weights, monomials per instance, monomial
+        sizes, participant ids."""
         st = self.st
-        tp, tq = self.tuples(p), self.tuples(q)
-        if len(tp) != len(tq):
-            return False
-        if self.fixed and len(tp) <= 8:
-            # small degrees: plain Python beats numpy's per-call overhead
-            ts = sorted(set(tp.tolist()) | set(tq.tolist()))
-            rows = self.mat[ts].tolist()
-            ws = st.q[ts].tolist()
-            swap = {p: q, q: p}
-            a = sorted((w, tuple(sorted(r))) for r, w in zip(rows, ws))
-            b = sorted((w, tuple(sorted(swap.get(x, x) for x in r))) for r, w in zip(rows, ws))
-            return a == b
-        ts = np.union1d(tp, tq)
-        if self.fixed:
-            a = self.mat[ts]
-            b = a.copy()
-            b[a == p] = q
-            b[a == q] = p
-            a = np.sort(a, axis=1)
-            b = np.sort(b, axis=1)
-            wa = st.q[ts]
-            ka = np.lexsort(np.column_stack([a, wa]).T[::-1])
-            kb = np.lexsort(np.column_stack([b, wa]).T[::-1])
-            return bool(np.array_equal(a[ka], b[kb]) and np.array_equal(wa[ka], wa[kb]))
-        swap = {p: q, q: p}
+        n_inst = len(inst_t)
+        nm = self.t_nmono[inst_t]
+        mono_inst = np.repeat(np.arange(n_inst), nm)
+        moff = np.cumsum(nm) - nm
+        mono = np.repeat(st.tuple_mono_ptr[inst_t] - moff, nm) + np.arange(int(nm.sum()))
+        ms = self.msize[mono]
+        eoff = np.cumsum(ms) - ms
+        ent_mono = np.repeat(np.arange(len(mono)), ms)
+        val = st.ent_part[np.repeat(st.mono_ptr[mono] - eoff, ms) + np.arange(int(ms.sum()))]
+        if pp is not None:
+            kk = inst_k[mono_inst[ent_mono]]
+            a, b = pp[kk], qq[kk]
+            val = np.where(val == a, b, np.where(val == b, a, val))
+        with np.errstate(over="ignore"):
+            mh = _mix(_segment_sum(self.r[val], np.append(eoff, len(val))) + ms.astype(np.uint64))
+            th = _mix(_segment_sum(_mix(mh ^ np.uint64(0x2545F4914F6CDD1D)), np.append(moff, len(mono))))
+        w = self.wr[inst_t]
+        # instances by (pair, weight, form hash); monomials by (instance, hash, which covers the
+        # size); participants by (monomial, id)
+        io = _order(inst_k * self.n_w + w, th, (int(inst_k[-1]) + 1) * self.n_w)
+        irank = np.empty(n_inst, dtype=np.int64)
+        irank[io] = np.arange(n_inst)
+        mo = _order(irank[mono_inst], mh, n_inst)
+        mrank = np.empty(len(mono), dtype=np.int64)
+        mrank[mo] = np.arange(len(mono))
+        n = max(st.n, 1)
+        if len(mono) * n < 2**63:
+            eo = np.argsort(mrank[ent_mono] * n + val, kind="stable")
+        else:
+            eo = np.lexsort((val, mrank[ent_mono]))
+        g_inst = inst_k[io]
+        g_mono = inst_k[mono_inst[mo]]
+        g_ent = inst_k[mono_inst[ent_mono[eo]]]
+        return [(g_inst, w[io]), (g_inst, nm[io]), (g_mono, ms[mo]), (g_ent, val[eo])]
 
-        def canon(t, ren):
-            ms = []
-            for m in range(st.tuple_mono_ptr[t], st.tuple_mono_ptr[t + 1]):
-                ents = st.ent_part[st.mono_ptr[m] : st.mono_ptr[m + 1]].tolist()
-                ms.append(tuple(sorted(ren.get(x, x) for x in ents)))
-            return (float(st.q[t]), tuple(sorted(set(ms))))
 
-        a = sorted(canon(int(t), {}) for t in ts)
-        b = sorted(canon(int(t), swap) for t in ts)
-        return a == b
+def _order(major: np.ndarray, h: np.ndarray, n_major: int) -> np.ndarray:
+    """A permutation sorting by ``major`` (ints in ``[0, n_major)``), then by the hash ``h``:
+    one int64 key holding ``major`` and the top bits of ``h`` when enough bits are left (much
+    faster than ``lexsort``), else ``lexsort``. Only an order of hashes: hashes equal in the
+    kept bits just leave their forms in either order."""
+    hb = 63 - int(n_major).bit_length()
+    if hb >= 24:
+        return np.argsort((major << hb) | (h >> np.uint64(64 - hb)).astype(np.int64), kind="stable")
+    return np.lexsort((h, major))
+
+
+def _components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Connected components of the graph on ``0..n-1`` with edges ``(a[i], b[i])``."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    adj = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
+    return connected_components(adj, directed=False)[1].astype(np.int64)
+
+
+def _verified_classes(n: int, cp: np.ndarray, cq: np.ndarray, verify) -> np.ndarray:
+    """The connected components of the candidate pairs that ``verify`` accepts.
+
+    Verifying every candidate would cost Θ(s²) checks for a class of ``s`` adjacent twins (every
+    pair of a clique is a candidate), so pairs are verified along spanning forests: each round
+    takes the classes of the pairs accepted so far, a spanning forest of the unverified
+    candidates between different classes (scipy's minimum spanning tree on the class graph),
+    and verifies its edges; it stops when no unverified candidate joins two classes. A class of
+    true twins costs ``s − 1`` checks. After ``_FOREST_ROUNDS`` rounds (reached only when many
+    candidates are rejected, e.g. a hash collision or a disjunctive tuple the swap does not
+    fix), every remaining candidate between different classes is verified at once. Either way
+    no unverified candidate joins two classes at the end, so the result is exactly the
+    components of all accepted candidates (the candidates inside a class cannot change them).
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
+    a, b = np.minimum(cp, cq), np.maximum(cp, cq)
+    key = _distinct((a * n + b)[a != b])
+    a, b = key // n, key % n
+    status = np.zeros(len(a), dtype=np.int8)  # 0 unverified, 1 accepted, -1 rejected
+    for rnd in range(_FOREST_ROUNDS + 1):
+        acc = status == 1
+        lab = _components(n, a[acc], b[acc])
+        idx = np.flatnonzero((status == 0) & (lab[a] != lab[b]))
+        if not len(idx):
+            break
+        if rnd < _FOREST_ROUNDS:
+            la, lb = lab[a[idx]], lab[b[idx]]
+            k_cls = int(lab.max()) + 1
+            ck, first = np.unique(np.minimum(la, lb) * k_cls + np.maximum(la, lb), return_index=True)
+            w = np.ones(len(ck))
+            tree = minimum_spanning_tree(coo_matrix((w, (ck // k_cls, ck % k_cls)), shape=(k_cls, k_cls))).tocoo()
+            tk = np.minimum(tree.row, tree.col).astype(np.int64) * k_cls + np.maximum(tree.row, tree.col)
+            idx = idx[first[np.searchsorted(ck, tk)]]
+        status[idx] = np.where(verify(a[idx], b[idx]), 1, -1)
+    acc = status == 1
+    return _components(n, a[acc], b[acc])
 
 
 def _few_rows_saved(st, cp, cq, min_gain: float) -> bool:
@@ -146,7 +325,7 @@ def _few_rows_saved(st, cp, cq, min_gain: float) -> bool:
 
     n_mono_t = np.diff(st.tuple_mono_ptr)
     sizes = np.diff(st.mono_ptr)
-    if not (np.all(n_mono_t == 1) and len(np.unique(sizes)) == 1):
+    if not (np.all(n_mono_t == 1) and int(sizes.min()) == int(sizes.max())):
         return False
     k = int(sizes[0])
     adj = coo_matrix((np.ones(len(cp)), (cp, cq)), shape=(st.n, st.n))
@@ -156,7 +335,7 @@ def _few_rows_saved(st, cp, cq, min_gain: float) -> bool:
         code = np.zeros(len(rows), dtype=np.int64)
         for c in range(k):
             code = code * k_cls + rows[:, c]
-        n_forms = len(np.unique(code))
+        n_forms = len(_distinct(code))
     else:
         n_forms = len(np.unique(rows, axis=0))
     return n_forms > (1.0 - min_gain) * st.n_tuples
@@ -167,15 +346,38 @@ def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
 
     Candidates come from a hash of each participant's incidence pattern with itself replaced by
     a marker (equal for non-adjacent twins) and, for pairs sharing a tuple, the same hash without
-    the shared tuples (equal for adjacent twins). Hashes only propose pairs: every merge is the
-    exact check that the transposition maps the K-relation onto itself, so classes are correct
-    whatever the hash does (a collision can only lose a merge). With ``min_gain > 0`` the
+    the shared tuples (equal for adjacent twins). Hashes only propose pairs: a pair is merged
+    only after the exact check that its transposition maps the K-relation onto itself
+    (:class:`_Verifier`, all pairs of a round in one vectorised batch), so classes are correct
+    whatever the hash does (a collision can only lose a merge). The classes are the connected
+    components of the accepted pairs (:func:`_verified_classes`, which verifies along spanning
+    forests so that a class of ``s`` twins costs ``s − 1`` checks). With ``min_gain > 0`` the
     verification is skipped (every participant its own class) when even the candidate classes
     would merge fewer than that fraction of the tuples.
     """
     n = st.n
     if n == 0 or st.n_tuples == 0:
         return np.arange(n)
+    # the candidates' hash arrays are freed before the verification allocates its own
+    cp, cq, r, po, pptr = _candidates(st, seed)
+    if min_gain > 0 and len(cp) and _few_rows_saved(st, cp, cq, min_gain):
+        return np.arange(n)
+    # Exactness of the classes. Every accepted pair (p q) was checked exactly (_Verifier) to be
+    # an automorphism. Automorphisms are closed under composition, and for twins a~b, b~c the
+    # conjugate (b c)(a b)(b c) = (a c) is an automorphism: being twins is an equivalence
+    # relation. A class is a connected component of accepted pairs; along a path a = v0 … vj = b
+    # of accepted pairs, induction on j gives a~b. So a class's members are pairwise twins, and
+    # the full symmetric group of the class (generated by these transpositions) consists of
+    # automorphisms, as the module docstring requires.
+    verify = _Verifier(st, r, po, pptr)
+    lab = _verified_classes(n, cp, cq, lambda p, q: verify(p, q, max(1, _CHUNK // 4)))
+    return _first_seen_order(lab)
+
+
+def _candidates(st, seed: int):
+    """Candidate twin pairs ``(cp, cq)`` proposed by hashes (see :func:`twin_classes`), with the
+    participant hashes ``r`` and the incidence pairs by participant (``po``, ``pptr``)."""
+    n = st.n
     r = _mix(np.arange(n, dtype=np.uint64) + np.uint64(seed))
     marker = _mix(np.array([n + seed + 7919], dtype=np.uint64))[0]
     with np.errstate(over="ignore"):
@@ -249,22 +451,14 @@ def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
         cand_q.append(uq[ok])
     cp = np.concatenate(cand_p).astype(np.int64)
     cq = np.concatenate(cand_q).astype(np.int64)
-    if min_gain > 0 and len(cp) and _few_rows_saved(st, cp, cq, min_gain):
-        return np.arange(n)
-    parent = np.arange(n)
+    return cp, cq, r, po, pptr
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
 
-    if len(cp):
-        verify = _Verifier(st)
-        for p, q in zip(cp.tolist(), cq.tolist()):
-            rp, rq = find(p), find(q)
-            if rp != rq and verify(p, q):
-                parent[max(rp, rq)] = min(rp, rq)
-    roots = np.array([find(x) for x in range(n)])
-    _, cls = np.unique(roots, return_inverse=True)
-    return cls.astype(np.int64)
+def _first_seen_order(lab: np.ndarray) -> np.ndarray:
+    """Relabel classes ``0..K−1`` in the order of their smallest member."""
+    if len(lab) and lab[0] == 0 and np.all(np.diff(np.maximum.accumulate(lab)) <= 1):
+        return lab
+    _, first, inv = np.unique(lab, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.ravel()]
