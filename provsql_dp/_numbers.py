@@ -52,8 +52,12 @@ def to_fraction(x) -> Fraction:
     return f
 
 
-def format_eps(f: Fraction) -> str:
-    """A readable exact rendering: a short decimal when exact, else the fraction."""
+def format_eps(f: Fraction | float) -> str:
+    """A readable exact rendering: a short decimal when exact, else the fraction. A float (such
+    as ``cursor.privacy.remaining``) is first read as the nearest fraction of denominator at
+    most 10⁹ (``PrivacyInfo.remaining_exact`` holds the ledger's exact value)."""
+    if not isinstance(f, Fraction):
+        f = Fraction(f).limit_denominator(10**9)
     if f.denominator == 1:
         return str(f.numerator)
     d = f.denominator

@@ -30,7 +30,7 @@ row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
 >>> _ = con.execute("SET PRIVACY BUDGET 1")
 >>> cur = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
 >>> cur.description[0][0], cur.privacy.mechanism, str(cur.privacy.remaining)
-('COUNT(*)', 'laplace', '1/2')
+('COUNT(*)', 'laplace', '0.5')
 """
 
 from __future__ import annotations

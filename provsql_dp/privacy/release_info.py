@@ -1,9 +1,14 @@
 """What a private release tells the analyst: :class:`PrivacyInfo`, on ``Cursor.privacy``.
 
+``epsilon`` and ``remaining`` read as plain floats; the ledger's exact values are
+``epsilon_exact`` and ``remaining_exact`` (:class:`~fractions.Fraction`).
+
 >>> from fractions import Fraction
->>> info = PrivacyInfo(mechanism="recursive", epsilon=Fraction(1, 2), remaining=Fraction(1, 2))
->>> info.noise_bound()
-[]
+>>> info = PrivacyInfo(mechanism="recursive", epsilon=Fraction(1, 5), remaining=Fraction(14, 5))
+>>> info.remaining, info.remaining_exact, info.epsilon
+(2.8, Fraction(14, 5), 0.2)
+>>> info.noise_bound(), info.intervals()
+([], [])
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ class PrivacyInfo:
 
     Everything here is safe to show to an analyst: released values, the ε charged and the
     mechanism's public parameters — never the true answer or data-dependent internals.
+
+    ``epsilon`` (charged by this statement) and ``remaining`` (left of the user's budget) are
+    floats, for printing and arithmetic; ``epsilon_exact`` and ``remaining_exact`` are the
+    ledger's exact :class:`~fractions.Fraction` values (the constructor accepts either).
     """
 
     mechanism: str
-    epsilon: Fraction
-    remaining: Fraction
+    epsilon: float
+    remaining: float
     releases: tuple = field(default=())  # one Release per group (or one)
     # Blowfish policy route (issue 5): the policy, the strategy, the data-independent expected
     # squared error per query (an upper bound for the ordered strategy).
@@ -36,6 +45,47 @@ class PrivacyInfo:
     #: for several aggregates in one select list: their labels; each entry of ``releases`` is
     #: then a tuple of releases, one per column
     columns: tuple = ()
+    #: the names of the released value columns of the result set (set by the cursor; the last
+    #: ``len(value_names)`` columns of each row), used to name the interval columns
+    value_names: tuple = ()
+    #: the exact values behind ``epsilon`` and ``remaining`` (filled in from them when not given)
+    epsilon_exact: Fraction | None = field(default=None, repr=False)
+    remaining_exact: Fraction | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        for name in ("epsilon", "remaining"):
+            exact = getattr(self, f"{name}_exact")
+            if exact is None:
+                value = getattr(self, name)
+                exact = value if isinstance(value, Fraction) else Fraction(str(value))
+            object.__setattr__(self, f"{name}_exact", Fraction(exact))
+            object.__setattr__(self, name, float(exact))
+
+    def _per_column(self) -> list[tuple]:
+        """Per released row, a tuple of its releases (one per value column)."""
+        return [tuple(r) if self.columns else (r,) for r in self.releases]
+
+    def intervals(self, p: float = 0.95) -> list[tuple]:
+        """Per released row, one ``(low, high)`` per value column: the release's own interval
+        at coverage ``p`` when it states one (``release.interval(p)``), else the released value
+        ± :meth:`noise_bound` — which covers the mechanism's noise, not a truncation bias (see
+        the mechanism's ``noise_bound``)."""
+        return [tuple(_interval(r, p) for r in row) for row in self._per_column()]
+
+    def interval_names(self) -> list[tuple[str, str]]:
+        """``(<col>_low, <col>_high)`` for each released value column."""
+        names = self.value_names or self.columns or ("value",)
+        return [(f"{n}_low", f"{n}_high") for n in names]
+
+    def to_frame(self, p: float = 0.95):
+        """The intervals at coverage ``p`` as a pandas DataFrame, one row per released row (in
+        the result's order) and the columns ``<col>_low``, ``<col>_high`` per value column —
+        for joining onto a frame read by ``pd.read_sql`` (``pd.concat([df, info.to_frame()],
+        axis=1)``). Needs pandas (``pip install 'provsql_dp[pandas]'``)."""
+        pd = _require("pandas")
+        names = [n for pair in self.interval_names() for n in pair]
+        rows = [tuple(x for lo_hi in row for x in lo_hi) for row in self.intervals(p)]
+        return pd.DataFrame.from_records(rows, columns=names)
 
     def noise_bound(self, p: float = 0.95) -> list:
         """Per released row, the bound ``b`` with ``Pr[|noise| ≤ b] ≥ p`` (a tuple per row, one
@@ -43,6 +93,28 @@ class PrivacyInfo:
         if self.columns:
             return [tuple(r.noise_bound(p) for r in row) for row in self.releases]
         return [r.noise_bound(p) for r in self.releases]
+
+
+def _interval(release, p: float) -> tuple[float | None, float | None]:
+    own = getattr(release, "interval", None)
+    if callable(own):
+        lo, hi = own(p)
+        return (None if lo is None else float(lo), None if hi is None else float(hi))
+    value = release.value
+    if value is None:
+        return (None, None)
+    b = float(release.noise_bound(p))
+    return (float(value) - b, float(value) + b)
+
+
+def _require(module: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"{module} is needed here: pip install 'provsql_dp[pandas]' "
+                          f"(installs pandas and pyarrow)") from e
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,9 @@ class TableInfo:
     columns: tuple[str, ...]
     types: tuple[str, ...]
     view_sql: str | None = None
+    #: a DataFrame or Arrow table registered on the connection (``con.register``): a public
+    #: table of this session, read like a base table
+    frame: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,9 @@ class Catalog:
         self.con = con
         self.read_only = read_only
         self._memo: dict | None = None  # see snapshot()
+        #: names (lower case) of the Python objects registered as temporary views of this
+        #: connection (``Connection.register``): planned as public base tables
+        self.frames: set[str] = set()
         if not read_only:
             self.ensure()
 
@@ -192,6 +198,9 @@ class Catalog:
         ).fetchall()
         if not view and sch in ("information_schema", "pg_catalog"):
             return None  # DuckDB's internal views are not tables of the database
+        if db == "temp" and view and tbl.lower() in self.frames:
+            return TableInfo(catalog=db, schema=sch, name=tbl, columns=tuple(cols),
+                             types=tuple(types), frame=True)
         return TableInfo(
             catalog=db,
             schema=sch,
@@ -253,6 +262,11 @@ class Catalog:
             raise DeclarationError(
                 f"cannot protect {'.'.join(parts)!r}: no such table. Create it first, then PROTECT it."
             )
+        if info.frame:
+            raise DeclarationError(
+                f"cannot protect {info.name!r}: it is a registered DataFrame (public, for this "
+                f"session only). Load it into a table first — CREATE TABLE t AS SELECT * FROM "
+                f"{info.name} — then PROTECT TABLE t")
         if info.view_sql is not None:
             raise DeclarationError(
                 f"cannot protect view {info.name!r}: protect the base tables it reads instead "

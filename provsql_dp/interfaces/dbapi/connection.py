@@ -59,6 +59,7 @@ from ...sql.plan import Aggregate, Aggregates, Node
 from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
+from .python_scope import register, unregister
 from .statements import split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
@@ -70,7 +71,9 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
     (private answers and public tables only; see :mod:`provsql_dp.privacy.roles`). ``user`` names whose
-    budget private queries spend (default ``"default"``)."""
+    budget private queries spend (default ``"default"``). A curator's queries may name the
+    DataFrames of the caller's scope, as with DuckDB; an analyst registers them explicitly
+    (:meth:`Connection.register`, see :mod:`.python_scope`)."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config)
 
 
@@ -120,6 +123,15 @@ class Connection:
         self.autocommit = False
         self._in_tx = False
         self._closed = False
+        #: the :class:`PrivacyInfo` of the last statement run on any cursor of this connection
+        #: (None unless it was a private release): for callers that do not see the cursor, such
+        #: as ``pandas.read_sql`` — ``con.privacy.to_frame()`` gives its intervals
+        self.privacy: PrivacyInfo | None = None
+        #: whether queries may name the DataFrames of the caller's scope (curators only: an
+        #: analyst's SQL must not reach the variables of the process serving it)
+        self.scan_python = role == "curator"
+        if not self.scan_python:
+            self._duck.execute("SET python_enable_replacements = false")
 
     def _before(self, kind: str) -> None:
         """Open the implicit transaction before a data change (PEP 249: autocommit off)."""
@@ -157,6 +169,24 @@ class Connection:
     def execute(self, sql: str, parameters=None) -> Cursor:
         """Shortcut: a new cursor's ``execute``."""
         return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters) -> Cursor:
+        """Shortcut: a new cursor's ``executemany`` (as sqlite3 and DuckDB have it). Private
+        queries are charged once per parameter set, in order, up to the first refusal."""
+        return self.cursor().executemany(sql, seq_of_parameters)
+
+    def register(self, name: str, obj) -> Connection:
+        """Make a pandas/polars DataFrame or a pyarrow Table queryable as the public table
+        ``name`` of this connection (a temporary view, no copy; see :mod:`.python_scope`)."""
+        self._check_open()
+        register(self, name, obj)
+        return self
+
+    def unregister(self, name: str) -> Connection:
+        """Drop a DataFrame registered with :meth:`register`."""
+        self._check_open()
+        unregister(self, name)
+        return self
 
     def commit(self) -> None:
         self._check_open()

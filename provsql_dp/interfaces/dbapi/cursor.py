@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import duckdb
@@ -33,7 +34,10 @@ from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
+from . import frames as _frames
+from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
+from .python_scope import caller_frame, run_in_scope, scope_frames
 from .statements import (
     epsilon_clause,
     has_epsilon_clause,
@@ -66,19 +70,33 @@ class Cursor:
 
     # ------------------------------------------------------------------ execution
     def execute(self, sql: str, parameters=None) -> Cursor:
+        """Run ``sql`` (one statement, or several separated by ``;`` without parameters).
+
+        ``parameters`` is a sequence for ``?`` / ``$1`` placeholders or a mapping for ``$name``
+        (and ``:name`` in private queries). In a private query they are bound as literals before
+        planning (:mod:`.parameters`); elsewhere DuckDB binds them."""
         self._check()
         self.privacy = None
+        self.connection.privacy = None
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
         if parameters is not None and len(stmts) > 1:
             raise ProgrammingError("parameters can only be used with a single statement")
-        for stmt in stmts:
-            self._execute_one(stmt, parameters)
+        scope = caller_frame() if self.connection.scan_python else None
+        try:
+            for stmt in stmts:
+                self._execute_one(stmt, parameters, scope)
+        finally:
+            del scope  # no reference to the caller's frame outlives the call
         return self
 
     def executemany(self, sql: str, seq_of_parameters) -> Cursor:
-        """Execute ``sql`` once per parameter set; ``rowcount`` is the total of the changes."""
+        """Execute ``sql`` once per parameter set; ``rowcount`` is the total of the changes.
+
+        A private query is charged per execution, in order; the first refusal (an exhausted
+        budget, say) raises and stops there: the executions before it stand, charged, and
+        nothing after it runs or is charged. ``privacy`` then describes the last release."""
         total = 0
         counted = True
         for params in seq_of_parameters:
@@ -89,37 +107,35 @@ class Cursor:
         self.rowcount = total if counted else -1
         return self
 
-    def _execute_one(self, stmt: str, parameters) -> None:
+    def _execute_one(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
         ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt)
         tree = None
         if ours or (con.default_epsilon is not None and looks_like_query(stmt)):
             try:
-                tree = d.parse_one(stmt)
+                tree = d.parse_one(number_qmarks(stmt) if parameters is not None else stmt)
             except ParseError as e:
                 if ours:
                     raise syntax_error(e) from e
                 tree = None  # not ours to plan: DuckDB judges it
-        if isinstance(tree, d.PRIVACY_STATEMENTS + (d.PrivateQuery,)) and parameters:
-            raise ProgrammingError("privacy statements and private queries take no parameters")
         if isinstance(tree, d.PRIVACY_STATEMENTS):
+            if parameters:
+                raise ProgrammingError("privacy statements take no parameters")
             if con.role == "analyst":
                 check_analyst(con, stmt, tree)
             return self._privacy_statement(tree)
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
-            return self._private_query(tree.this, eps, stmt, options)
-        if (
-            isinstance(tree, exp.Query)
-            and con.default_epsilon is not None
-            and self._touches_protected(tree)
-        ):
-            if parameters:
-                raise ProgrammingError("private queries take no parameters")
-            return self._private_query(tree, con.default_epsilon, stmt)
+            query = bind(tree.this, parameters)
+            return self._private_query(query, eps, _ledger_text(stmt, parameters), options, scope)
+        if isinstance(tree, exp.Query) and con.default_epsilon is not None:
+            query = bind(tree, parameters) if parameters is not None else tree
+            if self._touches_protected(query):
+                return self._private_query(query, con.default_epsilon,
+                                           _ledger_text(stmt, parameters), None, scope)
         if con.role == "analyst":
             check_analyst(con, stmt, tree)
-        return self._passthrough(stmt, parameters)
+        return self._passthrough(stmt, parameters, scope)
 
     def _touches_protected(self, tree: exp.Expression) -> bool:
         prot = {(p.schema.lower(), p.table.lower()) for p in self.connection._catalog.list_protected()}
@@ -134,13 +150,13 @@ class Cursor:
         return [r[0] for r in self.connection._duck.execute(
             "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
 
-    def _passthrough(self, stmt: str, parameters) -> None:
+    def _passthrough(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
         duck = con._duck
         kind = statement_kind(stmt)
         try:
             con._before(kind)
-            res = duck.execute(stmt, parameters) if parameters is not None else duck.execute(stmt)
+            res = run_in_scope(duck, stmt, parameters, scope)
             desc = res.description
             rows = res.fetchall() if desc is not None else []
         except duckdb.Error as e:
@@ -179,7 +195,7 @@ class Cursor:
             self._set_result(*out)
 
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
-                       options: dict | None = None) -> None:
+                       options: dict | None = None, scope=None) -> None:
         con = self.connection
         if epsilon is None or epsilon <= 0:
             raise ProgrammingError("epsilon must be positive")
@@ -188,7 +204,9 @@ class Cursor:
                 f"epsilon {float(epsilon):g} is below the smallest ε a release accepts "
                 f"({MIN_EPSILON:g}): its noise would drown any answer, and the mechanisms' work "
                 "grows without bound as ε shrinks. Nothing was charged")
-        with con._catalog.snapshot():  # one read of the schema and declarations per statement
+        # DataFrames the query names from the caller's scope are registered first (public)
+        with scope_frames(con, tree, scope), con._catalog.snapshot():
+            # one read of the schema and declarations per statement
             self._private_release(tree, epsilon, text, options)
 
     def _private_release(self, tree, epsilon, text, options) -> None:
@@ -213,7 +231,9 @@ class Cursor:
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
         self._set_result(desc, rows)
-        self.privacy = info
+        k = len(info.columns) or 1
+        self.privacy = replace(info, value_names=tuple(c[0] for c in desc[-k:]))
+        con.privacy = self.privacy
 
     # ------------------------------------------------------------------ fetching
     def fetchone(self):
@@ -236,6 +256,34 @@ class Cursor:
         out = self._rows[self._pos:]
         self._pos = len(self._rows)
         return out
+
+    # ------------------------------------------------------------------ DataFrames, Arrow, numpy
+    def fetch_arrow_table(self, *, coverage: float = 0.95):
+        """The rows not yet fetched as a ``pyarrow.Table``. For a private answer each released
+        column ``<col>`` is followed by ``<col>_low`` and ``<col>_high``, the interval of
+        :meth:`PrivacyInfo.intervals` at ``coverage`` (see :mod:`.frames`)."""
+        desc, rows, info, start = self._rest()
+        return _frames.arrow_table(desc, rows, info, coverage, start)
+
+    def fetchdf(self, *, coverage: float = 0.95):
+        """The rows not yet fetched as a pandas DataFrame (interval columns as in
+        :meth:`fetch_arrow_table`)."""
+        desc, rows, info, start = self._rest()
+        return _frames.data_frame(desc, rows, info, coverage, start)
+
+    def fetchnumpy(self, *, coverage: float = 0.95) -> dict:
+        """The rows not yet fetched as ``{column: numpy array}`` (masked where NULL)."""
+        desc, rows, info, start = self._rest()
+        return _frames.numpy_columns(desc, rows, info, coverage, start)
+
+    fetch_df = df = fetchdf  # DuckDB's other names
+    arrow = fetch_arrow_table
+
+    def _rest(self):
+        """(description, the rows not yet fetched, the privacy info, the first row's index)."""
+        self._check_result()
+        start = self._pos
+        return self.description, self.fetchall(), self.privacy, start
 
     def __iter__(self) -> Cursor:
         return self
@@ -264,6 +312,12 @@ class Cursor:
         self._check()
         if self.description is None:
             raise ProgrammingError("the last statement produced no result set to fetch")
+
+
+def _ledger_text(stmt: str, parameters) -> str:
+    """The statement as the ledger records it: with its parameters, when it had some (their
+    repr is one line, so the text still parses)."""
+    return stmt if parameters is None else f"{stmt} -- parameters: {parameters!r}"
 
 
 def _type_code(t):

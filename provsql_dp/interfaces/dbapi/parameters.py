@@ -1,0 +1,165 @@
+"""Binding parameters into a private query before it is planned.
+
+A private query (``… WITH EPSILON ε``, or any aggregate over protected tables once ``SET PRIVACY
+EPSILON`` gave a default) accepts parameters like any other statement: ``?`` (PEP 249's qmark),
+``$1``, ``$2`` … (positions, from a sequence) or ``$name`` / ``:name`` (from a mapping). They are
+bound *before* the query is planned, by replacing each placeholder of the parsed tree with a
+literal node — a string parameter becomes one string literal, however many quotes it holds, so
+a parameter can never add SQL. The planner then sees exactly what it would see had the values
+been typed into the query: the privacy analysis does not depend on how a value arrived.
+
+Accepted values: ``None``, ``bool``, ``int``, finite ``float``, finite ``decimal.Decimal``,
+``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` (numpy scalars of these
+kinds too); anything else is a :class:`~provsql_dp.errors.ProgrammingError` naming the parameter.
+
+>>> from provsql_dp.sql import dialect as d
+>>> tree = d.parse_one("SELECT COUNT(*) FROM t WHERE city = ? AND age > ? WITH EPSILON 1")
+>>> bind(tree, ["O'Hare", 30]).this.sql(dialect="duckdb")
+"SELECT COUNT(*) FROM t WHERE city = 'O''Hare' AND age > 30"
+>>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c = :c"), {"c": None}).sql(dialect="duckdb")
+'SELECT COUNT(*) FROM t WHERE c = NULL'
+>>> bind(tree, [1])
+Traceback (most recent call last):
+...
+provsql_dp.errors.ProgrammingError: the statement has 2 parameter placeholders, but 1 parameter was given
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from ...errors import ProgrammingError
+from ...sql import dialect as d
+
+__all__ = ["bind", "literal", "placeholders", "number_qmarks"]
+
+
+def number_qmarks(stmt: str) -> str:
+    """``?`` placeholders rewritten as ``$1``, ``$2``, … in order of appearance (found by the
+    tokenizer, so a ``?`` inside a string literal or a comment is left alone); other text is
+    unchanged. The positions of ``?`` then survive parsing."""
+    tokens = [t for t in d.ProvDP().tokenize(stmt) if t.token_type == TokenType.PLACEHOLDER
+              and t.text == "?"]
+    if not tokens:
+        return stmt
+    out, last = [], 0
+    for i, tok in enumerate(tokens, 1):
+        out.append(stmt[last:tok.start])
+        out.append(f"${i}")
+        last = tok.end + 1
+    out.append(stmt[last:])
+    return "".join(out)
+
+
+def placeholders(tree: exp.Expression) -> list[exp.Placeholder]:
+    """The placeholders of a parsed statement."""
+    return list(tree.find_all(exp.Placeholder))
+
+
+def bind(tree: exp.Expression, parameters) -> exp.Expression:
+    """A copy of ``tree`` with every placeholder replaced by the literal of its parameter.
+
+    Positional placeholders (``?``, numbered ``$1``…; a ``?`` that was not numbered by
+    :func:`number_qmarks` takes the next position in tree order) take a sequence; named ones
+    (``$name``, ``:name``) a mapping. Every placeholder needs a value and every value must be
+    used: a mismatch is an error, never a silent NULL."""
+    tree = tree.copy()
+    marks = placeholders(tree)
+    if parameters is None:
+        if marks:
+            raise ProgrammingError(
+                f"the statement has {len(marks)} parameter placeholder{'s' * (len(marks) != 1)} "
+                "but no parameters were given")
+        return tree
+    names = ["" if m.name == "?" else m.name for m in marks]
+    positional = [n == "" or n.isdigit() for n in names]
+    if any(positional) and not all(positional):
+        raise ProgrammingError("a statement cannot mix positional (?, $1) and named ($name) "
+                               "parameters")
+    if isinstance(parameters, Mapping):
+        if any(positional):
+            raise ProgrammingError("the statement uses positional parameters (? or $1); pass a "
+                                   "sequence, not a mapping")
+        lower = {}
+        for k, v in parameters.items():
+            if not isinstance(k, str):
+                raise ProgrammingError(f"parameter names must be strings, got {k!r}")
+            lower[k.lower()] = v
+        missing = sorted({n for n in names if n.lower() not in lower})
+        if missing:
+            raise ProgrammingError(f"no value for parameter{'s' * (len(missing) > 1)} "
+                                   f"{', '.join(missing)}")
+        unused = sorted(set(lower) - {n.lower() for n in names})
+        if unused:
+            raise ProgrammingError(f"parameter{'s' * (len(unused) > 1)} {', '.join(unused)} "
+                                   "not used by the statement")
+        for m, n in zip(marks, names):
+            m.replace(literal(lower[n.lower()], n))
+        return tree
+    if isinstance(parameters, (str, bytes)) or not isinstance(parameters, Sequence):
+        raise ProgrammingError(
+            f"parameters must be a sequence (for ?) or a mapping (for $name), got "
+            f"{type(parameters).__name__}")
+    values = list(parameters)
+    if any(names):  # numbered: $k is values[k - 1]
+        wanted = sorted({int(n) for n in names})
+        if not wanted or wanted[0] < 1 or wanted != list(range(1, len(wanted) + 1)):
+            raise ProgrammingError(f"parameter numbers must run from $1 without gaps, got "
+                                   f"{', '.join('$' + str(w) for w in wanted)}")
+        count = len(wanted)
+    else:
+        count = len(marks)
+    if count != len(values):
+        raise ProgrammingError(
+            f"the statement has {count} parameter placeholder{'s' * (count != 1)}, but "
+            f"{len(values)} parameter{'s' * (len(values) != 1)} {'was' if len(values) == 1 else 'were'}"
+            " given")
+    for i, (m, n) in enumerate(zip(marks, names)):
+        k = int(n) - 1 if n else i
+        m.replace(literal(values[k], f"${k + 1}"))
+    return tree
+
+
+def literal(value, name: str = "?") -> exp.Expression:
+    """The SQL literal node of one parameter value (see the module docstring for the types)."""
+    if value is None:
+        return exp.Null()
+    if isinstance(value, (bool, np.bool_)):
+        return exp.Boolean(this=bool(value))
+    if isinstance(value, numbers.Integral):
+        return _number(str(int(value)))
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise ProgrammingError(f"parameter {name} is {value}: only finite numbers can be bound")
+        return _number(str(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Rational):
+        x = float(value)
+        if not math.isfinite(x):
+            raise ProgrammingError(f"parameter {name} is {x}: only finite numbers can be bound")
+        return _number(repr(x))
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, datetime.datetime):
+        kind = "TIMESTAMPTZ" if value.tzinfo is not None else "TIMESTAMP"
+        return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), kind)
+    if isinstance(value, datetime.date):
+        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
+    if isinstance(value, datetime.time):
+        return exp.cast(exp.Literal.string(value.isoformat()), "TIME")
+    raise ProgrammingError(
+        f"parameter {name} has type {type(value).__name__}, which cannot be bound into a private "
+        "query; use None, bool, int, float, Decimal, str, date, time or datetime")
+
+
+def _number(text: str) -> exp.Expression:
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
