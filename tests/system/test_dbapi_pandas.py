@@ -218,3 +218,39 @@ def test_analyst_frame_joins_protected_data_only_through_the_mechanism(tmp_path)
         an.execute("SELECT e.* FROM emp e JOIN wanted w ON e.dept = w.dept")
     cur = an.execute("SELECT COUNT(*) FROM emp e JOIN wanted w ON e.dept = w.dept WITH EPSILON 1")
     assert cur.privacy is not None and cur.privacy.remaining == 4.0
+
+
+EDGES_SQL = """SELECT * FROM (VALUES
+ (true, (-128)::TINYINT, 255::UTINYINT, (-9223372036854775808)::BIGINT,
+  18446744073709551615::UBIGINT, 'inf'::FLOAT, 'nan'::DOUBLE, 'é' || chr(0) || 'x', DATE 'infinity',
+  TIME '23:59:59.999999', TIMESTAMP 'infinity', 123456789012345678.12::DECIMAL(20,2),
+  '\\x00\\xff'::BLOB, (-1.5)::DECIMAL(4,1), 1.0::DECIMAL(38,10), 7::SMALLINT, 9::UINTEGER),
+ (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, DATE '-infinity', NULL, TIMESTAMP '-infinity',
+  NULL, NULL, NULL, NULL, NULL, NULL),
+ (false, 1, 0, 0, 0, (-0.0)::FLOAT, 1e308, '', DATE '0001-01-01', TIME '00:00',
+  TIMESTAMP '9999-12-31 23:59:59.999999', 0, ''::BLOB, 0, 0, 0, 0),
+ (false, 1, 0, 0, 0, 1.1::FLOAT, 5e-324, 'x', DATE '5877641-06-25', TIME '00:00',
+  TIMESTAMP '290308-12-22 00:00:00', 0, ''::BLOB, 0, 0, 0, 0)
+) t(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q)"""
+
+
+@pytest.mark.parametrize("sql", [EDGES_SQL, TYPES_SQL])
+def test_rows_of_a_columnar_result_are_duckdbs_rows(sql):
+    """A plain query is kept as DuckDB's Arrow table (fetchdf at DuckDB's cost); its tuples
+    must be exactly DuckDB's own fetchall, values and Python types, edge values included."""
+    cur = provsql_dp.connect().execute(sql)
+    ours = cur.fetchall()
+    theirs = duckdb.connect().execute(sql).fetchall()
+    assert len(ours) == len(theirs) == cur.rowcount
+    for r1, r2 in zip(ours, theirs):
+        for x, y in zip(r1, r2):
+            assert type(x) is type(y)
+            assert x == y or (x != x and y != y) or (isinstance(x, np.ndarray))
+
+
+def test_columnar_result_mixed_fetches():
+    cur = provsql_dp.connect().execute("SELECT range AS x, 'v' || range AS s FROM range(10)")
+    assert cur._table is not None and cur.rowcount == 10
+    assert cur.fetchmany(3) == [(0, "v0"), (1, "v1"), (2, "v2")]
+    assert cur.fetch_arrow_table().column("x").to_pylist() == list(range(3, 10))
+    assert cur.fetchone() is None and cur.fetchdf().empty

@@ -64,7 +64,8 @@ class Cursor:
         self.description: list[tuple] | None = None
         self.rowcount = -1
         self.privacy: PrivacyInfo | None = None
-        self._rows: list[tuple] = []
+        self._rows: list[tuple] | None = []
+        self._table = None  # a plain query's rows as DuckDB's Arrow table (see frames.columnar)
         self._pos = 0
         self._closed = False
 
@@ -158,7 +159,8 @@ class Cursor:
             con._before(kind)
             res = run_in_scope(duck, stmt, parameters, scope)
             desc = res.description
-            rows = res.fetchall() if desc is not None else []
+            table = _frames.columnar(res, desc) if desc is not None and kind == "query" else None
+            rows = res.fetchall() if desc is not None and table is None else []
         except duckdb.Error as e:
             err = translate(e)
             if con._in_tx and kind != "end":
@@ -176,15 +178,23 @@ class Cursor:
             self._set_result(None, [])
             self.rowcount = rows[0][0] if kind == "dml" and rows else -1
             return
-        self._set_result(desc, rows)
+        self._set_result(desc, rows, table)
 
-    def _set_result(self, desc, rows: list[tuple]) -> None:
+    def _set_result(self, desc, rows: list[tuple], table=None) -> None:
         self.description = (
             [(c[0], _type_code(c[1]), None, None, None, None, None) for c in desc] if desc else None
         )
-        self._rows = rows
+        self._rows = rows if table is None else None
+        self._table = table
         self._pos = 0
-        self.rowcount = len(rows) if desc is not None else -1
+        n = len(rows) if table is None else table.num_rows
+        self.rowcount = n if desc is not None else -1
+
+    def _all_rows(self) -> list[tuple]:
+        """The result's rows as tuples (converted from the Arrow table on first use)."""
+        if self._rows is None:
+            self._rows = _frames.rows_of(self._table)
+        return self._rows
 
     def _privacy_statement(self, tree: exp.Expression) -> None:
         out = execute_privacy_statement(self.connection, tree)
@@ -238,22 +248,23 @@ class Cursor:
     # ------------------------------------------------------------------ fetching
     def fetchone(self):
         self._check_result()
-        if self._pos >= len(self._rows):
+        rows = self._all_rows()
+        if self._pos >= len(rows):
             return None
-        row = self._rows[self._pos]
+        row = rows[self._pos]
         self._pos += 1
         return row
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         self._check_result()
         n = self.arraysize if size is None else size
-        out = self._rows[self._pos:self._pos + n]
+        out = self._all_rows()[self._pos:self._pos + n]
         self._pos += len(out)
         return out
 
     def fetchall(self) -> list[tuple]:
         self._check_result()
-        out = self._rows[self._pos:]
+        out = self._all_rows()[self._pos:]
         self._pos = len(self._rows)
         return out
 
@@ -262,17 +273,25 @@ class Cursor:
         """The rows not yet fetched as a ``pyarrow.Table``. For a private answer each released
         column ``<col>`` is followed by ``<col>_low`` and ``<col>_high``, the interval of
         :meth:`PrivacyInfo.intervals` at ``coverage`` (see :mod:`.frames`)."""
+        if self._table is not None:  # a plain query: DuckDB's own Arrow table
+            self._check_result()
+            out, self._pos = self._table.slice(self._pos), self._table.num_rows
+            return out
         desc, rows, info, start = self._rest()
         return _frames.arrow_table(desc, rows, info, coverage, start)
 
     def fetchdf(self, *, coverage: float = 0.95):
         """The rows not yet fetched as a pandas DataFrame (interval columns as in
         :meth:`fetch_arrow_table`)."""
+        if self._table is not None:
+            return _frames.through_duckdb(self.fetch_arrow_table(), "df")
         desc, rows, info, start = self._rest()
         return _frames.data_frame(desc, rows, info, coverage, start)
 
     def fetchnumpy(self, *, coverage: float = 0.95) -> dict:
         """The rows not yet fetched as ``{column: numpy array}`` (masked where NULL)."""
+        if self._table is not None:
+            return _frames.through_duckdb(self.fetch_arrow_table(), "numpy")
         desc, rows, info, start = self._rest()
         return _frames.numpy_columns(desc, rows, info, coverage, start)
 

@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import importlib
+import warnings
 from functools import lru_cache
 
 import duckdb
@@ -135,14 +136,17 @@ def data_frame(description, rows, privacy=None, coverage: float = 0.95, start: i
     """The rows as a pandas DataFrame, with DuckDB's own dtypes (its ``fetchdf`` of the
     :func:`arrow_table`: a DATE is ``datetime64``, an INTEGER column with NULLs ``Int32``)."""
     _require("pandas")
-    return _through_duckdb(arrow_table(description, rows, privacy, coverage, start), "df")
+    return through_duckdb(arrow_table(description, rows, privacy, coverage, start), "df")
 
 
-def _through_duckdb(table, how: str):
+def through_duckdb(table, how: str):
+    """DuckDB's own conversion of an Arrow table: ``"df"`` (pandas), ``"numpy"`` or ``"rows"``."""
     scratch = _scratch()
     try:
         rel = scratch.from_arrow(table)
-        return rel.df() if how == "df" else rel.fetchnumpy()
+        if how == "df":
+            return rel.df()
+        return rel.fetchnumpy() if how == "numpy" else rel.fetchall()
     finally:
         scratch.close()
 
@@ -150,4 +154,35 @@ def _through_duckdb(table, how: str):
 def numpy_columns(description, rows, privacy=None, coverage: float = 0.95, start: int = 0) -> dict:
     """The rows as ``{column: numpy array}`` as DuckDB's ``fetchnumpy`` gives them (a column
     with NULLs is a masked array)."""
-    return _through_duckdb(arrow_table(description, rows, privacy, coverage, start), "numpy")
+    return through_duckdb(arrow_table(description, rows, privacy, coverage, start), "numpy")
+
+
+#: DuckDB types whose values come back from DuckDB → Arrow → DuckDB exactly as DuckDB's
+#: ``fetchall`` gives them (checked by tests/system/test_dbapi_pandas.py, infinities included);
+#: a result with any other column type is fetched as rows
+_ROUND_TRIP = {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
+               "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "VARCHAR", "DATE", "TIME", "TIMESTAMP",
+               "BLOB"}
+
+
+def columnar(res, description):
+    """A plain query's result as DuckDB's Arrow table, when pyarrow is installed and every
+    column type round-trips exactly (:data:`_ROUND_TRIP`, DECIMALs too); else None (the rows
+    are then fetched as tuples). Kept columnar, ``fetchdf`` costs what DuckDB's does; the
+    tuples of ``fetchone``/``fetchall`` are made from it on first use (:func:`rows_of`)."""
+    for c in description:
+        t = str(c[1]).upper()
+        if t not in _ROUND_TRIP and not (t.startswith("DECIMAL(") and t.endswith(")")):
+            return None
+    try:
+        importlib.import_module("pyarrow")
+    except ImportError:
+        return None
+    with warnings.catch_warnings():  # DuckDB notes the copy Arrow output makes: wanted here
+        warnings.simplefilter("ignore", UserWarning)
+        return _to_arrow(res)
+
+
+def rows_of(table) -> list[tuple]:
+    """The rows of an Arrow table made by :func:`columnar`, as DuckDB's ``fetchall`` gives them."""
+    return through_duckdb(table, "rows")
