@@ -77,8 +77,8 @@ def main(epsilon: float = 0.5) -> None:
     bounds = cur.privacy.noise_bound(0.95)
     for (lo, value), bound in zip(cur.fetchall(), bounds):
         print(f"  {'salary < ' + str((lo + WIDTH) // 1000) + 'k':<16} {value:>6.1f} ± {bound:.1f}")
-    print(f"the release charged ε = {format_eps(cur.privacy.epsilon)} to the ledger; "
-          f"{format_eps(cur.privacy.remaining)} of the budget remains")
+    print(f"the release charged ε = {format_eps(cur.privacy.epsilon_exact)} to the ledger; "
+          f"{format_eps(cur.privacy.remaining_exact)} of the budget remains")
     print("(the SQL policy is unbounded: whether a record is present at all is a secret too, "
           "which the bounded policies above do not protect; its strategy and bounds differ)")
 

@@ -49,7 +49,7 @@ def main() -> None:
         info = cur.privacy
         print(f"analyst: private count of salaries over 100k = {value:.1f} "
               f"± {info.noise_bound(0.95)[0]:.1f} (95%), mechanism {info.mechanism}, "
-              f"ε charged {format_eps(info.epsilon)}, remaining {format_eps(info.remaining)}")
+              f"ε charged {format_eps(info.epsilon_exact)}, remaining {format_eps(info.remaining_exact)}")
 
         try:
             cur.execute("SELECT name, salary FROM employees")
