@@ -69,6 +69,7 @@ import networkx as nx
 from ..errors import InterfaceError
 from ..provenance.krelation import KRelation
 from ._compile import CompiledPattern, _table, compile_pattern, qualify_predicate
+from ._progress import PHASES, Progress
 from ._relation import (
     DEFAULT_MAX_ENTRIES,
     check_size,
@@ -279,6 +280,7 @@ def relation(
     max_entries: int | None = DEFAULT_MAX_ENTRIES,
     merge: bool = True,
     capture: str = "auto",
+    _progress: Progress | None = None,
 ) -> KRelation:
     """The sensitive K-relation whose total weight is the pattern count (curator only).
 
@@ -328,11 +330,15 @@ def relation(
         duck = duck_of(con)
     else:
         con = duck = duckdb.connect()
+    step = _progress.phase if _progress is not None else (lambda *a, **k: None)
     try:
-        _load_filtered(con, source, node_filter, edge_filter)
+        step(PHASES[0])
+        loaded = _load_filtered(con, source, node_filter, edge_filter)
+        step(PHASES[1], nodes=loaded.n_nodes, edges=loaded.n_edges)
         n_occ = int(duck.execute(compiled.count_sql).fetchone()[0])
         width = compiled.pattern.n_nodes if privacy == "node" else compiled.pattern.n_edges
         check_size(n_occ, width, max_entries, compiled.pattern.name)
+        step(PHASES[2], occurrences=n_occ)
         if use_sql:
             if privacy == "node":
                 con.execute("PROTECT TABLE edge BY (src, dst) AS node")
@@ -374,6 +380,7 @@ def count(
     max_entries: int | None = DEFAULT_MAX_ENTRIES,
     capture: str = "auto",
     budget=None,
+    progress: bool | None = None,
     **mechanism_options,
 ):
     """Release the number of occurrences of ``pattern`` in ``G`` with ε-differential privacy.
@@ -405,9 +412,18 @@ def count(
         A connection whose privacy budget pays for this release: ε is charged to its user in
         its ledger before any noise is drawn (refused, spending nothing, when it does not
         fit). Without it, no ledger records the release: accounting for ε is the caller's job.
+    progress : bool or None
+        Show the phase, its counts and the LPs solved on standard error (a ``tqdm`` bar; see
+        :mod:`provsql_dp.graph._progress`). None (default): only when standard error is a
+        terminal; True: always; False: never.
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults).
+
+    Interrupting (Ctrl-C, ``KeyboardInterrupt``) before the budget is charged costs nothing;
+    after it — during the release's LPs, the long phase — the ε stays charged to ``budget``'s
+    ledger and nothing is released (an interrupted release is still a spent one: its LPs read
+    the data). The connection and the bar are left in order either way.
 
     Returns
     -------
@@ -433,21 +449,29 @@ def count(
     """
     if not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise InterfaceError(f"epsilon must be a positive number, got {epsilon!r}")
-    kr = relation(
-        G,
-        pattern,
-        k,
-        privacy=privacy,
-        node_filter=node_filter,
-        edge_filter=edge_filter,
-        max_entries=max_entries,
-        capture=capture,
-    )
     from ..mechanisms import recursive as rm
+    from ..mechanisms._highs import LPStats
 
-    if budget is not None:
-        name = pattern if isinstance(pattern, str) else f"graph with {pattern.number_of_nodes()} nodes"
-        budget.ledger.charge(
-            budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", "recursive"
+    name = pattern if isinstance(pattern, str) else f"graph with {pattern.number_of_nodes()} nodes"
+    with Progress(f"count {name}", enabled=progress) as bar:
+        kr = relation(
+            G,
+            pattern,
+            k,
+            privacy=privacy,
+            node_filter=node_filter,
+            edge_filter=edge_filter,
+            max_entries=max_entries,
+            capture=capture,
+            _progress=bar,
         )
-    return rm.release(kr, epsilon=epsilon, privacy=privacy, rng=rng, **mechanism_options)
+        bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))
+        if budget is not None:
+            budget.ledger.charge(
+                budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", "recursive"
+            )
+        bar.phase(PHASES[4])
+        stats = mechanism_options.pop("stats", None) or LPStats()
+        bar.watch(stats)
+        return rm.release(kr, epsilon=epsilon, privacy=privacy, rng=rng, stats=stats,
+                          **mechanism_options)
