@@ -234,10 +234,15 @@ EDGES_SQL = """SELECT * FROM (VALUES
 ) t(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q)"""
 
 
+@pytest.mark.parametrize("head", [1, 2, 3, 10_000])
 @pytest.mark.parametrize("sql", [EDGES_SQL, TYPES_SQL])
-def test_rows_of_a_columnar_result_are_duckdbs_rows(sql):
-    """A plain query is kept as DuckDB's Arrow table (fetchdf at DuckDB's cost); its tuples
-    must be exactly DuckDB's own fetchall, values and Python types, edge values included."""
+def test_rows_of_a_columnar_result_are_duckdbs_rows(sql, head, monkeypatch):
+    """A large plain query is kept as DuckDB's Arrow table past its first HEAD rows (fetchdf at
+    DuckDB's cost); its tuples must be exactly DuckDB's own fetchall, values and Python types,
+    edge values included, whichever side of the head they fall."""
+    from provsql_dp.interfaces.dbapi import frames
+
+    monkeypatch.setattr(frames, "HEAD", head)
     cur = provsql_dp.connect().execute(sql)
     ours = cur.fetchall()
     theirs = duckdb.connect().execute(sql).fetchall()
@@ -249,8 +254,16 @@ def test_rows_of_a_columnar_result_are_duckdbs_rows(sql):
 
 
 def test_columnar_result_mixed_fetches():
-    cur = provsql_dp.connect().execute("SELECT range AS x, 'v' || range AS s FROM range(10)")
-    assert cur._table is not None and cur.rowcount == 10
+    n = 25_000
+    cur = provsql_dp.connect().execute(f"SELECT range AS x, 'v' || range AS s FROM range({n})")
+    assert cur._table is not None and cur.rowcount == n
     assert cur.fetchmany(3) == [(0, "v0"), (1, "v1"), (2, "v2")]
-    assert cur.fetch_arrow_table().column("x").to_pylist() == list(range(3, 10))
+    assert cur.fetch_arrow_table().column("x").to_pylist() == list(range(3, n))
     assert cur.fetchone() is None and cur.fetchdf().empty
+    cur.execute(f"SELECT range AS x, 'v' || range AS s FROM range({n})")
+    df = cur.fetchdf()
+    pd.testing.assert_frame_equal(
+        df, duckdb.connect().execute(f"SELECT range AS x, 'v' || range AS s FROM range({n})").fetchdf())
+    cur.execute(f"SELECT range AS x FROM range({n})")
+    assert cur.fetchall() == [(i,) for i in range(n)]
+    assert provsql_dp.connect().execute("SELECT 1 AS a")._table is None  # small: tuples only

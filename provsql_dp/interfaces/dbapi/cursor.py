@@ -65,7 +65,8 @@ class Cursor:
         self.rowcount = -1
         self.privacy: PrivacyInfo | None = None
         self._rows: list[tuple] | None = []
-        self._table = None  # a plain query's rows as DuckDB's Arrow table (see frames.columnar)
+        self._table = None  # a large plain query's rows as DuckDB's Arrow table (frames.columnar)
+        self._head = self._rest_table = None
         self._pos = 0
         self._closed = False
 
@@ -159,8 +160,17 @@ class Cursor:
             con._before(kind)
             res = run_in_scope(duck, stmt, parameters, scope)
             desc = res.description
-            table = _frames.columnar(res, desc) if desc is not None and kind == "query" else None
-            rows = res.fetchall() if desc is not None and table is None else []
+            table = rest = None
+            if desc is None:
+                rows = []
+            elif kind == "query" and _frames.can_be_columnar(desc):
+                rows = res.fetchmany(_frames.HEAD)
+                if len(rows) == _frames.HEAD:  # a large result: the rest stays columnar
+                    table, rest = _frames.columnar(res, rows)
+                    if table is None:
+                        rows = rows + _frames.rows_of(rest)
+            else:
+                rows = res.fetchall()
         except duckdb.Error as e:
             err = translate(e)
             if con._in_tx and kind != "end":
@@ -178,22 +188,26 @@ class Cursor:
             self._set_result(None, [])
             self.rowcount = rows[0][0] if kind == "dml" and rows else -1
             return
-        self._set_result(desc, rows, table)
+        self._set_result(desc, rows, table, rest)
 
-    def _set_result(self, desc, rows: list[tuple], table=None) -> None:
+    def _set_result(self, desc, rows: list[tuple], table=None, rest=None) -> None:
+        """``rows`` are the result's tuples; for a large plain query, its first tuples, with
+        ``table`` the whole result in Arrow and ``rest`` the Arrow of the rows after them."""
         self.description = (
             [(c[0], _type_code(c[1]), None, None, None, None, None) for c in desc] if desc else None
         )
         self._rows = rows if table is None else None
-        self._table = table
+        self._head = rows if table is not None else None
+        self._table, self._rest_table = table, rest
         self._pos = 0
         n = len(rows) if table is None else table.num_rows
         self.rowcount = n if desc is not None else -1
 
     def _all_rows(self) -> list[tuple]:
-        """The result's rows as tuples (converted from the Arrow table on first use)."""
+        """The result's rows as tuples (those after the head made from Arrow on first use)."""
         if self._rows is None:
-            self._rows = _frames.rows_of(self._table)
+            self._rows = self._head + _frames.rows_of(self._rest_table)
+            self._head = self._rest_table = None
         return self._rows
 
     def _privacy_statement(self, tree: exp.Expression) -> None:

@@ -165,22 +165,43 @@ _ROUND_TRIP = {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT"
                "BLOB"}
 
 
-def columnar(res, description):
-    """A plain query's result as DuckDB's Arrow table, when pyarrow is installed and every
-    column type round-trips exactly (:data:`_ROUND_TRIP`, DECIMALs too); else None (the rows
-    are then fetched as tuples). Kept columnar, ``fetchdf`` costs what DuckDB's does; the
-    tuples of ``fetchone``/``fetchall`` are made from it on first use (:func:`rows_of`)."""
+#: results with fewer rows than this are fetched as tuples only (DuckDB's fetchall, the fastest
+#: for small results); from this many on, the rest is kept as DuckDB's Arrow table
+HEAD = 10_000
+
+
+def can_be_columnar(description) -> bool:
+    """Whether every column type round-trips exactly (:data:`_ROUND_TRIP`, DECIMALs too) and
+    pyarrow is installed."""
     for c in description:
         t = str(c[1]).upper()
         if t not in _ROUND_TRIP and not (t.startswith("DECIMAL(") and t.endswith(")")):
-            return None
+            return False
     try:
         importlib.import_module("pyarrow")
     except ImportError:
-        return None
+        return False
+    return True
+
+
+def columnar(res, head: list[tuple]):
+    """A large plain query's result as ``(table, rest)``: ``head`` (its first :data:`HEAD`
+    rows, already fetched as tuples) and the rest of ``res`` as one Arrow table, and the rest
+    alone (whose tuples :func:`rows_of` makes). Kept columnar, ``fetchdf`` costs what DuckDB's
+    does. None when ``head`` does not convert to the rest's Arrow types (values Python cannot
+    hold exactly, such as infinite dates): the caller then keeps tuples."""
+    pa = importlib.import_module("pyarrow")
     with warnings.catch_warnings():  # DuckDB notes the copy Arrow output makes: wanted here
         warnings.simplefilter("ignore", UserWarning)
-        return _to_arrow(res)
+        rest = _to_arrow(res)
+    try:
+        cols = list(zip(*head))
+        arrays = [pa.array(list(col), type=f.type) for col, f in zip(cols, rest.schema)]
+        first = pa.Table.from_arrays(arrays, schema=rest.schema)
+        return pa.concat_tables([first, rest]), rest
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
+            ValueError, OverflowError):
+        return None, rest
 
 
 def rows_of(table) -> list[tuple]:
