@@ -63,7 +63,7 @@ def is_frame_like(obj) -> bool:
 def caller_frame():
     """The innermost frame outside the provsql_dp package: whose variables a query may name."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
         f = f.f_back
     return f
 
