@@ -132,6 +132,7 @@ def test_bad_parameters_are_refused_and_spend_nothing(params, message):
     ("SELECT COUNT(*) FROM emp WHERE dept = $2 WITH EPSILON 0.5", ["a", "b"], "from \\$1 without gaps"),
     ("SELECT COUNT(*) FROM emp WHERE dept = ? WITH EPSILON 0.5", None, "no parameters were given"),
     ("SET PRIVACY BUDGET 100", [1], "take no parameters"),
+    ("SELECT COUNT(*) FROM emp WHERE dept = ? WITH EPSILON ?", ["a", 1], "ε cannot be a parameter"),
 ])
 def test_bad_named_parameters_are_refused_and_spend_nothing(sql, params, message):
     con = _db()

@@ -117,6 +117,10 @@ class Cursor:
             try:
                 tree = d.parse_one(number_qmarks(stmt) if parameters is not None else stmt)
             except ParseError as e:
+                if ours and parameters is not None and "for epsilon" in str(e):
+                    raise ProgrammingError(
+                        "ε cannot be a parameter: write it in the statement (WITH EPSILON 0.5); "
+                        "the charge is read from the statement before anything is bound") from e
                 if ours:
                     raise syntax_error(e) from e
                 tree = None  # not ours to plan: DuckDB judges it
