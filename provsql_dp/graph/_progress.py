@@ -31,7 +31,7 @@ class Progress:
     """A phase bar for one count (see the module docstring); use as a context manager."""
 
     def __init__(self, what: str, enabled: bool | None = None):
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         self.what = what
         self.phases_seen: list[str] = []
