@@ -98,7 +98,7 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
               "private": info is not None, "confidence": confidence}
     eps_text = None
     if info is not None:
-        eps_text = str(info.epsilon)
+        eps_text = f"{float(info.epsilon):g}"
         answer.update(epsilon=float(info.epsilon), mechanism=info.mechanism,
                       bounds=[float(b) for b in info.noise_bound(confidence)],
                       strategy=getattr(info, "strategy", None))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ... import connect
 from ...errors import Error
+from ..shell.formatting import first_line
 
 __all__ = ["Engine", "Result", "error_text", "INTERNAL"]
 
@@ -44,7 +45,7 @@ class Result:
 def error_text(e: BaseException) -> str:
     """What the page shows for an exception: the shell's text for PEP 249 errors, else fixed."""
     if isinstance(e, Error):
-        return f"Error: {e}"
+        return f"Error: {first_line(e)}"  # exactly the shell's line
     log.error("internal error in the explorer", exc_info=e)
     return INTERNAL
 

@@ -163,7 +163,12 @@ async function ask(ev) {
     const a = await call("/api/query", f);
     $("a-statement").textContent = a.statement + (a.private ? `  -- ε charged ${a.epsilon.toPrecision(3)} (${a.mechanism}${a.strategy ? ", " + a.strategy : ""}); bars ± ${(a.confidence * 100).toFixed(0)}% noise bound` : "  -- public data, no ε");
     plotAnswer($("a-chart"), a, "");
-    table($("a-table-out"), a.rows.slice(0, 50).map((r, i) => a.bounds ? [...r, "± " + a.bounds[i].toPrecision(3)] : r), a.bounds ? [...a.columns, "noise bound"] : a.columns);
+    const show = v => typeof v === "number" && !Number.isInteger(v) ? +v.toPrecision(4) : v;
+    const k = a.columns.length;
+    table($("a-table-out"), a.rows.slice(0, 50).map((r, i) => {
+      const cells = r.map((v, j) => j === k - 1 && a.private ? show(v) : v);
+      return a.bounds ? [...cells, "± " + a.bounds[i].toPrecision(3)] : cells;
+    }), a.bounds ? [...a.columns, `± ${(a.confidence * 100).toFixed(0)}% bound`] : a.columns);
   } catch (e) { $("a-error").textContent = e.message; }
   finally { clearInterval(timer); $("a-progress").textContent = ""; $("a-cancel").hidden = true; }
   await refreshBudget(); await loadHistory();
