@@ -101,6 +101,12 @@ def test_curator_tradeoff_exploration(server, browser):
     expect(page.locator("#noisy-caption")).to_contain_text("THRESHOLD 4 at ε = 1")
     assert page.locator("#chart-graph path.edge").count() < full_edges
     assert "AS THRESHOLD 4 DOMAIN [0, 200000) BINS 20 BOUNDED" in page.text_content("#policy-sql")
+    # the declared 2-D policy, projected to the department: FULL on 5 values
+    page.click('button.draw-policy[data-policy="employees_dept_salary"][data-column="dept_id"]')
+    expect(page.locator("#graph-caption")).to_contain_text("projected to dept_id")
+    assert page.locator("#chart-graph path.edge").count() == 10
+    page.click('button.draw-policy[data-policy="employees_dept_salary"][data-column="salary"]')
+    expect(page.locator("#graph-caption")).to_contain_text("projected to salary")
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "curator.png"), full_page=True)
     page.close()
@@ -126,6 +132,16 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.click("#a-run")
     page.wait_for_selector("#history tr:nth-child(3)")
     assert "COUNT CUMULATIVE" in page.text_content("#a-statement")
+    page.select_option("#a-template", "histogram2d")
+    page.select_option("#a-column", "dept_id")
+    page.select_option("#a-column2", "salary")
+    page.click("#a-run")
+    page.wait_for_selector("#a-chart rect.cell", state="attached")
+    assert page.locator("#a-chart rect.cell").count() == 100
+    page.select_option("#a-template", "cumulative")
+    page.select_option("#a-column", "salary")
+    page.click("#a-run")
+    page.wait_for_selector("#history tr:nth-child(5)")
     boxes = page.locator("input.pick")
     boxes.nth(0).check()
     boxes.nth(1).check()

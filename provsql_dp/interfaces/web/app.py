@@ -149,6 +149,11 @@ def c_histogram(request, sess, body):
 
 
 @api("curator")
+def c_policy_graph(request, sess, body):
+    return curator.declared_graph(_engine(request), sess.user, body)
+
+
+@api("curator")
 def c_tradeoff(request, sess, body):
     return curator.tradeoff(body)
 
@@ -202,6 +207,7 @@ def create_app(database: str) -> Starlette:
         Route("/api/curator/overview", c_overview), Route("/api/curator/declare", c_declare, methods=["POST"]),
         Route("/api/curator/histogram", c_histogram, methods=["POST"]),
         Route("/api/curator/tradeoff", c_tradeoff, methods=["POST"]),
+        Route("/api/curator/policy_graph", c_policy_graph, methods=["POST"]),
         Route("/api/catalog", a_catalog), Route("/api/query", a_query, methods=["POST"]),
         Route("/api/budget", a_budget), Route("/api/history", a_history),
         Route("/api/history/{entry}", a_history_entry), Route("/api/cancel", cancel, methods=["POST"]),

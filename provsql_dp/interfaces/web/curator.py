@@ -15,10 +15,10 @@ returned as SQL beside its outcome. The histogram and trade-off views are in :mo
 from __future__ import annotations
 
 from ...errors import ProgrammingError
-from . import accounts, sandbox
+from . import accounts, policy_graphs, sandbox
 from .sandbox import quote
 
-__all__ = ["overview", "declare", "histogram", "tradeoff", "protect_sql", "budget_sql", "policy_sql"]
+__all__ = ["overview", "declare", "histogram", "tradeoff", "declared_graph", "protect_sql", "budget_sql", "policy_sql"]
 
 NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
            "UBIGINT", "FLOAT", "DOUBLE", "REAL")
@@ -136,3 +136,9 @@ def tradeoff(f: dict) -> dict:
     if len(thetas) > 12 or len(epsilons) > 12:
         raise ProgrammingError("at most 12 thresholds and 12 values of ε")
     return {"rows": sandbox.tradeoff(k, thetas, epsilons, bool(f.get("bounded")), f.get("query") == "cumulative")}
+
+
+def declared_graph(engine, user: str, f: dict) -> dict:
+    """The graph of a declared policy, projected to one of its columns."""
+    with engine.lock:
+        return policy_graphs.declared_graph(engine.connection("curator", user), f.get("name"), f.get("column"))

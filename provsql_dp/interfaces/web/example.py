@@ -2,8 +2,9 @@
 
 ``provsql-dp serve demo.duckdb --example`` calls :func:`prepare` when the file has no tables: it
 loads :mod:`provsql_dp.interfaces.example_data`, protects ``employees`` (one participant per
-row) and ``friendship`` (node privacy, ``AS member``), declares the salary policy of Demo 2
-(``THRESHOLD 2`` on 20 bins of ``[0, 200000)``, bounded), gives the analyst ``ann`` a budget
+row) and ``friendship`` (node privacy, ``AS member``), declares the salary policies of Demo 2
+(``THRESHOLD 2`` on 20 bins of ``[0, 200000)``, bounded; and the same composed with ``FULL`` on
+the department for 2-D histograms), gives the analyst ``ann`` a budget
 of 5, and creates the accounts ``curator`` and ``ann`` with the passwords given (or random ones,
 printed once by the command).
 
@@ -27,6 +28,8 @@ STATEMENTS = [
     "PROTECT TABLE employees",
     "PROTECT TABLE friendship BY (src, dst) AS member",
     "CREATE POLICY employees_salary ON employees (salary) AS THRESHOLD 2 DOMAIN [0, 200000) BINS 20 BOUNDED",
+    "CREATE POLICY employees_dept_salary ON employees (dept_id, salary) AS (FULL, THRESHOLD 2) "
+    "DOMAIN (1, 2, 3, 4, 5), [0, 200000) BINS 20 BOUNDED",
     "SET PRIVACY BUDGET 5 FOR USER 'ann'",
 ]
 

@@ -57,6 +57,15 @@ async function loadOverview() {
   }
   table($("protected"), OVERVIEW.protected, ["table", "by_columns", "participant"]);
   table($("policies"), OVERVIEW.policies, ["name", "table", "columns", "graph", "domain", "presence"]);
+  const draw = document.createElement("p");
+  for (const pol of OVERVIEW.policies) for (const col of pol.columns.split(/,\s*/)) {
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "draw-policy"; b.dataset.policy = pol.name; b.dataset.column = col;
+    b.textContent = `draw ${pol.name} on ${col}`;
+    b.addEventListener("click", () => drawDeclared(pol.name, col));
+    draw.appendChild(b);
+  }
+  $("policies").appendChild(draw);
   table($("budgets"), OVERVIEW.budgets);
   for (const s of document.querySelectorAll("select.tables")) {
     const keep = s.value; options(s, OVERVIEW.tables.map(x => x.name)); if (keep) s.value = keep;
@@ -81,6 +90,14 @@ function histDomain() {
   // a round domain around the column's range: the curator sees the data, and declares the result
   const span = c.max - c.min || 1, step = Math.pow(10, Math.floor(Math.log10(span)));
   $("h-lo").value = Math.floor(c.min / step) * step; $("h-hi").value = (Math.floor(c.max / step) + 1) * step;
+}
+async function drawDeclared(name, column) {
+  $("hist-error").textContent = "";
+  try {
+    const g = await call("/api/curator/policy_graph", {name, column});
+    Charts.graph($("chart-graph"), g);
+    $("graph-caption").textContent = `Declared policy ${g.meaning}`;
+  } catch (e) { $("hist-error").textContent = e.message; }
 }
 async function declare(body) {
   $("declare-error").textContent = "";
@@ -149,6 +166,11 @@ function plotAnswer(host, a, title) {
   const k = a.columns.length;
   const numeric = a.rows.every(r => typeof r[k - 1] === "number");
   if (!numeric) return;
+  if (k === 3 && a.private) {
+    Charts.heatmap(host, {title, xlabels: [...new Set(a.rows.map(r => r[1]))], ylabels: [...new Set(a.rows.map(r => r[0]))],
+      rows: a.rows, xname: a.columns[1], yname: a.columns[0]});
+    return;
+  }
   const labels = a.rows.map(r => k > 1 ? r.slice(0, k - 1).join(", ") : a.columns[0]);
   Charts.bars(host, {title, labels, ylabel: a.columns[k - 1],
     series: [{name: "answer", values: a.rows.map(r => r[k - 1]), errors: a.bounds || undefined}]});

@@ -129,5 +129,36 @@ const Charts = (() => {
     el("text", {x: L, y: H - 4, "font-size": 10, fill: "#555"}, s, `${n} values, ${spec.edges.length} edges (secret pairs)`);
     return s;
   }
-  return {bars, lines, graph};
+  // spec: {xlabels, ylabels, rows: [[y, x, value]], xname, yname, title} — a 2-D histogram
+  function heatmap(host, spec) {
+    const W = 560, H = 300, L = 60, R = 70, T = 22, B = 64;
+    const s = svg(host, W, H);
+    const nx = spec.xlabels.length, ny = spec.ylabels.length;
+    const cw = (W - L - R) / Math.max(nx, 1), ch = (H - T - B) / Math.max(ny, 1);
+    const vals = spec.rows.map(r => r[2]);
+    const lo = Math.min(0, ...vals), hi = Math.max(1, ...vals);
+    const shade = v => { const t = (v - lo) / (hi - lo || 1); return `rgb(${Math.round(247 - 171 * t)},${Math.round(251 - 131 * t)},${Math.round(255 - 87 * t)})`; };
+    if (spec.title) el("text", {x: L, y: 14, "font-size": 12, "font-weight": "bold"}, s, spec.title);
+    for (const [yv, xv, v] of spec.rows) {
+      const i = spec.xlabels.indexOf(xv), j = spec.ylabels.indexOf(yv);
+      const r = el("rect", {x: L + i * cw, y: T + j * ch, width: cw, height: ch, fill: shade(v), class: "bar cell"}, s);
+      el("title", {}, r, `${spec.yname}=${yv}, ${spec.xname}=${xv}: ${fmt(v)}`);
+    }
+    const every = Math.ceil(nx / 20);
+    spec.xlabels.forEach((lab, i) => {
+      if (i % every) return;
+      const x = L + i * cw + cw / 2;
+      el("text", {x, y: H - B + 12, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${x} ${H - B + 12})`}, s, String(lab));
+    });
+    spec.ylabels.forEach((lab, j) => el("text", {x: L - 4, y: T + j * ch + ch / 2 + 3, "font-size": 9, "text-anchor": "end"}, s, String(lab)));
+    el("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11}, s, spec.xname);
+    el("text", {x: 12, y: (T + H - B) / 2, "font-size": 11, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle"}, s, spec.yname);
+    for (let t = 0; t <= 4; t++) {
+      const v = lo + (hi - lo) * t / 4;
+      el("rect", {x: W - R + 10, y: T + (4 - t) * 20, width: 14, height: 20, fill: shade(v)}, s);
+      el("text", {x: W - R + 28, y: T + (4 - t) * 20 + 13, "font-size": 9}, s, fmt(v));
+    }
+    return s;
+  }
+  return {bars, lines, graph, heatmap};
 })();

@@ -189,5 +189,42 @@ def test_curator_declarations_as_sql(app, db):
     r = c.post("/api/curator/declare", json={"action": "create_policy", "table": "employees", "column": "hired",
                                              "lo": 0, "hi": 10, "bins": 5, "graph": "LINE"}, headers=h)
     assert r.status_code == 400  # a DATE column cannot take a numeric domain: the engine's error
+    r = c.post("/api/curator/declare", json={"action": "create_policy", "table": "employees", "column": "salary",
+                                             "lo": 0, "hi": 200000, "bins": 10, "graph": "THRESHOLD 3",
+                                             "bounded": True, "name": "sal"}, headers=h)
+    assert r.json() == {"sql": 'CREATE POLICY "sal" ON "employees" ("salary") AS THRESHOLD 3 '
+                               'DOMAIN [0, 200000) BINS 10 BOUNDED;'}
     names = [p["name"] for p in c.get("/api/curator/overview").json()["policies"]]
-    assert names == []
+    assert sorted(names) == ["employees_dept_salary", "sal"]
+
+
+def test_declared_policy_graph_projected(app):
+    c, token = sign_in(app, "curator")
+    h = {"X-CSRF-Token": token}
+    g = c.post("/api/curator/policy_graph", json={"name": "employees_dept_salary", "column": "dept_id"},
+               headers=h).json()
+    assert g["nodes"] == ["1", "2", "3", "4", "5"] and len(g["edges"]) == 10  # FULL on departments
+    g = c.post("/api/curator/policy_graph", json={"name": "employees_dept_salary", "column": "salary"},
+               headers=h).json()
+    assert len(g["nodes"]) == 20 and len(g["edges"]) == sum(min(2, 19 - i) for i in range(20))
+    r = c.post("/api/curator/policy_graph", json={"name": "nope"}, headers=h)
+    assert r.status_code == 400 and "no policy named" in r.json()["error"]
+    a, atoken = sign_in(app, "ann")
+    r = a.post("/api/curator/policy_graph", json={"name": "employees_salary"}, headers={"X-CSRF-Token": atoken})
+    assert r.status_code == 403
+
+
+def test_analyst_2d_histogram_and_graph_pattern(app):
+    c, token = sign_in(app, "ann")
+    h = {"X-CSRF-Token": token}
+    r = c.post("/api/query", json={"template": "histogram2d", "table": "employees", "column": "dept_id",
+                                   "column2": "salary", "mode": "epsilon", "epsilon": 0.5}, headers=h).json()
+    assert len(r["rows"]) == 100 and r["mechanism"] == "blowfish" and len(r["bounds"]) == 100
+    tri = ("SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
+           "JOIN friendship c ON a.src = c.src AND b.dst = c.dst")
+    r = c.post("/api/query", json={"template": "sql", "sql": tri, "mode": "epsilon", "epsilon": 0.5}, headers=h).json()
+    assert r["mechanism"] == "recursive" and len(r["rows"]) == 1 and r["budget"]["spent"] == "1"
+    r = c.post("/api/query", json={"template": "sql", "sql": tri, "mode": "accuracy", "alpha": 5, "beta": 0.1},
+               headers=h)
+    assert r.status_code == 400 and "no accuracy-first release" in r.json()["error"]
+    assert spent(app) == "1"
