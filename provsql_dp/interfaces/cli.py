@@ -104,6 +104,9 @@ def _serve(parser, args) -> int:
             parser.error(str(e))
         for name, password in made.items():
             print(f"account {name!r}: password {password}")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
+              "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
     app.serve(args.database, host=args.host, port=args.port)
     return 0

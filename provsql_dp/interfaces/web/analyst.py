@@ -26,6 +26,48 @@ from .sandbox import quote
 __all__ = ["template_sql", "ask", "budget", "catalog"]
 
 _HAS_EPSILON = re.compile(r"\bWITH\s+(EPSILON|ACCURACY)\b", re.I)
+_RANGE_DOMAIN = re.compile(r"^\[(-?[\d.]+(?:e[+-]?\d+)?), (-?[\d.]+(?:e[+-]?\d+)?)\) WIDTH ([\d.]+(?:e[+-]?\d+)?)$")
+
+
+def coarse_sql(f: dict, domain: str) -> str:
+    """A histogram or cumulative histogram at granularity g: ``COUNT RANGES`` over groups of g
+    consecutive bins of the policy's public ``[lo, hi) WIDTH w`` domain (papers/001 Demo 2).
+
+    >>> coarse_sql({"template": "histogram", "table": "t", "column": "a", "granularity": 2}, "[0, 8) WIDTH 2")
+    'COUNT RANGES ("a" >= 0 AND "a" < 4, "a" >= 4 AND "a" < 8) FROM "t"'
+    >>> coarse_sql({"template": "cumulative", "table": "t", "column": "a", "granularity": 2}, "[0, 8) WIDTH 2")
+    'COUNT RANGES ("a" < 4, "a" < 8) FROM "t"'
+    """
+    m = _RANGE_DOMAIN.match(domain or "")
+    if not m:
+        raise ProgrammingError(f"a granularity needs a policy on the column with a [lo, hi) domain; "
+                               f"this one is {domain!r}")
+    lo, hi, w = (float(x) for x in m.groups())
+    try:
+        g = int(f.get("granularity"))
+    except (TypeError, ValueError):
+        raise ProgrammingError("the granularity is a whole number of bins") from None
+    k = round((hi - lo) / w)
+    if not 1 <= g <= k:
+        raise ProgrammingError(f"the granularity must be between 1 and the {k} bins of the domain")
+    c, edges = quote(f.get("column")), [lo + i * g * w for i in range(0, -(-k // g) + 1)]
+    edges[-1] = min(edges[-1], hi)
+    if f.get("template") == "cumulative":
+        parts = [f"{c} < {b:g}" for b in edges[1:]]
+    else:
+        parts = [f"{c} >= {a:g} AND {c} < {b:g}" for a, b in zip(edges, edges[1:])]
+    return f"COUNT RANGES ({', '.join(parts)}) FROM {quote(f.get('table'))}"
+
+
+def _with_granularity(engine, role: str, user: str, f: dict) -> str:
+    if f.get("template") not in ("histogram", "cumulative") or int(f.get("granularity") or 1) == 1:
+        return template_sql(f)
+    pol = engine.run(role, user, "SHOW POLICIES ON " + quote(f.get("table")))
+    rows = [dict(zip(pol.columns, r)) for r in pol.rows]
+    mine = [r for r in rows if r["columns"] == f.get("column")]
+    if not mine:
+        raise ProgrammingError(f"a granularity needs a policy on {f.get('column')!r} alone (SHOW POLICIES)")
+    return coarse_sql(f, mine[0]["domain"])
 
 
 def template_sql(f: dict) -> str:
@@ -70,7 +112,7 @@ def catalog(engine, role: str, user: str) -> dict:
 
 def ask(engine, role: str, user: str, f: dict) -> dict:
     """Run one analyst request; returns the answer and stores it in the user's history."""
-    sql = template_sql(f)
+    sql = _with_granularity(engine, role, user, f)
     mode = f.get("mode", "epsilon")
     confidence = 0.95
     if _HAS_EPSILON.search(sql) or (f.get("template") == "sql" and mode == "as_written"):

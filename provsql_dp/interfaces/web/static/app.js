@@ -158,6 +158,7 @@ function askTemplate() {
   const t = $("a-template").value;
   $("a-sql").hidden = t !== "sql";
   $("a-col2").hidden = t !== "histogram2d";
+  $("a-gran").hidden = !(t === "histogram" || t === "cumulative");
   for (const id of ["a-table", "a-column"]) $(id).disabled = t === "sql";
 }
 function plotAnswer(host, a, title) {
@@ -171,7 +172,9 @@ function plotAnswer(host, a, title) {
       rows: a.rows, xname: a.columns[1], yname: a.columns[0]});
     return;
   }
-  const labels = a.rows.map(r => k > 1 ? r.slice(0, k - 1).join(", ") : a.columns[0]);
+  // COUNT RANGES labels name the column in every range: keep the bounds only
+  const short = v => a.columns[0] === "range" ? String(v).replace(/"[^"]*"\s*/g, "").replace(" AND ", " ") : v;
+  const labels = a.rows.map(r => k > 1 ? r.slice(0, k - 1).map(short).join(", ") : a.columns[0]);
   Charts.bars(host, {title, labels, ylabel: a.columns[k - 1],
     series: [{name: "answer", values: a.rows.map(r => r[k - 1]), errors: a.bounds || undefined}]});
 }

@@ -28,7 +28,7 @@ const Charts = (() => {
 
   // spec: {labels, series: [{name, values, errors?}], ylabel, title}
   function bars(host, spec) {
-    const W = 560, H = 300, L = 52, R = 10, T = 24, B = 64;
+    const W = 560, H = 320, L = 52, R = 10, T = 24, B = 84;
     const s = svg(host, W, H);
     const n = spec.labels.length, k = spec.series.length;
     let lo = 0, hi = 0;
@@ -62,7 +62,7 @@ const Charts = (() => {
     spec.labels.forEach((lab, i) => {
       if (i % every) return;
       const x = L + i * bw + bw / 2;
-      el("text", {x, y: H - B + 12, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${x} ${H - B + 12})`}, s, String(lab).slice(0, 14));
+      el("text", {x, y: H - B + 12, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${x} ${H - B + 12})`}, s, String(lab).slice(0, 22));
     });
     if (spec.ylabel) el("text", {x: 12, y: T + (H - T - B) / 2, "font-size": 10, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, "text-anchor": "middle"}, s, spec.ylabel);
     if (k > 1) spec.series.forEach((se, j) => {

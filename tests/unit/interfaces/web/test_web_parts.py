@@ -125,3 +125,30 @@ def test_cli_add_account_and_example(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         cli.main(["serve", db, "--add-account", "eve"])
     assert "at least 8 characters" in capsys.readouterr().err
+
+
+def test_cancel_interrupts_only_that_users_statement():
+    import threading
+    import time
+
+    eng = Engine(":memory:")
+    out = {}
+
+    def long_statement():
+        try:
+            eng.run("curator", "cu", "SELECT SUM(a.range * b.range) FROM range(200000) a, range(200000) b")
+        except provsql_dp.Error as e:
+            out["error"] = error_text(e)
+
+    assert eng.cancel("cu") is False  # nothing running
+    th = threading.Thread(target=long_statement)
+    th.start()
+    for _ in range(100):
+        if "cu" in eng._running:
+            break
+        time.sleep(0.01)
+    assert eng.cancel("someone else") is False
+    assert eng.cancel("cu") is True
+    th.join(30)
+    assert not th.is_alive() and out["error"].startswith("Error: ") and "nterrupt" in out["error"]
+    eng.close()

@@ -228,3 +228,20 @@ def test_analyst_2d_histogram_and_graph_pattern(app):
                headers=h)
     assert r.status_code == 400 and "no accuracy-first release" in r.json()["error"]
     assert spent(app) == "1"
+
+
+def test_analyst_granularity_coarsens_the_public_domain(app):
+    c, token = sign_in(app, "ann")
+    h = {"X-CSRF-Token": token}
+    base = {"table": "employees", "column": "salary", "mode": "epsilon", "epsilon": 0.25}
+    r = c.post("/api/query", json={"template": "histogram", "granularity": 4, **base}, headers=h).json()
+    assert r["statement"].startswith('COUNT RANGES ("salary" >= 0 AND "salary" < 40000, ')
+    assert len(r["rows"]) == 5 and r["columns"] == ["range", "count"]
+    r = c.post("/api/query", json={"template": "cumulative", "granularity": 5, **base}, headers=h).json()
+    assert len(r["rows"]) == 4 and r["statement"].startswith('COUNT RANGES ("salary" < 50000, ')
+    r = c.post("/api/query", json={"template": "histogram", "granularity": 40, **base}, headers=h)
+    assert r.status_code == 400 and "between 1 and the 20 bins" in r.json()["error"]
+    r = c.post("/api/query", json={"template": "histogram", "granularity": 2, **base, "column": "dept_id"},
+               headers=h)
+    assert r.status_code == 400 and "needs a policy on 'dept_id' alone" in r.json()["error"]
+    assert spent(app) == "0.5"
