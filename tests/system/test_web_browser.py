@@ -69,6 +69,9 @@ def signed_in(browser, base, user, password=None, bypass_csp=False):
     # bypass_csp only where the test itself evaluates script in the page (our CSP forbids eval)
     page = browser.new_page(viewport={"width": 1280, "height": 1000}, bypass_csp=bypass_csp)
     page.set_default_timeout(20000)
+    page.console_errors = []  # CSP violations and script errors end up here
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))
+    page.on("pageerror", lambda e: page.console_errors.append(str(e)))
     page.goto(base + "/")
     assert page.url.endswith("/login")
     page.fill("#user", user)
@@ -109,6 +112,7 @@ def test_curator_tradeoff_exploration(server, browser):
     expect(page.locator("#graph-caption")).to_contain_text("projected to salary")
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "curator.png"), full_page=True)
+    assert page.console_errors == []
     page.close()
 
 
@@ -156,6 +160,7 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     assert page.locator("#cmp-a rect.bar").count() == 5 and page.locator("#cmp-b rect.bar").count() == 20
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "analyst.png"), full_page=True)
+    assert page.console_errors == []
     page.close()
 
 

@@ -234,7 +234,7 @@ async function start() {
     $("f-hist").addEventListener("submit", ev => { ev.preventDefault(); showHistogram(); });
     $("h-declare").addEventListener("click", () => {
       const f = formData($("f-hist"));
-      declare(Object.assign(f, {action: "create_policy", name: `${f.table}_${f.column}`}));
+      declare(Object.assign(f, {action: "create_policy", name: f.name || `${f.table}_${f.column}`}));
     });
     $("f-protect").addEventListener("submit", ev => { ev.preventDefault(); declare(Object.assign(formData($("f-protect")), {action: "protect"})); });
     document.querySelector("#f-protect [data-action=unprotect]").addEventListener("click", () => declare(Object.assign(formData($("f-protect")), {action: "unprotect"})));

@@ -98,8 +98,8 @@ const Charts = (() => {
       el("polyline", {points: sorted.map(p => `${X(p.x)},${Y(p.y)}`).join(" "), fill: "none", stroke: c, "stroke-width": 2,
                       "stroke-dasharray": se.dashed ? "4 3" : ""}, s);
       for (const p of sorted) {
-        const dot = el("circle", {cx: X(p.x), cy: Y(p.y), r: 5, fill: c, class: "point", "data-series": se.name, "data-x": p.x,
-                                  style: spec.onclick ? "cursor:pointer" : ""}, s);
+        const dot = el("circle", {cx: X(p.x), cy: Y(p.y), r: 5, fill: c, class: spec.onclick ? "point clickable" : "point",
+                                  "data-series": se.name, "data-x": p.x}, s);
         el("title", {}, dot, `${se.name}, ε=${fmt(p.x)}: ${fmt(p.y)}`);
         if (spec.onclick) dot.addEventListener("click", () => spec.onclick(p, se));
       }
