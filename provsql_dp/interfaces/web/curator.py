@@ -55,6 +55,8 @@ def overview(engine, user: str) -> dict:
     return {"tables": list(tables.values()),
             "protected": _rows(run("SHOW PROTECTED")),
             "policies": _rows(run("SHOW POLICIES")),
+            "bounds": _rows(run("SHOW BOUNDS")),
+            "group_keys": _rows(run("SHOW GROUP KEYS")),
             "budgets": _rows(run("SHOW PRIVACY BUDGET")),
             "accounts": [{"name": n, "role": r} for n, r in accounts.list_accounts(engine.duck)]}
 

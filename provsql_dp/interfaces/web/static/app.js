@@ -66,6 +66,9 @@ async function loadOverview() {
     draw.appendChild(b);
   }
   $("policies").appendChild(draw);
+  table($("bounds"), OVERVIEW.bounds, ["table", "column", "lower", "upper"]);
+  if (OVERVIEW.group_keys.length) table($("group-keys"), OVERVIEW.group_keys, ["table", "column", "keys", "source"]);
+  else $("group-keys").replaceChildren();
   table($("budgets"), OVERVIEW.budgets);
   for (const s of document.querySelectorAll("select.tables")) {
     const keep = s.value; options(s, OVERVIEW.tables.map(x => x.name)); if (keep) s.value = keep;
