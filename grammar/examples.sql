@@ -276,3 +276,26 @@ SHOW GROUP KEYS ON people;
 
 -- covers: column_declaration_stmt, drop_group_keys_stmt, table_column | parses: DropGroupKeys | table=people; column=member
 DROP GROUP KEYS ON people (member);
+
+-- Streams (papers/004 §6): a table growing day by day, published under Theorem 2.
+-- covers: statement, duckdb_statement | parses: Create
+CREATE TABLE daily_visits (day INTEGER, person INTEGER);
+
+-- Any 7 consecutive days spend at most ε = 0.001 in all; the ledger is charged 0.001 once.
+-- covers: privacy_statement, stream_stmt, create_stream_stmt, stream_name, positive_integer, epsilon_clause | parses: CreateStream | stream=daily; window=7; epsilon=1/1000
+CREATE STREAM daily WINDOW 7 STEPS WITH EPSILON 0.001;
+
+-- Day 1's count (sensitivity 1: one visit per person and day), at a tenth of the window.
+-- covers: stream_stmt, publish_stmt, signed_integer, query | parses: Publish | stream=daily; step=1; epsilon=1/10000; query=Select
+PUBLISH STREAM daily STEP 1 WITH EPSILON 0.0001 AS SELECT COUNT(*) FROM daily_visits WHERE day = 1;
+
+-- A sum of visit lengths capped at 3 per person and day.
+-- covers: publish_stmt, unsigned_number | parses: Publish | stream=daily; step=2; sensitivity=3; epsilon=1/5000; query=Select
+PUBLISH STREAM daily STEP 2 SENSITIVITY 3 WITH EPSILON 0.0002 AS SELECT COUNT(*) * 1 FROM daily_visits WHERE day = 2;
+
+-- covers: stream_stmt, show_streams_stmt | parses: ShowStreams
+SHOW STREAMS;
+
+-- One stream's releases.
+-- covers: show_streams_stmt, stream_name | parses: ShowStreams | stream=daily
+SHOW STREAMS daily;

@@ -345,3 +345,24 @@ SET GROUP KEYS ON p (a) FROM v (a);
 
 -- error: no group keys are declared on t (a) | at: run
 DROP GROUP KEYS ON t (a);
+
+-- error: Expected WINDOW | at: parse
+CREATE STREAM s WITH EPSILON 1;
+
+-- error: Expected STEPS | at: parse
+CREATE STREAM s WINDOW 3 WITH EPSILON 1;
+
+-- error: Expected a whole number for the window | at: parse
+CREATE STREAM s WINDOW 2.5 STEPS WITH EPSILON 1;
+
+-- error: the window must be at least 1 step | at: run
+CREATE STREAM s WINDOW 0 STEPS WITH EPSILON 1;
+
+-- error: Expected AS and the query | at: parse
+PUBLISH STREAM s STEP 1 WITH EPSILON 1;
+
+-- error: no WITH EPSILON of its own | at: parse
+PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT 1 WITH EPSILON 1;
+
+-- error: stream 'nope' does not exist | at: run
+PUBLISH STREAM nope STEP 1 WITH EPSILON 1 AS SELECT 1;

@@ -1,7 +1,8 @@
-"""The ``provsql-dp`` command: ``demo`` (the main job) and ``shell`` (an SQL shell).
+"""The ``provsql-dp`` command: ``demo`` (the main job), ``shell`` (an SQL shell), ``serve`` (the explorer).
 
 ``demo`` runs the main job on the embedded example database; ``shell`` opens an SQL shell on a
-database (see :mod:`provsql_dp.interfaces.shell`).
+database (see :mod:`provsql_dp.interfaces.shell`); ``serve`` starts the explorer in the browser
+(:mod:`provsql_dp.interfaces.web`, needs the ``web`` extra).
 
 >>> main(["--version"])
 provsql_dp 0.1.0
@@ -39,6 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     shell.add_argument("--bail", action="store_true", help="stop at the first error")
     shell.add_argument("--mode", choices=("table", "csv", "json", "markdown"), default="table",
                        help="output mode (default table)")
+    serve = sub.add_parser(
+        "serve", help="the explorer in the browser: curator and analyst tabs (needs the web extra)",
+        description="Start the explorer on a database file. Accounts are stored in the database: "
+                    "--add-account NAME --role ROLE asks for a password (or reads PROVSQL_DP_PASSWORD) "
+                    "and exits; --example fills an empty file with the demo data and two accounts.")
+    serve.add_argument("database", help="a DuckDB database file")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    serve.add_argument("--add-account", metavar="NAME", help="create or replace an account, then exit")
+    serve.add_argument("--role", choices=("curator", "analyst"), default="analyst", help="role of --add-account")
+    serve.add_argument("--example", action="store_true",
+                       help="fill an empty database with the example data, declarations and accounts first")
     args = parser.parse_args(argv)
     if args.version:
         print(f"provsql_dp {__version__}")
@@ -57,8 +70,46 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("an analyst needs --user NAME (budgets are per user)")
         return shell_main(args.database, role=args.role, user=args.user, read_only=args.read_only,
                           command=args.sql, bail=args.bail, mode=args.mode)
+    if args.command == "serve":
+        return _serve(parser, args)
     parser.print_help()
     return 2
+
+
+def _serve(parser, args) -> int:
+    try:
+        from .web import accounts, app, example
+    except ImportError as e:
+        parser.error(f"the explorer needs the web extra: pip install 'provsql_dp[web]' ({e})")
+    if args.add_account:
+        import getpass
+        import os
+
+        from .. import connect
+
+        password = os.environ.get("PROVSQL_DP_PASSWORD") or getpass.getpass(f"password for {args.add_account}: ")
+        con = connect(args.database)
+        try:
+            accounts.add_account(con._duck, args.add_account, args.role, password)
+        except ValueError as e:
+            parser.error(str(e))
+        finally:
+            con.close()
+        print(f"account {args.add_account!r} ({args.role}) saved in {args.database}")
+        return 0
+    if args.example:
+        try:
+            made = example.prepare(args.database)
+        except ValueError as e:
+            parser.error(str(e))
+        for name, password in made.items():
+            print(f"account {name!r}: password {password}")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
+              "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
+    print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    app.serve(args.database, host=args.host, port=args.port)
+    return 0
 
 
 def entry() -> None:

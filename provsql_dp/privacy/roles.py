@@ -41,7 +41,7 @@ ROLES = ("curator", "analyst")
 
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
 ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
-                      "ShowBounds", "ShowGroupKeys",
+                      "ShowBounds", "ShowGroupKeys", "ShowStreams",
                       "ExplainPrivacy"}  # EXPLAIN PRIVACY reads no data and spends nothing
 
 _MAX_VIEW_DEPTH = 32

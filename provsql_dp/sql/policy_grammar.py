@@ -2,7 +2,8 @@
 
 ``dialect.ProvDP.Parser`` calls :func:`parse_policy_statement` for any top-level statement that
 is not one of the core privacy statements; it returns the parsed expression, or None when the
-statement is not ours (it then parses as DuckDB). ``POLICY_STATEMENTS`` lists the expression
+statement is not ours (it then parses as DuckDB); the stream statements
+(:mod:`provsql_dp.sql.stream_grammar`) come through it too. ``POLICY_STATEMENTS`` lists the expression
 classes the connection dispatches to ``provsql_dp.privacy.policy_statements``; ``KEYWORD_PAIRS`` the leading keyword
 pairs that mark a statement as ours. Parsing is token-based, with sqlglot's parser helpers.
 
@@ -36,6 +37,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from .expressions import PrivateQuery
+from .stream_grammar import STREAM_KEYWORD_PAIRS, STREAM_STATEMENTS, parse_stream_statement
 
 __all__ = [
     "parse_policy_statement", "POLICY_STATEMENTS", "KEYWORD_PAIRS", "POLICY_KINDS",
@@ -104,10 +106,11 @@ def range_spec(query) -> dict | None:
     return meta.get("provsql_dp_ranges")
 
 
-POLICY_STATEMENTS: tuple = (CreatePolicy, DropPolicy, ShowPolicies, ExplainPrivacy)
+POLICY_STATEMENTS: tuple = (CreatePolicy, DropPolicy, ShowPolicies, ExplainPrivacy,
+                            *STREAM_STATEMENTS)
 KEYWORD_PAIRS: set[tuple[str, str]] = {
     ("CREATE", "POLICY"), ("DROP", "POLICY"), ("SHOW", "POLICIES"), ("EXPLAIN", "PRIVACY"),
-    ("COUNT", "RANGES"), ("COUNT", "CUMULATIVE"),
+    ("COUNT", "RANGES"), ("COUNT", "CUMULATIVE"), *STREAM_KEYWORD_PAIRS,
 }
 
 
@@ -391,7 +394,7 @@ def parse_policy_statement(parser):
         return parser.expression(_parse_explain_privacy(parser))
     if _explain_command(parser):
         return _parse_explain_command(parser)
-    return None
+    return parse_stream_statement(parser)
 
 
 def _explain_command(parser) -> bool:

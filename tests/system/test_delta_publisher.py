@@ -1,5 +1,5 @@
 """Sustainable publishing end to end: Theorem 2 enforced across reconnects of a file database,
-refusals spend nothing, the ledger is charged for every release."""
+refusals spend nothing, the ledger is charged the window budget once (papers/004 Theorem 2)."""
 
 from fractions import Fraction
 
@@ -47,7 +47,7 @@ def test_no_window_ever_over_budget_across_reconnects(tmp_path):
                 pub.release(s, float(rng.integers(0, 100)), e, rng=rng)
                 accepted += 1
                 assert e <= avail
-                assert con.ledger.budget(con.user)[1] == before_ledger + e
+                assert con.ledger.budget(con.user)[1] == before_ledger  # the window pays
             except BudgetExceededError as err:
                 refused += 1
                 assert e > avail
@@ -62,8 +62,8 @@ def test_no_window_ever_over_budget_across_reconnects(tmp_path):
     assert (pub.delta, pub.epsilon) == (delta, eps)
     assert len(pub.releases()) == accepted
     assert _windows_ok(pub.spent(), delta, eps)
-    charges = [c for c in con.ledger.entries() if c.mechanism == "delta_publisher"]
-    assert len(charges) == accepted
+    charges = [c for c in con.ledger.entries() if c.mechanism.startswith("delta_")]
+    assert [(c.mechanism, c.epsilon) for c in charges] == [("delta_stream", eps)]
     con.close()
 
 
@@ -77,15 +77,47 @@ def test_equal_split_sustains_forever():
         pub.release(199, 5.0, Fraction(1, 1000))
 
 
-def test_ledger_refusal_spends_nothing_and_frees_the_window():
+def test_publishing_outlives_the_ledger_total():
+    """6 releases at 1/3 with a budget of 2 used to exhaust the ledger; the series costs ε once."""
+    con = provsql_dp.connect()
+    con.ledger.set_budget(con.user, 2)
+    pub = Publisher(con, "daily", delta=3, epsilon=1)
+    for t in range(1, 61):
+        pub.release(t, 10.0, Fraction(1, 3), rng=np.random.default_rng(t))
+    assert con.ledger.budget(con.user) == (Fraction(2), Fraction(1))
+    assert len(pub.releases()) == 60
+
+
+def test_creation_refused_by_the_ledger_spends_nothing_and_leaves_no_stream():
     con = provsql_dp.connect()
     con.ledger.set_budget(con.user, "0.5")
-    pub = Publisher(con, "p", delta=2, epsilon=1)
-    pub.release(1, 1.0, "0.5", rng=np.random.default_rng(0))
     with pytest.raises(BudgetExceededError, match="privacy budget exceeded"):
-        pub.release(2, 1.0, "0.25")
+        Publisher(con, "p", delta=2, epsilon=1)
+    assert con.ledger.budget(con.user) == (Fraction(1, 2), Fraction(0))
+    with pytest.raises(DeclarationError, match="does not exist"):
+        Publisher(con, "p")
+    pub = Publisher(con, "p", delta=2, epsilon="0.5")  # fits: created, the whole budget spent
+    assert con.ledger.remaining(con.user) == 0
+    pub.release(1, 1.0, "0.5", rng=np.random.default_rng(0))
     assert pub.spent() == {1: Fraction(1, 2)}
-    assert pub.available(2) == Fraction(1, 2)
+    assert pub.available(2) == 0 and pub.available(3) == Fraction(1, 2)
+
+
+def test_legacy_series_are_still_charged_release_by_release(tmp_path):
+    db = str(tmp_path / "old.duckdb")
+    con = provsql_dp.connect(db)
+    con.ledger.set_budget(con.user, 2)
+    Publisher(con, "old", delta=2, epsilon=1)
+    # as an earlier version left it: no state column, nothing charged at creation
+    con.execute("ALTER TABLE _provsql_dp.delta_publishers DROP COLUMN state")
+    con.close()
+    con = provsql_dp.connect(db)
+    spent0 = con.ledger.budget(con.user)[1]
+    pub = Publisher(con, "old")
+    assert pub.legacy
+    pub.release(1, 1.0, "0.5", rng=np.random.default_rng(0))
+    assert con.ledger.budget(con.user)[1] == spent0 + Fraction(1, 2)
+    con.close()
 
 
 def test_sql_statistic_and_errors():

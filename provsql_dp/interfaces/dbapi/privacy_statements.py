@@ -29,6 +29,7 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from ...sql.column_declarations import ColumnDeclarations
 from ...sql.expressions import exact_number
+from ...sql.stream_grammar import STREAM_STATEMENTS
 
 __all__ = ["execute_privacy_statement"]
 
@@ -91,6 +92,10 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         return f"default epsilon set to {format_eps(eps)}"
     if isinstance(tree, d.COLUMN_DECLARATIONS):
         return _column_declaration(con, tree)
+    if isinstance(tree, STREAM_STATEMENTS):
+        from ...privacy.stream_statements import execute_stream_statement
+
+        return execute_stream_statement(con, tree)
     if isinstance(tree, _policy_grammar.POLICY_STATEMENTS):
         from ...privacy.policy_statements import execute_policy_statement
 

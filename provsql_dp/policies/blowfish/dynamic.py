@@ -100,10 +100,12 @@ def project(workload: Workload, policy: Policy) -> Projection:
         return Projection(Ranges(pp.k, lo, hi), pp, [b], policy)
     if isinstance(workload, Rects) and len(policy.shape) == 2:
         ok = (policy.kind == "grid" and policy.theta == 1) or (
-            policy.kind == "product" and all(f.kind == "line" for f in policy.factors))
+            policy.kind == "product" and all(f.kind in ("full", "line", "threshold")
+                                             for f in policy.factors))
         if not ok:
-            raise NotSupportedError("2-D projection supports the grid G¹ and products of line "
-                                    "policies; answer on the full domain instead")
+            raise NotSupportedError("2-D projection supports the grid G¹ and attribute "
+                                    "compositions of FULL, LINE and THRESHOLD graphs; answer on "
+                                    "the full domain instead")
         k1, k2 = policy.shape
         b1 = _breaks(k1, workload.r0, workload.r1 + 1)
         b2 = _breaks(k2, workload.c0, workload.c1 + 1)
@@ -111,13 +113,32 @@ def project(workload: Workload, policy: Policy) -> Projection:
         r1 = np.searchsorted(b1, workload.r1 + 1, side="left") - 1
         c0 = np.searchsorted(b2, workload.c0, side="right") - 1
         c1 = np.searchsorted(b2, workload.c1 + 1, side="left") - 1
+        m1, m2 = b1.size - 1, b2.size - 1
         src = None
         if policy.sources is not None:
             s1, s2 = np.divmod(policy.sources, k2)
-            cs = (np.searchsorted(b1, s1, side="right") - 1) * (b2.size - 1) + \
+            cs = (np.searchsorted(b1, s1, side="right") - 1) * m2 + \
                  (np.searchsorted(b2, s2, side="right") - 1)
             src = np.unique(cs)
-        pp = Policy.grid(b1.size - 1, b2.size - 1, 1, bounded=policy.bounded, sources=src)
+        if policy.kind == "grid":
+            pp = Policy.grid(m1, m2, 1, bounded=policy.bounded, sources=src)
+            return Projection(Rects(pp.shape, r0, r1, c0, c1), pp, [b1, b2], policy)
+        # attribute composition (papers/001 Def. 3.2): a neighbour changes one attribute along
+        # an edge of its graph, so its cells change along an edge of that attribute's projected
+        # graph: the projection of the product is the product of the projections (Thm 3).
+        f1, f2 = (_project_1d(f, b) for f, b in zip(policy.factors, (b1, b2)))
+        if m1 == 1 or m2 == 1:
+            # a marginal: one axis is a single cell, so the policy on the cells is the other
+            # attribute's projected graph, answered by that graph's own 1-D strategies
+            f = f2 if m1 == 1 else f1
+            if f.kind == "full" and not policy.bounded and src is None:
+                # in a composition the factors keep their value edges next to ⊥; a 1-D FULL
+                # without sources would have ⊥ edges only (unbounded DP), a weaker policy
+                src = np.arange(f.k)
+            pp = f.with_bounded(policy.bounded, src)
+            lo, hi = (c0, c1) if m1 == 1 else (r0, r1)
+            return Projection(Ranges(pp.k, lo, hi), pp, [b1, b2], policy)
+        pp = Policy.compose(f1, f2, bounded=policy.bounded, sources=src)
         return Projection(Rects(pp.shape, r0, r1, c0, c1), pp, [b1, b2], policy)
     raise NotSupportedError("projection needs a Ranges workload on a 1-D policy or a Rects "
                             "workload on a 2-D policy")

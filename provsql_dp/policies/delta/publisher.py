@@ -10,19 +10,28 @@ and spends nothing.
 
 State lives in the database, in catalog tables of our own (schema ``_provsql_dp``):
 
-* ``delta_publishers(name, delta, epsilon, created, version)`` — one row per publisher;
+* ``delta_publishers(name, delta, epsilon, created, version, state)`` — one row per publisher;
+  ``state`` is ``'opening'`` while its ledger charge is recorded, then ``'open'``;
 * ``delta_releases(publisher, seq, step, epsilon, statistic, value, status, released_at)`` — one
   row per release; ``status`` is ``'reserved'`` from the moment the window check passes until the
   noisy value is stored (``'released'``). A reservation counts against its windows, so a crash
-  between the check and the release can only waste budget, never overspend.
+  between the check and the release can only waste budget, never overspend. These rows are the
+  publisher's **window account**, kept in exact rational arithmetic in the same database as the
+  ledger.
+
+The ledger and the window account (Theorem 2). Creating a publisher charges the creating user's
+ledger **once**, the window budget ε (mechanism ``delta_stream``): under the δ-neighbourhood on
+sequences, Theorem 2 makes the whole infinite series of releases ε-differentially private as
+long as every window of δ consecutive steps spends at most ε, so the series costs ε in the
+sequential composition with everything else the user releases — however long it runs. Each
+release is then checked against the window account only and never charged to the ledger again.
+(A series created by an earlier version paid nothing at creation: its ``state`` is ``'legacy'``
+and each of its releases is still charged to the ledger, as before.)
 
 The order of a release: compute the exact statistic (a failure spends nothing) → in one
-transaction, check every window holding the step and reserve → charge the connection's ledger
-(``con.ledger.charge``; if refused, the reservation is deleted) → draw Laplace noise
-(:mod:`provsql_dp.mechanisms.noise`, OS entropy unless a test passes a generator) → store the value.
-
-The ledger sees ordinary sequential composition (its total grows with every release); the window
-rule is what gives the sustainable δ-neighbourhood guarantee, which the ledger cannot express.
+transaction, check every window holding the step and reserve → draw exact discrete Laplace noise
+→ store the value. From SQL: ``CREATE STREAM``, ``PUBLISH``, ``SHOW STREAMS``
+(:mod:`provsql_dp.privacy.stream_statements`).
 
 Examples
 --------
@@ -30,7 +39,9 @@ Examples
 >>> from provsql_dp.policies.delta import Publisher
 >>> con = provsql_dp.connect()
 >>> con.ledger.set_budget(con.user, 100)
->>> pub = Publisher(con, "visits", delta=3, epsilon=1.0)
+>>> pub = Publisher(con, "visits", delta=3, epsilon=1.0)   # charges the ledger ε = 1, once
+>>> con.ledger.budget(con.user)
+(Fraction(100, 1), Fraction(1, 1))
 >>> r = pub.release(1, 120.0, epsilon=0.5, rng=np.random.default_rng(0))
 >>> _ = pub.release(2, 118.0, epsilon=0.5, rng=np.random.default_rng(1))
 >>> pub.available(3)                     # steps 1–3 already spend 1
@@ -41,6 +52,8 @@ Traceback (most recent call last):
 provsql_dp.errors.BudgetExceededError: publisher 'visits': releasing ε = 0.1 at step 3 would make steps 1–3 spend 1.1 > ε = 1 (Theorem 2: any 3 consecutive steps spend at most ε); at most 0 is available at step 3. Nothing was spent.
 >>> pub.available(4)                     # step 1 has left the window
 Fraction(1, 2)
+>>> con.ledger.budget(con.user)          # releases draw on the window account only
+(Fraction(100, 1), Fraction(1, 1))
 """
 
 from __future__ import annotations
@@ -62,7 +75,7 @@ from ...errors import (
 from ...mechanisms.noise import resolve_rng
 from ...sql.catalog import SCHEMA
 
-__all__ = ["Publisher", "Release"]
+__all__ = ["Publisher", "Release", "list_publishers", "published"]
 
 _DDL = [
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
@@ -72,6 +85,8 @@ _DDL = [
         epsilon VARCHAR NOT NULL,
         created TIMESTAMP DEFAULT current_timestamp,
         version BIGINT NOT NULL DEFAULT 0)""",
+    # a publisher created by an earlier version has none: 'legacy', charged release by release
+    f"ALTER TABLE {SCHEMA}.delta_publishers ADD COLUMN IF NOT EXISTS state VARCHAR DEFAULT 'legacy'",
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.delta_releases (
         publisher VARCHAR NOT NULL,
         seq BIGINT NOT NULL,
@@ -110,13 +125,38 @@ def _duck(con):
     return led.con
 
 
+def list_publishers(db: duckdb.DuckDBPyConnection) -> list[tuple]:
+    """``(name, delta, epsilon, releases, last_step, state)`` of every publisher in the
+    database, by name (reads our catalog tables only)."""
+    try:
+        return [(n, int(dl), Fraction(e), int(r), s, st) for n, dl, e, r, s, st in db.execute(
+            f"SELECT p.name, p.delta, p.epsilon, count(r.seq) FILTER (WHERE r.status = 'released'), "
+            f"max(r.step) FILTER (WHERE r.status = 'released'), coalesce(p.state, 'legacy') "
+            f"FROM {SCHEMA}.delta_publishers p LEFT JOIN {SCHEMA}.delta_releases r "
+            "ON r.publisher = p.name GROUP BY ALL ORDER BY p.name").fetchall()]
+    except duckdb.CatalogException:  # no publisher was ever created in this database
+        return []
+
+
+def published(db: duckdb.DuckDBPyConnection, name: str) -> list[Release]:
+    """Every completed release of publisher ``name``, oldest first."""
+    try:
+        rows = db.execute(
+            f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
+            "WHERE publisher = ? AND status = 'released' ORDER BY seq", [name]).fetchall()
+    except duckdb.CatalogException:
+        return []
+    return [Release(int(s), float(v), Fraction(e), st, float("nan")) for s, v, e, st in rows]
+
+
 class Publisher:
     """Releases statistics of a growing table step by step under Theorem 2.
 
     Parameters
     ----------
     con : provsql_dp.Connection
-        Its database holds the state; its ledger is charged for every release.
+        Its database holds the state; creating the publisher charges its user's ledger the
+        window budget ε, once.
     name : str
         The publisher's name; reopening it (even from another connection to the same database
         file) restores its state.
@@ -137,23 +177,19 @@ class Publisher:
         self._cur = self._db.cursor()
         for stmt in _DDL:
             self._cur.execute(stmt)
-        row = self._cur.execute(
-            f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
-        ).fetchone()
+        row = self._state()
         if row is None:
             if delta is None or epsilon is None:
                 raise DeclarationError(f"publisher {name!r} does not exist yet: give delta and "
                                        "epsilon to create it")
             d, e = self._check(delta, epsilon)
-            try:
-                self._cur.execute(
-                    f"INSERT INTO {SCHEMA}.delta_publishers (name, delta, epsilon) VALUES (?, ?, ?)",
-                    [name, d, _enc(e)])
-            except (duckdb.ConstraintException, duckdb.TransactionException):
-                pass  # created concurrently: read it back below
-            row = self._cur.execute(
-                f"SELECT delta, epsilon FROM {SCHEMA}.delta_publishers WHERE name = ?", [name]
-            ).fetchone()
+            self._create(d, e)
+            row = self._state()
+        if row[2] == "opening":
+            raise OperationalError(
+                f"publisher {name!r} is being created by another connection (its ledger charge "
+                "is not recorded yet); try again")
+        self.legacy = row[2] == "legacy"
         self.delta = int(row[0])
         self.epsilon = Fraction(row[1])
         if delta is not None and int(delta) != self.delta or (
@@ -174,6 +210,32 @@ class Publisher:
         if e <= 0:
             raise DeclarationError("epsilon must be positive")
         return d, e
+
+    def _state(self):
+        return self._cur.execute(
+            f"SELECT delta, epsilon, coalesce(state, 'legacy') FROM {SCHEMA}.delta_publishers "
+            "WHERE name = ?", [self.name]).fetchone()
+
+    def _create(self, delta: int, epsilon: Fraction) -> None:
+        """Insert the publisher as ``'opening'``, charge the ledger ε once (Theorem 2: the whole
+        series costs ε), then open it. A refused charge removes the row: nothing is spent."""
+        try:
+            self._cur.execute(
+                f"INSERT INTO {SCHEMA}.delta_publishers (name, delta, epsilon, state) "
+                "VALUES (?, ?, ?, 'opening')", [self.name, delta, _enc(epsilon)])
+        except (duckdb.ConstraintException, duckdb.TransactionException):
+            return  # created concurrently: its creator charges
+        try:
+            self.con.ledger.charge(
+                self.con.user, epsilon,
+                f"stream {self.name}: any {delta} consecutive steps spend at most "
+                f"{format_eps(epsilon)} (papers/004 Theorem 2)", "delta_stream")
+        except BaseException:
+            self._cur.execute(f"DELETE FROM {SCHEMA}.delta_publishers WHERE name = ? "
+                              "AND state = 'opening'", [self.name])
+            raise
+        self._cur.execute(f"UPDATE {SCHEMA}.delta_publishers SET state = 'open' WHERE name = ?",
+                          [self.name])
 
     # ------------------------------------------------------------------ state
     def _spend_near(self, cur, step: int) -> dict:
@@ -213,10 +275,7 @@ class Publisher:
 
     def releases(self) -> list[Release]:
         """Every completed release, oldest first."""
-        rows = self._cur.execute(
-            f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
-            "WHERE publisher = ? AND status = 'released' ORDER BY seq", [self.name]).fetchall()
-        return [Release(int(s), float(v), Fraction(e), st, float("nan")) for s, v, e, st in rows]
+        return published(self._cur, self.name)
 
     # ------------------------------------------------------------------ releasing
     def _exact(self, statistic, params):
@@ -302,8 +361,7 @@ class Publisher:
         Raises
         ------
         BudgetExceededError
-            A window holding ``step`` would spend more than ε, or the ledger refuses; nothing was
-            spent either way.
+            A window holding ``step`` would spend more than ε; nothing was spent.
         """
         try:
             step = int(step)
@@ -316,14 +374,16 @@ class Publisher:
         if not sens > 0:
             raise ProgrammingError("sensitivity must be positive")
         exact, text = self._exact(statistic, params)
-        seq = self._reserve(step, eps, text)
-        try:
-            self.con.ledger.charge(self.con.user, eps, f"publisher {self.name} step {step}: {text}",
-                                   "delta_publisher")
-        except BaseException:
-            self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? AND seq = ?",
-                             [self.name, seq])
-            raise
+        seq = self._reserve(step, eps, text)  # the window account; the ledger paid ε at creation
+        if self.legacy:  # created before window accounts: charged release by release
+            try:
+                self.con.ledger.charge(self.con.user, eps,
+                                       f"publisher {self.name} step {step}: {text}",
+                                       "delta_publisher")
+            except BaseException:
+                self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? "
+                                  "AND seq = ?", [self.name, seq])
+                raise
         scale = sens / float(eps)
         value = exact + float(resolve_rng(rng).laplace(0.0, scale))
         self._cur.execute(

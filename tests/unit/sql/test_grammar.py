@@ -319,12 +319,14 @@ def test_the_reference_mentions_every_production():
 
 # ====================================================================== examples
 def _class(name: str) -> type:
-    cls = getattr(d, name, None) or getattr(pg, name, None) or getattr(exp, name, None)
+    cls = (getattr(d, name, None) or getattr(pg, name, None) or getattr(sg, name, None)
+           or getattr(exp, name, None))
     assert isinstance(cls, type) and issubclass(cls, exp.Expression), f"unknown class {name}"
     return cls
 
 
 from provsql_dp.sql import policy_grammar as pg  # noqa: E402
+from provsql_dp.sql import stream_grammar as sg  # noqa: E402
 
 # per-class argument of a field, where it differs from _FIELD_ARG (policy statements)
 _CLASS_ARGS = {
@@ -334,6 +336,9 @@ _CLASS_ARGS = {
     pg.ExplainPrivacy: {"query": "this", "accuracy": "accuracy"},
     d.ShowBounds: {"table": "table"},
     d.ShowGroupKeys: {"table": "table"},
+    sg.CreateStream: {"stream": "this"},
+    sg.Publish: {"stream": "this", "query": "query"},
+    sg.ShowStreams: {"stream": "this"},
 }
 
 _FIELD_ARG = {"table": "this", "columns": "expressions", "domain": "domain",
@@ -356,6 +361,9 @@ _CLASS_FIELDS = {
     d.SetGroupKeys: ("table", "column", "values", "source", "source_column"),
     d.DropGroupKeys: ("table", "column"),
     d.ShowGroupKeys: ("table",),
+    sg.CreateStream: ("stream", "window", "epsilon"),
+    sg.Publish: ("stream", "step", "sensitivity", "epsilon", "query"),
+    sg.ShowStreams: ("stream",),
 }
 
 
@@ -374,7 +382,7 @@ def _field(stmt: exp.Expression, key: str):
         return "BOUNDED" if node.this else "UNBOUNDED"
     if key == "graph":
         return node.name
-    if key in ("epsilon", "accuracy"):
+    if key in ("epsilon", "accuracy", "sensitivity"):
         value = d.exact_number(node, "epsilon")
         assert type(value) is Fraction
         return value
@@ -399,7 +407,7 @@ def _expected(key: str, text: str):
         return dict(pair.split("=", 1) for pair in text.split(","))
     if key in ("columns", "values"):
         return [c.strip() for c in text.split(",")]
-    if key in ("epsilon", "accuracy", "lower", "upper"):
+    if key in ("epsilon", "accuracy", "lower", "upper", "sensitivity"):
         return Fraction(text)
     return text
 

@@ -1,0 +1,226 @@
+"""The explorer's web application (Starlette): pages, sign-in, the JSON API, security headers.
+
+``create_app(database)`` returns the ASGI application; ``serve`` runs it on uvicorn (bound to
+127.0.0.1 unless told otherwise). Every ``/api`` endpoint needs a signed-in session; every
+``POST`` needs the session's CSRF token in ``X-CSRF-Token``; ``/api/curator/…`` needs the curator
+role (an analyst gets 403 and nothing runs). Errors come back as ``{"error": "Error: …"}`` with
+the engine's own text (:func:`.engine.error_text`).
+
+>>> app = create_app(":memory:")
+>>> sorted(r.path for r in app.routes if r.path.startswith("/api/curator"))[:2]
+['/api/curator/declare', '/api/curator/histogram']
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from importlib import resources
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ...errors import Error, ProgrammingError
+from . import accounts, analyst, csrf, curator, history
+from .engine import Engine, error_text
+
+__all__ = ["create_app", "serve", "SESSION_COOKIE"]
+
+SESSION_COOKIE = "pdp_session"
+STATIC = resources.files("provsql_dp.interfaces.web") / "static"
+HEADERS = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+           "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
+           "Cache-Control": "no-store"}
+
+
+def _page(name: str) -> str:
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+def _json_error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
+
+
+def api(role: str | None = None):
+    """Decorate an endpoint ``fn(request, session, body)``: session, CSRF, role, errors as JSON."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        async def endpoint(request: Request):
+            sess = request.app.state.sessions.get(request.cookies.get(SESSION_COOKIE))
+            if sess is None:
+                return _json_error("Error: not signed in (sign in again at /login)", 401)
+            if request.method == "POST" and not csrf.same(sess.csrf, request.headers.get(csrf.HEADER)):
+                return _json_error(f"Error: {csrf.REFUSED}", 403)
+            if role is not None and sess.role != role:
+                return _json_error(f"Error: this is for the {role} only; you are signed in as {sess.role} "
+                                   f"{sess.user!r}", 403)
+            body = {}
+            if request.method == "POST":
+                try:
+                    body = await request.json()
+                except ValueError:
+                    return _json_error("Error: the request body must be JSON", 400)
+                if not isinstance(body, dict):
+                    return _json_error("Error: the request body must be a JSON object", 400)
+            from starlette.concurrency import run_in_threadpool
+            try:
+                out = await run_in_threadpool(fn, request, sess, body)
+            except Error as e:
+                return _json_error(error_text(e), 400)
+            except Exception as e:  # noqa: BLE001 - one fixed message; details to the log
+                return _json_error(error_text(e), 500)
+            return JSONResponse(out, headers=HEADERS)
+        return endpoint
+    return wrap
+
+
+# ---------------------------------------------------------------- pages and sign-in
+async def index(request: Request):
+    if request.app.state.sessions.get(request.cookies.get(SESSION_COOKIE)) is None:
+        return RedirectResponse("/login", status_code=303)
+    return HTMLResponse(_page("index.html"), headers=HEADERS)
+
+
+def _login_page(token: str, message: str = "", status: int = 200) -> HTMLResponse:
+    html = _page("login.html").replace("{{token}}", token).replace("{{message}}", message)
+    r = HTMLResponse(html, status_code=status, headers=HEADERS)
+    r.set_cookie(csrf.LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login")
+    return r
+
+
+async def login_form(request: Request):
+    return _login_page(secrets.token_urlsafe(32))
+
+
+async def login(request: Request):
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    get = lambda k: (form.get(k) or [""])[0]  # noqa: E731
+    if not csrf.same(request.cookies.get(csrf.LOGIN_COOKIE), get("token")):
+        return _login_page(secrets.token_urlsafe(32), csrf.REFUSED, 403)
+    app = request.app
+    from starlette.concurrency import run_in_threadpool
+
+    def check():
+        with app.state.engine.lock:
+            return accounts.verify(app.state.engine.duck, get("user"), get("password"))
+    role = await run_in_threadpool(check)
+    if role is None:
+        return _login_page(secrets.token_urlsafe(32), "Sign-in failed: unknown account or wrong password.", 401)
+    token, _ = app.state.sessions.open(get("user"), role)
+    r = RedirectResponse("/", status_code=303)
+    r.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict", max_age=accounts.SESSION_SECONDS)
+    r.delete_cookie(csrf.LOGIN_COOKIE, path="/login")
+    return r
+
+
+@api()
+def logout(request, sess, body):
+    request.app.state.sessions.close(request.cookies.get(SESSION_COOKIE))
+    return {"ok": True}
+
+
+@api()
+def me(request, sess, body):
+    return {"user": sess.user, "role": sess.role, "csrf": sess.csrf}
+
+
+# ---------------------------------------------------------------- the API
+def _engine(request) -> Engine:
+    return request.app.state.engine
+
+
+@api("curator")
+def c_overview(request, sess, body):
+    return curator.overview(_engine(request), sess.user)
+
+
+@api("curator")
+def c_declare(request, sess, body):
+    return curator.declare(_engine(request), sess.user, body)
+
+
+@api("curator")
+def c_histogram(request, sess, body):
+    return curator.histogram(_engine(request), sess.user, body)
+
+
+@api("curator")
+def c_policy_graph(request, sess, body):
+    return curator.declared_graph(_engine(request), sess.user, body)
+
+
+@api("curator")
+def c_tradeoff(request, sess, body):
+    return curator.tradeoff(body)
+
+
+@api()
+def a_catalog(request, sess, body):
+    return analyst.catalog(_engine(request), sess.role, sess.user)
+
+
+@api()
+def a_query(request, sess, body):
+    return analyst.ask(_engine(request), sess.role, sess.user, body)
+
+
+@api()
+def a_budget(request, sess, body):
+    return analyst.budget(_engine(request), sess.role, sess.user)
+
+
+@api()
+def a_history(request, sess, body):
+    eng = _engine(request)
+    with eng.lock:
+        return {"entries": history.entries(eng.duck, sess.user)}
+
+
+@api()
+def a_history_entry(request, sess, body):
+    eng = _engine(request)
+    try:
+        entry_id = int(request.path_params["entry"])
+    except ValueError:
+        raise ProgrammingError("a history entry is named by its number") from None
+    with eng.lock:
+        entry = history.get(eng.duck, sess.user, entry_id)
+    if entry is None:
+        raise ProgrammingError(f"you have no history entry {entry_id}")
+    return entry
+
+
+@api()
+def cancel(request, sess, body):
+    return {"cancelled": _engine(request).cancel(sess.user)}
+
+
+def create_app(database: str) -> Starlette:
+    """The explorer over ``database`` (a DuckDB file; accounts are stored in it)."""
+    routes = [
+        Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
+        Route("/api/logout", logout, methods=["POST"]), Route("/api/me", me),
+        Route("/api/curator/overview", c_overview), Route("/api/curator/declare", c_declare, methods=["POST"]),
+        Route("/api/curator/histogram", c_histogram, methods=["POST"]),
+        Route("/api/curator/tradeoff", c_tradeoff, methods=["POST"]),
+        Route("/api/curator/policy_graph", c_policy_graph, methods=["POST"]),
+        Route("/api/catalog", a_catalog), Route("/api/query", a_query, methods=["POST"]),
+        Route("/api/budget", a_budget), Route("/api/history", a_history),
+        Route("/api/history/{entry}", a_history_entry), Route("/api/cancel", cancel, methods=["POST"]),
+        Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.state.engine = Engine(database)
+    app.state.sessions = accounts.Sessions()
+    return app
+
+
+def serve(database: str, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the explorer on uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(database), host=host, port=port, log_level="info")
