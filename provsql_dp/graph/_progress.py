@@ -47,7 +47,7 @@ class Progress:
         """Enter phase ``name``; ``counts`` (occurrences=…, tuples=…) are shown beside it."""
         self._counts.update(counts)
         self.bar.set_description(f"{self.what}: {name}", refresh=False)
-        self.bar.set_postfix(self._counts, refresh=False)
+        self.bar.set_postfix(self._shown(), refresh=False)
         if self.phases_seen:
             self.bar.update(1)  # redraws
         else:
@@ -67,8 +67,12 @@ class Progress:
         self._thread = threading.Thread(target=loop, name="provsql_dp-progress", daemon=True)
         self._thread.start()
 
+    def _shown(self) -> dict:
+        """The counts as text (tqdm would write 30000 as 3e+4)."""
+        return {k: f"{v:,}" if isinstance(v, int) else str(v) for k, v in self._counts.items()}
+
     def _show(self) -> None:
-        self.bar.set_postfix(self._counts, refresh=True)
+        self.bar.set_postfix(self._shown(), refresh=True)
 
     def close(self) -> None:
         self._stop.set()

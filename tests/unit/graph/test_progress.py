@@ -45,7 +45,11 @@ def test_lp_counts_are_watched_while_the_release_runs(capfd):
         p.watch(stats)
         stats.n_lps, stats.lp_seconds = 7, 1.25
         time.sleep(1.2)
-    assert "lps=7" in capfd.readouterr().err
+    p2 = Progress("y", enabled=True)
+    p2.phase(PHASES[1], edges=30000)
+    p2.close()
+    err = capfd.readouterr().err
+    assert "lps=7" in err and "edges=30,000" in err
     assert not _threads()
 
 
