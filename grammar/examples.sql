@@ -224,6 +224,13 @@ EXPLAIN PRIVACY COUNT CUMULATIVE age FROM people WITH ACCURACY 10 CONFIDENCE 0.9
 -- covers: explain_privacy_stmt, query, accuracy_clause | parses: ExplainPrivacy | query=Select; accuracy=5
 EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 WITH ACCURACY 5;
 
+-- Accuracy first in one step: released at the ε EXPLAIN PRIVACY finds for α = 10 at 90 %.
+-- covers: private_query, privacy_clause, accuracy_clause | parses: PrivateQuery | query=Select; accuracy=10
+SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10 CONFIDENCE 0.9;
+
+-- covers: range_stmt, privacy_clause, accuracy_clause | parses: PrivateQuery | query=Select; accuracy=5
+COUNT CUMULATIVE age FROM people WITH ACCURACY 5;
+
 -- ---------------------------------------------------------------- column declarations
 
 -- A public table (not protected): the list of states.

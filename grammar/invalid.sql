@@ -366,3 +366,7 @@ PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT 1 WITH EPSILON 1;
 
 -- error: stream 'nope' does not exist | at: run
 PUBLISH STREAM nope STEP 1 WITH EPSILON 1 AS SELECT 1;
+
+-- The recursive mechanism's error depends on the data: no accuracy-first ε.
+-- error: WITH ACCURACY is not available for this query | at: run
+SELECT COUNT(*) FROM t WITH ACCURACY 5;

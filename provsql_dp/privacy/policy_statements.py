@@ -25,7 +25,7 @@ from ..sql import policy_grammar as g
 from ..sql.planner import plan_query
 from .policy_route import prepare, row_per_participant, table_policies
 
-__all__ = ["execute_policy_statement", "create_policy", "explain_privacy"]
+__all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
 
 def execute_policy_statement(con, tree):
@@ -242,6 +242,21 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     alpha_out = float(max(acc.alphas(planned.variances(e), beta))) if planned.unit_var.size else 0.0
     return desc, [("blowfish", prep.policy_name, planned.detail, int(prep.workload.q),
                    format_eps(eps), rmse, alpha_out, float(conf), note)]
+
+
+def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
+    """The ε of an accuracy-first ``<query> WITH ACCURACY α [CONFIDENCE c]`` (papers/001 §3):
+    the smallest ε that ``EXPLAIN PRIVACY`` finds for α — from public information only, so
+    reading it spends nothing and looks at no data. Refused (nothing spent) when the route's
+    error cannot be known in advance."""
+    ex = g.ExplainPrivacy(this=tree.this, accuracy=tree.args["accuracy"],
+                          confidence=tree.args.get("confidence"))
+    names, rows = explain_privacy(con, ex)
+    rec = dict(zip([n for n, _ in names], rows[0]))
+    if rec.get("epsilon") is None:
+        raise ProgrammingError(f"WITH ACCURACY is not available for this query: {rec['note']}. "
+                               "Give WITH EPSILON ε instead; nothing was spent")
+    return Fraction(rec["epsilon"])
 
 
 def _round_up(x: float) -> Fraction:

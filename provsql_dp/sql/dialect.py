@@ -98,6 +98,11 @@ class ProvDP(DuckDB):
                 eps = self._parse_privacy_number("epsilon")
                 options = self._parse_mechanism_options() if self._match_text_seq("OPTIONS") else None
                 return self.expression(PrivateQuery(this=stmt, epsilon=eps, options=options))
+            if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "ACCURACY"):
+                alpha = self._parse_privacy_number("the accuracy α")
+                conf = (self._parse_privacy_number("the confidence")
+                        if self._match_text_seq("CONFIDENCE") else None)
+                return self.expression(PrivateQuery(this=stmt, accuracy=alpha, confidence=conf))
             return stmt
 
         def _parse_mechanism_options(self):

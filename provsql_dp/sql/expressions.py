@@ -61,9 +61,12 @@ class SetPrivacyEpsilon(exp.Expression):
 
 
 class PrivateQuery(exp.Expression):
-    """``<query> WITH EPSILON ε [OPTIONS (name = value, …)]``: a query released privately at ε."""
+    """``<query> WITH EPSILON ε [OPTIONS (name = value, …)]``: a query released privately at ε;
+    or ``<query> WITH ACCURACY α [CONFIDENCE c]`` (accuracy first, papers/001): released at the
+    smallest ε meeting α, then ``epsilon`` is absent and ``accuracy`` (and ``confidence``) set."""
 
-    arg_types = {"this": True, "epsilon": True, "options": False}
+    arg_types = {"this": True, "epsilon": False, "options": False, "accuracy": False,
+                 "confidence": False}
 
 
 class SetBounds(exp.Expression):

@@ -320,11 +320,17 @@ def _parse_create_policy(parser):
 
 # ---------------------------------------------------------------------- range counts
 def _parse_epsilon_suffix(parser, query):
-    """``WITH EPSILON ε [OPTIONS (…)]`` after our own query forms, as the dialect does."""
+    """``WITH EPSILON ε [OPTIONS (…)]`` or ``WITH ACCURACY α [CONFIDENCE c]`` after our own
+    query forms, as the dialect does."""
     if parser._match_text_seq("WITH", "EPSILON"):
         eps = parser._parse_privacy_number("epsilon")
         options = parser._parse_mechanism_options() if parser._match_text_seq("OPTIONS") else None
         return PrivateQuery(this=query, epsilon=eps, options=options)
+    if parser._match_text_seq("WITH", "ACCURACY"):
+        alpha = parser._parse_privacy_number("the accuracy α")
+        conf = (parser._parse_privacy_number("the confidence")
+                if parser._match_text_seq("CONFIDENCE") else None)
+        return PrivateQuery(this=query, accuracy=alpha, confidence=conf)
     return query
 
 
@@ -362,6 +368,10 @@ def _parse_explain_privacy(parser):
     if not isinstance(inner, (exp.Query, PrivateQuery)):
         parser.raise_error("EXPLAIN PRIVACY takes a query (SELECT … or COUNT RANGES …)")
     accuracy = confidence = None
+    if isinstance(inner, PrivateQuery) and inner.args.get("accuracy") is not None:
+        # the query parsed its own WITH ACCURACY clause (an accuracy-first query)
+        return ExplainPrivacy(this=inner.this, accuracy=inner.args["accuracy"],
+                              confidence=inner.args.get("confidence"))
     if parser._match_text_seq("WITH", "ACCURACY"):
         if isinstance(inner, PrivateQuery):
             parser.raise_error("give either WITH EPSILON or WITH ACCURACY, not both")

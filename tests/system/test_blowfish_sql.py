@@ -264,3 +264,21 @@ def test_a_marginal_under_a_composed_policy_has_the_projected_policys_error():
         assert a.privacy.expected_mse == pytest.approx(b.privacy.expected_mse)
     # the state marginal at ε = 1 costs plain DP's 2·(2/ε)² per bin, not 100 cells' worth
     assert a.privacy.expected_mse < 100
+
+
+def test_accuracy_first_in_one_statement_charges_what_explain_says():
+    con = _con()
+    con.execute("CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 60) WIDTH 10 BOUNDED")
+    explain = con.execute("EXPLAIN PRIVACY SELECT age, COUNT(*) FROM people GROUP BY age "
+                          "WITH ACCURACY 4 CONFIDENCE 0.9").fetchone()
+    cur = con.execute("SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 4 CONFIDENCE 0.9")
+    assert len(cur.fetchall()) == 6 and cur.privacy.mechanism == "blowfish"
+    assert cur.privacy.epsilon_exact == Fraction(explain[4])
+    assert con.ledger.entries()[-1].epsilon == Fraction(explain[4])
+    cur = con.execute("COUNT CUMULATIVE age FROM people WITH ACCURACY 20")
+    assert len(cur.fetchall()) == 6
+    con.execute("CREATE TABLE other (id INTEGER PRIMARY KEY, x INTEGER); PROTECT TABLE other")
+    before = _state(con)
+    with pytest.raises(ProgrammingError, match="WITH ACCURACY is not available.*nothing was spent"):
+        con.execute("SELECT COUNT(*) FROM other WITH ACCURACY 5")
+    assert _state(con) == before

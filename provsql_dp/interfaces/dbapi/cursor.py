@@ -133,6 +133,12 @@ class Cursor:
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
             query = bind(tree.this, parameters)
+            if eps is None:  # WITH ACCURACY α [CONFIDENCE c]: the ε EXPLAIN PRIVACY finds
+                from ...privacy.policy_statements import accuracy_epsilon
+
+                bound = tree.copy()
+                bound.set("this", query)
+                eps = accuracy_epsilon(con, bound)
             return self._private_query(query, eps, _ledger_text(stmt, parameters), options, scope)
         if isinstance(tree, exp.Query) and con.default_epsilon is not None:
             query = bind(tree, parameters) if parameters is not None else tree

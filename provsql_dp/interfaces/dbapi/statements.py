@@ -79,15 +79,18 @@ def is_privacy_statement(stmt: str) -> bool:
 
 
 def has_epsilon_clause(stmt: str) -> bool:
-    """Whether the statement's tokens contain ``WITH EPSILON`` (our private-query clause)."""
-    if "EPSILON" not in stmt.upper():
+    """Whether the statement's tokens contain ``WITH EPSILON`` or ``WITH ACCURACY`` (our
+    private-query clauses)."""
+    upper = stmt.upper()
+    if "EPSILON" not in upper and "ACCURACY" not in upper:
         return False
     try:
         tokens = d.ProvDP().tokenize(stmt)
     except (TokenError, ParseError):
         return False
     return any(
-        a.text.upper() == "WITH" and b.text.upper() == "EPSILON" and b.token_type != TokenType.STRING
+        a.text.upper() == "WITH" and b.text.upper() in ("EPSILON", "ACCURACY")
+        and b.token_type != TokenType.STRING
         and b.token_type != TokenType.IDENTIFIER
         for a, b in zip(tokens, tokens[1:])
     )
@@ -121,11 +124,14 @@ def syntax_error(e: ParseError) -> ProgrammingError:
 
 
 def epsilon_clause(tree: d.PrivateQuery) -> tuple[Fraction, dict]:
-    """The ε and the mechanism OPTIONS of a parsed ``<query> WITH EPSILON ε [OPTIONS (…)]``.
+    """The ε and the mechanism OPTIONS of a parsed ``<query> WITH EPSILON ε [OPTIONS (…)]``
+    (ε is None for an accuracy-first ``<query> WITH ACCURACY α``).
 
     >>> epsilon_clause(d.parse_one("SELECT COUNT(*) FROM t WITH EPSILON 0.5"))
     (Fraction(1, 2), {})
     """
+    if tree.args.get("epsilon") is None:  # WITH ACCURACY α: ε comes from EXPLAIN PRIVACY
+        return None, {}
     eps = d.exact_number(tree.args["epsilon"], "epsilon")
     try:
         options = d.mechanism_options(tree)

@@ -277,6 +277,6 @@ def _epsilon_and_options(con, sql: str):
         tree = d.parse_one(sql)
     except (ParseError, TokenError):
         return eps, options
-    if isinstance(tree, d.PrivateQuery):
+    if isinstance(tree, d.PrivateQuery) and tree.args.get("epsilon") is not None:
         eps, options = epsilon_clause(tree)
     return eps, options
