@@ -259,14 +259,15 @@ class Connection:
         ex = rm.explain(kr, float(epsilon), style, **kwargs)
         return text + "\n" + str(ex)
 
-    def attach(self, name: str, source=None) -> None:
+    def attach(self, name: str, source=None, *, primary_key=()) -> None:
         """Key a table of the Spark engine to this catalog under ``name`` (curator only): its
         rows are snapshotted in Spark, its schema mirrored (empty) in the DuckDB database, so
-        that ``PROTECT TABLE``, policies and private queries name it like a local table. See
+        that ``PROTECT TABLE``, policies and private queries name it like a local table.
+        ``primary_key`` (columns) declares the key Spark cannot: it is checked on the rows. See
         :mod:`provsql_dp.interfaces.dbapi.engines`."""
         self._check_open()
         self._require_curator("attaching a table")
-        attach_table(self, name, source)
+        attach_table(self, name, source, primary_key)
 
     def protected(self) -> list:
         """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.sql.catalog.Protection`

@@ -7,7 +7,8 @@ by name:
 
 * in Spark, the table's rows are snapshotted with a stable ``rowid``
   (:meth:`provsql_dp.provenance.backends.spark.SparkBackend.attach`);
-* in DuckDB, an *empty* table of the same name and schema mirrors it, so that the planner, the
+* in DuckDB, an *empty* table of the same name and schema mirrors it (with the ``primary_key``
+  given to ``attach``, checked on the Spark rows first), so that the planner, the
   declarations (``PROTECT TABLE``, ``SET GROUP KEYS``, bounds, policies) and the analyst's
   statements see the table exactly as they would a local one;
 * ``_provsql_dp.engine_tables`` records the name and its Spark source, so that a later
@@ -50,13 +51,14 @@ def open_engine(con, engine):
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'engine_tables'",
         [SCHEMA]).fetchone()[0]
     if exists:
-        for name, source in con._duck.execute(f"SELECT table_name, source FROM {_TABLE}").fetchall():
+        for name, source, key in con._duck.execute(
+                f"SELECT table_name, source, primary_key FROM {_TABLE}").fetchall():
             if source is not None:
-                backend.attach(name, source)
+                backend.attach(name, source, tuple(key or ()))
     return backend
 
 
-def attach_table(con, name: str, source=None) -> None:
+def attach_table(con, name: str, source=None, primary_key=()) -> None:
     """Snapshot ``source`` (a Spark DataFrame or table name; default ``name``) in Spark and mirror
     its schema in the catalog of record (see the module docstring)."""
     backend = con._engine
@@ -66,13 +68,21 @@ def attach_table(con, name: str, source=None) -> None:
             "own DuckDB database (open it with provsql_dp.connect(..., engine=spark_session))")
     if con.read_only:
         raise NotSupportedError("attach writes the catalog of record; this connection is read-only")
-    columns = backend.attach(name, source)
-    ddl = ", ".join(f'"{c.replace(chr(34), chr(34) * 2)}" {t}' for c, t in columns)
+    primary_key = tuple(primary_key)
+    columns = backend.attach(name, source, primary_key)
+    ddl = ", ".join(f'{_q(c)} {t}' for c, t in columns)
+    if primary_key:
+        ddl += f", PRIMARY KEY ({', '.join(_q(c) for c in primary_key)})"
     quoted = '"' + name.replace('"', '""') + '"'
     duck = con._duck
-    duck.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (table_name VARCHAR PRIMARY KEY, source VARCHAR)")
+    duck.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (table_name VARCHAR PRIMARY KEY, "
+                 "source VARCHAR, primary_key VARCHAR[])")
     duck.execute(f"CREATE OR REPLACE TABLE {quoted} ({ddl})")
     duck.execute(f"DELETE FROM {_TABLE} WHERE table_name = ?", [name])
     # a DataFrame has no name to attach it by again: it is recorded without a source
     recorded = name if source is None else source if isinstance(source, str) else None
-    duck.execute(f"INSERT INTO {_TABLE} VALUES (?, ?)", [name, recorded])
+    duck.execute(f"INSERT INTO {_TABLE} VALUES (?, ?, ?)", [name, recorded, list(primary_key)])
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -35,6 +35,7 @@ SELECT TRY_CAST(TRY_CAST(src AS DECIMAL(38, 0)) + 1 AS BIGINT), rowid FROM __pro
 
 from __future__ import annotations
 
+import itertools
 from contextlib import contextmanager
 
 import numpy as np
@@ -45,8 +46,10 @@ from ...errors import InterfaceError, NotSupportedError, UnsupportedQueryError
 
 __all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX"]
 
-#: the prefix of the temporary views holding attached snapshots
+#: the prefix of the temporary views holding attached snapshots (then the backend's number, so
+#: that several connections can share one Spark session)
 VIEW_PREFIX = "__provsql_dp_"
+_NUMBERS = itertools.count()
 
 #: functions that sqlglot writes as they are and that Spark has with the same, total meaning
 #: (NULL in, NULL out; no error on any value once the arguments are total)
@@ -95,20 +98,38 @@ class SparkBackend:
     def __init__(self, spark):
         self.spark = spark
         self._views: dict[str, str] = {}
+        self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
 
     # ------------------------------------------------------------------ attaching tables
-    def attach(self, name: str, source=None) -> list[tuple[str, str]]:
+    def attach(self, name: str, source=None, primary_key=()) -> list[tuple[str, str]]:
         """Snapshot a Spark table (``source``: a DataFrame, or the name of a table or view in
         the session's catalog; default ``name``) under ``name``; return its columns and their
-        DuckDB types (without ``rowid``), for the catalog of record."""
+        DuckDB types (without ``rowid``), for the catalog of record.
+
+        ``primary_key`` names columns that identify a row (Spark has no key constraints): they
+        are checked on the snapshot — no NULL, no duplicate — before it is used."""
         from pyspark.sql import DataFrame, functions as F
 
         df = source if isinstance(source, DataFrame) else self.spark.table(source or name)
         if "rowid" not in df.columns:
             df = df.withColumn("rowid", F.monotonically_increasing_id())
         columns = [(f.name, _duck_type(name, f)) for f in df.schema.fields if f.name != "rowid"]
-        view = VIEW_PREFIX + name.lower()
-        df.localCheckpoint(eager=True).createOrReplaceTempView(view)
+        missing = [c for c in primary_key if c not in df.columns]
+        if missing:
+            raise InterfaceError(f"table {name} has no column {missing[0]!r} for its primary key")
+        df = df.localCheckpoint(eager=True)
+        if primary_key:
+            key = [F.col(c) for c in primary_key]
+            bad = df.agg((F.count(F.lit(1)) - F.count_distinct(F.struct(*key))).alias("dup"),
+                         F.sum(F.when(F.greatest(*[c.isNull() for c in key]), 1).otherwise(0))
+                         .alias("null") if len(key) > 1 else
+                         F.sum(F.when(key[0].isNull(), 1).otherwise(0)).alias("null")).first()
+            if bad["dup"] or bad["null"]:
+                raise InterfaceError(
+                    f"the primary key ({', '.join(primary_key)}) of {name} does not identify its "
+                    "rows in Spark (a duplicate or a NULL); attach it without primary_key")
+        view = self._prefix + name.lower()
+        df.createOrReplaceTempView(view)
         self._views[name.lower()] = view
         return columns
 
