@@ -56,7 +56,7 @@ def spark():
     session = (SparkSession.builder.master("local[2]").appName("provsql_dp-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.shuffle.partitions", "1")
                .config("spark.default.parallelism", "2")
                .config("spark.driver.memory", "1g")
                .getOrCreate())

@@ -99,6 +99,8 @@ class SparkBackend:
         self.spark = spark
         self._views: dict[str, str] = {}
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
+        #: bytes of Arrow results that crossed back to the driver's Python process so far
+        self.bytes_received = 0
 
     # ------------------------------------------------------------------ attaching tables
     def attach(self, name: str, source=None, primary_key=()) -> list[tuple[str, str]]:
@@ -196,10 +198,14 @@ class SparkBackend:
         with self._session():
             df = self.spark.sql(self.to_spark(sql))
             if hasattr(df, "toArrow"):  # pyspark >= 4
-                return df.toArrow()
-            from pyspark.sql.pandas.types import to_arrow_schema
+                table = df.toArrow()
+            else:
+                from pyspark.sql.pandas.types import to_arrow_schema
 
-            return pa.Table.from_batches(df._collect_as_arrow(), schema=to_arrow_schema(df.schema))
+                table = pa.Table.from_batches(df._collect_as_arrow(),
+                                              schema=to_arrow_schema(df.schema))
+        self.bytes_received += table.nbytes
+        return table
 
     def fetchall(self, sql: str) -> list[tuple]:
         """The rows of a small result (a few per group)."""
