@@ -48,7 +48,7 @@ from ..mechanisms._framework import resolve_params
 from ..mechanisms.noise import laplace
 from ..mechanisms.release import Release
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, q
+from ..provenance.capture import capture, capture_sql, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -295,6 +295,7 @@ def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
     if routed is not None:
         return routed
     d = decide(con, plan, epsilon, options)
+    engine_of(con).check(capture_sql(plan, d.bounds)[0])  # the engine refuses before the charge
     mechanism = "laplace" if d.path == "laplace" else "recursive"
     # charged before any protected row is read: the ε charged never depends on the data
     charge = con._ledger.charge(con.user, epsilon, text, mechanism)

@@ -19,6 +19,8 @@ Every backend offers:
 ``fetchnumpy(sql) -> (columns, types)``
     run a DuckDB-dialect query; return ``{name: numpy array}`` (masked where NULL) and each
     column's type name in DuckDB's spelling (``"DATE"``, ``"BIGINT"``, …);
+``check(sql)``
+    refuse a DuckDB-dialect query the backend cannot run totally (called before ε is charged);
 ``fetchall(sql) -> list[tuple]``
     run a query whose result is small (a few rows per group) and return its rows.
 

@@ -146,6 +146,10 @@ class SparkBackend:
         tree = sqlglot.parse_one(sql, read="duckdb")
         return self._rewrite(tree).sql(dialect="spark")
 
+    def check(self, sql: str) -> None:
+        """Refuse, before anything is charged or read, a query with no total Spark form."""
+        self.to_spark(sql)
+
     def _rewrite(self, tree: exp.Expression) -> exp.Expression:
         def visit(node):
             if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
