@@ -30,7 +30,7 @@ def on_spark(con, spark, path, **kwargs):
     tables = [r[0] for r in duck.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary "
         "ORDER BY 1").fetchall()]
-    frames = {t: _dataframe(spark, duck.execute(f'SELECT *, rowid FROM "{t}"').to_arrow_table())
+    frames = {t: _dataframe(spark, duck.sql(f'SELECT *, rowid FROM "{t}"').to_arrow_table())
               for t in tables}
     db = duck.execute("SELECT current_database()").fetchone()[0]
     duck.execute(f"ATTACH '{path}' AS copy_target")

@@ -128,6 +128,7 @@ STATEMENTS = [
     "SELECT SUM(x * 1e300) FROM people",
     "SELECT COUNT(*) FROM people WHERE born + INTERVAL 1 DAY > DATE '2000-01-01'",
     "SELECT COUNT(*) FROM people p JOIN visits v ON v.pid = p.id WHERE v.amount / p.age > 2",
+    "SELECT COUNT(*) FROM people WHERE random() > 0.5",  # refused, with the same text
 ]
 
 
@@ -174,6 +175,7 @@ def test_outcomes_do_not_depend_on_the_data_on_spark(spark, tmp_path):
             duck.close()
         assert "CANARY" not in repr(per_db[plant])
         sc.close()
+    assert [o[0] for o in per_db["base"]] == ["ok"] * (len(STATEMENTS) - 1) + ["error"]
     for plant, outcomes in per_db.items():
         for sql, a, b in zip(STATEMENTS, per_db["base"], outcomes):
             assert a == b, (plant, sql, a, b)
@@ -219,9 +221,15 @@ def test_results_cross_back_as_arrays(spark):
               "(NULL, NULL, NULL, NULL) AS t(a, s, d, x)").createOrReplaceTempView("arrays_t")
     be = SparkBackend(spark)
     be.attach("t", "arrays_t")
+    spark.conf.set("spark.sql.ansi.enabled", "true")  # the analyst's session may be ANSI
     cols, types = be.fetchnumpy("SELECT a, s, d, x, CAST(a AS DECIMAL(10, 2)) AS dec FROM t ORDER BY a")
     assert types == ["INTEGER", "VARCHAR", "DATE", "DOUBLE", "DOUBLE"]
     assert all(isinstance(c, np.ma.MaskedArray) for c in cols.values())
     # ORDER BY keeps DuckDB's meaning (NULLS LAST) on Spark
     assert cols["a"].mask.tolist() == [False, True] and int(cols["a"][0]) == 1
     assert cols["d"].dtype == np.dtype("datetime64[D]")
+    assert spark.conf.get("spark.sql.ansi.enabled") == "true"  # restored after the query
+    # under non-ANSI semantics a bad cast is NULL, not an error that a row's value would decide
+    cols, _ = be.fetchnumpy("SELECT CAST(s AS INT) AS n, 2147483647 + a AS o FROM t ORDER BY a")
+    assert cols["n"].mask.all()
+    spark.conf.unset("spark.sql.ansi.enabled")
