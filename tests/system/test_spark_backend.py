@@ -193,6 +193,8 @@ def test_catalog_of_record_reattaches_by_name(spark, tmp_path):
     cur.execute("PROTECT TABLE t")  # each row a participant, identified by its rowid
     cur.execute("SET PRIVACY BUDGET 2 FOR USER ann")
     cur.commit()
+    with pytest.raises(NotSupportedError, match="attached from Spark"):  # not the empty mirror
+        cur.execute("SELECT count(*) FROM t")
     cur.close()
     ann = provsql_dp.connect(path, engine=spark, role="analyst", user="ann")
     res = ann.execute("SELECT COUNT(*) FROM t WHERE g = 3 WITH EPSILON 1")

@@ -33,6 +33,7 @@ from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
+from .engines import refuse_mirrored
 from .privacy_statements import execute_privacy_statement
 from .statements import (
     epsilon_clause,
@@ -136,6 +137,7 @@ class Cursor:
 
     def _passthrough(self, stmt: str, parameters) -> None:
         con = self.connection
+        refuse_mirrored(con, stmt)
         duck = con._duck
         kind = statement_kind(stmt)
         try:

@@ -16,8 +16,9 @@ by name:
 
 Every data read of a private statement then goes to Spark (capture, the single-owner totals,
 the public values of GROUP BY keys): the compact results cross back, never a row at a time.
-Plain SQL over an attached table still runs in DuckDB, on its empty mirror: read the data through
-Spark itself.
+Plain SQL naming an attached table is refused (:func:`refuse_mirrored`): its rows are in Spark,
+not in the mirror; read them through Spark itself. ``SET GROUP KEYS … FROM`` a table reads the
+catalog of record: declare the keys with ``VALUES`` for an attached table.
 
 >>> import provsql_dp, duckdb
 >>> con = provsql_dp.connect()
@@ -31,7 +32,7 @@ from ...errors import InterfaceError, NotSupportedError
 from ...provenance.backends import DuckDBBackend
 from ...sql.catalog import SCHEMA
 
-__all__ = ["open_engine", "attach_table"]
+__all__ = ["open_engine", "attach_table", "refuse_mirrored"]
 
 _TABLE = f"{SCHEMA}.engine_tables"
 
@@ -86,3 +87,27 @@ def attach_table(con, name: str, source=None, primary_key=()) -> None:
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def refuse_mirrored(con, stmt: str) -> None:
+    """Refuse plain SQL that names a table attached from another engine: in DuckDB it is an empty
+    mirror, and an empty answer would be wrong without saying so."""
+    backend = con._engine
+    if isinstance(backend, DuckDBBackend) or not backend.tables:
+        return
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        trees = sqlglot.parse(stmt, read="duckdb")
+    except SqlglotError:
+        return  # DuckDB judges what sqlglot cannot read
+    attached = set(backend.tables)
+    for tree in filter(None, trees):
+        for t in tree.find_all(exp.Table):
+            if t.name.lower() in attached:
+                raise NotSupportedError(
+                    f"table {t.name} is attached from Spark: its rows are not in the DuckDB "
+                    f"catalog. Ask a private query (… WITH EPSILON ε), or read it through Spark "
+                    f"(spark.table({t.name!r}))")
