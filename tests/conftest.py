@@ -23,3 +23,43 @@ def shared_data() -> Path:
         if candidate.is_dir():
             return candidate
     return REPO.parent / "shared" / "data"
+
+
+# ---------------------------------------------------------------------- Apache Spark
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _spark_missing() -> str | None:
+    """Why the Spark tests cannot run here, or None."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        return f"the Spark extra is not installed ({e.name}): pip install '.[spark]'"
+    java_home = os.environ.get("JAVA_HOME")
+    if not shutil.which("java") and not (java_home and Path(java_home, "bin", "java").exists()):
+        return "no Java runtime (java not on PATH, JAVA_HOME unset): Spark needs Java 17 or later"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (``local[2]``) for the whole test session; skipped, with the
+    reason, when pyspark or Java is absent."""
+    reason = _spark_missing()
+    if reason:
+        pytest.skip(reason)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("provsql_dp-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "1")
+               .config("spark.default.parallelism", "2")
+               .config("spark.driver.memory", "1g")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

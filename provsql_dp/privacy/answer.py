@@ -47,7 +47,8 @@ from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
 from ..mechanisms.noise import laplace
 from ..mechanisms.release import Release
-from ..provenance.capture import capture, q
+from ..provenance.backends import engine_of
+from ..provenance.capture import capture, capture_sql, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -95,9 +96,8 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
                 f"or SET GROUP KEYS ON {scan.table} ({column}) FROM a public table (column); or "
                 "group by a column of a public table (join a public list of the values)"
             )
-        values = con._duck.execute(
-            f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST"
-        ).fetchall()
+        values = engine_of(con).fetchall(
+            f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST")
         per_key.append([v[0] for v in values])
     return list(itertools.product(*per_key))
 
@@ -259,7 +259,7 @@ def execute(con, d: _Decision, charge_fn, rng=None):
                                     fallback=lambda eps: _fallback(con, plan, eps, d, rng))
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
-    kr = capture(con._duck, plan, d.bounds)
+    kr = capture(engine_of(con), plan, d.bounds)
     release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
     if plan.group_by:
@@ -295,6 +295,9 @@ def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
     if routed is not None:
         return routed
     d = decide(con, plan, epsilon, options)
+    engine = engine_of(con)
+    if engine.dialect != "duckdb":  # another engine refuses what it cannot run, before the charge
+        engine.check(capture_sql(plan, d.bounds)[0])
     mechanism = "laplace" if d.path == "laplace" else "recursive"
     # charged before any protected row is read: the ε charged never depends on the data
     charge = con._ledger.charge(con.user, epsilon, text, mechanism)

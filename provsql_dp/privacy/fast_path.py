@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mechanisms import laplace, single_owner
+from ..provenance.backends import engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse, slot_sources
@@ -66,7 +67,7 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     sql = f"SELECT {select} FROM ({compiled.sql}) AS t"
     if keys:
         sql += f" GROUP BY {', '.join(keys)}"
-    rows = con._duck.execute(sql).fetchall()
+    rows = engine_of(con).fetchall(sql)
     true = {tuple(r[:-1]): (r[-1] or 0) for r in rows}
     charge = charge_fn()
     eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
@@ -107,11 +108,11 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     if keys:
         sql = (f"SELECT dense_rank() OVER (ORDER BY {order}) - 1 AS g, "
                f"{', '.join(f'c{j}' for j in range(len(parts)))} FROM ({inner}) AS o ORDER BY g")
-        present = [tuple(r) for r in con._duck.execute(
-            f"SELECT DISTINCT {', '.join(keys)} FROM ({inner}) AS o ORDER BY {order}").fetchall()]
+        present = [tuple(r) for r in engine_of(con).fetchall(
+            f"SELECT DISTINCT {', '.join(keys)} FROM ({inner}) AS o ORDER BY {order}")]
     else:
         sql, present = f"SELECT 0 AS g, * FROM ({inner}) AS o", [()]
-    data = con._duck.execute(sql).fetchnumpy()
+    data = engine_of(con).fetchnumpy(sql)[0]
     g = np.asarray(data["g"], dtype=np.int64)
     totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
     bounds_at = np.searchsorted(g, np.arange(len(present) + 1))

@@ -49,6 +49,7 @@ from ..policies.blowfish.policy import Policy
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
 from ..policies.blowfish.strategies import best_plan
 from ..policies.blowfish.workload import Histogram, Prefix, Ranges, Rects
+from ..provenance.backends import engine_of
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
@@ -418,7 +419,7 @@ def histogram(con, prep: Prepared) -> np.ndarray:
     groups = ", ".join(str(i + 1) for i in range(len(exprs)))
     sql = (f"SELECT {sel}, COUNT(*) AS __n FROM {_qualified(cols.catalog, cols.schema, cols.name)} "
            f"AS {q(prep.alias)} WHERE {' AND '.join(conds)} GROUP BY {groups}")
-    rows = con._duck.execute(sql).fetchnumpy()
+    rows = engine_of(con).fetchnumpy(sql)[0]
     n = np.asarray(rows["__n"], dtype=float)
     flat = np.zeros(n.size, dtype=np.int64)
     for i, (b, how) in enumerate(zip(prep.bins_per_axis, prep.cell_axes)):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import duckdb
 import numpy as np
 import scipy.sparse as sp
 from sqlglot import exp
@@ -41,6 +40,7 @@ from ..sql.plan import (
     Union,
     walk,
 )
+from .backends import as_backend
 from .clamp import DEFAULT_BOUNDS, clamp_sql
 from .krelation import KRelation
 from .slots import slot_sources
@@ -228,7 +228,7 @@ class _Domain:
         return self._pairs
 
 
-def _dictionaries(con: duckdb.DuckDBPyConnection, plan: Node) -> dict[str, _Domain]:
+def _dictionaries(con, plan: Node) -> dict[str, _Domain]:
     """Per domain, the sorted distinct keys of every protected table involved."""
     sources: dict[str, set[tuple[str, Slot]]] = {}
     for n in walk(plan):
@@ -345,40 +345,17 @@ def _lookup_composite(vals: list, domain: _Domain) -> np.ndarray:
     return order[_lookup(code_vals, code_keys[order], domain.name)]
 
 
-def _fetch(con: duckdb.DuckDBPyConnection, sql: str) -> tuple[dict, list[str]]:
-    """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
-    are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
-    res = con.execute(sql)
-    names = [d[0] for d in res.description]
-    types = [str(d[1]) for d in res.description]
-    if any(t.startswith(("ENUM", "DATE", "TIMESTAMP")) for t in types):
-        cols = ", ".join(_readable(q(c), t) for c, t in zip(names, types))
-        res = con.execute(f"SELECT {cols} FROM ({sql}) AS readable")
-        types = ["VARCHAR" if t.startswith("ENUM") else t for t in types]
-    return res.fetchnumpy(), types
-
-
-#: temporal values numpy can hold (datetime64[us] spans about ±290,000 years)
-_TEMPORAL_RANGE = ("'-200000-01-01'", "'200000-12-31'")
-
-
-def _readable(col: str, duck_type: str) -> str:
-    """A result column as numpy can read it, by a rule fixed in advance: ENUMs as text, dates and
-    timestamps outside ±200,000 years (and ±infinity) as NULL — a value numpy cannot hold must not
-    make the capture fail on some databases only. Tuple identity is decided inside DuckDB."""
-    if duck_type.startswith("ENUM"):
-        return f"{col}::VARCHAR AS {col}"
-    if duck_type.startswith(("DATE", "TIMESTAMP")):
-        lo, hi = (f"{v}::{duck_type}" for v in _TEMPORAL_RANGE)
-        return f"CASE WHEN isfinite({col}) AND {col} BETWEEN {lo} AND {hi} THEN {col} END AS {col}"
-    return col
+def _fetch(be, sql: str) -> tuple[dict, list[str]]:
+    """Run a query on the backend; its columns as numpy arrays, and its column types."""
+    return be.fetchnumpy(sql)
 
 
 # ---------------------------------------------------------------------- assembling the K-relation
-def capture(con: duckdb.DuckDBPyConnection, plan: Node,
-            bounds: tuple[float, float] | None = None) -> KRelation:
-    """Run the capture query of ``plan`` and return its K-relation (a SUM's weights clamped to
+def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRelation:
+    """Run the capture query of ``plan`` on ``con`` (a DuckDB connection or a backend, see
+    :mod:`provsql_dp.provenance.backends`) and return its K-relation (a SUM's weights clamped to
     ``bounds``, see :func:`capture_sql`)."""
+    con = as_backend(con)
     sql, compiled, grouped, sources = capture_sql(plan, bounds)
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []

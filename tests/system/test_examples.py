@@ -18,7 +18,10 @@ NUMBER = r"-?\d+(?:\.\d+)?"
 
 def run(args, tmp_path, stdin=None):
     env = dict(os.environ, PYTHONIOENCODING="utf-8", HOME=str(tmp_path),
-               PROVSQL_DP_HISTORY=str(tmp_path / "history"))
+               PROVSQL_DP_HISTORY=str(tmp_path / "history"),
+               # this checkout's provsql_dp, whatever the interpreter has installed
+               PYTHONPATH=os.pathsep.join(filter(None, [str(EXAMPLES.parent),
+                                                        os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(args, cwd=tmp_path, env=env, input=stdin, capture_output=True,
                           text=True, encoding="utf-8", timeout=300)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
@@ -28,7 +31,7 @@ def run(args, tmp_path, stdin=None):
 
 def test_every_example_is_tested():
     tested = {"graph_triangles.py", "blowfish_salary_histogram.py", "dbapi_roles_budget.py",
-              "shell_session.sql"}
+              "shell_session.sql", "spark_engine.py"}
     assert {p.name for p in EXAMPLES.iterdir() if p.suffix in (".py", ".sql")} == tested
 
 
@@ -95,3 +98,13 @@ def test_shell_session(tmp_path):
     if policies_available():
         assert "| age_bands | main   | person | age " in out
         assert "private answer: blowfish mechanism, ε charged 0.4, budget left 0.8 of user 'default'" in out
+
+
+def test_spark_engine(tmp_path, spark):
+    """The Spark example (skipped, with the reason, without pyspark or Java: the ``spark``
+    fixture)."""
+    out = run([sys.executable, str(EXAMPLES / "spark_engine.py"), str(tmp_path / "l.duckdb")],
+              tmp_path)
+    assert re.search(r"-> \[\(-?\d+,\)\]  \[laplace, remaining ε = 2\]", out), out
+    assert len(re.findall(r"\('c\d', ", out)) == 5, out
+    assert "remaining ε = 0]" in out, out

@@ -60,21 +60,28 @@ from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
 from .python_scope import register, unregister
+from .engines import attach_table, open_engine
 from .statements import split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
 
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
-            read_only: bool = False, config: dict | None = None) -> Connection:
+            read_only: bool = False, config: dict | None = None, engine=None) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
     (private answers and public tables only; see :mod:`provsql_dp.privacy.roles`). ``user`` names whose
     budget private queries spend (default ``"default"``). A curator's queries may name the
     DataFrames of the caller's scope, as with DuckDB; an analyst registers them explicitly
-    (:meth:`Connection.register`, see :mod:`.python_scope`)."""
-    return Connection(database, role=role, user=user, read_only=read_only, config=config)
+    (:meth:`Connection.register`, see :mod:`.python_scope`).
+
+    ``engine`` is where private queries read the data: ``None`` for the DuckDB database itself,
+    or a ``pyspark.sql.SparkSession``. With Spark, the DuckDB database stays the catalog of record
+    (declarations, budgets, ledger) and :meth:`Connection.attach` keys Spark tables to it by name
+    (see :mod:`provsql_dp.interfaces.dbapi.engines`)."""
+    return Connection(database, role=role, user=user, read_only=read_only, config=config,
+                      engine=engine)
 
 
 class Connection:
@@ -101,7 +108,8 @@ class Connection:
     NotSupportedError = NotSupportedError
 
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
-                 user: str | None = None, read_only: bool = False, config: dict | None = None):
+                 user: str | None = None, read_only: bool = False, config: dict | None = None,
+                 engine=None):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         try:
@@ -132,6 +140,7 @@ class Connection:
         self.scan_python = role == "curator"
         if not self.scan_python:
             self._duck.execute("SET python_enable_replacements = false")
+        self._engine = open_engine(self, engine)
 
     def _before(self, kind: str) -> None:
         """Open the implicit transaction before a data change (PEP 249: autocommit off)."""
@@ -255,7 +264,7 @@ class Connection:
                 "provenance is captured for one aggregate at a time; this query has several "
                 "(an AVG is a SUM and a COUNT): ask for each separately")
         try:
-            return capture(self._duck, plan)
+            return capture(self._engine, plan)
         except duckdb.Error as e:
             raise translate(e) from e
 
@@ -272,13 +281,23 @@ class Connection:
         text = explain_plan(plan)
         if not isinstance(plan, Aggregate):
             return text
-        kr = capture(self._duck, plan)
+        kr = capture(self._engine, plan)
         style, kwargs = mechanism_kwargs(options, float(epsilon), privacy_style(plan))
         weights = kr.weights
         if (weights < 0).any():
             return text + "\n(signed SUM: each part is released separately; diagnostics per part not shown)"
         ex = rm.explain(kr, float(epsilon), style, **kwargs)
         return text + "\n" + str(ex)
+
+    def attach(self, name: str, source=None, *, primary_key=()) -> None:
+        """Key a table of the Spark engine to this catalog under ``name`` (curator only): its
+        rows are snapshotted in Spark, its schema mirrored (empty) in the DuckDB database, so
+        that ``PROTECT TABLE``, policies and private queries name it like a local table.
+        ``primary_key`` (columns) declares the key Spark cannot: it is checked on the rows. See
+        :mod:`provsql_dp.interfaces.dbapi.engines`."""
+        self._check_open()
+        self._require_curator("attaching a table")
+        attach_table(self, name, source, primary_key)
 
     def protected(self) -> list:
         """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.sql.catalog.Protection`

@@ -36,6 +36,7 @@ from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
 from . import frames as _frames
 from .parameters import bind, number_qmarks
+from .engines import refuse_mirrored
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
 from .statements import (
@@ -164,6 +165,7 @@ class Cursor:
 
     def _passthrough(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
+        refuse_mirrored(con, stmt)
         duck = con._duck
         kind = statement_kind(stmt)
         try:

@@ -1,0 +1,285 @@
+"""The Apache Spark backend: capture queries run in a Spark session, compact results cross back
+through Arrow.
+
+A capture query is written once, in DuckDB's dialect, by :mod:`provsql_dp.provenance.capture`. Here
+it is parsed once into a sqlglot expression, rewritten for Spark and emitted with
+``.sql(dialect="spark")`` (:meth:`SparkBackend.to_spark`):
+
+* **tables** — a table name is replaced by the temporary view of its *snapshot*: when a table is
+  attached (:meth:`SparkBackend.attach`) its rows are materialised once
+  (``localCheckpoint``) with a stable ``rowid`` column — the row identity that DuckDB's ``rowid``
+  gives a table protected without owner columns. A column named ``rowid`` already in the source
+  is used as that identity; otherwise ``monotonically_increasing_id()`` assigns one. A query sees
+  the table as of its attachment: attach again after changing it.
+* **types** — DuckDB's wide integers, which the total-evaluation rewrite uses so that exact
+  arithmetic cannot overflow (HUGEINT, UHUGEINT, UBIGINT, …), become ``DECIMAL(38, 0)`` and its
+  narrower cousins: Spark computes in them without overflow and ``TRY_CAST`` brings results back.
+* **functions** — sqlglot maps the functions it knows; ``isfinite`` becomes an explicit NaN/∞
+  test. A function left as written (one sqlglot does not know) is accepted only when Spark has it
+  with the same total meaning (:data:`SPARK_FUNCTIONS`); anything else is refused.
+* **ANSI mode** — Spark's ANSI mode raises on overflow, bad casts and division by zero, which
+  would let a row's value decide whether a query fails. Every capture query therefore runs with
+  ``spark.sql.ansi.enabled=false`` (set for the duration of the query, then restored): the rewrite
+  already made every expression total (``TRY_CAST``, ``NULLIF`` divisors, wide arithmetic), and
+  non-ANSI semantics turn anything left into NULL instead of an error.
+
+Only compact columnar results come back: ``toArrow()`` (Arrow batches, no Python object per row)
+turned into numpy arrays, masked where NULL.
+
+>>> be = SparkBackend.__new__(SparkBackend)
+>>> be._views = {"edge": "__provsql_dp_edge"}
+>>> print(be.to_spark('SELECT TRY_CAST(TRY_CAST(src AS HUGEINT) + 1 AS BIGINT), rowid '
+...                   'FROM main.edge AS e'))
+SELECT TRY_CAST(TRY_CAST(src AS DECIMAL(38, 0)) + 1 AS BIGINT), rowid FROM __provsql_dp_edge AS e
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+
+from ...errors import InterfaceError, NotSupportedError, UnsupportedQueryError
+
+__all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX"]
+
+#: the prefix of the temporary views holding attached snapshots (then the backend's number, so
+#: that several connections can share one Spark session)
+VIEW_PREFIX = "__provsql_dp_"
+_NUMBERS = itertools.count()
+
+#: functions that sqlglot writes as they are and that Spark has with the same, total meaning
+#: (NULL in, NULL out; no error on any value once the arguments are total)
+SPARK_FUNCTIONS = frozenset({
+    "abs", "coalesce", "nullif", "greatest", "least", "lower", "upper", "length", "trim", "ltrim",
+    "rtrim", "concat", "replace", "reverse", "sign", "floor", "ceil", "ceiling", "round", "sqrt",
+    "ln", "log10", "log2", "exp", "pow", "power", "sin", "cos", "tan", "atan", "atan2", "isnan",
+    "year", "month", "day", "hour", "minute", "second", "quarter", "dayofweek", "dayofyear",
+    "left", "right", "substring", "substr", "starts_with", "startswith", "ends_with", "endswith",
+    "contains", "lpad", "rpad", "repeat", "md5", "hash", "ascii", "chr", "instr", "locate",
+    "regexp_like", "rlike", "regexp_extract", "regexp_replace", "dense_rank", "struct", "named_struct",
+    "if", "nvl", "ifnull", "try_cast", "try_add", "try_subtract", "try_multiply", "try_divide",
+    "date_add", "date_sub", "datediff", "date_trunc", "trunc", "bit_length", "octet_length",
+    "double", "monotonically_increasing_id",
+})
+
+#: DuckDB types the rewrite may name, as Spark types that hold every value without overflow
+_TYPES = {
+    exp.DataType.Type.INT128: "DECIMAL(38, 0)",
+    exp.DataType.Type.UINT128: "DECIMAL(38, 0)",
+    exp.DataType.Type.UBIGINT: "DECIMAL(20, 0)",
+    exp.DataType.Type.UINT: "BIGINT",
+    exp.DataType.Type.USMALLINT: "INT",
+    exp.DataType.Type.UTINYINT: "SMALLINT",
+}
+
+#: Spark column types, as the DuckDB types the catalog of record mirrors them with
+_DUCK_TYPES = {
+    "ByteType": "TINYINT", "ShortType": "SMALLINT", "IntegerType": "INTEGER", "LongType": "BIGINT",
+    "FloatType": "FLOAT", "DoubleType": "DOUBLE", "StringType": "VARCHAR", "BooleanType": "BOOLEAN",
+    "DateType": "DATE", "TimestampType": "TIMESTAMP", "TimestampNTZType": "TIMESTAMP",
+}
+
+#: the session settings every capture query runs under (restored afterwards)
+SESSION_CONF = {
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+
+class SparkBackend:
+    """Run capture queries in a Spark session (``pyspark.sql.SparkSession``)."""
+
+    dialect = "spark"
+
+    def __init__(self, spark):
+        self.spark = spark
+        self._views: dict[str, str] = {}
+        self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
+        #: bytes of Arrow results that crossed back to the driver's Python process so far
+        self.bytes_received = 0
+
+    # ------------------------------------------------------------------ attaching tables
+    def attach(self, name: str, source=None, primary_key=()) -> list[tuple[str, str]]:
+        """Snapshot a Spark table (``source``: a DataFrame, or the name of a table or view in
+        the session's catalog; default ``name``) under ``name``; return its columns and their
+        DuckDB types (without ``rowid``), for the catalog of record.
+
+        ``primary_key`` names columns that identify a row (Spark has no key constraints): they
+        are checked on the snapshot — no NULL, no duplicate — before it is used."""
+        from pyspark.sql import DataFrame, functions as F
+
+        df = source if isinstance(source, DataFrame) else self.spark.table(source or name)
+        if "rowid" not in df.columns:
+            df = df.withColumn("rowid", F.monotonically_increasing_id())
+        columns = [(f.name, _duck_type(name, f)) for f in df.schema.fields if f.name != "rowid"]
+        missing = [c for c in primary_key if c not in df.columns]
+        if missing:
+            raise InterfaceError(f"table {name} has no column {missing[0]!r} for its primary key")
+        df = df.localCheckpoint(eager=True)
+        if primary_key:
+            key = [F.col(c) for c in primary_key]
+            bad = df.agg((F.count(F.lit(1)) - F.count_distinct(F.struct(*key))).alias("dup"),
+                         F.sum(F.when(F.greatest(*[c.isNull() for c in key]), 1).otherwise(0))
+                         .alias("null") if len(key) > 1 else
+                         F.sum(F.when(key[0].isNull(), 1).otherwise(0)).alias("null")).first()
+            if bad["dup"] or bad["null"]:
+                raise InterfaceError(
+                    f"the primary key ({', '.join(primary_key)}) of {name} does not identify its "
+                    "rows in Spark (a duplicate or a NULL); attach it without primary_key")
+        view = self._prefix + name.lower()
+        df.createOrReplaceTempView(view)
+        self._views[name.lower()] = view
+        return columns
+
+    @property
+    def tables(self) -> list[str]:
+        """The attached table names."""
+        return sorted(self._views)
+
+    # ------------------------------------------------------------------ SQL
+    def to_spark(self, sql: str) -> str:
+        """A DuckDB-dialect capture query in Spark's dialect (see the module docstring)."""
+        tree = sqlglot.parse_one(sql, read="duckdb")
+        return self._rewrite(tree).sql(dialect="spark")
+
+    def check(self, sql: str) -> None:
+        """Refuse, before anything is charged or read, a query with no total Spark form."""
+        self.to_spark(sql)
+
+    def _rewrite(self, tree: exp.Expression) -> exp.Expression:
+        def visit(node):
+            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+                view = self._views.get(node.name.lower())
+                if view is None:
+                    raise NotSupportedError(
+                        f"table {node.name} is not attached to the Spark engine; attach it first: "
+                        f"con.attach({node.name!r})")
+                alias = node.args.get("alias")
+                out = exp.to_table(view)
+                if alias is not None:
+                    out.set("alias", alias.copy())
+                return out
+            if isinstance(node, exp.DataType) and node.this in _TYPES:
+                return exp.DataType.build(_TYPES[node.this], dialect="spark")
+            if isinstance(node, exp.Anonymous):
+                name = node.name.lower()
+                if name == "isfinite":
+                    x = exp.cast(node.expressions[0].copy(), "DOUBLE")
+                    inf = exp.cast(exp.Literal.string("Infinity"), "DOUBLE")
+                    return exp.paren(exp.and_(
+                        exp.not_(exp.Anonymous(this="isnan", expressions=[x])),
+                        exp.NEQ(this=exp.Abs(this=x.copy()), expression=inf)))
+                if name not in SPARK_FUNCTIONS:
+                    raise UnsupportedQueryError(
+                        f"the function {name}() has no total equivalent on the Spark engine; this "
+                        "query is not supported there (it is on the embedded DuckDB engine)")
+            return node
+
+        return tree.transform(visit, copy=True)
+
+    @contextmanager
+    def _session(self):
+        conf = self.spark.conf
+        saved = {k: conf.get(k, None) for k in SESSION_CONF}
+        for k, v in SESSION_CONF.items():
+            conf.set(k, v)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    conf.unset(k)
+                else:
+                    conf.set(k, v)
+
+    def _arrow(self, sql: str):
+        import pyarrow as pa
+
+        with self._session():
+            df = self.spark.sql(self.to_spark(sql))
+            if hasattr(df, "toArrow"):  # pyspark >= 4
+                table = df.toArrow()
+            else:
+                from pyspark.sql.pandas.types import to_arrow_schema
+
+                table = pa.Table.from_batches(df._collect_as_arrow(),
+                                              schema=to_arrow_schema(df.schema))
+        self.bytes_received += table.nbytes
+        return table
+
+    def fetchall(self, sql: str) -> list[tuple]:
+        """The rows of a small result (a few per group)."""
+        table = self._arrow(sql)
+        cols = [_pylist(c) for c in table.columns]
+        return list(zip(*cols)) if cols else []
+
+    def fetchnumpy(self, sql: str) -> tuple[dict, list[str]]:
+        """The columns of a result as numpy arrays (masked where NULL) and their DuckDB types."""
+        table = self._arrow(sql)
+        out, types = {}, []
+        for name, col in zip(table.column_names, table.columns):
+            arr, t = _numpy(col)
+            out[name] = arr
+            types.append(t)
+        return out, types
+
+
+def _duck_type(table: str, field) -> str:
+    t = type(field.dataType).__name__
+    if t == "DecimalType":
+        return f"DECIMAL({field.dataType.precision}, {field.dataType.scale})"
+    if t not in _DUCK_TYPES:
+        raise InterfaceError(
+            f"column {table}.{field.name} has Spark type {field.dataType.simpleString()}, which "
+            "provsql_dp cannot mirror; select it away or cast it to a number, string or date")
+    return _DUCK_TYPES[t]
+
+
+def _pylist(col) -> list:
+    import pyarrow as pa
+
+    if pa.types.is_decimal(col.type):
+        col = col.cast(pa.float64())
+    return col.to_pylist()
+
+
+def _numpy(col) -> tuple[np.ndarray, str]:
+    """An Arrow column as a numpy array, masked where NULL, and its DuckDB type name. Decimals
+    become DOUBLE, as DuckDB's own ``fetchnumpy`` gives them."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_decimal(t):
+        col, t = col.cast(pa.float64()), pa.float64()
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    nulls = col.null_count
+    if pa.types.is_date32(t) or pa.types.is_date64(t):
+        data = col.cast(pa.date32()).to_numpy(zero_copy_only=False).astype("datetime64[D]")
+        name = "DATE"
+    elif pa.types.is_timestamp(t):
+        data = col.to_numpy(zero_copy_only=False).astype("datetime64[us]")
+        name = "TIMESTAMP"
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        data, name = col.to_numpy(zero_copy_only=False), "VARCHAR"
+    elif pa.types.is_boolean(t):
+        data, name = col.fill_null(False).to_numpy(zero_copy_only=False), "BOOLEAN"
+    elif pa.types.is_integer(t) or pa.types.is_floating(t):
+        data = col.fill_null(0).to_numpy(zero_copy_only=False) if nulls else col.to_numpy()
+        name = _ARROW_NAMES.get(str(t), "DOUBLE")
+    elif pa.types.is_null(t):
+        data, name = np.zeros(len(col), dtype=np.int32), "INTEGER"
+    else:
+        data, name = col.to_numpy(zero_copy_only=False), str(t).upper()
+    if nulls or pa.types.is_null(t):
+        mask = col.is_null().to_numpy(zero_copy_only=False)
+        return np.ma.MaskedArray(data, mask=mask), name
+    return data, name
+
+
+_ARROW_NAMES = {"int8": "TINYINT", "int16": "SMALLINT", "int32": "INTEGER", "int64": "BIGINT",
+                "float": "FLOAT", "double": "DOUBLE", "uint8": "UTINYINT", "uint16": "USMALLINT",
+                "uint32": "UINTEGER", "uint64": "UBIGINT"}
