@@ -46,6 +46,6 @@ for sql in ("SELECT COUNT(*) FROM people WHERE age > 40 WITH EPSILON 1",
             "SELECT SUM(v.amount) FROM visits v JOIN people p ON p.id = v.pid WITH EPSILON 1"):
     cur = ann.execute(sql)
     print(f"{sql}\n  -> {cur.fetchall()}  [{cur.privacy.mechanism}, "
-          f"remaining ε = {cur.privacy.remaining}]")
+          f"remaining ε = {cur.privacy.remaining:g}]")
 ann.close()
 spark.stop()
