@@ -65,15 +65,22 @@ def privacy_style(plan) -> str:
 
 
 def group_domain(con, plan: Aggregate) -> list[tuple]:
-    """Every group a GROUP BY releases: the cross product of each key column's public values —
-    the keys declared for the column (``SET GROUP KEYS``), else every value of the column in its
-    public table. Refuses keys that are neither bare columns with declared keys nor columns of
-    public tables."""
+    """Every group a GROUP BY releases, a public set.
+
+    A key with declared group keys (``SET GROUP KEYS``) ranges over its declared list. The keys
+    that are columns of one *public* table (one scan of it) without declarations range together
+    over that table's ``DISTINCT`` key tuples — a public quantity: ``GROUP BY depts.name,
+    depts.id`` has as many groups as ``depts`` has distinct (name, id) pairs, not the product of
+    the two columns' value counts. The groups are the cross product of these independent parts
+    (declared lists, and one part per public scan), each sorted, the parts in the order of their
+    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. Refuses keys that
+    are neither bare columns with declared keys nor columns of public tables."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)
-    per_key = []
-    for key, name in zip(plan.group_by, _key_names(plan)):
+    parts: list[tuple[list[int], list[tuple]]] = []  # (positions in GROUP BY, value tuples)
+    public: dict[int, tuple[Scan, list[int], list[str]]] = {}  # id(scan) -> positions, columns
+    for pos, (key, name) in enumerate(zip(plan.group_by, _key_names(plan))):
         base = info.base.get(key)
         if base is None or base not in scans:
             raise UnsupportedQueryError(
@@ -85,7 +92,8 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
         keys = declared.group_keys(scan.schema, scan.table, column)
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
-            per_key.append(declared.key_values(keys, types.get(column) or _column_type(con, scan, column)))
+            values = declared.key_values(keys, types.get(column) or _column_type(con, scan, column))
+            parts.append(([pos], [(v,) for v in values]))
             continue
         if scan.slots:
             raise UnsupportedQueryError(
@@ -95,11 +103,25 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
                 f"or SET GROUP KEYS ON {scan.table} ({column}) FROM a public table (column); or "
                 "group by a column of a public table (join a public list of the values)"
             )
-        values = con._duck.execute(
-            f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST"
-        ).fetchall()
-        per_key.append([v[0] for v in values])
-    return list(itertools.product(*per_key))
+        entry = public.setdefault(id(scan), (scan, [], []))
+        entry[1].append(pos)
+        entry[2].append(column)
+    for scan, positions, columns in public.values():
+        cols = ", ".join(q(c) for c in columns)
+        order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(columns)))
+        rows = con._duck.execute(
+            f"SELECT DISTINCT {cols} FROM {scan.qualified} ORDER BY {order}").fetchall()
+        parts.append((positions, [tuple(r) for r in rows]))
+    parts.sort(key=lambda part: part[0][0])  # in the order of the first key of each part
+    n = len(plan.group_by)
+    out = []
+    for combo in itertools.product(*(values for _, values in parts)):
+        g = [None] * n
+        for (positions, _), values in zip(parts, combo):
+            for p, v in zip(positions, values):
+                g[p] = v
+        out.append(tuple(g))
+    return out
 
 
 def _column_type(con, scan: Scan, column: str) -> str:
