@@ -31,11 +31,13 @@ from contextlib import contextmanager
 
 import duckdb
 import numpy as np
+from sqlglot import exp
 
 from ..mechanisms import laplace, single_owner
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
+from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
-from ..provenance.slots import analyse, slot_sources
+from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
 from .release_info import PrivacyInfo
 
@@ -99,9 +101,6 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
 
     Groups are released at the full ε when every key is a column of the owner's own row (a
     participant's tuples then fall in one group), else at ε / groups."""
-    compiled = compile_node(plan.child, disc=False)
-    kind, ref = slot_sources(plan.child)[own.slot]
-    owner = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
     keys = [q(k) for k in plan.group_by]
     if plan.weight is None:
         parts = ["count(*)"]
@@ -109,9 +108,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
         w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
         parts = [f"sum(greatest({w}, 0.0))", f"sum(greatest(-({w}), 0.0))"] if signed else [f"sum({w})"]
-    cols = [f"coalesce({p}, 0)::DOUBLE AS c{j}" for j, p in enumerate(parts)]
-    inner = (f"SELECT {', '.join(keys + cols)} FROM ({compiled.sql}) AS t "
-             f"GROUP BY {', '.join(keys + owner)}")
+    weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
+    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids)
     names = ", ".join(f"c{j}" for j in range(len(parts)))
     params = None
     if keys:
