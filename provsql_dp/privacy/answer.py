@@ -7,13 +7,14 @@ The pass structure, top to bottom:
 3. charge the budget ledger (before any noise is drawn; a refusal spends nothing);
 4. release with the recursive mechanism — one release, or one per group of a ``GROUP BY``,
    ε split evenly across groups (sequential composition: a participant may contribute to
-   several groups).
+   several groups) unless the plan proves each participant's tuples fall in one group.
 
 ``GROUP BY`` keys must have a public set of values: the groups released are the keys the curator
 declared for the column (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``… FROM public_table (col)``),
-else every value of a *public* table's column (not only the values that occur in the answer), so
-the set of groups reveals nothing about protected rows: every declared group is released, empty
-or not, and rows whose key is not declared are dropped. Grouping by a protected column without
+else the values a *public* table holds (not only the values that occur in the answer) — several
+keys from one public table range together over its DISTINCT key tuples, not over the product of
+each column's values — so the set of groups reveals nothing about protected rows: every declared
+group is released, empty or not, and rows whose key is not declared are dropped. Grouping by a protected column without
 declared keys is refused, saying what to declare.
 
 A ``SUM`` (or ``AVG``) is clamped to ``OPTIONS (lower = …, upper = …)`` when given, else to the

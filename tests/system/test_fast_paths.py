@@ -138,9 +138,9 @@ def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon():
     con.execute("CREATE TABLE cities2 AS SELECT * FROM cities")  # no key declared
     con.execute("CREATE TABLE days(id INT PRIMARY KEY, name VARCHAR)")
     con.execute("INSERT INTO days SELECT range, 'day' || range FROM range(6)")
-    for sql in ("SELECT c.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
-                "JOIN cities2 c ON p.city_id = c.id GROUP BY c.name",
-                "SELECT d.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
-                "JOIN days d ON v.day = d.id GROUP BY d.name"):
+    for sql in (("SELECT c.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                 "JOIN cities2 c ON p.city_id = c.id GROUP BY c.name"),
+                ("SELECT d.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                 "JOIN days d ON v.day = d.id GROUP BY d.name")):
         rows, info = _release(con, sql + " WITH EPSILON 1", 2)
         assert [r.epsilon for r in info.releases] == [pytest.approx(1 / len(rows))] * len(rows)

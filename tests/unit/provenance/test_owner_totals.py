@@ -19,8 +19,8 @@ QUERIES = [
     "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid OPTIONS (lower = 0, upper = 40)",
     "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid",
     "SELECT p.city, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid GROUP BY p.city",
-    "SELECT v.day, SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid GROUP BY v.day "
-    "OPTIONS (lower = 0, upper = 30)",
+    ("SELECT v.day, SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid GROUP BY v.day "
+     "OPTIONS (lower = 0, upper = 30)"),
 ]
 
 
