@@ -152,6 +152,10 @@ BOUND_OPTIONS = {
                  "owns one tuple of bounded weight, else the recursive mechanism)",
     "lower": "the smallest value one tuple adds to a SUM (values below are clamped up)",
     "upper": "the largest value one tuple adds to a SUM (values above are clamped down)",
+    "max_groups": "the most GROUP BY groups one participant's tuples may fall in, enforced by "
+                  "keeping each participant's first k groups; each group then gets ε/k instead "
+                  "of ε/groups (default: all groups; not needed when the plan proves one group "
+                  "per participant)",
 }
 
 
@@ -233,6 +237,7 @@ class _Decision:
     style: str = "edge"
     kwargs: dict = field(default_factory=dict)
     signed: bool = False
+    max_groups: int | None = None
 
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
@@ -243,6 +248,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     groups = group_domain(con, plan) if plan.group_by else [()]
     names = _key_names(plan) if plan.group_by else []
     own = owners(plan.child)
+    max_groups = _max_groups(options, plan, own)
+    options = {k: v for k, v in options.items() if k != "max_groups"}
     choice = _mechanism_choice(options)
     if choice == "laplace" and not laplace_applies(plan, own, bounds):
         raise ProgrammingError(
@@ -258,7 +265,7 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
                 f"option {extra[0]} applies to the recursive mechanism; this query is answered by "
                 "the Laplace mechanism (each participant owns one tuple of bounded weight)")
         return _Decision(plan, float(epsilon), groups, names, "laplace", own, bounds)
-    eps = float(epsilon) / len(groups)
+    eps = float(epsilon) / min(len(groups), max_groups or len(groups))
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.
@@ -267,7 +274,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
     path = "single-owner" if own is not None else "lp"
-    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed)
+    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed,
+                     max_groups)
 
 
 def execute(con, d: _Decision, charge_fn, rng=None):
@@ -279,7 +287,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
     if d.path == "single-owner":
         return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
                                     d.kwargs, d.signed, d.bounds, charge_fn, rng,
-                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng))
+                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng),
+                                    max_groups=d.max_groups)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     kr = capture(con._duck, plan, d.bounds)
@@ -394,6 +403,23 @@ def _fallback(con, plan, eps: float, d: _Decision, rng):
                                  "released the data-independent fallback")
     mech = "recursive-signed" if d.signed else "recursive"
     return Release(value=value, epsilon=eps, delta_hat=delta_hat, params=params, mechanism=mech)
+
+
+def _max_groups(options: dict, plan: Aggregate, own) -> int | None:
+    """``OPTIONS (max_groups = k)``, validated: a positive whole number, on a GROUP BY whose
+    tuples each have one owner (the bound is enforced per participant)."""
+    if "max_groups" not in options:
+        return None
+    k = options["max_groups"]
+    if isinstance(k, str) or not float(k).is_integer() or not 1 <= k <= 10**6:
+        raise ProgrammingError(f"option max_groups must be a whole number from 1 to 10^6, got {k!r}")
+    if not plan.group_by:
+        raise ProgrammingError("option max_groups bounds the groups of a GROUP BY; this query has none")
+    if own is None:
+        raise ProgrammingError(
+            "option max_groups is enforced per participant, which needs every tuple to have one "
+            "owner (no DISTINCT, UNION or join of two participants); this query has several")
+    return int(k)
 
 
 def _mechanism_choice(options: dict) -> str | None:

@@ -89,7 +89,7 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
 
 def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: list[tuple],
                          key_names: list[str], style: str, kwargs: dict, signed: bool, bounds,
-                         charge_fn, rng=None, fallback=None):
+                         charge_fn, rng=None, fallback=None, max_groups=None):
     """Release with the single-owner closed forms of the recursive mechanism: DuckDB computes
     each participant's total per group (one hash aggregate ``GROUP BY`` keys, owner), numpy does
     the rest.
@@ -100,7 +100,15 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     query yields every group's totals as a contiguous slice — no window function, no second pass.
 
     Groups are released at the full ε when every key is a column of the owner's own row (a
-    participant's tuples then fall in one group), else at ε / groups."""
+    participant's tuples then fall in one group, :func:`provsql_dp.provenance.owners.owners`),
+    else at ε / groups — or, with ``max_groups = k`` declared (``OPTIONS (max_groups = k)``),
+    at ε / k with the bound *enforced*: each participant keeps its totals in its first ``k``
+    groups in the public group order (a per-participant truncation, so that adding or removing
+    one participant changes at most ``k`` groups' inputs) and loses the rest."""
+    info = analyse(plan.child)
+    parallel = all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
+    truncate = (not parallel and max_groups is not None and plan.group_by
+                and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
     if plan.weight is None:
         parts = ["count(*)"]
@@ -109,7 +117,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
         parts = [f"sum(greatest({w}, 0.0))", f"sum(greatest(-({w}), 0.0))"] if signed else [f"sum({w})"]
     weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
-    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids)
+    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
+                             with_owner=bool(truncate))
     names = ", ".join(f"c{j}" for j in range(len(parts)))
     params = None
     if keys:
@@ -117,7 +126,13 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         unnest = ", ".join(f"unnest(?) AS k{j}" for j in range(len(keys)))
         match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.{kc}" for k, kc in zip(keys, k_cols))
         sql = (f"SELECT g.g, {names} FROM ({inner}) AS o JOIN "
-               f"(SELECT {unnest}, unnest(range(?)) AS g) AS g ON {match} ORDER BY g.g")
+               f"(SELECT {unnest}, unnest(range(?)) AS g) AS g ON {match}")
+        if truncate:
+            sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
+                              "ORDER BY g.g) AS __rank,", 1)
+            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)} ORDER BY g"
+        else:
+            sql += " ORDER BY g.g"
         params = [[grp[j] for grp in groups] for j in range(len(keys))] + [len(groups)]
     else:
         sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
@@ -126,9 +141,10 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     g = np.asarray(data["g"], dtype=np.int64)
     totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
-    info = analyse(plan.child)
-    parallel = all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
-    eps = float(epsilon) if parallel else float(epsilon) / len(groups)
+    if parallel:
+        eps = float(epsilon)
+    else:
+        eps = float(epsilon) / (int(max_groups) if truncate else len(groups))
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):

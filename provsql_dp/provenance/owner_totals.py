@@ -47,24 +47,28 @@ __all__ = ["owner_totals_sql"]
 
 
 def owner_totals_sql(node: Node, slot: int, keys: list[str], parts: list[str],
-                     weight_ids: set[str]) -> str:
+                     weight_ids: set[str], with_owner: bool = False) -> str:
     """``SELECT keys…, c0, c1, … FROM … GROUP BY keys…, owner``: per (group keys, owner), each
     aggregate of ``parts`` (SQL over the plan's column ids, e.g. ``count(*)``, ``sum(…)``) as a
     DOUBLE, 0 when empty. ``slot`` is the kept participant slot, ``weight_ids`` the ids the
-    weight reads."""
+    weight reads; ``with_owner`` adds the owner as one column ``__o``."""
     cols = ", ".join(f"coalesce({p}, 0)::DOUBLE AS c{j}" for j, p in enumerate(parts))
-    pushed = _pushed_down(node, keys, cols, weight_ids)
+    pushed = _pushed_down(node, keys, cols, weight_ids, with_owner)
     if pushed is not None:
         return pushed
     compiled = compile_node(node, disc=False)
     kind, ref = slot_sources(node)[slot]
     owner = [q(i) for i in ref] if kind == "value" else [f"__s{slot}"]
     qk = [q(k) for k in keys]
-    return (f"SELECT {', '.join(qk + [cols])} FROM ({compiled.sql}) AS t "
+    packed = owner[0] if len(owner) == 1 else (
+        "struct_pack(" + ", ".join(f"o{j} := {o}" for j, o in enumerate(owner)) + ")")
+    shown = [f"{packed} AS __o"] if with_owner else []
+    return (f"SELECT {', '.join(qk + shown + [cols])} FROM ({compiled.sql}) AS t "
             f"GROUP BY {', '.join(qk + owner)}")
 
 
-def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str]) -> str | None:
+def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str],
+                 with_owner: bool = False) -> str | None:
     shape = _join_shape(node)
     if shape is None:
         return None
@@ -95,6 +99,8 @@ def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str]) -
                  f" AS o GROUP BY {', '.join(inner_by)}")
         on = " AND ".join(f"a.{q(a)} = t.__k{j}" for j, (a, _) in enumerate(pins))
         out = [f"t.{q(k)}" if k in o_keys else f"a.{q(k)}" for k in keys]
+        if with_owner:
+            out.append("t.__k0 AS __o")  # one pin: the owner's key
         out += [f"t.c{j}" for j in range(cols.count(" AS c"))]
         return f"SELECT {', '.join(out)} FROM ({inner}) AS t JOIN ({owner_sql}) AS a ON {on}"
     return None
