@@ -59,6 +59,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # this checkout's provsql_dp, not an installed copy
+    sys.path.insert(0, str(REPO))
 EPSILON = 1.0
 LOWER, UPPER = 0, 100000
 N_CITIES, N_DEPTS, VISITS_PER_PERSON = 50, 1000, 10

@@ -7,13 +7,14 @@ The pass structure, top to bottom:
 3. charge the budget ledger (before any noise is drawn; a refusal spends nothing);
 4. release with the recursive mechanism — one release, or one per group of a ``GROUP BY``,
    ε split evenly across groups (sequential composition: a participant may contribute to
-   several groups).
+   several groups) unless the plan proves each participant's tuples fall in one group.
 
 ``GROUP BY`` keys must have a public set of values: the groups released are the keys the curator
 declared for the column (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``… FROM public_table (col)``),
-else every value of a *public* table's column (not only the values that occur in the answer), so
-the set of groups reveals nothing about protected rows: every declared group is released, empty
-or not, and rows whose key is not declared are dropped. Grouping by a protected column without
+else the values a *public* table holds (not only the values that occur in the answer) — several
+keys from one public table range together over its DISTINCT key tuples, not over the product of
+each column's values — so the set of groups reveals nothing about protected rows: every declared
+group is released, empty or not, and rows whose key is not declared are dropped. Grouping by a protected column without
 declared keys is refused, saying what to declare.
 
 A ``SUM`` (or ``AVG``) is clamped to ``OPTIONS (lower = …, upper = …)`` when given, else to the
@@ -66,15 +67,22 @@ def privacy_style(plan) -> str:
 
 
 def group_domain(con, plan: Aggregate) -> list[tuple]:
-    """Every group a GROUP BY releases: the cross product of each key column's public values —
-    the keys declared for the column (``SET GROUP KEYS``), else every value of the column in its
-    public table. Refuses keys that are neither bare columns with declared keys nor columns of
-    public tables."""
+    """Every group a GROUP BY releases, a public set.
+
+    A key with declared group keys (``SET GROUP KEYS``) ranges over its declared list. The keys
+    that are columns of one *public* table (one scan of it) without declarations range together
+    over that table's ``DISTINCT`` key tuples — a public quantity: ``GROUP BY depts.name,
+    depts.id`` has as many groups as ``depts`` has distinct (name, id) pairs, not the product of
+    the two columns' value counts. The groups are the cross product of these independent parts
+    (declared lists, and one part per public scan), each sorted, the parts in the order of their
+    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. Refuses keys that
+    are neither bare columns with declared keys nor columns of public tables."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)
-    per_key = []
-    for key, name in zip(plan.group_by, _key_names(plan)):
+    parts: list[tuple[list[int], list[tuple]]] = []  # (positions in GROUP BY, value tuples)
+    public: dict[int, tuple[Scan, list[int], list[str]]] = {}  # id(scan) -> positions, columns
+    for pos, (key, name) in enumerate(zip(plan.group_by, _key_names(plan))):
         base = info.base.get(key)
         if base is None or base not in scans:
             raise UnsupportedQueryError(
@@ -86,7 +94,8 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
         keys = declared.group_keys(scan.schema, scan.table, column)
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
-            per_key.append(declared.key_values(keys, types.get(column) or _column_type(con, scan, column)))
+            values = declared.key_values(keys, types.get(column) or _column_type(con, scan, column))
+            parts.append(([pos], [(v,) for v in values]))
             continue
         if scan.slots:
             raise UnsupportedQueryError(
@@ -96,10 +105,25 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
                 f"or SET GROUP KEYS ON {scan.table} ({column}) FROM a public table (column); or "
                 "group by a column of a public table (join a public list of the values)"
             )
-        values = engine_of(con).fetchall(
-            f"SELECT DISTINCT {q(column)} FROM {scan.qualified} ORDER BY 1 NULLS LAST")
-        per_key.append([v[0] for v in values])
-    return list(itertools.product(*per_key))
+        entry = public.setdefault(id(scan), (scan, [], []))
+        entry[1].append(pos)
+        entry[2].append(column)
+    for scan, positions, columns in public.values():
+        cols = ", ".join(q(c) for c in columns)
+        order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(columns)))
+        rows = engine_of(con).fetchall(
+            f"SELECT DISTINCT {cols} FROM {scan.qualified} ORDER BY {order}")
+        parts.append((positions, [tuple(r) for r in rows]))
+    parts.sort(key=lambda part: part[0][0])  # in the order of the first key of each part
+    n = len(plan.group_by)
+    out = []
+    for combo in itertools.product(*(values for _, values in parts)):
+        g = [None] * n
+        for (positions, _), values in zip(parts, combo):
+            for p, v in zip(positions, values):
+                g[p] = v
+        out.append(tuple(g))
+    return out
 
 
 def _column_type(con, scan: Scan, column: str) -> str:
@@ -129,6 +153,10 @@ BOUND_OPTIONS = {
                  "owns one tuple of bounded weight, else the recursive mechanism)",
     "lower": "the smallest value one tuple adds to a SUM (values below are clamped up)",
     "upper": "the largest value one tuple adds to a SUM (values above are clamped down)",
+    "max_groups": "the most GROUP BY groups one participant's tuples may fall in, enforced by "
+                  "keeping each participant's first k groups; each group then gets ε/k instead "
+                  "of ε/groups (default: all groups; not needed when the plan proves one group "
+                  "per participant)",
 }
 
 
@@ -210,6 +238,7 @@ class _Decision:
     style: str = "edge"
     kwargs: dict = field(default_factory=dict)
     signed: bool = False
+    max_groups: int | None = None
 
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
@@ -220,6 +249,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     groups = group_domain(con, plan) if plan.group_by else [()]
     names = _key_names(plan) if plan.group_by else []
     own = owners(plan.child)
+    max_groups = _max_groups(options, plan, own)
+    options = {k: v for k, v in options.items() if k != "max_groups"}
     choice = _mechanism_choice(options)
     if choice == "laplace" and not laplace_applies(plan, own, bounds):
         raise ProgrammingError(
@@ -235,7 +266,7 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
                 f"option {extra[0]} applies to the recursive mechanism; this query is answered by "
                 "the Laplace mechanism (each participant owns one tuple of bounded weight)")
         return _Decision(plan, float(epsilon), groups, names, "laplace", own, bounds)
-    eps = float(epsilon) / len(groups)
+    eps = float(epsilon) / min(len(groups), max_groups or len(groups))
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.
@@ -244,7 +275,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
     path = "single-owner" if own is not None else "lp"
-    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed)
+    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed,
+                     max_groups)
 
 
 def execute(con, d: _Decision, charge_fn, rng=None):
@@ -256,7 +288,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
     if d.path == "single-owner":
         return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
                                     d.kwargs, d.signed, d.bounds, charge_fn, rng,
-                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng))
+                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng),
+                                    max_groups=d.max_groups)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     kr = capture(engine_of(con), plan, d.bounds)
@@ -374,6 +407,23 @@ def _fallback(con, plan, eps: float, d: _Decision, rng):
                                  "released the data-independent fallback")
     mech = "recursive-signed" if d.signed else "recursive"
     return Release(value=value, epsilon=eps, delta_hat=delta_hat, params=params, mechanism=mech)
+
+
+def _max_groups(options: dict, plan: Aggregate, own) -> int | None:
+    """``OPTIONS (max_groups = k)``, validated: a positive whole number, on a GROUP BY whose
+    tuples each have one owner (the bound is enforced per participant)."""
+    if "max_groups" not in options:
+        return None
+    k = options["max_groups"]
+    if isinstance(k, str) or not float(k).is_integer() or not 1 <= k <= 10**6:
+        raise ProgrammingError(f"option max_groups must be a whole number from 1 to 10^6, got {k!r}")
+    if not plan.group_by:
+        raise ProgrammingError("option max_groups bounds the groups of a GROUP BY; this query has none")
+    if own is None:
+        raise ProgrammingError(
+            "option max_groups is enforced per participant, which needs every tuple to have one "
+            "owner (no DISTINCT, UNION or join of two participants); this query has several")
+    return int(k)
 
 
 def _mechanism_choice(options: dict) -> str | None:

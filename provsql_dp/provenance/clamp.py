@@ -14,7 +14,10 @@ DEFAULT_BOUNDS = (-1e12, 1e12)
 def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:
     """A weight clamped to ``[lower, upper]`` as DuckDB SQL, by a rule fixed in advance: ±∞ are
     clamped like any value, NaN (which DuckDB orders above every number) to ``upper``, NULL stays
-    NULL (it adds nothing). A CASE, not least/greatest: measured 2.3× faster in DuckDB.
+    NULL (it adds nothing). A CASE, not least/greatest: measured 2.3× faster in DuckDB; the
+    bounds are DOUBLE literals (a decimal literal makes DuckDB compare an INTEGER column as
+    DECIMAL: 2× slower), and the value compared is the value returned (``x`` cast to DOUBLE the
+    same way on both sides), so the result lies in ``[lower, upper]`` exactly.
 
     >>> import duckdb
     >>> sql = clamp_sql("x", 0, 10)
@@ -22,5 +25,7 @@ def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:
     ...            "('-inf'::DOUBLE), (NULL)) t(x)").fetchall()
     [(0.0,), (3.5,), (10.0,), (10.0,), (0.0,), (None,)]
     """
-    x, lo, hi = f"({expr_sql})", repr(float(lower)), repr(float(upper))
-    return f"CASE WHEN {x} > {hi} THEN {hi} WHEN {x} < {lo} THEN {lo} ELSE {x}::DOUBLE END"
+    x = f"({expr_sql})"
+    lo, hi = f"{float(lower)!r}::DOUBLE", f"{float(upper)!r}::DOUBLE"
+    v = f"{x}::DOUBLE"
+    return f"CASE WHEN {v} > {hi} THEN {hi} WHEN {v} < {lo} THEN {lo} ELSE {v} END"

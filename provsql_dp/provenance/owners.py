@@ -48,8 +48,9 @@ class Owners:
     ``slot`` is the kept participant slot (an index into the compiled capture's slots);
     ``rows_per_owner`` the most tuples one participant can own, from the declarations, or None
     when they do not bound it; ``owner_row_ids`` the scan column ids whose value is a function of
-    the owner (columns of a protected row that holds one row per participant) — a GROUP BY on
-    them puts each participant's tuples in one group.
+    the owner (columns of a protected row that holds one row per participant, and of a public
+    row joined on its declared key to such columns) — a GROUP BY on them puts each
+    participant's tuples in one group.
     """
 
     slot: int
@@ -64,11 +65,55 @@ def owners(node: Node) -> Owners | None:
     kept = [k for k, (kind, _) in enumerate(slot_sources(node)) if kind != "drop"]
     if len(kept) != 1:
         return None
-    rows_ids = frozenset(
+    rows_ids = {
         i for n in walk(node) if isinstance(n, Scan) and n.slots and _one_row_per_owner(n)
         for i in n.ids
-    )
-    return Owners(kept[0], _rows_per_owner(node), rows_ids)
+    }
+    return Owners(kept[0], _rows_per_owner(node), frozenset(_determined(node, rows_ids)))
+
+
+def _determined(node: Node, ids: set) -> set:
+    """``ids`` (scan column ids that are functions of the owner) extended by the columns of every
+    public scan joined on one of its declared keys to such columns: the public row is then a
+    function of the owner's row (``people JOIN depts ON people.dept_id = depts.id``: one
+    department per person). Repeated until nothing changes (chains of public tables)."""
+    joins = [n for n in walk(node) if isinstance(n, Join) and n.condition is not None]
+    changed = True
+    while changed:
+        changed = False
+        for j in joins:
+            base = analyse(j).base
+            for public in (j.left, j.right):
+                scan = _base_scan(public)
+                if scan is None or _protected(public) or set(scan.ids) <= ids:
+                    continue
+                if _key_pinned_by(public, scan, j.condition, base, ids):
+                    ids |= set(scan.ids)
+                    changed = True
+    return ids
+
+
+def _base_scan(node: Node) -> Scan | None:
+    while isinstance(node, (Filter, Project)):
+        node = node.child
+    return node if isinstance(node, Scan) else None
+
+
+def _key_pinned_by(public: Node, scan: Scan, condition, base: dict, ids: set) -> bool:
+    """Whether ``condition`` equates every column of one of ``scan``'s declared keys to a bare
+    column that is a function of the owner (its base id in ``ids``)."""
+    mine = set(analyse(public).base.values())
+    col_of = dict(zip(scan.ids, scan.columns))
+    pinned = set()
+    for conj in _conjuncts(condition):
+        if not isinstance(conj, exp.EQ):
+            continue
+        for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
+            if (isinstance(a, exp.Column) and base.get(a.name) in mine
+                    and isinstance(b, exp.Column) and base.get(b.name) in ids
+                    and base.get(b.name) not in mine):
+                pinned.add(col_of.get(base[a.name]))
+    return any(set(key) <= pinned for key in scan.unique_keys)
 
 
 def _one_row_per_owner(scan: Scan) -> bool:

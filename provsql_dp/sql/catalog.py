@@ -166,14 +166,16 @@ class Catalog:
         name = parts[-1]
         schema = parts[-2] if len(parts) >= 2 else None
         catalog = parts[-3] if len(parts) >= 3 else None
-        rows = self.con.execute(
+        # every table of that name, whatever its schema (read once per statement: a lookup of
+        # the same table by another qualification filters the same rows)
+        rows = self._cached(("columns", name.lower()), lambda: self.con.execute(
             """SELECT database_name, schema_name, table_name,
                       list(column_name ORDER BY column_index), list(data_type ORDER BY column_index)
                  FROM duckdb_columns()
                 WHERE lower(table_name) = lower(?)
                 GROUP BY ALL""",
             [name],
-        ).fetchall()
+        ).fetchall())
         rows = [r for r in rows if r[0] != "system"]  # DuckDB's own catalog functions
         if schema is not None:
             rows = [r for r in rows if r[1].lower() == schema.lower()]
@@ -191,11 +193,11 @@ class Catalog:
                     f"table name {'.'.join(parts)!r} is ambiguous; qualify it with its schema"
                 )
         db, sch, tbl, cols, types = rows[0]
-        view = self.con.execute(
+        view = self._cached(("view", db, sch, tbl), lambda: self.con.execute(
             """SELECT sql FROM duckdb_views()
                 WHERE database_name = ? AND schema_name = ? AND view_name = ? AND NOT internal""",
             [db, sch, tbl],
-        ).fetchall()
+        ).fetchall())
         if not view and sch in ("information_schema", "pg_catalog"):
             return None  # DuckDB's internal views are not tables of the database
         if db == "temp" and view and tbl.lower() in self.frames:

@@ -13,6 +13,7 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import PrivacyError, UnsupportedQueryError
+from provsql_dp.mechanisms import single_owner
 from provsql_dp.mechanisms.noise import discrete_laplace, laplace
 
 CITIES = ["Lyon", "Oslo", "Pune", "Rome"]  # Rome is never declared
@@ -258,3 +259,50 @@ def test_declarations_run_from_the_shell():
     assert "bounds set: people.salary BETWEEN 0 AND 10" in text
     assert re.search(r"\|\s*main\s*\|\s*people\s*\|\s*salary\s*\|\s*0\s*\|\s*10\s*\|", text)
     assert 'unrecognized configuration parameter "bounds"' in text
+
+
+# ====================================================================== max_groups
+def test_max_groups_is_enforced_per_participant_and_gives_each_group_eps_over_k():
+    """GROUP BY visit day: a person's visits span several days. OPTIONS (max_groups = 2) keeps
+    each person's first two declared days (public order) and releases each day at ε/2; at a huge
+    ε the releases are the brute-force truncated counts."""
+    con = _db()
+    con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 9)")
+    sql = ("SELECT v.day, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+           "GROUP BY v.day WITH EPSILON {eps} OPTIONS (max_groups = 2)")
+    rows, info = _release(con, sql.format(eps=1), 2)
+    assert [r.epsilon for r in info.releases] == [pytest.approx(0.5)] * 5 and info.epsilon == 1
+    visits = con.execute("SELECT pid, day FROM visits").fetchall()
+    declared = [0, 1, 2, 3, 9]
+    per_person = {}
+    for pid, day in visits:
+        if day in declared:
+            per_person.setdefault(pid, []).append(day)
+    totals = {d: [] for d in declared}  # brute force: each person's first two declared days
+    for days in per_person.values():
+        for day in sorted(set(days), key=declared.index)[:2]:
+            totals[day].append(float(days.count(day)))
+    gen = np.random.default_rng(2)
+    for (day, value), rel in zip(rows, info.releases):
+        slow = single_owner.release(np.array(totals[day]), 0.5, "edge", gen)
+        assert rel.delta_hat == pytest.approx(slow.delta_hat, rel=1e-12)
+        assert value == pytest.approx(slow.value, rel=1e-9, abs=1e-9)
+    assert sum(map(len, totals.values())) < sum(len(set(d)) for d in per_person.values())
+
+
+def test_max_groups_is_refused_where_it_cannot_be_enforced():
+    con = _db()
+    con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2)")
+    with pytest.raises(provsql_dp.ProgrammingError, match="GROUP BY"):
+        con.execute("SELECT COUNT(*) FROM visits WITH EPSILON 1 OPTIONS (max_groups = 2)")
+    with pytest.raises(provsql_dp.ProgrammingError, match="whole number"):
+        con.execute("SELECT day, COUNT(*) FROM visits GROUP BY day WITH EPSILON 1 "
+                    "OPTIONS (max_groups = 1.5)")
+    con.execute("CREATE TABLE edge(src INT, dst INT, kind VARCHAR)")
+    con.execute("INSERT INTO edge VALUES (1, 2, 'a'), (2, 3, 'b')")
+    con.execute("PROTECT TABLE edge BY (src, dst) AS person")
+    con.execute("SET GROUP KEYS ON edge (kind) VALUES ('a', 'b')")
+    with pytest.raises(provsql_dp.ProgrammingError, match="one owner"):
+        con.execute("SELECT kind, COUNT(*) FROM edge GROUP BY kind WITH EPSILON 1 "
+                    "OPTIONS (max_groups = 1)")
+    assert con.ledger.remaining(con.user) == 1000

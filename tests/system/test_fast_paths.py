@@ -107,3 +107,40 @@ def test_laplace_count_noise_has_the_stated_scale():
     assert abs(errs.mean()) < 0.3 and 1.4 < errs.var() < 2.4
     bound = con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1").privacy.noise_bound(0.9)[0]
     assert np.mean(np.abs(errs) <= bound) >= 0.9 - 0.04
+
+
+def test_group_by_a_public_row_the_owners_key_determines_is_parallel_and_equals_the_lp_path():
+    """people ⋈ visits ⋈ cities GROUP BY cities.name: a person's visits all fall in the group of
+    the city their own row names (cities joined on its declared key), so each group is released at
+    the full ε — per group, the closed form equals the LP path on that group's tuples."""
+    con = _db()
+    sql = ("SELECT c.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+           "JOIN cities c ON p.city_id = c.id GROUP BY c.name")
+    rows, info = _release(con, sql + " WITH EPSILON 1", 13)
+    assert [r[0] for r in rows] == ["Lyon", "Oslo", "Pune"]
+    assert info.mechanism == "recursive" and [r.epsilon for r in info.releases] == [1.0] * 3
+    from provsql_dp.provenance.capture import capture
+
+    kr = capture(con._duck, con.plan(sql), None)
+    names = kr.values[kr.columns.index("name")]
+    gen = np.random.default_rng(13)
+    for (name, value), rel in zip(rows, info.releases):
+        slow = rm.release(kr.restrict(np.asarray(names == name, dtype=bool)), 1.0, "edge", gen,
+                          solver="simplex")
+        assert rel.delta_hat == pytest.approx(slow.delta_hat, rel=1e-9)
+        assert value == pytest.approx(slow.value, rel=1e-6, abs=1e-6)
+
+
+def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon():
+    """Without a declared key on the public side (or joined from a visit's column, not the
+    owner's row), one person may reach several groups: ε is split over the groups."""
+    con = _db()
+    con.execute("CREATE TABLE cities2 AS SELECT * FROM cities")  # no key declared
+    con.execute("CREATE TABLE days(id INT PRIMARY KEY, name VARCHAR)")
+    con.execute("INSERT INTO days SELECT range, 'day' || range FROM range(6)")
+    for sql in (("SELECT c.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                 "JOIN cities2 c ON p.city_id = c.id GROUP BY c.name"),
+                ("SELECT d.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                 "JOIN days d ON v.day = d.id GROUP BY d.name")):
+        rows, info = _release(con, sql + " WITH EPSILON 1", 2)
+        assert [r.epsilon for r in info.releases] == [pytest.approx(1 / len(rows))] * len(rows)

@@ -4,4 +4,4 @@
 --     Project [v0→v0, v1→v1, v2→v2, CASE WHEN ISFINITE(TRY_CAST(v1 AS DOUBLE)) THEN TRY_CAST(v1 AS DOUBLE) END→v3]
 --       Scan main.r [a→v0, b→v1, c→v2] protected r:a
 -- grouped: False; slots: [('value', ('v0',))]
-SELECT "v0", "v1", "v2", "v3", COALESCE(CASE WHEN (v3) > 1000000000000.0 THEN 1000000000000.0 WHEN (v3) < -1000000000000.0 THEN -1000000000000.0 ELSE (v3)::DOUBLE END, 0.0) AS __w FROM (SELECT v0 AS "v0", v1 AS "v1", v2 AS "v2", CASE WHEN ISFINITE(TRY_CAST(v1 AS DOUBLE)) THEN TRY_CAST(v1 AS DOUBLE) END AS "v3", __s0 FROM (SELECT "a" AS "v0", "b" AS "v1", "c" AS "v2", "a" AS __s0 FROM "memory"."main"."r") AS p) AS top
+SELECT "v0", "v1", "v2", "v3", COALESCE(CASE WHEN (v3)::DOUBLE > 1000000000000.0::DOUBLE THEN 1000000000000.0::DOUBLE WHEN (v3)::DOUBLE < -1000000000000.0::DOUBLE THEN -1000000000000.0::DOUBLE ELSE (v3)::DOUBLE END, 0.0) AS __w FROM (SELECT v0 AS "v0", v1 AS "v1", v2 AS "v2", CASE WHEN ISFINITE(TRY_CAST(v1 AS DOUBLE)) THEN TRY_CAST(v1 AS DOUBLE) END AS "v3", __s0 FROM (SELECT "a" AS "v0", "b" AS "v1", "c" AS "v2", "a" AS __s0 FROM "memory"."main"."r") AS p) AS top
