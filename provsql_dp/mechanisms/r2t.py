@@ -41,17 +41,19 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from ..provenance.krelation import KRelation
 from ._highs import INF, LPStats, resolve_lp, solve_lp
-from .release import Release
 from .safe_noise import plan_laplace
 
-__all__ = ["R2TModel", "truncation_value", "release", "thresholds", "DEFAULT_MAX_CONTRIBUTION",
-           "DEFAULT_BETA"]
+__all__ = ["R2TModel", "R2TRelease", "truncation_value", "release", "fallback", "plan",
+           "thresholds", "DEFAULT_MAX_CONTRIBUTION", "DEFAULT_BETA"]
 
 #: GS when the user declares none: data-independent, 2**20 (20 thresholds)
 DEFAULT_MAX_CONTRIBUTION = 2.0 ** 20
@@ -175,7 +177,7 @@ def truncation_value(kr: KRelation, tau: float) -> float:
 
 def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None,
-            time_limit: float | None = None, stats: LPStats | None = None) -> Release:
+            time_limit: float | None = None, stats: LPStats | None = None) -> R2TRelease:
     """One ε-DP R2T release of ``Σ_t ψ(t)`` over the present tuples of ``kr``.
 
     The plans (grids, noise scales, shifts) are fixed from ``epsilon``, ``max_contribution`` and
@@ -184,16 +186,65 @@ def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_
     """
     plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
     model = R2TModel(kr, stats=stats)
+    values = [model.value(tau, time_limit=time_limit) for tau in taus]
+    return _race(values, epsilon, max_contribution, beta, rng)
+
+
+def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
+             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None) -> R2TRelease:
+    """The release of an empty instance (every ``Q(I, τ) = 0``): reads no data.
+
+    What :mod:`provsql_dp.privacy` releases when an LP fails, shaped like any R2T release.
+
+    >>> fallback(1.0, max_contribution=4, rng=np.random.default_rng(0)).value >= 0
+    True
+    """
+    return _race([0.0] * len(thresholds(max_contribution)), epsilon, max_contribution, beta, rng)
+
+
+def _race(values, epsilon, max_contribution, beta, rng) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
     best = 0.0
-    for tau, p, shift in zip(taus, plans, shifts):
-        q = model.value(tau, time_limit=time_limit)
+    for q, p, shift in zip(values, plans, shifts):
         best = max(best, p.release(q, rng=rng) - shift)
     params = MappingProxyType({
         "max_contribution": float(max_contribution), "beta": float(beta), "thresholds": taus,
         "eps_each": eps_each, "noise_scales": tuple(p.noise_scale for p in plans),
-        "shifts": shifts})
-    return Release(value=best, epsilon=float(epsilon), delta_hat=taus[-1], params=params,
-                   mechanism="r2t")
+        "shifts": shifts, "grids": tuple(p.grid for p in plans)})
+    return R2TRelease(value=best, epsilon=float(epsilon), params=params)
+
+
+@dataclass(frozen=True)
+class R2TRelease:
+    """One R2T release: the value, the ε it consumed and its public parameters.
+
+    ``params``: ``max_contribution`` (GS), ``beta``, ``thresholds``, ``eps_each`` (ε/L),
+    ``noise_scales`` and ``shifts`` per threshold — all public, none read from the data.
+    """
+
+    value: float
+    epsilon: float
+    params: Mapping[str, Any]
+    mechanism: str = "r2t"
+    parts: tuple = ()
+
+    def noise_bound(self, p: float = 0.95) -> float:
+        """A ``b`` such that with probability ≥ ``p`` the release is at least
+        ``Q(I, τ_j) − b`` for every threshold ``τ_j`` (union bound over the ``L`` noises).
+
+        It says nothing about the truncation shortfall ``Q(I) − Q(I, τ_j)``, which depends on the
+        data. Separately, the release exceeds the true answer with probability ≤ β.
+
+        >>> rel = fallback(1.0, max_contribution=4, rng=np.random.default_rng(0))
+        >>> rel.noise_bound(0.95) > rel.params["shifts"][-1]
+        True
+        """
+        if not 0 < p < 1:
+            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
+        big_l = len(self.params["thresholds"])
+        t = math.log(big_l / (1.0 - p))
+        return max(s * t + shift + g for s, shift, g in zip(
+            self.params["noise_scales"], self.params["shifts"], self.params["grids"]))
 
 
 def plan(epsilon: float, max_contribution: float, beta: float):
@@ -217,9 +268,3 @@ def plan(epsilon: float, max_contribution: float, beta: float):
     shifts = tuple(math.ceil(p.noise_scale * math.log(big_l / beta) / p.grid) * p.grid
                    for p in plans)
     return plans, shifts, taus, eps_each
-
-
-def error_bound(rel: Release) -> str:
-    """What R2T's release guarantees, from public parameters only."""
-    return (f"with probability ≥ {1 - rel.params['beta']:g} the released value is at most the "
-            "true answer; its shortfall is O(log(GS)·ln(log(GS)/β)·DS/ε) (not published)")
