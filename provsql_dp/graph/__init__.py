@@ -381,6 +381,7 @@ def count(
     capture: str = "auto",
     budget=None,
     progress: bool | None = None,
+    mechanism: str = "recursive",
     **mechanism_options,
 ):
     """Release the number of occurrences of ``pattern`` in ``G`` with ε-differential privacy.
@@ -416,9 +417,13 @@ def count(
         Show the phase, its counts and the LPs solved on standard error (a ``tqdm`` bar; see
         :mod:`provsql_dp.graph._progress`). None (default): only when standard error is a
         terminal; True: always; False: never.
+    mechanism : {"recursive", "r2t"}
+        The recursive mechanism (default), or R2T (:mod:`provsql_dp.mechanisms.r2t`): faster on
+        large graphs, at an accuracy cost.
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
-        the paper's settings are its defaults).
+        the paper's settings are its defaults) or, for R2T, to
+        :func:`provsql_dp.mechanisms.r2t.release` (``max_contribution``, ``beta``).
 
     Interrupting (Ctrl-C, ``KeyboardInterrupt``) before the budget is charged costs nothing;
     after it — during the release's LPs, the long phase — the ε stays charged to ``budget``'s
@@ -449,6 +454,20 @@ def count(
     """
     if not isinstance(epsilon, numbers.Real) or not epsilon > 0:
         raise InterfaceError(f"epsilon must be a positive number, got {epsilon!r}")
+    if mechanism not in ("recursive", "r2t"):
+        raise InterfaceError(f"mechanism must be 'recursive' or 'r2t', got {mechanism!r}")
+    if mechanism == "r2t":
+        from ..mechanisms import r2t
+
+        extra = sorted(set(mechanism_options) - {"max_contribution", "beta"})
+        if extra:
+            raise InterfaceError(f"option {extra[0]!r} does not apply to R2T; its options are "
+                                 "max_contribution and beta")
+        try:
+            r2t.plan(epsilon, mechanism_options.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION),
+                     mechanism_options.get("beta", r2t.DEFAULT_BETA))
+        except ValueError as e:
+            raise InterfaceError(str(e)) from e
     from ..mechanisms import recursive as rm
     from ..mechanisms._highs import LPStats
 
@@ -468,9 +487,11 @@ def count(
         bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))
         if budget is not None:
             budget.ledger.charge(
-                budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", "recursive"
+                budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", mechanism
             )
         bar.phase(PHASES[4])
+        if mechanism == "r2t":
+            return r2t.release(kr, epsilon, rng=rng, **mechanism_options)
         stats = mechanism_options.pop("stats", None) or LPStats()
         bar.watch(stats)
         return rm.release(kr, epsilon=epsilon, privacy=privacy, rng=rng, stats=stats,

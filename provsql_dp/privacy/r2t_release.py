@@ -1,0 +1,86 @@
+"""``OPTIONS (mechanism = 'r2t', max_contribution = GS, beta = β)``: R2T on the captured K-relation.
+
+The user chooses R2T; nothing here looks at the data to choose it. ``max_contribution`` (GS) is a
+public bound on one participant's contribution (default
+:data:`~provsql_dp.mechanisms.r2t.DEFAULT_MAX_CONTRIBUTION`); it only sets the thresholds
+``τ = 2, 4, …, 2^⌈log₂ GS⌉`` — privacy holds whatever it is. A SUM needs nonnegative declared
+bounds (``lower ≥ 0``): R2T releases nonnegative sums. Every validation happens before the ledger
+is charged; an LP that fails (time limit, solver status) is replaced by the data-independent
+:func:`~provsql_dp.mechanisms.r2t.fallback`, and the incident is recorded for the curator.
+
+>>> r2t_kwargs({"max_contribution": 64, "beta": 0.05}, "count", None)
+{'max_contribution': 64.0, 'beta': 0.05}
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..errors import ProgrammingError, SolverError
+from ..mechanisms import r2t
+from ..provenance.capture import capture
+from .release_info import PrivacyInfo
+
+__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t"]
+
+R2T_OPTIONS = {
+    "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
+                        f"contribution (default 2**{int(np.log2(r2t.DEFAULT_MAX_CONTRIBUTION))}); "
+                        "R2T races thresholds 2, 4, …, GS",
+    "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
+            f"(default {r2t.DEFAULT_BETA})",
+}
+
+#: seconds one truncation LP may run before the release falls back
+LP_TIME_LIMIT = 120.0
+
+
+def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
+    """Validate the R2T options of one aggregate (statement and declarations only)."""
+    allowed = set(R2T_OPTIONS) | {"lower", "upper"}
+    extra = sorted(set(options) - allowed)
+    if extra:
+        raise ProgrammingError(
+            f"option {extra[0]} does not apply to mechanism = 'r2t'; its options are "
+            + ", ".join(f"{k} ({v})" for k, v in R2T_OPTIONS.items()) + ", and lower/upper for a SUM")
+    if kind == "sum" and (bounds is None or bounds[0] < 0):
+        raise ProgrammingError(
+            "mechanism = 'r2t' releases nonnegative sums: declare bounds with lower ≥ 0, "
+            "OPTIONS (lower = 0, upper = …) or SET BOUNDS ON t (c) BETWEEN 0 AND b")
+    kwargs = {}
+    for key in R2T_OPTIONS:
+        if key in options:
+            v = options[key]
+            if isinstance(v, (str, bool)) or not isinstance(v, numbers.Real) or not v > 0:
+                raise ProgrammingError(f"option {key} must be a positive number, got {v!r}")
+            kwargs[key] = float(v)
+    if kwargs.get("max_contribution", 1.0) > 2.0 ** 64:
+        raise ProgrammingError("option max_contribution must be at most 2**64")
+    if not kwargs.get("beta", 0.5) < 1:
+        raise ProgrammingError("option beta must lie strictly between 0 and 1")
+    return kwargs
+
+
+def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: dict, charge_fn,
+                rng, restrict_group):
+    """One R2T release per group (ε split equally); returns (description, rows, PrivacyInfo)."""
+    eps = eps_total / len(groups)
+    charge = charge_fn()
+    kr = capture(con._duck, plan, bounds)
+    releases, rows = [], []
+    for g in groups:
+        sub = restrict_group(kr, g)
+        try:
+            rel = r2t.release(sub, eps, rng=rng, time_limit=LP_TIME_LIMIT, **kwargs)
+        except (SolverError, ArithmeticError, ValueError):
+            con._catalog.record_incident(f"R2T truncation LP failed for {plan.label!r}; "
+                                         "released the data-independent fallback")
+            rel = r2t.fallback(eps, rng=rng, **kwargs)
+        releases.append(rel)
+        rows.append(tuple(g) + (rel.value,))
+    desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]
+    info = PrivacyInfo(mechanism="r2t", epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=tuple(releases))
+    return desc, rows, info

@@ -1,0 +1,102 @@
+"""R2T end to end: OPTIONS (mechanism = 'r2t') from SQL, its refusals, its fallback, graph.count."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import InterfaceError, ProgrammingError, SolverError
+from provsql_dp.graph import count, true_count
+from provsql_dp.interfaces import example_data
+from provsql_dp.mechanisms import r2t
+
+TRIANGLES = (
+    "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
+    "JOIN friendship c ON a.src = c.src AND b.dst = c.dst"
+)
+
+
+@pytest.fixture
+def con():
+    c = provsql_dp.connect()
+    example_data.load(c)
+    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
+    c.execute("PROTECT TABLE employees")
+    c.execute("SET PRIVACY BUDGET 5")
+    c._rng = np.random.default_rng(7)
+    return c
+
+
+def state(c):
+    return c.ledger.budget(c.user), len(c.ledger.entries())
+
+
+def test_r2t_from_sql_charges_and_reports(con):
+    cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 64)")
+    (row,) = cur.fetchall()
+    info = cur.privacy
+    assert info.mechanism == "r2t" and info.epsilon == Fraction(1)
+    (rel,) = info.releases
+    assert rel.params["thresholds"] == (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+    assert row[0] == rel.value >= 0 and info.noise_bound(0.95)[0] > 0
+    assert con.ledger.entries()[-1].mechanism == "r2t"
+
+
+def test_group_by_splits_epsilon(con):
+    con.execute("SET GROUP KEYS ON employees (dept_id) VALUES (1, 2, 3)")
+    cur = con.execute("SELECT dept_id, SUM(salary) FROM employees GROUP BY dept_id WITH EPSILON 1 "
+                      "OPTIONS (mechanism = 'r2t', lower = 0, upper = 200000, "
+                      "max_contribution = 262144)")
+    rows = cur.fetchall()
+    assert len(rows) == 3 and cur.privacy.mechanism == "r2t"
+    assert all(r.epsilon == pytest.approx(1 / len(rows)) for r in cur.privacy.releases)
+
+
+@pytest.mark.parametrize("options, match", [
+    ("mechanism = 'r2t', theta = 2", "does not apply to mechanism = 'r2t'"),
+    ("mechanism = 'r2t', max_contribution = 'x'", "positive number"),
+    ("mechanism = 'r2t', beta = 2", "strictly between 0 and 1"),
+    ("mechanism = 'r2t', max_contribution = 1e30", "at most 2"),
+])
+def test_bad_options_are_refused_before_any_charge(con, options, match):
+    before = state(con)
+    with pytest.raises(ProgrammingError, match=match):
+        con.execute(TRIANGLES + f" WITH EPSILON 1 OPTIONS ({options})")
+    assert state(con) == before
+
+
+def test_a_signed_sum_is_refused(con):
+    before = state(con)
+    with pytest.raises(ProgrammingError, match="nonnegative sums"):
+        con.execute("SELECT SUM(salary) FROM employees WITH EPSILON 1 OPTIONS (mechanism = 'r2t')")
+    assert state(con) == before
+
+
+def test_lp_failure_releases_the_data_independent_fallback(con, monkeypatch):
+    def boom(*a, **k):
+        raise SolverError("time limit")
+
+    monkeypatch.setattr(r2t, "solve_lp", boom)
+    con._rng = np.random.default_rng(3)
+    cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 8)")
+    expected = r2t.fallback(1.0, max_contribution=8, rng=np.random.default_rng(3)).value
+    assert cur.fetchall()[0][0] == expected
+    assert cur.privacy.epsilon == Fraction(1)  # spent either way
+    incidents = con._duck.execute("SELECT what FROM _provsql_dp.incidents").fetchall()
+    assert any("R2T" in w for (w,) in incidents)
+
+
+def test_graph_count_with_r2t():
+    g = nx.gnp_random_graph(60, 0.3, seed=2)
+    truth = true_count(g, "triangle")
+    vals = [count(g, "triangle", privacy="edge", epsilon=2.0, mechanism="r2t",
+                  max_contribution=64, rng=np.random.default_rng(s)).value for s in range(5)]
+    assert all(v <= truth * 1.5 for v in vals) and np.median(vals) > 0.3 * truth
+    with pytest.raises(InterfaceError, match="does not apply to R2T"):
+        count(g, "triangle", epsilon=1.0, mechanism="r2t", mu=1.0)
+    with pytest.raises(InterfaceError, match="mechanism must be"):
+        count(g, "triangle", epsilon=1.0, mechanism="laplace")
