@@ -18,8 +18,10 @@ State lives in the database, in catalog tables of our own (schema ``_provsql_dp`
 
 The order of a release: compute the exact statistic (a failure spends nothing) → in one
 transaction, check every window holding the step and reserve → charge the connection's ledger
-(``con.ledger.charge``; if refused, the reservation is deleted) → draw Laplace noise
-(:mod:`provsql_dp.mechanisms.noise`, OS entropy unless a test passes a generator) → store the value.
+(``con.ledger.charge``; if refused, the reservation is deleted) → release the value with exact
+discrete Laplace noise on the public grid of ``plan_laplace(sensitivity, ε)``
+(:mod:`provsql_dp.mechanisms.safe_noise`, OS entropy unless a test passes a generator; the plan is
+checked before anything is reserved) → store the value.
 
 The ledger sees ordinary sequential composition (its total grows with every release); the window
 rule is what gives the sustainable δ-neighbourhood guarantee, which the ledger cannot express.
@@ -45,6 +47,7 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,6 +63,7 @@ from ...errors import (
     ProgrammingError,
 )
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 from ...sql.catalog import SCHEMA
 
 __all__ = ["Publisher", "Release"]
@@ -100,6 +104,7 @@ class Release:
     epsilon: Fraction
     statistic: str
     scale: float
+    grid: float = float("nan")  # the public grid of ``value`` (NaN for history rows)
 
 
 def _duck(con):
@@ -235,6 +240,9 @@ class Publisher:
             v = float(val if val is not None else 0.0)
         except (TypeError, ValueError):
             raise ProgrammingError("the statistic must be numeric") from None
+        if not math.isfinite(v):
+            raise ProgrammingError("the statistic must be finite (clamp it in the query); "
+                                   "nothing was spent")
         return v, text
 
     def _reserve(self, step: int, eps: Fraction, text: str) -> int:
@@ -315,6 +323,11 @@ class Publisher:
         sens = float(sensitivity)
         if not sens > 0:
             raise ProgrammingError("sensitivity must be positive")
+        try:  # the grid and the exact noise, from public parameters, before anything is reserved
+            plan = plan_laplace(sens, float(eps))
+        except ValueError as e:
+            raise ProgrammingError(f"cannot release with sensitivity {sens!r} at ε = "
+                                   f"{format_eps(eps)}: {e}; nothing was spent") from None
         exact, text = self._exact(statistic, params)
         seq = self._reserve(step, eps, text)
         try:
@@ -324,9 +337,8 @@ class Publisher:
             self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? AND seq = ?",
                              [self.name, seq])
             raise
-        scale = sens / float(eps)
-        value = exact + float(resolve_rng(rng).laplace(0.0, scale))
+        value = plan.release(exact, rng=resolve_rng(rng))
         self._cur.execute(
             f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ? "
             "WHERE publisher = ? AND seq = ?", [value, datetime.now(), self.name, seq])
-        return Release(step, value, eps, text, scale)
+        return Release(step, value, eps, text, plan.noise_scale, plan.grid)
