@@ -122,3 +122,41 @@ def test_signed_sum_grid_is_the_finer_of_its_parts():
     (rel,) = cur.privacy.releases
     assert rel.mechanism == "recursive-signed" and len(rel.parts) == 2
     assert rel.grid == min(p.grid for p in rel.parts) and on_grid(rel.value, rel.grid)
+
+
+@pytest.mark.parametrize("sql, signed", [
+    ("SELECT COUNT(*) FROM visits a JOIN visits b ON a.day = b.day AND a.pid < b.pid "
+     "WITH EPSILON 1", False),
+    ("SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid WITH EPSILON 1", True),
+])
+def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
+    """When a mechanism cannot run (solver failure, numbers it cannot take) the group is released
+    by a fallback that reads no data. It must not be recognisable: the same public grid as a real
+    release at its Δ̂ (= θe^μ, the Δ̂ of ĵ = 0), and a signed statement keeps its two parts."""
+    from unittest import mock
+
+    from provsql_dp.errors import SolverError
+    from provsql_dp.mechanisms import recursive, single_owner
+
+    def fail(*a, **k):
+        raise SolverError("no solution")
+
+    rows = [("Lyon", 1.0, [(0, -30.0), (1, 25.5)]), ("Oslo", 2.0, [(0, 12.25), (1, 3.0)])]
+    con = _db(rows)
+    real = con.execute(sql).fetchall(), con.execute(sql).privacy.releases[0]
+    with mock.patch.object(recursive, "release", fail), \
+            mock.patch.object(recursive, "release_signed", fail), \
+            mock.patch.object(single_owner, "release", side_effect=ValueError("x")), \
+            mock.patch.object(single_owner, "release_signed", side_effect=ValueError("x")):
+        cur = con.execute(sql)
+        cur.fetchall()
+    (rel,) = cur.privacy.releases
+    assert rel.mechanism == real[1].mechanism
+    assert bool(rel.parts) == signed == bool(real[1].parts)
+    for part in rel.parts or (rel,):
+        p = part.params
+        assert part.delta_hat == pytest.approx(p["theta"] * np.exp(p["mu"]))
+        assert part.plan == x_plan(part.delta_hat, p["eps2"])
+        assert on_grid(part.value, part.grid)
+    assert on_grid(rel.value, rel.grid)
+    assert con.execute("SELECT count(*) FROM _provsql_dp.incidents").fetchone()[0] >= 1

@@ -2,7 +2,7 @@
 
 >>> import numpy as np
 >>> p = Plan("laplace", "laplace on path", np.array([2.0, 4.0]), lambda x, e, eps, noise: x)
->>> p.unit_mse, p.expected_mse(0.5)
+>>> p.unit_mse, round(p.expected_mse(0.5), 3)
 (3.0, 12.0)
 """
 
@@ -16,7 +16,15 @@ from ._ops import as_noise
 from .policy import Policy
 from .workload import Matrix, Ranges, Rects, Workload
 
-__all__ = ["Plan", "BRANCHINGS", "MAX_NNZ", "dp_factor", "matrix_ok"]
+__all__ = ["Plan", "BRANCHINGS", "MAX_NNZ", "NOISE_INFLATION", "dp_factor", "matrix_ok"]
+
+#: The exact noise of a Blowfish release has scale ``γλ ≤ (1 + 2**−20)(1 + 2**−50)·Δ/ε`` per
+#: strategy row (the grid rule of ``mechanisms.safe_noise``, unless one of its floors binds,
+#: which for these sensitivities ``Δ ≥ 1`` needs ``ε < r·2**−30``); its variance and moment generating function are at most those of a
+#: Laplace variable of that scale. Stated variances (and the (α, β) bounds and accuracy-first
+#: budgets derived from them) use Laplace of scale ``NOISE_INFLATION·Δ/ε``, so they bound the
+#: exact noise; ``_engine.answer`` raises them further if a plan ever reports a larger inflation.
+NOISE_INFLATION = 1.0 + 2.0 ** -19
 
 BRANCHINGS = (2, 4, 8, 16)
 #: never build a workload matrix with more non-zeros than this
@@ -38,11 +46,18 @@ class Plan:
     def unit_mse(self) -> float:
         return float(np.mean(self.unit_var)) if self.unit_var.size else 0.0
 
+    @property
+    def unit_var_bound(self) -> np.ndarray:
+        """``unit_var · NOISE_INFLATION²``: per-query variance bounds at ε = 1 for the exact noise."""
+        return self.unit_var * NOISE_INFLATION ** 2
+
     def variances(self, epsilon):
-        return self.unit_var / epsilon ** 2
+        """Per-query noise variance bounds at ``epsilon`` (``unit_var_bound / ε²``)."""
+        return self.unit_var_bound / epsilon ** 2
 
     def expected_mse(self, epsilon):
-        return self.unit_mse / epsilon ** 2
+        """Mean of :meth:`variances` (an upper bound for the exact noise)."""
+        return self.unit_mse * NOISE_INFLATION ** 2 / epsilon ** 2
 
     def run(self, x, exact, epsilon, rng):
         """Noisy answers for ``x`` (``exact`` is unused); ``rng``: a SafeNoise, a Generator or None."""
