@@ -19,6 +19,17 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   quoted. *(ε, δ)-DP* (``delta=…``, the setting of Karwa et al. PVLDB 2011 that papers/003 §6.1
   follows): Laplace noise, α = ε/2, β = ε/(2 ln(2/δ)).
 
+Floating-point safety. :func:`laplace_release` uses the exact discrete Laplace sampler on the
+public grid of :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` (an integer answer for an
+integer count with ``integer=True``). The (ε, δ) smooth release adds *integer* discrete Laplace
+noise ``DLap(S*/α)`` to the integer count: the answer is an exact integer, and the smooth-sensitivity
+proof carries over (sliding: the pmf ratio at integer shifts ≤ S* is that of the continuous law;
+dilation: the normaliser ``coth(1/(2λ))`` grows at most like ``λ``, as the continuous one). The
+**pure ε-DP power-law release is not floating-point safe**: its noise is a continuous
+heavy-tailed variable of a data-dependent scale, for which no exact sampler on a data-independent
+grid is available here; it is a benchmark baseline (never reachable from SQL) and its low-order
+bits may reveal the count — do not publish its output.
+
 Examples
 --------
 >>> import networkx as nx
@@ -33,13 +44,15 @@ from __future__ import annotations
 
 import heapq
 import math
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InterfaceError
-from ..mechanisms.noise import laplace, resolve_rng
+from ..mechanisms.noise import discrete_laplace, resolve_rng
+from ..mechanisms.safe_noise import laplace_release as _safe_laplace_release
 from ._symmetry import automorphism_count
 from .patterns import resolve_pattern
 
@@ -73,9 +86,18 @@ def global_sensitivity(pattern, n_nodes: int, privacy: str = "edge", k: int | No
     raise InterfaceError(f"privacy must be 'node' or 'edge', got {privacy!r}")
 
 
-def laplace_release(true_value: float, sensitivity: float, epsilon: float, *, rng=None) -> float:
-    """``true_value + Lap(sensitivity / ε)``."""
-    return float(true_value) + float(laplace(sensitivity / epsilon, rng=rng))
+def laplace_release(true_value: float, sensitivity: float, epsilon: float, *, rng=None,
+                    integer: bool = False) -> float:
+    """``true_value + Lap(sensitivity / ε)``, exact discrete Laplace on the public grid of
+    ``plan_laplace(sensitivity, ε, integer=integer)`` (``integer=True`` for a count: the unit grid,
+    an integer answer).
+
+    >>> import numpy as np
+    >>> float(laplace_release(10, 3, 1.0, rng=np.random.default_rng(0), integer=True)).is_integer()
+    True
+    """
+    return float(_safe_laplace_release(true_value, sensitivity, epsilon, integer=integer,
+                                       rng=resolve_rng(rng)))
 
 
 def _pair_stats(g: nx.Graph):
@@ -193,8 +215,10 @@ def smooth_triangle_release(
 ) -> float:
     """Release the triangle count of ``g`` with smooth-sensitivity noise (edge privacy).
 
-    ``delta=None``: ε-DP with power-law noise (γ); else (ε, δ)-DP with Laplace noise. Pass
-    ``true_value`` / ``smooth`` (computed with the matching β) to reuse them across releases.
+    ``delta=None``: ε-DP with power-law noise (γ) — continuous noise, **not floating-point safe**
+    (module docstring; a benchmark baseline only); else (ε, δ)-DP with exact integer discrete
+    Laplace noise added to the integer count (floating-point safe). Pass ``true_value`` /
+    ``smooth`` (computed with the matching β) to reuse them across releases.
     """
     if delta is None:
         alpha, beta = epsilon / (2 * gamma), epsilon / (2 * (gamma + 1))
@@ -207,9 +231,11 @@ def smooth_triangle_release(
     scale = smooth / alpha
     if delta is None:
         noise = sample_power_law_noise(gamma, rng=rng)
-    else:
-        noise = float(resolve_rng(rng).laplace(0.0, 1.0))
-    return float(true_value) + scale * noise
+        return float(true_value) + scale * noise
+    # exact DLap(λ) on the integers, λ = max(S*/α, 1): a smooth bound raised to a constant is
+    # still a smooth upper bound; λ is taken exactly as the float computed
+    lam = Fraction(max(float(scale), 1.0))
+    return float(round(float(true_value)) + discrete_laplace(lam, rng=resolve_rng(rng)))
 
 
 def smooth_beta(epsilon: float, *, gamma: float = 4.0, delta: float | None = None) -> float:

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 
 from provsql_dp.mechanisms._framework import delta_search, resolve_params
-from provsql_dp.mechanisms.noise import laplace, resolve_rng
-from provsql_dp.mechanisms.release import Release
+from provsql_dp.mechanisms.noise import resolve_rng
+from provsql_dp.mechanisms.release import Release, release_delta_hat, release_x
 from provsql_dp.provenance.krelation import KRelation
 
 __all__ = ["MAX_PARTICIPANTS", "sequences", "krelation_sequences", "release", "x_value"]
@@ -133,17 +133,19 @@ def release(
 ) -> Release:
     """Release a monotonic query with the general recursive mechanism (ε-DP, Theorem 1, g = 1).
 
-    Parameters are those of :func:`provsql_dp.mechanisms.recursive.release` (θ, β, μ, ε₁, ε₂).
+    Parameters are those of :func:`provsql_dp.mechanisms.recursive.release` (θ, β, μ, ε₁, ε₂),
+    and so is the noise: ``ĵ`` and ``X̂`` are released with exact discrete Laplace noise, ``X̂`` on
+    the public grid :attr:`Release.grid` of ``plan_laplace(Δ̂, ε₂)``.
     The released ``X̂`` under-estimates ``q(P)`` by a data-dependent truncation bias (Lemma 8).
     """
     p = resolve_params(epsilon, privacy, **params)
     h, g = sequences(query, participants)
     n = len(h) - 1
-    _, delta = delta_search(lambda j: float(g[n - j]), float(g[n]), n, p["theta"], p["beta"])
+    j, _ = delta_search(lambda j: float(g[n - j]), float(g[n]), n, p["theta"], p["beta"])
     gen = resolve_rng(rng)
-    delta_hat = delta * math.exp(p["mu"] + float(laplace(p["beta"] / p["eps1"], rng=gen)))
+    delta_hat = release_delta_hat(j, p, gen)
     x = x_value(h, delta_hat)
-    value = x + float(laplace(delta_hat / p["eps2"], rng=gen))
+    value = release_x(x, delta_hat, p["eps2"], gen)
     return Release(
         value=float(value), epsilon=float(p["eps1"] + p["eps2"]), delta_hat=float(delta_hat),
         params=p, mechanism="general",

@@ -5,32 +5,42 @@ public tables on their keys) and each tuple's weight is bounded (1 for a count, 
 clamp for a SUM), removing or adding one participant changes the sum by at most
 ``sensitivity = rows_per_owner × max(|lower|, |upper|)``: the global sensitivity. Then
 ``value + Lap(sensitivity / ε)`` is ε-differentially private (Dwork et al. 2006) and, for this
-query class, no data-dependent mechanism does better in the worst case. Counts are released
-with the discrete Laplace (two-sided geometric) distribution, so the answer is an integer and no
-floating-point artefact can leak the true value (Mironov 2012).
+query class, no data-dependent mechanism does better in the worst case.
+
+The noise is exact discrete Laplace on a public power-of-two grid
+(:func:`provsql_dp.mechanisms.safe_noise.plan_laplace`): the release is ``γ·(⌊value/γ⌋ + K)``
+with ``K ~ DLap(λ)`` and ``γ``, ``λ`` fixed from (sensitivity, ε) alone, so no floating-point
+artefact can leak the true value (Mironov 2012). Counts use the unit grid (an integer answer, the
+discrete Laplace of scale ``sensitivity/ε`` exactly); a SUM uses ``γ ≤ 2**−20·min(Δ, Δ/ε)``,
+which inflates the noise scale by at most ``1 + 2**−20``.
 
 >>> import numpy as np
 >>> rel = release(1000, sensitivity=1, epsilon=1.0, integer=True, rng=np.random.default_rng(3))
->>> isinstance(rel.value, int), rel.mechanism, rel.noise_scale
-(True, 'laplace', 1.0)
+>>> isinstance(rel.value, int), rel.mechanism, rel.noise_scale, rel.grid
+(True, 'laplace', 1.0, 1.0)
 >>> bool(rel.noise_bound(0.95) >= 1.0 * np.log(20))
 True
+>>> s = release(12.5, sensitivity=100.0, epsilon=0.5, rng=np.random.default_rng(3))
+>>> from provsql_dp.mechanisms.safe_noise import on_grid
+>>> on_grid(s.value, s.grid), s.grid == 2.0 ** -14
+(True, True)
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from .._numbers import positive
-from .noise import discrete_laplace, laplace
+from .noise import error_bound
+from .safe_noise import LaplacePlan, plan_laplace
 
 __all__ = ["LaplaceRelease", "release"]
 
 
 @dataclass(frozen=True)
 class LaplaceRelease:
-    """One release of the Laplace mechanism: the noisy value and its public noise scale."""
+    """One release of the Laplace mechanism: the noisy value and its public noise parameters."""
 
     value: float
     epsilon: float
@@ -38,33 +48,41 @@ class LaplaceRelease:
     integer: bool = False
     mechanism: str = "laplace"
 
+    @cached_property
+    def plan(self) -> LaplacePlan:
+        """The public plan (grid, exact noise) the value was released with."""
+        return plan_laplace(self.sensitivity, self.epsilon, integer=self.integer)
+
+    @property
+    def grid(self) -> float:
+        """The power-of-two grid ``γ`` every released value lies on."""
+        return self.plan.grid
+
     @property
     def noise_scale(self) -> float:
-        """The scale ``sensitivity / ε`` of the noise added to the true value."""
-        return self.sensitivity / self.epsilon
+        """The scale ``γλ`` of the discrete Laplace noise actually added (``≥ sensitivity/ε``
+        up to ``2**−20``; exactly ``sensitivity/ε`` for a count)."""
+        return self.plan.noise_scale
 
     def noise_bound(self, p: float = 0.95) -> float:
-        """A bound ``b`` with ``Pr[|noise| ≤ b] ≥ p`` — exact for the discrete distribution:
-        ``Pr[|K| ≥ k] = 2α^k / (1 + α)`` with ``α = e^{-1/scale}``."""
-        if not 0 < p < 1:
-            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
-        s = self.noise_scale
-        if not self.integer:
-            return s * math.log(1.0 / (1.0 - p))
-        alpha = math.exp(-1.0 / s)
-        # smallest integer k with Pr[|K| > k] = 2 α^{k+1} / (1 + α) ≤ 1 − p
-        k = math.log((1 - p) * (1 + alpha) / 2) / math.log(alpha) - 1
-        return float(max(0, math.ceil(k - 1e-12)))
+        """A bound ``b`` with ``Pr[|value − true value| ≤ b] ≥ p``, exact for the discrete law:
+        ``Pr[|K| > k] = 2α^{k+1}/(1 + α)`` with ``α = e^{−1/λ}``, in grid units ``γ``, plus the
+        rounding of a real value down to the grid (< γ; none for a count on the unit grid)."""
+        return error_bound(self.plan, p, integer=self.integer)
 
 
 def release(value: float, *, sensitivity: float, epsilon: float, integer: bool = False,
             rng=None) -> LaplaceRelease:
-    """``value + Lap(sensitivity / ε)`` (discrete Laplace when ``integer``)."""
+    """``value + DLap`` on the public grid of ``plan_laplace(sensitivity, ε, integer=integer)``.
+
+    ``integer`` values (counts) are released as Python ints. Raises ValueError on parameters the
+    plan refuses (checked before any noise is drawn) and on NaN or infinite values.
+    """
     eps = positive("epsilon", epsilon)
     sens = positive("sensitivity", sensitivity)
-    scale = sens / eps
+    plan = plan_laplace(sens, eps, integer=integer)
     if integer:
-        noisy = int(round(value)) + int(discrete_laplace(scale, rng=rng))
+        noisy = int(plan.release(int(round(value)), rng=rng))
     else:
-        noisy = float(value) + float(laplace(scale, rng=rng))
+        noisy = plan.release(float(value), rng=rng)
     return LaplaceRelease(value=noisy, epsilon=eps, sensitivity=sens, integer=integer)

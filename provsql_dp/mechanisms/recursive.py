@@ -5,10 +5,14 @@ participants ``P`` (DNF annotations), the mechanism
 
 1. computes ``Δ = min{e^{jβ}θ : G_{|P|−j} ≤ e^{jβ}θ}`` (eq. 11) by binary search on ``j``, each
    step one LP for ``G`` (eq. 19);
-2. releases ``Δ̂ = e^{μ+Y} Δ`` with ``Y ~ Lap(β/ε₁)`` (ε₁-DP, Lemma 4);
+2. releases ``Δ̂ = e^{μ+Y} Δ`` with ``Y = βK₁``, ``K₁ ~ DLap(1/ε₁)`` (ε₁-DP, Lemma 4): the index
+   ``j`` of ``Δ = e^{jβ}θ`` is released with exact discrete Laplace noise and ``Δ̂ = θe^{μ+βĵ}``
+   is computed from the released ``ĵ`` only (:func:`~provsql_dp.mechanisms.release.release_delta_hat`);
 3. computes ``X = min_i H_i + (|P| − i) Δ̂`` (eq. 12) from the real-interval LP of eq. 20 and two
    integer evaluations of ``H`` (eq. 16; H is convex, Lemma 10);
-4. releases ``X̂ = X + Lap(Δ̂/ε₂)`` (ε₂-DP given Δ̂, Lemma 7).
+4. releases ``X̂ = X + noise`` of scale ``Δ̂/ε₂`` (ε₂-DP given Δ̂, Lemma 7), exact discrete Laplace
+   on the public grid of ``plan_laplace(Δ̂, ε₂)`` (:mod:`provsql_dp.mechanisms.safe_noise`; the
+   grid is :attr:`Release.grid`), so the low bits of ``X̂`` carry nothing about ``X``.
 
 The whole release is (ε₁ + ε₂)-differentially private (Theorem 1). ``X`` is at most the true
 answer ``q(supp R) = H_|P|``: it **under-estimates it by a data-dependent truncation bias**
@@ -64,8 +68,8 @@ import numpy as np
 
 from provsql_dp.mechanisms._framework import _CMP_TOL, accuracy_bound, resolve_params
 from provsql_dp.mechanisms._lp import LPStats, Solver, Structure
-from provsql_dp.mechanisms.noise import laplace, resolve_rng
-from provsql_dp.mechanisms.release import Release
+from provsql_dp.mechanisms.noise import resolve_rng
+from provsql_dp.mechanisms.release import Release, release_delta_hat, release_x
 from provsql_dp.provenance.krelation import KRelation
 
 __all__ = ["H", "G", "release", "release_signed", "explain", "Explanation", "LPStats"]
@@ -337,11 +341,11 @@ def release(
     params = resolve_params(epsilon, privacy, theta=theta, beta=beta, mu=mu, eps1=eps1, eps2=eps2)
     st = _structure(kr, weights)
     run = _Run(st, params, solver=solver, time_limit=time_limit, stats=stats, symmetry=symmetry)
-    _, delta = run.delta()
+    j, _ = run.delta()
     gen = resolve_rng(rng)
-    delta_hat = delta * math.exp(params["mu"] + float(laplace(params["beta"] / params["eps1"], rng=gen)))
+    delta_hat = release_delta_hat(j, params, gen)
     x, _ = run.x(delta_hat)
-    value = x + float(laplace(delta_hat / params["eps2"], rng=gen))
+    value = release_x(x, delta_hat, params["eps2"], gen)
     return Release(
         value=float(value),
         epsilon=float(params["eps1"] + params["eps2"]),

@@ -85,10 +85,15 @@ on them, as the LP path guarantees.
 
 Randomness
 ----------
-:func:`release` validates, computes Δ, then draws ``Y ~ Lap(β/ε₁)`` and ``Lap(Δ̂/ε₂)`` from the
-generator in that order, exactly as :func:`provsql_dp.mechanisms.recursive.release`: with the same
-``numpy.random.Generator`` state both return the same Δ̂ and the same X̂ up to the LP solver's
-tolerance in X. :func:`release_signed` mirrors ``recursive.release_signed`` (positive part first).
+:func:`release` validates, computes Δ = θe^{jβ}, then releases ``ĵ = j + DLap(1/ε₁)`` and
+``X̂`` on the public grid of ``plan_laplace(Δ̂, ε₂)`` with the exact sampler of
+:mod:`provsql_dp.mechanisms.safe_noise`, drawing from the generator in that order, exactly as
+:func:`provsql_dp.mechanisms.recursive.release` (both call
+:func:`~provsql_dp.mechanisms.release.release_delta_hat` and
+:func:`~provsql_dp.mechanisms.release.release_x`): with the same ``numpy.random.Generator``
+state both return the same Δ̂ and the same X̂ up to the LP solver's tolerance in X (plus one grid
+step ``γ ≈ 2**−20·Δ̂/ε₂`` if that tolerance moves ``X`` across a grid point).
+:func:`release_signed` mirrors ``recursive.release_signed`` (positive part first).
 
 This module charges no budget (the caller does, before calling :func:`release`), and every function
 except :func:`release`/:func:`release_signed` returns private quantities: curator only.
@@ -120,8 +125,8 @@ import numpy as np
 
 from .._numbers import positive
 from ._framework import _CMP_TOL, resolve_params
-from .noise import laplace, resolve_rng
-from .release import Release
+from .noise import resolve_rng
+from .release import Release, release_delta_hat, release_x
 
 __all__ = [
     "clamped_sum",
@@ -382,12 +387,11 @@ def release(
     params = resolve_params(epsilon, privacy, theta=theta, beta=beta, mu=mu, eps1=eps1, eps2=eps2)
     c = _totals(c)
     b = _public(public)
-    _, d = delta(c, params["theta"], params["beta"])
+    j, _ = delta(c, params["theta"], params["beta"])
     gen = resolve_rng(rng)
-    y = float(laplace(params["beta"] / params["eps1"], rng=gen))
-    delta_hat = d * math.exp(params["mu"] + y)
+    delta_hat = release_delta_hat(j, params, gen)
     x = clamped_sum(c, delta_hat, public=b)
-    value = x + float(laplace(delta_hat / params["eps2"], rng=gen))
+    value = release_x(x, delta_hat, params["eps2"], gen)
     return Release(
         value=float(value),
         epsilon=float(params["eps1"] + params["eps2"]),

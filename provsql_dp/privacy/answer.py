@@ -40,14 +40,15 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 
 import numpy as np
 
 from ..errors import ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
-from ..mechanisms.noise import laplace
-from ..mechanisms.release import Release
+from ..mechanisms.noise import resolve_rng
+from ..mechanisms.release import Release, release_x
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, q
 from ..provenance.owners import owners
@@ -405,16 +406,29 @@ LP_TIME_LIMIT = 120.0
 
 
 def _fallback(con, plan, eps: float, d: _Decision, rng):
-    """A release that reads no data, for a group whose LP failed: ``0 + Lap(θe^μ/ε₂)``, shaped
-    like any recursive-mechanism release (its ε is spent either way). The curator finds the
-    incident in ``_provsql_dp.incidents``; the analyst's outcome does not show it."""
-    params = resolve_params(eps, d.style, **d.kwargs)
-    delta_hat = params["theta"] * math.exp(params["mu"])
-    value = float(laplace(delta_hat / params["eps2"], rng=rng))
+    """A release that reads no data, for a group whose LP failed: ``0`` released like any
+    recursive-mechanism release at ``Δ̂ = θe^μ`` (the ``Δ̂`` of ``ĵ = 0``), on the same public grid
+    (:func:`~provsql_dp.mechanisms.release.release_x`); a signed release is two such parts at
+    ε/2, like ``release_signed``. Its ε is spent either way. The curator finds the incident in
+    ``_provsql_dp.incidents``; the analyst's outcome does not show it (same shape, same grid)."""
     con._catalog.record_incident(f"recursive-mechanism LP failed for {plan.label!r}; "
                                  "released the data-independent fallback")
-    mech = "recursive-signed" if d.signed else "recursive"
-    return Release(value=value, epsilon=eps, delta_hat=delta_hat, params=params, mechanism=mech)
+    gen = resolve_rng(rng)
+
+    def part(e: float, mech: str) -> Release:
+        params = resolve_params(e, d.style, **d.kwargs)
+        delta_hat = params["theta"] * math.exp(params["mu"])
+        value = release_x(0.0, delta_hat, params["eps2"], gen)
+        return Release(value=value, epsilon=e, delta_hat=delta_hat, params=params, mechanism=mech)
+
+    if not d.signed:
+        return part(eps, "recursive")
+    pos, neg = part(eps / 2, "recursive"), part(eps / 2, "recursive")
+    params = dict(pos.params)
+    params["split"] = "half the budget to each of the positive and negative parts"
+    return Release(value=pos.value - neg.value, epsilon=pos.epsilon + neg.epsilon,
+                   delta_hat=max(pos.delta_hat, neg.delta_hat), params=MappingProxyType(params),
+                   mechanism="recursive-signed", parts=(pos, neg))
 
 
 def _max_groups(options: dict, plan: Aggregate, own) -> int | None:

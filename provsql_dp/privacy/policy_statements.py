@@ -234,7 +234,7 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
         alpha = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
         if alpha <= 0:
             raise ProgrammingError("the accuracy α must be positive")
-        need = acc.epsilon_for_alpha(planned.unit_var, alpha, beta)
+        need = acc.epsilon_for_alpha(planned.unit_var_bound, alpha, beta)
         eps = _round_up(need)
         note = f"run the query WITH EPSILON {format_eps(eps)}; " + note
     e = float(eps)

@@ -8,8 +8,9 @@ import numpy as np
 
 from ..._numbers import positive
 from ...errors import DeclarationError
-from ...mechanisms.noise import resolve_rng
 from . import accuracy as _acc
+from ._ops import SafeNoise
+from ._plan import NOISE_INFLATION
 from .policy import Policy
 from .strategies import STRATEGIES, best_plan, plans
 from .workload import Workload, as_workload
@@ -39,6 +40,19 @@ class Answer:
     mse_is_upper_bound : bool
         True for the data-dependent ``ordered`` strategy (the variance of its unconstrained
         estimate; consistency never increases the CDF error).
+    noise_plans : tuple of LaplacePlan
+        The public plans of the exact discrete Laplace noise drawn (grids, scales; see
+        :mod:`provsql_dp.policies.blowfish.strategies`).
+
+    The variances are those of Laplace noise of scale ``NOISE_INFLATION·Δ/ε`` per strategy row
+    (or the largest ``LaplacePlan.inflation`` of the plans drawn, if larger; ``γλ ≤ (1 + 2**−20)
+    (1 + 2**−50)·Δ/ε`` under the grid rule): a discrete Laplace ``γ·DLap(λ)`` has no more variance than the
+    continuous Laplace of scale ``γλ``, and no larger moment generating function
+    (``(cosh a − 1)/(cosh a − cosh s) ≤ a²/(a² − s²)`` for ``|s| < a = 1/λ``), so the reported
+    variances and the Chebyshev/Chernoff bounds of :mod:`.accuracy` computed from them are upper
+    bounds for the exact noise. On integer histograms (every SQL release) the rows are integers
+    that ``γ ≤ 1`` divides, so rounding to the grid is exact; on a non-integer histogram it biases
+    each row by less than ``γ ≤ 2**−20·Δ/ε``: at most ``rows·2**−40`` relative to the variance.
     """
 
     values: np.ndarray
@@ -49,6 +63,7 @@ class Answer:
     variances: np.ndarray = field(repr=False)
     policy: Policy = field(repr=False, default=None)
     mse_is_upper_bound: bool = False
+    noise_plans: tuple = field(repr=False, default=())
 
     def alpha(self, beta=0.05, simultaneous=False):
         """Per-query error bound α: ``P(|error| ≥ α) ≤ β`` (all queries at once if
@@ -109,7 +124,8 @@ def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
     strategy : str, optional
         One of :data:`~provsql_dp.policies.blowfish.strategies.STRATEGIES`; default: least expected error.
     rng : numpy.random.Generator, optional
-        Tests only; default OS entropy.
+        Tests only; default a fresh per-release generator from OS entropy. Every noisy number is
+        drawn by the exact discrete Laplace sampler (see ``strategies``, "Floating-point safety").
 
     Returns
     -------
@@ -131,12 +147,14 @@ def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
     w = _workload(W, pol)
     xx = _data(x, pol.k)
     plan = best_plan(w, pol, strategy)
-    exact = w.answer(xx)
-    g = resolve_rng(rng)
-    vals = np.asarray(plan.run(xx, exact, eps, g), dtype=float).ravel()
-    var = plan.variances(eps)
+    noise = SafeNoise(rng)  # one generator for the whole release (OS entropy unless a test)
+    vals = np.asarray(plan.run(xx, None, eps, noise), dtype=float).ravel()
+    # the plans' noise scale γλ is at most NOISE_INFLATION·Δ/ε (already in plan.variances); if a
+    # plan ever reports more, scale up so that the variances stay upper bounds for the exact noise
+    infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
+    var = plan.variances(eps) * (infl / NOISE_INFLATION) ** 2
     return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)) if var.size else 0.0,
-                  var, pol, plan.upper_bound)
+                  var, pol, plan.upper_bound, tuple(noise.plans))
 
 
 def expected_error(W, pol, epsilon, strategy=None):
@@ -175,8 +193,9 @@ def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=
     if not cands:
         raise ValueError(f"no strategy {'named ' + repr(strategy) + ' ' if strategy else ''}"
                          f"applies to this workload under {pol!r}")
-    best = min(cands, key=lambda p: _acc.epsilon_for_alpha(p.unit_var, alpha, beta, simultaneous))
-    return _acc.epsilon_for_alpha(best.unit_var, alpha, beta, simultaneous), best.name
+    best = min(cands, key=lambda p: _acc.epsilon_for_alpha(p.unit_var_bound, alpha, beta,
+                                                            simultaneous))
+    return _acc.epsilon_for_alpha(best.unit_var_bound, alpha, beta, simultaneous), best.name
 
 
 def answer_with_accuracy(W, x, pol, alpha, beta=0.05, simultaneous=False, max_epsilon=None,

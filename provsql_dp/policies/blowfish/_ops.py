@@ -2,9 +2,16 @@
 
 Each operator describes a strategy matrix ``A`` over a vector of length ``m`` (split into
 independent blocks of ``B`` coordinates, padded with structural zeros): its L1 sensitivity
-``Δ_A`` (under DP neighbours of that vector: one coordinate changes by one), how to turn a vector
-``η`` of i.i.d. Laplace noise on the rows of ``A`` into the reconstructed noise ``A⁺η`` on the
-vector, and the exact variance coefficient ``‖q A⁺‖²`` of any linear query ``q``.
+``Δ_A`` (under DP neighbours of that vector: one coordinate changes by one), how to compute the
+strategy rows ``A·v`` (:meth:`apply`), how to map noisy rows back to the vector by least squares
+(:meth:`pinv_apply`, ``A⁺``; exactly, as rationals, by :meth:`pinv_exact`), and the exact variance
+coefficient ``‖q A⁺‖²`` of any linear query ``q``.
+
+Releases (:meth:`_Op.release`) go through the floating-point-safe sampler of
+:mod:`provsql_dp.mechanisms.safe_noise`: the rows ``A·v`` are released with exact discrete Laplace
+noise on a public grid (:class:`SafeNoise`), then ``A⁺`` is applied — post-processing of the
+released rows. ``A`` has integer entries and a neighbour moves ``v`` by ±1 in at most ``Δ_A``
+rows' worth of coordinates, so at most ``⌊Δ⌋`` rows change (the plan's public ``changed``).
 
 * :class:`Identity` — the Laplace mechanism.
 * :class:`Hierarchical` — a ``b``-ary tree of interval counts per block with least-squares
@@ -29,10 +36,83 @@ vector, and the exact variance coefficient ``‖q A⁺‖²`` of any linear quer
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Identity", "Hierarchical", "Privelet", "make_op"]
+from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import discrete_laplace, plan_laplace
+from ._exact import as_objects
+
+__all__ = ["Identity", "Hierarchical", "Privelet", "make_op", "SafeNoise", "as_noise",
+           "changed_rows", "release_on", "public_part", "noise_slots"]
+
+
+def changed_rows(sensitivity, n_rows) -> int:
+    """Public bound on the rows of an integer strategy that one neighbour changes: ``⌊Δ⌋``.
+
+    Every strategy here has integer entries and a neighbour moves each affected coordinate of
+    the transformed vector by exactly ±1, so each changed row moves by a nonzero integer and the
+    L1 bound Δ caps their number.
+    """
+    return int(max(1, min(math.floor(float(sensitivity)), max(1, int(n_rows)))))
+
+
+class SafeNoise:
+    """The noise of one Blowfish release: every noisy number comes from the exact discrete
+    Laplace sampler of :mod:`provsql_dp.mechanisms.safe_noise`, with one generator (``rng`` for
+    tests, else a fresh per-release Philox from OS entropy). ``plans`` records the public
+    :class:`~provsql_dp.mechanisms.safe_noise.LaplacePlan` of every draw (grids, scales).
+    """
+
+    def __init__(self, rng=None):
+        self.rng = resolve_rng(rng)
+        self.plans = []
+
+    def release(self, values, sensitivity, epsilon, changed=None) -> np.ndarray:
+        """``values`` (any shape) released on the grid of ``plan_laplace(Δ, ε, changed=r)``:
+        ε-DP when neighbours move ``values`` by at most Δ in L1 over at most ``changed`` entries
+        (default: all of them)."""
+        v = np.asarray(values, dtype=float)
+        r = max(1, v.size) if changed is None else int(changed)
+        plan = plan_laplace(sensitivity, epsilon, changed=max(1, min(r, max(1, v.size))))
+        self.plans.append(plan)
+        return plan.release_array(v, rng=self.rng)
+
+    def integers(self, shape, sensitivity, epsilon) -> np.ndarray:
+        """Exact ``DLap(Δ/ε)`` integers (int64) of the given shape, for an integer sensitivity Δ:
+        the noise of ``plan_laplace(Δ, ε, integer=True)`` on the unit grid, whose ``λ ≥ Δ/ε``.
+
+        For mechanisms whose output is an exact rational function of the data plus these
+        integers (see ``strategies``' grid plans): shifting the noise by an integer vector of L1
+        weight ``Σ|d_i|/λ_i ≤ 1`` costs ε exactly, as for continuous Laplace.
+        """
+        plan = plan_laplace(sensitivity, epsilon, integer=True)
+        if plan.grid != 1.0 or plan.index_sensitivity != float(sensitivity):
+            raise ValueError(f"ε = {epsilon!r} is too small for exact integer noise of "
+                             f"sensitivity {sensitivity!r} (the grid would exceed 1)")
+        self.plans.append(plan)
+        size = tuple(int(d) for d in np.atleast_1d(shape))
+        return discrete_laplace(plan.noise_units, size=size, rng=self.rng)
+
+
+def as_noise(rng) -> SafeNoise:
+    """``rng`` itself if it is a :class:`SafeNoise`, else one around the generator (or None)."""
+    return rng if isinstance(rng, SafeNoise) else SafeNoise(rng)
+
+
+def _ints(k, dtype):
+    """``k`` as Python ints (``dtype=object``) or int64 (ring arithmetic mod 2**64: exact when
+    the caller has bounded the final values, see ``_Op.pinv_exact``)."""
+    return as_objects(k) if dtype is object else np.asarray(k, dtype=np.int64)
+
+
+def _zeros(shape, dtype):
+    out = np.zeros(shape, dtype=dtype)
+    if dtype is object:
+        out[...] = 0
+    return out
 
 
 def _grouped_sq(rows, keys, vals, q):
@@ -69,10 +149,35 @@ class _Op:
     def _pad(self, z):
         return z[..., : self.m]
 
-    def sample(self, lead, scale, rng):
-        """Noise on the answers of ``A`` mapped back to the data: ``A⁺·Lap(scale)``."""
-        eta = rng.laplace(0.0, scale, size=tuple(lead) + (self.n_rows,))
-        return self.pinv_apply(eta)
+    def _padded(self, v):
+        """``v`` (last axis ``m`` or ``m_pad``) with structural zeros up to ``m_pad``."""
+        v = np.asarray(v)
+        if v.shape[-1] == self.m_pad:
+            return v
+        out = np.zeros(v.shape[:-1] + (self.m_pad,), dtype=v.dtype)
+        out[..., : v.shape[-1]] = v
+        return out
+
+    def release(self, v, sensitivity, epsilon, noise):
+        """``A⁺(A·v + η)`` over the last axis of ``v``, the rows ``A·v`` released through
+        ``noise`` (:class:`SafeNoise`) at L1 sensitivity ``sensitivity``; ``A⁺`` is then
+        post-processing. In exact arithmetic this is ``v + A⁺η``: the error is that of the
+        noise-only strategy, and its variance coefficients (:meth:`query_coeffs`) still apply."""
+        rows = self.apply(v)
+        noisy = noise.release(rows, sensitivity, epsilon,
+                              changed=changed_rows(sensitivity, rows.size))
+        return self.pinv_apply(noisy)
+
+    def pinv_exact(self, k, dtype=object):
+        """``A⁺k = num/den`` exactly, for integer ``k`` (last axis: the rows of ``A``).
+
+        Returns ``(num, den)`` with ``den = self.exact_den`` (a Python int, independent of
+        ``k``) and integer numerators with ``|num| ≤ exact_gain·den·max|k|``. ``dtype=object``
+        computes in Python ints; ``dtype=np.int64`` uses only ring operations (+, −, × by
+        constants), so it is exact modulo 2**64 — exact whenever the caller's final values are
+        known to lie in int64 (``grid_plans`` checks this from the bound before choosing it).
+        """
+        raise NotImplementedError
 
     def query_coeffs_dense(self, Q):
         """``‖q A⁺‖²`` for each row of a dense array ``Q`` (tests and small cases)."""
@@ -94,8 +199,18 @@ class Identity(_Op):
         self.sensitivity = 1
         self.n_rows = self.m
 
+    def apply(self, v):
+        return np.asarray(v, dtype=float)
+
     def pinv_apply(self, eta):
         return eta
+
+    exact_den = 1
+    exact_gain = 1
+
+    def pinv_exact(self, k, dtype=object):
+        """``A⁺k = num/den`` exactly for integer ``k`` (see :meth:`_Op.pinv_exact`)."""
+        return _ints(k, dtype), 1
 
     def query_coeffs(self, Wt):
         Wt = sp.csr_matrix(Wt)
@@ -133,9 +248,57 @@ class Hierarchical(_Op):
         self.B = self.b ** L
         self.m_pad = -(-self.m // self.B) * self.B
         self.sizes = [self.b ** (L - j) for j in range(L + 1)]  # level j block size
-        self.lams = [(self.b ** (L - j + 1) - 1) / (self.b - 1) for j in range(L + 1)]
+        self.int_lams = [(self.b ** (L - j + 1) - 1) // (self.b - 1) for j in range(L + 1)]
+        self.lams = [float(lam) for lam in self.int_lams]
         self.sensitivity = L + 1
         self.n_rows = sum(self.m_pad // s for s in self.sizes)
+
+    def apply(self, v):
+        """The interval counts of every level (root level first), blocks in order."""
+        v = self._padded(np.asarray(v, dtype=float))
+        lead = v.shape[:-1]
+        return np.concatenate([v.reshape(lead + (self.m_pad // s, s)).sum(axis=-1)
+                               for s in self.sizes], axis=-1)
+
+    @property
+    def exact_den(self) -> int:
+        """``B·lcm(λ_j)``: the denominator of :meth:`pinv_exact`."""
+        return self.B * self._lcm
+
+    @property
+    def _lcm(self) -> int:
+        lcm = 1
+        for lam in self.int_lams:
+            lcm = lcm * lam // math.gcd(lcm, lam)
+        return lcm
+
+    @property
+    def exact_gain(self) -> int:
+        """``|num| ≤ 4(L+1)·den·max|k|``: ``|v| ≤ (L+1)‖k‖∞``, ``|cur_j| ≤ B(L+1)‖k‖∞`` and
+        ``Σ_j 1/λ_j < 2``."""
+        return 4 * (self.L + 1)
+
+    def pinv_exact(self, k, dtype=object):
+        """``A⁺k = num/den`` exactly for integer ``k``: ``den = B·lcm(λ_j)`` (see
+        :meth:`_Op.pinv_exact`)."""
+        k = _ints(k, dtype)
+        lead = k.shape[:-1]
+        v = _zeros(lead + (self.m_pad,), dtype)
+        off = 0
+        for s in self.sizes:
+            nb = self.m_pad // s
+            v = v + np.repeat(k[..., off:off + nb], s, axis=-1)
+            off += nb
+        lcm = self._lcm
+        den = self.B * lcm
+        num = _zeros(lead + (self.m_pad,), dtype)
+        prev = num.copy()
+        for s, lam in zip(self.sizes, self.int_lams):
+            sums = v.reshape(lead + (self.m_pad // s, s)).sum(axis=-1)
+            cur = np.repeat(sums, s, axis=-1) * (self.B // s)  # B × block mean, exact
+            num = num + (cur - prev) * (lcm // lam)
+            prev = cur
+        return self._pad(num), den
 
     def pinv_apply(self, eta):
         lead = eta.shape[:-1]
@@ -199,6 +362,41 @@ class Privelet(_Op):
         self.m_pad = -(-self.m // self.B) * self.B
         self.sensitivity = L + 1
         self.n_rows = self.m_pad
+
+    def apply(self, v):
+        """Block totals, then for every dyadic node (coarse first) left half minus right half."""
+        v = self._padded(np.asarray(v, dtype=float))
+        lead = v.shape[:-1]
+        out = [v.reshape(lead + (self.m_pad // self.B, self.B)).sum(axis=-1)]
+        for j in range(self.L):
+            s = 2 ** (self.L - j)
+            r = v.reshape(lead + (self.m_pad // s, s))
+            out.append(r[..., : s // 2].sum(axis=-1) - r[..., s // 2:].sum(axis=-1))
+        return np.concatenate(out, axis=-1)
+
+    @property
+    def exact_den(self) -> int:
+        """``B``: the denominator of :meth:`pinv_exact`."""
+        return self.B
+
+    #: ``|num| ≤ (1 + Σ_j B/2^(L−j))·max|k| < 2·den·max|k|``
+    exact_gain = 2
+
+    def pinv_exact(self, k, dtype=object):
+        """``A⁺k = num/den`` exactly for integer ``k``: ``den = B`` (see :meth:`_Op.pinv_exact`)."""
+        k = _ints(k, dtype)
+        lead = k.shape[:-1]
+        nb = self.m_pad // self.B
+        num = np.repeat(k[..., :nb], self.B, axis=-1)
+        off = nb
+        for j in range(self.L):
+            s = 2 ** (self.L - j)
+            nn = self.m_pad // s
+            c = k[..., off:off + nn] * (self.B // s)
+            off += nn
+            pat = np.array([1] * (s // 2) + [-1] * (s // 2), dtype=dtype)
+            num = num + (c[..., :, None] * pat).reshape(lead + (self.m_pad,))
+        return self._pad(num), self.B
 
     def pinv_apply(self, eta):
         lead = eta.shape[:-1]
@@ -264,3 +462,38 @@ def make_op(kind, m, *, b=2, block=None):
     if kind == "privelet":
         return Privelet(m, block=block)
     raise ValueError(f"unknown operator {kind!r}")
+
+
+# ---------------------------------------------------------------------------- releases
+def release_on(op, v, sensitivity, eps, noise, remap=None):
+    """``A⁺(A·v + η)`` for the slots ``v`` (placed at ``remap`` on the operator's coordinates)."""
+    if remap is None:
+        vv = v
+    else:
+        vv = np.zeros(op.m)
+        vv[remap] = v
+    z = op.release(vv, sensitivity, eps, noise)
+    if remap is None:
+        return z[: v.size]
+    return z[remap]
+
+
+def public_part(w, tree, xt):
+    """``Σ_r W[:, r]·x_T[r]`` over the value roots ``r`` of the tree: the part of ``W·x`` carried
+    by public slots (a bounded policy's component totals; the ⊥ root has no column). Zero when
+    no value is a root."""
+    roots = tree.roots
+    roots = roots[roots < tree.k]
+    if roots.size == 0:
+        return 0.0
+    u = np.zeros(tree.k)
+    u[roots] = xt[roots]
+    return w.answer(u)
+
+
+def noise_slots(tree, xt, n):
+    """The transformed vector on the first ``n`` slots with the root slots zeroed: the data the
+    strategy rows are computed from (roots carry no noise and have zero columns in ``W_T``)."""
+    v = np.array(xt[:n], dtype=float)
+    v[tree.parent[:n] < 0] = 0.0
+    return v

@@ -3,7 +3,12 @@
 Each of ``iterations`` rounds assigns the points to the nearest public centroid, then releases
 per cluster the count ``N_j`` and the sum ``S_j`` of the points (both with Laplace noise, the
 round's budget split evenly), and moves the centroid to ``S_j / N_j``. The domain is the box
-``[lo, hi]`` (public); the points are clipped into it.
+``[lo, hi]`` (public); the points are clipped into it. The noise is exact discrete Laplace on a
+public grid (:func:`provsql_dp.mechanisms.safe_noise.plan_laplace`): counts on the unit grid,
+sums on ``γ ≤ 2**−20·min(Δ/r, Δ/ε)`` with ``r`` the coordinates one record can change — no
+floating-point Laplace noise touches a private number. (The sums are computed in floating point
+in the data's order: as for any library, their sensitivity holds for the exact sums, up to
+rounding; see Casacuberta et al. 2022 in ``safe_noise``.)
 
 Policy-specific sensitivity (for one neighbouring pair ``x → y`` of the policy; bounded: the
 record changes value, unbounded: it is added or removed):
@@ -38,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 
 __all__ = ["kmeans", "KMeansResult", "objective", "sensitivities", "lloyd"]
 
@@ -165,10 +171,15 @@ def kmeans(X, k, epsilon, *, lo, hi, policy="dp", theta=None, cells=None, bounde
         sums = np.zeros((k, d))
         np.add.at(sums, lab, X - lo)
         e = eps_round / 2
+        # exact discrete Laplace on public grids (provsql_dp.mechanisms.safe_noise): counts are
+        # integers (the unit grid); the sums change in at most d coordinates per cluster a record
+        # moves between (2 clusters when the counts change, else 1; one cluster when unbounded)
         if s_count > 0:
-            counts = counts + g.laplace(0.0, s_count / e, size=k)
+            plan = plan_laplace(s_count, e, integer=True, changed=max(1, min(int(s_count), k)))
+            counts = plan.release_array(counts, rng=g)
         if s_sum > 0:
-            sums = sums + g.laplace(0.0, s_sum / e, size=(k, d))
+            changed = d * (2 if (bounded and s_count > 0) else 1)
+            sums = plan_laplace(s_sum, e, changed=min(changed, k * d)).release_array(sums, rng=g)
         ok = counts >= 1
         new = centers.copy()
         new[ok] = lo + sums[ok] / counts[ok, None]

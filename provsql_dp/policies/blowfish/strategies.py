@@ -3,7 +3,16 @@ expected error, plus the data-dependent ordered mechanism.
 
 Every strategy releases ``W·x + noise`` where the noise is ``W_T · A⁺η`` for a strategy ``A`` on
 the transformed domain and i.i.d. Laplace ``η`` (papers/000 Thm 4.1): the noise never depends on
-the data, so its variance — reported per query — is exact and safe to publish.
+the data, so its variance — reported per query — is safe to publish.
+
+Floating-point safety (no continuous noise is ever added to a private number):
+**released rows** — the 1-D tree strategies, ``ordered``, ``ordered_hierarchical`` and ``dp_*``
+release the strategy rows ``A·v`` of a fixed transform ``v`` of ``x`` (L1 sensitivity Δ over at
+most ``⌊Δ⌋`` rows) on the public grid of ``plan_laplace(Δ, ε, changed=⌊Δ⌋)``, then apply ``A⁺``,
+consistency and ``W_T`` to the released numbers only (public root slots added as they are);
+**exact noise-only** — ``grid_*`` (a neighbour is a path in a graph with cycles, so no fixed
+transform has the stated sensitivity) compute ``W·x + W_G·A⁺K``, ``K`` integer ``DLap(Δ/ε)``,
+exactly in rationals and round once. Errors: see :class:`~._engine.Answer` (``noise_plans``).
 
 Names (pass one as ``strategy=`` to :func:`provsql_dp.policies.blowfish.answer`):
 
@@ -33,70 +42,22 @@ Names (pass one as ``strategy=`` to :func:`provsql_dp.policies.blowfish.answer`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import isotonic_regression
 
-from ._ops import Hierarchical, Identity, Privelet
+from ._ops import Hierarchical, Identity, Privelet, noise_slots, public_part, release_on
+from ._plan import BRANCHINGS, MAX_NNZ, Plan, dp_factor, matrix_ok
 from ._transform import candidate_trees, htheta_tree
+from .grid_plans import grid_plans
 from .policy import Policy
-from .workload import Matrix, Ranges, Rects, Workload
+from .workload import Ranges, Rects, Workload
 
 __all__ = ["STRATEGIES", "Plan", "plans", "best_plan"]
 
 STRATEGIES = ("laplace", "ordered", "hierarchical", "privelet", "ordered_hierarchical",
               "grid_laplace", "grid_hierarchical", "grid_privelet",
               "dp_laplace", "dp_hierarchical", "dp_privelet")
-
-BRANCHINGS = (2, 4, 8, 16)
-#: never build a workload matrix with more non-zeros than this
-MAX_NNZ = 30_000_000
-
-
-@dataclass
-class Plan:
-    """A strategy prepared for one (workload, policy): its exact per-query variance at ε = 1
-    and a sampler. Variances scale as ``1/ε²``."""
-
-    name: str
-    detail: str
-    unit_var: np.ndarray
-    _run: object = field(repr=False)
-    upper_bound: bool = False
-
-    @property
-    def unit_mse(self) -> float:
-        return float(np.mean(self.unit_var)) if self.unit_var.size else 0.0
-
-    def variances(self, epsilon):
-        return self.unit_var / epsilon ** 2
-
-    def expected_mse(self, epsilon):
-        return self.unit_mse / epsilon ** 2
-
-    def run(self, x, exact, epsilon, rng):
-        """Noisy answers, given the exact answers ``exact = W·x``."""
-        return self._run(x, exact, epsilon, rng)
-
-
-# ---------------------------------------------------------------------------- helpers
-def _dp_factor(policy: Policy) -> int:
-    """ε/f for DP baselines: 1 when the policy is unbounded DP itself, else 2."""
-    if not policy.bounded and policy.n_value_edges() == 0:
-        return 1
-    return 2
-
-
-def _matrix_ok(w: Workload) -> bool:
-    if isinstance(w, Matrix):
-        return True
-    if isinstance(w, Ranges):
-        return int((w.hi - w.lo + 1).sum()) <= MAX_NNZ
-    if isinstance(w, Rects):
-        return int(((w.r1 - w.r0 + 1) * (w.c1 - w.c0 + 1)).sum()) <= MAX_NNZ
-    return True
 
 
 def _tree_span(tree):
@@ -134,7 +95,7 @@ def _tree_workload(tree, w: Workload):
             coef[p < 0] = 0.0  # roots carry no noise
             nz = coef != 0
             return sp.csr_matrix((coef[nz], (r[nz], v[nz])), shape=(w.q, tree.n))
-    if not _matrix_ok(w):
+    if not matrix_ok(w):
         return None
     return tree.workload(w.matrix(), noise_only=True)
 
@@ -143,13 +104,6 @@ def _remap(n, group, B):
     """Coordinate v → (v // group)·B + v % group (blocks of ``group`` padded to ``B``)."""
     v = np.arange(n)
     return (v // group) * B + v % group
-
-
-def _sample_on(op, n_coords, scale, rng, remap=None):
-    z = op.sample((), scale, rng)
-    if remap is None:
-        return z[:n_coords]
-    return z[remap]
 
 
 # ---------------------------------------------------------------------------- 1-D tree plans
@@ -185,9 +139,10 @@ def _tree_op_plans(w, policy, tree, WT, op_kind):
             f = tree.ell * op.sensitivity
             uv = 2.0 * f * f * op.query_coeffs(cols)
 
-            def run(x, exact, eps, rng, op=op, f=f, remap=remap, WT=WT):
-                z = _sample_on(op, n, f / eps, rng, remap)
-                return exact + WT @ z[: WT.shape[1]]
+            def run(x, exact, eps, noise, op=op, f=f, remap=remap, WT=WT):
+                xt = tree.forward(x)
+                z = release_on(op, noise_slots(tree, xt, n), f, eps, noise, remap)
+                return public_part(w, tree, xt) + WT @ z[: WT.shape[1]]
 
             name = {"identity": "laplace"}.get(op_kind, op_kind)
             det = f"{name} on {tree.name} (ℓ={tree.ell}"
@@ -207,13 +162,14 @@ def _ordered_plan(w, policy, tree, WT):
     uv = 2.0 * tree.ell ** 2 * np.asarray(WT.multiply(WT).sum(axis=1)).ravel()
     chain = tree.chain[tree.parent[tree.chain] >= 0]
 
-    def run(x, exact, eps, rng, tree=tree, WT=WT):
+    def run(x, exact, eps, noise, tree=tree, WT=WT):
         xt = tree.forward(x)
-        noisy = xt.copy()
-        noisy[chain] = xt[chain] + rng.laplace(0.0, tree.ell / eps, size=chain.size)
-        fit = isotonic_regression(noisy[chain], increasing=True).x
-        noisy[chain] = np.clip(fit, 0.0, float(np.sum(x)))
-        return exact + WT @ (noisy - xt)
+        released = noise.release(xt[chain], tree.ell, eps, changed=tree.ell)
+        fit = isotonic_regression(released, increasing=True).x
+        total = float(xt[tree.roots[0]])  # bounded: the public total n
+        noisy = np.zeros(tree.n)
+        noisy[chain] = np.clip(fit, 0.0, total)
+        return public_part(w, tree, xt) + WT @ noisy
 
     return Plan("ordered", f"ordered: laplace on {tree.name} (ℓ={tree.ell}) + isotonic consistency",
                 uv, run, upper_bound=True)
@@ -259,12 +215,14 @@ def _oh_plans(w, policy):
         fh = 1 - fs
         uv = 2 * a / fs ** 2 + 2 * c / fh ** 2
 
-        def run(x, exact, eps, rng, op=op, cols_map=cols_map, dH=dH, fs=fs, fh=fh, WT=WT):
+        def run(x, exact, eps, noise, op=op, cols_map=cols_map, dH=dH, fs=fs, fh=fh, WT=WT):
+            xt = tree.forward(x)
             z = np.zeros(tree.n)
-            z[red] = rng.laplace(0.0, 1.0 / (fs * eps), size=int(red.sum()))
-            zn = op.sample((), dH / (fh * eps), rng)
-            z[nonidx] = zn[cols_map]
-            return exact + WT @ z
+            # two releases at fs·ε and fh·ε (sequential composition): the red prefix counts
+            # (L1 sensitivity 1) and the trees inside the blocks (sensitivity dH)
+            z[red] = noise.release(xt[red], 1, fs * eps, changed=1)
+            z[nonidx] = release_on(op, xt[nonidx], dH, fh * eps, noise, cols_map)
+            return public_part(w, tree, xt) + WT @ z
 
         det = (f"ordered_hierarchical (θ={t}, inner {inner}"
                + (f" b={b}" if inner != "identity" else "")
@@ -274,7 +232,7 @@ def _oh_plans(w, policy):
 
 
 def _dp1_plans(w, policy, op_kind):
-    f = _dp_factor(policy)
+    f = dp_factor(policy)
     k = policy.k
     out = []
     bs = BRANCHINGS if op_kind == "hierarchical" else (2,)
@@ -289,160 +247,15 @@ def _dp1_plans(w, policy, op_kind):
             Wm = w.matrix()
             uv = 2.0 * s * s * op.query_coeffs(Wm)
 
-        def run(x, exact, eps, rng, op=op, s=s, Wm=Wm):
-            z = op.sample((), s / eps, rng)
+        def run(x, exact, eps, noise, op=op, s=s, Wm=Wm):
+            z = op.release(np.asarray(x, dtype=float).ravel(), s, eps, noise)
             if Wm is None:
                 c = np.r_[0.0, np.cumsum(z)]
-                return exact + c[w.hi + 1] - c[w.lo]
-            return exact + Wm @ z
+                return c[w.hi + 1] - c[w.lo]
+            return Wm @ z
 
         name = "dp_" + {"identity": "laplace"}.get(op_kind, op_kind)
         det = f"{name} at ε/{f}" + (f" (b={b})" if op_kind == "hierarchical" else "")
-        out.append(Plan(name, det, uv, run))
-    return out
-
-
-# ---------------------------------------------------------------------------- 2-D plans
-def _grid_ell(policy: Policy):
-    """Stretch of the policy's value edges inside the grid G¹ on the same shape (None: n/a)."""
-    if policy.kind == "grid":
-        return int(policy.theta)
-    if policy.kind == "product" and len(policy.factors) == 2:
-        ths = []
-        for f in policy.factors:
-            if f.kind not in ("line", "threshold"):
-                return None
-            ths.append(int(f.theta))
-        return max(ths)
-    return None
-
-
-def _source_counter(policy, shape):
-    """Function (r0, r1, c0, c1) → number of ⊥-neighbours inside each rectangle."""
-    k1, k2 = shape
-    S = np.zeros((k1 + 1, k2 + 1))
-    ind = np.zeros(k1 * k2)
-    ind[policy.bottom_neighbours()] = 1
-    S[1:, 1:] = ind.reshape(k1, k2).cumsum(0).cumsum(1)
-    return lambda r0, r1, c0, c1: (S[r1 + 1, c1 + 1] - S[r0, c1 + 1] - S[r1 + 1, c0] + S[r0, c0])
-
-
-def _rect_prefix(field):
-    k1, k2 = field.shape
-    S = np.zeros((k1 + 1, k2 + 1))
-    S[1:, 1:] = field.cumsum(0).cumsum(1)
-    return S
-
-
-def _grid_line_plans(w: Rects, policy, op_kind):
-    ell = _grid_ell(policy)
-    if ell is None:
-        return []
-    k1, k2 = w.shape
-    out = []
-    bs = BRANCHINGS if op_kind == "hierarchical" else (2,)
-    r0, r1, c0, c1 = w.r0, w.r1, w.c0, w.c1
-    hasL, hasR, hasT, hasB = c0 > 0, c1 < k2 - 1, r0 > 0, r1 < k1 - 1
-    count_src = _source_counter(policy, w.shape) if not policy.bounded else None
-    for b in bs:
-        mk = {"identity": lambda m: Identity(m), "hierarchical": lambda m: Hierarchical(m, b),
-              "privelet": lambda m: Privelet(m)}[op_kind]
-        opH, opV = mk(k1), mk(k2)  # H lines run over rows (length k1), V lines over columns
-        d = max(opH.sensitivity, opV.sensitivity)
-        s = ell * d
-        vr = opH.range_coeffs(r0, r1)
-        vc = opV.range_coeffs(c0, c1)
-        uv = 2.0 * s * s * (vr * (hasL.astype(float) + hasR) + vc * (hasT.astype(float) + hasB))
-        if count_src is not None:
-            uv = uv + 2.0 * ell * ell * count_src(r0, r1, c0, c1)
-
-        def run(x, exact, eps, rng, opH=opH, opV=opV, s=s):
-            noise = np.zeros(w.q)
-            if k2 > 1:
-                zh = opH.sample((k2 - 1,), s / eps, rng)  # line j: edges (i,j)-(i,j+1), i = 0..k1-1
-                P = np.concatenate([np.zeros((k2 - 1, 1)), np.cumsum(zh, axis=1)], axis=1)
-                jl = np.where(hasL, c0 - 1, 0)
-                jr = np.where(hasR, c1, 0)
-                noise -= np.where(hasL, P[jl, r1 + 1] - P[jl, r0], 0.0)
-                noise += np.where(hasR, P[jr, r1 + 1] - P[jr, r0], 0.0)
-            if k1 > 1:
-                zv = opV.sample((k1 - 1,), s / eps, rng)  # line i: edges (i,j)-(i+1,j)
-                P = np.concatenate([np.zeros((k1 - 1, 1)), np.cumsum(zv, axis=1)], axis=1)
-                it = np.where(hasT, r0 - 1, 0)
-                ib = np.where(hasB, r1, 0)
-                noise -= np.where(hasT, P[it, c1 + 1] - P[it, c0], 0.0)
-                noise += np.where(hasB, P[ib, c1 + 1] - P[ib, c0], 0.0)
-            if not policy.bounded:
-                fld = np.zeros(k1 * k2)
-                src = policy.bottom_neighbours()
-                fld[src] = rng.laplace(0.0, ell / eps, size=src.size)
-                S = _rect_prefix(fld.reshape(k1, k2))
-                noise += S[r1 + 1, c1 + 1] - S[r0, c1 + 1] - S[r1 + 1, c0] + S[r0, c0]
-            return exact + noise
-
-        name = "grid_" + {"identity": "laplace"}.get(op_kind, op_kind)
-        det = f"{name}: ±4 line ranges on the edges of G¹ (ℓ={ell}"
-        det += (f", b={b})" if op_kind == "hierarchical" else ")")
-        out.append(Plan(name, det, uv, run))
-    return out
-
-
-def _grid_incidence(policy, shape):
-    k1, k2 = shape
-    idx = np.arange(k1 * k2).reshape(k1, k2)
-    u = np.concatenate([idx[:, :-1].ravel(), idx[:-1, :].ravel()])
-    v = np.concatenate([idx[:, 1:].ravel(), idx[1:, :].ravel()])
-    e = np.arange(u.size)
-    rows = [u, v]
-    cols = [e, e]
-    data = [np.ones(u.size), -np.ones(u.size)]
-    if not policy.bounded:
-        b = policy.bottom_neighbours()
-        rows.append(b)
-        cols.append(u.size + np.arange(b.size))
-        data.append(np.ones(b.size))
-        ne = u.size + b.size
-    else:
-        ne = u.size
-    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-                         shape=(k1 * k2, ne))
-
-
-def _grid_laplace_matrix_plan(w, policy):
-    ell = _grid_ell(policy)
-    if ell is None or not _matrix_ok(w):
-        return []
-    WG = (w.matrix() @ _grid_incidence(policy, policy.shape)).tocsr()
-    uv = 2.0 * ell * ell * np.asarray(WG.multiply(WG).sum(axis=1)).ravel()
-
-    def run(x, exact, eps, rng):
-        return exact + WG @ rng.laplace(0.0, ell / eps, size=WG.shape[1])
-
-    return [Plan("grid_laplace", f"grid_laplace: Laplace on every edge of G¹ (ℓ={ell})", uv, run)]
-
-
-def _dp2_plans(w: Rects, policy, op_kind):
-    f = _dp_factor(policy)
-    k1, k2 = w.shape
-    out = []
-    bs = BRANCHINGS if op_kind == "hierarchical" else (2,)
-    for b in bs:
-        mk = {"identity": lambda m: Identity(m), "hierarchical": lambda m: Hierarchical(m, b),
-              "privelet": lambda m: Privelet(m)}[op_kind]
-        o1, o2 = mk(k1), mk(k2)
-        s = f * o1.sensitivity * o2.sensitivity
-        uv = 2.0 * s * s * o1.range_coeffs(w.r0, w.r1) * o2.range_coeffs(w.c0, w.c1)
-
-        def run(x, exact, eps, rng, o1=o1, o2=o2, s=s):
-            eta = rng.laplace(0.0, s / eps, size=(o1.n_rows, o2.n_rows))
-            z = o2.pinv_apply(eta)
-            z = o1.pinv_apply(z.T).T
-            S = _rect_prefix(z)
-            return exact + (S[w.r1 + 1, w.c1 + 1] - S[w.r0, w.c1 + 1] - S[w.r1 + 1, w.c0]
-                            + S[w.r0, w.c0])
-
-        name = "dp_" + {"identity": "laplace"}.get(op_kind, op_kind)
-        det = f"{name} at ε/{f} (2-D tensor" + (f", b={b})" if op_kind == "hierarchical" else ")")
         out.append(Plan(name, det, uv, run))
     return out
 
@@ -475,22 +288,12 @@ def plans(w: Workload, policy: Policy, names=None) -> list:
             elif name.startswith("dp_"):
                 kind = {"dp_laplace": "identity"}.get(name, name[3:])
                 if kind in ("identity", "hierarchical", "privelet"):
-                    if kind == "identity" or isinstance(w, Ranges) or _matrix_ok(w):
+                    if kind == "identity" or isinstance(w, Ranges) or matrix_ok(w):
                         out += _dp1_plans(w, policy, kind)
     else:
-        for name in names:
-            if name in ("grid_hierarchical", "grid_privelet", "grid_laplace"):
-                kind = {"grid_laplace": "identity"}.get(name, name[5:])
-                if isinstance(w, Rects):
-                    out += _grid_line_plans(w, policy, kind)
-                elif name == "grid_laplace":
-                    out += _grid_laplace_matrix_plan(w, policy)
-            elif name.startswith("dp_"):
-                kind = {"dp_laplace": "identity"}.get(name, name[3:])
-                if isinstance(w, Rects):
-                    out += _dp2_plans(w, policy, kind)
-                elif kind == "identity" and _matrix_ok(w):
-                    out += _dp1_plans(w, policy, "identity")
+        out += grid_plans(w, policy, names)
+        if "dp_laplace" in names and not isinstance(w, Rects) and matrix_ok(w):
+            out += _dp1_plans(w, policy, "identity")  # any matrix workload over the cells
     return out
 
 

@@ -6,8 +6,10 @@ Construction
 Bins are squares of side ``w = m·δ`` (a whole number ``m`` of shifts). Histogram ``h`` (``h = 0 …
 m−1``) has its bin boundaries at ``lo − w + h·δ + j·w`` on both axes (the paper's diagonal
 shift), so together the ``m`` histograms have a boundary every δ on each axis, and each boundary
-belongs to exactly one histogram. Every bin is noised with Laplace(Δ/ε) and a range query is
-answered by eq. 8 on each histogram, averaged over the series.
+belongs to exactly one histogram. Every bin is noised with Laplace(Δ/ε) — exact discrete Laplace
+on the unit grid (:func:`provsql_dp.mechanisms.safe_noise.plan_laplace` with ``integer=True``:
+the noisy counts are integers, all bins of the series released as one vector of L1 sensitivity
+Δ) — and a range query is answered by eq. 8 on each histogram, averaged over the series.
 
 Sensitivity (checked by brute force over every δ-neighbouring pair of cells in the tests)
 ----------------------------------------------------------------------------------------
@@ -35,7 +37,8 @@ Examples
 >>> rel.shifts, rel.sensitivity
 (5, 4)
 >>> q = rel.range_count([0.2], [0.5], [0.1], [0.4])
->>> bool(abs(q[0] - 20000 * 0.09) < 60)
+>>> truth = np.sum((pts[:, 0] >= 0.2) & (pts[:, 0] < 0.5) & (pts[:, 1] >= 0.1) & (pts[:, 1] < 0.4))
+>>> bool(abs(q[0] - truth) < 60)
 True
 >>> base = equiwidth_histogram(pts, pol, 1.0, bin_width=0.05, rng=rng)
 >>> bool(rel.variance([0.2], [0.5], [0.1], [0.4])[0] < base.variance([0.2], [0.5], [0.1], [0.4])[0])
@@ -49,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 from ._overlap import fractions_sq_1d, overlap_2d
 from .policy import Policy, exact
 
@@ -135,6 +139,8 @@ class HistogramSeries:
     counts : list of numpy.ndarray
         Noisy counts of each histogram.
     sensitivity : int
+    grid : float
+        The public grid of the released counts (1: integers).
     """
 
     policy: Policy
@@ -145,6 +151,7 @@ class HistogramSeries:
     counts: list = field(repr=False)
     sensitivity: int
     detail: str
+    grid: float = 1.0
 
     def range_count(self, x0, x1, y0, y1) -> np.ndarray:
         """Estimated counts of ``[x0, x1) × [y0, y1)`` (vectorised): eq. 8, averaged over the
@@ -155,8 +162,10 @@ class HistogramSeries:
         return np.asarray(tot / len(self.counts), dtype=float)
 
     def variance(self, x0, x1, y0, y1) -> np.ndarray:
-        """Exact noise variance of :meth:`range_count` (excluding the approximation error of
-        partly covered bins): ``2(Δ/ε)²/m² · Σ_h (Σᵢ fᵢ²)(Σⱼ gⱼ²)``."""
+        """Noise variance of :meth:`range_count` (excluding the approximation error of partly
+        covered bins): ``2(Δ/ε)²/m² · Σ_h (Σᵢ fᵢ²)(Σⱼ gⱼ²)``, that of Laplace(Δ/ε) bins — an upper
+        bound for the exact discrete Laplace released (variance ``2p/(1 − p)² ≤ 2λ²``, with
+        ``λ = Δ/ε`` up to ``2**−52``)."""
         tot = 0.0
         for o, c in zip(self.origins, self.counts):
             fx = fractions_sq_1d(c.shape[0], o[0], self.width, x0, x1)
@@ -219,8 +228,9 @@ def shifted_histograms(points, policy: Policy, epsilon, bin_width=None, rng=None
     delta = float(policy.delta)
     lo = policy.lo
     sens = series_sensitivity(m, policy.bounded)
+    plan = plan_laplace(sens, eps, integer=True, changed=max(1, int(sens)))  # ≤ Δ bins move
     g = resolve_rng(rng)
-    origins, counts = [], []
+    origins, exact_counts = [], []
     for h in range(m):
         off = (m - h) % m
         n1 = (K[0] - 1 + off) // m + 1
@@ -228,16 +238,22 @@ def shifted_histograms(points, policy: Policy, epsilon, bin_width=None, rng=None
         b1 = (fi[0] + off) // m
         b2 = (fi[1] + off) // m
         c = np.bincount(b1 * n2 + b2, minlength=n1 * n2).astype(float).reshape(n1, n2)
-        c += g.laplace(0.0, sens / eps, size=c.shape)
         origins.append((float(lo[0] - off * delta), float(lo[1] - off * delta)))
-        counts.append(c)
+        exact_counts.append(c)
+    # one release of every bin of the series: a record changes them by at most Δ in L1
+    flat = plan.release_array(np.concatenate([c.ravel() for c in exact_counts]), rng=g)
+    counts, start = [], 0
+    for c in exact_counts:
+        counts.append(flat[start:start + c.size].reshape(c.shape))
+        start += c.size
     det = (f"{m} shifted equi-width histograms, bin width {float(w):g} = {m}·δ, "
            f"sensitivity {sens}")
-    return HistogramSeries(policy, eps, float(w), m, origins, counts, sens, det)
+    return HistogramSeries(policy, eps, float(w), m, origins, counts, sens, det, plan.grid)
 
 
 def equiwidth_histogram(points, policy: Policy, epsilon, bin_width, rng=None) -> HistogramSeries:
-    """The baseline: one equi-width histogram from the box's corner, Laplace(2/ε) per bin.
+    """The baseline: one equi-width histogram from the box's corner, Laplace(2/ε) per bin
+    (exact discrete Laplace on the unit grid).
 
     ``bin_width`` is any positive width; pick it without looking at the data.
     """
@@ -252,10 +268,11 @@ def equiwidth_histogram(points, policy: Policy, epsilon, bin_width, rng=None) ->
     idx = [np.clip(np.floor((pts[:, a] - lo[a]) / w).astype(np.int64), 0, n[a] - 1)
            for a in range(2)]
     c = np.bincount(idx[0] * n[1] + idx[1], minlength=n[0] * n[1]).astype(float).reshape(n)
+    plan = plan_laplace(2, eps, integer=True, changed=2)
     g = resolve_rng(rng)
-    c += g.laplace(0.0, 2.0 / eps, size=c.shape)
+    c = plan.release_array(c, rng=g)
     return HistogramSeries(policy, eps, w, 1, [(float(lo[0]), float(lo[1]))], [c], 2,
-                           f"equi-width histogram, bin width {w:g}, sensitivity 2")
+                           f"equi-width histogram, bin width {w:g}, sensitivity 2", plan.grid)
 
 
 def shift_strategy_matrix(policy: Policy, m: int) -> np.ndarray:

@@ -29,9 +29,11 @@ release is then checked against the window account only and never charged to the
 and each of its releases is still charged to the ledger, as before.)
 
 The order of a release: compute the exact statistic (a failure spends nothing) → in one
-transaction, check every window holding the step and reserve → draw exact discrete Laplace noise
-→ store the value. From SQL: ``CREATE STREAM``, ``PUBLISH``, ``SHOW STREAMS``
-(:mod:`provsql_dp.privacy.stream_statements`).
+transaction, check every window holding the step and reserve → release the value with exact
+discrete Laplace noise on the public grid of ``plan_laplace(sensitivity, ε)``
+(:mod:`provsql_dp.mechanisms.safe_noise`, OS entropy unless a test passes a generator; the plan is
+checked before anything is reserved) → store the value. From SQL: ``CREATE STREAM``,
+``PUBLISH STREAM``, ``SHOW STREAMS`` (:mod:`provsql_dp.privacy.stream_statements`).
 
 Examples
 --------
@@ -58,6 +60,7 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -73,6 +76,7 @@ from ...errors import (
     ProgrammingError,
 )
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 from ...sql.catalog import SCHEMA
 
 __all__ = ["Publisher", "Release", "list_publishers", "published"]
@@ -115,6 +119,7 @@ class Release:
     epsilon: Fraction
     statistic: str
     scale: float
+    grid: float = float("nan")  # the public grid of ``value`` (NaN for history rows)
 
 
 def _duck(con):
@@ -294,6 +299,9 @@ class Publisher:
             v = float(val if val is not None else 0.0)
         except (TypeError, ValueError):
             raise ProgrammingError("the statistic must be numeric") from None
+        if not math.isfinite(v):
+            raise ProgrammingError("the statistic must be finite (clamp it in the query); "
+                                   "nothing was spent")
         return v, text
 
     def _reserve(self, step: int, eps: Fraction, text: str) -> int:
@@ -373,6 +381,11 @@ class Publisher:
         sens = float(sensitivity)
         if not sens > 0:
             raise ProgrammingError("sensitivity must be positive")
+        try:  # the grid and the exact noise, from public parameters, before anything is reserved
+            plan = plan_laplace(sens, float(eps))
+        except ValueError as e:
+            raise ProgrammingError(f"cannot release with sensitivity {sens!r} at ε = "
+                                   f"{format_eps(eps)}: {e}; nothing was spent") from None
         exact, text = self._exact(statistic, params)
         seq = self._reserve(step, eps, text)  # the window account; the ledger paid ε at creation
         if self.legacy:  # created before window accounts: charged release by release
@@ -384,9 +397,8 @@ class Publisher:
                 self._cur.execute(f"DELETE FROM {SCHEMA}.delta_releases WHERE publisher = ? "
                                   "AND seq = ?", [self.name, seq])
                 raise
-        scale = sens / float(eps)
-        value = exact + float(resolve_rng(rng).laplace(0.0, scale))
+        value = plan.release(exact, rng=resolve_rng(rng))
         self._cur.execute(
             f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ? "
             "WHERE publisher = ? AND seq = ?", [value, datetime.now(), self.name, seq])
-        return Release(step, value, eps, text, scale)
+        return Release(step, value, eps, text, plan.noise_scale, plan.grid)

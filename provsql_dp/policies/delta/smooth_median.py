@@ -14,10 +14,23 @@ property ``B_t(x) ≤ B_{t+1}(y)`` for δ-neighbours ``x, y`` (δ-neighbours are
     ``S(x) = max_{t ≥ 0} e^{−tβ} · min(δ, A⁽ᵗ⁾(x))``
 
 is a β-smooth upper bound on the local sensitivity under the δ-neighbourhood, never above δ —
-the global sensitivity ``hi − lo`` of the standard neighbourhood is gone. We release
-``median + (6·S/ε)·Z`` with ``Z`` standard Cauchy and ``β = ε/6`` (NRS07's admissible Cauchy
-noise, pure ε-DP). The noise scale depends on the data through ``S`` only, which is why it is
-smooth; the scale itself is not released.
+the global sensitivity ``hi − lo`` of the standard neighbourhood is gone.
+
+Two releases (``noise=``):
+
+* ``"laplace"`` (default, floating-point safe): the median's *global* sensitivity under the
+  δ-neighbourhood is ``min(δ, hi − lo)`` (one record moves by at most δ, so the median does), and
+  ``median + Lap(that/ε)`` is released with exact discrete Laplace noise on the public grid of
+  :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` — pure ε-DP, nothing data-dependent in
+  the noise. It is the better choice when δ is small next to the spread of the data near the
+  median.
+* ``"cauchy"``: ``median + (6·S/ε)·Z`` with ``Z`` standard Cauchy and ``β = ε/6`` (NRS07's
+  admissible Cauchy noise, pure ε-DP). The noise scale depends on the data through ``S`` only,
+  which is why it is smooth; the scale itself is not released. Much less noise when the data are
+  dense around the median, but **not floating-point safe**: the noise is a continuous variable of
+  a data-dependent scale, which no exact sampler on a data-independent grid can produce, so the
+  low-order bits of the release may reveal the median (Mironov 2012). Curator experiments only;
+  never reachable from SQL.
 
 Bounded policies only (no sources): adding or removing a record shifts the median's rank.
 
@@ -29,6 +42,9 @@ Bounded policies only (no sources): adding or removing a record shifts the media
 >>> float(smooth_sensitivity(x, Policy(0.001), beta=0.1))              # capped by δ
 0.001
 >>> r = median(x, Policy(0.001), 1.0, rng=np.random.default_rng(3))
+>>> bool(abs(r.value - 0.5) < 0.05), r.noise, r.grid == 2.0 ** -30
+(True, 'laplace', True)
+>>> r = median(x, Policy(0.001), 1.0, rng=np.random.default_rng(3), noise="cauchy")
 >>> bool(abs(r.value - 0.5) < 0.05), r.beta == 1 / 6
 (True, True)
 """
@@ -41,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 from .policy import Policy
 
 __all__ = ["MedianRelease", "median", "smooth_sensitivity", "local_sensitivity_bound"]
@@ -102,15 +119,18 @@ def smooth_sensitivity(x, policy: Policy, beta: float) -> float:
 @dataclass
 class MedianRelease:
     """A noisy median. ``value`` is the release; the other fields are the mechanism's
-    parameters (``beta``, the noise family); the data-dependent scale is kept private."""
+    parameters (``beta`` for the smooth Cauchy release, else None; the noise family; ``grid``,
+    the public grid of a ``"laplace"`` release, else NaN); the smooth release's data-dependent
+    scale is kept private."""
 
     value: float
     epsilon: float
-    beta: float
+    beta: float | None
     noise: str = "cauchy"
+    grid: float = float("nan")
 
 
-def median(points, policy: Policy, epsilon, rng=None) -> MedianRelease:
+def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace") -> MedianRelease:
     """Release the (lower) median of one column with ε-DP under the δ-neighbourhood.
 
     Parameters
@@ -123,6 +143,10 @@ def median(points, policy: Policy, epsilon, rng=None) -> MedianRelease:
         Budget; the caller charges its ledger first.
     rng : numpy.random.Generator, optional
         Tests only.
+    noise : {"laplace", "cauchy"}
+        ``"laplace"`` (default): global sensitivity ``min(δ, hi − lo)``, exact discrete Laplace on
+        a public grid (floating-point safe). ``"cauchy"``: smooth sensitivity with continuous
+        Cauchy noise — not floating-point safe (module docstring).
     """
     if not isinstance(policy, Policy) or policy.dims != 1:
         raise ValueError("median needs a 1-D provsql_dp.policies.delta.Policy")
@@ -132,10 +156,18 @@ def median(points, policy: Policy, epsilon, rng=None) -> MedianRelease:
     eps = float(epsilon)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
+    if noise not in ("laplace", "cauchy"):
+        raise ValueError(f"noise must be 'laplace' or 'cauchy', got {noise!r}")
     x = np.sort(policy.check_points(points))
+    if x.size == 0:
+        raise ValueError("the median of an empty table is undefined")
+    med = float(x[(x.size + 1) // 2 - 1])
+    g = resolve_rng(rng)
+    if noise == "laplace":
+        sens = min(float(policy.delta), float(policy.hi[0]) - float(policy.lo[0]))
+        plan = plan_laplace(sens, eps)
+        return MedianRelease(plan.release(med, rng=g), eps, None, "laplace", plan.grid)
     beta = eps / 6.0
     S = smooth_sensitivity(x, policy, beta)
-    g = resolve_rng(rng)
-    med = float(x[(x.size + 1) // 2 - 1])
     val = med + (6.0 * S / eps) * float(g.standard_cauchy())
     return MedianRelease(val, eps, beta)

@@ -1,7 +1,8 @@
 """One numeric column under a δ-neighbourhood: the cumulative strategy C_{n,δ} and sorted points
 (papers/004 §5.1, §5.4.1, §5.5.1).
 
-**C_{n,δ}** publishes the cumulative histogram of ``k`` equal cells with Laplace noise. Moving a
+**C_{n,δ}** publishes the cumulative histogram of ``k`` equal cells with Laplace noise (exact
+discrete Laplace on the unit grid: the released cumulative counts are integers). Moving a
 record by at most δ changes at most ``θ = ⌈δ/w⌉`` cumulative counts by one (cells ``θ`` apart are
 the farthest δ-neighbours), so the sensitivity is θ, not ``k − 1``: it is set by δ. This is the
 Blowfish Laplace strategy on the path spanning tree of the threshold policy ``Gᶿₖ``
@@ -29,7 +30,7 @@ Examples
 >>> bool(abs(est[0] - np.sum((pts >= 0.2) & (pts < 0.5))) < 20)
 True
 >>> s = sorted_points(pts, Policy(0.01), 1.0, rng=rng)
->>> s.points.size, s.scale
+>>> s.points.size, round(s.scale, 6)                # δ/ε (the exact noise: ≤ 1 + 2**-20 above)
 (1000, 0.01)
 """
 
@@ -41,6 +42,7 @@ import numpy as np
 from scipy.optimize import isotonic_regression
 
 from ...mechanisms.noise import resolve_rng
+from ...mechanisms.safe_noise import plan_laplace
 from ..blowfish._transform import Forest, line_tree, source_path_tree
 from ._overlap import overlap_1d
 from .policy import Policy
@@ -91,11 +93,15 @@ class CumulativeRelease:
     Attributes
     ----------
     cumulative : numpy.ndarray
-        The noisy released vector (subtree sums of the tree; root slots exact and public).
+        The noisy released vector (subtree sums of the tree, integers: exact discrete Laplace on
+        the unit grid); a root slot holds the public total under a bounded policy and 0 for the
+        ⊥ root with sources (the total is not public there, so it is not published).
     counts : numpy.ndarray
         Cell counts reconstructed from it (unbiased, possibly negative).
     sensitivity : int
         θ (bounded) or the tree's stretch with sources.
+    grid : float
+        The public grid of the released values (1: counts are integers).
     """
 
     policy: Policy
@@ -106,6 +112,7 @@ class CumulativeRelease:
     sensitivity: int
     detail: str
     tree: Forest = field(repr=False)
+    grid: float = 1.0
 
     @property
     def width(self) -> float:
@@ -117,8 +124,9 @@ class CumulativeRelease:
         return overlap_1d(self.counts, float(self.policy.lo[0]), self.width, lo, hi)
 
     def variance(self, lo, hi) -> np.ndarray:
-        """Exact noise variance of :meth:`range_count` (the approximation error of partly
-        covered cells is not included)."""
+        """Noise variance of :meth:`range_count` (the approximation error of partly covered
+        cells is not included): that of Laplace(ℓ/ε) counts, an upper bound for the exact
+        discrete Laplace released (``2p/(1 − p)² ≤ 2λ²``, ``λ = ℓ/ε`` up to ``2**−52``)."""
         lo = np.atleast_1d(np.asarray(lo, dtype=float))
         hi = np.atleast_1d(np.asarray(hi, dtype=float))
         t = self.tree
@@ -161,15 +169,19 @@ def cumulative(points, policy: Policy, epsilon, cells=None, rng=None) -> Cumulat
     xt = tree.forward(x)
     noisy = xt.copy()
     mask = tree.parent >= 0
+    noisy[tree.roots[tree.roots >= k]] = 0.0  # the ⊥ root's subtree sum (the total) is private
     g = resolve_rng(rng)
-    noisy[mask] = xt[mask] + g.laplace(0.0, tree.ell / eps, size=int(mask.sum()))
+    # a δ-move changes at most ℓ cumulative counts by one: integers, L1 sensitivity ℓ
+    plan = plan_laplace(tree.ell, eps, integer=True, changed=int(tree.ell))
+    noisy[mask] = plan.release_array(xt[mask], rng=g)
     counts = tree.backward(noisy)
     th = policy.threshold_of(k)
     det = (f"C_{{n,δ}}: Laplace on the cumulative counts of {k} cells (θ={th}, "
            f"sensitivity {tree.ell})")
     if not policy.bounded:
         det += f", cumulated towards the source cell {tree.name.split('@')[-1]}"
-    return CumulativeRelease(policy, eps, k, noisy[: tree.n], counts, int(tree.ell), det, tree)
+    return CumulativeRelease(policy, eps, k, noisy[: tree.n], counts, int(tree.ell), det, tree,
+                             plan.grid)
 
 
 @dataclass
@@ -180,6 +192,7 @@ class SortedRelease:
     epsilon: float
     points: np.ndarray
     scale: float
+    grid: float = float("nan")
 
     def range_count(self, lo, hi) -> np.ndarray:
         """Number of published points in each ``[lo, hi)``."""
@@ -193,7 +206,10 @@ def sorted_points(points, policy: Policy, epsilon, rng=None) -> SortedRelease:
     """Publish the sorted values with Laplace(δ/ε) noise each (papers/004 §5.5.1).
 
     The L1 sensitivity of the sorted vector under a δ-neighbourhood is δ (a bounded policy is
-    required: the number of values released is the table size).
+    required: the number of values released is the table size). The noise is exact discrete
+    Laplace on the public grid of ``plan_laplace(δ, ε, changed=n)`` — one moved value can shift
+    every sorted position — and ``SortedRelease.grid`` is that grid before the consistency step
+    (isotonic regression, clipping: post-processing); ``scale`` is the plan's noise scale.
     """
     _need_1d(policy)
     if not policy.bounded:
@@ -201,10 +217,10 @@ def sorted_points(points, policy: Policy, epsilon, rng=None) -> SortedRelease:
                          "public: use a policy without sources")
     eps = _eps(epsilon)
     p = np.sort(policy.check_points(points))
-    scale = float(policy.delta) / eps
+    plan = plan_laplace(float(policy.delta), eps, changed=max(1, p.size))
     g = resolve_rng(rng)
-    noisy = p + g.laplace(0.0, scale, size=p.size)
+    noisy = plan.release_array(p, rng=g)
     if noisy.size:
         noisy = isotonic_regression(noisy, increasing=True).x
     noisy = np.clip(noisy, policy.lo[0], policy.hi[0])
-    return SortedRelease(policy, eps, noisy, scale)
+    return SortedRelease(policy, eps, noisy, plan.noise_scale, plan.grid)

@@ -12,6 +12,7 @@ from recursive_testkit import make_kr, random_kr
 from provsql_dp.mechanisms import general
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms.release import Release
+from provsql_dp.mechanisms.safe_noise import on_grid, plan_laplace
 
 # two triangles sharing an edge plus a separate one (node privacy)
 KR = make_kr(
@@ -63,17 +64,20 @@ def test_seeded_release_is_reproducible_and_default_is_os_entropy():
 
 
 def test_release_reproduces_the_mechanism_steps():
-    """Δ̂ = e^{μ+Y}Δ and X̂ = X + Lap(Δ̂/ε₂), with X from eq. 12 at that Δ̂."""
+    """Δ̂ = θe^{μ+βĵ} (ĵ = j + DLap(1/ε₁), i.e. e^{μ+Y}Δ with Y = βK₁) and X̂ = X + noise of
+    scale Δ̂/ε₂ on the public grid of plan_laplace(Δ̂, ε₂), with X from eq. 12 at that Δ̂."""
     seed = 3
     rel = rm.release(KR, 0.8, rng=np.random.default_rng(seed))
     p = rel.params
     g = np.random.default_rng(seed)
-    y = g.laplace(0, p["beta"] / p["eps1"])
-    z = g.laplace(0, rel.delta_hat / p["eps2"])
     e = rm.explain(KR, 0.8)
+    j_hat = plan_laplace(1, p["eps1"], integer=True).release(e.delta_j, rng=g)
+    y = p["beta"] * (j_hat - e.delta_j)
     assert rel.delta_hat == pytest.approx(e.delta * math.exp(p["mu"] + y))
     x = rm.explain(KR, 0.8, delta_hat=rel.delta_hat).x
-    assert rel.value == pytest.approx(x + z)
+    plan = plan_laplace(rel.delta_hat, p["eps2"])
+    assert rel.grid == plan.grid and on_grid(rel.value, plan.grid)
+    assert rel.value == pytest.approx(plan.release(x, rng=g))
 
 
 def test_noise_bound_formula():

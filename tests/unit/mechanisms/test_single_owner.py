@@ -18,6 +18,7 @@ from recursive_testkit import make_kr, pulp_g, pulp_h
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms import single_owner as so
 from provsql_dp.mechanisms._framework import resolve_params
+from provsql_dp.mechanisms.safe_noise import on_grid, plan_laplace
 
 TOL = 1e-7
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -276,8 +277,8 @@ def test_delta_tolerance_band_is_decided_like_the_lp_path():
 
 
 def test_release_consumes_randomness_like_the_lp_path():
-    """Δ̂ = e^{μ+Y}Δ then X̂ = X + Lap(Δ̂/ε₂), two draws in that order; the generator ends in the
-    same state as after recursive.release."""
+    """Δ̂ = θe^{μ+βĵ} (ĵ = j + DLap(1/ε₁)) then X̂ on the grid of plan_laplace(Δ̂, ε₂), two
+    draws in that order; the generator ends in the same state as after recursive.release."""
     rng = np.random.default_rng(0)
     kr, c = numpy_kr(rng, 25)
     rel = so.release(c, 0.8, rng=(g1 := np.random.default_rng(9)))
@@ -285,11 +286,13 @@ def test_release_consumes_randomness_like_the_lp_path():
     assert g1.random() == g2.random()
     p = rel.params
     g = np.random.default_rng(9)
-    y = g.laplace(0, p["beta"] / p["eps1"])
-    z = g.laplace(0, rel.delta_hat / p["eps2"])
-    _, d = so.delta(c, p["theta"], p["beta"])
-    assert rel.delta_hat == d * math.exp(p["mu"] + y)
-    assert rel.value == so.clamped_sum(c, rel.delta_hat) + z
+    j, d = so.delta(c, p["theta"], p["beta"])
+    j_hat = plan_laplace(1, p["eps1"], integer=True).release(j, rng=g)
+    assert rel.delta_hat == pytest.approx(d * math.exp(p["mu"] + p["beta"] * (j_hat - j)))
+    assert rel.delta_hat == math.exp(math.log(p["theta"]) + p["mu"] + p["beta"] * j_hat)
+    plan = plan_laplace(rel.delta_hat, p["eps2"])
+    assert rel.value == plan.release(so.clamped_sum(c, rel.delta_hat), rng=g)
+    assert on_grid(rel.value, rel.grid) and rel.grid == plan.grid
 
 
 def test_absent_participants_change_nothing():
