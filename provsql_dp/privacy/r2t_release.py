@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ProgrammingError, SolverError
 from ..mechanisms import r2t
+from ..provenance.backends import engine_of
 from ..provenance.capture import capture
 from .release_info import PrivacyInfo
 
@@ -68,7 +69,7 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
     """One R2T release per group (ε split equally); returns (description, rows, PrivacyInfo)."""
     eps = eps_total / len(groups)
     charge = charge_fn()
-    kr = capture(con._duck, plan, bounds)
+    kr = capture(engine_of(con), plan, bounds)
     releases, rows = [], []
     for g in groups:
         sub = restrict_group(kr, g)
