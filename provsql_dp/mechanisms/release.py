@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .noise import error_bound
+from .noise import error_bound, tail_units
 from .safe_noise import LaplacePlan, at_least_min_scale, plan_laplace
 
 __all__ = ["Release", "release_delta_hat", "release_x", "x_plan"]
@@ -140,3 +140,23 @@ class Release:
             q = (1 + p) / 2
             return sum(part.noise_bound(q) for part in self.parts)
         return error_bound(self.plan, p)
+
+    def interval(self, p: float = 0.95) -> tuple[float | None, float | None]:
+        """An interval that holds the **true answer** with probability ≥ ``p`` (None: unbounded).
+
+        The mechanism releases ``X̂ = γ(⌊X/γ⌋ + K)`` with ``X = min_i H_i + (|P| − i)Δ̂ ≤ H_|P|``,
+        the true answer (take ``i = |P|``, papers/003 eq. 12). So ``truth ≥ X ≥ X̂ − γK``, and with
+        ``k`` the one-sided quantile of ``K ~ DLap(λ)`` (``Pr[K > k] ≤ 1 − p``) the truth is at
+        least ``X̂ − γk`` with probability ≥ ``p``. Above, the truncation ``H_|P| − X`` is
+        data-dependent and not released: the interval is one-sided, ``(X̂ − γk, None)``. For a
+        signed release the negative part's truncation is unbounded too: ``(None, None)``.
+        Computed from ``Δ̂``, ``ε₂`` and ``p`` only.
+        """
+        if not 0.5 < p < 1:
+            raise ValueError(f"a one-sided coverage p must lie in (0.5, 1), got {p!r}")
+        if self.parts:
+            return (None, None)
+        plan = self.plan
+        # Pr[K > k] = α^{k+1}/(1+α) = Pr[|K| > k]/2
+        k = tail_units(plan.noise_units, 2 * p - 1)
+        return (self.value - plan.grid * k, None)
