@@ -39,7 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+DATA = Path(
+    os.environ.get(
+        "PROVSQL_DP_GRAPHS", Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+    )
+)
 OUT = Path(__file__).resolve().parent / "out"
 GRAPHS = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh", "deezer-HU"]
 
