@@ -10,8 +10,9 @@ The Δ search of eq. 11 never needs the value of ``J(W) = min {Σ g : load_p(g) 
 
 * **upper bound** (:func:`primal_upper`): any ``g ∈ [0,1]^P`` whose loads, recomputed exactly
   from the structure, are all ``≤ W`` is feasible, so ``J(W) ≤ Σ mult·g``. An approximate
-  solution is first clipped to the box; participants whose recomputed load still exceeds ``W``
-  are withdrawn fully (``g_p = 1`` sets every monomial containing ``p`` to φ = 0, so ``load_p = 0``,
+  solution is first clipped to the box and scaled up by the smallest of a few factors that makes
+  it feasible (loads only fall as ``g`` grows); failing that, participants whose recomputed load
+  still exceeds ``W`` are withdrawn fully (``g_p = 1`` sets every monomial containing ``p`` to φ = 0, so ``load_p = 0``,
   and other loads only fall since φ is nonincreasing in ``g``). The bound is therefore always
   certified, never larger than ``J`` by more than the repair;
 * **lower bound** (:func:`lagrangian_lower`): every variable of the model is boxed
@@ -87,13 +88,23 @@ def primal_upper(view, g: np.ndarray, cap: float) -> tuple[float, np.ndarray]:
     ``g`` has one entry per participant (class) of the view. ``g'`` is ``g`` clipped to ``[0, 1]``
     with every participant whose exactly recomputed load exceeds ``cap`` withdrawn fully.
     """
-    g = np.clip(np.asarray(g, dtype=np.float64), 0.0, 1.0)
+    g0 = np.clip(np.asarray(g, dtype=np.float64), 0.0, 1.0)
+    # first scale the approximate solution up a little (loads only fall as g grows): an
+    # iterate that is feasible up to a relative tolerance usually needs a tiny factor
+    for t in _SCALES:
+        g = np.minimum(1.0, g0 * (1.0 + t))
+        over = view.loads(g) > cap
+        if not over.any():
+            return float(np.dot(view.mult, g)), g
     for _ in range(3):
+        g[over] = 1.0
         over = view.loads(g) > cap
         if not over.any():
             break
-        g[over] = 1.0
     else:  # loads of fully withdrawn participants are 0 and others only fall: cannot happen
-        over = view.loads(g) > cap
         g[over] = 1.0
     return float(np.dot(view.mult, g)), g
+
+
+#: relative scalings of an approximate ``g`` tried before withdrawing violators fully
+_SCALES = (0.0, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2)

@@ -378,7 +378,7 @@ class Solver:
         for every ``W'``, from one first-order (PDLP) solve; ``None`` if it produced no iterate.
 
         The model is built for ``cap`` alone (rows for ``deg_q > cap`` only) and solved to the
-        relative tolerance ``tol`` with its load rows tightened by a relative ``10 tol``, so that the approximate primal is feasible for
+        relative tolerance ``tol`` with its load rows tightened by a relative ``tol``, so that the approximate primal is feasible for
         ``cap`` after clipping; both bounds are then certified exactly by :mod:`._certify`
         (recomputed loads for U, the Lagrangian dual function of the untightened model for L).
         Where the rows for ``deg_q ≤ W'`` are missing the model is a relaxation, so the cut stays
@@ -390,7 +390,7 @@ class Solver:
         m = self._j_arrays(float(cap), float(cap))
         n_rows_m, n_g = m["n_rows_m"], m["n_g"]
         tight = m["row_upper"].copy()
-        tight[n_rows_m:] = float(cap) * (1 - 10 * tol)
+        tight[n_rows_m:] = float(cap) * (1 - tol)
         out = solve_lp(
             m["n_col"], m["cost"], np.zeros(m["n_col"]), np.ones(m["n_col"]), m["row_lower"],
             tight, m["start"], m["idx"], m["val"], solver="pdlp", time_limit=self.time_limit,

@@ -22,6 +22,14 @@ __all__ = ["Structure", "quotient", "reduced"]
 _MIN_GAIN = 0.05
 
 
+def _sorted_distinct(key: np.ndarray) -> np.ndarray:
+    """``np.unique(key)`` by one sort, skipped when ``key`` is already sorted (entries grouped
+    by tuple with sorted participants, as capture produces them)."""
+    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
+        key = np.sort(key)
+    return key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
+
+
 class Structure:
     """The arrays of a K-relation that the LPs need, over the participants that occur.
 
@@ -62,7 +70,11 @@ class Structure:
 
         self.n_total = int(kr.n_participants)
         part = mono_part[keep_e]
-        occurring, ent_part = np.unique(part, return_inverse=True)
+        # dense re-indexing by counting (np.unique hashes/argsorts: minutes at 10^7 entries)
+        present = np.bincount(part, minlength=int(kr.n_participants)) > 0 if len(part) else (
+            np.zeros(int(kr.n_participants), dtype=bool))
+        occurring = np.flatnonzero(present)
+        ent_part = (np.cumsum(present) - 1)[part]
         self.occurring = occurring  # indices into kr.participant_list
         self.n = int(len(occurring))
         self.n_absent = self.n_total - self.n
@@ -80,7 +92,7 @@ class Structure:
             [[0], np.cumsum(np.bincount(self.mono_tuple, minlength=self.n_tuples))]
         ).astype(np.int64)
         # distinct (tuple, participant) pairs: p occurs in the annotation of t
-        pair = np.unique(self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part)
+        pair = _sorted_distinct(self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part)
         self.var_tuple = pair // max(self.n, 1)
         self.var_part = pair % max(self.n, 1)
         self.deg = np.bincount(self.var_part, weights=self.q[self.var_tuple], minlength=self.n)
