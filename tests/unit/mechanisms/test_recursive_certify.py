@@ -86,7 +86,7 @@ def test_bounds_on_disjunctive_and_weighted_relations(seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), tol=hs.sampled_from([1e-7, 1e-4]))
+@given(seed=hs.integers(0, 2**32 - 1), tol=hs.sampled_from([1e-7, 1e-4, 1e-2]))
 def test_first_order_delta_search_finds_the_same_j(seed, tol):
     """Whatever the bounds' quality, the Δ search decides every probe as the exact J would."""
     rng = np.random.default_rng(seed)
