@@ -16,7 +16,7 @@ Examples
 ...     annotations=[[{("v", "a"), ("v", "b"), ("v", "c")}], [{("v", "b"), ("v", "c"), ("v", "d")}]])
 >>> c = lp_cost(kr, epsilon=1.0, privacy="node")
 >>> c.tuples, c.participants, c.max_rows, c.delta_range
-(2, 4, 6, 7)
+(2, 4, 6, 4)
 """
 
 from __future__ import annotations
