@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ._symmetry import twin_classes
+from ._symmetry import _positions, twin_classes
 
 __all__ = ["Structure", "quotient", "reduced"]
 
@@ -75,6 +75,12 @@ class Structure:
             np.zeros(int(kr.n_participants), dtype=bool))
         occurring = np.flatnonzero(present)
         ent_part = (np.cumsum(present) - 1)[part]
+        sizes_k = mono_size[keep_m]
+        if len(sizes_k) and int(sizes_k.min()) == int(sizes_k.max()) > 1:
+            # participants sorted inside each monomial (order is immaterial): entries then
+            # coincide with the sorted incidence pairs, which spares later binary searches
+            k = int(sizes_k[0])
+            ent_part = np.sort(ent_part.reshape(-1, k), axis=1).ravel()
         self.occurring = occurring  # indices into kr.participant_list
         self.n = int(len(occurring))
         self.n_absent = self.n_total - self.n
@@ -128,7 +134,7 @@ class Structure:
         if hasattr(self, "_load_view"):
             return self._load_view
         key = self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part
-        pair_of_ent = np.searchsorted(self.var_tuple * max(self.n, 1) + self.var_part, key)
+        pair_of_ent = _positions(self.var_tuple * max(self.n, 1) + self.var_part, key)
         pair_count = np.bincount(pair_of_ent, minlength=len(self.var_tuple))
         in_all = pair_count == np.diff(self.tuple_mono_ptr)[self.var_tuple]
         if in_all.all():
