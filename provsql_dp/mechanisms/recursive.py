@@ -75,7 +75,7 @@ _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: the Δ search never probes more than this many steps below the last feasible j
 _MAX_STEP = 16
 #: relative tolerances of the first-order Δ solves tried before an exact one (Solver.j_bounds)
-_FIRST_ORDER_TOLS = (1e-2, 1e-4, 1e-7)
+_FIRST_ORDER_TOLS = (1e-2, 1e-4)
 #: the Δ model is built for caps down to this many steps below the probe (see Solver.j_value)
 _SPECULATE = 12
 
@@ -251,8 +251,9 @@ class _Run:
                         ok = False
                         break
                     bounds = None  # the interval straddles the threshold: tighter, then exact
-            if bounds is None:
+            if bounds is None:  # exact; after first-order bounds, on the model for w alone
                 floor = tau(max(lo + 1, min(probe, hi - _SPECULATE))) / 2
+                floor = w if self.solver.first_order else floor
                 j_val, slope = self.solver.j_value(w, floor)
                 ok = holds(j_val, probe)
             self.delta_probes.append((probe, tau(probe), j_val, ok))

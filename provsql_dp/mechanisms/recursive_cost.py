@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ._framework import resolve_params
 from ._structure import Structure
 
-__all__ = ["LPCost", "lp_cost", "PUBLIC_NOTE"]
+__all__ = ["PUBLIC_NOTE", "LPCost", "lp_cost"]
 
 #: what can be said of the LPs without looking at the data
 PUBLIC_NOTE = (
@@ -78,5 +78,5 @@ def lp_cost(kr, epsilon: float = 0.5, privacy: str | None = "node", **params) ->
         max_cols=int(view.n + view.n_tuples),
         max_nonzeros=int(len(view.ent_part) + view.n_mono + incid),
         delta_range=int(rng),
-        max_bisection_probes=int(math.ceil(math.log2(rng + 1))) if rng else 0,
+        max_bisection_probes=math.ceil(math.log2(rng + 1)) if rng else 0,
     )
