@@ -10,6 +10,12 @@ LPs / other, the number of LPs per release and the subprocess's peak RSS. Each i
 ``benchmarks/out/recursive/<name>.png`` (if matplotlib is available), so runs never overwrite each
 other; ``--compare a b`` prints two saved runs side by side.
 
+``--lp-log`` prints every LP of the first release (what, algorithm, rows, columns, non-zeros,
+seconds); ``--time-limit`` sets the seconds per LP (the SQL path uses 120 and then releases the
+data-independent fallback: such releases are counted in ``lp_failed``); ``--graphs scale`` runs
+the scale graphs (ca-AstroPh, ca-HepPh: millions of triangles; run them alone, each needs a few GB).
+The graphs are read from ``../shared/data/graphs`` or ``$PROVSQL_DP_GRAPHS``.
+
 ``--max-seconds`` caps the time spent per (graph, privacy): after at least ``--min-releases``
 releases the loop stops once the budget is used, and the table's ``rel`` column says how many
 releases the medians are over.
@@ -19,6 +25,7 @@ Usage::
     python benchmarks/recursive.py --name after           # the paper's 7 graphs + deezer-HU
     python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3 --name quick
     python benchmarks/recursive.py --compare before after
+    python benchmarks/recursive.py --graphs scale --releases 1 --lp-log --time-limit 120 --name scale
     # before/after in one run, interleaved (old code from a worktree of an older commit):
     git worktree add /tmp/before <commit>
     python benchmarks/recursive.py --name cmp --variant before=/tmp/before --variant after=
@@ -39,9 +46,15 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+DATA = Path(
+    os.environ.get(
+        "PROVSQL_DP_GRAPHS", Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+    )
+)
 OUT = Path(__file__).resolve().parent / "out"
 GRAPHS = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh", "deezer-HU"]
+#: the scale graphs of issue 12 (millions of triangles): ``--graphs scale``; run one at a time
+SCALE = ["ca-AstroPh", "ca-HepPh"]
 
 TRIANGLES = (
     "SELECT e1.src AS a, e1.dst AS b, e2.dst AS c "
@@ -103,11 +116,13 @@ def capture_sql(path: Path, privacy: str):
 
 
 def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: float = 0.0,
-            min_releases: int = 3) -> dict:
+            min_releases: int = 3, time_limit: float | None = None) -> dict:
+    from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import recursive as rm
 
     path = DATA / f"{graph}.edges"
-    captures, lps, others, n_lps, errs = [], [], [], [], []
+    captures, lps, others, n_lps, errs, failed = [], [], [], [], [], 0
+    lp_log = None
     con = sql = None
     if not direct:
         con, sql = capture_sql(path, privacy)
@@ -122,18 +137,25 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
         t1 = time.perf_counter()
         stats = rm.LPStats()
-        rel = rm.release(kr, epsilon=0.5, privacy=privacy, stats=stats)
+        try:
+            rel = rm.release(kr, epsilon=0.5, privacy=privacy, stats=stats, time_limit=time_limit)
+        except SolverError:  # the SQL path would release the data-independent fallback
+            rel, failed = None, failed + 1
         t2 = time.perf_counter()
+        if lp_log is None:  # per LP of the first release: (what, algorithm, rows, cols, nnz, s)
+            lp_log = [list(x) for x in stats.log]
         true = float(kr.weights.sum())
         captures.append(t1 - t0)
         lps.append(stats.lp_seconds)
         others.append(t2 - t1 - stats.lp_seconds)
         n_lps.append(stats.n_lps)
-        errs.append(abs(rel.value - true) / true if true else float("nan"))
+        if rel is not None:
+            errs.append(abs(rel.value - true) / true if true else float("nan"))
         del kr
     return {
         "graph": graph, "privacy": privacy, "triangles": int(true), "releases": done,
-        "median_rel_err": statistics.median(errs), "capture_s": statistics.median(captures),
+        "median_rel_err": statistics.median(errs) if errs else float("nan"), "lp_failed": failed,
+        "lp_log": lp_log, "capture_s": statistics.median(captures),
         "lp_s": statistics.median(lps), "other_s": statistics.median(others),
         "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)]),
         "n_lps": statistics.median(n_lps),
@@ -183,6 +205,14 @@ def fmt(r: dict) -> str:
     )
 
 
+def fmt_lps(r: dict) -> str:
+    """Per-LP lines of the first release (curator diagnostics)."""
+    return "\n".join(
+        f"    {what:<9} {alg:<7} rows={rows:>9} cols={cols:>9} nnz={nnz:>10} {sec:8.2f} s"
+        for what, alg, rows, cols, nnz, sec in r.get("lp_log") or []
+    )
+
+
 def compare(a: str, b: str) -> None:
     ra = {(r["graph"], r["privacy"]): r for r in json.loads((OUT / "recursive" / f"{a}.json").read_text())}
     rb = {(r["graph"], r["privacy"]): r for r in json.loads((OUT / "recursive" / f"{b}.json").read_text())}
@@ -204,6 +234,9 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=0.0,
                     help="time budget per (graph, privacy); 0 = run all releases")
     ap.add_argument("--min-releases", type=int, default=3)
+    ap.add_argument("--time-limit", type=float, default=0.0,
+                    help="seconds per LP (the SQL path uses 120); 0 = none")
+    ap.add_argument("--lp-log", action="store_true", help="print every LP of the first release")
     ap.add_argument("--name", default="main", help="run name for the saved rows and plot")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two saved runs")
     ap.add_argument(
@@ -212,7 +245,7 @@ def main() -> None:
         "interleaved with the others per (graph, privacy); its rows go to run <name>-NAME. "
         "'NAME=' is the installed package",
     )
-    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
@@ -222,10 +255,11 @@ def main() -> None:
     else:
         variants = [("", "")]
     if args.child:
-        graph, privacy, releases, direct, budget, min_rel = args.child
+        graph, privacy, releases, direct, budget, min_rel, limit = args.child
         print(json.dumps(run_one(graph, privacy, int(releases), direct == "1", float(budget),
-                                 int(min_rel))))
+                                 int(min_rel), float(limit) or None)))
         return
+    args.graphs = [g for name in args.graphs for g in (SCALE if name == "scale" else [name])]
     print(HEADER)
     print("-" * len(HEADER))
     rows: dict[str, list] = {v: [] for v, _ in variants}
@@ -240,7 +274,8 @@ def main() -> None:
                     )
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
-                     "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases)],
+                     "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases),
+                     str(args.time_limit)],
                     capture_output=True, text=True, env=env,
                 )
                 tag = f" [{variant}]" if variant else ""
@@ -251,6 +286,8 @@ def main() -> None:
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 rows[variant].append(r)
                 print(fmt(r) + tag, flush=True)
+                if args.lp_log:
+                    print(fmt_lps(r), flush=True)
                 (OUT / "recursive").mkdir(parents=True, exist_ok=True)
                 (OUT / "recursive" / f"{names[variant]}.json").write_text(
                     json.dumps(rows[variant], indent=1)

@@ -57,12 +57,17 @@ def solve_lp(
     what: str = "LP",
     crossover: bool = True,
     keep: bool = False,
+    approximate: bool = False,
+    tolerance: float | None = None,
 ):
     """Solve ``min cost·x + offset`` over a row-wise CSR model in one ``passModel``.
 
     Returns ``(objective, col_value, row_dual)`` as numpy arrays (and the ``Highs`` object as a
     fourth item when ``keep``, for warm-started re-solves with :func:`resolve_lp`); raises
-    :class:`SolverError` unless HiGHS reports an optimal solution.
+    :class:`SolverError` unless HiGHS reports an optimal solution. With ``approximate`` (for a
+    first-order solver whose answer is certified by the caller, see :mod:`._certify`) whatever
+    primal and dual iterate HiGHS holds is returned even without an optimal status, and ``None``
+    when it holds none.
     """
     n_row = len(row_lower)
     t0 = time.perf_counter()
@@ -72,6 +77,10 @@ def solve_lp(
     h.setOptionValue("threads", 1)
     if not crossover:
         h.setOptionValue("run_crossover", "off")
+    if tolerance is not None:
+        for opt in ("primal_feasibility_tolerance", "dual_feasibility_tolerance",
+                    "pdlp_optimality_tolerance"):
+            h.setOptionValue(opt, float(tolerance))
     status = h.passModel(
         int(n_col),
         int(n_row),
@@ -91,7 +100,9 @@ def solve_lp(
     )
     if status == highspy.HighsStatus.kError:
         raise SolverError(f"HiGHS rejected the {what} model ({n_row} rows, {n_col} columns)")
-    out = _run(h, t0, stats=stats, what=what, time_limit=time_limit)
+    out = _run(h, t0, stats=stats, what=what, time_limit=time_limit, approximate=approximate)
+    if out is None:
+        return None
     return (*out, h) if keep else out
 
 
@@ -101,7 +112,7 @@ def resolve_lp(h, *, solver: str = "simplex", time_limit=None, stats=None, what=
     return _run(h, time.perf_counter(), stats=stats, what=what, time_limit=time_limit)
 
 
-def _run(h, t0: float, *, stats, what: str, time_limit):
+def _run(h, t0: float, *, stats, what: str, time_limit, approximate: bool = False):
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     n_row, n_col = h.getNumRow(), h.getNumCol()
@@ -113,6 +124,17 @@ def _run(h, t0: float, *, stats, what: str, time_limit):
         stats.lp_seconds += elapsed
         stats.max_rows = max(stats.max_rows, n_row)
         stats.max_cols = max(stats.max_cols, int(n_col))
+        alg = h.getOptionValue("solver")
+        alg = alg[1] if isinstance(alg, tuple) else alg
+        # (what, algorithm, rows, columns, non-zeros, seconds): curator-only diagnostics
+        stats.log.append((what, alg, int(n_row), int(n_col), int(h.getNumNz()), elapsed))
+    if approximate:
+        sol = h.getSolution()
+        if not (sol.value_valid and sol.dual_valid):
+            return None
+        col_value = np.nan_to_num(np.asarray(sol.col_value, dtype=np.float64))
+        row_dual = np.nan_to_num(np.asarray(sol.row_dual, dtype=np.float64))
+        return float("nan"), col_value, row_dual
     if run_status == highspy.HighsStatus.kError or model_status != highspy.HighsModelStatus.kOptimal:
         raise SolverError(
             f"the {what} did not solve to optimality (HiGHS: "

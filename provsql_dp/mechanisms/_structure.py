@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from ._symmetry import twin_classes
+from ._symmetry import _positions, twin_classes
 
 __all__ = ["Structure", "quotient", "reduced"]
 
@@ -20,6 +20,14 @@ __all__ = ["Structure", "quotient", "reduced"]
 #: (measured: on edge-privacy triangles twins merge columns but almost no rows, and the exact
 #: verification then costs more than the LPs save)
 _MIN_GAIN = 0.05
+
+
+def _sorted_distinct(key: np.ndarray) -> np.ndarray:
+    """``np.unique(key)`` by one sort, skipped when ``key`` is already sorted (entries grouped
+    by tuple with sorted participants, as capture produces them)."""
+    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
+        key = np.sort(key)
+    return key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
 
 
 class Structure:
@@ -62,7 +70,17 @@ class Structure:
 
         self.n_total = int(kr.n_participants)
         part = mono_part[keep_e]
-        occurring, ent_part = np.unique(part, return_inverse=True)
+        # dense re-indexing by counting (np.unique hashes/argsorts: minutes at 10^7 entries)
+        present = np.bincount(part, minlength=int(kr.n_participants)) > 0 if len(part) else (
+            np.zeros(int(kr.n_participants), dtype=bool))
+        occurring = np.flatnonzero(present)
+        ent_part = (np.cumsum(present) - 1)[part]
+        sizes_k = mono_size[keep_m]
+        if len(sizes_k) and int(sizes_k.min()) == int(sizes_k.max()) > 1:
+            # participants sorted inside each monomial (order is immaterial): entries then
+            # coincide with the sorted incidence pairs, which spares later binary searches
+            k = int(sizes_k[0])
+            ent_part = np.sort(ent_part.reshape(-1, k), axis=1).ravel()
         self.occurring = occurring  # indices into kr.participant_list
         self.n = int(len(occurring))
         self.n_absent = self.n_total - self.n
@@ -80,7 +98,7 @@ class Structure:
             [[0], np.cumsum(np.bincount(self.mono_tuple, minlength=self.n_tuples))]
         ).astype(np.int64)
         # distinct (tuple, participant) pairs: p occurs in the annotation of t
-        pair = np.unique(self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part)
+        pair = _sorted_distinct(self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part)
         self.var_tuple = pair // max(self.n, 1)
         self.var_part = pair % max(self.n, 1)
         self.deg = np.bincount(self.var_part, weights=self.q[self.var_tuple], minlength=self.n)
@@ -116,7 +134,7 @@ class Structure:
         if hasattr(self, "_load_view"):
             return self._load_view
         key = self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part
-        pair_of_ent = np.searchsorted(self.var_tuple * max(self.n, 1) + self.var_part, key)
+        pair_of_ent = _positions(self.var_tuple * max(self.n, 1) + self.var_part, key)
         pair_count = np.bincount(pair_of_ent, minlength=len(self.var_tuple))
         in_all = pair_count == np.diff(self.tuple_mono_ptr)[self.var_tuple]
         if in_all.all():

@@ -78,6 +78,8 @@ _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: the Δ search never probes more than this many steps below the last feasible j
 _MAX_STEP = 16
+#: relative tolerances of the first-order Δ solves tried before an exact one (Solver.j_bounds)
+_FIRST_ORDER_TOLS = (1e-2, 1e-4)
 #: the Δ model is built for caps down to this many steps below the probe (see Solver.j_value)
 _SPECULATE = 12
 
@@ -160,11 +162,14 @@ class _Run:
     """One execution of the mechanism's private computations over a structure."""
 
     def __init__(
-        self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True
+        self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True,
+        first_order=None,
     ):
         self.st = st
         self.p = params
-        self.solver = Solver(st, solver=solver, time_limit=time_limit, symmetry=symmetry)
+        self.solver = Solver(
+            st, solver=solver, time_limit=time_limit, symmetry=symmetry, first_order=first_order
+        )
         if stats is not None:
             self.solver.stats = stats
         self.g_values: dict[float, float] = {}
@@ -186,6 +191,12 @@ class _Run:
         — typically 2–4 LPs instead of a full binary search, all but the first re-solving one kept
         model by warm-started dual simplex (see :meth:`Solver.j_value`). Which ``j`` are probed
         never changes the result: it is the same ``j`` as eq. 11 evaluated exactly.
+
+        On large models (:attr:`Solver.first_order`) each probe is first decided from certified
+        bounds ``L ≤ J ≤ U`` of one first-order solve (:meth:`Solver.j_bounds`): ``U ≤ j`` proves
+        the probe feasible and ``L > j`` infeasible, exactly as the exact value would; only an
+        interval that straddles ``j`` falls back to the exact solve. The cut uses ``L`` and its
+        slope, a lower bound of J everywhere, so excluded ``j`` are excluded by the exact J too.
         """
         st = self.st
         theta, beta = self.p["theta"], self.p["beta"]
@@ -232,9 +243,23 @@ class _Run:
                 # LPs grow quickly as j falls: never jump far below the last feasible probe
                 probe = max(probe, hi - _MAX_STEP)
             w = tau(probe) / 2
-            floor = tau(max(lo + 1, min(probe, hi - _SPECULATE))) / 2
-            j_val, slope = self.solver.j_value(w, floor)
-            ok = holds(j_val, probe)
+            bounds = None
+            for tol in _FIRST_ORDER_TOLS if self.solver.first_order else ():
+                bounds = self.solver.j_bounds(w, tol)
+                if bounds is not None:
+                    j_val, upper, slope = bounds  # certified: j_val <= J(w) <= upper
+                    if holds(upper, probe):  # the cut below still uses the lower bound
+                        ok = True
+                        break
+                    if not holds(j_val, probe):
+                        ok = False
+                        break
+                    bounds = None  # the interval straddles the threshold: tighter, then exact
+            if bounds is None:  # exact; after first-order bounds, on the model for w alone
+                floor = tau(max(lo + 1, min(probe, hi - _SPECULATE))) / 2
+                floor = w if self.solver.first_order else floor
+                j_val, slope = self.solver.j_value(w, floor)
+                ok = holds(j_val, probe)
             self.delta_probes.append((probe, tau(probe), j_val, ok))
             cuts.append((w, j_val, slope))
             if ok:

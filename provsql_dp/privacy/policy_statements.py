@@ -201,7 +201,9 @@ def _qualified(info) -> str:
 def explain_privacy(con, tree: g.ExplainPrivacy):
     """The strategy and expected error of a policy release, or the smallest ε for an accuracy.
 
-    Data independent: it plans the query and builds the workload from public metadata only."""
+    Data independent: it plans the query and builds the workload from public metadata only —
+    except that the curator also gets the private LP sizes of a recursive-mechanism query
+    (:mod:`.explain_recursive`)."""
 
     inner = tree.this
     eps = None
@@ -216,10 +218,13 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
             ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
             ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
     if prep is None:
+        from .explain_recursive import recursive_note  # noqa: PLC0415 - answer imports us
+
         return desc, [("recursive", None, None, None, None if eps is None else format_eps(eps),
                        None, None, None,
                        "answered by the recursive mechanism: its error depends on the data, so "
-                       "no data-independent error or accuracy-first ε can be given")]
+                       "no data-independent error or accuracy-first ε can be given; "
+                       + recursive_note(con, plan, eps))]
     planned = best_plan(prep.workload, prep.bpolicy)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:

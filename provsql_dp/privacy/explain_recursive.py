@@ -1,0 +1,38 @@
+"""``EXPLAIN PRIVACY`` of a query answered by the recursive mechanism: what a release will cost.
+
+An analyst gets :data:`~provsql_dp.mechanisms.recursive_cost.PUBLIC_NOTE` only — the shapes of
+the LPs, the number of Δ probes of the search in general, the time limit and the fallback —
+because the LP sizes are functions of the private data. The **curator** (who may read the
+data anyway) also gets the sizes: the K-relation is captured (no noise is drawn, no budget is
+spent) and :func:`~provsql_dp.mechanisms.recursive_cost.lp_cost` reports its output tuples,
+participants, the largest LP and the range the Δ search bisects.
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE e(src INT, dst INT); INSERT INTO e VALUES (1,2),(2,3),(1,3)")
+>>> _ = con.execute("PROTECT TABLE e BY (src, dst) AS node")
+>>> rows = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src "
+...                    "WITH EPSILON 1").fetchall()
+>>> rows[0][0], "tuples=1" in rows[0][-1]
+('recursive', True)
+"""
+
+from __future__ import annotations
+
+from ..mechanisms.recursive_cost import PUBLIC_NOTE, lp_cost
+from ..provenance.capture import capture
+from ..sql.plan import Aggregate
+from .answer import privacy_style
+
+__all__ = ["recursive_note"]
+
+
+def recursive_note(con, plan, eps) -> str:
+    """The note of the ``EXPLAIN PRIVACY`` row of a recursive-mechanism query (see module doc)."""
+    if getattr(con, "role", "curator") != "curator" or not isinstance(plan, Aggregate):
+        return PUBLIC_NOTE
+    kr = capture(con._duck, plan, plan.bounds if plan.kind == "sum" else None)
+    cost = lp_cost(kr, 0.5 if eps is None else float(eps), privacy_style(plan))
+    sizes = ", ".join(f"{k}={v}" for k, v in cost.rows())
+    at = "ε = 0.5" if eps is None else "this ε"
+    return f"{PUBLIC_NOTE}. Curator only (private sizes, {at}): {sizes}"
