@@ -14,7 +14,7 @@ import numpy as np
 
 from ._symmetry import _positions, twin_classes
 
-__all__ = ["Structure", "quotient", "reduced"]
+__all__ = ["Structure", "quotient", "reduced", "ls_tilde"]
 
 #: the twin-class quotient is used only if it may merge at least this fraction of the tuples
 #: (measured: on edge-privacy triangles twins merge columns but almost no rows, and the exact
@@ -369,3 +369,17 @@ def reduced(st: Structure, symmetry: bool = True) -> Structure:
             st._reduced = red
         st._reduce_seconds = time.perf_counter() - t0
     return st._reduced
+
+
+def ls_tilde(st: Structure) -> float:
+    """LS̃ (Def. 9): the largest drop of q when one participant withdraws."""
+    if st.n_tuples == 0:
+        return 0.0
+    key = st.mono_tuple[st.ent_mono] * max(st.n, 1) + st.ent_part
+    uniq, counts = np.unique(key, return_counts=True)
+    t = uniq // max(st.n, 1)
+    p = uniq % max(st.n, 1)
+    n_mono = np.diff(st.tuple_mono_ptr)
+    in_all = counts == n_mono[t]
+    drop = np.bincount(p[in_all], weights=st.q[t[in_all]], minlength=st.n)
+    return float(drop.max()) if st.n else 0.0

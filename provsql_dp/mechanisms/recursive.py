@@ -68,6 +68,7 @@ import numpy as np
 
 from provsql_dp.mechanisms._framework import _CMP_TOL, accuracy_bound, resolve_params
 from provsql_dp.mechanisms._lp import LPStats, Solver, Structure
+from provsql_dp.mechanisms._structure import ls_tilde
 from provsql_dp.mechanisms.noise import resolve_rng
 from provsql_dp.mechanisms.release import Release, release_delta_hat, release_x
 from provsql_dp.provenance.krelation import KRelation
@@ -468,20 +469,6 @@ class Explanation:
     notes: dict = field(default_factory=dict)
 
 
-def _ls_tilde(st: Structure) -> float:
-    """LS̃ (Def. 9): the largest drop of q when one participant withdraws."""
-    if st.n_tuples == 0:
-        return 0.0
-    key = st.mono_tuple[st.ent_mono] * max(st.n, 1) + st.ent_part
-    uniq, counts = np.unique(key, return_counts=True)
-    t = uniq // max(st.n, 1)
-    p = uniq % max(st.n, 1)
-    n_mono = np.diff(st.tuple_mono_ptr)
-    in_all = counts == n_mono[t]
-    drop = np.bincount(p[in_all], weights=st.q[t[in_all]], minlength=st.n)
-    return float(drop.max()) if st.n else 0.0
-
-
 def explain(
     kr: KRelation,
     epsilon: float = 0.5,
@@ -537,7 +524,7 @@ def explain(
         truncation_bias=true - x,
         h_values={int(n_total - j): v for j, v in sorted(run.h_values.items())},
         g_values={int(n_total - j): v for j, v in sorted(run.g_values.items())},
-        ls_tilde=_ls_tilde(st),
+        ls_tilde=ls_tilde(st),
         us_tilde=g_top / 2,
         accuracy=accuracy_bound(
             g_top, theta=params["theta"], beta=params["beta"], mu=params["mu"],
