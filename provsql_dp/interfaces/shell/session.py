@@ -22,6 +22,7 @@ import time
 from ...errors import Error
 from ...privacy.ledger import format_eps
 from .dot_commands import DotCommands
+from .io_commands import IOCommands
 from .formatting import MODES, cell, first_line, render
 from .progress import PROGRESS_DELAY, Progress
 from .reading import only_comments, statement_complete, statements, tokenizes
@@ -33,7 +34,7 @@ _QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE",
                 "SUMMARIZE", "EXPLAIN", "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
 
 
-class Shell(DotCommands):
+class Shell(DotCommands, IOCommands):
     """Reads statements and dot-commands, runs them on ``con``, prints results and errors.
 
     Parameters
@@ -54,6 +55,10 @@ class Shell(DotCommands):
         self.mode = mode
         self.bail = bail
         self.timer = False
+        self.headers = True  # .headers on|off
+        self.stdout = self.out  # where .output with no file goes back to
+        self.output_name = "stdout"  # what .show reports
+        self._once = False  # .once: the next statement's output only, then back to stdout
         self.progress_delay = progress_delay
         self.failed = False  # some statement or command failed
         self.stopped = False  # .quit, or --bail after an error
@@ -150,9 +155,13 @@ class Shell(DotCommands):
             self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
             return
         elapsed = time.perf_counter() - t0
-        self.show(stmt, cur, rows)
-        if self.timer:
-            self._print(f"Run Time: {elapsed:.3f} s")
+        try:
+            self.show(stmt, cur, rows)
+            if self.timer:
+                self._print(f"Run Time: {elapsed:.3f} s")
+        finally:
+            if self._once:
+                self.redirect(None)
 
     def show(self, stmt: str, cur, rows) -> None:
         if cur.description is None or rows is None:
@@ -173,7 +182,7 @@ class Shell(DotCommands):
         if info is not None:
             self.show_private(names, rows, info)
             return
-        self._print(render(self.mode, names, rows))
+        self._print(render(self.mode, names, rows, headers=self.headers))
 
     def show_private(self, names, rows, info) -> None:
         bounds = info.noise_bound(0.95)
@@ -186,7 +195,7 @@ class Shell(DotCommands):
         else:
             names = list(names) + ["± 95%"]
             rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
-        self._print(render(self.mode, names, rows))
+        self._print(render(self.mode, names, rows, headers=self.headers))
         eps = format_eps(info.epsilon)
         per = ""
         if len(rows) > 1 and not info.columns and info.mechanism in (
@@ -202,6 +211,6 @@ class Shell(DotCommands):
         who = f" of user {user!r}" if user else ""
         line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
-        # csv and json stay machine-readable on stdout: the summary goes to stderr there
-        stream = self.out if self.mode in ("table", "markdown") else self.err
+        # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
+        stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)
