@@ -16,6 +16,7 @@ a
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -25,6 +26,7 @@ from .dot_commands import DotCommands
 from .io_commands import IOCommands
 from .formatting import MODES, cell, first_line, render
 from .progress import PROGRESS_DELAY, Progress
+from .statement_help import did_you_mean
 from .reading import only_comments, statement_complete, statements, tokenizes
 
 __all__ = ["Shell"]
@@ -32,6 +34,28 @@ __all__ = ["Shell"]
 # Statements that return rows worth showing even when DuckDB calls the column "Count".
 _QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "DESC",
                 "SUMMARIZE", "EXPLAIN", "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
+
+
+def _trailing_dot_command(buf: list[str], line: str) -> tuple[str, str | None]:
+    """Split ``…; .command`` at the ``;`` that ends the statements when the rest of the line is
+    a dot-command (as in ``-c "SELECT 1; .tables"``); else ``(text, None)``.
+
+    >>> _trailing_dot_command(["SELECT 1; .mode csv"], "SELECT 1; .mode csv")
+    ('SELECT 1;', '.mode csv')
+    >>> _trailing_dot_command(["SELECT '; .x'"], "SELECT '; .x'")[1] is None
+    True
+    """
+    before = "\n".join(buf[:-1])
+    start = 0
+    while True:
+        i = line.find(";", start)
+        if i < 0:
+            return "\n".join(buf), None
+        rest = line[i + 1:].strip()
+        head = (before + "\n" if before else "") + line[:i + 1]
+        if rest.startswith(".") and statement_complete(head):
+            return head, rest
+        start = i + 1
 
 
 class Shell(DotCommands, IOCommands):
@@ -111,6 +135,12 @@ class Shell(DotCommands, IOCommands):
             return []
         buf = buf + [line]
         text = "\n".join(buf)
+        head, dot = _trailing_dot_command(buf, line)
+        if dot is not None:  # "SELECT 1; .tables": the statements, then the dot-command
+            self.run_sql(head)
+            if not self.stopped:
+                self.dot(dot)
+            return []
         if statement_complete(text):
             self.run_sql(text)
             return []
@@ -149,7 +179,12 @@ class Shell(DotCommands, IOCommands):
             self.error("interrupted")
             return
         except Error as e:
-            self.error(first_line(e))
+            message = first_line(e)
+            if "syntax error" in message.lower():
+                near = re.search(r'at or near "([^"]+)"', message)
+                hint = did_you_mean(stmt, near.group(1) if near else None)
+                message += f" ({hint})" if hint else ""
+            self.error(message)
             return
         except Exception as e:  # a bug of ours: still one line, never a traceback
             self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
