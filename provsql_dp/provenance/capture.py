@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sqlglot import exp
 
+from .._progress import report
 from ..errors import DataError, InternalError, NotSupportedError
 from ..sql.plan import (
     Aggregate,
@@ -380,6 +381,7 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node,
     """Run the capture query of ``plan`` and return its K-relation (a SUM's weights clamped to
     ``bounds``, see :func:`capture_sql`)."""
     sql, compiled, grouped, sources = capture_sql(plan, bounds)
+    report("capturing provenance")
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():
@@ -388,6 +390,7 @@ def capture(con: duckdb.DuckDBPyConnection, plan: Node,
 
     data, types = _fetch(con, sql)
     n = len(next(iter(data.values()))) if data else 0
+    report("captured provenance: rows", n)
     if "__w" in data:
         weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
     else:

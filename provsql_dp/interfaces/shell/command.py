@@ -40,6 +40,10 @@ def _interactive(shell: Shell, stdin, banner: str) -> None:
         import readline
     except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
         readline = None
+    if readline is not None:
+        from .completion import install
+
+        install(shell, readline)
     if readline is not None and history:
         try:
             readline.read_history_file(history)

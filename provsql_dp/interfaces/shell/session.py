@@ -20,6 +20,7 @@ import re
 import sys
 import time
 
+from ..._progress import listening
 from ...errors import Error
 from ...privacy.ledger import format_eps
 from .dot_commands import DotCommands
@@ -83,6 +84,7 @@ class Shell(DotCommands, IOCommands):
         self.stdout = self.out  # where .output with no file goes back to
         self.output_name = "stdout"  # what .show reports
         self._once = False  # .once: the next statement's output only, then back to stdout
+        self.completer = None  # the interactive shell's tab completion (names re-read after a statement)
         self.progress_delay = progress_delay
         self.failed = False  # some statement or command failed
         self.stopped = False  # .quit, or --bail after an error
@@ -169,14 +171,22 @@ class Shell(DotCommands, IOCommands):
             self.run_statement(stmt)
 
     def run_statement(self, stmt: str) -> None:
+        if self.completer is not None:
+            self.completer.invalidate()
         t0 = time.perf_counter()
         try:
-            with Progress(self.err, delay=self.progress_delay):
+            progress = Progress(self.err, delay=self.progress_delay,
+                                public_only=self.role != "curator")
+            with progress, listening(progress.update, interruptible=True):
                 cur = self.con.cursor()
                 cur.execute(stmt)
                 rows = cur.fetchall() if cur.description is not None else None
         except KeyboardInterrupt:
-            self.error("interrupted")
+            if progress.charged:
+                self.error("interrupted after the release was charged: that ε stays spent "
+                           "(nothing was released); .budget shows what is left")
+            else:
+                self.error("interrupted (nothing was charged)")
             return
         except Error as e:
             message = first_line(e)
