@@ -114,13 +114,9 @@ def did_you_mean(sql: str, near: str | None = None) -> str | None:
     >>> did_you_mean("SELECT range FROM range(3) WITH EPSLON 1 OPTINS (theta = 1)", near="EPSLON")
     'did you mean EPSILON?'
     """
-    try:
-        tokens = d.ProvDP().tokenize(sql)
-    except (TokenError, ParseError):
-        return None
     known = set(KEYWORDS)
     hints: list[str] = []
-    words = [t.text.upper() for t in tokens if t.token_type == TokenType.VAR and t.text.isalpha()]
+    words = _words(sql)
     if near is not None and near.upper() in words:
         words = [near.upper()] if _close(near.upper(), known) else words
     for word in words:
@@ -130,6 +126,23 @@ def did_you_mean(sql: str, near: str | None = None) -> str | None:
     if not hints:
         return None
     return "did you mean " + " or ".join(hints) + "?"
+
+
+def _words(sql: str, depth: int = 0) -> list[str]:
+    """The plain words of ``sql`` (upper case); the body of a statement the tokenizer keeps
+    whole (``EXPLAIN …`` is one command token and one string) is read as well."""
+    try:
+        tokens = d.ProvDP().tokenize(sql)
+    except (TokenError, ParseError):
+        return []
+    words = []
+    for prev, t in zip([None, *tokens], tokens):
+        if t.token_type == TokenType.VAR and t.text.isalpha():
+            words.append(t.text.upper())
+        elif (t.token_type == TokenType.STRING and prev is not None and depth < 2
+              and prev.token_type == TokenType.COMMAND):
+            words += _words(t.text, depth + 1)
+    return words
 
 
 def _close(word: str, known: set[str]) -> str | None:
