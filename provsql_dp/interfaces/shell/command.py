@@ -104,7 +104,7 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
             if script is not None:
                 shell.dot(f".read {script}")
             if command is not None and not shell.stopped:
-                shell.run_lines(command.splitlines())
+                shell.run_lines(command.split("\n"))
             shell.redirect(None)  # close an .output file
             return 1 if shell.failed else 0
         if stdin.isatty() and stdout.isatty():

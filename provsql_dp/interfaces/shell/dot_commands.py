@@ -157,7 +157,7 @@ class DotCommands:
             raise ShellError(f"cannot read {path}: {e.strerror or e}") from None
         self._depth += 1
         try:
-            self.run_lines(text.splitlines())
+            self.run_lines(text.split("\n"))  # not splitlines(): \x1e in a string ends no line
         finally:
             self._depth -= 1
 

@@ -53,9 +53,13 @@ def _literal_sql(column: str, dtype: str) -> str:
     elif dtype.startswith(_FLOAT):
         value = f"CASE WHEN isfinite({c}) THEN {text} ELSE '''' || {text} || '''' END"
     elif dtype == "BOOLEAN":
-        value = f"CASE WHEN {c} THEN 'TRUE' ELSE 'FALSE' END"
+        value = f"CASE WHEN {c} THEN 'TRUE' WHEN NOT {c} THEN 'FALSE' END"  # NULL stays NULL
     else:
-        value = f"'''' || replace({text}, '''', '''''') || ''''"
+        quoted = f"'''' || replace({text}, '''', '''''') || ''''"
+        # a carriage return would not survive line-based reading: chr(13), cast back explicitly
+        cast = "'" + f" AS {dtype})".replace("'", "''") + "'"
+        value = (f"CASE WHEN contains({text}, chr(13)) THEN 'CAST(' || replace({quoted}, chr(13), "
+                 f"''' || chr(13) || ''') || {cast} ELSE {quoted} END")
     return f"COALESCE({value}, 'NULL')"
 
 

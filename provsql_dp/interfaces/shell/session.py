@@ -110,7 +110,7 @@ class Shell(DotCommands, IOCommands):
         """Run a whole script (statements and dot-commands); True when nothing failed."""
         before = self.failed
         self.failed = False
-        self.run_lines(text.splitlines())
+        self.run_lines(text.split("\n"))  # not splitlines(): \x1e in a string ends no line
         ok = not self.failed
         self.failed = before or self.failed
         return ok
