@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     shell.add_argument("--user", help="whose privacy budget private queries spend (required for an analyst)")
     shell.add_argument("--read-only", action="store_true", help="open the database read-only")
     shell.add_argument("-c", "--command", dest="sql", metavar="SQL",
-                       help="run SQL and exit; dot-commands may follow a ';' on the same line "
-                            "(\"SELECT 1; .tables\") or start a new line")
+                       help="run SQL and exit; statements and dot-commands may share a line, "
+                            "separated by ';' (\".mode csv; SELECT 1; .tables\")")
     shell.add_argument("-f", "--file", dest="file", metavar="FILE",
                        help="run the statements and dot-commands of FILE and exit")
     shell.add_argument("--bail", action="store_true", help="stop at the first error")

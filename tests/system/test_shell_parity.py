@@ -292,6 +292,8 @@ def test_script_file_positional_and_dash_c_dot_commands(tmp_path):
     r = run_pipe(tmp_path, ["-c", "SELECT 1 AS a; .mode json\nSELECT 2 AS b; .show;"])
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("+---+\n| a |") and '[{"b": 2}]' in r.stdout and "mode: json" in r.stdout
+    r = run_pipe(tmp_path, ["-c", ".mode csv; SELECT 3 AS c; .headers off; SELECT 4 AS d;"])
+    assert r.returncode == 0 and r.stdout == "c\n3\n4\n", r
     r = run_pipe(tmp_path, [str(script)])
     assert r.returncode == 2 and "looks like a SQL script, not a database" in r.stderr
     r = run_pipe(tmp_path, [db, str(script), "-f", str(script)])

@@ -6,7 +6,8 @@ In the spirit of the duckdb and sqlite3 shells:
   the input is tokenized by our SQL dialect, so a ``;`` inside a string does not end anything);
 * lines starting with ``.`` at the start of a statement are dot-commands (``.help`` lists them
   and every statement of ours, each with an example); a dot-command may also follow the
-  statements of a line after their ``;`` (``SELECT 1; .tables``) and runs to the end of the line;
+  statements of a line after their ``;`` (``SELECT 1; .tables``), and a ``;`` ends a dot-command
+  too (``.mode csv; SELECT 1;``) except ``.explain``, which takes the rest of the line;
 * when stdin and stdout are terminals, lines are read with :mod:`readline` (editing, history,
   Tab completion; the history file is ``~/.provsql_dp_history``, or ``$PROVSQL_DP_HISTORY``; set
   it to the empty string to keep no history);

@@ -131,8 +131,12 @@ class Shell(DotCommands, IOCommands):
         if buf and only_comments("\n".join(buf)):
             buf = []  # comments between statements are not part of the next one
         if not buf and line.lstrip().startswith("."):
-            self.dot(line.strip())
-            return []
+            command, _, tail = line.strip().partition(";")
+            if command.split()[0].lower() == ".explain" or not tail.strip():
+                self.dot(line.strip())  # .explain takes SQL, whose ';' may sit in a string
+                return []
+            self.dot(command)  # ".mode csv; SELECT 1;": the command, then the rest of the line
+            return [] if self.stopped else self.feed([], tail)
         if not buf and not line.strip():
             return []
         buf = buf + [line]
@@ -140,9 +144,7 @@ class Shell(DotCommands, IOCommands):
         head, dot = _trailing_dot_command(buf, line)
         if dot is not None:  # "SELECT 1; .tables": the statements, then the dot-command
             self.run_sql(head)
-            if not self.stopped:
-                self.dot(dot)
-            return []
+            return [] if self.stopped else self.feed([], dot)  # the dot-command, and any rest
         if statement_complete(text):
             self.run_sql(text)
             return []
