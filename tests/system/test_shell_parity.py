@@ -162,6 +162,9 @@ def test_output_once_and_show(tmp_path):
     assert text.startswith("+---+\n| c |") and "e\n5\n" in text and "a" not in text.split("\n")[1]
     assert re.search(r"^\s*mode: csv$", text, re.M) and re.search(r"^\s*output: stdout$", text, re.M)
     assert re.search(r"^\s*role: curator$", text, re.M) and re.search(r"^\s*headers: on$", text, re.M)
+    tables = tmp_path / "tables.txt"
+    sh.run_text(f"CREATE TABLE z(a INT);\n.once {tables}\n.tables\n.tables")
+    assert tables.read_text() == "z\n" and out.getvalue().endswith("z\n")
     sh.dot(f".output {tmp_path / 'no' / 'dir' / 'x.txt'}")
     assert err.getvalue().startswith("Error: cannot write ")
 

@@ -109,6 +109,8 @@ class DotCommands:
             self.error("interrupted")
         except Exception as e:
             self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
+        if getattr(self, "_once", False) and name not in ("once", "read"):
+            self.redirect(None)  # .once covers the next statement or dot-command only
 
     def _query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
         cur = self.con.cursor()

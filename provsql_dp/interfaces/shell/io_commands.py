@@ -163,6 +163,4 @@ class IOCommands:
         self._curator_only(".dump", "it writes every row of every table, protected ones included")
         for line in dump(self.con, rest.strip().strip("'\";") or None):
             self._print(line)
-        if self._once:
-            self.redirect(None)
 
