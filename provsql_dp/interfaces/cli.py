@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from .. import __version__
+from .shell.formatting import MODES
 
 __all__ = ["main"]
 
@@ -26,20 +27,38 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="private answers next to true answers on the bundled example database")
     demo.add_argument("--epsilon", type=float, default=1.0, help="ε per query (default 1.0)")
     shell = sub.add_parser(
-        "shell", help="an SQL shell on a database (interactive, -c SQL, or a script on stdin)",
-        description="An SQL shell with privacy statements and private queries. Statements end "
-                    "with ';'; .help lists the dot-commands. Exit status: 0 when every statement "
-                    "succeeded, 1 otherwise (the shell continues after an error unless --bail).")
+        "shell", help="an SQL shell on a database (interactive, a script file, -c SQL, or stdin)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="An SQL shell with privacy statements and private queries, in the manner of "
+                    "the duckdb and sqlite3 shells.\nStatements end with ';'; a line starting "
+                    "with '.' is a dot-command (.help lists them and every privacy statement).\n"
+                    "It runs SCRIPT or -f FILE, then -c SQL, and exits; without them it reads "
+                    "stdin, interactively\n(prompts, history, tab completion) on a terminal.",
+        epilog="Exit status: 0 when every statement succeeded, 1 otherwise (the shell continues "
+               "after an error\nunless --bail). Ctrl-C interrupts the running statement; ε "
+               "already charged for a release stays spent.\n\nexamples:\n"
+               "  provsql-dp shell db.duckdb                          interactive, as the curator\n"
+               "  provsql-dp shell db.duckdb --role analyst --user ann\n"
+               "  provsql-dp shell db.duckdb setup.sql                run a script and exit\n"
+               "  provsql-dp shell db.duckdb -c \"SELECT COUNT(*) FROM t WITH EPSILON 0.1; .budget\"\n"
+               "  provsql-dp shell db.duckdb -c \".import people.csv people\"   (curator)")
     shell.add_argument("database", nargs="?", default=":memory:",
                        help="a DuckDB database file (default: an in-memory database)")
+    shell.add_argument("script", nargs="?", default=None,
+                       help="a file of statements and dot-commands to run (same as -f SCRIPT)")
     shell.add_argument("--role", choices=("curator", "analyst"), default="curator",
                        help="curator (default): everything; analyst: private answers and public tables only")
     shell.add_argument("--user", help="whose privacy budget private queries spend (required for an analyst)")
     shell.add_argument("--read-only", action="store_true", help="open the database read-only")
-    shell.add_argument("-c", "--command", dest="sql", metavar="SQL", help="run SQL (statements and dot-commands) and exit")
+    shell.add_argument("-c", "--command", dest="sql", metavar="SQL",
+                       help="run SQL and exit; statements and dot-commands may share a line, "
+                            "separated by ';' (\".mode csv; SELECT 1; .tables\")")
+    shell.add_argument("-f", "--file", dest="file", metavar="FILE",
+                       help="run the statements and dot-commands of FILE and exit")
     shell.add_argument("--bail", action="store_true", help="stop at the first error")
-    shell.add_argument("--mode", choices=("table", "csv", "json", "markdown"), default="table",
-                       help="output mode (default table)")
+    shell.add_argument("--mode", choices=MODES, default="table", help="output mode (default table)")
+    shell.add_argument("--no-headers", dest="headers", action="store_false",
+                       help="leave out column names (as .headers off)")
     serve = sub.add_parser(
         "serve", help="the explorer in the browser: curator and analyst tabs (needs the web extra)",
         description="Start the explorer on a database file. Accounts are stored in the database: "
@@ -68,8 +87,15 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.role == "analyst" and not args.user:
             parser.error("an analyst needs --user NAME (budgets are per user)")
+        if args.script and args.file:
+            parser.error("give the script either as SCRIPT or as -f FILE, not both")
+        if args.database.lower().endswith(".sql") and args.script is None:
+            parser.error(f"{args.database} looks like a SQL script, not a database: run it with "
+                         f"'provsql-dp shell -f {args.database}' (on an in-memory database) or "
+                         f"'provsql-dp shell DATABASE {args.database}'")
         return shell_main(args.database, role=args.role, user=args.user, read_only=args.read_only,
-                          command=args.sql, bail=args.bail, mode=args.mode)
+                          command=args.sql, bail=args.bail, mode=args.mode,
+                          script=args.script or args.file, headers=args.headers)
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()

@@ -44,6 +44,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .._progress import report
 from ..errors import ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
@@ -306,7 +307,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
     releases, rows = [], []
     if plan.group_by:
         keys = [kr.values[kr.columns.index(n)] for n in d.key_names]
-    for g in d.groups:
+    for i, g in enumerate(d.groups):
+        report("releasing group", i + 1, len(d.groups))
         sub = kr
         if plan.group_by:
             mask = np.ones(len(kr), dtype=bool)

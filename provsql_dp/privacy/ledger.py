@@ -32,6 +32,7 @@ from fractions import Fraction
 import duckdb
 
 from .._numbers import format_eps, to_fraction
+from .._progress import CHARGED, report
 from ..errors import BudgetExceededError, DeclarationError, OperationalError
 from ..sql.catalog import SCHEMA
 
@@ -201,7 +202,9 @@ class Ledger:
             ).fetchone()[0]
             return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
 
-        return self._transaction(body, "record the charge")
+        charge = self._transaction(body, "record the charge")
+        report(CHARGED, public=True)  # the shell's status line (data-independent)
+        return charge
 
     def entries(self, user: str | None = None) -> list[Charge]:
         """The recorded charges, oldest first (all users, or one)."""

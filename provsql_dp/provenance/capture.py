@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from sqlglot import exp
 
+from .._progress import report
 from ..errors import DataError, InternalError, NotSupportedError
 from ..sql.plan import (
     Aggregate,
@@ -357,6 +358,7 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRela
     ``bounds``, see :func:`capture_sql`)."""
     con = as_backend(con)
     sql, compiled, grouped, sources = capture_sql(plan, bounds)
+    report("capturing provenance")
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():
@@ -365,6 +367,7 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRela
 
     data, types = _fetch(con, sql)
     n = len(next(iter(data.values()))) if data else 0
+    report("captured provenance: rows", n)
     if "__w" in data:
         weights = np.asarray(np.ma.filled(data["__w"], 0.0), dtype=np.float64)
     else:

@@ -4,16 +4,23 @@ In the spirit of the duckdb and sqlite3 shells:
 
 * statements end in ``;`` and may span lines (quotes, ``$$`` strings and comments are respected:
   the input is tokenized by our SQL dialect, so a ``;`` inside a string does not end anything);
-* lines starting with ``.`` at the start of a statement are dot-commands (``.help`` lists them);
-* when stdin and stdout are terminals, lines are read with :mod:`readline` (editing, history;
-  the history file is ``~/.provsql_dp_history``, or ``$PROVSQL_DP_HISTORY``; set it to the empty
-  string to keep no history);
-* otherwise (``-c SQL``, or a script piped on stdin) the input is run without prompts.
+* lines starting with ``.`` at the start of a statement are dot-commands (``.help`` lists them
+  and every statement of ours, each with an example); a dot-command may also follow the
+  statements of a line after their ``;`` (``SELECT 1; .tables``), and a ``;`` ends a dot-command
+  too (``.mode csv; SELECT 1;``) except ``.explain``, which takes the rest of the line;
+* when stdin and stdout are terminals, lines are read with :mod:`readline` (editing, history,
+  Tab completion; the history file is ``~/.provsql_dp_history``, or ``$PROVSQL_DP_HISTORY``; set
+  it to the empty string to keep no history);
+* otherwise (a script file, ``-c SQL``, or a script piped on stdin) the input is run without
+  prompts.
 
 The package, by job: :mod:`.session` (the :class:`Shell`: lines into statements, results and
-errors printed), :mod:`.dot_commands`, :mod:`.reading` (when a statement is complete),
-:mod:`.formatting` (the output modes), :mod:`.progress` (the spinner) and :mod:`.command` (the
-``provsql-dp shell`` command: :func:`main`).
+errors printed), :mod:`.dot_commands`, :mod:`.io_commands` (``.output``, ``.once``, ``.headers``,
+``.show``, ``.import``, ``.dump``), :mod:`.dump` and :mod:`.policy_sql` (the database as SQL),
+:mod:`.statement_help` (``.help``'s statements, "did you mean"), :mod:`.completion` (Tab),
+:mod:`.reading` (when a statement is complete), :mod:`.formatting` (the output modes),
+:mod:`.progress` (the status line) and :mod:`.command` (the ``provsql-dp shell`` command:
+:func:`main`).
 
 Every private answer is printed with its ``± 95%`` noise bound (one column per row), followed by
 one line giving the mechanism, the ε charged and the budget left. The bound covers the Laplace
@@ -25,8 +32,10 @@ status of a non-interactive run is 0 when every statement succeeded and 1 otherw
 sqlite3, the shell continues after an error unless ``--bail`` is given, which stops at the first
 one. An interactive session exits with 0.
 
-When a statement runs longer than about a second and stderr is a terminal, an elapsed-time
-spinner is shown on stderr until it finishes.
+When a statement runs longer than about a second and stderr is a terminal, a status line on
+stderr shows the phase under way, its count and the elapsed time (for an analyst only the
+charge and the elapsed time: later phases depend on the data). Ctrl-C interrupts the statement,
+even inside an LP; ε charged before the interrupt stays spent, and the error says so.
 
 Example
 -------

@@ -1,5 +1,5 @@
-"""The ``provsql-dp shell`` command: open a connection, then run ``-c SQL``, a script on stdin,
-or the interactive loop (prompts, readline editing and history) when stdin and stdout are
+"""The ``provsql-dp shell`` command: open a connection, then run a script file (``-f FILE`` or
+the positional SCRIPT), ``-c SQL``, a script on stdin, or the interactive loop (prompts, readline editing and history) when stdin and stdout are
 terminals; the exit status says whether every statement succeeded.
 
 >>> import io
@@ -40,6 +40,10 @@ def _interactive(shell: Shell, stdin, banner: str) -> None:
         import readline
     except ImportError:  # pragma: no cover - e.g. Windows without pyreadline
         readline = None
+    if readline is not None:
+        from .completion import install
+
+        install(shell, readline)
     if readline is not None and history:
         try:
             readline.read_history_file(history)
@@ -81,8 +85,10 @@ def _open(database: str, role: str, user: str | None, read_only: bool):
 
 def main(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
          read_only: bool = False, command: str | None = None, bail: bool = False,
-         mode: str = "table", stdin=None, stdout=None, stderr=None) -> int:
-    """Run the shell; returns the exit status (see the module docstring)."""
+         mode: str = "table", script: str | None = None, headers: bool = True,
+         stdin=None, stdout=None, stderr=None) -> int:
+    """Run the shell; returns the exit status (see the module docstring). ``script`` (a file)
+    runs before ``command``; with either, the shell exits after them."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
@@ -93,8 +99,13 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
         return 1
     try:
         shell = Shell(con, stdout, stderr, mode=mode, bail=bail)
-        if command is not None:
-            shell.run_lines(command.splitlines())
+        shell.headers = headers
+        if script is not None or command is not None:
+            if script is not None:
+                shell.dot(f".read {script}")
+            if command is not None and not shell.stopped:
+                shell.run_lines(command.split("\n"))
+            shell.redirect(None)  # close an .output file
             return 1 if shell.failed else 0
         if stdin.isatty() and stdout.isatty():
             from ... import __version__
@@ -104,8 +115,10 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
             banner = (f"provsql_dp {__version__} shell on {where} as {who}\n"
                       "Enter \".help\" for usage hints; statements end with ';'.")
             _interactive(shell, stdin, banner)
+            shell.redirect(None)
             return 0
         shell.run_lines(stdin)
+        shell.redirect(None)
         return 1 if shell.failed else 0
     finally:
         con.close()

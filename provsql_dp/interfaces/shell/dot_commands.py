@@ -26,41 +26,60 @@ from ...privacy.ledger import format_eps
 from ...sql import dialect as d
 from ..dbapi.statements import epsilon_clause
 from .formatting import MODES, cell, first_line, fmt_float, render
+from .statement_help import statements_help
 
 __all__ = ["DotCommands", "ShellError", "HELP", "policies_available", "explain_query"]
 
 _CATALOG_SCHEMA = "_provsql_dp"
 _MAX_READ_DEPTH = 16
 
-HELP = """\
-Statements end with ';' and may span several lines. Besides DuckDB's SQL:
-  PROTECT TABLE t [BY (c, ...)] [AS domain]   declare who is protected (curator)
-  UNPROTECT TABLE t | SHOW PROTECTED
-  SET PRIVACY BUDGET eps [FOR USER 'name'] | SHOW PRIVACY BUDGET
-  SET PRIVACY EPSILON eps                      session default for aggregate queries
-  SET BOUNDS ON t (c) BETWEEN lo AND hi        a SUM/AVG of c is clamped to [lo, hi] (curator)
-  DROP BOUNDS ON t (c) | SHOW BOUNDS [ON t]
-  SET GROUP KEYS ON t (c) VALUES (v, ...)      the public groups of GROUP BY c (curator)
-  SET GROUP KEYS ON t (c) FROM pub (col)       ... or the values of a public table's column
-  DROP GROUP KEYS ON t (c) | SHOW GROUP KEYS [ON t]
-  <query> WITH EPSILON eps [OPTIONS (...)]     release one query privately
+HELP_INTRO = """\
+Statements end with ';' and may span several lines; a line starting with '.' is a dot-command.
+Besides DuckDB's SQL, these statements of ours (".help WORD" shows those mentioning WORD):
+"""
+
+HELP_AFTER = """\
 A private answer is shown with '± 95%', the noise bound at 95% (noise only; the recursive
 mechanism also under-estimates by an unpublished truncation bias), the ε charged and the
-budget left.
+budget left. Ctrl-C interrupts a statement; ε already charged for a release stays spent.
+"""
 
+DOT_HELP = """\
 .budget              the privacy budget (a curator sees every user, an analyst their own)
+.dump [TABLE]        the database (or one table) as SQL: tables, rows, views, our declarations,
+                     budgets and ε spent (curator only)
 .exit, .quit         leave the shell
 .explain SQL         the plan of a query and, for an aggregate, the mechanism's private
                      diagnostics (curator only; nothing is charged, nothing is released)
-.help                this message
+.headers on|off      show column names (default on)
+.help [WORD]         this message (only the statements and commands mentioning WORD)
+.import [--csv|--parquet|--json] FILE TABLE
+                     load a file into TABLE (created, or appended to) with DuckDB's readers;
+                     the format follows the extension (curator only)
 .ledger              the charges recorded (a curator sees all, an analyst their own)
-.mode MODE           output mode: table (default), csv, json, markdown
+.mode MODE           output mode: table (default), box, csv, json, markdown, line, list, html
+.once FILE           send the next statement's output to FILE
+.output [FILE]       send output to FILE, or back to the screen without one
 .policies            the Blowfish policies declared (when policy statements are available)
 .protected           the PROTECT TABLE declarations
 .read FILE           run the statements and dot-commands of FILE
 .schema [TABLE]      CREATE statements of the tables and views (or of one)
+.show                the current settings
 .tables              the tables and views (protected ones marked)
 .timer on|off        print the run time of each statement"""
+
+HELP = HELP_INTRO + statements_help() + "\n" + HELP_AFTER + "\n" + DOT_HELP
+
+
+def _dot_blocks() -> list[str]:
+    """The entries of :data:`DOT_HELP`, continuation lines kept with their command."""
+    blocks: list[str] = []
+    for line in DOT_HELP.splitlines():
+        if line.startswith(".") or not blocks:
+            blocks.append(line)
+        else:
+            blocks[-1] += "\n" + line
+    return blocks
 
 
 class ShellError(Exception):
@@ -75,6 +94,8 @@ class DotCommands:
     def dot(self, line: str) -> None:
         word, _, rest = line.partition(" ")
         rest = rest.strip()
+        if word.endswith(";") or rest.endswith(";"):  # ".mode csv;" as typed after SQL
+            word, rest = word.rstrip(";"), rest.rstrip(";").strip()
         name = word[1:].lower()
         handler = getattr(self, f"_dot_{name}", None)
         if handler is None or not name.isidentifier():
@@ -88,6 +109,8 @@ class DotCommands:
             self.error("interrupted")
         except Exception as e:
             self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
+        if getattr(self, "_once", False) and name not in ("once", "read"):
+            self.redirect(None)  # .once covers the next statement or dot-command only
 
     def _query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
         cur = self.con.cursor()
@@ -95,7 +118,15 @@ class DotCommands:
         return [c[0] for c in cur.description], cur.fetchall()
 
     def _dot_help(self, rest: str) -> None:
-        self._print(HELP)
+        if not rest:
+            self._print(HELP)
+            return
+        word = rest.strip().lower().lstrip(".")
+        statements = statements_help(word)
+        dots = [block for block in _dot_blocks() if word in block.lower()]
+        if not statements and not dots:
+            raise ShellError(f"nothing in .help mentions {rest.strip()!r}")
+        self._print("\n".join(x for x in (statements, "\n".join(dots)) if x))
 
     def _dot_quit(self, rest: str) -> None:
         self.stopped = True
@@ -128,7 +159,7 @@ class DotCommands:
             raise ShellError(f"cannot read {path}: {e.strerror or e}") from None
         self._depth += 1
         try:
-            self.run_lines(text.splitlines())
+            self.run_lines(text.split("\n"))  # not splitlines(): \x1e in a string ends no line
         finally:
             self._depth -= 1
 

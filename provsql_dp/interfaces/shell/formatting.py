@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import decimal
+import html
 import io
 import json
 from fractions import Fraction
@@ -27,7 +28,7 @@ from ...privacy.ledger import format_eps
 
 __all__ = ["MODES", "render", "cell", "fmt_float", "first_line"]
 
-MODES = ("table", "csv", "json", "markdown")
+MODES = ("table", "box", "csv", "json", "markdown", "line", "list", "html")
 
 
 def cell(v) -> str:
@@ -74,18 +75,42 @@ def _is_numeric(v) -> bool:
     return isinstance(v, (int, float, decimal.Decimal, Fraction)) and not isinstance(v, bool)
 
 
-def render(mode: str, names: list[str], rows: list[tuple]) -> str:
-    """Render a result in one of :data:`MODES` (without a trailing newline).
+def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = True) -> str:
+    """Render a result in one of :data:`MODES` (without a trailing newline); ``headers=False``
+    leaves out the column names (``.headers off``) in the modes that have a header line.
 
     >>> print(render("markdown", ["a", "b"], [(1, "x")]))
     | a | b |
     |--:|---|
     | 1 | x |
+    >>> print(render("line", ["a", "bb"], [(1, "x"), (2, None)]))
+     a = 1
+    bb = x
+    <BLANKLINE>
+     a = 2
+    bb = NULL
+    >>> print(render("list", ["a", "b"], [(1, "x")], headers=False))
+    1|x
     """
+    if mode == "line":
+        width = max((len(n) for n in names), default=0)
+        return "\n\n".join("\n".join(f"{n.rjust(width)} = {cell(v)}" for n, v in zip(names, r))
+                           for r in rows)
+    if mode == "list":
+        out = ["|".join(names)] if headers else []
+        out += ["|".join(cell(v) for v in r) for r in rows]
+        return "\n".join(out)
+    if mode == "html":
+        out = []
+        if headers:
+            out.append("<tr>" + "".join(f"<th>{html.escape(n)}</th>" for n in names) + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in r) + "</tr>" for r in rows]
+        return "\n".join(out)
     if mode == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names)
+        if headers:
+            w.writerow(names)
         for r in rows:
             w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else cell(v)) for v in r])
         return buf.getvalue().rstrip("\n")
@@ -108,11 +133,21 @@ def render(mode: str, names: list[str], rows: list[tuple]) -> str:
                "|" + "|".join(("-" * (w + 1) + ":") if numeric[i] else "-" * (w + 2)
                               for i, w in enumerate(widths)) + "|"]
         out += ["| " + " | ".join(line(c)) + " |" for c in cells]
+        return "\n".join(out if headers else out[2:])
+    if mode == "box":
+        def rule(left, mid, right):
+            return left + mid.join("─" * (w + 2) for w in widths) + right
+
+        out = [rule("┌", "┬", "┐")]
+        if headers:
+            out += ["│ " + " │ ".join(line(names, False)) + " │", rule("├", "┼", "┤")]
+        out += ["│ " + " │ ".join(line(c)) + " │" for c in cells]
+        out.append(rule("└", "┴", "┘"))
         return "\n".join(out)
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [sep, "| " + " | ".join(line(names, False)) + " |", sep]
+    out = [sep, "| " + " | ".join(line(names, False)) + " |", sep] if headers else [sep]
     out += ["| " + " | ".join(line(c)) + " |" for c in cells]
-    if cells:
+    if cells or not headers:
         out.append(sep)
     return "\n".join(out)
 

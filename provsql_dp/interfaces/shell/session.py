@@ -16,14 +16,18 @@ a
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
+from ..._progress import listening
 from ...errors import Error
 from ...privacy.ledger import format_eps
 from .dot_commands import DotCommands
+from .io_commands import IOCommands
 from .formatting import MODES, cell, first_line, render
 from .progress import PROGRESS_DELAY, Progress
+from .statement_help import did_you_mean
 from .reading import only_comments, statement_complete, statements, tokenizes
 
 __all__ = ["Shell"]
@@ -33,7 +37,29 @@ _QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE",
                 "SUMMARIZE", "EXPLAIN", "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
 
 
-class Shell(DotCommands):
+def _trailing_dot_command(buf: list[str], line: str) -> tuple[str, str | None]:
+    """Split ``…; .command`` at the ``;`` that ends the statements when the rest of the line is
+    a dot-command (as in ``-c "SELECT 1; .tables"``); else ``(text, None)``.
+
+    >>> _trailing_dot_command(["SELECT 1; .mode csv"], "SELECT 1; .mode csv")
+    ('SELECT 1;', '.mode csv')
+    >>> _trailing_dot_command(["SELECT '; .x'"], "SELECT '; .x'")[1] is None
+    True
+    """
+    before = "\n".join(buf[:-1])
+    start = 0
+    while True:
+        i = line.find(";", start)
+        if i < 0:
+            return "\n".join(buf), None
+        rest = line[i + 1:].strip()
+        head = (before + "\n" if before else "") + line[:i + 1]
+        if rest.startswith(".") and statement_complete(head):
+            return head, rest
+        start = i + 1
+
+
+class Shell(DotCommands, IOCommands):
     """Reads statements and dot-commands, runs them on ``con``, prints results and errors.
 
     Parameters
@@ -54,6 +80,11 @@ class Shell(DotCommands):
         self.mode = mode
         self.bail = bail
         self.timer = False
+        self.headers = True  # .headers on|off
+        self.stdout = self.out  # where .output with no file goes back to
+        self.output_name = "stdout"  # what .show reports
+        self._once = False  # .once: the next statement's output only, then back to stdout
+        self.completer = None  # the interactive shell's tab completion (names re-read after a statement)
         self.progress_delay = progress_delay
         self.failed = False  # some statement or command failed
         self.stopped = False  # .quit, or --bail after an error
@@ -79,7 +110,7 @@ class Shell(DotCommands):
         """Run a whole script (statements and dot-commands); True when nothing failed."""
         before = self.failed
         self.failed = False
-        self.run_lines(text.splitlines())
+        self.run_lines(text.split("\n"))  # not splitlines(): \x1e in a string ends no line
         ok = not self.failed
         self.failed = before or self.failed
         return ok
@@ -100,12 +131,20 @@ class Shell(DotCommands):
         if buf and only_comments("\n".join(buf)):
             buf = []  # comments between statements are not part of the next one
         if not buf and line.lstrip().startswith("."):
-            self.dot(line.strip())
-            return []
+            command, _, tail = line.strip().partition(";")
+            if command.split()[0].lower() == ".explain" or not tail.strip():
+                self.dot(line.strip())  # .explain takes SQL, whose ';' may sit in a string
+                return []
+            self.dot(command)  # ".mode csv; SELECT 1;": the command, then the rest of the line
+            return [] if self.stopped else self.feed([], tail)
         if not buf and not line.strip():
             return []
         buf = buf + [line]
         text = "\n".join(buf)
+        head, dot = _trailing_dot_command(buf, line)
+        if dot is not None:  # "SELECT 1; .tables": the statements, then the dot-command
+            self.run_sql(head)
+            return [] if self.stopped else self.feed([], dot)  # the dot-command, and any rest
         if statement_complete(text):
             self.run_sql(text)
             return []
@@ -134,25 +173,42 @@ class Shell(DotCommands):
             self.run_statement(stmt)
 
     def run_statement(self, stmt: str) -> None:
+        if self.completer is not None:
+            self.completer.invalidate()
         t0 = time.perf_counter()
         try:
-            with Progress(self.err, delay=self.progress_delay):
+            progress = Progress(self.err, delay=self.progress_delay,
+                                public_only=self.role != "curator")
+            with progress, listening(progress.update, interruptible=True):
                 cur = self.con.cursor()
                 cur.execute(stmt)
                 rows = cur.fetchall() if cur.description is not None else None
         except KeyboardInterrupt:
-            self.error("interrupted")
+            if progress.charged:
+                self.error("interrupted after the release was charged: that ε stays spent "
+                           "(nothing was released); .budget shows what is left")
+            else:
+                self.error("interrupted (nothing was charged)")
             return
         except Error as e:
-            self.error(first_line(e))
+            message = first_line(e)
+            if "syntax error" in message.lower():
+                near = re.search(r'at or near "([^"]+)"', message)
+                hint = did_you_mean(stmt, near.group(1) if near else None)
+                message += f" ({hint})" if hint else ""
+            self.error(message)
             return
         except Exception as e:  # a bug of ours: still one line, never a traceback
             self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
             return
         elapsed = time.perf_counter() - t0
-        self.show(stmt, cur, rows)
-        if self.timer:
-            self._print(f"Run Time: {elapsed:.3f} s")
+        try:
+            self.show(stmt, cur, rows)
+            if self.timer:
+                self._print(f"Run Time: {elapsed:.3f} s")
+        finally:
+            if self._once:
+                self.redirect(None)
 
     def show(self, stmt: str, cur, rows) -> None:
         if cur.description is None or rows is None:
@@ -173,7 +229,7 @@ class Shell(DotCommands):
         if info is not None:
             self.show_private(names, rows, info)
             return
-        self._print(render(self.mode, names, rows))
+        self._print(render(self.mode, names, rows, headers=self.headers))
 
     def show_private(self, names, rows, info) -> None:
         bounds = info.noise_bound(0.95)
@@ -186,7 +242,7 @@ class Shell(DotCommands):
         else:
             names = list(names) + ["± 95%"]
             rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
-        self._print(render(self.mode, names, rows))
+        self._print(render(self.mode, names, rows, headers=self.headers))
         eps = format_eps(info.epsilon)
         per = ""
         if len(rows) > 1 and not info.columns and info.mechanism in (
@@ -202,6 +258,6 @@ class Shell(DotCommands):
         who = f" of user {user!r}" if user else ""
         line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
-        # csv and json stay machine-readable on stdout: the summary goes to stderr there
-        stream = self.out if self.mode in ("table", "markdown") else self.err
+        # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
+        stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)

@@ -1,0 +1,152 @@
+"""What ``.help`` says about our statements (each with an example), and the "did you mean"
+hint for a misspelt keyword of ours.
+
+:data:`STATEMENTS` lists every statement of ``grammar/provsql_dp.ebnf`` — the privacy
+statements of :data:`provsql_dp.sql.dialect.PRIVACY_STATEMENTS` and the private query — with its
+syntax, what it does, who may run it and an example that parses to it (a test checks that no
+statement is missing and that every example parses).
+
+:func:`did_you_mean` looks at the words of a statement that failed to parse and names the keyword
+of ours each one was probably meant to be (by :mod:`difflib`), so ``WITH EPSLON 0.1`` gets
+"did you mean EPSILON?". It reads only the statement's text.
+
+>>> did_you_mean("SELECT COUNT(*) FROM t WITH EPSLON 0.1")
+'did you mean EPSILON?'
+>>> did_you_mean("PROTCT TABLE people"), did_you_mean("SELECT 1")
+('did you mean PROTECT?', None)
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from ...sql import dialect as d
+
+__all__ = ["STATEMENTS", "statements_help", "did_you_mean", "KEYWORDS"]
+
+#: (syntax, what it does, example) for each statement of ours, in the grammar's order.
+STATEMENTS: list[tuple[str, str, str]] = [
+    ("PROTECT TABLE t [BY (c, ...)] [AS domain]",
+     "declare who is protected: each row of t, or the owners named by the BY columns (curator)",
+     "PROTECT TABLE friendship BY (src, dst) AS member"),
+    ("UNPROTECT TABLE t", "remove t's declaration (curator)", "UNPROTECT TABLE friendship"),
+    ("SHOW PROTECTED [TABLES]", "the protected tables", "SHOW PROTECTED"),
+    ("SET PRIVACY BUDGET eps [FOR USER name]", "a user's total privacy budget (curator)",
+     "SET PRIVACY BUDGET 1 FOR USER 'ann'"),
+    ("SHOW PRIVACY BUDGET [FOR USER name]", "budgets: total, spent, remaining",
+     "SHOW PRIVACY BUDGET"),
+    ("SET PRIVACY EPSILON [=] eps", "the session's default ε for aggregate queries",
+     "SET PRIVACY EPSILON 0.1"),
+    ("<query> WITH EPSILON eps [OPTIONS (name = value, ...)]",
+     "release a COUNT or SUM privately (ε charged first; OPTIONS: theta, beta, mu, split, "
+     "privacy, lower, upper)",
+     "SELECT COUNT(*) FROM friendship WITH EPSILON 0.5"),
+    ("SET BOUNDS ON t (c) BETWEEN lo AND hi",
+     "a SUM/AVG of c is clamped to [lo, hi] (curator)",
+     "SET BOUNDS ON employees (salary) BETWEEN 0 AND 200000"),
+    ("DROP BOUNDS ON t (c)", "remove c's bounds (curator)", "DROP BOUNDS ON employees (salary)"),
+    ("SHOW BOUNDS [ON t]", "the declared bounds", "SHOW BOUNDS ON employees"),
+    ("SET GROUP KEYS ON t (c) VALUES (v, ...) | FROM pub (col)",
+     "the public groups of GROUP BY c, listed or from a public table's column (curator)",
+     "SET GROUP KEYS ON employees (dept_id) FROM departments (id)"),
+    ("DROP GROUP KEYS ON t (c)", "remove c's group keys (curator)",
+     "DROP GROUP KEYS ON employees (dept_id)"),
+    ("SHOW GROUP KEYS [ON t]", "the declared group keys", "SHOW GROUP KEYS"),
+    ("CREATE POLICY p ON t (c [, c]) AS graph DOMAIN ... [BOUNDED | UNBOUNDED [SOURCES (...)]]",
+     "a Blowfish policy: which values of c must stay indistinguishable (graph: FULL, LINE, "
+     "THRESHOLD k, GRID k, PARTITION BY ..., DELTA d [METRIC L1|EUCLIDEAN]) (curator)",
+     "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 1"),
+    ("DROP POLICY [IF EXISTS] p", "remove a policy (curator)", "DROP POLICY IF EXISTS age_line"),
+    ("SHOW POLICIES [ON t]", "the declared policies and what each protects", "SHOW POLICIES"),
+    ("COUNT RANGES (cond, ...) FROM t [WHERE ...] [WITH EPSILON eps]",
+     "a batch of range counts released under t's policy",
+     "COUNT RANGES (age BETWEEN 18 AND 29, age >= 65) FROM people WITH EPSILON 0.5"),
+    ("COUNT CUMULATIVE c FROM t [WHERE ...] [WITH EPSILON eps]",
+     "a cumulative histogram of c under t's policy",
+     "COUNT CUMULATIVE age FROM people WITH EPSILON 1"),
+    ("EXPLAIN PRIVACY <query> (WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c])",
+     "the strategy and expected error of a release, or the ε an accuracy needs; reads no data, "
+     "charges nothing",
+     "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH ACCURACY 5 CONFIDENCE 0.95"),
+]
+
+
+def statements_help(word: str | None = None) -> str:
+    """The statements part of ``.help`` (only those mentioning ``word`` when given).
+
+    >>> print(statements_help("bounds"))  # doctest: +NORMALIZE_WHITESPACE
+    SET BOUNDS ON t (c) BETWEEN lo AND hi
+        a SUM/AVG of c is clamped to [lo, hi] (curator)
+        e.g. SET BOUNDS ON employees (salary) BETWEEN 0 AND 200000;
+    DROP BOUNDS ON t (c)
+        remove c's bounds (curator)
+        e.g. DROP BOUNDS ON employees (salary);
+    SHOW BOUNDS [ON t]
+        the declared bounds
+        e.g. SHOW BOUNDS ON employees;
+    """
+    out = []
+    for syntax, what, example in STATEMENTS:
+        if word and word.lower() not in (syntax + " " + what).lower():
+            continue
+        out += [syntax, f"    {what}", f"    e.g. {example};"]
+    return "\n".join(out)
+
+
+#: The words of our statements and clauses (what "did you mean" suggests).
+KEYWORDS = sorted({w for syntax, _, _ in STATEMENTS for w in syntax.replace("|", " ").split()
+                   if w.isalpha() and w.isupper() and len(w) > 2} |
+                  {"OPTIONS", "THRESHOLD", "PARTITION", "FULL", "LINE", "GRID", "DELTA", "METRIC",
+                   "EUCLIDEAN", "BINS", "WIDTH", "DOMAIN", "BOUNDED", "UNBOUNDED", "SOURCES",
+                   "ACCURACY", "CONFIDENCE", "CUMULATIVE", "RANGES", "EPSILON", "PRIVACY"})
+
+
+def did_you_mean(sql: str, near: str | None = None) -> str | None:
+    """A hint naming our keywords that the words of ``sql`` look like misspellings of, or None.
+
+    The shell asks only about a statement that failed to parse. Only plain words are looked
+    at (not SQL's own keywords, quoted names, strings or numbers); when the error names the
+    word it stopped at (``near``) and that word is a near miss, only it is named.
+
+    >>> did_you_mean("SELECT range FROM range(3) WITH EPSLON 1 OPTINS (theta = 1)", near="EPSLON")
+    'did you mean EPSILON?'
+    """
+    known = set(KEYWORDS)
+    hints: list[str] = []
+    words = _words(sql)
+    if near is not None and near.upper() in words:
+        words = [near.upper()] if _close(near.upper(), known) else words
+    for word in words:
+        close = _close(word, known)
+        if close and close not in hints:
+            hints.append(close)
+    if not hints:
+        return None
+    return "did you mean " + " or ".join(hints) + "?"
+
+
+def _words(sql: str, depth: int = 0) -> list[str]:
+    """The plain words of ``sql`` (upper case); the body of a statement the tokenizer keeps
+    whole (``EXPLAIN …`` is one command token and one string) is read as well."""
+    try:
+        tokens = d.ProvDP().tokenize(sql)
+    except (TokenError, ParseError):
+        return []
+    words = []
+    for prev, t in zip([None, *tokens], tokens):
+        if t.token_type == TokenType.VAR and t.text.isalpha():
+            words.append(t.text.upper())
+        elif (t.token_type == TokenType.STRING and prev is not None and depth < 2
+              and prev.token_type == TokenType.COMMAND):
+            words += _words(t.text, depth + 1)
+    return words
+
+
+def _close(word: str, known: set[str]) -> str | None:
+    if word in known or len(word) < 4:
+        return None
+    close = difflib.get_close_matches(word, KEYWORDS, n=1, cutoff=0.8)
+    return close[0] if close else None
