@@ -41,9 +41,14 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("SET PRIVACY EPSILON [=] eps", "the session's default ε for aggregate queries",
      "SET PRIVACY EPSILON 0.1"),
     ("<query> WITH EPSILON eps [OPTIONS (name = value, ...)]",
-     "release a COUNT or SUM privately (ε charged first; OPTIONS: theta, beta, mu, split, "
-     "privacy, lower, upper)",
+     "release a COUNT, SUM or AVG privately (ε charged first; OPTIONS: mechanism ('laplace', "
+     "'recursive', 'r2t'), theta, beta, mu, split, privacy, lower, upper, max_groups, "
+     "max_contribution)",
      "SELECT COUNT(*) FROM friendship WITH EPSILON 0.5"),
+    ("<query> WITH ACCURACY a [CONFIDENCE c]",
+     "release at the smallest ε meeting accuracy a (policy routes; refused when the error "
+     "depends on the data)",
+     "SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10"),
     ("SET BOUNDS ON t (c) BETWEEN lo AND hi",
      "a SUM/AVG of c is clamped to [lo, hi] (curator)",
      "SET BOUNDS ON employees (salary) BETWEEN 0 AND 200000"),
@@ -71,6 +76,14 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "the strategy and expected error of a release, or the ε an accuracy needs; reads no data, "
      "charges nothing",
      "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH ACCURACY 5 CONFIDENCE 0.95"),
+    ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps",
+     "a series of releases where any d consecutive steps spend at most ε; the ledger is "
+     "charged ε once (curator)",
+     "CREATE STREAM daily WINDOW 7 STEPS WITH EPSILON 1"),
+    ("PUBLISH STREAM s STEP t [SENSITIVITY x] WITH EPSILON eps AS <query>",
+     "release step t's statistic under the stream's window rule (curator)",
+     "PUBLISH STREAM daily STEP 1 WITH EPSILON 0.1 AS SELECT COUNT(*) FROM visits WHERE day = 1"),
+    ("SHOW STREAMS [s]", "the streams, or one stream's releases", "SHOW STREAMS"),
 ]
 
 
