@@ -55,6 +55,7 @@ from ..provenance.capture import capture, capture_sql, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
 from .fast_path import laplace_applies, release_laplace, release_single_owner
@@ -220,7 +221,7 @@ OPTION_RANGE = (1e-9, 1e15)
 def _number(options: dict, key: str) -> float:
     value = options[key]
     if isinstance(value, str) or not value > 0:
-        raise ProgrammingError(f"option {key} must be a positive number, got {value!r}")
+        raise ProgrammingError(f"option {key} must be a positive number, got {option_text(value)}")
     lo, hi = OPTION_RANGE
     if not lo <= value <= hi:
         raise ProgrammingError(f"option {key} must lie between {lo:g} and {hi:g}, got {float(value):g}")
@@ -440,7 +441,7 @@ def _max_groups(options: dict, plan: Aggregate, own) -> int | None:
         return None
     k = options["max_groups"]
     if isinstance(k, str) or not float(k).is_integer() or not 1 <= k <= 10**6:
-        raise ProgrammingError(f"option max_groups must be a whole number from 1 to 10^6, got {k!r}")
+        raise ProgrammingError(f"option max_groups must be a whole number from 1 to 10^6, got {option_text(k)}")
     if not plan.group_by:
         raise ProgrammingError("option max_groups bounds the groups of a GROUP BY; this query has none")
     if own is None:
@@ -455,7 +456,7 @@ def _mechanism_choice(options: dict) -> str | None:
     if choice is None:
         return None
     if not isinstance(choice, str) or choice.lower() not in MECHANISMS:
-        raise ProgrammingError(f"option mechanism must be one of {', '.join(MECHANISMS)}, got {choice!r}")
+        raise ProgrammingError(f"option mechanism must be one of {', '.join(MECHANISMS)}, got {option_text(choice)}")
     return choice.lower()
 
 

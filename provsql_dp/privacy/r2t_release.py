@@ -22,6 +22,7 @@ from ..errors import ProgrammingError, SolverError
 from ..mechanisms import r2t
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture
+from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
 __all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t"]
@@ -55,7 +56,7 @@ def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
         if key in options:
             v = options[key]
             if isinstance(v, (str, bool)) or not isinstance(v, numbers.Real) or not v > 0:
-                raise ProgrammingError(f"option {key} must be a positive number, got {v!r}")
+                raise ProgrammingError(f"option {key} must be a positive number, got {option_text(v)}")
             kwargs[key] = float(v)
     if kwargs.get("max_contribution", 1.0) > 2.0 ** 64:
         raise ProgrammingError("option max_contribution must be at most 2**64")

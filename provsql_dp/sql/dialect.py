@@ -117,7 +117,8 @@ class ProvDP(DuckDB):
                 if self._curr is not None and self._curr.token_type == TokenType.STRING:
                     value = self._parse_string()
                 else:
-                    value = self._parse_privacy_number(f"option {name.name}")
+                    # signed: OPTIONS (lower = -5); each option checks its own range when applied
+                    value = self._parse_privacy_number(f"option {name.name}", signed=True)
                 pairs.append(exp.EQ(this=name, expression=value))
                 if not self._match(TokenType.COMMA):
                     break
@@ -253,13 +254,15 @@ class ProvDP(DuckDB):
                 return self._parse_string()
             return self._parse_plain_identifier("a user name after FOR USER")
 
-        def _parse_privacy_number(self, what: str):
+        def _parse_privacy_number(self, what: str, signed: bool = False):
             negative = self._match(TokenType.DASH)
             number = self._parse_number()
             if not isinstance(number, exp.Literal) or number.is_string:
                 self.raise_error(f"Expected a number for {what}")
             if negative:
-                self.raise_error(f"{what} must be positive")
+                if not signed:
+                    self.raise_error(f"{what} must be positive")
+                return exp.Literal.number(f"-{number.this}")
             return number
 
 

@@ -126,8 +126,25 @@ def mechanism_options(tree: PrivateQuery) -> dict:
     return out
 
 
+def option_text(value) -> str:
+    """An option's value as the analyst wrote it, for an error message.
+
+    >>> from fractions import Fraction
+    >>> option_text(Fraction(-1, 2)), option_text(Fraction(3)), option_text("lp")
+    ('-0.5', '3', "'lp'")
+    """
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, Fraction):
+        return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
+    return str(value)
+
+
 def exact_number(node: exp.Expression, what: str) -> Fraction:
-    """The exact value of a numeric literal (no float rounding), e.g. ``0.001`` → 1/1000."""
+    """The exact value of a numeric literal (no float rounding), e.g. ``0.001`` → 1/1000; a
+    negated literal (``-5``, from a signed option) is negative."""
+    if isinstance(node, exp.Neg):
+        return -exact_number(node.this, what)
     if not isinstance(node, exp.Literal) or node.is_string:
         raise ParseError(f"{what} must be a number, got {node.sql() if node else 'nothing'}")
     try:

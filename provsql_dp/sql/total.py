@@ -40,7 +40,7 @@ failed row by row. Over 10 million rows, ``count(*) WHERE TRY(1 // (salary - 500
 replacing the error one. The guards above never fail, so the vectorised path always runs and the
 per-row cost does not depend on the values (the rewritten query above: 0.16 s either way).
 
-:func:`finite_or_null` and :func:`total_weight` prepare a SUM argument: a finite DOUBLE or NULL.
+:func:`total_weight` prepares a SUM argument: a DOUBLE (or NULL) that the clamp makes finite and bounded.
 
 >>> import sqlglot
 >>> e = sqlglot.parse_one("1 // (salary - 50000) > 0", read="duckdb")
@@ -456,13 +456,19 @@ def _final_check(result: exp.Expression, source: str) -> None:
 
 
 def total_weight(expression: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
-    """A SUM argument as a finite DOUBLE or NULL: :func:`make_total`, then ``TRY_CAST`` to DOUBLE
-    (total for every numeric type: HUGEINT/UHUGEINT/DECIMAL are below 3.5·10³⁸), then
-    :func:`finite_or_null`. Refuses a non-numeric argument (DuckDB would convert each string).
+    """A SUM argument as a DOUBLE (or NULL): :func:`make_total`, then ``TRY_CAST`` to DOUBLE
+    (total for every numeric type: HUGEINT/UHUGEINT/DECIMAL are below 3.5·10³⁸; left as it is
+    when already DOUBLE). Refuses a non-numeric argument (DuckDB would convert each string).
+
+    The value may still be NaN or ±∞: every consumer of a SUM's weight clamps it with
+    :func:`provsql_dp.provenance.clamp.clamp_sql`, which maps non-finite values to NULL in the
+    same CASE that clamps (one pass instead of two; :func:`finite_or_null` is that rule alone).
 
     >>> import sqlglot
     >>> print(total_weight(sqlglot.parse_one("salary", read="duckdb"), {"salary": "DECIMAL(18,3)"}).sql(dialect="duckdb"))
-    CASE WHEN ISFINITE(TRY_CAST(salary AS DOUBLE)) THEN TRY_CAST(salary AS DOUBLE) END
+    TRY_CAST(salary AS DOUBLE)
+    >>> print(total_weight(sqlglot.parse_one("salary", read="duckdb"), {"salary": "DOUBLE"}).sql(dialect="duckdb"))
+    salary
     """
     total = make_total(expression, types)
     cols = _lookup_types(expression, types)
@@ -470,4 +476,4 @@ def total_weight(expression: exp.Expression, types: Mapping[str, str]) -> exp.Ex
     pt = _parse_type(t)
     if not (pt.numeric or pt.family in ("bool", "null")):
         raise _unsupported(f"SUM of a {t} value", "SUM needs a number; cast explicitly (TRY_CAST semantics)")
-    return finite_or_null(_double(total))
+    return total if t.upper() == "DOUBLE" else _double(total)

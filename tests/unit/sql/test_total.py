@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from provsql_dp.errors import ProgrammingError, UnsupportedQueryError
+from provsql_dp.provenance.clamp import clamp_sql
 from provsql_dp.sql.total import (
     ALLOWED_FUNCTIONS,
     check_functions,
@@ -388,10 +389,16 @@ def test_finite_or_null(con):
 
 @pytest.mark.parametrize("sql", ["h", "uh", "m", "mw", "ms", "b * b", "x", "f", "i", "bo", "h * k"])
 def test_total_weight(con, sql):
+    """A SUM weight is a DOUBLE that never fails; its clamp (what every consumer applies) is
+    finite and within the bounds, NULL exactly where the weight is NULL or not finite."""
     w = total_weight(sqlglot.parse_one(sql, read="duckdb"), TYPES).sql(dialect="duckdb")
     assert expression_types([sqlglot.parse_one(w, read="duckdb")], TYPES) == ("DOUBLE",)
-    for (v,) in con.execute(f"SELECT {w} FROM {_from(sql)}").fetchall():
-        assert v is None or abs(v) < float("inf")
+    clamped = clamp_sql(w, -1e12, 1e12)
+    for raw, v in con.execute(f"SELECT {w}, {clamped} FROM {_from(sql)}").fetchall():
+        assert v is None or -1e12 <= v <= 1e12
+        assert (v is None) == (raw is None or not math.isfinite(raw))
+        if v is not None:
+            assert v == min(max(raw, -1e12), 1e12)
 
 
 def test_total_weight_refuses_strings():
