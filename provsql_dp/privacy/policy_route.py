@@ -116,7 +116,7 @@ def _qualified(*parts) -> str:
 
 def table_policies(con, schema, table) -> list[TablePolicy]:
     return [TablePolicy.from_row(r)
-            for r in PolicyCatalog(con._duck, read_only=con.read_only).list(schema, table)]
+            for r in PolicyCatalog(con._duck, read_only=con.read_only, catalog=con._catalog).list(schema, table)]
 
 
 # ---------------------------------------------------------------------------- query analysis

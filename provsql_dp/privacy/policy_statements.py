@@ -30,7 +30,7 @@ __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accu
 
 def execute_policy_statement(con, tree):
     """Run one policy statement; returns ``(description, rows)``."""
-    cat = PolicyCatalog(con._duck, read_only=con.read_only)
+    cat = PolicyCatalog(con._duck, read_only=con.read_only, catalog=con._catalog)
     if isinstance(tree, (g.CreatePolicy, g.DropPolicy)) and con.read_only:
         raise OperationalError("the database is open read-only; policies cannot change")
     if isinstance(tree, g.CreatePolicy):

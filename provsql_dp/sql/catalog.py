@@ -46,6 +46,10 @@ _DDL = [
         key_columns VARCHAR[] NOT NULL,
         created TIMESTAMP DEFAULT current_timestamp,
         PRIMARY KEY (schema_name, table_name))""",
+    # bumped after anything that may change the schema or the declarations, by every provsql_dp
+    # connection to the database: the cross-statement cache of the others (Catalog.snapshot)
+    # compares it (not transactional, so it is bumped after a COMMIT too)
+    f"CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.generation START 1",
     # what went wrong inside a release, for the curator only (an analyst never sees it)
     f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.incidents (
         happened TIMESTAMP DEFAULT current_timestamp,
@@ -105,6 +109,9 @@ class Catalog:
         self.con = con
         self.read_only = read_only
         self._memo: dict | None = None  # see snapshot()
+        #: what snapshot() keeps between statements, valid while _persist_key is current
+        self._persist: dict = {}
+        self._persist_key: tuple | None = None
         #: names (lower case) of the Python objects registered as temporary views of this
         #: connection (``Connection.register``): planned as public base tables
         self.frames: set[str] = set()
@@ -114,20 +121,93 @@ class Catalog:
     def ensure(self) -> None:
         for stmt in _DDL:
             self.con.execute(stmt)
+        self.changed()  # the generation has a value from the start (and others re-read once)
 
     @contextmanager
     def snapshot(self):
-        """Within the block, table lookups and declarations are read once and reused: the
+        """Within the block, table lookups, declarations and plans are read once and reused: the
         schema and the declarations cannot change during one statement. Outside a block every
-        lookup reads the database."""
+        lookup reads the database.
+
+        What a block read is kept for the next blocks while the database says nothing changed:
+        the ``generation`` sequence (bumped by :meth:`changed`, which every provsql_dp connection
+        calls after any statement that may change the schema or the declarations), the search
+        path, and the definitions (``CREATE`` text) of the tables of every name looked up — so a
+        change made outside provsql_dp to a table a plan read is seen too. A registered Python object can change
+        under its name: while any is registered, nothing is kept. What is kept is a function of
+        the schema and the declarations only, never of the data."""
         outer = self._memo is not None
         if not outer:
-            self._memo = {}
+            self._memo = self._kept()
         try:
             yield self
         finally:
             if not outer:
                 self._memo = None
+
+    def _kept(self) -> dict:
+        """The memo a statement starts from: the kept one if the database says nothing changed
+        since it was started, else a fresh one. The key is read before anything is looked up, so
+        a change racing with this statement is seen by the next one. Names first looked up now
+        join the key at the next statement (which then starts afresh, once)."""
+        if self.frames:
+            self._persist, self._persist_key = {}, None
+            return {}
+        key = self._fingerprint(self._names(self._persist))
+        if key is None:
+            self._persist, self._persist_key = {}, None
+            return {}
+        if key != self._persist_key:
+            self._persist, self._persist_key = {}, key
+        return self._persist
+
+    @staticmethod
+    def _names(memo: dict) -> tuple[str, ...]:
+        return tuple(sorted(k[1] for k in memo if k[0] == "columns"))
+
+    def _fingerprint(self, names: tuple[str, ...]) -> tuple | None:
+        """(names, generation, search path, definitions of the tables of those names), or None
+        when the database has no generation sequence (a read-only database from an older
+        version). Tables only: the definitions decide a plan's sensitivity (keys, owner
+        columns); a view redefined behind provsql_dp's back (it bumps the generation itself)
+        leaves a plan answering the view's old query, with that query's sensitivity. One query,
+        about 1 ms."""
+        try:
+            row = self.con.execute(
+                f"""SELECT (SELECT last_value FROM duckdb_sequences()
+                             WHERE schema_name = '{SCHEMA}' AND sequence_name = 'generation'),
+                           current_database(), current_schema(), current_setting('search_path'),
+                           (SELECT list((database_name, schema_name, table_name, sql)
+                                        ORDER BY database_name, schema_name, table_name)
+                              FROM duckdb_tables() WHERE lower(table_name) IN (SELECT unnest(?)))""",
+                [list(names)]).fetchall()[0]
+        except duckdb.Error:
+            return None
+        if row[0] is None and not self._has_generation():
+            return None
+        return (names, *row[:4], repr(row[4]))
+
+    def _has_generation(self) -> bool:
+        return bool(self.con.execute(
+            "SELECT count(*) FROM duckdb_sequences() WHERE schema_name = ? AND sequence_name = "
+            "'generation'", [SCHEMA]).fetchall()[0][0])
+
+    def forget(self) -> None:
+        """Drop what this connection read and kept (the current statement reads afresh)."""
+        self._persist, self._persist_key = {}, None
+        if self._memo is not None:
+            self._memo.clear()
+
+    def changed(self) -> None:
+        """The schema or the declarations may have changed (call it after the change): forget
+        what this connection kept and tell the other connections to the database, whose next
+        statement then reads afresh."""
+        self.forget()
+        if not self.read_only:
+            try:
+                self.con.execute(f"SELECT nextval('{SCHEMA}.generation')").fetchall()
+            except duckdb.Error:
+                pass  # an aborted transaction: its changes are gone, and the next bump tells
 
     def _cached(self, key, read):
         if self._memo is None:
@@ -135,6 +215,8 @@ class Catalog:
         if key not in self._memo:
             self._memo[key] = read()
         return self._memo[key]
+
+    cached = _cached
 
     def record_incident(self, what: str) -> None:
         """Note for the curator that a release took a fallback (never shown to analysts). A
@@ -255,9 +337,8 @@ class Catalog:
         return None
 
     def protect(self, table: str | list[str], by: list[str] | None, domain: str | None) -> Protection:
-        if self._memo is not None:
-            self._memo.clear()
         """Declare ``table`` protected (``PROTECT TABLE``); validates before writing anything."""
+        self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
         if info is None:
@@ -301,11 +382,11 @@ class Catalog:
             "VALUES (?, ?, ?, ?, ?)",
             [prot.schema, prot.table, prot.domain, list(prot.by_columns), list(prot.key_columns)],
         )
+        self.changed()
         return prot
 
     def unprotect(self, table: str | list[str]) -> Protection:
-        if self._memo is not None:
-            self._memo.clear()
+        self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
         prot = self.protection(info.schema, info.name) if info else None
@@ -318,6 +399,7 @@ class Catalog:
             f"DELETE FROM {SCHEMA}.protected WHERE schema_name = ? AND table_name = ?",
             [prot.schema, prot.table],
         )
+        self.changed()
         return prot
 
     def _check_domain(self, info: TableInfo, domain: str, by_cols, key_cols) -> None:

@@ -124,6 +124,7 @@ class ColumnDeclarations:
         self.con.execute(
             f"INSERT OR REPLACE INTO {SCHEMA}.column_bounds (schema_name, table_name, column_name, "
             "lower, upper) VALUES (?, ?, ?, ?, ?)", [info.schema, info.name, col, lo, hi])
+        self.catalog.changed()
         return ColumnBounds(info.schema, info.name, col, lo, hi)
 
     def drop_bounds(self, table: list[str], column: str) -> ColumnBounds:
@@ -134,15 +135,19 @@ class ColumnDeclarations:
         self._write("column_bounds")
         self.con.execute(f"DELETE FROM {SCHEMA}.column_bounds WHERE schema_name = ? AND "
                          "table_name = ? AND column_name = ?", [found.schema, found.table, found.column])
+        self.catalog.changed()
         return found
 
     def list_bounds(self, table: list[str] | None = None) -> list[ColumnBounds]:
+        return self._on(list(self.catalog.cached(("column_bounds",), self._read_bounds)), table)
+
+    def _read_bounds(self) -> tuple[ColumnBounds, ...]:
         if not self._exists("column_bounds"):
-            return []
+            return ()
         rows = self.con.execute(
             f"SELECT schema_name, table_name, column_name, lower, upper FROM {SCHEMA}.column_bounds "
             "ORDER BY schema_name, table_name, column_name").fetchall()
-        return self._on([ColumnBounds(*r) for r in rows], table)
+        return tuple(ColumnBounds(*r) for r in rows)
 
     def bounds(self, schema: str, table: str, column: str) -> tuple[float, float] | None:
         """The declared ``(lower, upper)`` of a column, or None."""
@@ -178,6 +183,7 @@ class ColumnDeclarations:
             [decl.schema, decl.table, decl.column,
              list(decl.values) if decl.values is not None else None,
              decl.source_schema, decl.source_table, decl.source_column])
+        self.catalog.changed()
         return decl
 
     def drop_group_keys(self, table: list[str], column: str) -> GroupKeys:
@@ -188,18 +194,21 @@ class ColumnDeclarations:
         self._write("group_keys")
         self.con.execute(f"DELETE FROM {SCHEMA}.group_keys WHERE schema_name = ? AND table_name = ? "
                          "AND column_name = ?", [found.schema, found.table, found.column])
+        self.catalog.changed()
         return found
 
     def list_group_keys(self, table: list[str] | None = None) -> list[GroupKeys]:
+        return self._on(list(self.catalog.cached(("group_keys",), self._read_group_keys)), table)
+
+    def _read_group_keys(self) -> tuple[GroupKeys, ...]:
         if not self._exists("group_keys"):
-            return []
+            return ()
         rows = self.con.execute(
             f"SELECT schema_name, table_name, column_name, key_values, source_schema, source_table, "
             f"source_column FROM {SCHEMA}.group_keys ORDER BY schema_name, table_name, column_name"
         ).fetchall()
-        out = [GroupKeys(s, t, c, tuple(v) if v is not None else None, ss, st, sc)
-               for s, t, c, v, ss, st, sc in rows]
-        return self._on(out, table)
+        return tuple(GroupKeys(s, t, c, tuple(v) if v is not None else None, ss, st, sc)
+                     for s, t, c, v, ss, st, sc in rows)
 
     def group_keys(self, schema: str, table: str, column: str) -> GroupKeys | None:
         return self._find(self.list_group_keys(), [schema, table], column)

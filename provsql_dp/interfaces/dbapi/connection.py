@@ -206,6 +206,8 @@ class Connection:
             pass  # no transaction is active: nothing to commit
         except duckdb.Error as e:
             raise translate(e) from e
+        finally:
+            self._catalog.changed()  # what the transaction declared is now seen by every connection
 
     def rollback(self) -> None:
         self._check_open()
@@ -216,6 +218,8 @@ class Connection:
             pass
         except duckdb.Error as e:
             raise translate(e) from e
+        finally:
+            self._catalog.changed()
 
     def close(self) -> None:
         """Close the connection; an uncommitted transaction is rolled back (PEP 249)."""

@@ -44,6 +44,7 @@ from .statements import (
     has_epsilon_clause,
     is_privacy_statement,
     looks_like_query,
+    may_change_catalog,
     split_statements,
     statement_kind,
     syntax_error,
@@ -130,7 +131,10 @@ class Cursor:
                 raise ProgrammingError("privacy statements take no parameters")
             if con.role == "analyst":
                 check_analyst(con, stmt, tree)
-            return self._privacy_statement(tree)
+            try:
+                return self._privacy_statement(tree)
+            finally:
+                con._catalog.changed()  # declarations may have changed: every connection re-reads
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
             query = bind(tree.this, parameters)
@@ -148,7 +152,12 @@ class Cursor:
                                            _ledger_text(stmt, parameters), None, scope)
         if con.role == "analyst":
             check_analyst(con, stmt, tree)
-        return self._passthrough(stmt, parameters, scope)
+        if not may_change_catalog(stmt):
+            return self._passthrough(stmt, parameters, scope)
+        try:
+            return self._passthrough(stmt, parameters, scope)
+        finally:  # the schema or the declarations may have changed: every connection re-reads
+            con._catalog.changed()
 
     def _touches_protected(self, tree: exp.Expression) -> bool:
         prot = {(p.schema.lower(), p.table.lower()) for p in self.connection._catalog.list_protected()}
@@ -247,7 +256,10 @@ class Cursor:
 
     def _private_release(self, tree, epsilon, text, options) -> None:
         con = self.connection
-        plan = plan_query(tree, con._catalog)
+        # a plan depends on the statement, the schema and the declarations only: it is kept
+        # while the catalog keeps what it read (Catalog.snapshot says when that is)
+        plan = con._catalog.cached(("plan", tree.sql(dialect="duckdb")),
+                                   lambda: plan_query(tree, con._catalog))
         if not isinstance(plan, (Aggregate, Aggregates)):
             raise UnsupportedQueryError(
                 "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "

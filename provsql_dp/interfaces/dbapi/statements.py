@@ -18,6 +18,7 @@ comments respected); then their first words tell a privacy statement (ours), a p
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from sqlglot.errors import ParseError, TokenError
@@ -115,6 +116,30 @@ def statement_kind(stmt: str) -> str:
     if word in ("COMMIT", "END", "ROLLBACK", "ABORT"):
         return "end"
     return "query" if word in _QUERY else "other"
+
+
+_READ_ONLY = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMMARIZE",
+              "EXPLAIN", "(", "PIVOT", "UNPIVOT"}
+_WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE|UPSERT|REPLACE|CREATE|ALTER|DROP|ATTACH|"
+                     r"DETACH|USE|SET|RESET|COPY|IMPORT|EXPORT|LOAD|INSTALL|CALL|PRAGMA|"
+                     r"CHECKPOINT|VACUUM|COMMIT|ROLLBACK)\b", re.I)
+
+
+def may_change_catalog(stmt: str) -> bool:
+    """Whether a statement run as it is might change the schema, the declarations, the search
+    path or a setting: anything but a plain read. Errs on the side of yes (a word in a string
+    literal counts): a yes only makes the next private statement read the catalog afresh.
+
+    >>> may_change_catalog("SELECT * FROM t"), may_change_catalog("PRAGMA threads=1")
+    (False, True)
+    >>> may_change_catalog("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x")
+    True
+    """
+    head = stmt.lstrip().split(None, 1)
+    word = head[0].upper().rstrip(";") if head else ""
+    if not (word in _READ_ONLY or word.startswith("(")):
+        return True
+    return _WRITES.search(stmt) is not None
 
 
 def syntax_error(e: ParseError) -> ProgrammingError:

@@ -49,9 +49,12 @@ class PolicyRow:
 class PolicyCatalog:
     """Reads and writes ``_provsql_dp.policies`` (created on first write)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool = False):
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool = False, catalog=None):
         self.con = con
         self.read_only = read_only
+        #: the connection's :class:`~provsql_dp.sql.catalog.Catalog`, if any: the list of policies
+        #: is then kept with its other declarations, and a change is announced through it
+        self.catalog = catalog
 
     def _ensure(self) -> None:
         for stmt in _DDL:
@@ -64,16 +67,26 @@ class PolicyCatalog:
         return bool(row and row[0])
 
     def list(self, schema: str | None = None, table: str | None = None) -> list[PolicyRow]:
-        if not self._exists():
-            return []
-        rows = self.con.execute(
-            f"SELECT name, schema_name, table_name, columns, spec, statement FROM {SCHEMA}.policies "
-            "ORDER BY schema_name, table_name, name").fetchall()
-        out = [PolicyRow(n, s, t, tuple(c), sp, st) for n, s, t, c, sp, st in rows]
+        if self.catalog is not None:
+            out = list(self.catalog.cached(("policies",), self._read))
+        else:
+            out = list(self._read())
         if table is not None:
             out = [r for r in out if r.table.lower() == table.lower()
                    and (schema is None or r.schema.lower() == schema.lower())]
         return out
+
+    def _read(self) -> tuple[PolicyRow, ...]:
+        if not self._exists():
+            return ()
+        rows = self.con.execute(
+            f"SELECT name, schema_name, table_name, columns, spec, statement FROM {SCHEMA}.policies "
+            "ORDER BY schema_name, table_name, name").fetchall()
+        return tuple(PolicyRow(n, s, t, tuple(c), sp, st) for n, s, t, c, sp, st in rows)
+
+    def _changed(self) -> None:
+        if self.catalog is not None:
+            self.catalog.changed()
 
     def get(self, name: str) -> PolicyRow | None:
         for r in self.list():
@@ -86,9 +99,11 @@ class PolicyCatalog:
         self.con.execute(
             f"INSERT INTO {SCHEMA}.policies (name, schema_name, table_name, columns, spec, statement) "
             "VALUES (?, ?, ?, ?, ?, ?)", [name, schema, table, list(columns), spec, statement])
+        self._changed()
 
     def drop(self, name: str) -> PolicyRow | None:
         row = self.get(name)
         if row is not None:
             self.con.execute(f"DELETE FROM {SCHEMA}.policies WHERE name = ?", [row.name])
+            self._changed()
         return row
