@@ -359,3 +359,27 @@ def test_did_you_mean_on_a_terminal_and_not_for_other_errors(tmp_path):
         pty_close(sh)
     assert did_you_mean("SELECT 1") is None
     assert did_you_mean("SELECT range FROM range(3) WITH EPSLON 1", near="EPSLON") == "did you mean EPSILON?"
+
+
+def test_ctrl_c_in_a_plain_query_charges_nothing(tmp_path):
+    sh = pty_session(["--user", "cur"], shell_env(tmp_path))
+    try:
+        sh.send("SELECT COUNT(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3;")
+        sh.expect("running… ")  # the status line of a plain statement
+        got = None
+        for _ in range(10):  # DuckDB looks at the interrupt between its tasks: press again if needed
+            time.sleep(0.5)
+            sh.proc.send_signal(signal.SIGINT)
+            try:
+                got = sh.expect("provsql_dp> ", timeout=5)
+                break
+            except AssertionError:
+                continue
+        assert got is not None, "Ctrl-C never stopped the query"
+        assert "Error: interrupted (nothing was charged)" in got, got
+        sh.send("SELECT 6 * 7 AS answer;")
+        assert "42" in sh.expect("provsql_dp> ")
+        sh.send(".quit")
+        assert sh.close() == 0
+    finally:
+        pty_close(sh)

@@ -59,6 +59,10 @@ def _trailing_dot_command(buf: list[str], line: str) -> tuple[str, str | None]:
         start = i + 1
 
 
+#: DuckDB's error for a query stopped by Ctrl-C (it catches the KeyboardInterrupt itself)
+_INTERRUPTED = re.compile(r"\b(query )?interrupted\b", re.I)
+
+
 class Shell(DotCommands, IOCommands):
     """Reads statements and dot-commands, runs them on ``con``, prints results and errors.
 
@@ -176,22 +180,20 @@ class Shell(DotCommands, IOCommands):
         if self.completer is not None:
             self.completer.invalidate()
         t0 = time.perf_counter()
+        progress = Progress(self.err, delay=self.progress_delay, public_only=self.role != "curator")
         try:
-            progress = Progress(self.err, delay=self.progress_delay,
-                                public_only=self.role != "curator")
             with progress, listening(progress.update, interruptible=True):
                 cur = self.con.cursor()
                 cur.execute(stmt)
                 rows = cur.fetchall() if cur.description is not None else None
         except KeyboardInterrupt:
-            if progress.charged:
-                self.error("interrupted after the release was charged: that ε stays spent "
-                           "(nothing was released); .budget shows what is left")
-            else:
-                self.error("interrupted (nothing was charged)")
+            self._interrupted(progress)
             return
         except Error as e:
             message = first_line(e)
+            if _INTERRUPTED.search(message):  # DuckDB turns Ctrl-C into its own error
+                self._interrupted(progress)
+                return
             if "syntax error" in message.lower():
                 near = re.search(r'at or near "([^"]+)"', message)
                 hint = did_you_mean(stmt, near.group(1) if near else None)
@@ -199,7 +201,10 @@ class Shell(DotCommands, IOCommands):
             self.error(message)
             return
         except Exception as e:  # a bug of ours: still one line, never a traceback
-            self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
+            if _INTERRUPTED.search(first_line(e)):  # DuckDB's "Query interrupted"
+                self._interrupted(progress)
+            else:
+                self.error(f"internal error ({type(e).__name__}): {first_line(e)}")
             return
         elapsed = time.perf_counter() - t0
         try:
@@ -209,6 +214,13 @@ class Shell(DotCommands, IOCommands):
         finally:
             if self._once:
                 self.redirect(None)
+
+    def _interrupted(self, progress) -> None:
+        if progress.charged:
+            self.error("interrupted after the release was charged: that ε stays spent "
+                       "(nothing was released); .budget shows what is left")
+        else:
+            self.error("interrupted (nothing was charged)")
 
     def show(self, stmt: str, cur, rows) -> None:
         if cur.description is None or rows is None:
