@@ -160,6 +160,19 @@ def _totals(c) -> np.ndarray:
     return arr
 
 
+def _counts(counts, c: np.ndarray) -> np.ndarray | None:
+    """Multiplicities of the totals ``c`` (``c[k]`` stands for ``counts[k]`` participants), as
+    a float64 array of nonnegative whole numbers, or None (each total one participant)."""
+    if counts is None:
+        return None
+    m = np.asarray(counts, dtype=np.float64)
+    if m.shape != c.shape:
+        raise ValueError(f"counts must have the shape of the totals {c.shape}, got {m.shape}")
+    if m.size and not (np.all(m >= 0) and np.all(m == np.floor(m)) and np.isfinite(m.sum())):
+        raise ValueError("counts must be nonnegative whole numbers")
+    return m
+
+
 def _public(b) -> float:
     v = float(b)
     if not (math.isfinite(v) and v >= 0):
@@ -266,8 +279,13 @@ def _suffix_above(idx: np.ndarray, weights: np.ndarray | None, L: int) -> np.nda
     return suf[1 : L + 1]
 
 
-def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
+def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int, float]:
     """Δ of eq. 11 for single-owner totals: ``(j, Δ)`` with ``Δ = e^{jβ}θ`` (Proposition 3).
+
+    ``counts`` (optional) gives the multiplicity of each total: ``c = [1, 5], counts = [3, 1]``
+    is the four participants ``[1, 1, 1, 5]`` (every quantity of Proposition 3 is a sum over
+    participants, so a histogram of the totals is enough — DuckDB sends a few thousand rows
+    instead of one per participant).
 
     ``j`` is the smallest integer with ``G_{|P|−j} ≤ e^{jβ}θ``, evaluated for every candidate
     ``j`` at once with the same tests and the same relative slack as the LP path
@@ -277,8 +295,14 @@ def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
     (2, 2.718281828459045)
     >>> delta([0.2, 0.4], theta=1.0, beta=0.5)
     (0, 1.0)
+    >>> delta([1.0, 1.0, 3.0], theta=1.0, beta=0.5) == delta([1.0, 3.0], 1.0, 0.5, counts=[2, 1])
+    True
     """
     c = _totals(c)
+    m = _counts(counts, c)
+    if m is not None:
+        keep = m > 0
+        c, m = c[keep], m[keep]
     theta = positive("theta", theta)
     beta = positive("beta", beta)
 
@@ -297,7 +321,8 @@ def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
         hi -= 1
     while tau(hi) < g_top:
         hi += 1
-    hi = min(hi, int(np.count_nonzero(c)))  # G_{|P|-j} = 0 once every positive total is out
+    positive_n = int(np.count_nonzero(c)) if m is None else int(m[c > 0].sum())
+    hi = min(hi, positive_n)  # G_{|P|-j} = 0 once every positive total is out
     if hi <= 1:
         return hi, tau(hi)
     js = np.arange(1, hi, dtype=np.float64)  # candidates j = 1 … hi−1 (hi is feasible)
@@ -305,7 +330,9 @@ def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
     w = np.maximum.accumulate(taus / 2)  # thresholds W_j = τ_j/2 (kept monotone)
     gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)  # greedy: 2 M[j] ≤ τ_j
     L = len(js)
-    big = c[c > w[0]]  # only these exceed any threshold
+    above = c > w[0]
+    big = c[above]  # only these exceed any threshold
+    mult = None if m is None else m[above]
     if big.size:
         est = np.log(big * (2.0 / theta))
         est *= 1.0 / beta
@@ -313,9 +340,9 @@ def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
         est -= 1.0  # ≈ #{j ≥ 1 : τ_j/2 < c}, finite: c > W_1 > 0
         idx = _count_below(w, big, est)
         idx_g = _count_below(gb, big, idx)  # gb ≥ w: differs only within the slack
-        n_above = _suffix_above(idx, None, L)
-        r_above = _suffix_above(idx, 1.0 / big, L)
-        n_above_g = _suffix_above(idx_g, None, L)
+        n_above = _suffix_above(idx, mult, L)
+        r_above = _suffix_above(idx, 1.0 / big if mult is None else mult / big, L)
+        n_above_g = _suffix_above(idx_g, mult, L)
     else:
         n_above = r_above = n_above_g = np.zeros(L)
     j_val = n_above - w * r_above  # J(W_j) = Σ_{c > W_j} (1 − W_j / c)
@@ -326,17 +353,22 @@ def delta(c, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
 
 
 # ---------------------------------------------------------------------- X (eq. 12)
-def clamped_sum(c, delta_hat: float, *, public: float = 0.0) -> float:
+def clamped_sum(c, delta_hat: float, *, public: float = 0.0, counts=None) -> float:
     """X of eq. 12 for single-owner totals: ``public + Σ_p min(c_p, Δ̂)`` (Proposition 4). Private.
+    ``counts``: multiplicities of the totals, as for :func:`delta`.
 
     >>> clamped_sum([0.5, 4.0, 2.0], 1.0, public=3.0)
     5.5
+    >>> clamped_sum([0.5, 4.0], 1.0, public=3.0, counts=[1, 2])
+    5.5
     """
     c = _totals(c)
+    m = _counts(counts, c)
     d = float(delta_hat)
     if not d >= 0:
         raise ValueError(f"delta_hat must be nonnegative, got {delta_hat!r}")
-    return _public(public) + float(np.minimum(c, d).sum())
+    clamped = np.minimum(c, d)
+    return _public(public) + float(clamped.sum() if m is None else clamped @ m)
 
 
 # ---------------------------------------------------------------------- the mechanism
@@ -352,6 +384,7 @@ def release(
     eps1: float | None = None,
     eps2: float | None = None,
     public: float = 0.0,
+    counts=None,
 ) -> Release:
     """Release ``public + Σ_p c_p`` with the recursive mechanism, ε-DP, in closed form.
 
@@ -370,6 +403,9 @@ def release(
         entropy.
     public : float
         Total weight of public tuples (annotation ``True``): added to every H and to X, to no G.
+    counts : array_like, optional
+        Multiplicities of the totals (``c`` a histogram of the per-participant totals): the
+        same Δ and the same X, up to floating-point rounding in the sum.
 
     Returns
     -------
@@ -387,10 +423,10 @@ def release(
     params = resolve_params(epsilon, privacy, theta=theta, beta=beta, mu=mu, eps1=eps1, eps2=eps2)
     c = _totals(c)
     b = _public(public)
-    j, _ = delta(c, params["theta"], params["beta"])
+    j, _ = delta(c, params["theta"], params["beta"], counts=counts)
     gen = resolve_rng(rng)
     delta_hat = release_delta_hat(j, params, gen)
-    x = clamped_sum(c, delta_hat, public=b)
+    x = clamped_sum(c, delta_hat, public=b, counts=counts)
     value = release_x(x, delta_hat, params["eps2"], gen)
     return Release(
         value=float(value),
@@ -410,6 +446,7 @@ def release_signed(
     *,
     public_pos: float = 0.0,
     public_neg: float = 0.0,
+    counts=None,
     **kwargs: Any,
 ) -> Release:
     """A signed SUM as two nonnegative parts at ε/2 each, like ``recursive.release_signed``.
@@ -431,8 +468,8 @@ def release_signed(
     half = float(epsilon) / 2
     gen = resolve_rng(rng)
     c_pos, c_neg = _totals(c_pos), _totals(c_neg)
-    pos = release(c_pos, half, privacy, gen, public=public_pos, **kwargs)
-    neg = release(c_neg, half, privacy, gen, public=public_neg, **kwargs)
+    pos = release(c_pos, half, privacy, gen, public=public_pos, counts=counts, **kwargs)
+    neg = release(c_neg, half, privacy, gen, public=public_neg, counts=counts, **kwargs)
     params = dict(pos.params)
     params["split"] = "half the budget to each of the positive and negative parts"
     return Release(

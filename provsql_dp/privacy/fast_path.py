@@ -133,11 +133,18 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         if truncate:
             sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
                               "ORDER BY g.g) AS __rank,", 1)
-            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)} ORDER BY g"
-        else:
-            sql += " ORDER BY g.g"
+            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
     else:
         sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
+    # A count's per-owner totals are whole numbers with few distinct values: DuckDB sends their
+    # histogram (total, how many owners) instead of one row per owner — the closed forms take
+    # multiplicities (single_owner.release(counts=…)). A SUM's totals are mostly distinct.
+    histogram = plan.weight is None
+    if histogram:
+        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
+               f"GROUP BY g, {names} ORDER BY g")
+    else:
+        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
     if embedded:
         with _hash_aggregate_settings(con._duck):
             data = con._duck.execute(sql, params).fetchnumpy()
@@ -145,6 +152,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         data = engine.fetchnumpy(sql)[0]
     g = np.asarray(data["g"], dtype=np.int64)
     totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
+    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
     if parallel:
         eps = float(epsilon)
@@ -155,11 +163,12 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     for i, grp in enumerate(groups):
         sl = slice(bounds_at[i], bounds_at[i + 1])
         try:
+            m = None if mult is None else mult[sl]
             if signed:
                 rel = single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, rng,
-                                                  **kwargs)
+                                                  counts=m, **kwargs)
             else:
-                rel = single_owner.release(totals[0][sl], eps, style, rng, **kwargs)
+                rel = single_owner.release(totals[0][sl], eps, style, rng, counts=m, **kwargs)
         except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
             rel = fallback(eps)
         releases.append(rel)
