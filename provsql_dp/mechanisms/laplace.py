@@ -31,11 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from .._numbers import positive
 from .noise import error_bound
 from .safe_noise import LaplacePlan, plan_laplace
 
-__all__ = ["LaplaceRelease", "release"]
+__all__ = ["LaplaceRelease", "release", "release_many"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,26 @@ def release(value: float, *, sensitivity: float, epsilon: float, integer: bool =
     else:
         noisy = plan.release(float(value), rng=rng)
     return LaplaceRelease(value=noisy, epsilon=eps, sensitivity=sens, integer=integer)
+
+
+def release_many(values, *, sensitivity: float, epsilon: float, integer: bool = False,
+                 rng=None) -> list[LaplaceRelease]:
+    """:func:`release` of each value, drawn in one vector: for groups that one participant
+    can touch only one of (parallel composition), each released at the full ``epsilon``.
+    The same law as one :func:`release` per value (i.i.d. noise on the same public grid).
+
+    >>> import numpy as np
+    >>> rels = release_many([10, 20, 30], sensitivity=1, epsilon=1.0, integer=True,
+    ...                     rng=np.random.default_rng(0))
+    >>> [type(r.value).__name__ for r in rels], rels[0].epsilon
+    (['int', 'int', 'int'], 1.0)
+    """
+    eps = positive("epsilon", epsilon)
+    sens = positive("sensitivity", sensitivity)
+    plan = plan_laplace(sens, eps, integer=integer)
+    x = np.asarray(values, dtype=np.float64)
+    if integer:
+        x = np.round(x)
+    noisy = plan.release_array(x, rng=rng)
+    out = noisy.astype(np.int64).tolist() if integer else noisy.tolist()
+    return [LaplaceRelease(value=v, epsilon=eps, sensitivity=sens, integer=integer) for v in out]

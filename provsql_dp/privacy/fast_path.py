@@ -76,12 +76,9 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     true = {tuple(r[:-1]): (r[-1] or 0) for r in rows}
     charge = charge_fn()
     eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
-    releases, out = [], []
-    for g in groups:
-        rel = laplace.release(true.get(tuple(g), 0), sensitivity=sens, epsilon=eps,
-                              integer=integer, rng=rng)
-        releases.append(rel)
-        out.append(tuple(g) + (rel.value,))
+    releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
+                                    epsilon=eps, integer=integer, rng=rng)
+    out = [tuple(g) + (rel.value,) for g, rel in zip(groups, releases)]
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
     info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=tuple(releases))
