@@ -117,6 +117,10 @@ SELECT dept, SUM(salary) FROM employee GROUP BY dept WITH EPSILON 0.25;
 -- covers: private_query, epsilon_clause, options_clause, option, option_name | parses: PrivateQuery | query=Select; epsilon=1; options=theta=200000,split=3/10
 SELECT SUM(salary) FROM employee WITH EPSILON 1 OPTIONS (theta = 200000, split = 0.3);
 
+-- Signed options: a SUM clamped to [-50, 200] (a value below -50 counts as -50).
+-- covers: epsilon_clause, options_clause, option, signed_number | parses: PrivateQuery | query=Select; epsilon=1; options=lower=-50,upper=200
+SELECT SUM(salary) FROM employee WITH EPSILON 1 OPTIONS (lower = -50, upper = 200);
+
 -- An option with a string value.
 -- covers: epsilon_clause, options_clause, option, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=privacy=edge
 SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (privacy = 'edge');
