@@ -169,28 +169,23 @@ class Catalog:
         """(names, generation, search path, definitions of the tables of those names), or None
         when the database has no generation sequence (a read-only database from an older
         version). Tables only: the definitions decide a plan's sensitivity (keys, owner
-        columns); a view redefined behind provsql_dp's back (it bumps the generation itself)
-        leaves a plan answering the view's old query, with that query's sensitivity. One query,
-        about 1 ms."""
+        columns); a view redefined behind provsql_dp's back (provsql_dp bumps the generation
+        when it runs the change itself) leaves a plan answering the view's old query, with that
+        query's sensitivity. One query, under 1 ms."""
+        sql = (f"SELECT 'g', last_value::VARCHAR, current_database(), current_schema(), "
+               f"current_setting('search_path') FROM duckdb_sequences() "
+               f"WHERE schema_name = '{SCHEMA}' AND sequence_name = 'generation'")
+        if names:  # literals, not parameters: a prepared statement costs twice as much here
+            listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+            sql += (" UNION ALL SELECT 't', database_name, schema_name, table_name, sql "
+                    f"FROM duckdb_tables() WHERE lower(table_name) IN ({listed})")
         try:
-            row = self.con.execute(
-                f"""SELECT (SELECT last_value FROM duckdb_sequences()
-                             WHERE schema_name = '{SCHEMA}' AND sequence_name = 'generation'),
-                           current_database(), current_schema(), current_setting('search_path'),
-                           (SELECT list((database_name, schema_name, table_name, sql)
-                                        ORDER BY database_name, schema_name, table_name)
-                              FROM duckdb_tables() WHERE lower(table_name) IN (SELECT unnest(?)))""",
-                [list(names)]).fetchall()[0]
+            rows = self.con.execute(sql).fetchall()
         except duckdb.Error:
             return None
-        if row[0] is None and not self._has_generation():
+        if not any(r[0] == "g" for r in rows):
             return None
-        return (names, *row[:4], repr(row[4]))
-
-    def _has_generation(self) -> bool:
-        return bool(self.con.execute(
-            "SELECT count(*) FROM duckdb_sequences() WHERE schema_name = ? AND sequence_name = "
-            "'generation'", [SCHEMA]).fetchall()[0][0])
+        return (names, *sorted(rows, key=repr))
 
     def forget(self) -> None:
         """Drop what this connection read and kept (the current statement reads afresh)."""
