@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
 from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
@@ -193,7 +194,7 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     charge = con._ledger.charge(con.user, epsilon, text, "quantile")
     rows = engine_of(con).fetchnumpy(qq.sql())[0]
     vals = rows["__v"]
-    v = vals[0] if len(vals) else None
+    v = None if len(vals) == 0 or bool(np.ma.getmaskarray(vals)[0]) else vals[0]  # NULL: no rows
     value = (qq.lower + qq.upper) / 2 if v is None or (isinstance(v, float) and math.isnan(v)) \
         else float(v)
     rel = release_quantile(value, qq.lower, qq.upper, qq.sensitivity, eps, rng=rng,
