@@ -212,6 +212,10 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
         if eps <= 0:
             raise ProgrammingError("epsilon must be positive")
         inner = inner.this
+    from . import quantile_route as _qr
+
+    if _qr.is_quantile_query(inner):
+        return _qr.explain(con, inner, eps, tree.args.get("accuracy"), tree.args.get("confidence"))
     plan = plan_query(inner, con.catalog)
     prep = prepare(con, inner, plan)
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),

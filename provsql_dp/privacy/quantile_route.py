@@ -50,7 +50,8 @@ from ..sql.column_declarations import ColumnDeclarations
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
-__all__ = ["QuantileQuery", "is_quantile_query", "prepare", "answer", "accuracy_epsilon"]
+__all__ = ["QuantileQuery", "is_quantile_query", "prepare", "answer", "accuracy_epsilon",
+           "explain"]
 
 _AGGS = (exp.Median, exp.PercentileCont, exp.PercentileDisc, exp.Quantile)
 _NUMERIC = set(_INTEGER_TYPES) | {"FLOAT", "REAL", "FLOAT4", "DOUBLE", "FLOAT8"}
@@ -221,3 +222,31 @@ def accuracy_epsilon(con, tree, alpha, confidence=0.95) -> Fraction:
     eps = qq.sensitivity * math.log(1 / (1 - c)) / a * 1.01
     unit = Fraction(10) ** (math.floor(math.log10(eps)) - 2)
     return Fraction(math.ceil(Fraction(eps) / unit)) * unit
+
+
+def explain(con, tree, epsilon=None, accuracy=None, confidence=None):
+    """``EXPLAIN PRIVACY`` of a quantile: the release's Δ, noise and error bound at ``epsilon``,
+    or the ε for ``accuracy``; the columns of :func:`provsql_dp.privacy.policy_statements.
+    explain_privacy`. Reads no data, charges nothing."""
+    from .._numbers import format_eps
+    from ..mechanisms.noise import error_bound
+    from ..mechanisms.safe_noise import plan_laplace
+    from ..sql import dialect as d
+
+    qq = prepare(con, tree)
+    conf = 0.95 if confidence is None else float(d.exact_number(confidence, "the confidence"))
+    if not 0 < conf < 1:
+        raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
+    note = "α: P(|error| ≤ α) ≥ confidence (exact discrete Laplace quantile)"
+    if epsilon is None:
+        epsilon = accuracy_epsilon(con, tree, d.exact_number(accuracy, "the accuracy α"), conf)
+        note = f"run the query WITH EPSILON {format_eps(epsilon)}; " + note
+    plan = plan_laplace(qq.sensitivity, float(epsilon))
+    alpha = float(min(error_bound(plan, conf), qq.upper - qq.lower))
+    detail = (f"{qq.statistic} of {qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
+              f"{qq.sensitivity:.6g} under {qq.neighbourhood}")
+    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
+            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
+            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
+    return desc, [("quantile", qq.policy, detail, 1, format_eps(epsilon),
+                   math.sqrt(plan.noise_variance), alpha, conf, note)]
