@@ -31,18 +31,18 @@ for p in (str(ROOT), str(ROOT / "benchmarks")):
         sys.path.insert(0, p)
 
 DEVIATIONS = [
-    "003: Δ̂, X̂ released with exact discrete Laplace on a public grid (DESIGN §8), not "
-    "continuous Laplace; the LPs are solved by HiGHS.",
-    "000: DP baselines at ε/2, Blowfish at ε — as the paper's §6 compares them.",
-    "002: the Blowfish k-means sensitivity includes pairs split by a cluster boundary "
-    "(benchmarks/kmeans.py): the paper's Lemma 6.1 bound alone is not private.",
-    "004: the shifted histograms' bin width is a function of δ, ε and the box (never of the "
-    "data); the paper picks the baseline's width on the data (its footnote 3: not private) — the "
-    "baseline here does too, for comparison only.",
-    "004: the Twitter grid is DPBench's 256² western-US crop (points jittered inside cells), not "
-    "the paper's world-wide point set: see benchmarks/delta.py part 1 for what that changes.",
-    "004: the smooth-sensitivity median's Cauchy noise is Python-only (not floating-point safe); "
-    "SQL's MEDIAN/QUANTILE use exact discrete Laplace of scale δ/ε.",
+    ("003: Δ̂, X̂ released with exact discrete Laplace on a public grid (DESIGN §8), not "
+     "continuous Laplace; the LPs are solved by HiGHS."),
+    ("000: DP baselines at ε/2, Blowfish at ε — as the paper's §6 compares them."),
+    ("002: the Blowfish k-means sensitivity includes pairs split by a cluster boundary "
+     "(benchmarks/kmeans.py): the paper's Lemma 6.1 bound alone is not private."),
+    ("004: the shifted histograms' bin width is a function of δ, ε and the box (never of the "
+     "data); the paper picks the baseline's width on the data (its footnote 3: not private) — the "
+     "baseline here does too, for comparison only."),
+    ("004: the Twitter grid is DPBench's 256² western-US crop (points jittered inside cells), not "
+     "the paper's world-wide point set: see benchmarks/delta.py part 1 for what that changes."),
+    ("004: the smooth-sensitivity median's Cauchy noise is Python-only (not floating-point safe); "
+     "SQL's MEDIAN/QUANTILE use exact discrete Laplace of scale δ/ε."),
 ]
 
 
@@ -96,7 +96,7 @@ def paper_000(args):
         x = np.load(data / f"{name}.n4096.npy").astype(float)
         pol = bf.Policy.line(4096)
 
-        def mse(w, strategy):
+        def mse(w, strategy, x=x, pol=pol):
             exact = w.answer(x)
             return float(np.mean([np.mean((bf.answer(w, x, pol, 1.0, strategy=strategy,
                                                      rng=rng).values - exact) ** 2)
@@ -134,12 +134,12 @@ def paper_004(args):
 
     pol = Policy(0.001, dims=2)
     for w, paper in dl.PAPER_TABLE5[s].items():
-        print(f"  baseline width {w:<6}: {mse(lambda: equiwidth_histogram(pts, pol, 1.0, w, rng=g)):>9.0f}"
+        print(f"  baseline width {w:<6}: {mse(lambda w=w: equiwidth_histogram(pts, pol, 1.0, w, rng=g)):>9.0f}"
               f"   paper {paper:g}", flush=True)
     for d, paper in dl.PAPER_SHIFTED.items():
         p = Policy(d, dims=2)
         w = default_bin_width(p, 1.0)
-        m = mse(lambda: shifted_histograms(pts, p, 1.0, rng=g))
+        m = mse(lambda p=p: shifted_histograms(pts, p, 1.0, rng=g))
         print(f"  shifted δ={d:<7} (width {w:g}): {m:>9.0f}   paper {paper:g}", flush=True)
     print("  (the gap is the data and the paper's unstated setup, not the sensitivity or the "
           "estimator: benchmarks/delta.py part 1 splits every MSE into approximation + noise)")

@@ -47,8 +47,13 @@ import numpy as np
 from .noise import error_bound, resolve_rng
 from .safe_noise import plan_laplace
 
-__all__ = ["QuantileRelease", "quantile_sensitivity", "release_quantile", "quantile_of",
-           "STATISTICS"]
+__all__ = [
+    "STATISTICS",
+    "QuantileRelease",
+    "quantile_of",
+    "quantile_sensitivity",
+    "release_quantile",
+]
 
 #: statistic name → (DuckDB aggregate, fixed q or None)
 STATISTICS = {"MEDIAN": ("quantile_cont", 0.5), "QUANTILE_CONT": ("quantile_cont", None),

@@ -50,8 +50,14 @@ from ..sql.column_declarations import ColumnDeclarations
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
-__all__ = ["QuantileQuery", "is_quantile_query", "prepare", "answer", "accuracy_epsilon",
-           "explain"]
+__all__ = [
+    "QuantileQuery",
+    "accuracy_epsilon",
+    "answer",
+    "explain",
+    "is_quantile_query",
+    "prepare",
+]
 
 _AGGS = (exp.Median, exp.PercentileCont, exp.PercentileDisc, exp.Quantile)
 _NUMERIC = set(_INTEGER_TYPES) | {"FLOAT", "REAL", "FLOAT4", "DOUBLE", "FLOAT8"}

@@ -123,7 +123,7 @@ def test_failure_after_the_charge_is_opaque_to_an_analyst(con, monkeypatch):
 def test_explain_privacy_reads_nothing_and_matches_the_release(con):
     con.execute("CREATE POLICY near ON trips (km) AS DELTA 0.01 DOMAIN [0, 10) WIDTH 0.5 BOUNDED")
     rows = con.execute("EXPLAIN PRIVACY SELECT MEDIAN(km) FROM trips WITH EPSILON 1").fetchall()
-    mech, pol, _, n, eps, rmse, alpha, conf, _ = rows[0]
+    mech, pol, _, n, eps, rmse, _alpha, conf, _ = rows[0]
     assert (mech, pol, n, eps, conf) == ("quantile", "near", 1, "1", 0.95)
     assert rmse == pytest.approx(0.01 * np.sqrt(2), rel=1e-3)
     rows = con.execute("EXPLAIN PRIVACY SELECT MEDIAN(km) FROM trips WITH ACCURACY 0.05 "

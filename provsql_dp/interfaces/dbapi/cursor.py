@@ -37,8 +37,8 @@ from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
 from . import frames as _frames
-from .parameters import bind, number_qmarks
 from .engines import refuse_mirrored
+from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
 from .statements import (
