@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from provsql_dp.delta import (
+from provsql_dp.policies.delta import (
     Policy,
     allocate_offline,
     bernoulli_future,
@@ -40,7 +40,7 @@ from provsql_dp.delta import (
     simulate_online,
     total_error,
 )
-from provsql_dp.delta.allocation import solve_batch, window_matrix
+from provsql_dp.policies.delta.allocation import solve_batch, window_matrix
 
 DATA = "/work/shared/data/hist1d/twitter_256_256.npy"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
@@ -76,80 +76,129 @@ def queries(size, nq, rng):
     return cx - size / 2, cx + size / 2, cy - size / 2, cy + size / 2
 
 
+#: papers/004 Table 5, Dataset 1 (Twitter): MSE of the equi-width baseline by bin width
+PAPER_TABLE5 = {0.01: {0.005: 62.01, 0.01: 86.16, 0.015: 94.12, 0.02: 100.69},
+                0.1: {0.005: 13218, 0.01: 9895.7, 0.015: 6726, 0.02: 8901.6},
+                0.2: {0.005: 72161, 0.01: 40301, 0.015: 24952, 0.02: 20381}}
+#: papers/004 §5.4.2 text (the only shifted-histogram figures given as numbers): query size 0.1
+PAPER_SHIFTED = {0.001: 543.0, 0.0001: 109.0}
+#: ε so large that the discrete Laplace noise is 0 with probability ≈ 1: the approximation error
+NOISELESS = 1e6
+
+
 def part1(args):
+    """MSE = approximation error (noiseless release) + noise variance (analytic), both measured,
+    for the baseline and the shifted series; every MSE is the mean over ``--runs`` noise draws."""
     t0 = time.time()
     pts = twitter_points()
     print(f"Part 1: Twitter points n = {len(pts):,} (jittered, seed fixed), ε = {args.eps}, "
-          f"{args.queries} queries per size, {args.runs} noise draw(s)")
+          f"{args.queries} queries per size, {args.runs} noise draws per configuration")
     rng = np.random.default_rng(7)
     sizes = (0.01, 0.1, 0.2)
     Q = {s: queries(s, args.queries, rng) for s in sizes}
     T = {s: true_counts(pts, *Q[s]) for s in sizes}
     noise = np.random.default_rng(11)
+    for s in sizes:
+        print(f"  true counts, query size {s}: mean {T[s].mean():,.0f}, median "
+              f"{np.median(T[s]):,.0f}, 99th percentile {np.percentile(T[s], 99):,.0f}")
 
-    def mse(release_fn):
+    def measure(make):
+        """(MSE over runs, its standard error, approximation error, mean noise variance)."""
         errs = {s: [] for s in sizes}
         for _ in range(args.runs):
-            rel = release_fn()
+            rel = make(args.eps)
             for s in sizes:
-                est = rel.range_count(*Q[s])
-                errs[s].append(np.mean((est - T[s]) ** 2))
-        return {s: float(np.mean(errs[s])) for s in sizes}
+                errs[s].append(np.mean((rel.range_count(*Q[s]) - T[s]) ** 2))
+        exact = make(NOISELESS)
+        out = {}
+        for s in sizes:
+            e = np.array(errs[s])
+            approx = float(np.mean((exact.range_count(*Q[s]) - T[s]) ** 2))
+            var = float(np.mean(rel.variance(*Q[s])))
+            out[s] = (float(e.mean()), float(e.std(ddof=1) / np.sqrt(e.size)) if e.size > 1 else 0.0,
+                      approx, var)
+        return out, rel
 
     pol0 = Policy(0.001, dims=2)
     widths = np.round(np.arange(0.0025, 0.04001, 0.0025), 4)
     base = {}
     for w in widths:
-        base[w] = mse(lambda w=w: equiwidth_histogram(pts, pol0, args.eps, w, rng=noise))
-    print("\nEqui-width baseline, MSE by bin width (paper Table 5 columns k = 0.005 … 0.02):")
-    print("  width  " + "".join(f"{s:>12}" for s in sizes))
+        base[w], _ = measure(lambda e, w=w: equiwidth_histogram(pts, pol0, e, w, rng=noise))
+    print("\nEqui-width baseline (plain ε-DP, Laplace(2/ε) per bin): MSE ± s.e. "
+          "[approximation + noise variance], paper Table 5 beside it")
+    print("  width   " + "".join(f"{'s=' + str(s):>44}" for s in sizes))
     for w in widths:
-        print(f"  {w:<6} " + "".join(f"{base[w][s]:>12.1f}" for s in sizes))
-    best = {s: min(widths, key=lambda w: base[w][s]) for s in sizes}
+        cells = []
+        for s in sizes:
+            m, se, a, v = base[w][s]
+            pp = PAPER_TABLE5[s].get(float(w))
+            cells.append(f"{m:>9.1f}±{se:<6.1f}[{a:>8.1f}+{v:>7.1f}]"
+                         + (f" p:{pp:<7g}" if pp else " " * 10))
+        print(f"  {w:<7} " + "".join(f"{c:>44}" for c in cells))
+    best = {s: min(widths, key=lambda w: base[w][s][0]) for s in sizes}
 
     res = {}
-    shift_widths = {0.001: (0.002, 0.003, 0.004, 0.005, 0.01, 0.02),
-                    0.0001: (0.0015, 0.0025, 0.003, 0.004, 0.005, 0.01, 0.02)}
+    shift_widths = {0.001: (0.002, 0.005, 0.01, 0.02), 0.0001: (0.0025, 0.005, 0.01, 0.02)}
     for d in (0.001, 0.0001):
         pol = Policy(d, dims=2)
         dw = default_bin_width(pol, args.eps)
-        res[(d, "default")] = (dw, mse(lambda: shifted_histograms(pts, pol, args.eps, rng=noise)))
-        for w in shift_widths[d]:
-            res[(d, w)] = (w, mse(lambda w=w: shifted_histograms(pts, pol, args.eps, bin_width=w,
-                                                                  rng=noise)))
-    lines = ["| query size | baseline best width | baseline MSE | shifted δ=0.001 (default w) | "
-             "shifted δ=0.0001 (default w) |", "|---|---|---|---|---|"]
+        for key, w in [("default", dw)] + [(w, w) for w in shift_widths[d]]:
+            out, rel = measure(lambda e, w=w: shifted_histograms(pts, pol, e, bin_width=w,
+                                                                  rng=noise))
+            res[(d, key)] = (w, rel.shifts, out)
+    lines = ["| query size | baseline best width | baseline MSE (paper) | shifted δ=0.001 default w "
+             "(paper) | shifted δ=0.0001 default w (paper) |", "|---|---|---|---|---|"]
     for s in sizes:
-        lines.append(f"| {s} | {best[s]} | {base[best[s]][s]:.1f} | "
-                     f"{res[(0.001, 'default')][1][s]:.1f} | {res[(0.0001, 'default')][1][s]:.1f} |")
-    print("\nTable: MSE of range queries, Twitter (paper Table 5 / Fig. 4: at size 0.1 baseline "
-          "6726, δ=0.001 → 543, δ=0.0001 → 109)")
+        pb = min(PAPER_TABLE5[s].values())
+        ps = {d: (f"{PAPER_SHIFTED[d]:g}" if s == 0.1 else "–") for d in PAPER_SHIFTED}
+        lines.append(f"| {s} | {best[s]} | {base[best[s]][s][0]:.1f} ({pb:g}) | "
+                     f"{res[(0.001, 'default')][2][s][0]:.1f} ({ps[0.001]}) | "
+                     f"{res[(0.0001, 'default')][2][s][0]:.1f} ({ps[0.0001]}) |")
+    print("\nTable: MSE of range queries, Twitter, ours (paper Table 5 / §5.4.2 text)")
     print(f"  default widths: δ=0.001 → {res[(0.001, 'default')][0]:g}, "
           f"δ=0.0001 → {res[(0.0001, 'default')][0]:g}")
     print("\n".join(lines))
-    lines2 = ["| δ | bin width | " + " | ".join(f"MSE s={s}" for s in sizes) + " |",
-              "|---|---|" + "---|" * len(sizes)]
-    for (d, key), (w, m) in sorted(res.items(), key=lambda kv: (-kv[0][0], str(kv[0][1]))):
-        lines2.append(f"| {d} | {w:g}{' (default)' if key == 'default' else ''} | "
-                      + " | ".join(f"{m[s]:.1f}" for s in sizes) + " |")
-    print("\nShifted histograms by bin width:")
+    lines2 = ["| δ | bin width | m | " + " | ".join(
+        f"s={s}: MSE ± s.e. [approx + noise] · plain-DP same series" for s in sizes) + " |",
+        "|---|---|---|" + "---|" * len(sizes)]
+    for (d, key), (w, m, out) in sorted(res.items(), key=lambda kv: (-kv[0][0], str(kv[0][1]))):
+        cells = []
+        for s in sizes:
+            mse_, se, a, v = out[s]
+            plain = a + v * (2 * m / series_sens(m)) ** 2  # the same series under standard DP: Δ = 2m
+            cells.append(f"{mse_:.1f} ± {se:.1f} [{a:.1f} + {v:.1f}] · {plain:.0f}")
+        lines2.append(f"| {d} | {w:g}{' (default)' if key == 'default' else ''} | {m} | "
+                      + " | ".join(cells) + " |")
+    print("\nShifted histograms by bin width (plain-DP same series: Δ = 2m instead of 4, "
+          "approximation + scaled noise variance):")
     print("\n".join(lines2))
+    expl = explain(base, res, sizes)
+    small = sizes[0]
+    expl.append(
+        f"  At query size {small} the paper's baseline MSE is 62–101 at every width 0.005–0.02 "
+        f"(Table 5); ours is {min(base[w][small][0] for w in base if 0.005 <= w <= 0.02):,.0f}–"
+        f"{max(base[w][small][0] for w in base if 0.005 <= w <= 0.02):,.0f} over the same range, "
+        f"almost all approximation error, with a mean true count per query of "
+        f"{T[small].mean():,.0f} (≈ 19 if the paper's 193,841 users were spread evenly): not "
+        "more points, but points far more concentrated at the bin scale (city cells of up to "
+        "2,654 users) — the clearest sign that the data, not the mechanism, sets the gap.")
+    print("\n" + "\n".join(expl))
     print(f"(part 1: {time.time() - t0:.0f} s)")
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, "delta_part1.md"), "w") as f:
-        f.write("\n".join(lines) + "\n\n" + "\n".join(lines2) + "\n")
+        f.write("\n".join(lines) + "\n\n" + "\n".join(lines2) + "\n\n" + "\n".join(expl) + "\n")
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
         for a, s in zip(ax, sizes):
-            a.semilogy(widths, [base[w][s] for w in widths], "o-", label="equi-width (ε-DP)")
+            a.semilogy(widths, [base[w][s][0] for w in widths], "o-", label="equi-width (ε-DP)")
             for d, mk in ((0.001, "s--"), (0.0001, "^--")):
-                ws = sorted(w for (dd, k), (w, _) in res.items() if dd == d and k != "default")
-                a.semilogy(ws, [res[(d, w)][1][s] for w in ws], mk, label=f"shifted δ={d}")
-                dw, m = res[(d, "default")]
-                a.semilogy([dw], [m[s]], "k*", ms=10)
+                ws = sorted(w for (dd, k), (w, _, _) in res.items() if dd == d and k != "default")
+                a.semilogy(ws, [res[(d, w)][2][s][0] for w in ws], mk, label=f"shifted δ={d}")
+                dw, _, m = res[(d, "default")]
+                a.semilogy([dw], [m[s][0]], "k*", ms=10)
             a.set_title(f"query size {s}")
             a.set_xlabel("bin width")
         ax[0].set_ylabel("MSE")
@@ -159,6 +208,61 @@ def part1(args):
         fig.savefig(os.path.join(OUT, "delta_ranges.png"), dpi=120)
     except ImportError:  # pragma: no cover
         pass
+
+
+def series_sens(m):
+    return 2 if m == 1 else 4
+
+
+def explain(base, res, sizes):
+    """Why the shifted series does not reach the paper's 543 / 109 at query size 0.1: the
+    figures, measured above, that bound what the paper's estimator can do."""
+    s = 0.1
+    out = [f"Why not the paper's 12–62× at query size {s} (from the figures above):"]
+    for w in (0.005, 0.01, 0.015, 0.02):
+        m, _, a, v = base[w][s]
+        pp = PAPER_TABLE5[s][w]
+        out.append(f"  baseline w={w}: noise variance {v:.0f} (data-independent, the paper's too at "
+                   f"ε=1) → paper's Table 5 {pp:g} implies approximation error ≈ {pp - v:.0f}; "
+                   f"ours {a:.0f}")
+    for d in (0.001, 0.0001):
+        rows = [(w, mm, o[s]) for (dd, k), (w, mm, o) in res.items() if dd == d]
+        floor = min(o[2] for _, _, o in rows)
+        w_b, m_b, o_b = min(rows, key=lambda r: r[2][0])
+        plain = o_b[2] + o_b[3] * (2 * m_b / series_sens(m_b)) ** 2
+        out.append(f"  δ={d}: best width tried {w_b:g} (m = {m_b}): MSE {o_b[0]:.0f} against the "
+                   f"best baseline {min(b[s][0] for b in base.values()):.0f} "
+                   f"(×{min(b[s][0] for b in base.values()) / o_b[0]:.1f}; paper ×"
+                   f"{min(PAPER_TABLE5[s].values()) / PAPER_SHIFTED[d]:.0f}) and against the same "
+                   f"series under standard DP (Δ = 2m) {plain:.0f} (×{plain / o_b[0]:.0f})")
+        ratio = [(base_w_approx(base, w, s) / o[2]) for w, _, o in rows
+                 if base_w_approx(base, w, s) is not None and o[2] > 0]
+        out.append(f"  δ={d}: smallest approximation error of the series over the widths tried "
+                   f"{floor:.0f} (the paper reports a total MSE of {PAPER_SHIFTED[d]:g}); "
+                   f"averaging the shifts cuts the approximation error of one histogram of the "
+                   f"same width by {min(ratio):.1f}–{max(ratio):.1f}×")
+    out.append(
+        "  Reading: (1) noise is not the gap — our noise variances are those of Δ = 4 (brute-force "
+        "sensitivity over every δ-neighbouring pair in tests/unit/policies/delta) and the eq. 8 "
+        "estimate equals a direct per-bin overlap sum to 1e-10; (2) the data is: per width, the "
+        "paper's baseline has approximation error 6–10 k at every width 0.005–0.02, ours grows from "
+        "≈ 4 k to ≈ 270 k (our grid is DPBench's western-US crop on 256² cells, 20 cells hold 12.5 % "
+        "of the users — city point masses spread over a bin when it is wider than a cell — while "
+        "the paper's Dataset 1 is the world map, presumably mostly empty at this query size); only the *best* "
+        "baseline errors happen to agree (≈ 8 k vs 6.7 k, at widths 0.005 vs 0.015); (3) with our "
+        "data the series' approximation error alone stays above ≈ 200–400 at every width whose noise "
+        "is small, so the paper's 543 / 109 are out of reach here; the δ-neighbourhood's own gain — "
+        "the same series under standard DP needs Δ = 2m instead of 4 — is there in full (lines "
+        "above). The remaining gap to the paper is its setup (world data; ε, query and "
+        "draw counts of §5.4.2 unstated), not a bug in the sensitivity or the estimator.")
+    return out
+
+
+def base_w_approx(base, w, s):
+    for bw, v in base.items():
+        if abs(float(bw) - w) < 1e-9:
+            return v[s][2]
+    return None
 
 
 def part2(args):
@@ -221,14 +325,14 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="small settings (smoke run)")
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--queries", type=int, default=2000)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--online-reps", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=20)
     args = ap.parse_args(argv)
     if args.quick:
-        args.queries, args.runs, args.reps, args.online_reps, args.samples = 300, 1, 100, 10, 10
+        args.queries, args.runs, args.reps, args.online_reps, args.samples = 300, 2, 100, 10, 10
     if args.part in (None, 1):
         part1(args)
     if args.part in (None, 2):

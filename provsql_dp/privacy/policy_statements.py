@@ -212,6 +212,10 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
         if eps <= 0:
             raise ProgrammingError("epsilon must be positive")
         inner = inner.this
+    from . import quantile_route as _qr
+
+    if _qr.is_quantile_query(inner):
+        return _qr.explain(con, inner, eps, tree.args.get("accuracy"), tree.args.get("confidence"))
     plan = plan_query(inner, con.catalog)
     prep = prepare(con, inner, plan)
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
@@ -254,6 +258,13 @@ def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
     the smallest ε that ``EXPLAIN PRIVACY`` finds for α — from public information only, so
     reading it spends nothing and looks at no data. Refused (nothing spent) when the route's
     error cannot be known in advance."""
+    from . import quantile_route as _qr
+
+    if _qr.is_quantile_query(tree.this):
+        conf = tree.args.get("confidence")
+        return _qr.accuracy_epsilon(
+            con, tree.this, d.exact_number(tree.args["accuracy"], "the accuracy"),
+            Fraction(95, 100) if conf is None else d.exact_number(conf, "the confidence"))
     ex = g.ExplainPrivacy(this=tree.this, accuracy=tree.args["accuracy"],
                           confidence=tree.args.get("confidence"))
     names, rows = explain_privacy(con, ex)

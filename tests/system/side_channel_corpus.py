@@ -82,6 +82,9 @@ DECLARATIONS = [
     "PROTECT TABLE people",
     "PROTECT TABLE visits BY (pid) AS people",
     "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 100) WIDTH 10",
+    # quantiles (MEDIAN / QUANTILE_*): a bounded δ policy on i, bounds on x
+    "CREATE POLICY near_i ON people (i) AS DELTA 1 DOMAIN [-20, 20) WIDTH 1 BOUNDED",
+    "SET BOUNDS ON people (x) BETWEEN -10 AND 10",
 ]
 
 
@@ -602,6 +605,13 @@ def _numeric_where() -> list[tuple[str, str]]:
 def corpus() -> list[tuple[str, str]]:
     """(category, statement) pairs: analyst statements over the neighbour databases."""
     out: list[tuple[str, str]] = []
+    out += [("quantile", f"{q} {EPS}") for q in (
+        "SELECT MEDIAN(i) FROM people", "SELECT QUANTILE_CONT(i, 0.9) FROM people",
+        "SELECT QUANTILE_DISC(x, 0.25) FROM people", "SELECT MEDIAN(x) FROM people",
+        "SELECT MEDIAN(salary) FROM people", "SELECT MEDIAN(h) FROM people",
+        "SELECT MEDIAN(i) FROM people WHERE x > 0")]
+    out += [("quantile", "EXPLAIN PRIVACY SELECT MEDIAN(i) FROM people WITH ACCURACY 0.5"),
+            ("quantile", "SELECT QUANTILE_CONT(x, 0.5) FROM people WITH ACCURACY 2")]
     out += _numeric_where()
     out += [("where-string", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in STRING_PREDICATES]
     out += [("where-date", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in DATE_PREDICATES]

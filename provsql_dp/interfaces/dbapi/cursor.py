@@ -29,14 +29,16 @@ from ..._duckdb_errors import translate
 from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
+from ...privacy.quantile_route import answer as answer_quantile
+from ...privacy.quantile_route import is_quantile_query
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
 from . import frames as _frames
-from .parameters import bind, number_qmarks
 from .engines import refuse_mirrored
+from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
 from .statements import (
@@ -256,6 +258,17 @@ class Cursor:
 
     def _private_release(self, tree, epsilon, text, options) -> None:
         con = self.connection
+        if is_quantile_query(tree):  # MEDIAN / QUANTILE_CONT / QUANTILE_DISC: their own route
+            try:
+                desc, rows, info = answer_quantile(con, tree, epsilon, text, options or {})
+            except REFUSALS:
+                raise
+            except Exception as e:  # noqa: BLE001 - a failure while reading protected data
+                raise release_failure(con, e) from (None if con.role == "analyst" else e)
+            self._set_result(desc, rows)
+            self.privacy = replace(info, value_names=(desc[-1][0],))
+            con.privacy = self.privacy
+            return
         # a plan depends on the statement, the schema and the declarations only: it is kept
         # while the catalog keeps what it read (Catalog.snapshot says when that is)
         plan = con._catalog.cached(("plan", tree.sql(dialect="duckdb")),

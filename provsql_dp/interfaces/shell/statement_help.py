@@ -49,8 +49,12 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "release at the smallest ε meeting accuracy a (policy routes; refused when the error "
      "depends on the data)",
      "SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10"),
+    ("SELECT MEDIAN(c) | QUANTILE_CONT(c, q) | QUANTILE_DISC(c, q) FROM t WITH EPSILON eps",
+     "a private quantile of one column: noise δ/ε under a BOUNDED DELTA policy on (c), else "
+     "(hi − lo)/ε with SET BOUNDS on c (refused without either)",
+     "SELECT QUANTILE_CONT(km, 0.9) FROM trips WITH EPSILON 1"),
     ("SET BOUNDS ON t (c) BETWEEN lo AND hi",
-     "a SUM/AVG of c is clamped to [lo, hi] (curator)",
+     "a SUM/AVG of c is clamped to [lo, hi]; a MEDIAN/QUANTILE of c uses them (curator)",
      "SET BOUNDS ON employees (salary) BETWEEN 0 AND 200000"),
     ("DROP BOUNDS ON t (c)", "remove c's bounds (curator)", "DROP BOUNDS ON employees (salary)"),
     ("SHOW BOUNDS [ON t]", "the declared bounds", "SHOW BOUNDS ON employees"),
@@ -91,8 +95,12 @@ def statements_help(word: str | None = None) -> str:
     """The statements part of ``.help`` (only those mentioning ``word`` when given).
 
     >>> print(statements_help("bounds"))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT MEDIAN(c) | QUANTILE_CONT(c, q) | QUANTILE_DISC(c, q) FROM t WITH EPSILON eps
+        a private quantile of one column: noise δ/ε under a BOUNDED DELTA policy on (c), else
+        (hi − lo)/ε with SET BOUNDS on c (refused without either)
+        e.g. SELECT QUANTILE_CONT(km, 0.9) FROM trips WITH EPSILON 1;
     SET BOUNDS ON t (c) BETWEEN lo AND hi
-        a SUM/AVG of c is clamped to [lo, hi] (curator)
+        a SUM/AVG of c is clamped to [lo, hi]; a MEDIAN/QUANTILE of c uses them (curator)
         e.g. SET BOUNDS ON employees (salary) BETWEEN 0 AND 200000;
     DROP BOUNDS ON t (c)
         remove c's bounds (curator)

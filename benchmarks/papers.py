@@ -1,0 +1,167 @@
+"""Every paper's headline experiment available in this repository, rerun small: ours beside the
+paper's figure, and one line per deliberate deviation with its reason.
+
+* papers/003 (recursive mechanism, Fig. 6–7): triangles on the five small real graphs — true
+  counts (must be equal), release time node / edge privacy (paper's seconds beside ours), median
+  relative error over ``--releases`` releases at ε = 0.5.
+* papers/000 (Blowfish, §6 Fig. 8): HIST under G¹ (transformed Laplace at ε against the Laplace
+  mechanism at ε/2: the paper says "only a factor of 2 better") and 1D-RANGE under G¹ (Privelet at
+  ε/2 against transformed Laplace: "2–3 orders of magnitude"), on PATENT and NETTRACE, ε = 1.
+* papers/004 (δ-neighbourhood, §5.4.2 Table 5): 2-D range queries of size 0.1 on the Twitter grid —
+  the equi-width baseline at widths 0.005…0.02 and shifted histograms at δ = 0.001, 0.0001 (paper:
+  6,726 / 543 / 109) — with ``--draws`` noise draws; ``benchmarks/delta.py`` has the full run and
+  the explanation of the gap.
+
+Usage: ``python benchmarks/papers.py [--releases 5] [--draws 20] [--queries 300] [--skip 003,000]``.
+Data from ``/work/shared/data`` (never shipped). The machine may be loaded: times are indicative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (str(ROOT), str(ROOT / "benchmarks")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+DEVIATIONS = [
+    ("003: Δ̂, X̂ released with exact discrete Laplace on a public grid (DESIGN §8), not "
+     "continuous Laplace; the LPs are solved by HiGHS."),
+    ("000: DP baselines at ε/2, Blowfish at ε — as the paper's §6 compares them."),
+    ("002: the Blowfish k-means sensitivity includes pairs split by a cluster boundary "
+     "(benchmarks/kmeans.py): the paper's Lemma 6.1 bound alone is not private."),
+    ("004: the shifted histograms' bin width is a function of δ, ε and the box (never of the "
+     "data); the paper picks the baseline's width on the data (its footnote 3: not private) — the "
+     "baseline here does too, for comparison only."),
+    ("004: the Twitter grid is DPBench's 256² western-US crop (points jittered inside cells), not "
+     "the paper's world-wide point set: see benchmarks/delta.py part 1 for what that changes."),
+    ("004: the smooth-sensitivity median's Cauchy noise is Python-only (not floating-point safe); "
+     "SQL's MEDIAN/QUANTILE use exact discrete Laplace of scale δ/ε."),
+]
+
+
+def row(cells, widths):
+    return "  ".join(str(c).rjust(w) for c, w in zip(cells, widths))
+
+
+def paper_003(args):
+    import subgraph as sg
+
+    from provsql_dp.graph import relation
+    from provsql_dp.mechanisms import recursive as rm
+
+    if not sg.DATA.exists():  # run from a worktree: the shared data sit beside the main checkout
+        sg.DATA = Path("/work/shared/data/graphs")
+    print("\n## papers/003 Fig. 6–7: triangles, recursive mechanism, ε = 0.5 "
+          f"({args.releases} releases per setting)")
+    w = (11, 9, 9, 10, 10, 9, 10, 10, 9)
+    print(row(["graph", "triangles", "paper", "node s", "paper s", "node err", "edge s",
+               "paper s", "edge err"], w))
+    rng = np.random.default_rng(2013)
+    for name in ("netscience", "power", "1138_bus", "bcspwr10", "gemat12"):
+        g = sg.real_graph(name)
+        tri, p_node, p_edge = sg.PAPER_FIG6[name]
+        out = [name]
+        for privacy in ("node", "edge"):
+            kr = relation(g, "triangle", privacy=privacy)
+            truth = kr.true_answer()
+            vals, times = [], []
+            for _ in range(args.releases):
+                t = time.perf_counter()
+                vals.append(rm.release(kr, epsilon=0.5, privacy=privacy, rng=rng).value)
+                times.append(time.perf_counter() - t)
+            if privacy == "node":
+                out += [int(truth), tri]
+            out += [f"{np.median(times):.3f}", p_node if privacy == "node" else p_edge,
+                    f"{sg.median_rel(vals, truth):.3f}"]
+        print(row(out, w), flush=True)
+    print("  (paper Fig. 7 gives the errors as plots only; the triangle counts must be equal)")
+
+
+def paper_000(args):
+    from provsql_dp import blowfish as bf
+
+    data = Path("/work/shared/data/hist1d")
+    print("\n## papers/000 §6 Fig. 8: Blowfish under G¹ₖ (k = 4096), ε = 1, "
+          f"{args.draws} draws; DP baselines at ε/2")
+    rng = np.random.default_rng(2015)
+    ranges = bf.random_ranges(4096, 10_000, np.random.default_rng(4096))
+    for name in ("PATENT", "NETTRACE"):
+        x = np.load(data / f"{name}.n4096.npy").astype(float)
+        pol = bf.Policy.line(4096)
+
+        def mse(w, strategy, x=x, pol=pol):
+            exact = w.answer(x)
+            return float(np.mean([np.mean((bf.answer(w, x, pol, 1.0, strategy=strategy,
+                                                     rng=rng).values - exact) ** 2)
+                                  for _ in range(args.draws)]))
+
+        h = bf.Histogram(4096)
+        r_hist = mse(h, "dp_laplace") / mse(h, "laplace")
+        r_rng = mse(ranges, "dp_privelet") / mse(ranges, "laplace")
+        print(f"  {name:9s} HIST Laplace(ε/2)/transformed: ×{r_hist:.2f} (paper: \"a factor of 2\")"
+              f";  1D-RANGE Privelet(ε/2)/transformed: ×{r_rng:.0f} = 10^{np.log10(r_rng):.1f} "
+              "(paper: \"2–3 orders of magnitude\")", flush=True)
+
+
+def paper_004(args):
+    import delta as dl
+
+    from provsql_dp.policies.delta import (
+        Policy,
+        default_bin_width,
+        equiwidth_histogram,
+        shifted_histograms,
+    )
+
+    s = 0.1
+    print(f"\n## papers/004 §5.4.2 Table 5: Twitter, query size {s}, ε = 1, {args.queries} "
+          f"queries, {args.draws} draws")
+    pts = dl.twitter_points()
+    q = dl.queries(s, args.queries, np.random.default_rng(7))
+    truth = dl.true_counts(pts, *q)
+    g = np.random.default_rng(11)
+
+    def mse(make):
+        return float(np.mean([np.mean((make().range_count(*q) - truth) ** 2)
+                              for _ in range(args.draws)]))
+
+    pol = Policy(0.001, dims=2)
+    for w, paper in dl.PAPER_TABLE5[s].items():
+        print(f"  baseline width {w:<6}: {mse(lambda w=w: equiwidth_histogram(pts, pol, 1.0, w, rng=g)):>9.0f}"
+              f"   paper {paper:g}", flush=True)
+    for d, paper in dl.PAPER_SHIFTED.items():
+        p = Policy(d, dims=2)
+        w = default_bin_width(p, 1.0)
+        m = mse(lambda p=p: shifted_histograms(pts, p, 1.0, rng=g))
+        print(f"  shifted δ={d:<7} (width {w:g}): {m:>9.0f}   paper {paper:g}", flush=True)
+    print("  (the gap is the data and the paper's unstated setup, not the sensitivity or the "
+          "estimator: benchmarks/delta.py part 1 splits every MSE into approximation + noise)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--releases", type=int, default=5)
+    ap.add_argument("--draws", type=int, default=20)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--skip", default="", help="comma-separated papers to skip: 003,000,004")
+    args = ap.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    t0 = time.time()
+    for key, fn in (("003", paper_003), ("000", paper_000), ("004", paper_004)):
+        if key not in skip:
+            fn(args)
+    print("\n## Deliberate deviations")
+    for d in DEVIATIONS:
+        print("  - " + d)
+    print(f"\n(total {time.time() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""``SELECT MEDIAN(c) | QUANTILE_CONT(c, q) | QUANTILE_DISC(c, q) FROM t WITH EPSILON ε``: one
+quantile of one numeric column of a row-per-participant protected table.
+
+What it needs (declarations, read before any protected row):
+
+* a **δ-neighbourhood policy on the column alone**, ``CREATE POLICY p ON t (c) AS DELTA δ
+  DOMAIN [lo, hi) WIDTH w BOUNDED`` — a record moves by at most δ, so the quantile does: noise of
+  scale ``δ/ε`` (papers/004 §5.5.2, the floating-point-safe release of
+  :func:`provsql_dp.policies.delta.median`); values are clamped to ``[lo, hi]``;
+* or **bounds**, ``SET BOUNDS ON t (c) BETWEEN lo AND hi`` — any record may be added, removed or
+  replaced: noise of scale ``(hi − lo)/ε``. (A δ policy with SOURCES is unbounded, records appear:
+  the quantile then uses the bounds, or the policy's domain when no bounds are declared.)
+
+Without either the statement is refused, naming both declarations; nothing is charged. The
+statement takes no ``WHERE``, ``GROUP BY``, join or ``DISTINCT`` (a filter would make the number
+of records a record's move can change unbounded), and no ``OPTIONS``.
+
+The ledger is charged before the one DuckDB aggregate reads the column; noise comes from
+:func:`provsql_dp.mechanisms.quantile.release_quantile` (exact discrete Laplace). The smooth-
+sensitivity Cauchy median is not reachable from SQL.
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE trips(id INT PRIMARY KEY, km DOUBLE)")
+>>> _ = con.execute("INSERT INTO trips SELECT i, (i % 50) / 10 FROM range(1000) t(i)")
+>>> _ = con.execute("PROTECT TABLE trips")
+>>> _ = con.execute("SET PRIVACY BUDGET 5")
+>>> _ = con.execute("CREATE POLICY near ON trips (km) AS DELTA 0.01 DOMAIN [0, 10) WIDTH 0.5 BOUNDED")
+>>> cur = con.execute("SELECT MEDIAN(km) AS m FROM trips WITH EPSILON 1")
+>>> abs(cur.fetchone()[0] - 2.45) < 0.2, cur.privacy.mechanism
+(True, 'quantile')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from sqlglot import exp
+
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ..mechanisms.quantile import quantile_sensitivity, release_quantile
+from ..policies.delta.sql import delta_policy
+from ..provenance.backends import engine_of
+from ..provenance.capture import q as quote
+from ..sql.catalog import _INTEGER_TYPES
+from ..sql.column_declarations import ColumnDeclarations
+from .policy_route import row_per_participant, table_policies
+from .release_info import PrivacyInfo
+
+__all__ = [
+    "QuantileQuery",
+    "accuracy_epsilon",
+    "answer",
+    "explain",
+    "is_quantile_query",
+    "prepare",
+]
+
+_AGGS = (exp.Median, exp.PercentileCont, exp.PercentileDisc, exp.Quantile)
+_NUMERIC = set(_INTEGER_TYPES) | {"FLOAT", "REAL", "FLOAT4", "DOUBLE", "FLOAT8"}
+
+
+@dataclass(frozen=True)
+class QuantileQuery:
+    """A decided quantile release: everything public, nothing read from the rows."""
+
+    statistic: str        # MEDIAN, QUANTILE_CONT or QUANTILE_DISC
+    q: float
+    table_sql: str
+    column: str
+    label: str
+    lower: float
+    upper: float
+    sensitivity: float
+    neighbourhood: str    # "δ = 0.01 (policy near)" or "bounds"
+    policy: str | None
+
+    def sql(self) -> str:
+        fn = "quantile_disc" if self.statistic == "QUANTILE_DISC" else "quantile_cont"
+        v = (f"LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {self.lower!r}), "
+             f"{self.upper!r})")
+        return f"SELECT {fn}({v}, {self.q!r}) AS __v FROM {self.table_sql}"
+
+
+def _select(tree):
+    while isinstance(tree, exp.Subquery) and not tree.alias:
+        tree = tree.this
+    return tree
+
+
+def is_quantile_query(tree) -> bool:
+    """Whether ``tree`` (the query of a private statement) uses a quantile aggregate anywhere."""
+    return isinstance(tree, exp.Expression) and tree.find(*_AGGS) is not None
+
+
+def _statistic(node) -> tuple[str, float]:
+    if isinstance(node, exp.Median):
+        return "MEDIAN", 0.5
+    name = "QUANTILE_CONT" if isinstance(node, exp.PercentileCont) else "QUANTILE_DISC"
+    qn = node.args.get("quantile") if isinstance(node, exp.Quantile) else node.expression
+    if not (isinstance(qn, exp.Literal) and not qn.is_string):
+        raise ProgrammingError(f"{name} needs a numeric literal q between 0 and 1 as its second "
+                               f"argument, e.g. {name}(col, 0.9)")
+    qv = float(qn.this)
+    if not 0 <= qv <= 1:
+        raise ProgrammingError(f"{name}: q = {qn.this} is outside [0, 1]")
+    return name, qv
+
+
+def prepare(con, tree, options=None) -> QuantileQuery:
+    """Check the statement and the declarations; raise a refusal (nothing charged) or return the
+    decided release."""
+    sel = _select(tree)
+    shape = ("a private quantile is SELECT MEDIAN(col) | QUANTILE_CONT(col, q) | "
+             "QUANTILE_DISC(col, q) FROM table, on one protected table")
+    if not isinstance(sel, exp.Select) or len(sel.expressions) != 1:
+        raise UnsupportedQueryError(f"{shape}, alone in the select list")
+    item = sel.expressions[0]
+    agg = item.unalias()
+    if not isinstance(agg, _AGGS):
+        raise UnsupportedQueryError(f"{shape}; a quantile inside an expression is not supported")
+    for key, what in (("where", "WHERE"), ("group", "GROUP BY"), ("having", "HAVING"),
+                      ("joins", "a join"), ("distinct", "DISTINCT"), ("order", "ORDER BY"),
+                      ("limit", "LIMIT"), ("with", "WITH")):
+        if sel.args.get(key):
+            raise UnsupportedQueryError(
+                f"{shape}; {what} is not supported with a quantile (a filter or group would let "
+                "one record's move change which records count)")
+    if options:
+        raise ProgrammingError("OPTIONS apply to the recursive mechanism only; a quantile takes "
+                               "none (drop OPTIONS)")
+    statistic, qv = _statistic(agg)
+    from_ = sel.args.get("from_") or sel.args.get("from")
+    if from_ is None or not isinstance(from_.this, exp.Table):
+        raise UnsupportedQueryError(f"{shape}: it reads one table directly")
+    t = from_.this
+    info = con.catalog.find_table([p for p in (t.catalog, t.db, t.name) if p])
+    if info is None:
+        raise ProgrammingError(f"table {t.name!r} does not exist")
+    prot = con.catalog.protection(info.schema, info.name)
+    ok, why = row_per_participant(con, info, prot)
+    if not ok:
+        raise UnsupportedQueryError(f"{statistic} cannot be released: {why}")
+    col_node = agg.this
+    lower = {c.lower(): c for c in info.columns}
+    if not isinstance(col_node, exp.Column) or col_node.name.lower() not in lower:
+        raise UnsupportedQueryError(f"{statistic} takes a column of {info.name!r}, not "
+                                    f"{col_node.sql(dialect='duckdb')}")
+    col = lower[col_node.name.lower()]
+    ctype = info.types[info.columns.index(col)].upper()
+    if ctype not in _NUMERIC and not ctype.startswith("DECIMAL"):
+        raise UnsupportedQueryError(f"{statistic}({col}): {col!r} is {ctype}, not a number")
+    label = item.alias_or_name if isinstance(item, exp.Alias) else \
+        f"{statistic.lower()}({col})"
+    table_sql = ".".join(quote(p) for p in (info.catalog, info.schema, info.name) if p)
+    pols = [tp for tp in table_policies(con, info.schema, info.name)
+            if tp.graph.get("kind") == "DELTA" and [c.lower() for c in tp.columns] == [col.lower()]]
+    bounds = ColumnDeclarations(con._catalog).bounds(info.schema, info.name, col)
+    if pols and pols[0].bounded:
+        tp = pols[0]
+        pol = delta_policy(tp.graph, tp.domains)
+        lo, hi = float(pol.lo[0]), float(pol.hi[0])
+        d = float(pol.delta)
+        return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
+                             quantile_sensitivity(lo, hi, delta=d),
+                             f"δ = {d:g} (policy {tp.name}, BOUNDED)", tp.name)
+    if bounds is not None:
+        lo, hi = bounds
+        if not hi > lo:
+            raise ProgrammingError(f"the declared bounds of {info.name}.{col} are empty "
+                                   f"([{lo:g}, {hi:g}]); declare lower < upper")
+        return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
+                             quantile_sensitivity(lo, hi), "bounds (SET BOUNDS)", None)
+    if pols:  # an unbounded δ policy: records appear and disappear, the rank moves
+        tp = pols[0]
+        pol = delta_policy(tp.graph, tp.domains)
+        lo, hi = float(pol.lo[0]), float(pol.hi[0])
+        return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
+                             quantile_sensitivity(lo, hi),
+                             f"domain of policy {tp.name} (UNBOUNDED: records appear, so the "
+                             "whole domain is the sensitivity)", tp.name)
+    raise ProgrammingError(
+        f"{statistic}({col}) over {info.name!r} needs a declared range for {col!r}: "
+        f"CREATE POLICY p ON {info.name} ({col}) AS DELTA δ DOMAIN [lo, hi) WIDTH w BOUNDED "
+        f"(records move by at most δ: noise of scale δ/ε) or SET BOUNDS ON {info.name} ({col}) "
+        "BETWEEN lo AND hi (noise of scale (hi − lo)/ε). Nothing was charged")
+
+
+def answer(con, tree, epsilon, text: str, options=None, rng=None):
+    """Charge, read, release: (description, rows, PrivacyInfo)."""
+    qq = prepare(con, tree, options)
+    eps = float(epsilon)
+    from ..mechanisms.safe_noise import plan_laplace
+
+    plan_laplace(qq.sensitivity, eps)  # validates the public parameters before the charge
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    # charged before the protected column is read: the ε charged never depends on the data
+    charge = con._ledger.charge(con.user, epsilon, text, "quantile")
+    rows = engine_of(con).fetchnumpy(qq.sql())[0]
+    vals = rows["__v"]
+    v = None if len(vals) == 0 or bool(np.ma.getmaskarray(vals)[0]) else vals[0]  # NULL: no rows
+    value = (qq.lower + qq.upper) / 2 if v is None or (isinstance(v, float) and math.isnan(v)) \
+        else float(v)
+    rel = release_quantile(value, qq.lower, qq.upper, qq.sensitivity, eps, rng=rng,
+                           statistic=qq.statistic, neighbourhood=qq.neighbourhood)
+    detail = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
+              f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
+              f"{qq.sensitivity:.6g} under {qq.neighbourhood}; exact discrete Laplace, scale "
+              f"{rel.noise_scale:.6g}")
+    info = PrivacyInfo(mechanism="quantile", epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=(rel,), policy=qq.policy, strategy=detail,
+                       expected_mse=float(2 * rel.noise_scale ** 2), mse_is_upper_bound=True)
+    return [(qq.label, "DOUBLE")], [(rel.value,)], info
+
+
+def accuracy_epsilon(con, tree, alpha, confidence=0.95) -> Fraction:
+    """The ε at which the quantile's noise stays within ``α`` with probability ``confidence``:
+    Laplace(b): ``P(|L| > α) = e^{−α/b}``, so ``ε = Δ·ln(1/(1 − c))/α``, raised by 1 % for the
+    exact sampler's grid and rounded up to three significant digits. Public: reads no data."""
+    qq = prepare(con, tree)
+    a, c = float(alpha), float(confidence)
+    if not (a > 0 and 0 < c < 1):
+        raise ProgrammingError("WITH ACCURACY needs α > 0 and a confidence strictly between 0 "
+                               "and 1")
+    eps = qq.sensitivity * math.log(1 / (1 - c)) / a * 1.01
+    unit = Fraction(10) ** (math.floor(math.log10(eps)) - 2)
+    return Fraction(math.ceil(Fraction(eps) / unit)) * unit
+
+
+def explain(con, tree, epsilon=None, accuracy=None, confidence=None):
+    """``EXPLAIN PRIVACY`` of a quantile: the release's Δ, noise and error bound at ``epsilon``,
+    or the ε for ``accuracy``; the columns of :func:`provsql_dp.privacy.policy_statements.
+    explain_privacy`. Reads no data, charges nothing."""
+    from .._numbers import format_eps
+    from ..mechanisms.noise import error_bound
+    from ..mechanisms.safe_noise import plan_laplace
+    from ..sql import dialect as d
+
+    qq = prepare(con, tree)
+    conf = 0.95 if confidence is None else float(d.exact_number(confidence, "the confidence"))
+    if not 0 < conf < 1:
+        raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
+    note = "α: P(|error| ≤ α) ≥ confidence (exact discrete Laplace quantile)"
+    if epsilon is None:
+        epsilon = accuracy_epsilon(con, tree, d.exact_number(accuracy, "the accuracy α"), conf)
+        note = f"run the query WITH EPSILON {format_eps(epsilon)}; " + note
+    plan = plan_laplace(qq.sensitivity, float(epsilon))
+    alpha = float(min(error_bound(plan, conf), qq.upper - qq.lower))
+    detail = (f"{qq.statistic} of {qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
+              f"{qq.sensitivity:.6g} under {qq.neighbourhood}")
+    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
+            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
+            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
+    return desc, [("quantile", qq.policy, detail, 1, format_eps(epsilon),
+                   math.sqrt(plan.noise_variance), alpha, conf, note)]
