@@ -188,7 +188,8 @@ def capture_sql(
     * ``partitioned`` — a grouped capture numbers its tuples within hash partitions of their
       discriminators (``__h`` the hash, ``__r`` a dense rank inside it; rows ordered by both)
       instead of one global ``dense_rank`` window, which a distributed engine runs in a single
-      partition. Equal tuples still get equal ``(__h, __r)``, distinct tuples distinct ones."""
+      partition, and the rows come back unordered. Equal tuples still get equal ``(__h, __r)``,
+      distinct tuples distinct ones."""
     agg = plan if isinstance(plan, Aggregate) else None
     inner = agg.child if agg else plan
     grouped = _has_distinct(inner)
@@ -221,7 +222,7 @@ def capture_sql(
         order = ", ".join(f"top.__d{k} NULLS FIRST" for k in range(c.n_disc))
         cols.append(f"{h} AS __h")
         cols.append(f"dense_rank() OVER (PARTITION BY {h} ORDER BY {order}) AS __r")
-        sql = f"SELECT {', '.join(cols)} FROM {source} ORDER BY __h, __r"
+        sql = f"SELECT {', '.join(cols)} FROM {source}"
     elif grouped:
         order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
         cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
@@ -367,15 +368,17 @@ def _key_views(be, plan: Node, domains: dict[str, _Domain]) -> dict[int, str]:
 
 
 def _tuple_ids(data: dict, n: int) -> np.ndarray:
-    """Dense tuple ids of a grouped capture's rows (sorted by tuple): the engine's global rank
-    ``__t``, or — for a partitioned capture — a new id wherever ``(__h, __r)`` changes."""
+    """Dense tuple ids of a grouped capture's rows: the engine's global rank ``__t`` (rows
+    arrive sorted by it), or — for a partitioned capture, whose rows arrive in any order — the
+    rank of ``(__h, __r)`` among the distinct pairs (one numpy sort on the driver, which
+    :func:`_grouped` does anyway; a global ORDER BY in the engine would run the whole capture
+    twice, once to sample its range partitions)."""
     if "__t" in data:
         return np.asarray(data["__t"], dtype=np.int64)
-    h, r = np.asarray(data["__h"]), np.asarray(data["__r"])
-    new = np.ones(n, dtype=bool)
-    if n > 1:
-        new[1:] = (h[1:] != h[:-1]) | (r[1:] != r[:-1])
-    return np.cumsum(new, dtype=np.int64) - 1
+    h = np.asarray(data["__h"]).astype(np.int64)  # a 32-bit hash
+    r = np.asarray(data["__r"]).astype(np.int64)  # a rank below 2^31
+    _, tid = np.unique((h << 32) | r, return_inverse=True)
+    return tid.reshape(-1).astype(np.int64)
 
 
 def _names(plan: Node) -> tuple[str, ...]:
@@ -393,10 +396,10 @@ def _dedupe_within(P: np.ndarray) -> None:
 
 
 def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
-    """Group derivation rows into tuples (rows arrive sorted by tuple id ``tid``); drop duplicate
-    and absorbed monomials."""
+    """Group derivation rows into tuples (by tuple id ``tid``, in any order); drop duplicate and
+    absorbed monomials."""
     n_rows, w = P.shape
-    n_t = int(tid[-1]) + 1 if n_rows else 0
+    n_t = int(tid.max()) + 1 if n_rows else 0
     # canonical monomials: sort each row, -1 (empty) slots last
     big = np.iinfo(np.int64).max
     S = np.sort(np.where(P < 0, big, P), axis=1)
@@ -414,7 +417,7 @@ def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
     keep = _absorption(mono_tid, M, sizes, big)
     rows_m, mono_tid, M, sizes = rows_m[keep], mono_tid[keep], M[keep], sizes[keep]
     # tuples: the first derivation row of each tid gives the values and the weight
-    first_row = np.searchsorted(tid, np.arange(n_t))
+    first_row = order[np.searchsorted(keys_sorted[:, 0], np.arange(n_t))]
     mono_counts = np.bincount(mono_tid, minlength=n_t)
     valid = M != big
     return KRelation(

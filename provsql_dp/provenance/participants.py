@@ -12,7 +12,8 @@ places:
 * **in the engine** (:func:`engine_ids`): the sorted dictionary is handed back to the engine as a
   small table ``(key…, id)`` and the capture query joins every slot it returns to it, so that
   only 32-bit ids cross back. The per-row work runs where the rows are (Spark's executors: a
-  broadcast hash join); the driver keeps only what it holds anyway, the dictionary.
+  broadcast hash join while the dictionary is under ``spark.sql.autoBroadcastJoinThreshold``, a
+  shuffled join beyond); the driver keeps only what it holds anyway, the dictionary.
 
 >>> import numpy as np
 >>> d = Domain("node", [np.array([3, 7, 9])], [("node", 3), ("node", 7), ("node", 9)])

@@ -23,6 +23,13 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
   already made every expression total (``TRY_CAST``, ``NULLIF`` divisors, wide arithmetic), and
   non-ANSI semantics turn anything left into NULL instead of an error.
 
+* **participant and tuple ids** — the capture asks the engine to assign them
+  (:func:`provsql_dp.provenance.capture.capture_sql`'s ``key_views`` and ``partitioned``): a
+  slot that is not an output value is joined to its domain's sorted dictionary
+  (:meth:`SparkBackend.key_view`) and comes back as an INT id, and a ``DISTINCT`` numbers its
+  tuples with a ``dense_rank`` inside hash partitions of their discriminators instead of one
+  global window (which Spark would run in a single partition).
+
 Only compact columnar results come back: ``toArrow()`` (Arrow batches, no Python object per row)
 turned into numpy arrays, masked where NULL.
 
@@ -143,8 +150,8 @@ class SparkBackend:
         """A temporary view ``(__k0, …, __id)`` of a participant dictionary: the sorted keys
         (one numpy array per key column) and their positions as INT ids. The capture query
         joins its participant slots to it, so that Spark — not the driver — maps every row's
-        keys to ids and only the ids cross back. Small (one row per participant): Spark
-        broadcasts it to the executors."""
+        keys to ids and only the ids cross back. One row per participant: Spark broadcasts it
+        to the executors while it is under ``spark.sql.autoBroadcastJoinThreshold``."""
         import pyarrow as pa
 
         table = pa.table({**{f"__k{j}": pa.array(c) for j, c in enumerate(components)},
