@@ -342,7 +342,8 @@ def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
     d = decide(con, plan, epsilon, options)
     engine = engine_of(con)
     if engine.dialect != "duckdb":  # another engine refuses what it cannot run, before the charge
-        engine.check(capture_sql(plan, d.bounds)[0])
+        engine.check(capture_sql(plan, d.bounds,
+                                 partitioned=bool(getattr(engine, "partitioned_ranks", False)))[0])
     mechanism = d.path if d.path in ("laplace", "r2t") else "recursive"
     # charged before any protected row is read: the ε charged never depends on the data
     charge = con._ledger.charge(con.user, epsilon, text, mechanism)

@@ -14,7 +14,10 @@ Joins, filters and projections just carry slots and discriminators along, so Duc
 derivation computation vectorised. Only at the very top are derivations grouped by their
 discriminators into tuples; for a query without ``DISTINCT`` every derivation row is its own tuple
 and no grouping is needed. In Python the slots become dense participant indices with numpy
-(``searchsorted`` against each domain's sorted key dictionary), duplicate participants are removed
+(``searchsorted`` against each domain's sorted key dictionary, see
+:mod:`~provsql_dp.provenance.participants`) — or the engine returns the ids itself, and a
+distributed engine numbers the tuples within hash partitions (``capture_sql``'s ``key_views``
+and ``partitioned``) — duplicate participants are removed
 inside a monomial, and — for grouped tuples — duplicate and absorbed monomials are dropped.
 """
 
@@ -28,7 +31,7 @@ import scipy.sparse as sp
 from sqlglot import exp
 
 from .._progress import report
-from ..errors import DataError, InternalError, NotSupportedError
+from ..errors import DataError, InternalError
 from ..sql.plan import (
     Aggregate,
     Distinct,
@@ -44,6 +47,7 @@ from ..sql.plan import (
 from .backends import as_backend
 from .clamp import DEFAULT_BOUNDS, clamp_sql
 from .krelation import KRelation
+from .participants import MISSING, Domain as _Domain, engine_ids, engine_keyable, map_slot
 from .slots import slot_sources
 
 __all__ = ["compile_node", "capture", "Compiled", "capture_sql", "clamp_sql", "DEFAULT_BOUNDS"]
@@ -164,16 +168,36 @@ def _has_distinct(node: Node) -> bool:
     return any(isinstance(n, Distinct) for n in walk(node))
 
 
-def capture_sql(plan: Node, bounds: tuple[float, float] | None = None) -> tuple[str, Compiled, bool, list]:
+def capture_sql(
+    plan: Node,
+    bounds: tuple[float, float] | None = None,
+    *,
+    key_views: dict[int, str] | None = None,
+    partitioned: bool = False,
+) -> tuple[str, Compiled, bool, list]:
     """The top-level capture query, its layout, whether derivations need grouping, and where
     each slot is read from (see :func:`provsql_dp.provenance.slots.slot_sources`). A SUM's
-    weights are clamped to ``bounds`` (default :data:`DEFAULT_BOUNDS`)."""
+    weights are clamped to ``bounds`` (default :data:`DEFAULT_BOUNDS`).
+
+    Two options move work from the driver into a distributed engine (results are the same):
+
+    * ``key_views`` — for slots read from their own column, the table (``__k0, …, __id``) of
+      their domain's sorted dictionary: the slot comes back as its participant id ``__i{k}``
+      (an INT: the dictionary position, -1 where the slot is NULL, ``MISSING`` for a key absent
+      from the dictionary) instead of its key, computed by a join in the engine;
+    * ``partitioned`` — a grouped capture numbers its tuples within hash partitions of their
+      discriminators (``__h`` the hash, ``__r`` a dense rank inside it; rows ordered by both)
+      instead of one global ``dense_rank`` window, which a distributed engine runs in a single
+      partition, and the rows come back unordered. Equal tuples still get equal ``(__h, __r)``,
+      distinct tuples distinct ones."""
     agg = plan if isinstance(plan, Aggregate) else None
     inner = agg.child if agg else plan
     grouped = _has_distinct(inner)
     c = compile_node(inner, disc=grouped)
     sources = slot_sources(inner)
+    key_views = key_views or {}
     cols = [q(i) for i in c.ids]
+    joins = []
     if agg is not None and agg.weight is not None:
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
         cols.append(f"COALESCE({clamp_sql(_sql(agg.weight), lo, hi)}, 0.0) AS __w")
@@ -181,54 +205,34 @@ def capture_sql(plan: Node, bounds: tuple[float, float] | None = None) -> tuple[
         if kind != "column":
             continue
         slot = c.slots[k]
-        if slot.kind == "composite":  # a struct of the key's columns: unpack it for numpy
-            cols += [f"__s{k}.c{j} AS __s{k}_{j}" for j in range(len(slot.key_columns))]
+        width = len(slot.key_columns) if slot.kind == "composite" else 1
+        if k in key_views:  # the engine looks the key up in the dictionary
+            keys = [f"top.__s{k}.c{j}" for j in range(width)] if width > 1 else [f"top.__s{k}"]
+            on = " AND ".join(f"{key} = __pk{k}.__k{j}" for j, key in enumerate(keys))
+            joins.append(f" LEFT JOIN {key_views[k]} AS __pk{k} ON {on}")
+            cols.append(f"COALESCE(__pk{k}.__id, CASE WHEN top.__s{k} IS NULL THEN -1 "
+                        f"ELSE {MISSING} END) AS __i{k}")
+        elif slot.kind == "composite":  # a struct of the key's columns: unpack it for numpy
+            cols += [f"__s{k}.c{j} AS __s{k}_{j}" for j in range(width)]
         else:
             cols.append(f"__s{k}")
-    if grouped:
+    source = f"({c.sql}) AS top{''.join(joins)}"
+    if grouped and partitioned:
+        h = f"hash({', '.join(f'top.__d{k}' for k in range(c.n_disc))})"
+        order = ", ".join(f"top.__d{k} NULLS FIRST" for k in range(c.n_disc))
+        cols.append(f"{h} AS __h")
+        cols.append(f"dense_rank() OVER (PARTITION BY {h} ORDER BY {order}) AS __r")
+        sql = f"SELECT {', '.join(cols)} FROM {source}"
+    elif grouped:
         order = ", ".join(f"__d{k} NULLS FIRST" for k in range(c.n_disc))
         cols.append(f"dense_rank() OVER (ORDER BY {order}) - 1 AS __t")
-        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top ORDER BY __t"
+        sql = f"SELECT {', '.join(cols)} FROM {source} ORDER BY __t"
     else:
-        sql = f"SELECT {', '.join(cols)} FROM ({c.sql}) AS top"
+        sql = f"SELECT {', '.join(cols)} FROM {source}"
     return sql, c, grouped, sources
 
 
 # ---------------------------------------------------------------------- participant dictionaries
-@dataclass
-class _Domain:
-    """The participants of one domain: their sorted distinct keys (one array for a single-column
-    key; one per column, in lexicographic order, for a composite key)."""
-
-    name: str
-    components: list
-    participants: list
-    _ranks: list | None = None
-    _pairs: sp.csr_array | None = None
-
-    def __len__(self) -> int:
-        return len(self.participants)
-
-    def component_ranks(self) -> list:
-        """Per key column: (its sorted distinct values, each dictionary entry's rank there)."""
-        if self._ranks is None:
-            self._ranks = []
-            for comp in self.components:
-                distinct = np.unique(comp)
-                self._ranks.append((distinct, _lookup(comp, distinct, self.name)))
-        return self._ranks
-
-    def pair_matrix(self) -> sp.csr_array:
-        """For a two-column key: matrix[rank0, rank1] = dictionary position + 1."""
-        if self._pairs is None:
-            (d0, r0), (d1, r1) = self.component_ranks()
-            self._pairs = sp.csr_array(
-                (np.arange(1, len(self) + 1, dtype=np.int64), (r0, r1)), shape=(len(d0), len(d1))
-            )
-            self._pairs.sort_indices()
-        return self._pairs
-
-
 def _dictionaries(con, plan: Node) -> dict[str, _Domain]:
     """Per domain, the sorted distinct keys of every protected table involved."""
     sources: dict[str, set[tuple[str, Slot]]] = {}
@@ -270,82 +274,6 @@ def _dictionaries(con, plan: Node) -> dict[str, _Domain]:
     return out
 
 
-def _map_slot(columns: list, domain: _Domain, offset: int) -> np.ndarray:
-    """Dense participant indices for one slot (-1 where NULL: a union branch without it).
-
-    ``columns`` holds the key's value columns: one, or one per column of a composite key."""
-    null = np.zeros(len(columns[0]), dtype=bool)
-    for c in columns:
-        if isinstance(c, np.ma.MaskedArray):
-            null |= np.ma.getmaskarray(c)
-    vals = [np.asarray(np.ma.getdata(c)) for c in columns]
-    if null.any():
-        vals = [v[~null] for v in vals]
-    if len(vals) == 1:
-        idx = _lookup(vals[0], domain.components[0], domain.name)
-    else:
-        idx = _lookup_composite(vals, domain)
-    if not null.any():
-        return idx + offset
-    out = np.full(len(null), -1, dtype=np.int64)
-    out[~null] = idx + offset
-    return out
-
-
-def _lookup(vals: np.ndarray, keys: np.ndarray, name: str) -> np.ndarray:
-    """Positions of ``vals`` in the sorted ``keys``. Integer keys with a compact range go through
-    a lookup table (one gather per row); others through a checked binary search."""
-    if len(keys) and len(vals) and keys.dtype.kind in "iu" and vals.dtype.kind in "iu":
-        lo, hi = int(keys[0]), int(keys[-1])
-        vmin, vmax = int(vals.min()), int(vals.max())
-        if hi - lo <= 8 * len(keys) + (1 << 20) and lo <= vmin and vmax <= hi:
-            lut = np.full(hi - lo + 1, -1, dtype=np.int64)
-            lut[keys - lo] = np.arange(len(keys))
-            idx = lut[vals - lo] if lo else lut[vals]
-            if idx.min() >= 0:
-                return idx
-    idx = np.searchsorted(keys, vals)
-    if len(vals) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(idx, len(keys) - 1)], vals)):
-        raise InternalError(
-            f"a participant key of domain {name!r} is missing from its dictionary "
-            "(was the table modified during the query?)"
-        )
-    return idx.astype(np.int64)
-
-
-def _lookup_composite(vals: list, domain: _Domain) -> np.ndarray:
-    """Positions of composite keys in the domain's dictionary. Each column is replaced by its
-    rank among that column's distinct values; a two-column key is then found in a sparse
-    (rank × rank) matrix of dictionary positions (a short search within one row), longer keys
-    by their mixed-radix codes."""
-    ranks = domain.component_ranks()
-    rv = [_lookup(v, distinct, domain.name) for v, (distinct, _) in zip(vals, ranks)]
-    if len(vals[0]) == 0:
-        return np.zeros(0, dtype=np.int64)
-    if len(ranks) == 2:
-        pos = np.asarray(domain.pair_matrix()[rv[0], rv[1]]).reshape(-1).astype(np.int64) - 1
-        if len(pos) and pos.min() < 0:
-            raise InternalError(
-                f"a participant key of domain {domain.name!r} is missing from its dictionary "
-                "(was the table modified during the query?)"
-            )
-        return pos
-    code_keys = np.zeros(len(domain), dtype=np.int64)
-    code_vals = np.zeros(len(vals[0]), dtype=np.int64)
-    capacity = 1.0
-    for (distinct, rk), r in zip(ranks, rv):
-        capacity *= len(distinct)
-        if capacity >= 2.0**62:
-            raise NotSupportedError(
-                f"the composite key of domain {domain.name!r} has too many distinct values "
-                "to encode; protect the table by a single key column"
-            )
-        code_keys = code_keys * len(distinct) + rk
-        code_vals = code_vals * len(distinct) + r
-    order = np.argsort(code_keys, kind="stable")
-    return order[_lookup(code_vals, code_keys[order], domain.name)]
-
-
 def _fetch(be, sql: str) -> tuple[dict, list[str]]:
     """Run a query on the backend; its columns as numpy arrays, and its column types."""
     return be.fetchnumpy(sql)
@@ -357,15 +285,21 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRela
     :mod:`provsql_dp.provenance.backends`) and return its K-relation (a SUM's weights clamped to
     ``bounds``, see :func:`capture_sql`)."""
     con = as_backend(con)
-    sql, compiled, grouped, sources = capture_sql(plan, bounds)
     report("capturing provenance")
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():
         offsets[name] = len(plist)
         plist.extend(d.participants)
+    sql, compiled, grouped, sources = capture_sql(
+        plan, bounds, key_views=_key_views(con, plan, domains),
+        partitioned=bool(getattr(con, "partitioned_ranks", False)))
 
-    data, types = _fetch(con, sql)
+    try:
+        data, types = _fetch(con, sql)
+    finally:
+        if hasattr(con, "drop_key_views"):
+            con.drop_key_views()
     n = len(next(iter(data.values()))) if data else 0
     report("captured provenance: rows", n)
     if "__w" in data:
@@ -377,13 +311,16 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRela
     P = np.empty((n, len(kept)), dtype=np.int64)
     for j, (k, (kind, ref)) in enumerate(kept):
         slot = compiled.slots[k]
+        if f"__i{k}" in data:  # the engine assigned the ids
+            P[:, j] = engine_ids(data[f"__i{k}"], offsets[slot.domain], slot.domain)
+            continue
         if kind == "value":
             columns = [data[i] for i in ref]
         elif slot.kind == "composite":
             columns = [data[f"__s{k}_{c}"] for c in range(len(slot.key_columns))]
         else:
             columns = [data[f"__s{k}"]]
-        P[:, j] = _map_slot(columns, domains[slot.domain], offsets[slot.domain])
+        P[:, j] = map_slot(columns, domains[slot.domain], offsets[slot.domain])
     _dedupe_within(P)
 
     values = [
@@ -409,8 +346,39 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None) -> KRela
             sql=sql,
         )
         return kr
-    tid = np.asarray(data["__t"], dtype=np.int64)
-    return _grouped(plan, values, weights, P, tid, plist, sql)
+    return _grouped(plan, values, weights, P, _tuple_ids(data, n), plist, sql)
+
+
+def _key_views(be, plan: Node, domains: dict[str, _Domain]) -> dict[int, str]:
+    """For a backend that looks participant keys up itself (``be.key_view``), the dictionary
+    table of every slot the capture query returns as a column; empty otherwise."""
+    if not hasattr(be, "key_view"):
+        return {}
+    inner = plan.child if isinstance(plan, Aggregate) else plan
+    slots = compile_node(inner, disc=False).slots
+    views, out = {}, {}
+    for kind, k in slot_sources(inner):
+        d = domains[slots[k].domain] if kind == "column" else None
+        if d is None or not engine_keyable(d):
+            continue
+        if d.name not in views:
+            views[d.name] = be.key_view(d.components)
+        out[k] = views[d.name]
+    return out
+
+
+def _tuple_ids(data: dict, n: int) -> np.ndarray:
+    """Dense tuple ids of a grouped capture's rows: the engine's global rank ``__t`` (rows
+    arrive sorted by it), or — for a partitioned capture, whose rows arrive in any order — the
+    rank of ``(__h, __r)`` among the distinct pairs (one numpy sort on the driver, which
+    :func:`_grouped` does anyway; a global ORDER BY in the engine would run the whole capture
+    twice, once to sample its range partitions)."""
+    if "__t" in data:
+        return np.asarray(data["__t"], dtype=np.int64)
+    h = np.asarray(data["__h"]).astype(np.int64)  # a 32-bit hash
+    r = np.asarray(data["__r"]).astype(np.int64)  # a rank below 2^31
+    _, tid = np.unique((h << 32) | r, return_inverse=True)
+    return tid.reshape(-1).astype(np.int64)
 
 
 def _names(plan: Node) -> tuple[str, ...]:
@@ -428,10 +396,10 @@ def _dedupe_within(P: np.ndarray) -> None:
 
 
 def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
-    """Group derivation rows into tuples (rows arrive sorted by tuple id ``tid``); drop duplicate
-    and absorbed monomials."""
+    """Group derivation rows into tuples (by tuple id ``tid``, in any order); drop duplicate and
+    absorbed monomials."""
     n_rows, w = P.shape
-    n_t = int(tid[-1]) + 1 if n_rows else 0
+    n_t = int(tid.max()) + 1 if n_rows else 0
     # canonical monomials: sort each row, -1 (empty) slots last
     big = np.iinfo(np.int64).max
     S = np.sort(np.where(P < 0, big, P), axis=1)
@@ -449,7 +417,7 @@ def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
     keep = _absorption(mono_tid, M, sizes, big)
     rows_m, mono_tid, M, sizes = rows_m[keep], mono_tid[keep], M[keep], sizes[keep]
     # tuples: the first derivation row of each tid gives the values and the weight
-    first_row = np.searchsorted(tid, np.arange(n_t))
+    first_row = order[np.searchsorted(keys_sorted[:, 0], np.arange(n_t))]
     mono_counts = np.bincount(mono_tid, minlength=n_t)
     valid = M != big
     return KRelation(

@@ -23,6 +23,13 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
   already made every expression total (``TRY_CAST``, ``NULLIF`` divisors, wide arithmetic), and
   non-ANSI semantics turn anything left into NULL instead of an error.
 
+* **participant and tuple ids** — the capture asks the engine to assign them
+  (:func:`provsql_dp.provenance.capture.capture_sql`'s ``key_views`` and ``partitioned``): a
+  slot that is not an output value is joined to its domain's sorted dictionary
+  (:meth:`SparkBackend.key_view`) and comes back as an INT id, and a ``DISTINCT`` numbers its
+  tuples with a ``dense_rank`` inside hash partitions of their discriminators instead of one
+  global window (which Spark would run in a single partition).
+
 Only compact columnar results come back: ``toArrow()`` (Arrow batches, no Python object per row)
 turned into numpy arrays, masked where NULL.
 
@@ -94,10 +101,14 @@ class SparkBackend:
     """Run capture queries in a Spark session (``pyspark.sql.SparkSession``)."""
 
     dialect = "spark"
+    #: a grouped capture numbers its tuples within hash partitions (a global window would run in
+    #: one partition), see :func:`provsql_dp.provenance.capture.capture_sql`
+    partitioned_ranks = True
 
     def __init__(self, spark):
         self.spark = spark
         self._views: dict[str, str] = {}
+        self._key_views: set[str] = set()
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
         #: bytes of Arrow results that crossed back to the driver's Python process so far
         self.bytes_received = 0
@@ -135,6 +146,31 @@ class SparkBackend:
         self._views[name.lower()] = view
         return columns
 
+    def key_view(self, components: list) -> str:
+        """A temporary view ``(__k0, …, __id)`` of a participant dictionary: the sorted keys
+        (one numpy array per key column) and their positions as INT ids. The capture query
+        joins its participant slots to it, so that Spark — not the driver — maps every row's
+        keys to ids and only the ids cross back. One row per participant: Spark broadcasts it
+        to the executors while it is under ``spark.sql.autoBroadcastJoinThreshold``."""
+        import pyarrow as pa
+
+        table = pa.table({**{f"__k{j}": pa.array(c) for j, c in enumerate(components)},
+                          "__id": pa.array(np.arange(len(components[0]), dtype=np.int32))})
+        try:
+            df = self.spark.createDataFrame(table)  # pyspark >= 4 takes a pyarrow.Table
+        except (TypeError, ValueError):
+            df = self.spark.createDataFrame(table.to_pandas())
+        view = f"{self._prefix}keys{next(_NUMBERS)}"
+        df.createOrReplaceTempView(view)
+        self._key_views.add(view)
+        return view
+
+    def drop_key_views(self) -> None:
+        """Forget the dictionary views of the last capture."""
+        for view in self._key_views:
+            self.spark.catalog.dropTempView(view)
+        self._key_views.clear()
+
     @property
     def tables(self) -> list[str]:
         """The attached table names."""
@@ -154,6 +190,8 @@ class SparkBackend:
         def visit(node):
             if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
                 view = self._views.get(node.name.lower())
+                if view is None and node.name in getattr(self, "_key_views", ()):
+                    view = node.name
                 if view is None:
                     raise NotSupportedError(
                         f"table {node.name} is not attached to the Spark engine; attach it first: "
