@@ -287,7 +287,7 @@ class LaplacePlan:
         x = x.reshape(-1)
         if not np.all(np.isfinite(x)):
             raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
-        gen = resolve_rng(rng)
+        _check_rng(rng)
         k = self.grid_exponent
         gamma = math.ldexp(1.0, k)
         np.clip(x, -MAX_ABS_VALUE, MAX_ABS_VALUE, out=x)
@@ -299,7 +299,7 @@ class LaplacePlan:
         # Two limbs: m = h·2**52 + l with 0 ≤ l < 2**52 (both steps exact in float64).
         h = np.floor(np.ldexp(m, -_LIMB_BITS))
         lo = (m - np.ldexp(h, _LIMB_BITS)).astype(np.int64)
-        noise = discrete_laplace(self.noise_units, size=x.size, rng=gen)  # |noise| < 2**62
+        noise = discrete_laplace(self.noise_units, size=x.size, rng=rng)  # |noise| < 2**62
         j = lo + noise  # |j| < 2**63: exact int64
         h = h + (j >> _LIMB_BITS).astype(np.float64)  # |h| < 2**53: exact
         lo = (j & (_LIMB - 1)).astype(np.float64)  # exact, < 2**52
@@ -307,10 +307,30 @@ class LaplacePlan:
         return np.ldexp(n, k).reshape(shape)  # times γ: exact
 
     def release(self, value, rng: np.random.Generator | None = None) -> float:
-        """Release one value: ``γ·(⌊value/γ⌋ + K)`` as a float (see :meth:`release_array`)."""
+        """Release one value: ``γ·(⌊value/γ⌋ + K)`` as a float (see :meth:`release_array`).
+
+        The same arithmetic as :meth:`release_array` on Python integers (exact), without the
+        array set-up: ``float(m + K)`` is the one correct rounding, the product by γ is exact.
+        """
         if np.ndim(value) != 0:
             raise ValueError("release() takes one value; use release_array() for arrays")
-        return float(self.release_array(np.array([value], dtype=np.float64), rng=rng)[0])
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
+        _check_rng(rng)
+        k = self.grid_exponent
+        x = min(max(x, -MAX_ABS_VALUE), MAX_ABS_VALUE)
+        if abs(x) < math.ldexp(1.0, k):
+            m = -1 if x < 0 else 0  # as release_array: no subnormal arithmetic
+        else:
+            m = math.floor(math.ldexp(x, -k))  # exact: x/γ is a float with no rounding
+        noise = discrete_laplace(self.noise_units, rng=rng)
+        return math.ldexp(float(m + noise), k)
+
+
+def _check_rng(rng) -> None:
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator (tests only) or None for OS entropy")
 
 
 def plan_laplace(sensitivity, epsilon, *, integer: bool = False, changed: int = 1) -> LaplacePlan:
