@@ -289,7 +289,8 @@ def discrete_laplace(scale, size=None, rng: np.random.Generator | None = None):
 
     Canonne, Kamath & Steinke (2020), Algorithm 2, vectorised: candidates are drawn in pools of
     at least ``MIN_POOL`` and the first accepted ones are kept (candidates are i.i.d., so this
-    selection is unbiased). Only integer arithmetic on uniform integers is used.
+    selection is unbiased). Only integer arithmetic on uniform integers is used; Algorithm 1's
+    ``Bernoulli(1/k)`` chain costs one integer (:func:`_first_failing_inverse_factorial_coin`).
 
     Parameters
     ----------
@@ -300,7 +301,8 @@ def discrete_laplace(scale, size=None, rng: np.random.Generator | None = None):
     size : int or tuple of int, optional
         Shape of the result; ``None`` returns one Python ``int``.
     rng : numpy.random.Generator, optional
-        Tests only; default :func:`release_rng`.
+        Tests only. Default: a fresh :func:`release_rng`, or for at most ``POOL_TAKE_MAX``
+        values the per-scale pool of pre-drawn i.i.d. values (each handed out once).
 
     Returns
     -------
