@@ -138,8 +138,24 @@ def _bernoulli_exp_ratio(num: np.ndarray, den: int, rng: np.random.Generator) ->
 
 
 def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` independent ``Bernoulli(exp(−1))``: CKS Alg. 1 with γ = 1 is ``L odd`` (one integer)."""
-    return (_first_failing_inverse_factorial_coin(n, rng) & 1).astype(bool)
+    """``n`` independent ``Bernoulli(exp(−1))``: CKS Alg. 1 with γ = 1 is ``L odd`` (one integer).
+
+    Same integer and thresholds as :func:`_first_failing_inverse_factorial_coin`, reading only
+    the parity: L = 2 (``u ≥ 20!/2``), 3 (``20!/6 ≤ u < 20!/2``), 4 (``20!/24 ≤ u < 20!/6``) are
+    decided by comparisons, the rest (probability 1/24) by the full chain.
+    """
+    u = rng.integers(0, _CHAIN_FACT, size=n, dtype=np.int64)
+    odd = (u < _CHAIN_FACT // 2) & (u >= _CHAIN_FACT // 6)  # L = 3
+    rest = np.flatnonzero(u < _CHAIN_FACT // 24)  # L ≥ 5
+    if rest.size:
+        first = _CHAIN + 1 - np.searchsorted(_CHAIN_THRESHOLDS, u[rest], side="right")
+        for i in np.flatnonzero(first > _CHAIN):  # probability 4·10**-19 per entry
+            k = _CHAIN + 1
+            while int(rng.integers(0, k)) == 0:
+                k += 1
+            first[i] = k
+        odd[rest] = (first & 1).astype(bool)
+    return odd
 
 
 def _geometric_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
