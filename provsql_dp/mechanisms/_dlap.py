@@ -94,12 +94,13 @@ def _first_failing_inverse_factorial_coin(n: int, rng: np.random.Generator) -> n
     ``u``, i.e. the coins that succeeded. With probability ``1/20!`` per entry all twenty succeed
     and the chain continues coin by coin (exactly as CKS Alg. 1).
     """
-    u = rng.integers(0, _CHAIN_FACT, size=n, dtype=np.int64)
-    first = np.where(u >= _CHAIN_FACT // 2, 2, 3)  # L = 2 with probability 1/2, 3 with 1/3
-    rest = np.flatnonzero(u < _CHAIN_FACT // 6)  # L ≥ 4: count the thresholds above u
-    if rest.size:
-        first[rest] = _CHAIN + 1 - np.searchsorted(_CHAIN_THRESHOLDS, u[rest], side="right")
-    for i in rest[first[rest] > _CHAIN]:  # probability 4·10**-19 per entry
+    return _chain_length(rng.integers(0, _CHAIN_FACT, size=n, dtype=np.int64), rng)
+
+
+def _chain_length(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """L from the uniform integers ``u`` on ``[0, 20!)`` (continuing the chain when ``u = 0``)."""
+    first = _CHAIN + 1 - np.searchsorted(_CHAIN_THRESHOLDS, u, side="right")
+    for i in np.flatnonzero(first > _CHAIN):  # probability 4·10**-19 per entry
         k = _CHAIN + 1
         while int(rng.integers(0, k)) == 0:
             k += 1
@@ -117,24 +118,30 @@ def _bernoulli_exp_ratio(num: np.ndarray, den: int, rng: np.random.Generator) ->
     (one uniform integer per coin, drawn only while ``k < L``).
     """
     num = np.asarray(num, dtype=np.int64)
-    stop = _first_failing_inverse_factorial_coin(num.shape[0], rng)  # L ≥ 2; becomes K
+    u = rng.integers(0, _CHAIN_FACT, size=num.shape[0], dtype=np.int64)  # the 1/k chain
     if den == 1:  # num ∈ {0, 1}: Bernoulli(num/den) needs no randomness
         coin = num == 1
     else:
         coin = rng.integers(0, den, size=num.shape[0]) < num
-    stop[~coin] = 1  # M = 1 < L
-    active = np.flatnonzero(stop > 2)  # still running at k = 2 (L = 2 and a success: K = 2)
+    out = ~coin  # K = 1 (odd) where the first coin fails; K = 2 (even) if it succeeds and L = 2
+    running = np.flatnonzero(coin & (u < _CHAIN_FACT // 2))  # L ≥ 3: still running at k = 2
+    if running.size == 0:
+        return out
+    stop = _chain_length(u[running], rng)  # L, becomes K
+    sub = num[running]
+    active = np.arange(running.size)
     k = 2
     while active.size:  # invariant: every active entry has k < L and no failed num/den coin yet
         if den == 1:
-            coin = num[active] == 1
+            coin = sub[active] == 1
         else:
-            coin = rng.integers(0, den, size=active.size) < num[active]
+            coin = rng.integers(0, den, size=active.size) < sub[active]
         stop[active[~coin]] = k  # M = k < L
         active = active[coin]
         k += 1
         active = active[stop[active] > k]  # L = k: K = L, already recorded
-    return (stop & 1).astype(bool)
+    out[running] = (stop & 1).astype(bool)
+    return out
 
 
 def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -148,12 +155,7 @@ def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
     odd = (u < _CHAIN_FACT // 2) & (u >= _CHAIN_FACT // 6)  # L = 3
     rest = np.flatnonzero(u < _CHAIN_FACT // 24)  # L ≥ 5
     if rest.size:
-        first = _CHAIN + 1 - np.searchsorted(_CHAIN_THRESHOLDS, u[rest], side="right")
-        for i in np.flatnonzero(first > _CHAIN):  # probability 4·10**-19 per entry
-            k = _CHAIN + 1
-            while int(rng.integers(0, k)) == 0:
-                k += 1
-            first[i] = k
+        first = _chain_length(u[rest], rng)
         odd[rest] = (first & 1).astype(bool)
     return odd
 
@@ -206,7 +208,7 @@ def _candidates(t: int, s: int, m: int, rng: np.random.Generator) -> np.ndarray:
     """
     w = rng.integers(0, 2 * t, size=m, dtype=np.int64)
     neg = w >= t
-    u = w - np.where(neg, t, 0)
+    u = w - t * neg
     keep = np.flatnonzero(_bernoulli_exp_ratio(u, t, rng))
     v = _geometric_exp_one(keep.size, rng)
     vmax = (_INT_LIMIT - t) // t
