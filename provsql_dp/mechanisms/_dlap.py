@@ -249,26 +249,31 @@ def _draw(t: int, s: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 #: Draws of at most this many values with ``rng=None`` come from a per-scale pool of i.i.d.
 #: draws instead of a fresh generator and a ``MIN_POOL`` candidate pool each.
-POOL_TAKE_MAX = 64
-#: Values drawn per pool refill (one fresh :func:`release_rng` each).
-POOL_SIZE = 4096
-_POOLS_MAX = 64  # scales kept (least recently used dropped)
+POOL_TAKE_MAX = 1024
+#: Largest pool refill (one fresh :func:`release_rng` each). A scale's first fill is
+#: ``_FIRST_FILL`` values (what one ``MIN_POOL`` candidate round gives anyway, so a one-off,
+#: data-dependent scale costs no more than a direct draw); each refill is 4× the previous.
+POOL_SIZE = 16384
+_FIRST_FILL = 512
+_POOLS_MAX = 32  # scales kept (least recently used dropped): at most 4 MiB of int64
 
 
 class _NoisePool:
     """Pre-drawn i.i.d. ``DLap(t/s)`` values; each is handed out once, then zeroed."""
 
-    __slots__ = ("t", "s", "buf", "pos")
+    __slots__ = ("t", "s", "buf", "pos", "fill")
 
     def __init__(self, t: int, s: int):
         self.t, self.s = t, s
         self.buf = np.empty(0, dtype=np.int64)
         self.pos = 0
+        self.fill = _FIRST_FILL
 
     def take(self, n: int) -> np.ndarray:
-        if self.pos + n > self.buf.size:
-            self.buf = _draw(self.t, self.s, POOL_SIZE, release_rng())
+        if self.pos + n > self.buf.size:  # the unused rest is dropped (i.i.d.: no bias)
+            self.buf = _draw(self.t, self.s, max(n, self.fill), release_rng())
             self.pos = 0
+            self.fill = min(POOL_SIZE, 4 * self.fill)
         out = self.buf[self.pos:self.pos + n].copy()
         self.buf[self.pos:self.pos + n] = 0
         self.pos += n

@@ -59,9 +59,9 @@ Three residual caveats, stated rather than hidden:
   ``MIN_POOL`` i.i.d. candidates, so the number of iterations is a maximum over the pool and
   depends on the released sample only when that sample happens to be the pool's extreme. A
   scalar (or ≤ ``POOL_TAKE_MAX``-value) release with OS entropy takes pre-drawn values from a
-  per-scale pool of ``POOL_SIZE`` i.i.d. draws (see *Randomness*), so it costs a few
-  microseconds, and one release in ``POOL_SIZE`` also pays for a refill whose duration is a
-  function of the whole new pool. This blurs the timing channel of geometric samplers; it does
+  per-scale pool of up to ``POOL_SIZE`` i.i.d. draws (see *Randomness*), so it costs a few
+  microseconds, and the release that empties a pool also pays for a refill whose duration is
+  a function of the whole new pool. This blurs the timing channel of geometric samplers; it does
   not make the sampler constant-time.
 
 Sampler
@@ -87,7 +87,8 @@ microseconds, so releases share no generator state and one release's noise says 
 another's. (Philox is a strong statistical generator, not a certified CSPRNG; an analyst would have
 to recover a 128-bit key from noisy, rounded, rejection-filtered outputs of a single release.)
 Draws of at most ``POOL_TAKE_MAX`` values with ``rng=None`` (scalar releases) are taken from a
-per-scale pool of ``POOL_SIZE`` values drawn at once from one fresh :func:`release_rng`: the values
+per-scale pool of values drawn at once from one fresh :func:`release_rng` (512 on a scale's first
+use, then 4× more per refill up to ``POOL_SIZE``): the values
 are i.i.d., each is handed to exactly one release and then zeroed, so releases still get
 independent noise; a forked child drops every pool (``os.register_at_fork``) and never reuses its
 parent's values. A ``numpy.random.Generator`` can be passed as ``rng=`` — from Python, for tests
