@@ -57,18 +57,25 @@ Three residual caveats, stated rather than hidden:
   depend on the data, and formally turns pure ε-DP into (ε, n·2**−700)-DP.
 * Timing (Jin et al. 2022): the sampler's loops run vectorised over a pool of at least
   ``MIN_POOL`` i.i.d. candidates, so the number of iterations is a maximum over the pool and
-  depends on the released sample only when that sample happens to be the pool's extreme; the
-  cost of a scalar release is that of ``MIN_POOL`` draws (about 1 ms). This blurs
-  the timing channel of geometric samplers; it does not make the sampler constant-time.
+  depends on the released sample only when that sample happens to be the pool's extreme. A
+  scalar (or ≤ ``POOL_TAKE_MAX``-value) release with OS entropy takes pre-drawn values from a
+  per-scale pool of up to ``POOL_SIZE`` i.i.d. draws (see *Randomness*), so it costs a few
+  microseconds, and the release that empties a pool also pays for a refill whose duration is
+  a function of the whole new pool. This blurs the timing channel of geometric samplers; it does
+  not make the sampler constant-time.
 
 Sampler
 -------
 :func:`discrete_laplace` implements Canonne, Kamath & Steinke (2020), Algorithm 2, with their
 Algorithm 1 for ``Bernoulli(exp(−U/t))`` and ``Bernoulli(exp(−1))``. Every coin is a uniform
 integer from :meth:`numpy.random.Generator.integers` (unbiased: Lemire's rejection method) compared
-with an integer, e.g. ``Bernoulli(U/(t·K)) = Bernoulli(U/t) ∧ Bernoulli(1/K)``; no floating-point
-number is involved, so the pmf is exactly ``(1 − p)/(1 + p) · p**|k|`` with ``p = exp(−1/λ)``.
-All loops are over numpy arrays; their length is a bounded rejection count, not the sample size.
+with an integer, e.g. ``Bernoulli(U/(t·K)) = Bernoulli(U/t) ∧ Bernoulli(1/K)``; the chain of
+coins ``Bernoulli(1/k)``, k = 1, 2, …, is read off one uniform integer on ``[0, 20!)`` (its first
+failure L has ``P[L > k] = 1/k!`` exactly), and the sign and ``U`` come from one integer on
+``[0, 2t)``. No floating-point number is involved, so the pmf is exactly
+``(1 − p)/(1 + p) · p**|k|`` with ``p = exp(−1/λ)``. All loops are over numpy arrays; their length
+is a bounded rejection count, not the sample size. The original transcription of the paper is
+kept as ``_dlap_reference`` (tests compare the two; ``benchmarks/noise.py`` times them).
 
 Randomness
 ----------
@@ -79,8 +86,13 @@ With ``rng=None`` every release draws from :func:`release_rng`: a fresh
 microseconds, so releases share no generator state and one release's noise says nothing about
 another's. (Philox is a strong statistical generator, not a certified CSPRNG; an analyst would have
 to recover a 128-bit key from noisy, rounded, rejection-filtered outputs of a single release.)
-A ``numpy.random.Generator`` can be passed as ``rng=`` — from Python, for tests only; nothing in
-SQL reaches it.
+Draws of at most ``POOL_TAKE_MAX`` values with ``rng=None`` (scalar releases) are taken from a
+per-scale pool of values drawn at once from one fresh :func:`release_rng` (512 on a scale's first
+use, then 4× more per refill up to ``POOL_SIZE``): the values
+are i.i.d., each is handed to exactly one release and then zeroed, so releases still get
+independent noise; a forked child drops every pool (``os.register_at_fork``) and never reuses its
+parent's values. A ``numpy.random.Generator`` can be passed as ``rng=`` — from Python, for tests
+only (it bypasses the pools); nothing in SQL reaches it.
 
 Data-dependent scales
 ---------------------
@@ -145,6 +157,8 @@ __all__ = [
     "MIN_GRID_EXPONENT",
     "MIN_POOL",
     "MIN_SCALE",
+    "POOL_SIZE",
+    "POOL_TAKE_MAX",
     "LaplacePlan",
     "at_least_min_scale",
     "discrete_laplace",
@@ -172,6 +186,8 @@ from ._dlap import (  # noqa: E402  (the sampler, re-exported)
     MIN_GRID_EXPONENT,
     MIN_POOL,
     MIN_SCALE,
+    POOL_SIZE,
+    POOL_TAKE_MAX,
     discrete_laplace,
     release_rng,
     resolve_rng,
@@ -287,7 +303,7 @@ class LaplacePlan:
         x = x.reshape(-1)
         if not np.all(np.isfinite(x)):
             raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
-        gen = resolve_rng(rng)
+        _check_rng(rng)
         k = self.grid_exponent
         gamma = math.ldexp(1.0, k)
         np.clip(x, -MAX_ABS_VALUE, MAX_ABS_VALUE, out=x)
@@ -299,7 +315,7 @@ class LaplacePlan:
         # Two limbs: m = h·2**52 + l with 0 ≤ l < 2**52 (both steps exact in float64).
         h = np.floor(np.ldexp(m, -_LIMB_BITS))
         lo = (m - np.ldexp(h, _LIMB_BITS)).astype(np.int64)
-        noise = discrete_laplace(self.noise_units, size=x.size, rng=gen)  # |noise| < 2**62
+        noise = discrete_laplace(self.noise_units, size=x.size, rng=rng)  # |noise| < 2**62
         j = lo + noise  # |j| < 2**63: exact int64
         h = h + (j >> _LIMB_BITS).astype(np.float64)  # |h| < 2**53: exact
         lo = (j & (_LIMB - 1)).astype(np.float64)  # exact, < 2**52
@@ -307,10 +323,30 @@ class LaplacePlan:
         return np.ldexp(n, k).reshape(shape)  # times γ: exact
 
     def release(self, value, rng: np.random.Generator | None = None) -> float:
-        """Release one value: ``γ·(⌊value/γ⌋ + K)`` as a float (see :meth:`release_array`)."""
+        """Release one value: ``γ·(⌊value/γ⌋ + K)`` as a float (see :meth:`release_array`).
+
+        The same arithmetic as :meth:`release_array` on Python integers (exact), without the
+        array set-up: ``float(m + K)`` is the one correct rounding, the product by γ is exact.
+        """
         if np.ndim(value) != 0:
             raise ValueError("release() takes one value; use release_array() for arrays")
-        return float(self.release_array(np.array([value], dtype=np.float64), rng=rng)[0])
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
+        _check_rng(rng)
+        k = self.grid_exponent
+        x = min(max(x, -MAX_ABS_VALUE), MAX_ABS_VALUE)
+        if abs(x) < math.ldexp(1.0, k):
+            m = -1 if x < 0 else 0  # as release_array: no subnormal arithmetic
+        else:
+            m = math.floor(math.ldexp(x, -k))  # exact: x/γ is a float with no rounding
+        noise = discrete_laplace(self.noise_units, rng=rng)
+        return math.ldexp(float(m + noise), k)
+
+
+def _check_rng(rng) -> None:
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator (tests only) or None for OS entropy")
 
 
 def plan_laplace(sensitivity, epsilon, *, integer: bool = False, changed: int = 1) -> LaplacePlan:
