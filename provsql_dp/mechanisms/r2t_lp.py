@@ -27,7 +27,7 @@ Example
 >>> kr = KRelation.from_annotations(rows=[(k,) for k in range(6)],
 ...     annotations=[[{("p", k % 3), ("p", 3)}] for k in range(6)])
 >>> m = R2TModel(kr)
->>> m.value(2.0), m.value(8.0), m.plain_value(2.0), m.bounds(2.0), m.bounds(6.0)
+>>> m.value(2.0), m.value(8.0), m.plain_value(2.0), [round(b, 9) for b in m.bounds(2.0)]
 (2.0, 6.0, 2.0, (2.0, 2.0), (6.0, 6.0))
 """
 
@@ -39,6 +39,7 @@ import numpy as np
 
 from ..provenance.krelation import KRelation
 from ._highs import INF, LPStats, solve_lp
+from ._r2t_columns import solve_by_columns
 
 __all__ = ["R2TModel"]
 
@@ -50,6 +51,9 @@ class R2TModel:
     :meth:`value` builds and solves the reduced LP of one τ; :meth:`plain_value` the unreduced
     one (the reference the tests hold the reduction to).
     """
+
+    #: reduced LPs with more monomial columns than this are solved by column generation
+    colgen_above = 50_000
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -123,8 +127,10 @@ class R2TModel:
         if not keep_m.any():
             return free
         rows = self.load > tau
-        model = self._model(keep_m, rows, tau, capped=True)
         self.stats.build_seconds += time.perf_counter() - t0
+        if np.count_nonzero(keep_m) > self.colgen_above:
+            return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
+        model = self._model(keep_m, rows, tau, capped=True)
         return free + self._solve(model, time_limit)
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
@@ -136,7 +142,8 @@ class R2TModel:
                             np.ones(self.n_participants, dtype=bool), tau, capped=False)
         return self._solve(model, time_limit)
 
-    def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool):
+    def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool,
+               row_upper: np.ndarray | None = None):
         """Row-wise arrays of the LP on the monomials ``keep_m`` (whole tuples) and the
         participant rows ``rows``: ``v`` per kept monomial, ``u`` per kept multi-monomial tuple."""
         ms = np.flatnonzero(keep_m)  # sorted, so tuple-contiguous
@@ -177,7 +184,8 @@ class R2TModel:
         l_index[rest] = m_multi
         return (n_v + n_u, cost, np.zeros(n_v + n_u), upper,
                 np.full(n_p + n_u, -INF),
-                np.concatenate([np.full(n_p, tau), np.zeros(n_u)]),
+                np.concatenate([np.full(n_p, tau) if row_upper is None else row_upper,
+                                np.zeros(n_u)]),
                 np.concatenate([p_start[:-1], l_start[:-1]]),
                 np.concatenate([p_index, l_index]),
                 np.concatenate([np.ones(len(p_index)), l_value]))
@@ -186,6 +194,12 @@ class R2TModel:
         obj, _, _ = solve_lp(*model, time_limit=time_limit, stats=self.stats,
                              what="R2T truncation LP")
         return max(0.0, -float(obj))
+
+    def solve_full(self, model, time_limit):
+        """``(objective of the max problem, column values, row duals)`` of one model."""
+        obj, x, dual = solve_lp(*model, time_limit=time_limit, stats=self.stats,
+                                what="R2T truncation LP")
+        return -float(obj), x, dual
 
 
 def _check_tau(tau) -> float:

@@ -78,3 +78,13 @@ def test_large_thresholds_need_no_lp():
     m = R2TModel(kr, stats=stats)
     assert m.value(m.max_load) == pytest.approx(float(kr.weights.sum()))
     assert m.bounds(2 * m.max_load) == (m.total, m.total) and stats.n_lps == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2), st.sampled_from([1, 3, 50]))
+def test_column_generation_equals_plain_lp(seed, shape, integer, frac, batch):
+    kr = kr_of(seed, shape, integer)
+    m = R2TModel(kr)
+    m.colgen_above, m.colgen_batch = 0, batch  # every reduced LP by columns, few at a time
+    tau = frac * m.max_load
+    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
