@@ -28,7 +28,7 @@ Example
 ...     annotations=[[{("p", k % 3), ("p", 3)}] for k in range(6)])
 >>> m = R2TModel(kr)
 >>> m.value(2.0), m.value(8.0), m.plain_value(2.0), [round(b, 9) for b in m.bounds(2.0)]
-(2.0, 6.0, 2.0, (2.0, 2.0), (6.0, 6.0))
+(2.0, 6.0, 2.0, [2.0, 2.0])
 """
 
 from __future__ import annotations
