@@ -34,6 +34,7 @@ Example
 from __future__ import annotations
 
 import time
+from functools import cached_property
 
 import numpy as np
 
@@ -53,7 +54,9 @@ class R2TModel:
     """
 
     #: reduced LPs with more monomial columns than this are solved by column generation
-    colgen_above = 50_000
+    #: (:mod:`._r2t_columns`); None (the default): never — measured slower than HiGHS on the
+    #: whole reduced LP on ca-GrQc, and not faster on ca-HepPh (see the module)
+    colgen_above: int | None = None
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -70,10 +73,8 @@ class R2TModel:
         sizes = np.diff(kr.mono_ptr)
         n_m = len(self.t_of_m)
         self.mono_of_entry = np.repeat(np.arange(n_m, dtype=np.int64), sizes)
-        used, self.pid = np.unique(np.asarray(kr.mono_part, dtype=np.int64), return_inverse=True)
-        self.pid = self.pid.reshape(-1)
-        self.n_participants = len(used)
-        self.by_p = np.argsort(self.pid, kind="stable")  # entries grouped by participant
+        self.pid = np.asarray(kr.mono_part, dtype=np.int64)  # dense participant indices
+        self.n_participants = len(kr.participant_list)
         self.load = np.bincount(self.pid, weights=self.cap[self.mono_of_entry],
                                 minlength=self.n_participants)
         self.maxload = np.zeros(n_m)
@@ -84,6 +85,11 @@ class R2TModel:
         self.total = float(w.sum())
         self.max_load = float(self.load.max()) if self.n_participants else 0.0
         self.stats.build_seconds += time.perf_counter() - t0
+
+    @cached_property
+    def by_p(self) -> np.ndarray:
+        """The entries grouped by participant (built when a first LP needs it)."""
+        return np.argsort(self.pid, kind="stable")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -128,7 +134,7 @@ class R2TModel:
             return free
         rows = self.load > tau
         self.stats.build_seconds += time.perf_counter() - t0
-        if np.count_nonzero(keep_m) > self.colgen_above:
+        if self.colgen_above is not None and np.count_nonzero(keep_m) > self.colgen_above:
             return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
         model = self._model(keep_m, rows, tau, capped=True)
         return free + self._solve(model, time_limit)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms import _r2t_columns, r2t
 from provsql_dp.mechanisms.r2t_lp import R2TModel
 
 from recursive_testkit import random_kr
@@ -87,4 +87,10 @@ def test_column_generation_equals_plain_lp(seed, shape, integer, frac, batch):
     m = R2TModel(kr)
     m.colgen_above, m.colgen_batch = 0, batch  # every reduced LP by columns, few at a time
     tau = frac * m.max_load
-    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+    plain = m.plain_value(tau)
+    for shrink in (False, True):
+        _r2t_columns.SHRINK = shrink
+        try:
+            assert m.value(tau) == pytest.approx(plain, abs=1e-6)
+        finally:
+            _r2t_columns.SHRINK = False
