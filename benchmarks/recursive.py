@@ -16,6 +16,10 @@ data-independent fallback: such releases are counted in ``lp_failed``); ``--grap
 the scale graphs (ca-AstroPh, ca-HepPh: millions of triangles; run them alone, each needs a few GB).
 The graphs are read from ``../shared/data/graphs`` or ``$PROVSQL_DP_GRAPHS``.
 
+``--r2t GS`` also releases with R2T (``mechanisms.r2t``, ``max_contribution = GS``) on the same
+captured K-relation and appends its median time, median relative error, release count and LPs
+per release to each row (``--no-recursive``: R2T alone).
+
 ``--max-seconds`` caps the time spent per (graph, privacy): after at least ``--min-releases``
 releases the loop stops once the budget is used, and the table's ``rel`` column says how many
 releases the medians are over.
@@ -25,6 +29,8 @@ Usage::
     python benchmarks/recursive.py --name after           # the paper's 7 graphs + deezer-HU
     python benchmarks/recursive.py --graphs ca-GrQc --privacy node --releases 3 --name quick
     python benchmarks/recursive.py --compare before after
+    # R2T beside the recursive mechanism (max_contribution 2**20, OPTIONS' default), 10 releases:
+    python benchmarks/recursive.py --r2t 1048576 --releases 10 --max-seconds 120 --name side
     python benchmarks/recursive.py --graphs scale --releases 1 --lp-log --time-limit 120 --name scale
     # before/after in one run, interleaved (old code from a worktree of an older commit):
     git worktree add /tmp/before <commit>
@@ -115,8 +121,40 @@ def capture_sql(path: Path, privacy: str):
     return con, TRIANGLES
 
 
+def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: float,
+            time_limit: float | None) -> dict:
+    """R2T (``mechanisms.r2t``) on the same K-relation: median seconds (capture included) and
+    median relative error over the releases, and the LPs solved per release."""
+    from provsql_dp.errors import SolverError
+    from provsql_dp.mechanisms import r2t
+    from provsql_dp.mechanisms._highs import LPStats
+
+    times, errs, n_lps, failed = [], [], [], 0
+    start = time.perf_counter()
+    for k in range(releases):
+        if max_seconds and k >= min_releases and time.perf_counter() - start > max_seconds:
+            break
+        t0 = time.perf_counter()
+        kr = kr_of()
+        stats = LPStats()
+        try:
+            rel = r2t.release(kr, 0.5, max_contribution=gs, stats=stats, time_limit=time_limit)
+        except SolverError:
+            rel, failed = None, failed + 1
+        times.append(time.perf_counter() - t0)
+        n_lps.append(stats.n_lps)
+        true = float(kr.weights.sum())
+        if rel is not None:
+            errs.append(abs(rel.value - true) / true if true else float("nan"))
+        del kr
+    return {"r2t_s": statistics.median(times), "r2t_releases": len(times),
+            "r2t_err": statistics.median(errs) if errs else float("nan"), "r2t_failed": failed,
+            "r2t_lps": statistics.median(n_lps), "r2t_gs": gs}
+
+
 def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: float = 0.0,
-            min_releases: int = 3, time_limit: float | None = None) -> dict:
+            min_releases: int = 3, time_limit: float | None = None, r2t_gs: float = 0.0,
+            recursive: bool = True) -> dict:
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import recursive as rm
 
@@ -129,7 +167,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
     true = None
     start = time.perf_counter()
     done = 0
-    for _ in range(releases):
+    for _ in range(releases if recursive else 0):
         if max_seconds and done >= min_releases and time.perf_counter() - start > max_seconds:
             break
         done += 1
@@ -152,13 +190,24 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         if rel is not None:
             errs.append(abs(rel.value - true) / true if true else float("nan"))
         del kr
-    return {
+    out = {}
+    if r2t_gs:
+        out = run_r2t(lambda: triangles_direct(path, privacy) if direct else con.provenance(sql),
+                      releases, max_seconds, min_releases, r2t_gs, time_limit)
+    if true is None:
+        kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
+        true = float(kr.weights.sum())
+        del kr
+    nan = float("nan")
+    return out | {
         "graph": graph, "privacy": privacy, "triangles": int(true), "releases": done,
         "median_rel_err": statistics.median(errs) if errs else float("nan"), "lp_failed": failed,
-        "lp_log": lp_log, "capture_s": statistics.median(captures),
-        "lp_s": statistics.median(lps), "other_s": statistics.median(others),
-        "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)]),
-        "n_lps": statistics.median(n_lps),
+        "lp_log": lp_log, "capture_s": statistics.median(captures) if done else nan,
+        "lp_s": statistics.median(lps) if done else nan,
+        "other_s": statistics.median(others) if done else nan,
+        "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)])
+        if done else nan,
+        "n_lps": statistics.median(n_lps) if done else nan,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -197,12 +246,19 @@ HEADER = (
 )
 
 
+R2T_HEADER = f" | {'R2T s':>7} {'R2T err':>8} {'rel':>3} {'#LPs':>4}"
+
+
 def fmt(r: dict) -> str:
-    return (
+    line = (
         f"{r['graph']:<11} {r['privacy']:<7} {r['triangles']:>9} {r['releases']:>3} "
         f"{r['median_rel_err']:>11.4f} {r['capture_s']:>9.3f} {r['lp_s']:>8.3f} {r['other_s']:>8.3f} "
         f"{r['total_s']:>8.3f} {r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}"
     )
+    if "r2t_s" in r:
+        line += (f" | {r['r2t_s']:>7.3f} {r['r2t_err']:>8.4f} {r['r2t_releases']:>3} "
+                 f"{r['r2t_lps']:>4.0f}")
+    return line
 
 
 def fmt_lps(r: dict) -> str:
@@ -245,7 +301,11 @@ def main() -> None:
         "interleaved with the others per (graph, privacy); its rows go to run <name>-NAME. "
         "'NAME=' is the installed package",
     )
-    ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    ap.add_argument("--r2t", type=float, default=0.0, metavar="GS",
+                    help="also run R2T with max_contribution GS (public: e.g. 2**20, the "
+                    "default of OPTIONS (mechanism = 'r2t')) beside the recursive mechanism")
+    ap.add_argument("--no-recursive", action="store_true", help="with --r2t: R2T only")
+    ap.add_argument("--child", nargs=9, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
@@ -255,13 +315,17 @@ def main() -> None:
     else:
         variants = [("", "")]
     if args.child:
-        graph, privacy, releases, direct, budget, min_rel, limit = args.child
+        graph, privacy, releases, direct, budget, min_rel, limit, gs, rec = args.child
         print(json.dumps(run_one(graph, privacy, int(releases), direct == "1", float(budget),
-                                 int(min_rel), float(limit) or None)))
+                                 int(min_rel), float(limit) or None, float(gs), rec == "1")))
         return
     args.graphs = [g for name in args.graphs for g in (SCALE if name == "scale" else [name])]
-    print(HEADER)
-    print("-" * len(HEADER))
+    header = HEADER + (R2T_HEADER if args.r2t else "")
+    print(header)
+    print("-" * len(header))
+    if args.max_seconds:
+        print(f"(each mechanism stops after {args.max_seconds:g} s per graph once it has "
+              f"{args.min_releases} releases: 'rel' says how many the medians are over)")
     rows: dict[str, list] = {v: [] for v, _ in variants}
     names = {v: f"{args.name}-{v}" if v else args.name for v, _ in variants}
     for graph in args.graphs:
@@ -275,7 +339,7 @@ def main() -> None:
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
                      "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases),
-                     str(args.time_limit)],
+                     str(args.time_limit), str(args.r2t), "0" if args.no_recursive else "1"],
                     capture_output=True, text=True, env=env,
                 )
                 tag = f" [{variant}]" if variant else ""

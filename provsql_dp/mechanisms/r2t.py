@@ -40,7 +40,6 @@ Example
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -49,11 +48,13 @@ from typing import Any
 import numpy as np
 
 from ..provenance.krelation import KRelation
-from ._highs import INF, LPStats, resolve_lp, solve_lp
-from .safe_noise import plan_laplace
+from ._highs import LPStats
+from .r2t_lp import R2TModel
+from .safe_noise import MAX_ABS_VALUE, plan_laplace
 
 __all__ = ["R2TModel", "R2TRelease", "truncation_value", "release", "fallback", "plan",
-           "thresholds", "DEFAULT_MAX_CONTRIBUTION", "DEFAULT_BETA"]
+           "thresholds", "race_value", "released_with", "DEFAULT_MAX_CONTRIBUTION",
+           "DEFAULT_BETA"]
 
 #: GS when the user declares none: data-independent, 2**20 (20 thresholds)
 DEFAULT_MAX_CONTRIBUTION = 2.0 ** 20
@@ -76,100 +77,6 @@ def thresholds(max_contribution: float) -> tuple[float, ...]:
     return tuple(math.ldexp(1.0, j) for j in range(1, top + 1))
 
 
-class R2TModel:
-    """The truncation LP of one K-relation, built once from its arrays and re-solved per τ.
-
-    Columns: one ``v`` per monomial, then one ``u`` per tuple with several monomials. Rows: one
-    per participant occurring in some monomial (``Σ v ≤ τ``), then one per multi-monomial tuple
-    (``u − Σ v ≤ 0``). HiGHS minimises ``−Σ objective``; a larger τ only relaxes row bounds, so
-    each re-solve starts warm from the previous optimum (still feasible).
-    """
-
-    def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
-        t0 = time.perf_counter()
-        w = np.asarray(kr.weights, dtype=np.float64)
-        if np.any(w < 0) or not np.all(np.isfinite(w)):
-            raise ValueError("R2T needs nonnegative finite tuple weights (clamp a SUM to lower = 0)")
-        n_mono_of = np.diff(kr.tuple_ptr)
-        t_of_m = kr.tuple_of_monomial
-        single = n_mono_of[t_of_m] == 1  # per monomial: its tuple has only this one
-        multi_t = np.flatnonzero(n_mono_of > 1)
-        n_m, n_u = len(t_of_m), len(multi_t)
-        self.stats = stats if stats is not None else LPStats()
-        self.n_tuples = len(w)
-        cost = np.zeros(n_m + n_u)
-        cost[:n_m][single] = -1.0
-        cost[n_m:] = -1.0
-        upper = np.full(n_m + n_u, INF)
-        upper[:n_m][single] = w[t_of_m[single]]
-        upper[n_m:] = w[multi_t]
-        # participant rows: CSR of the incidence participant -> monomials
-        sizes = np.diff(kr.mono_ptr)
-        mono_of_entry = np.repeat(np.arange(n_m, dtype=np.int64), sizes)
-        part = np.asarray(kr.mono_part, dtype=np.int64)
-        used, row_of_entry = np.unique(part, return_inverse=True)
-        order = np.argsort(row_of_entry, kind="stable")
-        p_start = np.zeros(len(used) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row_of_entry, minlength=len(used)), out=p_start[1:])
-        p_index = mono_of_entry[order]
-        # linking rows of multi-monomial tuples: u_t − Σ_{m ∈ D_t} v_m ≤ 0
-        link_rank = np.full(len(w), -1, dtype=np.int64)
-        link_rank[multi_t] = np.arange(n_u)
-        m_multi = np.flatnonzero(~single)  # sorted by tuple (monomials are tuple-contiguous)
-        cnt = n_mono_of[multi_t]
-        l_start = p_start[-1] + np.concatenate([[0], np.cumsum(cnt + 1)])
-        l_index = np.empty(int(cnt.sum()) + n_u, dtype=np.int64)
-        l_value = np.empty_like(l_index, dtype=np.float64)
-        first = l_start[:-1] - p_start[-1]
-        l_index[first] = n_m + np.arange(n_u)
-        l_value[first] = 1.0
-        rest = np.ones(len(l_index), dtype=bool)
-        rest[first] = False
-        l_index[rest] = m_multi
-        l_value[rest] = -1.0
-        self.n_participant_rows = len(used)
-        self._cols = n_m + n_u
-        self._model = (
-            cost,
-            np.zeros(n_m + n_u),
-            upper,
-            np.concatenate([np.full(len(used), -INF), np.full(n_u, -INF)]),
-            np.concatenate([np.zeros(len(used)), np.zeros(n_u)]),  # τ set per solve
-            np.concatenate([p_start[:-1], l_start[:-1]]),
-            np.concatenate([p_index, l_index]),
-            np.concatenate([np.ones(len(p_index)), l_value]),
-        )
-        self._h = None
-        self.stats.build_seconds += time.perf_counter() - t0
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        """(rows, columns) of the LP."""
-        return len(self._model[3]), self._cols
-
-    def value(self, tau: float, *, time_limit: float | None = None) -> float:
-        """``Q(I, τ)``; raises :class:`~provsql_dp.errors.SolverError` unless solved optimally."""
-        tau = float(tau)
-        if not tau >= 0:
-            raise ValueError(f"τ must be nonnegative, got {tau!r}")
-        n_p = self.n_participant_rows
-        if self._cols == 0:
-            return 0.0
-        if self._h is None:
-            cost, lo, up, rlo, rup, start, index, value = self._model
-            rup = rup.copy()
-            rup[:n_p] = tau
-            obj, _, _, self._h = solve_lp(self._cols, cost, lo, up, rlo, rup, start, index, value,
-                                          time_limit=time_limit, stats=self.stats,
-                                          what="R2T truncation LP", keep=True)
-        else:
-            idx = np.arange(n_p, dtype=np.int32)
-            self._h.changeRowsBounds(n_p, idx, np.full(n_p, -INF), np.full(n_p, tau))
-            obj, _, _ = resolve_lp(self._h, time_limit=time_limit, stats=self.stats,
-                                   what="R2T truncation LP")
-        return max(0.0, -float(obj))
-
-
 def truncation_value(kr: KRelation, tau: float) -> float:
     """``Q(I, τ)`` of a K-relation (one LP; see :class:`R2TModel`)."""
     return R2TModel(kr).value(tau)
@@ -185,9 +92,61 @@ def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_
     :class:`~provsql_dp.errors.SolverError` propagates and the caller releases its fallback.
     """
     plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
+    # the noise of every threshold, drawn in order before the data is read (as _race would)
+    noises = [p.release(0.0, rng=rng) for p in plans]
     model = R2TModel(kr, stats=stats)
-    values = [model.value(tau, time_limit=time_limit) for tau in taus]
-    return _race(values, epsilon, max_contribution, beta, rng)
+    best = race_value(model, plans, shifts, taus, noises, time_limit=time_limit)
+    return _describe(best, epsilon, max_contribution, beta)
+
+
+def released_with(p, q: float, noise: float) -> float:
+    """``p.release(q)`` when the same draw gave ``noise = p.release(0.0)`` (that is ``γ·K``).
+
+    Both are ``γ·(⌊q/γ⌋ + K)`` with the integer sum rounded once, so the race can draw every
+    noise first and evaluate thresholds in any order (``tests`` check equality bit for bit).
+    """
+    k = p.grid_exponent
+    units = math.ldexp(noise, -k)
+    if not (units.is_integer() and abs(units) < 2.0 ** 53):
+        raise ArithmeticError("noise draw outside the exactly representable range")
+    x = min(float(q), MAX_ABS_VALUE)
+    m = 0 if x < math.ldexp(1.0, k) else math.floor(math.ldexp(x, -k))
+    return math.ldexp(float(m + int(units)), k)
+
+
+def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None) -> float:
+    """``max(0, max_j released_j(Q(I, τ_j)) − shift_j)``, solving only the LPs that can matter.
+
+    Exact, not an approximation: ``released_j`` is nondecreasing in ``Q`` for a fixed draw, so a
+    threshold whose release at an *upper* bound of ``Q(I, τ_j)`` cannot beat some threshold's
+    release at a *lower* bound never changes the maximum. Bounds come from
+    :meth:`R2TModel.bounds` and, once some ``Q(I, τ_a)`` is solved, from ``Q`` nondecreasing and
+    ``Q(τ)/τ`` nonincreasing in ``τ``. The threshold with the highest optimistic release is
+    solved next, until no unsolved one can matter.
+    """
+    n = len(taus)
+    lo, hi = map(list, zip(*(model.bounds(t) for t in taus)))
+    solved = [lo[j] == hi[j] for j in range(n)]
+
+    def rel(j, q):
+        return released_with(plans[j], q, noises[j]) - shifts[j]
+
+    while True:
+        best = max([0.0] + [rel(j, lo[j]) for j in range(n)])
+        open_ = [(rel(j, hi[j]), j) for j in range(n) if not solved[j] and rel(j, hi[j]) > best]
+        if not open_:
+            return best
+        j = max(open_)[1]
+        q = min(max(model.value(taus[j], time_limit=time_limit), lo[j]), hi[j])
+        lo[j] = hi[j] = q
+        solved[j] = True
+        for i in range(n):  # Q nondecreasing, Q(τ)/τ nonincreasing
+            if taus[i] > taus[j]:
+                lo[i], hi[i] = max(lo[i], q), min(hi[i], q * taus[i] / taus[j])
+            elif taus[i] < taus[j]:
+                lo[i], hi[i] = max(lo[i], q * taus[i] / taus[j]), min(hi[i], q)
+            lo[i] = min(lo[i], hi[i])
+            solved[i] = solved[i] or lo[i] == hi[i]
 
 
 def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
@@ -207,6 +166,11 @@ def _race(values, epsilon, max_contribution, beta, rng) -> R2TRelease:
     best = 0.0
     for q, p, shift in zip(values, plans, shifts):
         best = max(best, p.release(q, rng=rng) - shift)
+    return _describe(best, epsilon, max_contribution, beta)
+
+
+def _describe(best, epsilon, max_contribution, beta) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
     params = MappingProxyType({
         "max_contribution": float(max_contribution), "beta": float(beta), "thresholds": taus,
         "eps_each": eps_each, "noise_scales": tuple(p.noise_scale for p in plans),

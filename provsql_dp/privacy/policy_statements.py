@@ -22,6 +22,7 @@ from ..policies.blowfish.strategies import best_plan
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
+from ..sql.plan import Aggregate
 from ..sql.planner import plan_query
 from .policy_route import prepare, row_per_participant, table_policies
 
@@ -217,6 +218,10 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     if _qr.is_quantile_query(inner):
         return _qr.explain(con, inner, eps, tree.args.get("accuracy"), tree.args.get("confidence"))
     plan = plan_query(inner, con.catalog)
+    if isinstance(tree.this, d.PrivateQuery):
+        r2t_rows = _explain_r2t(con, tree, plan, eps)
+        if r2t_rows is not None:
+            return r2t_rows
     prep = prepare(con, inner, plan)
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
             ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
@@ -251,6 +256,30 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     alpha_out = float(max(acc.alphas(planned.variances(e), beta))) if planned.unit_var.size else 0.0
     return desc, [("blowfish", prep.policy_name, planned.detail, int(prep.workload.q),
                    format_eps(eps), rmse, alpha_out, float(conf), note)]
+
+
+def _explain_r2t(con, tree, plan, eps):
+    """The rows of ``EXPLAIN PRIVACY … OPTIONS (mechanism = 'r2t', …)``, or None for another
+    mechanism (:mod:`.explain_r2t`); the options are validated as the release would."""
+    from .answer import decide  # noqa: PLC0415 - answer imports us
+    from .explain_r2t import r2t_row  # noqa: PLC0415
+
+    options = d.mechanism_options(tree.this)
+    if str(options.get("mechanism", "")).lower() != "r2t":
+        return None
+    if not isinstance(plan, Aggregate):
+        raise ProgrammingError("EXPLAIN PRIVACY with mechanism = 'r2t' takes one aggregate")
+    conf = Fraction(95, 100)
+    if tree.args.get("confidence") is not None:
+        conf = d.exact_number(tree.args["confidence"], "the confidence")
+        if not 0 < conf < 1:
+            raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
+    decision = decide(con, plan, 1 if eps is None else eps, options)
+    row = r2t_row(con, decision, eps, float(conf))
+    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
+            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
+            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
+    return desc, [row[:4] + (None if eps is None else format_eps(eps),) + row[5:]]
 
 
 def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:

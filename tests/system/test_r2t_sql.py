@@ -12,7 +12,7 @@ import provsql_dp
 from provsql_dp.errors import InterfaceError, ProgrammingError, SolverError
 from provsql_dp.graph import count, true_count
 from provsql_dp.interfaces import example_data
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms import r2t, r2t_lp
 
 TRIANGLES = (
     "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
@@ -80,7 +80,9 @@ def test_lp_failure_releases_the_data_independent_fallback(con, monkeypatch):
     def boom(*a, **k):
         raise SolverError("time limit")
 
-    monkeypatch.setattr(r2t, "solve_lp", boom)
+    monkeypatch.setattr(r2t_lp, "solve_lp", boom)
+    # loose bounds, so that the race must solve an LP (and meet the failure)
+    monkeypatch.setattr(r2t_lp.R2TModel, "bounds", lambda self, tau: (0.0, self.total))
     con._rng = np.random.default_rng(3)
     cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 8)")
     expected = r2t.fallback(1.0, max_contribution=8, rng=np.random.default_rng(3)).value

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from provsql_dp.errors import SolverError
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms import r2t, r2t_lp
 from provsql_dp.mechanisms.safe_noise import on_grid
 
 from recursive_testkit import make_kr, neighbour, random_kr
@@ -114,14 +114,18 @@ def test_bad_parameters_are_refused():
 
 
 def test_time_limit_failure_raises_solver_error(monkeypatch):
-    kr = random_kr(np.random.default_rng(5), n=6, n_tuples=9)
+    kr = random_kr(np.random.default_rng(5), n=8, n_tuples=40)
 
     def boom(*a, **k):
         raise SolverError("the R2T truncation LP did not solve to optimality; nothing was released")
 
-    monkeypatch.setattr(r2t, "solve_lp", boom)
+    stats = r2t.LPStats()
+    r2t.release(kr, 10.0, max_contribution=16, rng=np.random.default_rng(0), stats=stats)
+    assert stats.n_lps > 0  # this release needs an LP: its failure must surface
+    monkeypatch.setattr(r2t_lp, "solve_lp", boom)
     with pytest.raises(SolverError):
-        r2t.release(kr, 1.0, max_contribution=4, time_limit=1e-9)
+        r2t.release(kr, 10.0, max_contribution=16, time_limit=1e-9,
+                    rng=np.random.default_rng(0))
 
 
 def test_thresholds_are_public_powers_of_two():

@@ -1,0 +1,215 @@
+"""R2T's truncation LP ``Q(I, τ)``: the plain model, an exact reduction per τ, and cheap bounds.
+
+The LP (Dong et al., SIGMOD 2022, §6, with projection) over a K-relation: one ``v_m ≥ 0`` per
+monomial, one ``u_t ∈ [0, ψ(t)]`` per output tuple,
+
+    Q(I, τ) = max Σ_t u_t   s.t.   u_t ≤ Σ_{m ∈ D_t} v_m,   Σ_{m ∋ i} v_m ≤ τ for every participant i.
+
+Three facts make it cheap without changing its value (each proven where it is used, each checked
+against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
+
+1. **Capping.** ``v_m ≤ cap_m = ψ(t(m))`` loses nothing (lowering a larger ``v_m`` to ``ψ(t)``
+   keeps ``u_t ≤ Σ v``). Let ``load_i = Σ_{m ∋ i} cap_m``; a participant with ``load_i ≤ τ`` is
+   *light*: its row holds for every capped ``v`` and is dropped.
+2. **Free monomials.** A monomial whose participants are all light is in no remaining row, so
+   ``v_m = cap_m`` is optimal, and its tuple is saturated (``u_t = ψ(t)``) — that tuple leaves
+   the LP (its other monomials go to 0, which only relaxes rows). What remains: the tuples all of
+   whose monomials touch a *heavy* participant (``load_i > τ``), with the heavy rows only.
+3. **Bounds.** ``LB(τ) = Σ_t min(ψ(t), Σ_{m ∈ D_t} cap_m·min(1, τ/maxload_m))`` is feasible
+   (row ``i`` gets at most ``Σ cap_m·τ/load_i = τ``); ``UB(τ) = free(τ) + min(rest(τ), H(τ)·τ)``
+   with ``H(τ)`` the number of heavy participants (every remaining monomial touches one). For
+   ``τ ≥ max load`` both equal ``Σψ``. ``Q`` is also nondecreasing and concave in ``τ`` with
+   ``Q(0) ≥ 0``, so ``Q(τ)/τ`` is nonincreasing (used by the race in :mod:`.r2t`).
+
+Example
+-------
+>>> from provsql_dp.provenance.krelation import KRelation
+>>> kr = KRelation.from_annotations(rows=[(k,) for k in range(6)],
+...     annotations=[[{("p", k % 3), ("p", 3)}] for k in range(6)])
+>>> m = R2TModel(kr)
+>>> m.value(2.0), m.value(8.0), m.plain_value(2.0), [round(b, 9) for b in m.bounds(2.0)]
+(2.0, 6.0, 2.0, [2.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import time
+from functools import cached_property
+
+import numpy as np
+
+from ..provenance.krelation import KRelation
+from ._highs import INF, LPStats, solve_lp
+from ._r2t_columns import solve_by_columns
+
+__all__ = ["R2TModel"]
+
+
+class R2TModel:
+    """The arrays of one K-relation's truncation LPs, prepared once and reduced per τ.
+
+    Everything here is numpy over the K-relation's arrays (no Python object per tuple). Each
+    :meth:`value` builds and solves the reduced LP of one τ; :meth:`plain_value` the unreduced
+    one (the reference the tests hold the reduction to).
+    """
+
+    #: reduced LPs with more monomial columns than this are solved by column generation
+    #: (:mod:`._r2t_columns`); None (the default): never — measured slower than HiGHS on the
+    #: whole reduced LP on ca-GrQc, and not faster on ca-HepPh (see the module)
+    colgen_above: int | None = None
+
+    def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
+        t0 = time.perf_counter()
+        w = np.asarray(kr.weights, dtype=np.float64)
+        if np.any(w < 0) or not np.all(np.isfinite(w)):
+            raise ValueError("R2T needs nonnegative finite tuple weights (clamp a SUM to lower = 0)")
+        self.stats = stats if stats is not None else LPStats()
+        self.w = w
+        self.n_tuples = len(w)
+        self.tuple_ptr = np.asarray(kr.tuple_ptr, dtype=np.int64)
+        self.n_mono_of = np.diff(self.tuple_ptr)
+        self.t_of_m = np.repeat(np.arange(self.n_tuples), self.n_mono_of)
+        self.cap = w[self.t_of_m]
+        sizes = np.diff(kr.mono_ptr)
+        n_m = len(self.t_of_m)
+        self.mono_of_entry = np.repeat(np.arange(n_m, dtype=np.int64), sizes)
+        self.pid = np.asarray(kr.mono_part, dtype=np.int64)  # dense participant indices
+        self.n_participants = len(kr.participant_list)
+        self.load = np.bincount(self.pid, weights=self.cap[self.mono_of_entry],
+                                minlength=self.n_participants)
+        self.maxload = np.zeros(n_m)
+        nonempty = sizes > 0
+        if self.pid.size:
+            self.maxload[nonempty] = np.maximum.reduceat(
+                self.load[self.pid], np.asarray(kr.mono_ptr)[:-1][nonempty])
+        self.total = float(w.sum())
+        self.max_load = float(self.load.max()) if self.n_participants else 0.0
+        self.stats.build_seconds += time.perf_counter() - t0
+
+    @cached_property
+    def by_p(self) -> np.ndarray:
+        """The entries grouped by participant (built when a first LP needs it)."""
+        return np.argsort(self.pid, kind="stable")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the plain LP."""
+        multi = int(np.count_nonzero(self.n_mono_of > 1))
+        return self.n_participants + multi, len(self.t_of_m) + multi
+
+    # -- bounds ---------------------------------------------------------------------------
+    def _split(self, tau: float):
+        free_m = self.maxload <= tau
+        done_t = np.bincount(self.t_of_m, weights=free_m, minlength=self.n_tuples) > 0
+        return free_m, done_t
+
+    def bounds(self, tau: float) -> tuple[float, float]:
+        """``(LB, UB)`` with ``LB ≤ Q(I, τ) ≤ UB`` (fact 3 of the module docstring), cheaply."""
+        tau = _check_tau(tau)
+        if tau >= self.max_load:
+            return self.total, self.total
+        _, done_t = self._split(tau)
+        free = float(self.w[done_t].sum())
+        rest = float(self.w[~done_t].sum())
+        heavy = int(np.count_nonzero(self.load > tau))
+        ub = free + min(rest, heavy * tau)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(self.maxload > tau, tau / self.maxload, 1.0)
+        per_t = np.bincount(self.t_of_m, weights=self.cap * frac, minlength=self.n_tuples)
+        lb = float(np.minimum(self.w, per_t).sum())
+        return min(lb, ub), ub
+
+    # -- the LPs --------------------------------------------------------------------------
+    def value(self, tau: float, *, time_limit: float | None = None) -> float:
+        """``Q(I, τ)`` through the reduced LP (facts 1–2); raises
+        :class:`~provsql_dp.errors.SolverError` unless HiGHS solves it optimally."""
+        tau = _check_tau(tau)
+        if tau >= self.max_load:
+            return self.total
+        t0 = time.perf_counter()
+        _, done_t = self._split(tau)
+        free = float(self.w[done_t].sum())
+        keep_m = ~done_t[self.t_of_m]
+        if not keep_m.any():
+            return free
+        rows = self.load > tau
+        self.stats.build_seconds += time.perf_counter() - t0
+        if self.colgen_above is not None and np.count_nonzero(keep_m) > self.colgen_above:
+            return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
+        model = self._model(keep_m, rows, tau, capped=True)
+        return free + self._solve(model, time_limit)
+
+    def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
+        """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""
+        tau = _check_tau(tau)
+        if len(self.t_of_m) == 0:
+            return 0.0
+        model = self._model(np.ones(len(self.t_of_m), dtype=bool),
+                            np.ones(self.n_participants, dtype=bool), tau, capped=False)
+        return self._solve(model, time_limit)
+
+    def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool,
+               row_upper: np.ndarray | None = None):
+        """Row-wise arrays of the LP on the monomials ``keep_m`` (whole tuples) and the
+        participant rows ``rows``: ``v`` per kept monomial, ``u`` per kept multi-monomial tuple."""
+        ms = np.flatnonzero(keep_m)  # sorted, so tuple-contiguous
+        n_v = len(ms)
+        col_of_m = np.full(len(keep_m), -1, dtype=np.int64)
+        col_of_m[ms] = np.arange(n_v)
+        t_ms = self.t_of_m[ms]
+        single = self.n_mono_of[t_ms] == 1
+        multi_t = np.unique(t_ms[~single])
+        n_u = len(multi_t)
+        cost = np.zeros(n_v + n_u)
+        cost[:n_v][single] = -1.0
+        cost[n_v:] = -1.0
+        upper = np.empty(n_v + n_u)
+        upper[:n_v] = self.cap[ms] if capped else np.where(single, self.cap[ms], INF)
+        upper[n_v:] = self.w[multi_t]
+        # participant rows, entries grouped by participant (self.by_p), kept ones only
+        order = self.by_p
+        ok = keep_m[self.mono_of_entry[order]] & rows[self.pid[order]]
+        order = order[ok]
+        p_rank = np.cumsum(rows) - 1
+        row_of_entry = p_rank[self.pid[order]]
+        n_p = int(rows.sum())
+        p_start = np.zeros(n_p + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_of_entry, minlength=n_p), out=p_start[1:])
+        p_index = col_of_m[self.mono_of_entry[order]]
+        # linking rows u_t − Σ_{m ∈ D_t} v_m ≤ 0 of the multi-monomial tuples
+        m_multi = np.flatnonzero(~single)  # column ids of their v, tuple-contiguous
+        cnt = np.bincount(np.searchsorted(multi_t, t_ms[m_multi]), minlength=n_u)
+        l_start = p_start[-1] + np.concatenate([[0], np.cumsum(cnt + 1)])
+        l_index = np.empty(int(cnt.sum()) + n_u, dtype=np.int64)
+        l_value = np.full(len(l_index), -1.0)
+        first = l_start[:-1] - p_start[-1]
+        l_index[first] = n_v + np.arange(n_u)
+        l_value[first] = 1.0
+        rest = np.ones(len(l_index), dtype=bool)
+        rest[first] = False
+        l_index[rest] = m_multi
+        return (n_v + n_u, cost, np.zeros(n_v + n_u), upper,
+                np.full(n_p + n_u, -INF),
+                np.concatenate([np.full(n_p, tau) if row_upper is None else row_upper,
+                                np.zeros(n_u)]),
+                np.concatenate([p_start[:-1], l_start[:-1]]),
+                np.concatenate([p_index, l_index]),
+                np.concatenate([np.ones(len(p_index)), l_value]))
+
+    def _solve(self, model, time_limit) -> float:
+        obj, _, _ = solve_lp(*model, time_limit=time_limit, stats=self.stats,
+                             what="R2T truncation LP")
+        return max(0.0, -float(obj))
+
+    def solve_full(self, model, time_limit):
+        """``(objective of the max problem, column values, row duals)`` of one model."""
+        obj, x, dual = solve_lp(*model, time_limit=time_limit, stats=self.stats,
+                                what="R2T truncation LP")
+        return -float(obj), x, dual
+
+
+def _check_tau(tau) -> float:
+    tau = float(tau)
+    if not tau >= 0:
+        raise ValueError(f"τ must be nonnegative, got {tau!r}")
+    return tau

@@ -1,0 +1,68 @@
+"""``EXPLAIN PRIVACY`` of a query released with ``OPTIONS (mechanism = 'r2t', …)``.
+
+Everything an analyst sees is computed from the statement and its OPTIONS alone: the number of
+thresholds ``L`` (at most one truncation LP each), ε per threshold, and the error R2T states
+from public quantities — with probability ≥ the confidence the release is at least
+``Q(I, τ) − α`` for every threshold ``τ`` at once (``α``: the noise plus the shift, union bound
+over the ``L`` noises), and it exceeds the true answer with probability ≤ β. How far the
+truncated answer ``Q(I, τ)`` lies below the true one depends on the data and is not stated. The
+**curator** also gets the private shape: participants, monomials and the largest contribution,
+hence how many thresholds are decided without an LP.
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE e(src INT, dst INT); INSERT INTO e VALUES (1,2),(2,3),(1,3)")
+>>> _ = con.execute("PROTECT TABLE e BY (src, dst) AS node")
+>>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src "
+...                   "WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 16)").fetchall()[0]
+>>> row[0], row[3], "4 thresholds" in row[-1]
+('r2t', 1, True)
+"""
+
+from __future__ import annotations
+
+from ..mechanisms import r2t
+from ..mechanisms.r2t_lp import R2TModel
+from ..provenance.capture import capture
+
+__all__ = ["r2t_row", "PUBLIC_NOTE"]
+
+PUBLIC_NOTE = (
+    "R2T (Dong et al., SIGMOD 2022): one truncation LP per threshold τ = 2, 4, …, 2^L (L from "
+    "max_contribution, public), each released with ε/L and shifted down; the race solves only "
+    "the thresholds that can win, and a threshold at or above the largest contribution needs no "
+    "LP. Each LP has one column per monomial that touches a participant contributing more than "
+    "τ, and one row per such participant; it stops after the time limit and then the "
+    "data-independent fallback is released"
+)
+
+
+def r2t_row(con, decision, eps, confidence: float):
+    """The ``EXPLAIN PRIVACY`` row of an R2T release decided by :func:`.answer.decide`."""
+    kwargs = decision.kwargs
+    gs = kwargs.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION)
+    beta = kwargs.get("beta", r2t.DEFAULT_BETA)
+    n_groups = len(decision.groups)
+    e = 1.0 if eps is None else float(eps)
+    per_group = e / n_groups
+    rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None)  # plan only: public
+    alpha = rel.noise_bound(confidence)
+    taus = rel.params["thresholds"]
+    at = "ε = 1" if eps is None else "this ε"
+    note = (f"{PUBLIC_NOTE}. {len(taus)} thresholds (at most {len(taus)} LPs per group), "
+            f"ε/L = {rel.params['eps_each']:.4g} each at {at}"
+            + (f" over {n_groups} groups" if n_groups > 1 else "")
+            + f"; α: with probability ≥ confidence the release is ≥ Q(I, τ) − α for every τ, "
+            f"and it exceeds the true answer with probability ≤ β = {beta:g}; the truncation "
+            "shortfall Q(I) − Q(I, τ) depends on the data")
+    if getattr(con, "role", "curator") == "curator":
+        plan = decision.plan
+        kr = capture(con._duck, plan, decision.bounds)
+        m = R2TModel(kr)
+        free = sum(1 for t in taus if t >= m.max_load)
+        rows, cols = m.shape
+        note += (f". Curator only (private sizes): tuples={m.n_tuples}, monomials={len(m.t_of_m)}, "
+                 f"participants={m.n_participants}, largest contribution={m.max_load:g}, "
+                 f"plain LP {rows}×{cols}, thresholds without LP={free}")
+    return ("r2t", None, f"race over {len(taus)} thresholds", n_groups,
+            None if eps is None else str(eps), None, float(alpha), float(confidence), note)
