@@ -217,14 +217,10 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
             ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
             ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    if prep is None:
-        from .explain_recursive import recursive_note  # noqa: PLC0415 - answer imports us
+    if prep is None:  # the route the release would take (Laplace, recursive, R2T) and its accuracy
+        from .explain_route import explain_route  # noqa: PLC0415 - answer imports us
 
-        return desc, [("recursive", None, None, None, None if eps is None else format_eps(eps),
-                       None, None, None,
-                       "answered by the recursive mechanism: its error depends on the data, so "
-                       "no data-independent error or accuracy-first ε can be given; "
-                       + recursive_note(con, plan, eps))]
+        return desc, explain_route(con, tree.this, plan, eps, tree)
     planned = best_plan(prep.workload, prep.bpolicy)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:

@@ -8,6 +8,11 @@ from zero (``c`` a few noise scales above 0) the bias vanishes. A statistician w
 unbiased raw release asks for it: ``OPTIONS (raw = true)`` on one statement,
 ``provsql_dp.connect(..., raw=True)`` or ``cursor.raw = True``.
 
+Where the group-wise answers and their total are both released — a Blowfish histogram, whose
+bins sum to the total (exact under a bounded policy) — the rounded bins keep that total
+(:func:`consistent_counts`). The Laplace and recursive routes release no total beside their
+groups, so their groups are rounded one by one.
+
 The interval is transformed the same way, which keeps its coverage: the true count is a
 nonnegative integer, so ``c ∈ [lo, hi]`` ⟺ ``c ∈ [max(0, ⌈lo⌉), ⌊hi⌋]``.
 
@@ -23,6 +28,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..errors import ProgrammingError
 from ..sql.expressions import option_text
@@ -110,6 +117,8 @@ def post_process(plan, desc: list, rows: list, info, raw: bool):
     if not any(k == "count" for k in kinds):
         return desc, rows, info
     k = len(kinds)
+    if _histogram_with_total(plan, info):
+        return _consistent_histogram(desc, rows, info)
     new_rows, new_rels = [], []
     for row, rel in zip(rows, info.releases):
         rels = tuple(rel) if info.columns else (rel,)
@@ -121,6 +130,52 @@ def post_process(plan, desc: list, rows: list, info, raw: bool):
     head = list(desc[:-k])
     tail = [(n, "BIGINT" if kind == "count" else t) for (n, t), kind in zip(desc[-k:], kinds)]
     return head + tail, new_rows, replace(info, releases=tuple(new_rels))
+
+
+def _histogram_with_total(plan, info) -> bool:
+    """A Blowfish histogram (GROUP BY over a partition of the domain): its bins sum to a total
+    the release states too (exactly, under a bounded policy), so the rounded bins keep it."""
+    return (info.mechanism == "blowfish" and not info.columns and len(info.releases) > 1
+            and bool(getattr(plan, "group_by", ())))
+
+
+def consistent_counts(values) -> list[int]:
+    """Nonnegative integers summing to ``T = max(0, round(Σ values))``, closest to ``values``:
+    the Euclidean projection onto ``{x ≥ 0, Σx = T}`` (``x = max(0, v − τ)``), floored, the
+    remaining units to the largest fractional parts (ties to the first). Post-processing only.
+
+    >>> consistent_counts([2.6, 3.7, -1.2, 4.9])
+    [2, 3, 0, 5]
+    >>> consistent_counts([-1.0, 0.4]), sum(consistent_counts([1.5, 1.5, 1.5, 1.5]))
+    ([0, 0], 6)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    total = max(0, int(round(float(v.sum()))))
+    if total == 0 or v.size == 0:
+        return [0] * int(v.size)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - total
+    ks = np.arange(1, v.size + 1)
+    rho = int(np.nonzero(u - css / ks > 0)[0][-1])
+    x = np.maximum(v - css[rho] / (rho + 1), 0.0)
+    base = np.floor(x + 1e-9)
+    left = int(total - base.sum())
+    if left > 0:
+        order = np.argsort(-(x - base), kind="stable")[:left]
+        base[order] += 1
+    elif left < 0:
+        order = np.argsort(x - base, kind="stable")
+        order = order[base[order] > 0][:-left]
+        base[order] -= 1
+    return base.astype(np.int64).tolist()
+
+
+def _consistent_histogram(desc, rows, info):
+    values = consistent_counts([r.value for r in info.releases])
+    rels = tuple(CountRelease(r, v) for r, v in zip(info.releases, values))
+    new_rows = [tuple(row[:-1]) + (v,) for row, v in zip(rows, values)]
+    return (list(desc[:-1]) + [(desc[-1][0], "BIGINT")], new_rows,
+            replace(info, releases=rels))
 
 
 def _column_kinds(plan, info) -> list[str]:
