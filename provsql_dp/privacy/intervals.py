@@ -125,7 +125,11 @@ def shown(interval, digits: int = 6) -> str:
     def num(x: float) -> str:
         if float(x).is_integer() and abs(x) < 1e15:
             return str(int(x))
-        return f"{x:.{digits}g}" if not math.isinf(x) else str(x)
+        if math.isinf(x):
+            return str(x)
+        if 1e4 <= abs(x) < 1e15:
+            return f"{x:.1f}"  # a payroll: every digit before the point
+        return f"{x:.{digits}g}"
 
     if lo is None and hi is None:
         return "—"
