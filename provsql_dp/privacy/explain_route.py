@@ -32,6 +32,7 @@ import math
 from fractions import Fraction
 
 from .._numbers import format_eps
+from .._numbers import round_up_decimal as _round_up
 from ..errors import ProgrammingError
 from ..mechanisms.noise import error_bound
 from ..mechanisms.safe_noise import plan_laplace
@@ -62,12 +63,6 @@ def laplace_variance(sensitivity: float, eps: float, integer: bool) -> float:
     plan = plan_laplace(sensitivity, eps, integer=integer)
     a = math.exp(-1.0 / float(plan.noise_units))
     return 2.0 * plan.grid ** 2 * a / (1.0 - a) ** 2
-
-
-def _round_up(x: float) -> Fraction:
-    from .policy_statements import _round_up as up  # noqa: PLC0415 - it imports us lazily
-
-    return up(x)
 
 
 def laplace_epsilon_for(sensitivity: float, alpha: float, conf: float, integer: bool) -> Fraction:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from sqlglot import exp
 
 from .._numbers import format_eps
+from .._numbers import round_up_decimal as _round_up
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.blowfish import accuracy as acc
 from ..policies.blowfish.catalog import PolicyCatalog
@@ -258,13 +259,3 @@ def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
         raise ProgrammingError(f"WITH ACCURACY is not available for this query: {rec['note']}. "
                                "Give WITH EPSILON ε instead; nothing was spent")
     return Fraction(rec["epsilon"])
-
-
-def _round_up(x: float) -> Fraction:
-    """The smallest 3-significant-digit decimal ≥ x (an exact ε to spend)."""
-    if x <= 0:
-        return Fraction(1, 10 ** 6)
-    exp10 = math.floor(math.log10(x)) - 2
-    unit = Fraction(10) ** exp10
-    f = Fraction(math.ceil(Fraction(x) / unit)) * unit
-    return f
