@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-__all__ = ["positive", "to_fraction", "format_eps"]
+__all__ = ["positive", "to_fraction", "format_eps", "round_up_decimal"]
 
 
 def positive(name: str, value) -> float:
@@ -76,3 +76,16 @@ def format_eps(f: Fraction | float) -> str:
         out = s[:-digits] + "." + s[-digits:]
         return ("-" if neg else "") + out
     return f"{f.numerator}/{f.denominator}"
+
+
+def round_up_decimal(x: float) -> Fraction:
+    """The smallest 3-significant-digit decimal ≥ x (an exact ε to spend).
+
+    >>> round_up_decimal(0.29957), round_up_decimal(0)
+    (Fraction(3, 10), Fraction(1, 1000000))
+    """
+    if x <= 0:
+        return Fraction(1, 10 ** 6)
+    exp10 = math.floor(math.log10(x)) - 2
+    unit = Fraction(10) ** exp10
+    return Fraction(math.ceil(Fraction(x) / unit)) * unit

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from .. import connect
+from ..privacy.intervals import shown
 from . import example_data
 
 __all__ = ["run", "QUERIES"]
@@ -103,10 +104,5 @@ def run(epsilon: float = 1.0, seed: int | None = None, out=sys.stdout) -> list[s
 
 
 def _shown(interval) -> str:
-    """``[lo, hi]``, ``≥ lo`` (one-sided: the mechanism's truncation is not bounded) or ``—``."""
-    lo, hi = interval
-    if lo is None and hi is None:
-        return "—"
-    if hi is None:
-        return f"≥ {lo:,.1f}"
-    return f"[{lo:,.1f}, {hi:,.1f}]"
+    """The interval as the shell prints it (:func:`provsql_dp.privacy.intervals.shown`)."""
+    return shown(interval)

@@ -74,6 +74,9 @@ class BlowfishRelease:
     variance: float
     epsilon: float
     mechanism: str = "blowfish"
+    #: the strategy ends in a nonlinear consistency step (isotonic regression): the variance then
+    #: bounds the noise before it, and the interval is noise only (see .intervals)
+    consistent: bool = False
 
     def noise_bound(self, p: float = 0.95) -> float:
         """A bound ``b`` with ``P(|error| ≤ b) ≥ p`` (Chebyshev/Chernoff on the Laplace sum)."""
@@ -452,7 +455,7 @@ def route(con, tree, plan, epsilon, text):
     ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
                  rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
-    releases = tuple(BlowfishRelease(float(v), float(s), eps)
+    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=bool(ans.mse_is_upper_bound))
                      for v, s in zip(ans.values, ans.variances))
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
@@ -467,6 +470,7 @@ def _check_no_options(text):
         tree = d.parse_one(text)
     except Exception:  # noqa: BLE001 - the text was parsed before; nothing to check
         return
-    if isinstance(tree, d.PrivateQuery) and tree.args.get("options") is not None:
-        raise ProgrammingError("OPTIONS apply to the recursive mechanism only; this query is "
-                               "answered under a Blowfish policy (drop OPTIONS)")
+    if isinstance(tree, d.PrivateQuery) and set(d.mechanism_options(tree)) - {"raw"}:
+        raise ProgrammingError("OPTIONS apply to the recursive mechanism only (and raw to every "
+                               "COUNT); this query is answered under a Blowfish policy (drop "
+                               "OPTIONS)")

@@ -14,6 +14,7 @@ from fractions import Fraction
 from sqlglot import exp
 
 from .._numbers import format_eps
+from .._numbers import round_up_decimal as _round_up
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.blowfish import accuracy as acc
 from ..policies.blowfish.catalog import PolicyCatalog
@@ -226,14 +227,10 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
             ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
             ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    if prep is None:
-        from .explain_recursive import recursive_note  # noqa: PLC0415 - answer imports us
+    if prep is None:  # the route the release would take (Laplace, recursive, R2T) and its accuracy
+        from .explain_route import explain_route  # noqa: PLC0415 - answer imports us
 
-        return desc, [("recursive", None, None, None, None if eps is None else format_eps(eps),
-                       None, None, None,
-                       "answered by the recursive mechanism: its error depends on the data, so "
-                       "no data-independent error or accuracy-first ε can be given; "
-                       + recursive_note(con, plan, eps))]
+        return desc, explain_route(con, tree.this, plan, eps, tree)
     planned = best_plan(prep.workload, prep.bpolicy)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
@@ -302,13 +299,3 @@ def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
         raise ProgrammingError(f"WITH ACCURACY is not available for this query: {rec['note']}. "
                                "Give WITH EPSILON ε instead; nothing was spent")
     return Fraction(rec["epsilon"])
-
-
-def _round_up(x: float) -> Fraction:
-    """The smallest 3-significant-digit decimal ≥ x (an exact ε to spend)."""
-    if x <= 0:
-        return Fraction(1, 10 ** 6)
-    exp10 = math.floor(math.log10(x)) - 2
-    unit = Fraction(10) ** exp10
-    f = Fraction(math.ceil(Fraction(x) / unit)) * unit
-    return f

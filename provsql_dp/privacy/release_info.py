@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .intervals import covers, interval_of
+
 __all__ = ["PrivacyInfo"]
 
 
@@ -66,11 +68,21 @@ class PrivacyInfo:
         return [tuple(r) if self.columns else (r,) for r in self.releases]
 
     def intervals(self, p: float = 0.95) -> list[tuple]:
-        """Per released row, one ``(low, high)`` per value column: the release's own interval
-        at coverage ``p`` when it states one (``release.interval(p)``), else the released value
-        ± :meth:`noise_bound` — which covers the mechanism's noise, not a truncation bias (see
-        the mechanism's ``noise_bound``)."""
-        return [tuple(_interval(r, p) for r in row) for row in self._per_column()]
+        """Per released row, one ``(low, high)`` per value column (``None``: unbounded on that
+        side), holding with probability ≥ ``p`` the statistic :meth:`covers` names — computed
+        from released and public quantities only (:func:`provsql_dp.privacy.intervals.interval_of`:
+        one-sided for the recursive mechanism and R2T, two-sided for Laplace and linear Blowfish
+        strategies, none for a signed SUM)."""
+        return [tuple(interval_of(r, p) for r in row) for row in self._per_column()]
+
+    def covers(self) -> list[str]:
+        """Per value column, what its interval covers (e.g. ``'the true count'``, ``'the true
+        SUM of the values clamped to the declared bounds'``, ``'noise only: …'``), read from
+        the first released row (every row of a column has the same mechanism)."""
+        rows = self._per_column()
+        if not rows:
+            return []
+        return [covers(r) for r in rows[0]]
 
     def interval_names(self) -> list[tuple[str, str]]:
         """``(<col>_low, <col>_high)`` for each released value column."""
@@ -93,18 +105,6 @@ class PrivacyInfo:
         if self.columns:
             return [tuple(r.noise_bound(p) for r in row) for row in self.releases]
         return [r.noise_bound(p) for r in self.releases]
-
-
-def _interval(release, p: float) -> tuple[float | None, float | None]:
-    own = getattr(release, "interval", None)
-    if callable(own):
-        lo, hi = own(p)
-        return (None if lo is None else float(lo), None if hi is None else float(hi))
-    value = release.value
-    if value is None:
-        return (None, None)
-    b = float(release.noise_bound(p))
-    return (float(value) - b, float(value) + b)
 
 
 def _require(module: str):

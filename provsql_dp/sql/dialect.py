@@ -116,6 +116,10 @@ class ProvDP(DuckDB):
                     self.raise_error(f"Expected '=' after option {name.name}")
                 if self._curr is not None and self._curr.token_type == TokenType.STRING:
                     value = self._parse_string()
+                elif self._curr is not None and self._curr.token_type in (TokenType.TRUE,
+                                                                          TokenType.FALSE):
+                    value = exp.Boolean(this=self._curr.token_type == TokenType.TRUE)
+                    self._advance()  # OPTIONS (raw = true)
                 else:
                     # signed: OPTIONS (lower = -5); each option checks its own range when applied
                     value = self._parse_privacy_number(f"option {name.name}", signed=True)

@@ -114,7 +114,8 @@ COLUMN_DECLARATIONS = (SetBounds, DropBounds, ShowBounds, SetGroupKeys, DropGrou
 
 
 def mechanism_options(tree: PrivateQuery) -> dict:
-    """The OPTIONS of a private query as a dict of exact numbers (Fraction) or strings."""
+    """The OPTIONS of a private query as a dict of exact numbers (Fraction), strings or booleans
+    (``raw = true``)."""
     opts = tree.args.get("options")
     out: dict = {}
     for pair in opts.expressions if opts is not None else []:
@@ -122,7 +123,10 @@ def mechanism_options(tree: PrivateQuery) -> dict:
         if name in out:
             raise ParseError(f"option {name} is given twice")
         value = pair.expression
-        out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
+        if isinstance(value, exp.Boolean):
+            out[name] = bool(value.this)
+        else:
+            out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
     return out
 
 
@@ -135,6 +139,8 @@ def option_text(value) -> str:
     """
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, Fraction):
         return str(value.numerator) if value.denominator == 1 else f"{float(value):g}"
     return str(value)

@@ -193,6 +193,7 @@ def test_session_default_epsilon_applies():
 @pytest.mark.parametrize("presence", ["BOUNDED", "UNBOUNDED", "SOURCES (0)"])
 def test_histogram_answers_are_unbiased_with_the_stated_variance(presence):
     con = _con(budget="100000")
+    con.raw = True  # the mechanism's own releases (rounding to whole counts would bias them)
     con.execute(f"CREATE POLICY p ON people (age) AS THRESHOLD 2 DOMAIN [0, 60) WIDTH 10 {presence}")
     con._rng = np.random.default_rng(7)
     truth = np.bincount(np.array(AGES) // 10, minlength=6)
@@ -224,7 +225,13 @@ def test_explain_privacy_spends_nothing_and_its_epsilon_meets_the_accuracy():
     again = dict(zip([c[0] for c in cur.description], cur.fetchone()))
     assert again["confidence"] == 0.95 and again["epsilon"] == rec["epsilon"]
     assert again["alpha"] > rec["alpha"]  # a higher confidence needs a wider interval
+    # a one-row-per-person COUNT without a policy on its columns: the Laplace route, and its
+    # exact α (sensitivity 1, the discrete law's 95 % quantile at ε = 1 is 3)
     cur = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH EPSILON 1")
+    rec = dict(zip([c[0] for c in cur.description], cur.fetchone()))
+    assert rec["mechanism"] == "laplace" and rec["alpha"] == 3.0
+    cur = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM people a JOIN people b "
+                      "ON a.age = b.age WITH EPSILON 1")
     assert cur.fetchone()[0] == "recursive"
     from provsql_dp.policies.blowfish.sqlaccuracy import answer_with_accuracy
 
@@ -280,5 +287,8 @@ def test_accuracy_first_in_one_statement_charges_what_explain_says():
     con.execute("CREATE TABLE other (id INTEGER PRIMARY KEY, x INTEGER); PROTECT TABLE other")
     before = _state(con)
     with pytest.raises(ProgrammingError, match="WITH ACCURACY is not available.*nothing was spent"):
-        con.execute("SELECT COUNT(*) FROM other WITH ACCURACY 5")
+        con.execute("SELECT COUNT(*) FROM other a JOIN other b ON a.x = b.x WITH ACCURACY 5")
     assert _state(con) == before
+    # the Laplace route states its accuracy in advance: accuracy-first works there too
+    cur = con.execute("SELECT COUNT(*) FROM other WITH ACCURACY 5")
+    assert cur.privacy.mechanism == "laplace" and cur.fetchall()[0][0] >= 0

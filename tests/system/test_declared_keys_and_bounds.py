@@ -21,7 +21,7 @@ CITIES = ["Lyon", "Oslo", "Pune", "Rome"]  # Rome is never declared
 
 def _db(path=":memory:", n_people=80, seed=0, extra_rows=()):
     rng = np.random.default_rng(seed)
-    con = provsql_dp.connect(path)
+    con = provsql_dp.connect(path, raw=True)  # releases compared with the mechanisms' own draws
     con.execute("CREATE TABLE people(id INT PRIMARY KEY, city VARCHAR, salary DOUBLE)")
     con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
     con.execute("CREATE TABLE cities(name VARCHAR)")

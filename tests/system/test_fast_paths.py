@@ -14,7 +14,7 @@ from provsql_dp.mechanisms.noise import discrete_laplace, laplace
 
 def _db(n_people=60, seed=0):
     rng = np.random.default_rng(seed)
-    con = provsql_dp.connect()
+    con = provsql_dp.connect(raw=True)  # the mechanisms' own releases, compared with each other
     con.execute("CREATE TABLE people(id INT PRIMARY KEY, age INT, salary DOUBLE, city_id INT)")
     con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
     con.execute("CREATE TABLE cities(id INT PRIMARY KEY, name VARCHAR)")

@@ -40,7 +40,8 @@ def ledger_state(c):
 def test_a_private_count_is_one_row_with_metadata(con):
     cur = con.execute(TRIANGLES + " WITH EPSILON 0.5")
     rows = cur.fetchall()
-    assert len(rows) == 1 and isinstance(rows[0][0], float)
+    assert len(rows) == 1 and isinstance(rows[0][0], int) and rows[0][0] >= 0  # post-processed
+    assert cur.description[0][1] == "BIGINT"
     info = cur.privacy
     assert info.mechanism == "recursive" and info.epsilon == Fraction(1, 2)
     assert info.remaining == Fraction(9, 2)

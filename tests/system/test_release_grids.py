@@ -51,7 +51,7 @@ people = st.lists(st.tuples(st.sampled_from(["Lyon", "Oslo", "Pune"]),
 
 
 def _db(rows, extra=None):
-    con = provsql_dp.connect()
+    con = provsql_dp.connect(raw=True)  # the raw releases: on the grid before any rounding
     con.execute("CREATE TABLE people(id INT PRIMARY KEY, city VARCHAR, salary DOUBLE)")
     con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
     for i, (city, salary, visits) in enumerate(rows + ([extra] if extra else [])):

@@ -36,7 +36,8 @@ HAS_ROLES = "role" in inspect.signature(provsql_dp.connect).parameters
 needs_roles = pytest.mark.skipif(not HAS_ROLES, reason="roles are not in provsql_dp.connect yet")
 
 PRIVATE_LINE = re.compile(
-    r"private answer: -?[\d.]+ ± [\d.]+ \(95%\), (?:recursive|laplace) mechanism, ε charged ([\d./]+), "
+    r"private answer: -?[\d.]+, 95% interval (?:\[-?[\d.]+, -?[\d.]+\]|≥ -?[\d.]+|—), "
+    r"(?:recursive|laplace) mechanism, ε charged ([\d./]+), "
     r"budget left ([\d./]+) of user '(\w+)'"
 )
 
@@ -142,12 +143,41 @@ def test_private_answer_shows_value_bound_epsilon_and_budget():
     text = out.getvalue()
     assert "protected t: each row (key rowid) AS t" in text
     assert "privacy budget of 'cur' set to 2" in text
-    assert "| COUNT(*) | ± 95%" in text
+    assert "| COUNT(*) | 95% interval" in text
     m = PRIVATE_LINE.search(text)
     assert m and m.groups() == ("0.5", "1.5", "cur"), text
-    # the bound printed is the release's, at 95%
-    cur = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.25")
-    assert cur.privacy.noise_bound(0.95)[0] > 0
+    # the interval printed is cursor.privacy's (one computation), and says what it covers
+    assert "the interval covers the true count" in text
+    value = int(re.search(r"private answer: (\d+),", text).group(1))
+    lo, hi = map(int, re.search(r"95% interval \[(\d+), (\d+)\]", text).groups())
+    assert lo <= value <= hi
+    cur = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
+    (iv,), = cur.privacy.intervals(0.95)
+    assert iv[1] - iv[0] == hi - lo  # the Laplace interval's width depends on ε only
+
+
+def test_shell_interval_of_the_recursive_mechanism_is_one_sided():
+    con = curator()
+    sh, out, err = make_shell(con)
+    assert sh.run_text("CREATE TABLE e(src INT, dst INT); INSERT INTO e VALUES (1,2),(2,3),(1,3);"
+                       "PROTECT TABLE e BY (src, dst); SET PRIVACY BUDGET 2;"
+                       "SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src WITH EPSILON 0.5;"
+                       ), err.getvalue()
+    text = out.getvalue()
+    assert "± 95%" not in text
+    assert re.search(r"95% interval ≥ \d+, recursive mechanism", text), text
+    assert "covers the true answer, from below only" in text
+
+
+def test_shell_signed_sum_says_no_interval():
+    con = curator()
+    sh, out, err = make_shell(con)
+    assert sh.run_text("CREATE TABLE v(o INT, x INT); INSERT INTO v VALUES (1,-2),(1,3),(2,5);"
+                       "PROTECT TABLE v BY (o); SET PRIVACY BUDGET 2;"
+                       "SELECT SUM(x) FROM v WITH EPSILON 0.5 OPTIONS (mechanism = 'recursive');"
+                       ), err.getvalue()
+    text = out.getvalue()
+    assert "95% interval —" in text and "covers nothing" in text, text
 
 
 def test_private_grouped_answer_and_machine_readable_modes():
@@ -158,7 +188,7 @@ def test_private_grouped_answer_and_machine_readable_modes():
                        "SELECT d.name, COUNT(*) FROM employees e JOIN departments d ON e.dept_id = d.id "
                        "GROUP BY d.name WITH EPSILON 1;"), err.getvalue()
     lines = out.getvalue().splitlines()
-    header = lines.index("name,COUNT(*),± 95%")
+    header = lines.index("name,COUNT(*),95% interval")
     assert len(lines) - header - 1 == 5  # one row per department
     # csv stays parseable: the summary line goes to stderr
     assert ("ε charged 1 (every one of 5 groups at the full ε: a participant is in one group), "

@@ -67,7 +67,8 @@ __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
 
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
-            read_only: bool = False, config: dict | None = None, engine=None) -> Connection:
+            read_only: bool = False, config: dict | None = None, engine=None,
+            raw: bool = False) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -79,9 +80,14 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     ``engine`` is where private queries read the data: ``None`` for the DuckDB database itself,
     or a ``pyspark.sql.SparkSession``. With Spark, the DuckDB database stays the catalog of record
     (declarations, budgets, ledger) and :meth:`Connection.attach` keys Spark tables to it by name
-    (see :mod:`provsql_dp.interfaces.dbapi.engines`)."""
+    (see :mod:`provsql_dp.interfaces.dbapi.engines`).
+
+    Released COUNTs come back as whole numbers, never negative (``max(0, round(·))``, free
+    post-processing with a small upward bias near zero; see :mod:`provsql_dp.privacy.postprocess`);
+    ``raw=True`` keeps the mechanisms' raw releases (also ``cursor.raw`` and, per statement,
+    ``OPTIONS (raw = true)``)."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
-                      engine=engine)
+                      engine=engine, raw=raw)
 
 
 class Connection:
@@ -109,7 +115,7 @@ class Connection:
 
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None,
-                 engine=None):
+                 engine=None, raw: bool = False):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         try:
@@ -125,6 +131,9 @@ class Connection:
         self.role = role
         self.read_only = read_only
         self.user = user or "default"
+        #: keep COUNT releases raw (floats, possibly negative) instead of max(0, round(·));
+        #: the default of every new cursor (``cursor.raw``)
+        self.raw = bool(raw)
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
         self.default_epsilon: Fraction | None = None

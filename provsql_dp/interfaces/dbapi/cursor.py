@@ -29,6 +29,7 @@ from ..._duckdb_errors import translate
 from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
+from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
 from ...privacy.quantile_route import is_quantile_query
 from ...privacy.release_info import PrivacyInfo
@@ -68,6 +69,9 @@ class Cursor:
         self.description: list[tuple] | None = None
         self.rowcount = -1
         self.privacy: PrivacyInfo | None = None
+        #: keep COUNT releases raw (see :mod:`provsql_dp.privacy.postprocess`); default: the
+        #: connection's ``raw``; ``OPTIONS (raw = true|false)`` overrides it per statement
+        self.raw: bool = bool(getattr(connection, "raw", False))
         self._rows: list[tuple] | None = []
         self._table = None  # a large plain query's rows as DuckDB's Arrow table (frames.columnar)
         self._head = self._rest_table = None
@@ -284,13 +288,16 @@ class Cursor:
                 "the query reads no protected table, so there is nothing to protect; "
                 "run it without WITH EPSILON"
             )
+        options = dict(options or {})
+        raw = raw_option(options.pop("raw", None), self.raw)
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
-            desc, rows, info = answer_private(con, tree, plan, epsilon, text, options or {})
+            desc, rows, info = answer_private(con, tree, plan, epsilon, text, options)
         except REFUSALS:
             raise  # decided from the statement, the schema, the declarations and the budget
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
+        desc, rows, info = post_process(plan, desc, rows, info, raw)  # free: post-processing
         self._set_result(desc, rows)
         k = len(info.columns) or 1
         self.privacy = replace(info, value_names=tuple(c[0] for c in desc[-k:]))

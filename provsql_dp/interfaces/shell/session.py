@@ -22,6 +22,7 @@ import time
 
 from ..._progress import listening
 from ...errors import Error
+from ...privacy.intervals import shown
 from ...privacy.ledger import format_eps
 from .dot_commands import DotCommands
 from .io_commands import IOCommands
@@ -244,16 +245,18 @@ class Shell(DotCommands, IOCommands):
         self._print(render(self.mode, names, rows, headers=self.headers))
 
     def show_private(self, names, rows, info) -> None:
-        bounds = info.noise_bound(0.95)
-        if info.columns:  # several aggregates: a bound after each released column
+        # the same intervals as cursor.privacy.intervals, the demo and fetchdf (privacy.intervals)
+        ivs = info.intervals(0.95)
+        what = info.covers()
+        if info.columns:  # several aggregates: an interval after each released column
             k = len(info.columns)
             keys = list(names)[:-k]
-            names = keys + [n for c in info.columns for n in (c, "± 95%")]
-            rows = [tuple(r[:-k]) + tuple(x for v, b in zip(r[-k:], bs) for x in (v, b))
-                    for r, bs in zip(rows, bounds)]
+            names = keys + [n for c in info.columns for n in (c, f"{c} 95% interval")]
+            rows = [tuple(r[:-k]) + tuple(x for v, iv in zip(r[-k:], ivs_r) for x in (v, shown(iv)))
+                    for r, ivs_r in zip(rows, ivs)]
         else:
-            names = list(names) + ["± 95%"]
-            rows = [tuple(r) + (b,) for r, b in zip(rows, bounds)]
+            names = list(names) + ["95% interval"]
+            rows = [tuple(r) + (shown(iv[0]),) for r, iv in zip(rows, ivs)]
         self._print(render(self.mode, names, rows, headers=self.headers))
         eps = format_eps(info.epsilon)
         per = ""
@@ -265,11 +268,14 @@ class Shell(DotCommands, IOCommands):
                 per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
         value = ""
         if len(rows) == 1 and not info.columns:
-            value = f"{cell(rows[0][-2])} ± {cell(rows[0][-1])} (95%), "
+            value = f"{cell(rows[0][-2])}, 95% interval {rows[0][-1]}, "
         user = getattr(self.con, "user", None)
         who = f" of user {user!r}" if user else ""
         line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
+        labels = info.columns or ("the interval",)
+        line += "".join(f"\n{label if info.columns else 'the interval'} covers {w}"
+                        for label, w in zip(labels, what))
         # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
         stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)

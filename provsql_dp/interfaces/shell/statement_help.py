@@ -43,11 +43,12 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("<query> WITH EPSILON eps [OPTIONS (name = value, ...)]",
      "release a COUNT, SUM or AVG privately (ε charged first; OPTIONS: mechanism ('laplace', "
      "'recursive', 'r2t'), theta, beta, mu, split, privacy, lower, upper, max_groups, "
-     "max_contribution)",
-     "SELECT COUNT(*) FROM friendship WITH EPSILON 0.5"),
+     "max_contribution, raw = true (keep a COUNT's raw float release; by default counts are "
+     "whole and never negative)); the answer comes with its 95% interval and what it covers",
+     "SELECT COUNT(*) FROM friendship WITH EPSILON 0.5 OPTIONS (raw = true)"),
     ("<query> WITH ACCURACY a [CONFIDENCE c]",
-     "release at the smallest ε meeting accuracy a (policy routes; refused when the error "
-     "depends on the data)",
+     "release at the smallest ε meeting accuracy a (policy routes and the Laplace route; refused "
+     "when the error depends on the data: the recursive mechanism, R2T)",
      "SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10"),
     ("SELECT MEDIAN(c) | QUANTILE_CONT(c, q) | QUANTILE_DISC(c, q) FROM t WITH EPSILON eps",
      "a private quantile of one column: noise δ/ε under a BOUNDED DELTA policy on (c), else "

@@ -17,7 +17,7 @@ from provsql_dp.mechanisms.noise import discrete_laplace
 
 
 def _db(dept_rows, people_depts, regions=("north", "south")):
-    con = provsql_dp.connect()
+    con = provsql_dp.connect(raw=True)  # releases compared with the raw draws
     con.execute("CREATE TABLE depts(id INT PRIMARY KEY, name VARCHAR, floor INT)")
     if dept_rows:
         con.execute("INSERT INTO depts VALUES " + ", ".join(

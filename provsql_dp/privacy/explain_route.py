@@ -1,0 +1,163 @@
+"""``EXPLAIN PRIVACY`` of a query the policy routes do not take: the route the release would
+actually use (Laplace, single-owner recursive, recursive LPs, R2T) and its ex-ante accuracy.
+
+The route is chosen by :func:`provsql_dp.privacy.answer.decide` — from the plan, the options
+and the declarations only, never from the data — so ``EXPLAIN PRIVACY`` names exactly the route
+the release takes. Accuracy before the release, from public information only:
+
+* **laplace**: the noise is ``DLap`` on the public grid of ``plan_laplace(sensitivity, ε)`` with
+  the sensitivity read from the declarations (rows per owner × the largest |bound|), so the
+  two-sided α at the confidence is exact (:func:`provsql_dp.mechanisms.noise.error_bound`), for
+  the exact COUNT or the SUM of values clamped to the bounds; ``WITH ACCURACY α`` finds the
+  smallest ε (three significant digits, rounded up) whose α is within the target;
+* **recursive** (single-owner closed form or LPs) and **r2t**: the noise scale ``Δ̂/ε₂`` and the
+  truncation depend on the data, so no error can be stated in advance: the row says so and
+  ``WITH ACCURACY`` is refused before anything is spent (the released interval, one-sided, is
+  honest after the fact: :mod:`.intervals`).
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT); PROTECT TABLE p")
+>>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM p WITH EPSILON 1").fetchall()[0]
+>>> row[0], row[2], row[6]
+('laplace', 'sensitivity 1, discrete Laplace on the unit grid', 3.0)
+>>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM p WITH ACCURACY 10").fetchall()[0]
+>>> row[4], row[6] <= 10
+('0.3', True)
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from .._numbers import format_eps
+from .._numbers import round_up_decimal as _round_up
+from ..errors import ProgrammingError
+from ..mechanisms.noise import error_bound
+from ..mechanisms.safe_noise import plan_laplace
+from ..sql import dialect as d
+from ..sql.plan import Aggregate, Aggregates
+from .answer import decide, sum_bounds
+from .explain_recursive import recursive_note
+
+__all__ = ["explain_route", "laplace_alpha", "laplace_epsilon_for"]
+
+_RECURSIVE_NOTE = ("answered by the recursive mechanism ({how}): its noise scale Δ̂/ε₂ and its "
+                   "truncation depend on the data, so no error or accuracy-first ε can be given in "
+                   "advance; the released interval (one-sided, from below) is honest after the "
+                   "fact; ")
+_R2T_NOTE = ("answered by R2T: its truncation depends on the data, so no error or accuracy-first "
+             "ε can be given in advance; the release exceeds the truth with probability ≤ β and "
+             "its interval (one-sided, from below) is honest after the fact")
+
+
+def laplace_alpha(sensitivity: float, eps: float, conf: float, integer: bool) -> float:
+    """The exact two-sided α at ``conf`` of a Laplace-route release (public)."""
+    return error_bound(plan_laplace(sensitivity, eps, integer=integer), conf, integer=integer)
+
+
+def laplace_variance(sensitivity: float, eps: float, integer: bool) -> float:
+    """The exact variance of the discrete noise ``γK``, ``K ~ DLap(λ)``: ``2γ²a/(1 − a)²``,
+    ``a = e^{−1/λ}`` (plus nothing for the grid rounding of an integer count)."""
+    plan = plan_laplace(sensitivity, eps, integer=integer)
+    a = math.exp(-1.0 / float(plan.noise_units))
+    return 2.0 * plan.grid ** 2 * a / (1.0 - a) ** 2
+
+
+def laplace_epsilon_for(sensitivity: float, alpha: float, conf: float, integer: bool) -> Fraction:
+    """The smallest three-significant-digit ε whose :func:`laplace_alpha` is at most ``alpha``."""
+    eps = _round_up(sensitivity * math.log(1.0 / (1.0 - conf)) / alpha)
+    for _ in range(200):  # the grid rounding adds at most a step: a few increments at most
+        if laplace_alpha(sensitivity, float(eps), conf, integer) <= alpha:
+            return eps
+        eps = _round_up(float(eps) * 1.01)
+    raise ProgrammingError(f"no ε reaches the accuracy α = {alpha:g} for this query; ask for a "
+                           "larger α")
+
+
+def _sensitivity(dec) -> tuple[float, bool]:
+    own = dec.own
+    if dec.plan.kind == "count":
+        return float(own.rows_per_owner), True
+    lower, upper = dec.bounds
+    return float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper))), False
+
+
+def explain_route(con, inner, plan, eps, tree):
+    """The rows of ``EXPLAIN PRIVACY`` (one per released aggregate) for a query the policy
+    routes do not take. ``inner`` is the statement (a PrivateQuery when it has WITH EPSILON),
+    ``eps`` the ε asked (or None), ``tree`` the EXPLAIN PRIVACY node (accuracy, confidence)."""
+    options = d.mechanism_options(inner) if isinstance(inner, d.PrivateQuery) else {}
+    options.pop("raw", None)  # post-processing: no effect on the route
+    conf = Fraction(95, 100)
+    if tree.args.get("confidence") is not None:
+        conf = d.exact_number(tree.args["confidence"], "the confidence")
+        if not 0 < conf < 1:
+            raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
+    alpha_goal = None
+    if eps is None and tree.args.get("accuracy") is not None:
+        alpha_goal = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
+        if alpha_goal <= 0:
+            raise ProgrammingError("the accuracy α must be positive")
+    if isinstance(plan, Aggregates):
+        parts = list(plan.parts)
+        shares = [Fraction(1, len(plan.columns)) / len(c.parts) for c in plan.columns for _ in c.parts]
+    elif isinstance(plan, Aggregate):
+        parts, shares = [plan], [Fraction(1)]
+    else:
+        return [("recursive", None, None, None, None if eps is None else format_eps(eps), None,
+                 None, None, recursive_note(con, plan, eps))]
+    eps_probe = Fraction(1, 2) if eps is None else Fraction(eps)
+    decisions = []
+    for part, share in zip(parts, shares):
+        opts = options if part.kind == "sum" else {k: v for k, v in options.items()
+                                                   if k not in ("lower", "upper")}
+        decisions.append(decide(con, part, eps_probe * share, opts))
+    if alpha_goal is not None:
+        if any(dec.path != "laplace" for dec in decisions):
+            eps = None  # cannot be known in advance: accuracy_epsilon refuses, nothing spent
+        else:
+            need = max(laplace_epsilon_for(*_sensitivity(dec)[:1], alpha_goal, float(conf),
+                                           _sensitivity(dec)[1]) / share
+                       for dec, share in zip(decisions, shares))
+            eps = need if need.denominator in (1, 2, 4, 5, 8, 10) else _round_up(float(need))
+    rows = []
+    for dec, share in zip(decisions, shares):
+        rows.append(_row(con, dec, None if eps is None else Fraction(eps) * share, eps, conf,
+                         alpha_goal))
+    return rows
+
+
+def _row(con, dec, part_eps, eps, conf, alpha_goal):
+    label = dec.plan.label
+    shown_eps = None if eps is None else format_eps(eps)
+    if dec.path == "laplace":
+        sens, integer = _sensitivity(dec)
+        what = ("the exact count" if integer
+                else "the SUM of the values clamped to the declared bounds")
+        strategy = (f"sensitivity {sens:g}, discrete Laplace on the unit grid" if integer
+                    else f"sensitivity {sens:g}, discrete Laplace on a power-of-two grid")
+        if part_eps is None:
+            return ("laplace", None, strategy, len(dec.groups), None, None, None, float(conf),
+                    f"{label}: no ε given")
+        e = float(part_eps)
+        alpha = laplace_alpha(sens, e, float(conf), integer)
+        rmse = math.sqrt(laplace_variance(sens, e, integer))
+        note = (f"{label}: α per group, P(|release − {what}| ≤ α) ≥ confidence (exact for the "
+                "discrete noise; every group at this ε, a participant is in one group)")
+        if alpha_goal is not None:
+            note = f"run the query WITH EPSILON {shown_eps}; " + note
+        return ("laplace", None, strategy, len(dec.groups), shown_eps, rmse, alpha, float(conf),
+                note)
+    if dec.path == "r2t":
+        return ("r2t", None, None, len(dec.groups), shown_eps, None, None, None,
+                f"{label}: {_R2T_NOTE}")
+    how = ("single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
+           else "linear programs on HiGHS")
+    note = _RECURSIVE_NOTE.format(how=how)
+    if alpha_goal is None:  # the cost note (the curator's sizes read the data: not for a refusal)
+        note += recursive_note(con, dec.plan, part_eps)
+    else:
+        note = note.rstrip("; ")
+    return ("recursive", None, how, len(dec.groups), shown_eps, None, None, None, f"{label}: {note}")
