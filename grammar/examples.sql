@@ -121,6 +121,10 @@ SELECT SUM(salary) FROM employee WITH EPSILON 1 OPTIONS (theta = 200000, split =
 -- covers: epsilon_clause, options_clause, option, signed_number | parses: PrivateQuery | query=Select; epsilon=1; options=lower=-50,upper=200
 SELECT SUM(salary) FROM employee WITH EPSILON 1 OPTIONS (lower = -50, upper = 200);
 
+-- The raw release of a count (no rounding, no clipping at zero): a boolean option.
+-- covers: option, boolean_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=raw=True
+SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (raw = true);
+
 -- An option with a string value.
 -- covers: epsilon_clause, options_clause, option, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=privacy=edge
 SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (privacy = 'edge');

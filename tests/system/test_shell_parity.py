@@ -326,7 +326,7 @@ def test_help_covers_every_statement_of_ours_with_an_example_that_parses():
         assert word in text, word
     out.truncate(0), out.seek(0)
     sh.dot(".help policy")
-    assert "CREATE POLICY" in out.getvalue() and "SET BOUNDS" not in out.getvalue()
+    assert "CREATE POLICY" in out.getvalue() and "SET GROUP KEYS" not in out.getvalue()
     assert statements_help("cumulative").startswith("COUNT CUMULATIVE")
     sh.dot(".help zzz")
     assert err.getvalue() == "Error: nothing in .help mentions 'zzz'\n"
