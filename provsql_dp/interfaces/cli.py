@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve(parser, args) -> int:
     try:
-        from .web import accounts, app, example
+        from .web import accounts, app, charting, example
+        charting.require()
     except ImportError as e:
         parser.error(f"the explorer needs the web extra: pip install 'provsql_dp[web]' ({e})")
     if args.add_account:

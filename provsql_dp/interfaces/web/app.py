@@ -25,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ...errors import Error, ProgrammingError
-from . import accounts, analyst, csrf, curator, history
+from . import accounts, analyst, charting, csrf, curator, history
 from .engine import Engine, error_text
 
 __all__ = ["create_app", "serve", "SESSION_COOKIE"]
@@ -194,6 +194,18 @@ def a_history_entry(request, sess, body):
     return entry
 
 
+async def chart_library(request: Request):
+    """Vega, Vega-Lite and vega-embed from the installed vl-convert-python (see :mod:`.charting`)."""
+    from starlette.concurrency import run_in_threadpool
+
+    text = await run_in_threadpool(charting.bundle)
+    tag = charting.etag()
+    headers = {"ETag": tag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
+    if request.headers.get("if-none-match") == tag:
+        return Response(status_code=304, headers=headers)
+    return Response(text, media_type="text/javascript; charset=utf-8", headers=headers)
+
+
 @api()
 def cancel(request, sess, body):
     return {"cancelled": _engine(request).cancel(sess.user)}
@@ -201,6 +213,7 @@ def cancel(request, sess, body):
 
 def create_app(database: str) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it)."""
+    charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
     routes = [
         Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
         Route("/api/logout", logout, methods=["POST"]), Route("/api/me", me),
@@ -211,6 +224,7 @@ def create_app(database: str) -> Starlette:
         Route("/api/catalog", a_catalog), Route("/api/query", a_query, methods=["POST"]),
         Route("/api/budget", a_budget), Route("/api/history", a_history),
         Route("/api/history/{entry}", a_history_entry), Route("/api/cancel", cancel, methods=["POST"]),
+        Route(charting.ROUTE, chart_library),
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)

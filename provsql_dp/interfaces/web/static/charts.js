@@ -1,164 +1,129 @@
-// Small SVG charts for the explorer (no third-party script: the page must work offline).
-// Charts.bars(el, spec), Charts.lines(el, spec), Charts.graph(el, spec). Every text goes in
-// through textContent, never as HTML.
+// The explorer's charts, drawn by Vega-Lite (Vega for the policy graph) through vega-embed, which the
+// server sends from the installed vl-convert-python at /lib/vega-bundle.js (no CDN: works offline).
+// Charts.bars(el, spec), Charts.lines(el, spec), Charts.graph(el, spec), Charts.heatmap(el, spec)
+// return the embed's promise. Under the page's Content-Security-Policy: expressions run in vega's
+// interpreter (ast: true, never eval), and no <style> element is injected (defaultStyle: false,
+// the tooltip's rules are in style.css). What a chart shows comes only from its spec: bin labels
+// and axis domains of an analyst's chart come from the released answer (and the public domain the
+// server sent), never from anything else.
 "use strict";
 const Charts = (() => {
-  const NS = "http://www.w3.org/2000/svg";
   const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
-  function el(tag, attrs, parent, text) {
-    const e = document.createElementNS(NS, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    if (parent) parent.appendChild(e);
-    return e;
-  }
-  function svg(host, w, h) {
-    host.replaceChildren();
-    return el("svg", {viewBox: `0 0 ${w} ${h}`, width: w, height: h, role: "img"}, host);
-  }
-  function ticks(lo, hi, n) {
-    if (hi === lo) { hi = lo + 1; }
-    const step0 = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(step0)));
-    const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= step0);
-    const out = [];
-    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * step; v += step) out.push(+v.toPrecision(12));
-    return out;
-  }
+  const OPTIONS = {actions: false, ast: true, defaultStyle: false, renderer: "svg",
+                   tooltip: {disableDefaultStyle: true, theme: "light"}};
+  const CONFIG = {view: {stroke: null}, axis: {labelFontSize: 10, titleFontSize: 11},
+                  title: {fontSize: 12, anchor: "start"}, legend: {labelFontSize: 10, titleFontSize: 10}};
   const fmt = v => Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-2 && v !== 0) ? v.toExponential(1) : +v.toPrecision(4) + "";
 
-  // spec: {labels, series: [{name, values, errors?}], ylabel, title}
+  function embed(host, spec, mode) {
+    host.replaceChildren();
+    const full = mode === "vega" ? spec : Object.assign({config: CONFIG}, spec);
+    return vegaEmbed(host, full, Object.assign({mode: mode || "vega-lite"}, OPTIONS)).catch(e => {
+      host.textContent = `(chart failed: ${e.message})`;
+      console.error(e);
+    });
+  }
+
+  // spec: {labels, series: [{name, values, errors?, color?}], ylabel, title} — bars in the labels'
+  // order; a series with errors gets a rule from value − error to value + error on each bar.
   function bars(host, spec) {
-    const W = 560, H = 320, L = 52, R = 10, T = 24, B = 84;
-    const s = svg(host, W, H);
-    const n = spec.labels.length, k = spec.series.length;
-    let lo = 0, hi = 0;
-    for (const se of spec.series) se.values.forEach((v, i) => {
-      const e = se.errors ? se.errors[i] : 0;
-      lo = Math.min(lo, v - e); hi = Math.max(hi, v + e);
-    });
-    const tk = ticks(lo, hi, 5); lo = Math.min(lo, tk[0]); hi = Math.max(hi, tk[tk.length - 1]);
-    const y = v => T + (H - T - B) * (hi - v) / (hi - lo || 1);
-    const bw = (W - L - R) / Math.max(n, 1);
-    if (spec.title) el("text", {x: L, y: 14, "font-size": 12, "font-weight": "bold"}, s, spec.title);
-    for (const t of tk) {
-      el("line", {x1: L, x2: W - R, y1: y(t), y2: y(t), stroke: "#eee"}, s);
-      el("text", {x: L - 4, y: y(t) + 4, "text-anchor": "end", "font-size": 10}, s, fmt(t));
-    }
-    el("line", {x1: L, x2: W - R, y1: y(0), y2: y(0), stroke: "#888"}, s);
-    spec.series.forEach((se, j) => {
-      const c = se.color || COLORS[j % COLORS.length];
-      se.values.forEach((v, i) => {
-        const x = L + i * bw + bw * 0.1 + j * (bw * 0.8 / k), w = bw * 0.8 / k;
-        const r = el("rect", {x, y: Math.min(y(v), y(0)), width: Math.max(w, 1), height: Math.abs(y(v) - y(0)), fill: c,
-                              class: "bar"}, s);
-        el("title", {}, r, `${spec.labels[i]}: ${fmt(v)}` + (se.errors ? ` ± ${fmt(se.errors[i])}` : ""));
-        if (se.errors) {
-          const cx = x + w / 2;
-          el("line", {x1: cx, x2: cx, y1: y(v - se.errors[i]), y2: y(v + se.errors[i]), stroke: "#333"}, s);
-        }
-      });
-    });
-    const every = Math.ceil(n / 20);
-    spec.labels.forEach((lab, i) => {
-      if (i % every) return;
-      const x = L + i * bw + bw / 2;
-      el("text", {x, y: H - B + 12, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${x} ${H - B + 12})`}, s, String(lab).slice(0, 22));
-    });
-    if (spec.ylabel) el("text", {x: 12, y: T + (H - T - B) / 2, "font-size": 10, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, "text-anchor": "middle"}, s, spec.ylabel);
-    if (k > 1) spec.series.forEach((se, j) => {
-      el("rect", {x: W - R - 150, y: 4 + j * 12, width: 9, height: 9, fill: se.color || COLORS[j % COLORS.length]}, s);
-      el("text", {x: W - R - 137, y: 12 + j * 12, "font-size": 10}, s, se.name);
-    });
-    return s;
+    const values = spec.series.flatMap((se, j) => se.values.map((v, i) => ({
+      label: String(spec.labels[i]), i, series: se.name, value: v,
+      lo: se.errors ? v - se.errors[i] : v, hi: se.errors ? v + se.errors[i] : v,
+      pm: se.errors ? fmt(se.errors[i]) : null, j})));
+    const k = spec.series.length, y = spec.ylabel || "value";
+    const x = {field: "label", type: "nominal", sort: spec.labels.map(String), title: null,
+               axis: {labelAngle: -45, labelLimit: 110, labelOverlap: true}};
+    const color = k > 1
+      ? {field: "series", type: "nominal", scale: {range: spec.series.map((se, j) => se.color || COLORS[j % COLORS.length])},
+         legend: {orient: "top-right", title: null}}
+      : {value: spec.series[0].color || COLORS[0]};
+    const tooltip = [{field: "label", title: "bin"}, {field: "value", title: y, format: ".4~g"}];
+    if (spec.series.some(se => se.errors)) tooltip.push({field: "pm", title: "± bound"});
+    const layers = [{name: "bars", mark: {type: "bar"},
+      encoding: {x, y: {field: "value", type: "quantitative", title: y}, color, tooltip,
+                 ...(k > 1 ? {xOffset: {field: "series", type: "nominal", sort: spec.series.map(se => se.name)}} : {})}}];
+    if (spec.series.some(se => se.errors)) layers.push({name: "interval", mark: {type: "rule", color: "#333"},
+      transform: [{filter: "datum.pm !== null"}],
+      encoding: {x, y: {field: "lo", type: "quantitative"}, y2: {field: "hi"},
+                 ...(k > 1 ? {xOffset: {field: "series", type: "nominal", sort: spec.series.map(se => se.name)}} : {})}});
+    return embed(host, {width: 480, height: 200, ...(spec.title ? {title: spec.title} : {}),
+                        data: {values}, layer: layers});
   }
 
-  // spec: {series: [{name, points: [{x, y, data}]}], xlabel, ylabel, logx, logy, onclick(point, series)}
+  // spec: {series: [{name, points: [{x, y, data}], dashed?}], xlabel, ylabel, logx, logy,
+  // onclick(point, series)} — one line per series, a point per x; clicking a point calls onclick.
   function lines(host, spec) {
-    const W = 560, H = 300, L = 56, R = 110, T = 14, B = 40;
-    const s = svg(host, W, H);
-    const pts = spec.series.flatMap(se => se.points);
-    const tx = v => spec.logx ? Math.log10(v) : v, ty = v => spec.logy ? Math.log10(v) : v;
-    let x0 = Math.min(...pts.map(p => tx(p.x))), x1 = Math.max(...pts.map(p => tx(p.x)));
-    let y0 = Math.min(...pts.map(p => ty(p.y))), y1 = Math.max(...pts.map(p => ty(p.y)));
-    if (x1 === x0) x1 = x0 + 1; if (y1 === y0) y1 = y0 + 1;
-    const X = v => L + (W - L - R) * (tx(v) - x0) / (x1 - x0), Y = v => T + (H - T - B) * (y1 - ty(v)) / (y1 - y0);
-    const yt = spec.logy ? ticks(Math.floor(y0), Math.ceil(y1), 4).filter(t => Number.isInteger(t)).map(t => Math.pow(10, t)) : ticks(y0, y1, 5);
-    for (const t of yt) {
-      if (ty(t) < y0 - 1e-9 || ty(t) > y1 + 1e-9) continue;
-      el("line", {x1: L, x2: W - R, y1: Y(t), y2: Y(t), stroke: "#eee"}, s);
-      el("text", {x: L - 4, y: Y(t) + 4, "text-anchor": "end", "font-size": 10}, s, fmt(t));
-    }
-    const xs = [...new Set(pts.map(p => p.x))].sort((a, b) => a - b);
-    for (const v of xs) el("text", {x: X(v), y: H - B + 14, "text-anchor": "middle", "font-size": 10}, s, fmt(v));
-    el("text", {x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "font-size": 11}, s, spec.xlabel || "");
-    el("text", {x: 12, y: (T + H - B) / 2, "font-size": 11, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle"}, s, spec.ylabel || "");
-    spec.series.forEach((se, j) => {
-      const c = COLORS[j % COLORS.length];
-      const sorted = [...se.points].sort((a, b) => a.x - b.x);
-      el("polyline", {points: sorted.map(p => `${X(p.x)},${Y(p.y)}`).join(" "), fill: "none", stroke: c, "stroke-width": 2,
-                      "stroke-dasharray": se.dashed ? "4 3" : ""}, s);
-      for (const p of sorted) {
-        const dot = el("circle", {cx: X(p.x), cy: Y(p.y), r: 5, fill: c, class: spec.onclick ? "point clickable" : "point",
-                                  "data-series": se.name, "data-x": p.x}, s);
-        el("title", {}, dot, `${se.name}, ε=${fmt(p.x)}: ${fmt(p.y)}`);
-        if (spec.onclick) dot.addEventListener("click", () => spec.onclick(p, se));
-      }
-      el("rect", {x: W - R + 8, y: T + j * 14, width: 10, height: 10, fill: c}, s);
-      el("text", {x: W - R + 22, y: T + 9 + j * 14, "font-size": 10}, s, se.name);
-    });
-    return s;
+    const rows = [];
+    spec.series.forEach((se, j) => se.points.forEach((p, i) => rows.push({series: se.name, j, i, x: p.x, y: p.y,
+      dashed: !!se.dashed})));
+    const xs = [...new Set(rows.map(r => r.x))].sort((a, b) => a - b);
+    const names = spec.series.map(se => se.name);
+    const x = {field: "x", type: "quantitative", title: spec.xlabel || "x",
+               scale: {type: spec.logx ? "log" : "linear", nice: false}, axis: {values: xs, format: "~g"}};
+    const y = {field: "y", type: "quantitative", title: spec.ylabel || "y", scale: {type: spec.logy ? "log" : "linear"}};
+    const color = {field: "series", type: "nominal", sort: names, title: null,
+                   scale: {domain: names, range: names.map((_, j) => COLORS[j % COLORS.length])}};
+    const out = embed(host, {width: 400, height: 230, data: {values: rows}, layer: [
+      {name: "line", mark: {type: "line", strokeWidth: 2},
+       encoding: {x, y, color, detail: {field: "series"},
+                  strokeDash: {field: "dashed", type: "nominal", scale: {domain: [false, true], range: [[1, 0], [4, 3]]}, legend: null}}},
+      {name: "point", mark: {type: "point", filled: true, size: 70, opacity: 1, cursor: spec.onclick ? "pointer" : "default"},
+       encoding: {x, y, color, tooltip: [{field: "series", title: "policy"}, {field: "x", title: "ε", format: "~g"},
+                                          {field: "y", title: spec.ylabel || "y", format: ".4~g"}]}},
+    ]});
+    if (spec.onclick) out.then(r => r.view.addEventListener("click", (ev, item) => {
+      const d = item && item.datum;
+      if (!d || d.j === undefined || !item.mark || item.mark.marktype !== "symbol") return;
+      const se = spec.series[d.j];
+      spec.onclick(se.points[d.i], se);
+    }));
+    return out;
   }
 
-  // spec: {nodes: [label], edges: [[i, j]]} — an arc diagram: values on a line, secrets as arcs.
+  // spec: {nodes: [label], edges: [[i, j]]} — an arc diagram: values on a line, secret pairs as arcs
+  // (a Vega spec: Vega-Lite has no arc between two points).
   function graph(host, spec) {
-    const W = 560, H = 240, L = 20, R = 20, base = H - 50;
-    const s = svg(host, W, H);
-    const n = spec.nodes.length, dx = (W - L - R) / Math.max(n - 1, 1);
-    const X = i => L + i * dx;
-    for (const [a, b] of spec.edges) {
+    const W = 520, base = 150, n = spec.nodes.length, dx = W / Math.max(n - 1, 1);
+    const X = i => i * dx, every = Math.ceil(n / 20);
+    const edges = spec.edges.map(([a, b]) => {
       const xa = X(Math.min(a, b)), xb = X(Math.max(a, b)), r = (xb - xa) / 2;
-      el("path", {d: `M ${xa} ${base} A ${r} ${Math.min(r, base - 10)} 0 0 1 ${xb} ${base}`, fill: "none",
-                  stroke: "#4c78a8", "stroke-opacity": 0.45, class: "edge"}, s);
-    }
-    const every = Math.ceil(n / 20);
-    spec.nodes.forEach((lab, i) => {
-      el("circle", {cx: X(i), cy: base, r: 4, fill: lab === "⊥" ? "#e45756" : "#1f3b57", class: "node"}, s);
-      if (i % every === 0 || lab === "⊥")
-        el("text", {x: X(i), y: base + 14, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${X(i)} ${base + 14})`}, s, String(lab));
+      return {a, b, path: `M ${xa} ${base} A ${r} ${Math.min(r, base - 10)} 0 0 1 ${xb} ${base}`};
     });
-    el("text", {x: L, y: H - 4, "font-size": 10, fill: "#555"}, s, `${n} values, ${spec.edges.length} edges (secret pairs)`);
-    return s;
+    const nodes = spec.nodes.map((label, i) => ({i, x: X(i), label: String(label), bottom: label === "⊥",
+                                                 shown: i % every === 0 || label === "⊥"}));
+    return embed(host, {
+      $schema: "https://vega.github.io/schema/vega/v6.json", width: W, height: 210, padding: 10,
+      data: [{name: "edges", values: edges}, {name: "nodes", values: nodes},
+             {name: "shown", source: "nodes", transform: [{type: "filter", expr: "datum.shown"}]}],
+      marks: [
+        {type: "path", name: "edge", from: {data: "edges"},
+         encode: {enter: {path: {field: "path"}, stroke: {value: "#4c78a8"}, strokeOpacity: {value: 0.45}}}},
+        {type: "symbol", name: "node", from: {data: "nodes"},
+         encode: {enter: {x: {field: "x"}, y: {value: base}, size: {value: 50},
+                          fill: {signal: "datum.bottom ? '#e45756' : '#1f3b57'"},
+                          tooltip: {field: "label"}}}},
+        {type: "text", name: "node-label", from: {data: "shown"},
+         encode: {enter: {x: {field: "x"}, y: {value: base + 10}, text: {field: "label"}, angle: {value: -45},
+                          align: {value: "right"}, baseline: {value: "top"}, fontSize: {value: 9}}}},
+        {type: "text", name: "graph-note",
+         encode: {enter: {x: {value: 0}, y: {value: 208}, fontSize: {value: 10}, fill: {value: "#555"},
+                          text: {value: `${n} values, ${edges.length} edges (secret pairs)`}}}},
+      ]}, "vega");
   }
-  // spec: {xlabels, ylabels, rows: [[y, x, value]], xname, yname, title} — a 2-D histogram
+
+  // spec: {xlabels, ylabels, rows: [[y, x, value]], xname, yname, title} — a 2-D histogram whose
+  // axes are the (public) labels in their order and whose colour scale spans the released values.
   function heatmap(host, spec) {
-    const W = 560, H = 300, L = 60, R = 70, T = 22, B = 64;
-    const s = svg(host, W, H);
-    const nx = spec.xlabels.length, ny = spec.ylabels.length;
-    const cw = (W - L - R) / Math.max(nx, 1), ch = (H - T - B) / Math.max(ny, 1);
-    const vals = spec.rows.map(r => r[2]);
-    const lo = Math.min(0, ...vals), hi = Math.max(1, ...vals);
-    const shade = v => { const t = (v - lo) / (hi - lo || 1); return `rgb(${Math.round(247 - 171 * t)},${Math.round(251 - 131 * t)},${Math.round(255 - 87 * t)})`; };
-    if (spec.title) el("text", {x: L, y: 14, "font-size": 12, "font-weight": "bold"}, s, spec.title);
-    for (const [yv, xv, v] of spec.rows) {
-      const i = spec.xlabels.indexOf(xv), j = spec.ylabels.indexOf(yv);
-      const r = el("rect", {x: L + i * cw, y: T + j * ch, width: cw, height: ch, fill: shade(v), class: "bar cell"}, s);
-      el("title", {}, r, `${spec.yname}=${yv}, ${spec.xname}=${xv}: ${fmt(v)}`);
-    }
-    const every = Math.ceil(nx / 20);
-    spec.xlabels.forEach((lab, i) => {
-      if (i % every) return;
-      const x = L + i * cw + cw / 2;
-      el("text", {x, y: H - B + 12, "font-size": 9, "text-anchor": "end", transform: `rotate(-45 ${x} ${H - B + 12})`}, s, String(lab));
-    });
-    spec.ylabels.forEach((lab, j) => el("text", {x: L - 4, y: T + j * ch + ch / 2 + 3, "font-size": 9, "text-anchor": "end"}, s, String(lab)));
-    el("text", {x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 11}, s, spec.xname);
-    el("text", {x: 12, y: (T + H - B) / 2, "font-size": 11, transform: `rotate(-90 12 ${(T + H - B) / 2})`, "text-anchor": "middle"}, s, spec.yname);
-    for (let t = 0; t <= 4; t++) {
-      const v = lo + (hi - lo) * t / 4;
-      el("rect", {x: W - R + 10, y: T + (4 - t) * 20, width: 14, height: 20, fill: shade(v)}, s);
-      el("text", {x: W - R + 28, y: T + (4 - t) * 20 + 13, "font-size": 9}, s, fmt(v));
-    }
-    return s;
+    const values = spec.rows.map(([yv, xv, v]) => ({x: String(xv), y: String(yv), value: v}));
+    return embed(host, {width: 440, height: 200, ...(spec.title ? {title: spec.title} : {}), data: {values}, layer: [
+      {name: "cell", mark: {type: "rect"},
+       encoding: {x: {field: "x", type: "nominal", sort: spec.xlabels.map(String), title: spec.xname,
+                      axis: {labelAngle: -45, labelOverlap: true}},
+                  y: {field: "y", type: "nominal", sort: spec.ylabels.map(String), title: spec.yname},
+                  color: {field: "value", type: "quantitative", title: "count", scale: {scheme: "blues"}},
+                  tooltip: [{field: "y", title: spec.yname}, {field: "x", title: spec.xname},
+                            {field: "value", title: "count", format: ".4~g"}]}}]});
   }
   return {bars, lines, graph, heatmap};
 })();
