@@ -94,20 +94,20 @@ def test_curator_tradeoff_exploration(server, browser):
     page.select_option("#f-hist select[name=query]", "cumulative")
     page.select_option("#h-graph", "FULL")
     page.click("#h-run")
-    page.wait_for_selector("#chart-tradeoff circle.point")
-    assert page.locator("#chart-true rect.bar").count() == 20
-    assert page.locator("#chart-noisy rect.bar").count() == 20
+    page.wait_for_selector("#chart-tradeoff g.point_marks path")
+    assert page.locator("#chart-true g.bars_marks path").count() == 20
+    assert page.locator("#chart-noisy g.bars_marks path").count() == 20
     assert "FULL at ε = 0.5" in page.text_content("#noisy-caption")
-    full_edges = page.locator("#chart-graph path.edge").count()
+    full_edges = page.locator("#chart-graph g.edge path").count()
     # click the θ = 4, ε = 1 point of the trade-off chart: that policy's noisy histogram
-    page.click('#chart-tradeoff circle.point[data-series="theta=4"][data-x="1"]')
+    page.click('#chart-tradeoff g.point_marks path[aria-label^="ε: 1;"][aria-label$="policy: theta=4"]')
     expect(page.locator("#noisy-caption")).to_contain_text("THRESHOLD 4 at ε = 1")
-    assert page.locator("#chart-graph path.edge").count() < full_edges
+    assert page.locator("#chart-graph g.edge path").count() < full_edges
     assert "AS THRESHOLD 4 DOMAIN [0, 200000) BINS 20 BOUNDED" in page.text_content("#policy-sql")
     # the declared 2-D policy, projected to the department: FULL on 5 values
     page.click('button.draw-policy[data-policy="employees_dept_salary"][data-column="dept_id"]')
     expect(page.locator("#graph-caption")).to_contain_text("projected to dept_id")
-    assert page.locator("#chart-graph path.edge").count() == 10
+    assert page.locator("#chart-graph g.edge path").count() == 10
     page.click('button.draw-policy[data-policy="employees_dept_salary"][data-column="salary"]')
     expect(page.locator("#graph-caption")).to_contain_text("projected to salary")
     SHOTS.mkdir(exist_ok=True)
@@ -128,9 +128,9 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.fill("#a-alpha", "10")
     page.fill("#a-beta", "0.05")
     page.click("#a-run")
-    page.wait_for_selector("#a-chart rect.bar", state="attached")
+    page.wait_for_selector("#a-chart g.bars_marks path", state="attached")
     assert "WITH EPSILON" in page.text_content("#a-statement")
-    assert page.locator("#a-chart rect.bar").count() == 20
+    assert page.locator("#a-chart g.bars_marks path").count() == 20
     expect(page.locator("#budget")).not_to_contain_text(f"{before} of")
     # a 2-D histogram at a given ε, drawn as a heatmap of the public 5 × 20 domain
     page.select_option("#a-template", "histogram2d")
@@ -139,8 +139,8 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.check("#a-mode-eps")
     page.fill("#a-eps", "0.3")
     page.click("#a-run")
-    page.wait_for_selector("#a-chart rect.cell", state="attached")
-    assert page.locator("#a-chart rect.cell").count() == 100
+    page.wait_for_selector("#a-chart g.cell_marks path", state="attached")
+    assert page.locator("#a-chart g.cell_marks path").count() == 100
     # the 1-D histogram again at granularity 4 (COUNT RANGES over the policy's public bins)
     page.select_option("#a-template", "histogram")
     page.select_option("#a-column", "salary")
@@ -149,15 +149,15 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.click("#a-run")
     page.wait_for_selector("#history tr:nth-child(4)")
     assert "COUNT RANGES" in page.text_content("#a-statement")
-    assert page.locator("#a-chart rect.bar").count() == 5
+    assert page.locator("#a-chart g.bars_marks path").count() == 5
     boxes = page.locator("input.pick")  # newest first: the coarse and the first histogram
     boxes.nth(0).check()
     boxes.nth(2).check()
     page.click("#compare")
-    page.wait_for_selector("#cmp-a rect.bar", state="attached")
-    page.wait_for_selector("#cmp-b rect.bar", state="attached")
+    page.wait_for_selector("#cmp-a g.bars_marks path", state="attached")
+    page.wait_for_selector("#cmp-b g.bars_marks path", state="attached")
     assert "COUNT RANGES" in page.text_content("#cmp-a") and "GROUP BY" in page.text_content("#cmp-b")
-    assert page.locator("#cmp-a rect.bar").count() == 5 and page.locator("#cmp-b rect.bar").count() == 20
+    assert page.locator("#cmp-a g.bars_marks path").count() == 5 and page.locator("#cmp-b g.bars_marks path").count() == 20
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "analyst.png"), full_page=True)
     assert page.console_errors == []

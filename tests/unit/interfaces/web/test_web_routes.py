@@ -245,3 +245,17 @@ def test_analyst_granularity_coarsens_the_public_domain(app):
                headers=h)
     assert r.status_code == 400 and "needs a policy on 'dept_id' alone" in r.json()["error"]
     assert spent(app) == "0.5"
+
+
+def test_the_chart_library_is_served_from_the_package_under_the_strict_csp(app):
+    """Vega/Vega-Lite/vega-embed come from the installed vl-convert-python wheel (no CDN), as
+    JavaScript, revalidated by ETag; the CSP allows no inline script or style and no eval."""
+    c = client(app)
+    r = c.get("/lib/vega-bundle.js")
+    assert r.status_code == 200 and "javascript" in r.headers["content-type"]
+    assert "vega" in r.text and len(r.text) > 100_000
+    again = c.get("/lib/vega-bundle.js", headers={"If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304
+    csp = c.get("/").headers["content-security-policy"]
+    assert csp == "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+    assert "unsafe" not in csp
