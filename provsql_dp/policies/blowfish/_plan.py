@@ -41,6 +41,9 @@ class Plan:
     unit_var: np.ndarray
     _run: object = field(repr=False)
     upper_bound: bool = False
+    #: data dependent (``dawa``): ``unit_var`` is unknown before the release, the sampler
+    #: returns ``(values, noise variances at ε, detail)``, and the plan is chosen only by name
+    dependent: bool = False
 
     @property
     def unit_mse(self) -> float:
