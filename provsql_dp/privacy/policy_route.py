@@ -47,12 +47,13 @@ from ..policies.blowfish.catalog import PolicyCatalog
 from ..policies.blowfish.dynamic import project
 from ..policies.blowfish.policy import Policy
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
-from ..policies.blowfish.strategies import best_plan
+from ..policies.blowfish.strategies import STRATEGIES, best_plan
 from ..policies.blowfish.workload import Histogram, Prefix, Ranges, Rects
 from ..provenance.backends import engine_of
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
@@ -445,9 +446,12 @@ def route(con, tree, plan, epsilon, text):
     prep = prepare(con, tree, plan)
     if prep is None:
         return None
-    _check_no_options(text)
+    strategy = _strategy_option(text)
     eps = float(epsilon)
-    planned = best_plan(prep.workload, prep.bpolicy)  # validates before anything is spent
+    try:  # validates before anything is spent; the choice reads the user's option only
+        planned = best_plan(prep.workload, prep.bpolicy, strategy)
+    except ValueError as e:
+        raise ProgrammingError(f"OPTIONS (strategy = {strategy!r}): {e}") from None
     # charged before the protected rows are read: whatever happens next, the ε charged is the
     # same on every database (the side-channel rule)
     charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
@@ -455,7 +459,9 @@ def route(con, tree, plan, epsilon, text):
     ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
                  rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
-    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=bool(ans.mse_is_upper_bound))
+    # consistency (ordered) or DAWA's partition (noise only): the interval covers the noise only
+    noise_only = bool(ans.mse_is_upper_bound or ans.noise_only)
+    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=noise_only)
                      for v, s in zip(ans.values, ans.variances))
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
@@ -464,13 +470,27 @@ def route(con, tree, plan, epsilon, text):
     return prep.desc, rows, info
 
 
-def _check_no_options(text):
-
+def _strategy_option(text):
+    """``OPTIONS (strategy = 'name')`` (and ``raw``) of a query on the policy route: the
+    strategy the analyst asks for (one of ``provsql_dp.policies.blowfish.STRATEGIES``, e.g.
+    ``'dawa'``), or None for the least expected error. Other options are refused."""
     try:
         tree = d.parse_one(text)
     except Exception:  # noqa: BLE001 - the text was parsed before; nothing to check
-        return
-    if isinstance(tree, d.PrivateQuery) and set(d.mechanism_options(tree)) - {"raw"}:
-        raise ProgrammingError("OPTIONS apply to the recursive mechanism only (and raw to every "
-                               "COUNT); this query is answered under a Blowfish policy (drop "
-                               "OPTIONS)")
+        return None
+    if not isinstance(tree, d.PrivateQuery):
+        return None
+    opts = d.mechanism_options(tree)
+    extra = set(opts) - {"raw", "strategy"}
+    if extra:
+        raise ProgrammingError(f"OPTIONS {', '.join(sorted(extra))} apply to the recursive "
+                               "mechanism only (raw to every COUNT, strategy to the policy "
+                               "route); this query is answered under a Blowfish policy (drop "
+                               "them)")
+    name = opts.get("strategy")
+    if name is None:
+        return None
+    if not isinstance(name, str) or name.lower() not in STRATEGIES:
+        raise ProgrammingError(f"OPTIONS (strategy = {option_text(name)}) is not a strategy; "
+                               f"choose one of {', '.join(STRATEGIES)}")
+    return name.lower()

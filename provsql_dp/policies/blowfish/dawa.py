@@ -83,6 +83,8 @@ RATIO = 0.25
 PENALTY = 0.0
 #: DAWA computes O(n²) deviations: domains above this many noisy slots are refused
 MAX_DOMAIN = 16_384
+#: stage 2 compares strategies on at most this many queries when the workload is large
+_CHOOSE_ROWS, _CHOOSE_NNZ = 2000, 1_000_000
 #: work chunk (elements) when computing the deviations of one length
 _CHUNK = 1 << 22
 
@@ -206,14 +208,17 @@ def _spread(cuts, n):
 
 
 def _stage2_op(WB, nb, s):
-    """The strategy of least expected error for the bucket workload ``WB`` (public inputs)."""
+    """The strategy of least expected error for the bucket workload ``WB`` (public inputs), and
+    the variance coefficients of every query under it. Large workloads are compared on a fixed
+    spread of at most ``_CHOOSE_ROWS`` queries (public), then the chosen one is costed in full."""
     ops = [Identity(nb), Privelet(nb)] + [Hierarchical(nb, b) for b in BRANCHINGS if nb > 1]
-    best = None
-    for op in ops:
-        uv = 2.0 * (s * op.sensitivity) ** 2 * op.query_coeffs(WB)
-        if best is None or uv.mean() < best[1].mean():
-            best = (op, uv)
-    return best
+    sample = WB
+    if WB.shape[0] > _CHOOSE_ROWS and WB.nnz > _CHOOSE_NNZ:
+        sample = WB[np.linspace(0, WB.shape[0] - 1, _CHOOSE_ROWS).astype(np.int64)]
+    scores = [float(np.mean(2.0 * (s * op.sensitivity) ** 2 * op.query_coeffs(sample)))
+              for op in ops]
+    op = ops[int(np.argmin(scores))]
+    return op, 2.0 * (s * op.sensitivity) ** 2 * op.query_coeffs(WB)
 
 
 def dawa_release(v, WT, epsilon: float, ell: int, noise, consistent_total=None):
