@@ -209,6 +209,10 @@ DROP POLICY IF EXISTS nothing_here;
 -- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
 SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5;
 
+-- The same histogram by a named strategy: DAWA on the transformed data (data dependent).
+-- covers: private_query, epsilon_clause, options_clause, option, option_name, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=strategy=dawa
+SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5 OPTIONS (strategy = 'dawa');
+
 -- Several range counts in one release.
 -- covers: policy_stmt, range_stmt, range_query, range_head, range_condition, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
 COUNT RANGES (age BETWEEN 18 AND 29, age >= 65) FROM people WITH EPSILON 0.5;

@@ -483,10 +483,10 @@ def _strategy_option(text):
     opts = d.mechanism_options(tree)
     extra = set(opts) - {"raw", "strategy"}
     if extra:
-        raise ProgrammingError(f"OPTIONS {', '.join(sorted(extra))} apply to the recursive "
-                               "mechanism only (raw to every COUNT, strategy to the policy "
-                               "route); this query is answered under a Blowfish policy (drop "
-                               "them)")
+        raise ProgrammingError(f"OPTIONS apply to the recursive mechanism only "
+                               f"({', '.join(sorted(extra))}), except raw (every COUNT) and "
+                               "strategy (the policy route); this query is answered under a "
+                               "Blowfish policy (drop them)")
     name = opts.get("strategy")
     if name is None:
         return None

@@ -72,7 +72,7 @@ def test_other_strategies_by_name_and_bad_options_spend_nothing():
         ("SELECT age, income, COUNT(*) FROM people GROUP BY age, income WITH EPSILON 0.1 "
          "OPTIONS (strategy = 'dawa')", "does not apply"),
         ("SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.1 "
-         "OPTIONS (strategy = 'dawa', theta = 2)", "OPTIONS theta apply to the recursive"),
+         "OPTIONS (strategy = 'dawa', theta = 2)", r"OPTIONS apply to the recursive mechanism only \(theta\)"),
     ]
     for sql, msg in bad:
         with pytest.raises(ProgrammingError, match=msg):
