@@ -42,8 +42,11 @@ from ..errors import (
     UnsupportedQueryError,
 )
 from ..policies.blowfish import accuracy as _acc
-from ..policies.blowfish._engine import answer
+from ..policies.blowfish._engine import Answer, answer
+from ..policies.blowfish._ops import SafeNoise
+from ..policies.blowfish._plan import NOISE_INFLATION
 from ..policies.blowfish.catalog import PolicyCatalog
+from ..policies.blowfish.constraints import known_counts_plan
 from ..policies.blowfish.dynamic import project
 from ..policies.blowfish.policy import Policy
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
@@ -60,8 +63,8 @@ from ..sql.total import make_total
 from . import _range_predicates as rp
 from .release_info import PrivacyInfo
 
-__all__ = ["route", "prepare", "Prepared", "BlowfishRelease", "row_per_participant",
-           "table_policies"]
+__all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
+           "row_per_participant", "table_policies"]
 
 #: above this many cells on an axis, rows are grouped by bin and folded into cells in numpy
 MAX_CASE_CELLS = 256
@@ -448,16 +451,16 @@ def route(con, tree, plan, epsilon, text):
         return None
     strategy = _strategy_option(text)
     eps = float(epsilon)
-    try:  # validates before anything is spent; the choice reads the user's option only
-        planned = best_plan(prep.workload, prep.bpolicy, strategy)
-    except ValueError as e:
-        raise ProgrammingError(f"OPTIONS (strategy = {strategy!r}): {e}") from None
+    planned = plan_for(prep, strategy)  # validates before anything is spent
     # charged before the protected rows are read: whatever happens next, the ε charged is the
     # same on every database (the side-channel rule)
     charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
     x = histogram(con, prep)
-    ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
-                 rng=getattr(con, "_rng", None))
+    if planned.name == "known_counts":
+        ans = _known_counts_answer(planned, x, prep, eps, getattr(con, "_rng", None))
+    else:
+        ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
+                     rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
     # consistency (ordered) or DAWA's partition (noise only): the interval covers the noise only
     noise_only = bool(ans.mse_is_upper_bound or ans.noise_only)
@@ -468,6 +471,55 @@ def route(con, tree, plan, epsilon, text):
                        expected_mse=float(ans.expected_mse),
                        mse_is_upper_bound=bool(ans.mse_is_upper_bound))
     return prep.desc, rows, info
+
+
+def plan_for(prep: Prepared, strategy=None):
+    """The plan a release of ``prep`` uses (public information and the analyst's option only):
+    under KNOWN COUNTS the constrained histogram (papers/002 §8), else the strategy named or the
+    one of least expected error. Raises ProgrammingError (nothing spent) when none applies."""
+    known = prep.table.known
+    if known is not None:
+        if _cells(prep) is None:
+            raise UnsupportedQueryError(
+                f"policy {prep.policy_name} declares KNOWN COUNTS {prep.table.known_sql}: only "
+                f"the full histogram is released under it (SELECT {', '.join(prep.table.columns)}, "
+                f"COUNT(*) FROM {prep.table.table} GROUP BY {', '.join(prep.table.columns)}, "
+                "without WHERE); ranges, marginals and filters would need the constrained "
+                "sensitivity of their own workload")
+        if strategy is not None:
+            raise ProgrammingError(f"policy {prep.policy_name} declares KNOWN COUNTS: its "
+                                   "histogram has one mechanism (Laplace at the constrained "
+                                   "sensitivity); drop OPTIONS (strategy)")
+        return known_counts_plan(prep.table.policy(), known)
+    try:  # the choice reads the user's option only
+        return best_plan(prep.workload, prep.bpolicy, strategy)
+    except ValueError as e:
+        raise ProgrammingError(f"OPTIONS (strategy = {strategy!r}): {e}") from None
+
+
+def _cells(prep):
+    """The flat cell of each query when the workload is the full histogram (any GROUP BY
+    order, no projection, no filter), else None."""
+    w, k = prep.workload, prep.table.policy().k
+    if any(b is not None for b in prep.bins_per_axis) or prep.residual or w.q != k:
+        return None
+    if isinstance(w, Histogram):
+        return np.arange(k)
+    if isinstance(w, Rects) and np.array_equal(w.r0, w.r1) and np.array_equal(w.c0, w.c1):
+        flat = w.r0 * w.shape[1] + w.c0
+        if np.array_equal(np.sort(flat), np.arange(k)):
+            return flat
+    return None
+
+
+def _known_counts_answer(plan, x, prep, eps, rng):
+    noise = SafeNoise(rng)
+    cells = _cells(prep)
+    vals = np.asarray(plan.run(x, None, eps, noise), dtype=float)[cells]
+    infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
+    var = (plan.unit_var * (infl / eps) ** 2)[cells]
+    return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)), var, prep.bpolicy,
+                  False, tuple(noise.plans))
 
 
 def _strategy_option(text):

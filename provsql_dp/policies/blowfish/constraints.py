@@ -60,11 +60,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._ops import SafeNoise
-from ._plan import NOISE_INFLATION
+from ._plan import NOISE_INFLATION, Plan
 from .policy import Policy
 
 __all__ = ["check_groups", "histogram_sensitivity", "ConstrainedRelease", "release_histogram",
-           "marginal_groups"]
+           "marginal_groups", "known_counts_plan"]
 
 
 def check_groups(groups, k: int) -> list:
@@ -132,22 +132,42 @@ class ConstrainedRelease:
         return float(np.mean(self.variances)) if self.variances.size else 0.0
 
 
+def _project(z, x, groups):
+    for g in groups:
+        z[g] += (x[g].sum() - z[g].sum()) / len(g)  # the known total, public by declaration
+    return z
+
+
+def known_counts_plan(policy: Policy, groups) -> Plan:
+    """The histogram of every cell under the known counts, as a :class:`~._plan.Plan`
+    (``unit_var``: each cell's variance at ε = 1, exact for the projected noise)."""
+    groups = check_groups(groups, policy.k)
+    s = histogram_sensitivity(policy, groups)
+    unit = np.full(policy.k, 2.0 * float(s) ** 2)
+    for g in groups:
+        unit[g] *= 1.0 - 1.0 / len(g)
+
+    def run(x, exact, eps, noise):
+        x = np.asarray(x, dtype=float).ravel()
+        if s == 0:  # every cell is a known count: nothing is secret
+            return x.copy()
+        # a neighbour changes at most s cells, each by ±1
+        return _project(noise.release(x, s, eps, changed=s), x, groups)
+
+    return Plan("known_counts", f"laplace on every cell, sensitivity {s} under the known counts "
+                f"({len(groups)} groups), projected onto them", unit, run)
+
+
 def release_histogram(x, policy: Policy, groups, epsilon: float, rng=None) -> ConstrainedRelease:
     """Every cell of ``x`` with exact discrete Laplace noise of scale ``S/ε`` (``S`` from
     :func:`histogram_sensitivity`), then each group shifted to its known total."""
     x = np.asarray(x, dtype=float).ravel()
     if x.size != policy.k:
         raise ValueError(f"x has {x.size} cells but the policy's domain has {policy.k}")
-    groups = check_groups(groups, policy.k)
-    s = histogram_sensitivity(policy, groups)
+    plan = known_counts_plan(policy, groups)
     noise = SafeNoise(rng)
-    if s == 0:  # every cell is a known count: nothing is secret
-        return ConstrainedRelease(x.copy(), np.zeros(x.size), 0, float(epsilon), ())
-    # a neighbour changes at most s cells (each by ±1)
-    z = noise.release(x, s, epsilon, changed=s)
-    infl = max(NOISE_INFLATION, float(noise.plans[-1].inflation))
-    var = np.full(x.size, 2.0 * (infl * s / epsilon) ** 2)
-    for g in groups:
-        z[g] += (x[g].sum() - z[g].sum()) / len(g)  # the known total, public by declaration
-        var[g] *= 1.0 - 1.0 / len(g)
+    z = plan.run(x, None, epsilon, noise)
+    infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
+    var = plan.unit_var * (infl / float(epsilon)) ** 2
+    s = histogram_sensitivity(policy, groups)
     return ConstrainedRelease(z, var, s, float(epsilon), tuple(noise.plans))
