@@ -34,8 +34,6 @@ Example
 from __future__ import annotations
 
 import time
-from functools import cached_property
-
 import numpy as np
 
 from ..provenance.krelation import KRelation
@@ -57,6 +55,11 @@ class R2TModel:
     #: (:mod:`._r2t_columns`); None (the default): never — measured slower than HiGHS on the
     #: whole reduced LP on ca-GrQc, and not faster on ca-HepPh (see the module)
     colgen_above: int | None = None
+    #: HiGHS's algorithm for the reduced LPs: its interior point method (then crossover to an
+    #: optimal basis). The dual simplex stalls on these degenerate packing LPs: on ca-GrQc edge
+    #: privacy at τ = 32 (1,991 rows, 30,020 columns) it ran 289 k iterations into a 100 s time
+    #: limit, the primal simplex took 10.7 s, the interior point method 1.2 s
+    solver: str = "ipm"
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -85,11 +88,6 @@ class R2TModel:
         self.total = float(w.sum())
         self.max_load = float(self.load.max()) if self.n_participants else 0.0
         self.stats.build_seconds += time.perf_counter() - t0
-
-    @cached_property
-    def by_p(self) -> np.ndarray:
-        """The entries grouped by participant (built when a first LP needs it)."""
-        return np.argsort(self.pid, kind="stable")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -136,8 +134,10 @@ class R2TModel:
         self.stats.build_seconds += time.perf_counter() - t0
         if self.colgen_above is not None and np.count_nonzero(keep_m) > self.colgen_above:
             return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
-        model = self._model(keep_m, rows, tau, capped=True)
-        return free + self._solve(model, time_limit)
+        t0 = time.perf_counter()
+        model = self._merged_model(keep_m, rows, tau)
+        self.stats.build_seconds += time.perf_counter() - t0
+        return free + self._solve(model, time_limit, solver=self.solver)
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""
@@ -149,7 +149,7 @@ class R2TModel:
         return self._solve(model, time_limit)
 
     def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool,
-               row_upper: np.ndarray | None = None):
+               row_upper: np.ndarray | None = None, cap_override: np.ndarray | None = None):
         """Row-wise arrays of the LP on the monomials ``keep_m`` (whole tuples) and the
         participant rows ``rows``: ``v`` per kept monomial, ``u`` per kept multi-monomial tuple."""
         ms = np.flatnonzero(keep_m)  # sorted, so tuple-contiguous
@@ -165,11 +165,12 @@ class R2TModel:
         cost[n_v:] = -1.0
         upper = np.empty(n_v + n_u)
         upper[:n_v] = self.cap[ms] if capped else np.where(single, self.cap[ms], INF)
+        if cap_override is not None:  # merged single-monomial columns (see _merged_model)
+            upper[:n_v] = np.where(single & (cap_override[ms] > 0), cap_override[ms], upper[:n_v])
         upper[n_v:] = self.w[multi_t]
-        # participant rows, entries grouped by participant (self.by_p), kept ones only
-        order = self.by_p
-        ok = keep_m[self.mono_of_entry[order]] & rows[self.pid[order]]
-        order = order[ok]
+        # participant rows: the kept entries, grouped by participant (a stable counting sort)
+        order = _group_by(np.flatnonzero(keep_m[self.mono_of_entry] & rows[self.pid]), self.pid,
+                          self.n_participants)
         p_rank = np.cumsum(rows) - 1
         row_of_entry = p_rank[self.pid[order]]
         n_p = int(rows.sum())
@@ -196,9 +197,45 @@ class R2TModel:
                 np.concatenate([p_index, l_index]),
                 np.concatenate([np.ones(len(p_index)), l_value]))
 
-    def _solve(self, model, time_limit) -> float:
+    def _merged_model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float):
+        """The reduced LP with fact 4 (merging) applied: the single-monomial tuples among
+        ``keep_m`` with the same set of heavy participants (``rows``) become one column whose
+        upper bound is the sum of their caps. Monomials of multi-monomial tuples stay as they are."""
+        single = keep_m & (self.n_mono_of[self.t_of_m] == 1)
+        ms = np.flatnonzero(single)
+        if len(ms) < 2:
+            return self._model(keep_m, rows, tau, capped=True)
+        sel = single[self.mono_of_entry] & rows[self.pid]
+        e_m, e_p = self.mono_of_entry[sel], self.pid[sel]  # entries of kept single monomials
+        k = np.bincount(e_m, minlength=len(keep_m))[ms]
+        kmax = int(k.max())
+        n_p = self.n_participants
+        if kmax * np.log2(n_p + 1) >= 62:  # keys would not fit in 63 bits: no merging
+            return self._model(keep_m, rows, tau, capped=True)
+        # exact key: the sorted heavy participants of a monomial in base n_p + 1 (padding n_p)
+        order = np.lexsort((e_p, e_m))
+        e_m, e_p = e_m[order], e_p[order]
+        col = np.searchsorted(ms, e_m)
+        pos = np.arange(len(e_m)) - np.searchsorted(e_m, e_m)
+        digits = np.full((len(ms), kmax), n_p, dtype=np.int64)
+        digits[col, pos] = e_p
+        key = np.zeros(len(ms), dtype=np.int64)
+        for j in range(kmax):
+            key = key * (n_p + 1) + digits[:, j]
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        if len(uniq) == len(ms):
+            return self._model(keep_m, rows, tau, capped=True)
+        rep = ms[first]  # one representative monomial per class, its cap the class's sum
+        merged_cap = np.bincount(inv, weights=self.cap[ms], minlength=len(uniq))
+        keep2 = keep_m & ~single
+        keep2[rep] = True
+        cap_over = np.zeros(len(keep_m))
+        cap_over[rep] = merged_cap
+        return self._model(keep2, rows, tau, capped=True, cap_override=cap_over)
+
+    def _solve(self, model, time_limit, solver: str = "simplex") -> float:
         obj, _, _ = solve_lp(*model, time_limit=time_limit, stats=self.stats,
-                             what="R2T truncation LP")
+                             what="R2T truncation LP", solver=solver)
         return max(0.0, -float(obj))
 
     def solve_full(self, model, time_limit):
@@ -206,6 +243,26 @@ class R2TModel:
         obj, x, dual = solve_lp(*model, time_limit=time_limit, stats=self.stats,
                                 what="R2T truncation LP")
         return -float(obj), x, dual
+
+
+def _group_by(sel: np.ndarray, key: np.ndarray, n_keys: int) -> np.ndarray:
+    """``sel`` stably sorted by ``key[sel]`` (small nonnegative ints): a counting sort, O(n).
+
+    >>> _group_by(np.array([0, 1, 2, 3]), np.array([2, 0, 2, 1]), 3).tolist()
+    [1, 3, 0, 2]
+    """
+    k = key[sel]
+    order = np.argsort(k, kind="stable") if len(k) < 1 << 16 else _stable_by_key(k, n_keys)
+    return sel[order]
+
+
+def _stable_by_key(k: np.ndarray, n_keys: int) -> np.ndarray:
+    """The stable order of ``k`` by value, through scipy's COO→CSR conversion (linear time)."""
+    import scipy.sparse as sp
+
+    m = sp.csr_matrix((np.ones(len(k), dtype=np.int8), (k, np.arange(len(k)))),
+                      shape=(n_keys, len(k)))
+    return m.indices.astype(np.int64, copy=False)
 
 
 def _check_tau(tau) -> float:
