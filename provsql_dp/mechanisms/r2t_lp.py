@@ -20,6 +20,11 @@ against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
    with ``H(τ)`` the number of heavy participants (every remaining monomial touches one). For
    ``τ ≥ max load`` both equal ``Σψ``. ``Q`` is also nondecreasing and concave in ``τ`` with
    ``Q(0) ≥ 0``, so ``Q(τ)/τ`` is nonincreasing (used by the race in :mod:`.r2t`).
+4. **Merging.** Single-monomial tuples whose monomials have the same set of heavy participants
+   enter the rows identically: one column with the sum of their caps as upper bound has the same
+   optimum (split a merged value in proportion to the caps, or sum a solution's values).
+5. **Dual bound.** Any ``y ≥ 0`` on the rows bounds ``Q`` from above by weak duality
+   (:meth:`R2TModel.dual_bound`); the race tries it before an LP.
 
 Example
 -------
@@ -116,6 +121,32 @@ class R2TModel:
         per_t = np.bincount(self.t_of_m, weights=self.cap * frac, minlength=self.n_tuples)
         lb = float(np.minimum(self.w, per_t).sum())
         return min(lb, ub), ub
+
+    def dual_bound(self, tau: float) -> float:
+        """An upper bound on ``Q(I, τ)`` from a dual solution (fact 5): weak duality with
+        ``y_i = 1/h`` on the heavy participants, the best ``h`` among the heavy counts.
+
+        For any ``y ≥ 0``, ``Q(I, τ) ≤ τ·Σ_i y_i + Σ_t min(ψ(t), Σ_{m ∈ D_t} cap_m·(1 − Σ_{i ∈ m}
+        y_i)⁺)`` (add ``y_i·(τ − load_i(v)) ≥ 0`` to the objective of a feasible point and bound
+        each tuple's part). It costs a few passes over the monomials, no LP.
+        """
+        tau = _check_tau(tau)
+        if tau >= self.max_load:
+            return self.total
+        _, done_t = self._split(tau)
+        free = float(self.w[done_t].sum())
+        heavy = self.load > tau
+        n_heavy = int(np.count_nonzero(heavy))
+        keep_m = ~done_t[self.t_of_m]
+        h_m = np.bincount(self.mono_of_entry, weights=heavy[self.pid],
+                          minlength=len(self.t_of_m))[keep_m]
+        cap, t_m = self.cap[keep_m], self.t_of_m[keep_m]
+        best = float(self.w[~done_t].sum())  # y = 0
+        for h in np.unique(h_m[h_m > 0])[:8]:
+            per_t = np.bincount(t_m, weights=cap * np.maximum(0.0, 1.0 - h_m / h),
+                                minlength=self.n_tuples)
+            best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t).sum()))
+        return free + best
 
     # -- the LPs --------------------------------------------------------------------------
     def value(self, tau: float, *, time_limit: float | None = None) -> float:

@@ -94,3 +94,32 @@ def test_column_generation_equals_plain_lp(seed, shape, integer, frac, batch):
             assert m.value(tau) == pytest.approx(plain, abs=1e-6)
         finally:
             _r2t_columns.SHRINK = False
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2))
+def test_dual_bound_is_an_upper_bound(seed, shape, integer, frac):
+    kr = kr_of(seed, shape, integer)
+    m = R2TModel(kr)
+    tau = frac * m.max_load
+    assert m.plain_value(tau) <= m.dual_bound(tau) + 1e-6
+    assert m.dual_bound(tau) <= m.bounds(tau)[1] + 1e-6
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.integers(2, 6), st.sampled_from([1.0, 2.0, 3.0, 5.0]))
+def test_merged_columns_keep_the_optimum(seed, copies, tau):
+    """Many single-monomial tuples share their monomial (merged into one column): the reduced
+    LP's value is the plain LP's and PuLP's."""
+    from provsql_dp.provenance.krelation import KRelation
+
+    rng = np.random.default_rng(seed)
+    base = [frozenset(("p", int(x)) for x in rng.choice(6, size=rng.integers(1, 4), replace=False))
+            for _ in range(5)]
+    annotations = [[b] for b in base for _ in range(copies)]
+    weights = rng.integers(1, 4, size=len(annotations)).astype(float)
+    kr = KRelation.from_annotations(rows=[(k,) for k in range(len(annotations))],
+                                    annotations=annotations, weights=weights)
+    m = R2TModel(kr)
+    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+    assert m.value(tau) == pytest.approx(pulp_truncation(kr, tau), abs=1e-6)
