@@ -92,6 +92,10 @@ class R2TModel:
                 self.load[self.pid], np.asarray(kr.mono_ptr)[:-1][nonempty])
         self.total = float(w.sum())
         self.max_load = float(self.load.max()) if self.n_participants else 0.0
+        #: every tuple has one monomial (graph patterns): tuple and monomial indices coincide
+        self.all_single = n_m == self.n_tuples
+        self._starts = np.asarray(kr.mono_ptr)[:-1][nonempty]
+        self._nonempty = nonempty
         self.stats.build_seconds += time.perf_counter() - t0
 
     @property
@@ -103,8 +107,18 @@ class R2TModel:
     # -- bounds ---------------------------------------------------------------------------
     def _split(self, tau: float):
         free_m = self.maxload <= tau
+        if self.all_single:
+            return free_m, free_m
         done_t = np.bincount(self.t_of_m, weights=free_m, minlength=self.n_tuples) > 0
         return free_m, done_t
+
+    def _per_tuple(self, per_m: np.ndarray, keep_m: np.ndarray | None = None) -> np.ndarray:
+        """Sums of a per-monomial quantity per tuple (over ``keep_m`` only, if given)."""
+        if keep_m is not None:
+            per_m = np.where(keep_m, per_m, 0.0)
+        if self.all_single:
+            return per_m
+        return np.bincount(self.t_of_m, weights=per_m, minlength=self.n_tuples)
 
     def bounds(self, tau: float) -> tuple[float, float]:
         """``(LB, UB)`` with ``LB ≤ Q(I, τ) ≤ UB`` (fact 3 of the module docstring), cheaply."""
@@ -118,7 +132,7 @@ class R2TModel:
         ub = free + min(rest, heavy * tau)
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(self.maxload > tau, tau / self.maxload, 1.0)
-        per_t = np.bincount(self.t_of_m, weights=self.cap * frac, minlength=self.n_tuples)
+        per_t = self._per_tuple(self.cap * frac)
         lb = float(np.minimum(self.w, per_t).sum())
         return min(lb, ub), ub
 
@@ -138,14 +152,12 @@ class R2TModel:
         heavy = self.load > tau
         n_heavy = int(np.count_nonzero(heavy))
         keep_m = ~done_t[self.t_of_m]
-        h_m = np.bincount(self.mono_of_entry, weights=heavy[self.pid],
-                          minlength=len(self.t_of_m))[keep_m]
-        cap, t_m = self.cap[keep_m], self.t_of_m[keep_m]
+        h_m = np.zeros(len(self.t_of_m), dtype=np.int64)  # heavy participants per monomial
+        h_m[self._nonempty] = np.add.reduceat(heavy[self.pid].astype(np.int32), self._starts)
         best = float(self.w[~done_t].sum())  # y = 0
-        for h in np.unique(h_m[h_m > 0])[:8]:
-            per_t = np.bincount(t_m, weights=cap * np.maximum(0.0, 1.0 - h_m / h),
-                                minlength=self.n_tuples)
-            best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t).sum()))
+        for h in np.unique(h_m[keep_m & (h_m > 0)])[:8]:
+            per_t = self._per_tuple(self.cap * np.maximum(0.0, 1.0 - h_m / h), keep_m)
+            best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t)[~done_t].sum()))
         return free + best
 
     # -- the LPs --------------------------------------------------------------------------
