@@ -123,3 +123,15 @@ def test_merged_columns_keep_the_optimum(seed, copies, tau):
     m = R2TModel(kr)
     assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
     assert m.value(tau) == pytest.approx(pulp_truncation(kr, tau), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2), st.sampled_from([1, 2, 3]))
+def test_blocks_solved_apart_sum_to_the_plain_lp(seed, shape, integer, frac, min_rows):
+    """Connected components solved as separate LPs (every size of block) give the plain LP's
+    value."""
+    kr = kr_of(seed, shape, integer)
+    m = R2TModel(kr)
+    m.min_block_rows = min_rows
+    tau = frac * m.max_load
+    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
