@@ -42,6 +42,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import time
 import numpy as np
 
@@ -97,12 +98,15 @@ class R2TModel:
         if self.pid.size:
             self.maxload[nonempty] = np.maximum.reduceat(
                 self.load[self.pid], np.asarray(kr.mono_ptr)[:-1][nonempty])
-        self.total = float(w.sum())
+        self.total = self.snap(float(w.sum()))
         self.max_load = float(self.load.max()) if self.n_participants else 0.0
         #: every tuple has one monomial (graph patterns): tuple and monomial indices coincide
         self.all_single = n_m == self.n_tuples
         self._starts = np.asarray(kr.mono_ptr)[:-1][nonempty]
         self._nonempty = nonempty
+        #: the common size of every monomial (graph patterns), else 0
+        self._uniform_k = int(sizes[0]) if n_m and 0 < sizes[0] <= 8 and \
+            bool(np.all(sizes == sizes[0])) else 0
         self.stats.build_seconds += time.perf_counter() - t0
 
     @property
@@ -141,7 +145,7 @@ class R2TModel:
             frac = np.where(self.maxload > tau, tau / self.maxload, 1.0)
         per_t = self._per_tuple(self.cap * frac)
         lb = float(np.minimum(self.w, per_t).sum())
-        return min(lb, ub), ub
+        return self.snap(min(lb, ub)), self.snap(ub)
 
     def dual_bound(self, tau: float) -> float:
         """An upper bound on ``Q(I, τ)`` from a dual solution (fact 5): weak duality with
@@ -159,13 +163,21 @@ class R2TModel:
         heavy = self.load > tau
         n_heavy = int(np.count_nonzero(heavy))
         keep_m = ~done_t[self.t_of_m]
-        h_m = np.zeros(len(self.t_of_m), dtype=np.int64)  # heavy participants per monomial
-        h_m[self._nonempty] = np.add.reduceat(heavy[self.pid].astype(np.int32), self._starts)
+        h_m = self._heavy_count(heavy)
         best = float(self.w[~done_t].sum())  # y = 0
         for h in np.unique(h_m[keep_m & (h_m > 0)])[:8]:
             per_t = self._per_tuple(self.cap * np.maximum(0.0, 1.0 - h_m / h), keep_m)
             best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t)[~done_t].sum()))
         return free + best
+
+    def _heavy_count(self, heavy: np.ndarray) -> np.ndarray:
+        """The number of ``heavy`` participants in every monomial."""
+        n_m, k = len(self.t_of_m), self._uniform_k
+        if k:  # every monomial has k participants (graph patterns): a (monomials × k) view
+            return heavy[self.pid].reshape(n_m, k).sum(axis=1, dtype=np.int64)
+        h_m = np.zeros(n_m, dtype=np.int64)
+        h_m[self._nonempty] = np.add.reduceat(heavy[self.pid].astype(np.int32), self._starts)
+        return h_m
 
     # -- the LPs --------------------------------------------------------------------------
     def value(self, tau: float, *, time_limit: float | None = None) -> float:
@@ -179,16 +191,16 @@ class R2TModel:
         free = float(self.w[done_t].sum())
         keep_m = ~done_t[self.t_of_m]
         if not keep_m.any():
-            return free
+            return self.snap(free)
         rows = self.load > tau
         self.stats.build_seconds += time.perf_counter() - t0
         if self.colgen_above is not None and np.count_nonzero(keep_m) > self.colgen_above:
-            return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
+            return self.snap(free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit)))
         t0 = time.perf_counter()
         model = self._merged_model(keep_m, rows, tau)
         parts = _blocks(model, self.min_block_rows)
         self.stats.build_seconds += time.perf_counter() - t0
-        return free + sum(self._solve(p, time_limit, solver=self.solver) for p in parts)
+        return self.snap(free + sum(self._solve(p, time_limit, solver=self.solver) for p in parts))
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""
@@ -197,7 +209,7 @@ class R2TModel:
             return 0.0
         model = self._model(np.ones(len(self.t_of_m), dtype=bool),
                             np.ones(self.n_participants, dtype=bool), tau, capped=False)
-        return self._solve(model, time_limit)
+        return self.snap(self._solve(model, time_limit))
 
     def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool,
                row_upper: np.ndarray | None = None, cap_override: np.ndarray | None = None):
@@ -288,6 +300,20 @@ class R2TModel:
         obj, _, _ = solve_lp(*model, time_limit=time_limit, stats=self.stats,
                              what="R2T truncation LP", solver=solver)
         return max(0.0, -float(obj))
+
+    @staticmethod
+    def snap(q: float) -> float:
+        """``q`` rounded to 40 significant bits: LP optima such as ``20`` come back as
+        ``19.999999999999996`` from one algorithm and ``20.000000000000004`` from another, and the
+        release floors to a dyadic grid, so without this the same LP could land in two grid cells.
+
+        >>> R2TModel.snap(19.999999999999996), R2TModel.snap(20.000000000000004), R2TModel.snap(0.0)
+        (20.0, 20.0, 0.0)
+        """
+        if q == 0 or not math.isfinite(q):
+            return q
+        e = math.frexp(q)[1]
+        return math.ldexp(round(math.ldexp(q, 40 - e)), e - 40)
 
     def solve_full(self, model, time_limit):
         """``(objective of the max problem, column values, row duals)`` of one model."""
