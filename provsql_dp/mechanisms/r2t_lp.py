@@ -200,7 +200,13 @@ class R2TModel:
         model = self._merged_model(keep_m, rows, tau)
         parts = _blocks(model, self.min_block_rows)
         self.stats.build_seconds += time.perf_counter() - t0
-        return self.snap(free + sum(self._solve(p, time_limit, solver=self.solver) for p in parts))
+        # the time limit holds for the threshold, all blocks together
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        total = free
+        for part in parts:
+            left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+            total += self._solve(part, left, solver=self.solver)
+        return self.snap(total)
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""

@@ -135,3 +135,26 @@ def test_blocks_solved_apart_sum_to_the_plain_lp(seed, shape, integer, frac, min
     m.min_block_rows = min_rows
     tau = frac * m.max_load
     assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+
+
+def test_time_limit_is_shared_by_the_blocks_of_one_threshold(monkeypatch):
+    """Each block gets what is left of the threshold's time limit, not the whole limit again."""
+    from provsql_dp.mechanisms import r2t_lp
+    from provsql_dp.provenance.krelation import KRelation
+
+    # four disjoint groups of participants: four blocks at τ = 1
+    annotations = [[{("p", 2 * g), ("p", 2 * g + 1)}] for g in range(4) for _ in range(3)]
+    kr = KRelation.from_annotations(rows=[(k,) for k in range(12)], annotations=annotations)
+    m = R2TModel(kr)
+    m.min_block_rows = 1
+    seen, real = [], r2t_lp.solve_lp
+
+    def spy(*a, time_limit=None, **k):
+        seen.append(time_limit)
+        return real(*a, time_limit=time_limit, **k)
+
+    monkeypatch.setattr(r2t_lp, "solve_lp", spy)
+    assert m.value(1.0, time_limit=50.0) == pytest.approx(m.plain_value(1.0))
+    blocks = seen[:-1]  # the last call is plain_value's
+    assert len(blocks) == 4 and all(0 < t <= 50.0 for t in blocks)
+    assert blocks == sorted(blocks, reverse=True)
