@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import time
+
 import numpy as np
 
 from ..provenance.krelation import KRelation
