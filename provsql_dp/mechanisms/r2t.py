@@ -120,13 +120,15 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None)
     Exact, not an approximation: ``released_j`` is nondecreasing in ``Q`` for a fixed draw, so a
     threshold whose release at an *upper* bound of ``Q(I, τ_j)`` cannot beat some threshold's
     release at a *lower* bound never changes the maximum. Bounds come from
-    :meth:`R2TModel.bounds` and, once some ``Q(I, τ_a)`` is solved, from ``Q`` nondecreasing and
+    :meth:`R2TModel.bounds` (tightened by :meth:`R2TModel.dual_bound` before a threshold's LP is
+    solved) and, once some ``Q(I, τ_a)`` is solved, from ``Q`` nondecreasing and
     ``Q(τ)/τ`` nonincreasing in ``τ``. The threshold with the highest optimistic release is
     solved next, until no unsolved one can matter.
     """
     n = len(taus)
     lo, hi = map(list, zip(*(model.bounds(t) for t in taus)))
     solved = [lo[j] == hi[j] for j in range(n)]
+    refined = [False] * n  # whether hi[j] was tightened by R2TModel.dual_bound
 
     def rel(j, q):
         return released_with(plans[j], q, noises[j]) - shifts[j]
@@ -137,6 +139,10 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None)
         if not open_:
             return best
         j = max(open_)[1]
+        if not refined[j]:  # a cheap dual bound first: it may close the threshold without an LP
+            refined[j] = True
+            hi[j] = max(lo[j], min(hi[j], model.dual_bound(taus[j])))
+            continue
         q = min(max(model.value(taus[j], time_limit=time_limit), lo[j]), hi[j])
         lo[j] = hi[j] = q
         solved[j] = True

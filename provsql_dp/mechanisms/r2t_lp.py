@@ -20,6 +20,15 @@ against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
    with ``H(τ)`` the number of heavy participants (every remaining monomial touches one). For
    ``τ ≥ max load`` both equal ``Σψ``. ``Q`` is also nondecreasing and concave in ``τ`` with
    ``Q(0) ≥ 0``, so ``Q(τ)/τ`` is nonincreasing (used by the race in :mod:`.r2t`).
+4. **Merging.** Single-monomial tuples whose monomials have the same set of heavy participants
+   enter the rows identically: one column with the sum of their caps as upper bound has the same
+   optimum (split a merged value in proportion to the caps, or sum a solution's values).
+5. **Dual bound.** Any ``y ≥ 0`` on the rows bounds ``Q`` from above by weak duality
+   (:meth:`R2TModel.dual_bound`); the race tries it before an LP.
+6. **Blocks.** Rows and columns of the reduced LP that share no entry, directly or through
+   others, form independent LPs (connected components of its bipartite graph): the optimum is
+   the sum of the blocks' optima (the objective is separable and every constraint lies in one
+   block). Large components are solved one by one (:func:`_blocks`).
 
 Example
 -------
@@ -33,8 +42,8 @@ Example
 
 from __future__ import annotations
 
+import math
 import time
-from functools import cached_property
 
 import numpy as np
 
@@ -57,6 +66,14 @@ class R2TModel:
     #: (:mod:`._r2t_columns`); None (the default): never — measured slower than HiGHS on the
     #: whole reduced LP on ca-GrQc, and not faster on ca-HepPh (see the module)
     colgen_above: int | None = None
+    #: HiGHS's algorithm for the reduced LPs: its interior point method (then crossover to an
+    #: optimal basis). The dual simplex stalls on these degenerate packing LPs: on ca-GrQc edge
+    #: privacy at τ = 32 (1,991 rows, 30,020 columns) it ran 289 k iterations into a 100 s time
+    #: limit, the primal simplex took 10.7 s, the interior point method 1.2 s
+    solver: str = "ipm"
+    #: connected components of the reduced LP with at least this many rows are solved as LPs of
+    #: their own (fact 6), the smaller ones together in one LP
+    min_block_rows: int = 200
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -82,14 +99,16 @@ class R2TModel:
         if self.pid.size:
             self.maxload[nonempty] = np.maximum.reduceat(
                 self.load[self.pid], np.asarray(kr.mono_ptr)[:-1][nonempty])
-        self.total = float(w.sum())
+        self.total = self.snap(float(w.sum()))
         self.max_load = float(self.load.max()) if self.n_participants else 0.0
+        #: every tuple has one monomial (graph patterns): tuple and monomial indices coincide
+        self.all_single = n_m == self.n_tuples
+        self._starts = np.asarray(kr.mono_ptr)[:-1][nonempty]
+        self._nonempty = nonempty
+        #: the common size of every monomial (graph patterns), else 0
+        self._uniform_k = int(sizes[0]) if n_m and 0 < sizes[0] <= 8 and \
+            bool(np.all(sizes == sizes[0])) else 0
         self.stats.build_seconds += time.perf_counter() - t0
-
-    @cached_property
-    def by_p(self) -> np.ndarray:
-        """The entries grouped by participant (built when a first LP needs it)."""
-        return np.argsort(self.pid, kind="stable")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -100,8 +119,18 @@ class R2TModel:
     # -- bounds ---------------------------------------------------------------------------
     def _split(self, tau: float):
         free_m = self.maxload <= tau
+        if self.all_single:
+            return free_m, free_m
         done_t = np.bincount(self.t_of_m, weights=free_m, minlength=self.n_tuples) > 0
         return free_m, done_t
+
+    def _per_tuple(self, per_m: np.ndarray, keep_m: np.ndarray | None = None) -> np.ndarray:
+        """Sums of a per-monomial quantity per tuple (over ``keep_m`` only, if given)."""
+        if keep_m is not None:
+            per_m = np.where(keep_m, per_m, 0.0)
+        if self.all_single:
+            return per_m
+        return np.bincount(self.t_of_m, weights=per_m, minlength=self.n_tuples)
 
     def bounds(self, tau: float) -> tuple[float, float]:
         """``(LB, UB)`` with ``LB ≤ Q(I, τ) ≤ UB`` (fact 3 of the module docstring), cheaply."""
@@ -115,9 +144,41 @@ class R2TModel:
         ub = free + min(rest, heavy * tau)
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(self.maxload > tau, tau / self.maxload, 1.0)
-        per_t = np.bincount(self.t_of_m, weights=self.cap * frac, minlength=self.n_tuples)
+        per_t = self._per_tuple(self.cap * frac)
         lb = float(np.minimum(self.w, per_t).sum())
-        return min(lb, ub), ub
+        return self.snap(min(lb, ub)), self.snap(ub)
+
+    def dual_bound(self, tau: float) -> float:
+        """An upper bound on ``Q(I, τ)`` from a dual solution (fact 5): weak duality with
+        ``y_i = 1/h`` on the heavy participants, the best ``h`` among the heavy counts.
+
+        For any ``y ≥ 0``, ``Q(I, τ) ≤ τ·Σ_i y_i + Σ_t min(ψ(t), Σ_{m ∈ D_t} cap_m·(1 − Σ_{i ∈ m}
+        y_i)⁺)`` (add ``y_i·(τ − load_i(v)) ≥ 0`` to the objective of a feasible point and bound
+        each tuple's part). It costs a few passes over the monomials, no LP.
+        """
+        tau = _check_tau(tau)
+        if tau >= self.max_load:
+            return self.total
+        _, done_t = self._split(tau)
+        free = float(self.w[done_t].sum())
+        heavy = self.load > tau
+        n_heavy = int(np.count_nonzero(heavy))
+        keep_m = ~done_t[self.t_of_m]
+        h_m = self._heavy_count(heavy)
+        best = float(self.w[~done_t].sum())  # y = 0
+        for h in np.unique(h_m[keep_m & (h_m > 0)])[:8]:
+            per_t = self._per_tuple(self.cap * np.maximum(0.0, 1.0 - h_m / h), keep_m)
+            best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t)[~done_t].sum()))
+        return free + best
+
+    def _heavy_count(self, heavy: np.ndarray) -> np.ndarray:
+        """The number of ``heavy`` participants in every monomial."""
+        n_m, k = len(self.t_of_m), self._uniform_k
+        if k:  # every monomial has k participants (graph patterns): a (monomials × k) view
+            return heavy[self.pid].reshape(n_m, k).sum(axis=1, dtype=np.int64)
+        h_m = np.zeros(n_m, dtype=np.int64)
+        h_m[self._nonempty] = np.add.reduceat(heavy[self.pid].astype(np.int32), self._starts)
+        return h_m
 
     # -- the LPs --------------------------------------------------------------------------
     def value(self, tau: float, *, time_limit: float | None = None) -> float:
@@ -131,13 +192,22 @@ class R2TModel:
         free = float(self.w[done_t].sum())
         keep_m = ~done_t[self.t_of_m]
         if not keep_m.any():
-            return free
+            return self.snap(free)
         rows = self.load > tau
         self.stats.build_seconds += time.perf_counter() - t0
         if self.colgen_above is not None and np.count_nonzero(keep_m) > self.colgen_above:
-            return free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit))
-        model = self._model(keep_m, rows, tau, capped=True)
-        return free + self._solve(model, time_limit)
+            return self.snap(free + max(0.0, solve_by_columns(self, keep_m, rows, tau, time_limit)))
+        t0 = time.perf_counter()
+        model = self._merged_model(keep_m, rows, tau)
+        parts = _blocks(model, self.min_block_rows)
+        self.stats.build_seconds += time.perf_counter() - t0
+        # the time limit holds for the threshold, all blocks together
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        total = free
+        for part in parts:
+            left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+            total += self._solve(part, left, solver=self.solver)
+        return self.snap(total)
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""
@@ -146,10 +216,10 @@ class R2TModel:
             return 0.0
         model = self._model(np.ones(len(self.t_of_m), dtype=bool),
                             np.ones(self.n_participants, dtype=bool), tau, capped=False)
-        return self._solve(model, time_limit)
+        return self.snap(self._solve(model, time_limit))
 
     def _model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float, *, capped: bool,
-               row_upper: np.ndarray | None = None):
+               row_upper: np.ndarray | None = None, cap_override: np.ndarray | None = None):
         """Row-wise arrays of the LP on the monomials ``keep_m`` (whole tuples) and the
         participant rows ``rows``: ``v`` per kept monomial, ``u`` per kept multi-monomial tuple."""
         ms = np.flatnonzero(keep_m)  # sorted, so tuple-contiguous
@@ -165,11 +235,12 @@ class R2TModel:
         cost[n_v:] = -1.0
         upper = np.empty(n_v + n_u)
         upper[:n_v] = self.cap[ms] if capped else np.where(single, self.cap[ms], INF)
+        if cap_override is not None:  # merged single-monomial columns (see _merged_model)
+            upper[:n_v] = np.where(single & (cap_override[ms] > 0), cap_override[ms], upper[:n_v])
         upper[n_v:] = self.w[multi_t]
-        # participant rows, entries grouped by participant (self.by_p), kept ones only
-        order = self.by_p
-        ok = keep_m[self.mono_of_entry[order]] & rows[self.pid[order]]
-        order = order[ok]
+        # participant rows: the kept entries, grouped by participant (a stable counting sort)
+        order = _group_by(np.flatnonzero(keep_m[self.mono_of_entry] & rows[self.pid]), self.pid,
+                          self.n_participants)
         p_rank = np.cumsum(rows) - 1
         row_of_entry = p_rank[self.pid[order]]
         n_p = int(rows.sum())
@@ -196,16 +267,132 @@ class R2TModel:
                 np.concatenate([p_index, l_index]),
                 np.concatenate([np.ones(len(p_index)), l_value]))
 
-    def _solve(self, model, time_limit) -> float:
+    def _merged_model(self, keep_m: np.ndarray, rows: np.ndarray, tau: float):
+        """The reduced LP with fact 4 (merging) applied: the single-monomial tuples among
+        ``keep_m`` with the same set of heavy participants (``rows``) become one column whose
+        upper bound is the sum of their caps. Monomials of multi-monomial tuples stay as they are."""
+        single = keep_m & (self.n_mono_of[self.t_of_m] == 1)
+        ms = np.flatnonzero(single)
+        if len(ms) < 2:
+            return self._model(keep_m, rows, tau, capped=True)
+        sel = single[self.mono_of_entry] & rows[self.pid]
+        e_m, e_p = self.mono_of_entry[sel], self.pid[sel]  # entries of kept single monomials
+        k = np.bincount(e_m, minlength=len(keep_m))[ms]
+        kmax = int(k.max())
+        n_p = self.n_participants
+        if kmax * np.log2(n_p + 1) >= 62:  # keys would not fit in 63 bits: no merging
+            return self._model(keep_m, rows, tau, capped=True)
+        # exact key: the sorted heavy participants of a monomial in base n_p + 1 (padding n_p)
+        order = np.lexsort((e_p, e_m))
+        e_m, e_p = e_m[order], e_p[order]
+        col = np.searchsorted(ms, e_m)
+        pos = np.arange(len(e_m)) - np.searchsorted(e_m, e_m)
+        digits = np.full((len(ms), kmax), n_p, dtype=np.int64)
+        digits[col, pos] = e_p
+        key = np.zeros(len(ms), dtype=np.int64)
+        for j in range(kmax):
+            key = key * (n_p + 1) + digits[:, j]
+        uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        if len(uniq) == len(ms):
+            return self._model(keep_m, rows, tau, capped=True)
+        rep = ms[first]  # one representative monomial per class, its cap the class's sum
+        merged_cap = np.bincount(inv, weights=self.cap[ms], minlength=len(uniq))
+        keep2 = keep_m & ~single
+        keep2[rep] = True
+        cap_over = np.zeros(len(keep_m))
+        cap_over[rep] = merged_cap
+        return self._model(keep2, rows, tau, capped=True, cap_override=cap_over)
+
+    def _solve(self, model, time_limit, solver: str = "simplex") -> float:
         obj, _, _ = solve_lp(*model, time_limit=time_limit, stats=self.stats,
-                             what="R2T truncation LP")
+                             what="R2T truncation LP", solver=solver)
         return max(0.0, -float(obj))
+
+    @staticmethod
+    def snap(q: float) -> float:
+        """``q`` rounded to 40 significant bits: LP optima such as ``20`` come back as
+        ``19.999999999999996`` from one algorithm and ``20.000000000000004`` from another, and the
+        release floors to a dyadic grid, so without this the same LP could land in two grid cells.
+
+        >>> R2TModel.snap(19.999999999999996), R2TModel.snap(20.000000000000004), R2TModel.snap(0.0)
+        (20.0, 20.0, 0.0)
+        """
+        if q == 0 or not math.isfinite(q):
+            return q
+        e = math.frexp(q)[1]
+        return math.ldexp(round(math.ldexp(q, 40 - e)), e - 40)
 
     def solve_full(self, model, time_limit):
         """``(objective of the max problem, column values, row duals)`` of one model."""
         obj, x, dual = solve_lp(*model, time_limit=time_limit, stats=self.stats,
                                 what="R2T truncation LP")
         return -float(obj), x, dual
+
+
+def _blocks(model, min_rows: int) -> list:
+    """``model`` (row-wise arrays, as :meth:`R2TModel._model` builds them) split into
+    independent LPs: one per connected component with at least ``min_rows`` rows, one for all
+    the other rows and columns. The sum of their optima is ``model``'s optimum (fact 6).
+
+    >>> inf = float("inf")
+    >>> m = (3, np.array([-1., -1, -1]), np.zeros(3), np.ones(3), np.full(2, -inf),
+    ...      np.array([1., 1]), np.array([0, 1]), np.array([0, 2]), np.ones(2))
+    >>> [b[0] for b in _blocks(m, 1)]   # rows {x0}, {x2}, and the column x1 in no row
+    [1, 1, 1]
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_col, cost, col_lo, col_up, row_lo, row_up, start, index, value = model
+    n_row = len(row_lo)
+    if n_row < 2 * min_rows:
+        return [model]
+    ends = np.append(start[1:n_row], len(index))
+    row_of = np.repeat(np.arange(n_row), ends - start[:n_row])
+    g = coo_matrix((np.ones(len(index), dtype=np.int8), (row_of, n_row + index)),
+                   shape=(n_row + n_col, n_row + n_col))
+    n_comp, label = connected_components(g, directed=False)
+    rows_in = np.bincount(label[:n_row], minlength=n_comp)
+    big = np.flatnonzero(rows_in >= min_rows)
+    if len(big) <= 1 and rows_in.max(initial=0) == n_row:
+        return [model]
+    group = np.full(n_comp, len(big), dtype=np.int64)  # the small ones share the last group
+    group[big] = np.arange(len(big))
+    g_row, g_col = group[label[:n_row]], group[label[n_row:]]
+    out = []
+    for k in range(len(big) + 1):
+        rs, cs = np.flatnonzero(g_row == k), np.flatnonzero(g_col == k)
+        if len(cs) == 0:
+            continue
+        new_col = np.full(n_col, -1, dtype=np.int64)
+        new_col[cs] = np.arange(len(cs))
+        counts = (ends - start[:n_row])[rs]
+        take = np.repeat(start[rs], counts) + (np.arange(counts.sum()) - np.repeat(
+            np.cumsum(counts) - counts, counts))
+        st = np.concatenate([[0], np.cumsum(counts)])[:-1]
+        out.append((len(cs), cost[cs], col_lo[cs], col_up[cs], row_lo[rs], row_up[rs], st,
+                    new_col[index[take]], value[take]))
+    return out
+
+
+def _group_by(sel: np.ndarray, key: np.ndarray, n_keys: int) -> np.ndarray:
+    """``sel`` stably sorted by ``key[sel]`` (small nonnegative ints): a counting sort, O(n).
+
+    >>> _group_by(np.array([0, 1, 2, 3]), np.array([2, 0, 2, 1]), 3).tolist()
+    [1, 3, 0, 2]
+    """
+    k = key[sel]
+    order = np.argsort(k, kind="stable") if len(k) < 1 << 16 else _stable_by_key(k, n_keys)
+    return sel[order]
+
+
+def _stable_by_key(k: np.ndarray, n_keys: int) -> np.ndarray:
+    """The stable order of ``k`` by value, through scipy's COO→CSR conversion (linear time)."""
+    import scipy.sparse as sp
+
+    m = sp.csr_matrix((np.ones(len(k), dtype=np.int8), (k, np.arange(len(k)))),
+                      shape=(n_keys, len(k)))
+    return m.indices.astype(np.int64, copy=False)
 
 
 def _check_tau(tau) -> float:

@@ -31,9 +31,12 @@ PUBLIC_NOTE = (
     "R2T (Dong et al., SIGMOD 2022): one truncation LP per threshold τ = 2, 4, …, 2^L (L from "
     "max_contribution, public), each released with ε/L and shifted down; the race solves only "
     "the thresholds that can win, and a threshold at or above the largest contribution needs no "
-    "LP. Each LP has one column per monomial that touches a participant contributing more than "
-    "τ, and one row per such participant; it stops after the time limit and then the "
-    "data-independent fallback is released"
+    "LP. Each LP has one row per participant contributing more than τ and one column per set "
+    "of such participants that some monomial touches (monomials touching the same set merged), "
+    "is split into its independent blocks, and is tried against a dual bound before HiGHS's "
+    "interior point method runs; it stops after the time limit and then the data-independent "
+    "fallback is released. The error grows like L·ln(L/β) with L = ⌈log₂ max_contribution⌉: "
+    "declare the smallest public bound on one participant's contribution"
 )
 
 

@@ -30,7 +30,8 @@ __all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t"]
 R2T_OPTIONS = {
     "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
                         f"contribution (default 2**{int(np.log2(r2t.DEFAULT_MAX_CONTRIBUTION))}); "
-                        "R2T races thresholds 2, 4, …, GS",
+                        "R2T races L = ⌈log₂ GS⌉ thresholds 2, 4, …, GS at ε/L each, so its "
+                        "error grows like L·ln(L/β): declare the smallest public bound you can",
     "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
             f"(default {r2t.DEFAULT_BETA})",
 }

@@ -102,3 +102,20 @@ def test_graph_count_with_r2t():
         count(g, "triangle", epsilon=1.0, mechanism="r2t", mu=1.0)
     with pytest.raises(InterfaceError, match="mechanism must be"):
         count(g, "triangle", epsilon=1.0, mechanism="laplace")
+
+
+def test_a_wrong_option_names_how_gs_drives_the_error(con):
+    """The refusal lists R2T's options; max_contribution's entry says how GS sets the error."""
+    before = state(con)
+    with pytest.raises(ProgrammingError, match=r"L = ⌈log₂ GS⌉.*error grows like L·ln\(L/β\)"):
+        con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', mu = 1)")
+    assert state(con) == before
+
+
+def test_merged_and_plain_lps_agree_on_the_sql_capture(con):
+    """The triangle K-relation captured from SQL: the reduced (merged, interior point) LP value
+    equals the plain LP's at every threshold."""
+    kr = con.provenance(TRIANGLES.replace("COUNT(*)", "a.src, b.src, b.dst"))
+    m = r2t_lp.R2TModel(kr)
+    for tau in r2t.thresholds(max(2.0, 2 * m.max_load)):
+        assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)

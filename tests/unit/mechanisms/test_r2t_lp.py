@@ -94,3 +94,67 @@ def test_column_generation_equals_plain_lp(seed, shape, integer, frac, batch):
             assert m.value(tau) == pytest.approx(plain, abs=1e-6)
         finally:
             _r2t_columns.SHRINK = False
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2))
+def test_dual_bound_is_an_upper_bound(seed, shape, integer, frac):
+    kr = kr_of(seed, shape, integer)
+    m = R2TModel(kr)
+    tau = frac * m.max_load
+    assert m.plain_value(tau) <= m.dual_bound(tau) + 1e-6
+    assert m.dual_bound(tau) <= m.bounds(tau)[1] + 1e-6
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.integers(2, 6), st.sampled_from([1.0, 2.0, 3.0, 5.0]))
+def test_merged_columns_keep_the_optimum(seed, copies, tau):
+    """Many single-monomial tuples share their monomial (merged into one column): the reduced
+    LP's value is the plain LP's and PuLP's."""
+    from provsql_dp.provenance.krelation import KRelation
+
+    rng = np.random.default_rng(seed)
+    base = [frozenset(("p", int(x)) for x in rng.choice(6, size=rng.integers(1, 4), replace=False))
+            for _ in range(5)]
+    annotations = [[b] for b in base for _ in range(copies)]
+    weights = rng.integers(1, 4, size=len(annotations)).astype(float)
+    kr = KRelation.from_annotations(rows=[(k,) for k in range(len(annotations))],
+                                    annotations=annotations, weights=weights)
+    m = R2TModel(kr)
+    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+    assert m.value(tau) == pytest.approx(pulp_truncation(kr, tau), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2), st.sampled_from([1, 2, 3]))
+def test_blocks_solved_apart_sum_to_the_plain_lp(seed, shape, integer, frac, min_rows):
+    """Connected components solved as separate LPs (every size of block) give the plain LP's
+    value."""
+    kr = kr_of(seed, shape, integer)
+    m = R2TModel(kr)
+    m.min_block_rows = min_rows
+    tau = frac * m.max_load
+    assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+
+
+def test_time_limit_is_shared_by_the_blocks_of_one_threshold(monkeypatch):
+    """Each block gets what is left of the threshold's time limit, not the whole limit again."""
+    from provsql_dp.mechanisms import r2t_lp
+    from provsql_dp.provenance.krelation import KRelation
+
+    # four disjoint groups of participants: four blocks at τ = 1
+    annotations = [[{("p", 2 * g), ("p", 2 * g + 1)}] for g in range(4) for _ in range(3)]
+    kr = KRelation.from_annotations(rows=[(k,) for k in range(12)], annotations=annotations)
+    m = R2TModel(kr)
+    m.min_block_rows = 1
+    seen, real = [], r2t_lp.solve_lp
+
+    def spy(*a, time_limit=None, **k):
+        seen.append(time_limit)
+        return real(*a, time_limit=time_limit, **k)
+
+    monkeypatch.setattr(r2t_lp, "solve_lp", spy)
+    assert m.value(1.0, time_limit=50.0) == pytest.approx(m.plain_value(1.0))
+    blocks = seen[:-1]  # the last call is plain_value's
+    assert len(blocks) == 4 and all(0 < t <= 50.0 for t in blocks)
+    assert blocks == sorted(blocks, reverse=True)
