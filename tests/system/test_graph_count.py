@@ -34,7 +34,8 @@ def test_count_is_accurate_on_a_dense_graph():
 
 def test_count_is_the_same_mechanism_on_the_same_relation():
     g = _graph()
-    a = count(g, "2-star", privacy="node", epsilon=1.0, rng=np.random.default_rng(5))
+    a = count(g, "2-star", privacy="node", epsilon=1.0, rng=np.random.default_rng(5),
+              construction="enumerate")
     kr = relation(g, "2-star", privacy="node")
     b = rm.release(kr, epsilon=1.0, privacy="node", rng=np.random.default_rng(5))
     assert a.value == pytest.approx(b.value) and a.delta_hat == pytest.approx(b.delta_hat)
@@ -81,7 +82,26 @@ def test_refusals_spend_nothing_and_say_why():
     with pytest.raises(InterfaceError, match="privacy"):
         count(_graph(), "edge", epsilon=1.0, privacy="row")
     with pytest.raises(UnsupportedQueryError, match="max_entries"):
-        count(nx.star_graph(40), "k-star", k=4, epsilon=1.0, max_entries=10_000)
+        count(nx.star_graph(40), "k-star", k=4, epsilon=1.0, max_entries=10_000,
+              construction="enumerate")
+    with pytest.raises(InterfaceError, match="construction"):
+        count(_graph(), "triangle", epsilon=1.0, construction="degree")
+
+
+def test_kstars_use_the_degree_construction_without_a_size_limit():
+    """C(400, 4) = 1.06e9 4-stars: refused by the enumerated path, released by the degree one;
+    count() is the degree mechanism on the same graph (same seed, same value)."""
+    from provsql_dp.mechanisms.kstar import KStarCount
+
+    g = nx.star_graph(400)
+    g.add_edges_from([(1, 2), (2, 3)])
+    for privacy in ("edge", "node"):
+        a = count(g, "k-star", k=4, privacy=privacy, epsilon=1.0, max_entries=10_000,
+                  rng=np.random.default_rng(4))
+        e = np.array(list(g.edges()))
+        b = KStarCount(e[:, 0], e[:, 1], 4, privacy,
+                       n_nodes=g.number_of_nodes()).release(1.0, rng=np.random.default_rng(4))
+        assert a.mechanism == "recursive-kstar" and a.value == b.value
 
 
 def test_empty_relation_releases_noise_around_zero():
