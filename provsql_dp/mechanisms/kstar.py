@@ -166,6 +166,8 @@ class KStarCount:
         self.stats = LPStats()
         self._h_cache: dict[int, float] = {}
         self._g_cache: dict[int, float] = {}
+        self._delta_cache: dict[tuple[float, float], tuple[int, float]] = {}
+        self._x_cache: dict[float, tuple[float, int]] = {}
         self._build()
 
     # ------------------------------------------------------------------ the LP model
@@ -319,13 +321,24 @@ class KStarCount:
 
     # ------------------------------------------------------------------ the mechanism
     def delta(self, theta: float, beta: float) -> tuple[int, float]:
-        """Δ of eq. 11 (binary search, one G LP per probe). Private."""
-        return delta_search(self.g_withdrawn, self.g_top, self.n_real, theta, beta)
+        """Δ of eq. 11 (binary search, one G LP per probe). Private. Deterministic, so kept for
+        the next release with the same θ, β (as are X per Δ̂ and every H, G entry)."""
+        key = (float(theta), float(beta))
+        if key not in self._delta_cache:
+            self._delta_cache[key] = delta_search(self.g_withdrawn, self.g_top, self.n_real,
+                                                  theta, beta)
+        return self._delta_cache[key]
 
     def x(self, delta_hat: float) -> tuple[float, int]:
         """``X = min_j H_{|P|−j} + jΔ̂`` (eq. 12) and its withdrawn ``j``. Private."""
         if self.n_real == 0:
             return 0.0, 0
+        key = float(delta_hat)
+        if key not in self._x_cache:
+            self._x_cache[key] = self._x(key)
+        return self._x_cache[key]
+
+    def _x(self, delta_hat: float) -> tuple[float, int]:
         top = self.true_answer
         value, col = self._solve("x", None, penalty=float(delta_hat))
         j_real = self.n_f - float(col[: self.n_f].sum())
