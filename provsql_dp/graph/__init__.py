@@ -490,7 +490,8 @@ def count(
                              "the recursive mechanism; use 'enumerate' or 'auto' for this pattern")
     if leaves is not None:
         return count_kstar(G, leaves, _check_privacy(privacy), epsilon, node_filter,
-                            edge_filter, rng, budget, progress, mechanism_options)
+                           edge_filter, rng, budget, progress, mechanism_options,
+                           load=_load_filtered, checks=_graph_checks)
     from ..mechanisms import recursive as rm
     from ..mechanisms._highs import LPStats
 

@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 
 from ..mechanisms.kstar import KStarCount
-from .load import duck_of
+from .load import duck_of, load_edges
 from .patterns import resolve_pattern
 
 __all__ = ["star_leaves", "kstar_structure", "count_kstar", "CONSTRUCTIONS"]
@@ -44,14 +44,18 @@ def star_leaves(pattern, k: int | None = None) -> int | None:
 
 
 def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filter=None,
-                    progress=None) -> KStarCount:
-    """Load ``source`` (constraints applied to the edge table, as for the enumerated path) and
-    build the degree construction for ``k``-stars under ``privacy``."""
-    from . import _load_filtered  # the package's loader (filters, checks)
+                    progress=None, load=None) -> KStarCount:
+    """Load ``source`` (constraints applied to the edge table by ``load``, the package's
+    ``_load_filtered``, as for the enumerated path) and build the degree construction."""
+    if load is None:
+        def load(con, source, node_filter, edge_filter):
+            if node_filter is not None or edge_filter is not None:
+                raise ValueError("constraints need the package loader: use graph.count")
+            return load_edges(con, source)
 
     con = duckdb.connect()
     try:
-        loaded = _load_filtered(con, source, node_filter, edge_filter)
+        loaded = load(con, source, node_filter, edge_filter)
         if progress is not None:
             progress("load", nodes=loaded.n_nodes, edges=loaded.n_edges)
         res = duck_of(con).execute("SELECT src, dst FROM edge").fetchnumpy()
@@ -67,13 +71,12 @@ def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filt
 
 
 def count_kstar(G, k, privacy, epsilon, node_filter, edge_filter, rng, budget, progress,
-                 options):
+                 options, *, load, checks):
     """:func:`count` for a k-star with the degree construction (see the module docstring)."""
     import networkx as nx
 
     from ..errors import InterfaceError
     from ..mechanisms._framework import resolve_params
-    from . import _graph_checks
     from ._progress import PHASES, Progress
 
     extra = sorted(set(options) - {"theta", "beta", "mu", "eps1", "eps2"})
@@ -86,11 +89,12 @@ def count_kstar(G, k, privacy, epsilon, node_filter, edge_filter, rng, budget, p
     except ValueError as e:
         raise InterfaceError(str(e)) from e
     if isinstance(G, nx.Graph):
-        _graph_checks(G)
+        checks(G)
     name = f"{k}-star"
     with Progress(f"count {name}", enabled=progress) as bar:
         bar.phase(PHASES[0])
-        ks = kstar_structure(G, k, privacy, node_filter=node_filter, edge_filter=edge_filter)
+        ks = kstar_structure(G, k, privacy, node_filter=node_filter, edge_filter=edge_filter,
+                             load=load)
         bar.phase(PHASES[2], participants=ks.n_participants)
         if budget is not None:
             budget.ledger.charge(

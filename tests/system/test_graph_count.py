@@ -135,3 +135,17 @@ def test_count_charges_a_budget_before_noise():
     with pytest.raises(provsql_dp.BudgetExceededError):
         count(G, "triangle", privacy="edge", epsilon=0.5, budget=con)
     assert len(con.ledger.entries()) == 1
+
+
+def test_kstar_constraints_filter_the_edges_first():
+    """node_filter on the degree construction: the stars of the sub-graph of passing nodes."""
+    from provsql_dp.graph._kstar import kstar_structure
+
+    g = nx.gnp_random_graph(30, 0.3, seed=9)
+    nx.set_node_attributes(g, {v: v % 3 for v in g}, "group")
+    sub = g.subgraph([v for v in g if v % 3 != 0])
+    a = count(g, "2-star", privacy="edge", epsilon=1.0, node_filter="\"group\" <> 0",
+              rng=np.random.default_rng(2))
+    ks = kstar_structure(nx.Graph(sub.edges()), 2, "edge")
+    assert ks.true_answer == sum(d * (d - 1) // 2 for _, d in sub.degree())
+    assert a.value == ks.release(1.0, rng=np.random.default_rng(2)).value
