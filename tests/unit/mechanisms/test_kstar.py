@@ -208,3 +208,33 @@ def test_bad_input():
         KStarCount([0], [0], 2)
     with pytest.raises(ValueError, match="privacy"):
         KStarCount([0], [1], 2, "vertex")
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_edge_h_equals_the_enumerated_relation_when_each_centre_has_one_star(seed, k):
+    """With every degree ≤ k a centre holds at most one k-star, C_k(x) = max(0, x − k + 1) is its
+    φ, and the two H sequences coincide exactly."""
+    rng = np.random.default_rng(seed)
+    g = nx.random_regular_graph(k, 8, seed=seed) if k * 8 % 2 == 0 else nx.cycle_graph(8)
+    g.remove_edges_from([e for e in list(g.edges()) if rng.random() < 0.2])
+    ks = kstar(g, k, "edge")
+    kr = enumerated(g, k, "edge")
+    n = ks.n_participants
+    for i in range(n + 1):
+        assert ks.h(i) == pytest.approx(rm.H(kr, max(0, i - (n - kr.n_participants))), abs=1e-7)
+
+
+@pytest.mark.parametrize("privacy", ["edge", "node"])
+@pytest.mark.parametrize("seed", range(3))
+def test_delta_and_x_match_their_definitions(seed, privacy):
+    """Δ = min{e^{jβ}θ : G_{|P|−j} ≤ e^{jβ}θ} and X = min_i H_i + (|P| − i)Δ̂ evaluated over
+    every index, against the binary search and the real-interval LP."""
+    ks = kstar(random_graph(400 + seed, n=9, p=0.5), 2, privacy)
+    n = ks.n_participants
+    theta, beta = 1.0, 0.1
+    js = [j for j in range(n + 1) if ks.g(n - j) <= math.exp(j * beta) * theta * (1 + 1e-9) + 1e-9]
+    assert ks.delta(theta, beta)[0] == min(js)
+    for dh in (0.5, 3.0, 17.0):
+        brute = min(ks.h(i) + (n - i) * dh for i in range(n + 1))
+        assert ks.x(dh)[0] == pytest.approx(brute, abs=1e-7)
