@@ -75,7 +75,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._framework import accuracy_bound, delta_search, resolve_params
-from ._highs import LPStats, solve_lp
+from ._highs import LPStats, resolve_lp, solve_lp
 from .noise import resolve_rng
 from .release import Release, release_delta_hat, release_x
 
@@ -168,6 +168,7 @@ class KStarCount:
         self._g_cache: dict[int, float] = {}
         self._delta_cache: dict[tuple[float, float], tuple[int, float]] = {}
         self._x_cache: dict[float, tuple[float, int]] = {}
+        self._kept: dict = {}
         self._build()
 
     # ------------------------------------------------------------------ the LP model
@@ -266,10 +267,26 @@ class KStarCount:
         return cost, col_lo, col_up, np.concatenate(lo), np.concatenate(up), a, offset
 
     def _solve(self, kind: str, mass: float | None, penalty: float | None = None):
+        """One LP. The H and G models are kept after their first solve and re-solved by dual
+        simplex from the last basis when only the mass row ``Σ f = i`` changes (the Δ search
+        and the two integer H); the optimum is the same as a cold solve's."""
+        kept = self._kept.get(kind) if mass is not None else None
+        if kept is not None:
+            r = kept.getNumRow() - 1
+            kept.changeRowsBounds(1, np.array([r], dtype=np.int32), np.array([float(mass)]),
+                                  np.array([float(mass)]))
+            obj, col, _ = resolve_lp(kept, solver="simplex", stats=self.stats,
+                                     what=f"k-star {kind}")
+            return float(obj), col
         cost, clo, cup, rlo, rup, a, offset = self._model(kind, mass, penalty)
-        obj, col, _ = solve_lp(len(cost), cost, clo, cup, rlo, rup, a.indptr, a.indices, a.data,
-                               offset=offset, solver="simplex", stats=self.stats,
-                               what=f"k-star {kind}")
+        out = solve_lp(len(cost), cost, clo, cup, rlo, rup, a.indptr, a.indices, a.data,
+                       offset=offset, solver="simplex", stats=self.stats, what=f"k-star {kind}",
+                       keep=mass is not None)
+        if mass is not None:
+            obj, col, _, h = out
+            self._kept[kind] = h
+        else:
+            obj, col, _ = out
         return float(obj), col
 
     def _withdrawn(self, i: float) -> int:
