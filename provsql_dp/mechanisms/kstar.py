@@ -49,8 +49,10 @@ release_delta_hat` (ε₁-DP), ``X = min_i H_i + (|P| − i)Δ̂`` from the real
 integer H (H is convex), and ``X̂`` by :func:`~provsql_dp.mechanisms.release.release_x` (exact
 discrete Laplace on a public grid, ε₂-DP): (ε₁ + ε₂)-DP in total, for the privacy model chosen.
 
-Cost on the paper's graphs: ≤ 48 k columns and 120 k rows whatever k (ca-GrQc 3-stars: one LP
-per Δ probe, a few tenths of a second each).
+Cost on the paper's graphs: at most 48 k columns and 105 k rows whatever k (gemat12, node
+privacy). Measured (one run, machine shared by several jobs): ca-GrQc, one release, edge privacy
+4–6 s (7–8 LPs) for k = 2 and 3; node privacy about 2 minutes, most of it the first, cold, G LP —
+the following LPs re-solve the kept model warm in 0.1–2.5 s.
 
 Examples
 --------
