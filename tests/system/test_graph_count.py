@@ -149,3 +149,16 @@ def test_kstar_constraints_filter_the_edges_first():
     ks = kstar_structure(nx.Graph(sub.edges()), 2, "edge")
     assert ks.true_answer == sum(d * (d - 1) // 2 for _, d in sub.degree())
     assert a.value == ks.release(1.0, rng=np.random.default_rng(2)).value
+
+
+def test_kstar_release_charges_the_budget_and_refusals_spend_nothing():
+    con = provsql_dp.connect()
+    con.execute("SET PRIVACY BUDGET 2")
+    count(nx.karate_club_graph(), "3-star", privacy="node", epsilon=0.5, budget=con,
+          rng=np.random.default_rng(0))
+    assert con.ledger.remaining(con.user) == 1.5
+    with pytest.raises(InterfaceError, match="does not apply"):
+        count(nx.karate_club_graph(), "3-star", epsilon=0.5, budget=con, solver="ipm")
+    with pytest.raises(InterfaceError, match="beta"):
+        count(nx.karate_club_graph(), "3-star", epsilon=0.5, budget=con, beta=-1)
+    assert con.ledger.remaining(con.user) == 1.5
