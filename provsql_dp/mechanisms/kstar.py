@@ -50,9 +50,10 @@ integer H (H is convex), and ``X̂`` by :func:`~provsql_dp.mechanisms.release.re
 discrete Laplace on a public grid, ε₂-DP): (ε₁ + ε₂)-DP in total, for the privacy model chosen.
 
 Cost on the paper's graphs: at most 48 k columns and 105 k rows whatever k (gemat12, node
-privacy). Measured (one run, machine shared by several jobs): ca-GrQc, one release, edge privacy
-4–6 s (7–8 LPs) for k = 2 and 3; node privacy about 2 minutes, most of it the first, cold, G LP —
-the following LPs re-solve the kept model warm in 0.1–2.5 s.
+privacy). Measured (benchmarks/subgraph_measured.md, machine shared by several jobs): the first
+release of 2- or 3-stars on ca-GrQc / ca-HepTh takes 1–7 s under edge privacy and 0.5–2 minutes
+under node privacy, most of it the first, cold, G LP — later LPs re-solve the kept model warm in
+0.1–2.5 s.
 
 Examples
 --------
