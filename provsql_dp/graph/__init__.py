@@ -29,18 +29,23 @@ graph is this one with the participant set to False — would no longer hold. At
 themselves are treated as public under edge privacy, and as the node's own data under node
 privacy (removing a node removes every occurrence it is in, whatever its attributes).
 
-**Size limit (the k-star footnote of §6.1).** The K-relation has one tuple per occurrence, so the
-LPs of the recursive mechanism grow with the count: Σ_v C(d_v, k) tuples for k-stars, each with
-k+1 (node) or k (edge) participants. Merging equal node sets (node privacy) is exact and applied,
-but does not change the C(d, k) growth. Instead of the paper's unpublished "clever construction",
-:func:`count` measures the count with one cheap ``COUNT(*)`` in DuckDB first and refuses with
+**k-stars: the degree construction.** A k-star count (``"k-star"``, ``"2-star"``, ``"2-path"``
+or a networkx star, k ≥ 2) is released by :mod:`provsql_dp.mechanisms.kstar` by default
+(``construction="auto"``): the recursive mechanism on H and G built over node degrees, LPs with
+O(|V| + |E|) columns whatever k, instead of one K-relation tuple per star (the paper's footnote 2
+announces such a construction without giving it; this one is ours and its proofs are in that
+module). No size guard applies: 3-stars on ca-GrQc (2.5 M stars) take seconds under edge privacy.
+``construction="enumerate"`` keeps the K-relation path below.
+
+**Size limit (other patterns).** The K-relation has one tuple per occurrence, so the LPs of the
+recursive mechanism grow with the count, each tuple with |V(P)| (node) or |E(P)| (edge)
+participants. Merging equal node sets (node privacy) is exact and applied. :func:`count` measures
+the count with one cheap ``COUNT(*)`` in DuckDB first and refuses with
 :class:`~provsql_dp.errors.UnsupportedQueryError` when occurrences × pattern size exceeds
 ``max_entries`` (default :data:`DEFAULT_MAX_ENTRIES` = 2,000,000), before any budget or noise is
-used. With the default, 2-stars fit on every graph of the paper (the largest, gemat12: 462,991 × 3
-entries), 3-stars do not on ca-GrQc (2,482,738 × 4 = 9.9 M node, × 3 = 7.4 M edge), ca-HepTh or
-gemat12. The guard bounds memory; the LP time also grows with the relation (a 2-star count with
-~50,000 tuples takes about half a minute per release under edge privacy, several minutes under
-node privacy, on one core), so pass the mechanism's ``time_limit`` (seconds per LP, raising
+used. The guard bounds memory; the LP time also grows with the relation (a 2-star count with
+~50,000 tuples takes about half a minute per release under edge privacy on the enumerated path),
+so pass the mechanism's ``time_limit`` (seconds per LP, raising
 :class:`~provsql_dp.errors.SolverError`) when a bound on the wait matters. Note that whether a
 count is refused depends on the data (one bit: is the count above the limit?); a deployment that
 lets untrusted analysts call :func:`count` should set ``max_entries`` from public knowledge or
@@ -69,6 +74,7 @@ import networkx as nx
 from ..errors import InterfaceError
 from ..provenance.krelation import KRelation
 from ._compile import CompiledPattern, _table, compile_pattern, qualify_predicate
+from ._kstar import CONSTRUCTIONS, count_kstar, star_leaves
 from ._progress import PHASES, Progress
 from ._relation import (
     DEFAULT_MAX_ENTRIES,
@@ -382,6 +388,7 @@ def count(
     budget=None,
     progress: bool | None = None,
     mechanism: str = "recursive",
+    construction: str = "auto",
     **mechanism_options,
 ):
     """Release the number of occurrences of ``pattern`` in ``G`` with ε-differential privacy.
@@ -420,6 +427,11 @@ def count(
     mechanism : {"recursive", "r2t"}
         The recursive mechanism (default), or R2T (:mod:`provsql_dp.mechanisms.r2t`): faster on
         large graphs, at an accuracy cost.
+    construction : {"auto", "degree", "enumerate"}
+        For k-stars (k ≥ 2) with the recursive mechanism, ``"auto"`` and ``"degree"`` use the
+        degree construction (:mod:`provsql_dp.mechanisms.kstar`: no size limit, options
+        ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``); ``"enumerate"`` builds the K-relation
+        of one tuple per star. Other patterns always enumerate (``"degree"`` is refused).
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults) or, for R2T, to
@@ -468,6 +480,18 @@ def count(
                      mechanism_options.get("beta", r2t.DEFAULT_BETA))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
+    if construction not in CONSTRUCTIONS:
+        raise InterfaceError(f"construction must be one of {', '.join(CONSTRUCTIONS)}, "
+                             f"got {construction!r}")
+    leaves = (star_leaves(pattern, k) if mechanism == "recursive" and construction != "enumerate"
+              else None)
+    if construction == "degree" and leaves is None:
+        raise InterfaceError("construction='degree' applies to k-stars (k >= 2) released with "
+                             "the recursive mechanism; use 'enumerate' or 'auto' for this pattern")
+    if leaves is not None:
+        return count_kstar(G, leaves, _check_privacy(privacy), epsilon, node_filter,
+                           edge_filter, rng, budget, progress, mechanism_options,
+                           load=_load_filtered, checks=_graph_checks)
     from ..mechanisms import recursive as rm
     from ..mechanisms._highs import LPStats
 
@@ -496,3 +520,4 @@ def count(
         bar.watch(stats)
         return rm.release(kr, epsilon=epsilon, privacy=privacy, rng=rng, stats=stats,
                           **mechanism_options)
+

@@ -34,7 +34,8 @@ def test_count_is_accurate_on_a_dense_graph():
 
 def test_count_is_the_same_mechanism_on_the_same_relation():
     g = _graph()
-    a = count(g, "2-star", privacy="node", epsilon=1.0, rng=np.random.default_rng(5))
+    a = count(g, "2-star", privacy="node", epsilon=1.0, rng=np.random.default_rng(5),
+              construction="enumerate")
     kr = relation(g, "2-star", privacy="node")
     b = rm.release(kr, epsilon=1.0, privacy="node", rng=np.random.default_rng(5))
     assert a.value == pytest.approx(b.value) and a.delta_hat == pytest.approx(b.delta_hat)
@@ -81,7 +82,26 @@ def test_refusals_spend_nothing_and_say_why():
     with pytest.raises(InterfaceError, match="privacy"):
         count(_graph(), "edge", epsilon=1.0, privacy="row")
     with pytest.raises(UnsupportedQueryError, match="max_entries"):
-        count(nx.star_graph(40), "k-star", k=4, epsilon=1.0, max_entries=10_000)
+        count(nx.star_graph(40), "k-star", k=4, epsilon=1.0, max_entries=10_000,
+              construction="enumerate")
+    with pytest.raises(InterfaceError, match="construction"):
+        count(_graph(), "triangle", epsilon=1.0, construction="degree")
+
+
+def test_kstars_use_the_degree_construction_without_a_size_limit():
+    """C(400, 4) = 1.06e9 4-stars: refused by the enumerated path, released by the degree one;
+    count() is the degree mechanism on the same graph (same seed, same value)."""
+    from provsql_dp.mechanisms.kstar import KStarCount
+
+    g = nx.star_graph(400)
+    g.add_edges_from([(1, 2), (2, 3)])
+    for privacy in ("edge", "node"):
+        a = count(g, "k-star", k=4, privacy=privacy, epsilon=1.0, max_entries=10_000,
+                  rng=np.random.default_rng(4))
+        e = np.array(list(g.edges()))
+        b = KStarCount(e[:, 0], e[:, 1], 4, privacy,
+                       n_nodes=g.number_of_nodes()).release(1.0, rng=np.random.default_rng(4))
+        assert a.mechanism == "recursive-kstar" and a.value == b.value
 
 
 def test_empty_relation_releases_noise_around_zero():
@@ -115,3 +135,30 @@ def test_count_charges_a_budget_before_noise():
     with pytest.raises(provsql_dp.BudgetExceededError):
         count(G, "triangle", privacy="edge", epsilon=0.5, budget=con)
     assert len(con.ledger.entries()) == 1
+
+
+def test_kstar_constraints_filter_the_edges_first():
+    """node_filter on the degree construction: the stars of the sub-graph of passing nodes."""
+    from provsql_dp.graph._kstar import kstar_structure
+
+    g = nx.gnp_random_graph(30, 0.3, seed=9)
+    nx.set_node_attributes(g, {v: v % 3 for v in g}, "group")
+    sub = g.subgraph([v for v in g if v % 3 != 0])
+    a = count(g, "2-star", privacy="edge", epsilon=1.0, node_filter="\"group\" <> 0",
+              rng=np.random.default_rng(2))
+    ks = kstar_structure(nx.Graph(sub.edges()), 2, "edge")
+    assert ks.true_answer == sum(d * (d - 1) // 2 for _, d in sub.degree())
+    assert a.value == ks.release(1.0, rng=np.random.default_rng(2)).value
+
+
+def test_kstar_release_charges_the_budget_and_refusals_spend_nothing():
+    con = provsql_dp.connect()
+    con.execute("SET PRIVACY BUDGET 2")
+    count(nx.karate_club_graph(), "3-star", privacy="node", epsilon=0.5, budget=con,
+          rng=np.random.default_rng(0))
+    assert con.ledger.remaining(con.user) == 1.5
+    with pytest.raises(InterfaceError, match="does not apply"):
+        count(nx.karate_club_graph(), "3-star", epsilon=0.5, budget=con, solver="ipm")
+    with pytest.raises(InterfaceError, match="beta"):
+        count(nx.karate_club_graph(), "3-star", epsilon=0.5, budget=con, beta=-1)
+    assert con.ledger.remaining(con.user) == 1.5

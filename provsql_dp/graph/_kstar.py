@@ -1,0 +1,105 @@
+"""Route k-star counts to the degree construction (:mod:`provsql_dp.mechanisms.kstar`).
+
+A k-star count's K-relation has Σ_v C(d_v, k) tuples (2.5 M 3-stars on ca-GrQc), which the
+enumerated path refuses above ``max_entries``. The degree construction needs only the edge list:
+its LPs have O(|V| + |E|) columns whatever k, so no size guard applies. :func:`star_leaves`
+recognises a k-star pattern (named or given as a networkx star), :func:`kstar_structure` loads the
+(filtered) graph through DuckDB exactly as the enumerated path does and builds the structure.
+
+>>> import networkx as nx
+>>> star_leaves("3-star"), star_leaves(nx.star_graph(4)), star_leaves("triangle")
+(3, 4, None)
+>>> ks = kstar_structure(nx.star_graph(5), 2, "edge")
+>>> ks.true_answer, ks.n_participants
+(10.0, 5)
+"""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+
+from ..mechanisms.kstar import KStarCount
+from .load import duck_of, load_edges
+from .patterns import resolve_pattern
+
+__all__ = ["star_leaves", "kstar_structure", "count_kstar", "CONSTRUCTIONS"]
+
+#: ``construction=`` values of :func:`provsql_dp.graph.count`
+CONSTRUCTIONS = ("auto", "degree", "enumerate")
+
+
+def star_leaves(pattern, k: int | None = None) -> int | None:
+    """``k`` when ``pattern`` is a star with k ≥ 2 leaves (``"k-star"``, ``"2-star"``, a networkx
+    star, ``"2-path"`` — the 2-star), else None."""
+    p = resolve_pattern(pattern, k)
+    g = p.graph
+    n = g.number_of_nodes()
+    if n < 3 or g.number_of_edges() != n - 1:
+        return None
+    degrees = sorted(d for _, d in g.degree())
+    if degrees[-1] == n - 1 and degrees[0] == 1 and degrees[-2] == 1:
+        return n - 1
+    return None
+
+
+def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filter=None,
+                    progress=None, load=None) -> KStarCount:
+    """Load ``source`` (constraints applied to the edge table by ``load``, the package's
+    ``_load_filtered``, as for the enumerated path) and build the degree construction."""
+    if load is None:
+        def load(con, source, node_filter, edge_filter):
+            if node_filter is not None or edge_filter is not None:
+                raise ValueError("constraints need the package loader: use graph.count")
+            return load_edges(con, source)
+
+    con = duckdb.connect()
+    try:
+        loaded = load(con, source, node_filter, edge_filter)
+        if progress is not None:
+            progress("load", nodes=loaded.n_nodes, edges=loaded.n_edges)
+        res = duck_of(con).execute("SELECT src, dst FROM edge").fetchnumpy()
+    finally:
+        con.close()
+    src = np.asarray(res["src"], dtype=np.int64)
+    dst = np.asarray(res["dst"], dtype=np.int64)
+    n_nodes = None
+    if privacy == "node":
+        ends = len(np.unique(np.concatenate([src, dst]))) if len(src) else 0
+        n_nodes = max(int(loaded.n_nodes or 0), ends)
+    return KStarCount(src, dst, k, privacy, n_nodes=n_nodes)
+
+
+def count_kstar(G, k, privacy, epsilon, node_filter, edge_filter, rng, budget, progress,
+                 options, *, load, checks):
+    """:func:`count` for a k-star with the degree construction (see the module docstring)."""
+    import networkx as nx
+
+    from ..errors import InterfaceError
+    from ..mechanisms._framework import resolve_params
+    from ._progress import PHASES, Progress
+
+    extra = sorted(set(options) - {"theta", "beta", "mu", "eps1", "eps2"})
+    if extra:
+        raise InterfaceError(f"option {extra[0]!r} does not apply to the k-star degree "
+                             "construction; its options are theta, beta, mu, eps1, eps2 "
+                             "(or pass construction='enumerate')")
+    try:
+        resolve_params(epsilon, privacy, **options)
+    except ValueError as e:
+        raise InterfaceError(str(e)) from e
+    if isinstance(G, nx.Graph):
+        checks(G)
+    name = f"{k}-star"
+    with Progress(f"count {name}", enabled=progress) as bar:
+        bar.phase(PHASES[0])
+        ks = kstar_structure(G, k, privacy, node_filter=node_filter, edge_filter=edge_filter,
+                             load=load)
+        bar.phase(PHASES[2], participants=ks.n_participants)
+        if budget is not None:
+            budget.ledger.charge(
+                budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", "recursive"
+            )
+        bar.phase(PHASES[4])
+        bar.watch(ks.stats)
+        return ks.release(epsilon, rng=rng, **options)
