@@ -36,13 +36,14 @@ from sqlglot import exp
 from ..mechanisms import laplace, single_owner
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
+from ..provenance.clamp import clamped_sum_sql
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
 from .release_info import PrivacyInfo
 
-__all__ = ["laplace_applies", "release_laplace", "release_single_owner"]
+__all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
 
 
 def laplace_applies(plan: Aggregate, own: Owners | None, bounds) -> bool:
@@ -57,23 +58,66 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     """Run the aggregate in DuckDB and release every group with the Laplace mechanism.
 
     ``groups`` is the public list of groups (``[()]`` without GROUP BY); ``charge_fn()`` charges
-    the ledger and returns the charge (called before any noise is drawn)."""
-    own = owners(plan.child)
+    the ledger and returns the charge (called before any noise is drawn). A bounded SUM is
+    computed by :func:`provsql_dp.provenance.clamp.clamped_sum_sql` (the clamp's total, over the
+    finite values)."""
+    sql, _ = _laplace_sql(plan, bounds, with_count=False)
+    true = _true_values(con, sql, 1)[0]
+    return _release_groups(plan, true, epsilon, groups, key_names, bounds, charge_fn, rng)
+
+
+def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps, count_eps,
+                        groups: list[tuple], key_names: list[str], bounds, charge_fn, rng=None):
+    """An AVG's SUM and COUNT, both on the Laplace path, read in ONE scan: ``(sum result, count
+    result)``, each what :func:`release_laplace` returns for its part, drawn from ``rng`` in the
+    same order (the SUM's groups, then the COUNT's).
+
+    The planner builds an AVG's COUNT over the rows of its SUM whose value is finite
+    (``sql.planner``): exactly the rows the SUM's filter keeps (:func:`clamped_sum_sql`), so the
+    COUNT is ``count(*)`` next to the SUM in the same filtered query. ``count_plan`` is only used
+    for its label and the sensitivity of a count."""
+    sql, _ = _laplace_sql(sum_plan, bounds, with_count=True)
+    sums, counts = _true_values(con, sql, 2)
+    out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng)
+    out_count = _release_groups(count_plan, counts, count_eps, groups, key_names, None, charge_fn,
+                                rng)
+    return out_sum, out_count
+
+
+def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
+    """``SELECT keys…, aggregate[, count(*)] FROM child [WHERE finite] GROUP BY keys…``."""
     compiled = compile_node(plan.child, disc=False)
     keys = [q(k) for k in plan.group_by]
+    where = ""
     if plan.kind == "count":
-        agg, integer, sens = "count(*)", True, float(own.rows_per_owner)
+        aggs = ["count(*)"]
     else:
         lower, upper = bounds
-        weight = clamp_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
-        agg, integer = f"sum({weight})", False
-        sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
-    select = ", ".join(keys + [agg])
-    sql = f"SELECT {select} FROM ({compiled.sql}) AS t"
+        agg, keep = clamped_sum_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
+        aggs, where = [agg], f" WHERE {keep}"
+    if with_count:
+        aggs.append("count(*)")
+    sql = f"SELECT {', '.join(keys + aggs)} FROM ({compiled.sql}) AS t{where}"
     if keys:
         sql += f" GROUP BY {', '.join(keys)}"
+    return sql, len(aggs)
+
+
+def _true_values(con, sql: str, n: int) -> list[dict]:
+    """The ``n`` aggregates of each group, as ``{group key tuple: value}`` (NULL as 0)."""
     rows = engine_of(con).fetchall(sql)
-    true = {tuple(r[:-1]): (r[-1] or 0) for r in rows}
+    return [{tuple(r[:-n]): (r[len(r) - n + j] or 0) for r in rows} for j in range(n)]
+
+
+def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bounds, charge_fn,
+                    rng):
+    own = owners(plan.child)
+    if plan.kind == "count":
+        integer, sens = True, float(own.rows_per_owner)
+    else:
+        lower, upper = bounds
+        integer = False
+        sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
     charge = charge_fn()
     eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
