@@ -41,6 +41,7 @@ from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
+from .dense_totals import dense_owner_totals
 from .release_info import PrivacyInfo
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
@@ -153,47 +154,26 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
     if plan.weight is None:
-        parts = ["count(*)"]
+        parts, values = ["count(*)"], [None]
     else:
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
         w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
-        parts = [f"sum(greatest({w}, 0.0))", f"sum(greatest(-({w}), 0.0))"] if signed else [f"sum({w})"]
+        values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
+        parts = [f"sum({v})" for v in values]
     weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
-    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
-                             with_owner=bool(truncate))
-    names = ", ".join(f"c{j}" for j in range(len(parts)))
-    params = None
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
-    if keys:
-        k_cols = [f"k{j}" for j in range(len(keys))]
-        group_rel, params = _group_relation(groups, len(keys), embedded)
-        match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.{kc}" for k, kc in zip(keys, k_cols))
-        sql = (f"SELECT g.g, {names} FROM ({inner}) AS o JOIN "
-               f"{group_rel} AS g ON {match}")
-        if truncate:
-            sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
-                              "ORDER BY g.g) AS __rank,", 1)
-            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
-    else:
-        sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
-    # A count's per-owner totals are whole numbers with few distinct values: DuckDB sends their
-    # histogram (total, how many owners) instead of one row per owner — the closed forms take
-    # multiplicities (single_owner.release(counts=…)). A SUM's totals are mostly distinct.
+    # A count's per-owner totals are whole numbers with few distinct values: their histogram
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
     histogram = plan.weight is None
-    if histogram:
-        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
-               f"GROUP BY g, {names} ORDER BY g")
+    dense = None
+    if embedded and not keys:
+        dense = dense_owner_totals(con._duck, plan.child, values, weight_ids, histogram)
+    if dense is not None:
+        g, totals, mult = dense
     else:
-        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
-    if embedded:
-        with _hash_aggregate_settings(con._duck):
-            data = con._duck.execute(sql, params).fetchnumpy()
-    else:
-        data = engine.fetchnumpy(sql)[0]
-    g = np.asarray(data["g"], dtype=np.int64)
-    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
-    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
+        g, totals, mult = _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts,
+                                                 weight_ids, truncate, max_groups, histogram)
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
     if parallel:
         eps = float(epsilon)
@@ -218,6 +198,43 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
     return desc, out, info
+
+
+def _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts, weight_ids, truncate,
+                           max_groups, histogram):
+    """``(group index per row, [totals per part], multiplicities or None)`` from one DuckDB
+    query: per-owner totals per group (:func:`owner_totals_sql`), joined to the public groups."""
+    keys = [q(k) for k in plan.group_by]
+    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
+                             with_owner=bool(truncate))
+    names = ", ".join(f"c{j}" for j in range(len(parts)))
+    params = None
+    if keys:
+        k_cols = [f"k{j}" for j in range(len(keys))]
+        group_rel, params = _group_relation(groups, len(keys), embedded)
+        match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.{kc}" for k, kc in zip(keys, k_cols))
+        sql = (f"SELECT g.g, {names} FROM ({inner}) AS o JOIN "
+               f"{group_rel} AS g ON {match}")
+        if truncate:
+            sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
+                              "ORDER BY g.g) AS __rank,", 1)
+            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
+    else:
+        sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
+    if histogram:  # DuckDB sends (total, how many owners) instead of one row per owner
+        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
+               f"GROUP BY g, {names} ORDER BY g")
+    else:
+        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
+    if embedded:
+        with _hash_aggregate_settings(con._duck):
+            data = con._duck.execute(sql, params).fetchnumpy()
+    else:
+        data = engine.fetchnumpy(sql)[0]
+    g = np.asarray(data["g"], dtype=np.int64)
+    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
+    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
+    return g, totals, mult
 
 
 #: DuckDB's perfect hash aggregate (an array indexed by the key, no hashing) applies to integer
