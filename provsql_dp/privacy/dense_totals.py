@@ -64,7 +64,10 @@ def dense_owner_totals(duck, node: Node, values: list[str | None], weight_ids: s
     span = int(keys.max()) - lo + 1 if n else 0
     if span > MAX_SPAN * n + (1 << 20):
         return None
-    idx = (keys - keys.dtype.type(lo)).astype(np.int64) if n else np.zeros(0, np.int64)
+    if keys.dtype != np.int64 or lo:  # BIGINT from 0: the Arrow buffer itself, no copy
+        keys = keys.astype(np.int64) if keys.dtype != np.uint64 else keys
+        keys = (keys - keys.dtype.type(lo)).astype(np.int64, copy=False)
+    idx = keys
     sums = []
     for j, v in enumerate(values):
         w = None if v is None else rows.column(f"c{j}").to_numpy()

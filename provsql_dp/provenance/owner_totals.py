@@ -137,12 +137,15 @@ def owner_rows_sql(node: Node, values: list[str | None], weight_ids: set[str]
         if any(not (_columns(p) <= own_ids or _columns(p) <= other_ids) for p in preds):
             return None
         ((a, b),) = pins
-        if _key_type(owner_side, other, a) not in INTEGER_KEYS:
+        key_type = _key_type(owner_side, other, a)
+        if key_type not in INTEGER_KEYS:
             return None
+        # as BIGINT (exact for every integer type but UBIGINT): numpy indexes with it as it is
+        cast = "" if key_type == "UBIGINT" else "::BIGINT"
         other_sql = _side_sql(other, preds, {i: rename[i] for i in sorted(weight_ids)})
         owner_sql = _side_sql(owner_side, preds, {})
         cols = [f"coalesce({v}, 0)::DOUBLE AS c{j}" for j, v in enumerate(values) if v is not None]
-        rows = (f"SELECT {', '.join([f'o.{q(b)} AS __o'] + cols)} FROM ({other_sql}) AS o "
+        rows = (f"SELECT {', '.join([f'o.{q(b)}{cast} AS __o'] + cols)} FROM ({other_sql}) AS o "
                 f"WHERE o.{q(b)} IS NOT NULL")
         owners = f"SELECT a.{q(a)} AS __k FROM ({owner_sql}) AS a WHERE a.{q(a)} IS NOT NULL"
         return rows, owners
