@@ -74,7 +74,10 @@ def dense_owner_totals(duck, node: Node, values: list[str | None], weight_ids: s
         sums.append(np.bincount(idx, weights=w, minlength=span).astype(np.float64))
     owners = _arrow(duck, owners_sql).column(0).to_numpy()
     owners = owners[(owners >= lo) & (owners <= lo + span - 1)] if n else owners[:0]
-    at = (owners - owners.dtype.type(lo)).astype(np.int64)
+    if owners.dtype == np.uint64:
+        at = (owners - np.uint64(lo)).astype(np.int64)
+    else:  # in 64 bits: a TINYINT key minus a negative minimum overflows 8 bits
+        at = owners.astype(np.int64) - lo
     totals = [s[at] for s in sums]
     if histogram:  # whole numbers: (total, how many owners), positive totals only
         hist = np.bincount(totals[0].astype(np.int64))

@@ -92,3 +92,33 @@ def test_sparse_keys_fall_back_and_the_span_bound_is_the_documented_one():
         _release(con, "SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid", 1)
     assert calls == [None]
     assert dense_totals.MAX_SPAN * 2 + (1 << 20) < 10**12
+
+
+@pytest.mark.parametrize("kind, ids", [("TINYINT", [-100, -3, 0, 5, 120]),
+                                       ("SMALLINT", [-30000, 0, 29999]),
+                                       ("UBIGINT", [2**64 - 2**19, 2**64 - 9, 2**64 - 1])])
+def test_small_and_unsigned_key_types_equal_duckdb(kind, ids):
+    con = provsql_dp.connect()
+    con.execute(f"CREATE TABLE people(id {kind} PRIMARY KEY, age INT)")
+    con.execute(f"CREATE TABLE visits(pid {kind}, amount DOUBLE)")
+    con._duck.executemany("INSERT INTO people VALUES (?, 30)", [[i] for i in ids])
+    visits = [[ids[k % len(ids)], float(k % 7)] for k in range(3 * len(ids) + 1)] + [[None, 1.0]]
+    con._duck.executemany("INSERT INTO visits VALUES (?, ?)", visits)
+    con.execute("PROTECT TABLE people")
+    con.execute("PROTECT TABLE visits BY (pid) AS people")
+    con.execute("SET PRIVACY BUDGET 1e9")
+    for sql in ("SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid",
+                "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid "
+                "OPTIONS (lower = 0, upper = 5)"):
+        taken = []
+        real = fast_path.dense_owner_totals
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(fast_path, "dense_owner_totals",
+                      lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
+            fast_rows, fast = _release(con, sql, 5)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(fast_path, "dense_owner_totals", lambda *a, **k: None)
+            slow_rows, slow = _release(con, sql, 5)
+        assert taken and taken[-1] is not None  # dense: span within 2^20
+        assert fast.releases[0].delta_hat == slow.releases[0].delta_hat
+        assert fast_rows[0][-1] == pytest.approx(slow_rows[0][-1], rel=1e-12, abs=1e-9)
