@@ -58,7 +58,7 @@ from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
-from .fast_path import laplace_applies, release_laplace, release_single_owner
+from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
 
@@ -378,7 +378,17 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         return charged[0]
 
     charge_once()  # before any protected row is read
-    results = [execute(con, d, charge_once, rng) for d in decisions]
+    results = [None] * len(decisions)
+    for col in plan.columns:  # in the order of the parts: the noise is drawn part after part
+        ds = [decisions[i] for i in col.parts]
+        if col.kind == "avg" and all(d.path == "laplace" for d in ds):  # SUM and COUNT in one scan
+            s, c = col.parts
+            results[s], results[c] = release_laplace_avg(
+                con, ds[0].plan, ds[1].plan, ds[0].epsilon, ds[1].epsilon, ds[0].groups,
+                ds[0].key_names, ds[0].bounds, charge_once, rng)
+            continue
+        for i in col.parts:
+            results[i] = execute(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
     rows, releases = [], []
     for gi, g in enumerate(decisions[0].groups):

@@ -36,13 +36,15 @@ from sqlglot import exp
 from ..mechanisms import laplace, single_owner
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
+from ..provenance.clamp import clamped_sum_sql
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
+from .dense_totals import dense_owner_totals
 from .release_info import PrivacyInfo
 
-__all__ = ["laplace_applies", "release_laplace", "release_single_owner"]
+__all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
 
 
 def laplace_applies(plan: Aggregate, own: Owners | None, bounds) -> bool:
@@ -57,23 +59,66 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     """Run the aggregate in DuckDB and release every group with the Laplace mechanism.
 
     ``groups`` is the public list of groups (``[()]`` without GROUP BY); ``charge_fn()`` charges
-    the ledger and returns the charge (called before any noise is drawn)."""
-    own = owners(plan.child)
+    the ledger and returns the charge (called before any noise is drawn). A bounded SUM is
+    computed by :func:`provsql_dp.provenance.clamp.clamped_sum_sql` (the clamp's total, over the
+    finite values)."""
+    sql, _ = _laplace_sql(plan, bounds, with_count=False)
+    true = _true_values(con, sql, 1)[0]
+    return _release_groups(plan, true, epsilon, groups, key_names, bounds, charge_fn, rng)
+
+
+def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps, count_eps,
+                        groups: list[tuple], key_names: list[str], bounds, charge_fn, rng=None):
+    """An AVG's SUM and COUNT, both on the Laplace path, read in ONE scan: ``(sum result, count
+    result)``, each what :func:`release_laplace` returns for its part, drawn from ``rng`` in the
+    same order (the SUM's groups, then the COUNT's).
+
+    The planner builds an AVG's COUNT over the rows of its SUM whose value is finite
+    (``sql.planner``): exactly the rows the SUM's filter keeps (:func:`clamped_sum_sql`), so the
+    COUNT is ``count(*)`` next to the SUM in the same filtered query. ``count_plan`` is only used
+    for its label and the sensitivity of a count."""
+    sql, _ = _laplace_sql(sum_plan, bounds, with_count=True)
+    sums, counts = _true_values(con, sql, 2)
+    out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng)
+    out_count = _release_groups(count_plan, counts, count_eps, groups, key_names, None, charge_fn,
+                                rng)
+    return out_sum, out_count
+
+
+def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
+    """``SELECT keys…, aggregate[, count(*)] FROM child [WHERE finite] GROUP BY keys…``."""
     compiled = compile_node(plan.child, disc=False)
     keys = [q(k) for k in plan.group_by]
+    where = ""
     if plan.kind == "count":
-        agg, integer, sens = "count(*)", True, float(own.rows_per_owner)
+        aggs = ["count(*)"]
     else:
         lower, upper = bounds
-        weight = clamp_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
-        agg, integer = f"sum({weight})", False
-        sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
-    select = ", ".join(keys + [agg])
-    sql = f"SELECT {select} FROM ({compiled.sql}) AS t"
+        agg, keep = clamped_sum_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
+        aggs, where = [agg], f" WHERE {keep}"
+    if with_count:
+        aggs.append("count(*)")
+    sql = f"SELECT {', '.join(keys + aggs)} FROM ({compiled.sql}) AS t{where}"
     if keys:
         sql += f" GROUP BY {', '.join(keys)}"
+    return sql, len(aggs)
+
+
+def _true_values(con, sql: str, n: int) -> list[dict]:
+    """The ``n`` aggregates of each group, as ``{group key tuple: value}`` (NULL as 0)."""
     rows = engine_of(con).fetchall(sql)
-    true = {tuple(r[:-1]): (r[-1] or 0) for r in rows}
+    return [{tuple(r[:-n]): (r[len(r) - n + j] or 0) for r in rows} for j in range(n)]
+
+
+def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bounds, charge_fn,
+                    rng):
+    own = owners(plan.child)
+    if plan.kind == "count":
+        integer, sens = True, float(own.rows_per_owner)
+    else:
+        lower, upper = bounds
+        integer = False
+        sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
     charge = charge_fn()
     eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
@@ -109,47 +154,26 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
     if plan.weight is None:
-        parts = ["count(*)"]
+        parts, values = ["count(*)"], [None]
     else:
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
         w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
-        parts = [f"sum(greatest({w}, 0.0))", f"sum(greatest(-({w}), 0.0))"] if signed else [f"sum({w})"]
+        values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
+        parts = [f"sum({v})" for v in values]
     weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
-    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
-                             with_owner=bool(truncate))
-    names = ", ".join(f"c{j}" for j in range(len(parts)))
-    params = None
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
-    if keys:
-        k_cols = [f"k{j}" for j in range(len(keys))]
-        group_rel, params = _group_relation(groups, len(keys), embedded)
-        match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.{kc}" for k, kc in zip(keys, k_cols))
-        sql = (f"SELECT g.g, {names} FROM ({inner}) AS o JOIN "
-               f"{group_rel} AS g ON {match}")
-        if truncate:
-            sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
-                              "ORDER BY g.g) AS __rank,", 1)
-            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
-    else:
-        sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
-    # A count's per-owner totals are whole numbers with few distinct values: DuckDB sends their
-    # histogram (total, how many owners) instead of one row per owner — the closed forms take
-    # multiplicities (single_owner.release(counts=…)). A SUM's totals are mostly distinct.
+    # A count's per-owner totals are whole numbers with few distinct values: their histogram
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
     histogram = plan.weight is None
-    if histogram:
-        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
-               f"GROUP BY g, {names} ORDER BY g")
+    dense = None
+    if embedded and not keys:
+        dense = dense_owner_totals(con._duck, plan.child, values, weight_ids, histogram)
+    if dense is not None:
+        g, totals, mult = dense
     else:
-        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
-    if embedded:
-        with _hash_aggregate_settings(con._duck):
-            data = con._duck.execute(sql, params).fetchnumpy()
-    else:
-        data = engine.fetchnumpy(sql)[0]
-    g = np.asarray(data["g"], dtype=np.int64)
-    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
-    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
+        g, totals, mult = _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts,
+                                                 weight_ids, truncate, max_groups, histogram)
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
     if parallel:
         eps = float(epsilon)
@@ -174,6 +198,43 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
     return desc, out, info
+
+
+def _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts, weight_ids, truncate,
+                           max_groups, histogram):
+    """``(group index per row, [totals per part], multiplicities or None)`` from one DuckDB
+    query: per-owner totals per group (:func:`owner_totals_sql`), joined to the public groups."""
+    keys = [q(k) for k in plan.group_by]
+    inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
+                             with_owner=bool(truncate))
+    names = ", ".join(f"c{j}" for j in range(len(parts)))
+    params = None
+    if keys:
+        k_cols = [f"k{j}" for j in range(len(keys))]
+        group_rel, params = _group_relation(groups, len(keys), embedded)
+        match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.{kc}" for k, kc in zip(keys, k_cols))
+        sql = (f"SELECT g.g, {names} FROM ({inner}) AS o JOIN "
+               f"{group_rel} AS g ON {match}")
+        if truncate:
+            sql = sql.replace("SELECT g.g,", "SELECT g.g, row_number() OVER (PARTITION BY o.__o "
+                              "ORDER BY g.g) AS __rank,", 1)
+            sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
+    else:
+        sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
+    if histogram:  # DuckDB sends (total, how many owners) instead of one row per owner
+        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
+               f"GROUP BY g, {names} ORDER BY g")
+    else:
+        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
+    if embedded:
+        with _hash_aggregate_settings(con._duck):
+            data = con._duck.execute(sql, params).fetchnumpy()
+    else:
+        data = engine.fetchnumpy(sql)[0]
+    g = np.asarray(data["g"], dtype=np.int64)
+    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
+    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
+    return g, totals, mult
 
 
 #: DuckDB's perfect hash aggregate (an array indexed by the key, no hashing) applies to integer

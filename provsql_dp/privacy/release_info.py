@@ -120,8 +120,10 @@ def _require(module: str):
 @dataclass(frozen=True)
 class AvgRelease:
     """An AVG released as the ratio of a released SUM and a released COUNT (post-processing),
-    clamped to the SUM's bounds. Its bound covers the true average whenever both parts are
-    within their own bounds (union bound): the extreme ratios over that box."""
+    clamped to the SUM's bounds; a noisy COUNT below 1 counts as 1, so the value is always a
+    number within the bounds (never NULL: whether an answer is NULL would follow the data, not
+    only the noise, under a fixed generator). Its bound covers the true average whenever both
+    parts are within their own bounds (union bound): the extreme ratios over that box."""
 
     value: float | None
     sum_release: object
@@ -134,7 +136,7 @@ class AvgRelease:
     def of(cls, sum_part, count_part, bounds) -> "AvgRelease":
         (s, s_rel), (c, c_rel) = sum_part, count_part
         lo, hi = bounds
-        value = None if c < 1 else min(max(s / c, lo), hi)
+        value = min(max(s / max(c, 1), lo), hi)
         return cls(value, s_rel, c_rel, lo, hi)
 
     @property

@@ -4,7 +4,7 @@ that feeds a release is finite and bounded before it leaves the engine (the side
 
 from __future__ import annotations
 
-__all__ = ["clamp_sql", "DEFAULT_BOUNDS"]
+__all__ = ["clamp_sql", "clamped_sum_sql", "finite_sql", "DEFAULT_BOUNDS"]
 
 #: the clamp of a SUM's values when no bounds are declared: every value that feeds a release is
 #: finite and bounded before it leaves DuckDB, by a rule fixed in advance (the side-channel rule)
@@ -32,3 +32,52 @@ def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:
     v = f"{x}::DOUBLE"
     return (f"CASE WHEN {v} > {hi} THEN (CASE WHEN {v} < 'inf'::DOUBLE THEN {hi} END) "
             f"WHEN {v} < {lo} THEN (CASE WHEN {v} > '-inf'::DOUBLE THEN {lo} END) ELSE {v} END")
+
+
+def finite_sql(expr_sql: str) -> str:
+    """DuckDB SQL true exactly when ``expr_sql`` is a finite number (false for NULL, NaN, ±∞:
+    DuckDB orders NaN above every number, so ``NaN < inf`` is false).
+
+    >>> import duckdb
+    >>> duckdb.sql(f"SELECT {finite_sql('x')} FROM (VALUES (1.5), ('nan'::DOUBLE), "
+    ...            "('inf'::DOUBLE), ('-inf'::DOUBLE), (NULL)) t(x)").fetchall()
+    [(True,), (False,), (False,), (False,), (None,)]
+    """
+    v = f"({expr_sql})::DOUBLE"
+    return f"({v} > '-inf'::DOUBLE AND {v} < 'inf'::DOUBLE)"
+
+
+def clamped_sum_sql(expr_sql: str, lower: float, upper: float) -> tuple[str, str]:
+    """``(aggregate, row filter)``: the SUM of ``expr_sql`` clamped to ``[lower, upper]`` as one
+    DuckDB aggregate expression, over the rows the filter keeps — the same total as
+    ``sum(clamp_sql(expr_sql, lower, upper))`` (non-finite values and NULL add nothing), in about
+    half the time of its CASE on 10^7 rows.
+
+    The filter keeps the rows whose value is finite (:func:`finite_sql`); over them the total is
+    ``Σ_{lower ≤ x ≤ upper} x + upper·#{x > upper} + lower·#{x < lower}``: each row adds its own
+    value when it lies within the bounds, else the bound it crosses — the clamp, term by term. The
+    in-bounds part is ``sum(x * (lower <= x AND x <= upper)::DOUBLE)``: ``x·1 = x`` and
+    ``x·0 = ±0`` exactly for a finite ``x`` (hence the filter: ``∞·0`` is NaN), so every term
+    that reaches a sum lies within the bounds and one row moves the total by at most
+    ``max(|lower|, |upper|)``, the sensitivity. Only the order in which the (bounded) terms are
+    added differs from the CASE. A term whose bound is 0 is left out (it adds 0). The bounds are
+    DOUBLE literals (see :func:`clamp_sql`). The filter belongs to the whole query: use it only
+    where every other aggregate of that query counts the same finite-valued rows (an AVG's SUM
+    and COUNT, :func:`provsql_dp.sql.planner`).
+
+    >>> import duckdb
+    >>> agg, keep = clamped_sum_sql("x", 0, 10)
+    >>> duckdb.sql(f"SELECT {agg} FROM (VALUES (-5.0), (3.5), (1e300), ('nan'::DOUBLE), "
+    ...            f"('-inf'::DOUBLE), ('inf'::DOUBLE), (NULL)) t(x) WHERE {keep}").fetchall()
+    [(13.5,)]
+    >>> duckdb.sql(f"SELECT {agg} FROM (VALUES (1.0)) t(x) WHERE false").fetchall()
+    [(0.0,)]
+    """
+    v = f"({expr_sql})::DOUBLE"
+    lo, hi = f"{float(lower)!r}::DOUBLE", f"{float(upper)!r}::DOUBLE"
+    terms = [f"coalesce(sum({v} * ({v} >= {lo} AND {v} <= {hi})::DOUBLE), 0.0)"]
+    if float(upper) != 0.0:
+        terms.append(f"{hi} * coalesce(count_if({v} > {hi}), 0)::DOUBLE")
+    if float(lower) != 0.0:
+        terms.append(f"{lo} * coalesce(count_if({v} < {lo}), 0)::DOUBLE")
+    return "(" + " + ".join(terms) + ")", finite_sql(expr_sql)

@@ -43,7 +43,11 @@ from ..sql.plan import Filter, Join, Node, Project, Scan, walk
 from .capture import compile_node, q
 from .slots import analyse, slot_sources
 
-__all__ = ["owner_totals_sql"]
+__all__ = ["owner_totals_sql", "owner_rows_sql", "INTEGER_KEYS"]
+
+#: owner key types whose values index an array (:func:`owner_rows_sql`)
+INTEGER_KEYS = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT",
+                          "UINTEGER", "UBIGINT"})
 
 
 def owner_totals_sql(node: Node, slot: int, keys: list[str], parts: list[str],
@@ -103,6 +107,57 @@ def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str],
             out.append("t.__k0 AS __o")  # one pin: the owner's key
         out += [f"t.c{j}" for j in range(cols.count(" AS c"))]
         return f"SELECT {', '.join(out)} FROM ({inner}) AS t JOIN ({owner_sql}) AS a ON {on}"
+    return None
+
+
+def owner_rows_sql(node: Node, values: list[str | None], weight_ids: set[str]
+                   ) -> tuple[str, str] | None:
+    """``(rows, owners)`` for the shape :func:`owner_totals_sql` pushes below the join, without
+    GROUP BY and with an integer owner key, else None: ``rows`` selects, for every row of the
+    other side (its filters applied) whose join column is not NULL, that column as ``__o`` and
+    each per-row value of ``values`` (SQL over the plan's ids; None for a count's 1) as ``c0,
+    c1, …`` (DOUBLE, NULL as 0); ``owners`` selects the owner side's key ``__k`` (filters
+    applied, not NULL, one row per participant by the declared key). A participant's total is
+    the sum of the values of the rows whose ``__o`` equals its ``__k`` — the totals of
+    :func:`owner_totals_sql` (which drops participants without rows: their total is 0), left
+    for the caller to add up by key (``numpy.bincount`` when the keys are dense)."""
+    shape = _join_shape(node)
+    if shape is None:
+        return None
+    join, rename, preds = shape
+    if any(i not in rename for i in weight_ids):
+        return None
+    for owner_side, other in ((join.left, join.right), (join.right, join.left)):
+        pins = _owner_key_pins(owner_side, other, join.condition)
+        if pins is None:
+            continue
+        other_ids, own_ids = set(other.ids), set(owner_side.ids)
+        if not all(_columns(rename[i]) <= other_ids for i in weight_ids):
+            continue
+        if any(not (_columns(p) <= own_ids or _columns(p) <= other_ids) for p in preds):
+            return None
+        ((a, b),) = pins
+        key_type = _key_type(owner_side, other, a)
+        if key_type not in INTEGER_KEYS:
+            return None
+        # as BIGINT (exact for every integer type but UBIGINT): numpy indexes with it as it is
+        cast = "" if key_type == "UBIGINT" else "::BIGINT"
+        other_sql = _side_sql(other, preds, {i: rename[i] for i in sorted(weight_ids)})
+        owner_sql = _side_sql(owner_side, preds, {})
+        cols = [f"coalesce({v}, 0)::DOUBLE AS c{j}" for j, v in enumerate(values) if v is not None]
+        rows = (f"SELECT {', '.join([f'o.{q(b)}{cast} AS __o'] + cols)} FROM ({other_sql}) AS o "
+                f"WHERE o.{q(b)} IS NOT NULL")
+        owners = f"SELECT a.{q(a)} AS __k FROM ({owner_sql}) AS a WHERE a.{q(a)} IS NOT NULL"
+        return rows, owners
+    return None
+
+
+def _key_type(owner_side: Node, other: Node, key: str) -> str | None:
+    """The declared type of the owner side's key column ``key`` (an id of ``owner_side``)."""
+    base = analyse(owner_side).base.get(key)
+    for n in walk(owner_side):
+        if isinstance(n, Scan) and base in n.ids and n.types:
+            return str(n.types[n.ids.index(base)]).upper()
     return None
 
 

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from ..errors import InternalError, ProgrammingError
 
-__all__ = ["expression_types", "finite_or_null", "coerce"]
+__all__ = ["expression_types", "finite_or_null", "finite_predicate", "coerce"]
 
 # ------------------------------------------------------------------------------------ types
 _SIGNED = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64, "HUGEINT": 128}
@@ -253,6 +253,20 @@ def finite_or_null(expression: exp.Expression) -> exp.Expression:
     CASE WHEN ISFINITE(w) THEN w END
     """
     return _case(exp.Anonymous(this="isfinite", expressions=[expression.copy()]), expression.copy())
+
+
+def finite_predicate(weight: exp.Expression) -> exp.Expression:
+    """True exactly where the DOUBLE ``weight`` is a finite number (false for NaN, which DuckDB
+    orders above every number, for ±∞ and for NULL): the rows an AVG's COUNT counts, the rows
+    whose value :func:`provsql_dp.provenance.clamp.clamped_sum_sql` adds.
+
+    >>> print(finite_predicate(exp.column("w")).sql(dialect="duckdb"))
+    w > CAST('-inf' AS DOUBLE) AND w < CAST('inf' AS DOUBLE)
+    """
+    def bound(text):
+        return exp.cast(exp.Literal.string(text), exp.DataType.build("DOUBLE"))
+    return exp.and_(exp.GT(this=weight.copy(), expression=bound("-inf")),
+                    exp.LT(this=weight.copy(), expression=bound("inf")))
 
 
 def coerce(expression: exp.Expression, source: str, target: str) -> exp.Expression:

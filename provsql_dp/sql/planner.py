@@ -44,6 +44,7 @@ from .plan import (
 )
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
+from ._typing import finite_predicate
 from .total import expression_types, make_total, total_weight
 
 __all__ = ["plan_query", "Planner", "is_aggregate_query"]
@@ -454,12 +455,13 @@ class Planner:
             agg = item.unalias() if isinstance(item, exp.Alias) else item
             label = item.alias if isinstance(item, exp.Alias) else agg.sql(dialect="duckdb")
             if isinstance(agg, exp.Avg):
-                # AVG(x) = SUM(x) / COUNT(x), each released with half of the column's ε
+                # AVG(x) = SUM(x) / COUNT(x) over the finite x, each with half of the column's ε
                 count = exp.Count(this=agg.this.copy())
                 start = len(parts)
                 parts.append(self._one_aggregate(exp.Sum(this=agg.this.copy()), f"SUM for {label}",
                                                  node, scope, keys))
-                parts.append(self._one_aggregate(count, f"COUNT for {label}", node, scope, keys))
+                parts.append(self._one_aggregate(count, f"COUNT for {label}", node, scope, keys,
+                                                 finite=True))
                 columns.append(AggregateColumn(label, "avg", (start, start + 1)))
             else:
                 columns.append(AggregateColumn(label, agg.key, (len(parts),)))
@@ -483,8 +485,9 @@ class Planner:
             raise refuse(f"{name}(DISTINCT …)", hint=f"use {name} over a SELECT DISTINCT subquery")
 
     def _one_aggregate(self, agg: exp.Expression, label: str, node: Node, scope: Scope,
-                       keys: list) -> Aggregate:
-        """One COUNT or SUM over ``node``, grouped by ``keys``: its own plan."""
+                       keys: list, finite: bool = False) -> Aggregate:
+        """One COUNT or SUM over ``node``, grouped by ``keys``: its own plan. ``finite`` (an AVG's
+        COUNT(x)): count the rows whose x, read as its SUM reads it, is finite (those it adds)."""
         key_exprs = [self._scalar(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
         key_names = tuple(_output_name(k) for k in keys)
@@ -507,8 +510,12 @@ class Planner:
             )
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
-            col = self._scalar(arg, scope, "COUNT(…)")
-            filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
+            if finite:
+                weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types)
+                filtered = Filter(node, finite_predicate(weight))
+            else:
+                col = self._scalar(arg, scope, "COUNT(…)")
+                filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
             child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM

@@ -144,3 +144,45 @@ def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon():
                  "JOIN days d ON v.day = d.id GROUP BY d.name")):
         rows, info = _release(con, sql + " WITH EPSILON 1", 2)
         assert [r.epsilon for r in info.releases] == [pytest.approx(1 / len(rows))] * len(rows)
+
+
+def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases():
+    """An AVG on the Laplace path: its SUM and COUNT come from one query (the clamped SUM over
+    the finite values, their count), released exactly as the two parts released one by one with
+    the same generator; the COUNT counts the finite values only (NaN, ±∞ and NULL are not values
+    and add nothing to the SUM)."""
+    from provsql_dp.privacy import fast_path
+    from provsql_dp.provenance.capture import compile_node
+
+    con = _db()
+    con.execute("INSERT INTO people VALUES (1000, 30, 'nan', 1), (1001, 31, NULL, 1), "
+                "(1002, 32, 'inf', 2), (1003, 33, '-inf', 2), (1004, 34, 1e300, 3)")
+    con.execute("SET BOUNDS ON people (salary) BETWEEN -5000 AND 150000")
+    for sql in ("SELECT AVG(salary) FROM people", "SELECT c.name, AVG(p.salary) FROM people p "
+                "JOIN cities c ON p.city_id = c.id GROUP BY c.name"):
+        rows, info = _release(con, sql + " WITH EPSILON 1", 21)
+        plan = con.plan(sql)
+        s, c = plan.parts
+        n_finite = con.execute(f"SELECT count(*) FROM ({compile_node(c.child, False).sql}) AS t"
+                               ).fetchone()[0]
+        assert n_finite == 61  # 60 people + the clamped 1e300
+        queries = []
+        real = fast_path._true_values
+        fast_path._true_values = lambda con_, q, n: queries.append(q) or real(con_, q, n)
+        try:
+            rows, info = _release(con, sql + " WITH EPSILON 1", 21)
+        finally:
+            fast_path._true_values = real
+        assert len(queries) == 1 and "count(*)" in queries[0]
+        gen = np.random.default_rng(21)
+        charge = type("C", (), {"epsilon": 1, "remaining": 0})
+        groups = [(r[0],) for r in rows] if len(rows[0]) == 2 else [()]
+        names = ["name"] if len(rows[0]) == 2 else []
+        _, _, sinfo = fast_path.release_laplace(con, s, 0.5, groups, names, (-5000.0, 150000.0),
+                                                lambda: charge, gen)
+        _, _, cinfo = fast_path.release_laplace(con, c, 0.5, groups, names, None, lambda: charge,
+                                                gen)
+        for i, rel in enumerate(info.releases):
+            avg = rel[0]
+            assert avg.sum_release.value == sinfo.releases[i].value
+            assert avg.count_release.value == cinfo.releases[i].value

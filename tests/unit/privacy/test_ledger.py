@@ -138,3 +138,33 @@ def test_read_only_connection_cannot_charge(tmp_path):
     with pytest.raises(OperationalError, match="read-only"):
         ro._ledger.charge("default", "0.1", None, "test")
     assert ro.ledger.remaining("default") == 1
+
+
+def test_a_known_budget_row_is_verified_not_trusted():
+    """After a charge the ledger remembers (total, spent) and skips the SELECT; when another
+    connection changed the row (a charge, a new total) the remembered values no longer match
+    and the charge reads the row: the accounting stays exact either way."""
+    con = duckdb.connect()
+    mine, other = Ledger(con), Ledger(con)
+    mine.set_budget("u", "1")
+    known = []
+    real = Ledger._charge_known
+
+    def spy(self, *a):
+        known.append(real(self, *a))
+        return known[-1]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Ledger, "_charge_known", spy)
+        mine.charge("u", "0.1", "a", "test")  # nothing known yet: reads the row
+        mine.charge("u", "0.1", "b", "test")  # known: one UPDATE checks and writes
+        other.charge("u", "0.3", "c", "test")  # behind mine's back
+        mine.charge("u", "0.1", "d", "test")  # known values stale: falls back, reads
+        other.set_budget("u", "0.7")
+        with pytest.raises(BudgetExceededError):  # remembers total 1: must read the new 0.7
+            mine.charge("u", "0.2", "e", "test")
+        mine.charge("u", "0.1", "f", "test")
+    assert [k is not None for k in known] == [False, True, False, False, False, False]
+    assert mine.budget("u") == (Fraction(7, 10), Fraction(7, 10))
+    assert [c.statement for c in mine.entries("u")] == ["a", "b", "c", "d", "f"]
+    assert sum(c.epsilon for c in mine.entries("u")) == Fraction(7, 10)
