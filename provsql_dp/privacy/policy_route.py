@@ -75,13 +75,23 @@ class BlowfishRelease:
     epsilon: float
     mechanism: str = "blowfish"
     #: the strategy ends in a nonlinear consistency step (isotonic regression): the variance then
-    #: bounds the noise before it, and the interval is noise only (see .intervals)
+    #: bounds the noise before it only, and the bound comes from :attr:`simultaneous`
     consistent: bool = False
+    #: for a consistent release: ``(SimultaneousBound, weight index, LaplacePlan drawn)`` — the
+    #: honest bound through the consistency step (:mod:`provsql_dp.policies.blowfish.consistency`)
+    simultaneous: tuple | None = field(default=None, repr=False, compare=False)
 
     def noise_bound(self, p: float = 0.95) -> float:
-        """A bound ``b`` with ``P(|error| ≤ b) ≥ p`` (Chebyshev/Chernoff on the Laplace sum)."""
+        """A bound ``b`` with ``P(|released − true count| ≤ b) ≥ p``: Chebyshev/Chernoff on the
+        Laplace sum for a linear strategy; for the ordered strategy the bound that holds for all
+        its prefix draws at once, which its isotonic consistency never widens."""
         if not 0 < p < 1:
             raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
+        if self.simultaneous is not None:
+            bound, q, plan = self.simultaneous
+            return float(bound.alphas(self.epsilon, p, plan=plan)[q])
+        if self.consistent:
+            raise ValueError("a consistent Blowfish release needs its simultaneous bound")
         return float(_acc.alpha_bound(self.variance, 1 - p))
 
 
@@ -455,8 +465,11 @@ def route(con, tree, plan, epsilon, text):
     ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
                  rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
-    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=bool(ans.mse_is_upper_bound))
-                     for v, s in zip(ans.values, ans.variances))
+    sim = ans.simultaneous
+    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=sim is not None,
+                                     simultaneous=None if sim is None else
+                                     (sim, i, ans.noise_plans[0]))
+                     for i, (v, s) in enumerate(zip(ans.values, ans.variances)))
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
                        expected_mse=float(ans.expected_mse),

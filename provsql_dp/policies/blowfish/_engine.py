@@ -40,6 +40,9 @@ class Answer:
     mse_is_upper_bound : bool
         True for the data-dependent ``ordered`` strategy (the variance of its unconstrained
         estimate; consistency never increases the CDF error).
+    simultaneous : SimultaneousBound or None
+        For the ``ordered`` strategy: the honest per-query error bound through its isotonic
+        consistency (:mod:`.consistency`); :meth:`alpha` uses it with the plan drawn.
     noise_plans : tuple of LaplacePlan
         The public plans of the exact discrete Laplace noise drawn (grids, scales; see
         :mod:`provsql_dp.policies.blowfish.strategies`).
@@ -64,11 +67,14 @@ class Answer:
     policy: Policy = field(repr=False, default=None)
     mse_is_upper_bound: bool = False
     noise_plans: tuple = field(repr=False, default=())
+    simultaneous: object = field(repr=False, default=None)
 
     def alpha(self, beta=0.05, simultaneous=False):
         """Per-query error bound α: ``P(|error| ≥ α) ≤ β`` (all queries at once if
-        ``simultaneous``). Not claimed for the data-dependent ``ordered`` strategy beyond its
-        unconstrained estimate."""
+        ``simultaneous``). For the ``ordered`` strategy the bound through its consistency step,
+        which holds for all queries at once anyway (:mod:`.consistency`)."""
+        if self.simultaneous is not None:
+            return self.simultaneous.alphas(self.epsilon, 1 - beta, plan=self.noise_plans[0])
         return _acc.alphas(self.variances, beta, simultaneous)
 
     def to_dict(self):
@@ -154,7 +160,7 @@ def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
     infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
     var = plan.variances(eps) * (infl / NOISE_INFLATION) ** 2
     return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)) if var.size else 0.0,
-                  var, pol, plan.upper_bound, tuple(noise.plans))
+                  var, pol, plan.upper_bound, tuple(noise.plans), plan.simultaneous)
 
 
 def expected_error(W, pol, epsilon, strategy=None):
