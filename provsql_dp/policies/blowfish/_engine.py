@@ -199,9 +199,8 @@ def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=
     if not cands:
         raise ValueError(f"no strategy {'named ' + repr(strategy) + ' ' if strategy else ''}"
                          f"applies to this workload under {pol!r}")
-    best = min(cands, key=lambda p: _acc.epsilon_for_alpha(p.unit_var_bound, alpha, beta,
-                                                            simultaneous))
-    return _acc.epsilon_for_alpha(best.unit_var_bound, alpha, beta, simultaneous), best.name
+    best = min(cands, key=lambda p: p.epsilon_for_alpha(alpha, beta, simultaneous))
+    return best.epsilon_for_alpha(alpha, beta, simultaneous), best.name
 
 
 def answer_with_accuracy(W, x, pol, alpha, beta=0.05, simultaneous=False, max_epsilon=None,

@@ -71,12 +71,13 @@ class Plan:
             return self.simultaneous.alphas(epsilon, 1 - beta)
         return _acc.alphas(self.variances(epsilon), beta)
 
-    def epsilon_for_alpha(self, alpha, beta=0.05):
+    def epsilon_for_alpha(self, alpha, beta=0.05, simultaneous=False):
         """The smallest ε (a float; the ordered strategy's is a 3-digit decimal) whose every
-        query's α at confidence ``1 − β`` is within ``alpha``."""
+        query's α at confidence ``1 − β`` is within ``alpha`` (all at once if ``simultaneous``;
+        the ordered strategy's bound always is)."""
         if self.simultaneous is not None:
             return float(self.simultaneous.epsilon_for(alpha, 1 - beta))
-        return _acc.epsilon_for_alpha(self.unit_var_bound, alpha, beta)
+        return _acc.epsilon_for_alpha(self.unit_var_bound, alpha, beta, simultaneous)
 
     def run(self, x, exact, epsilon, rng):
         """Noisy answers for ``x`` (``exact`` is unused); ``rng``: a SafeNoise, a Generator or None."""

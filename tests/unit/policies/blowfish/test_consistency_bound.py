@@ -93,3 +93,15 @@ def test_epsilon_for_alpha_is_the_smallest_three_digit_epsilon_meeting_it():
         assert max(b.alphas(float(eps), 0.95)) <= alpha
         step = Fraction(10) ** (math.floor(math.log10(eps)) - 2)
         assert max(b.alphas(float(eps - step), 0.95)) > alpha
+
+
+def test_accuracy_first_with_the_ordered_strategy_meets_its_honest_alpha():
+    from provsql_dp.policies.blowfish import answer_with_accuracy, epsilon_for_accuracy
+
+    x = np.arange(12) % 5
+    eps, name = epsilon_for_accuracy(Prefix(12), Policy.line(12), alpha=10, beta=0.05,
+                                     strategy="ordered")
+    assert name == "ordered"
+    ans = answer_with_accuracy(Prefix(12), x, Policy.line(12), alpha=10, beta=0.05,
+                               strategy="ordered", rng=np.random.default_rng(3))
+    assert ans.strategy == "ordered" and max(ans.alpha(0.05)) <= 10
