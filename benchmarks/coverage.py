@@ -152,17 +152,18 @@ def demo_configs(n: int, cheap: int, p: float, seed: int):
     for title, sql, *options in demo.QUERIES:
         truth = truth_of(con, clamped if sql == "SELECT SUM(salary) FROM employees" else sql)
         privacy = "node" if "friendship" in sql else "row"
-        yield "demo", f"{title[:34]} ({privacy})", sql_config(
-            con, f"{sql} WITH EPSILON {eps} {' '.join(options)}", truth, cheap, p)
+        text = f"{sql} WITH EPSILON {eps} {' '.join(options)}"
+        yield "demo", f"{title[:34]} ({privacy})", \
+            lambda text=text, truth=truth: sql_config(con, text, truth, cheap, p)
     title, sql = demo.GROUPED
     truth = truth_of(con, sql + " ORDER BY 1")
-    yield "demo", f"{title} (row)", sql_config(con, f"{sql} ORDER BY 1 WITH EPSILON {eps}", truth,
-                                              cheap, p)
-    yield "demo", "friendship triangles, R2T (node)", sql_config(
+    yield "demo", f"{title} (row)", lambda: sql_config(
+        con, f"{sql} ORDER BY 1 WITH EPSILON {eps}", truth, cheap, p)
+    yield "demo", "friendship triangles, R2T (node)", lambda: sql_config(
         con, f"{demo.TRIANGLES} WITH EPSILON {eps} OPTIONS (mechanism = 'r2t')",
-        truth_of(con, demo.TRIANGLES), n, p)
+        truth_of(con, demo.TRIANGLES), cheap, p)
     con.execute("UNPROTECT TABLE friendship; PROTECT TABLE friendship")
-    yield "demo", "friendship triangles (edge)", sql_config(
+    yield "demo", "friendship triangles (edge)", lambda: sql_config(
         con, f"{demo.TRIANGLES} WITH EPSILON {eps}", truth_of(con, demo.TRIANGLES), cheap, p)
 
 
@@ -196,24 +197,25 @@ def everyday_configs(n: int, cheap: int, p: float, seed: int):
     ]
     for route, sql, truth_sql, reps in cases:
         truth = truth_of(con, truth_sql or sql)
-        yield "everyday", route, sql_config(con, f"{sql} WITH EPSILON {eps}", truth, reps, p)
+        yield "everyday", route, lambda sql=sql, truth=truth, reps=reps: sql_config(
+            con, f"{sql} WITH EPSILON {eps}", truth, reps, p)
     con.execute("CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 60) WIDTH 10")
     ages = np.array(truth_of(con, "SELECT age FROM people"))
     hist = np.bincount(ages // 10, minlength=6)
-    yield "everyday", "blowfish histogram (line policy)", sql_config(
+    yield "everyday", "blowfish histogram (line policy)", lambda: sql_config(
         con, f"SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON {eps}", hist.tolist(),
         n, p)
     q_range = "SELECT COUNT(*) FROM people WHERE age BETWEEN 10 AND 39"
-    yield "everyday", "blowfish range (line policy)", sql_config(
+    yield "everyday", "blowfish range (line policy)", lambda: sql_config(
         con, f"{q_range} WITH EPSILON {eps}", truth_of(con, q_range), n, p)
     ranges = ("age BETWEEN 0 AND 9", "age >= 30", "age BETWEEN 20 AND 49")
-    yield "everyday", "blowfish COUNT RANGES (line policy)", sql_config(
+    yield "everyday", "blowfish COUNT RANGES (line policy)", lambda: sql_config(
         con, f"COUNT RANGES ({', '.join(ranges)}) FROM people WITH EPSILON {eps}",
         [truth_of(con, f"SELECT COUNT(*) FROM people WHERE {r}")[0] for r in ranges], n, p)
     con.execute("DROP POLICY age_line")
     con.execute("CREATE POLICY age_bounded ON people (age) AS LINE DOMAIN [0, 60) WIDTH 5 BOUNDED")
     cum = np.cumsum(np.bincount(ages // 5, minlength=12)).tolist()
-    yield "everyday", "blowfish COUNT CUMULATIVE (ordered)", sql_config(
+    yield "everyday", "blowfish COUNT CUMULATIVE (ordered)", lambda: sql_config(
         con, f"COUNT CUMULATIVE age FROM people WITH EPSILON {eps}", cum, n, p)
 
 
@@ -235,13 +237,14 @@ def graph_configs(n: int, p: float, seed: int, names: list[str]):
         G.remove_edges_from(list(nx.selfloop_edges(G)))
         tri = sum(nx.triangles(G).values()) // 3
         for privacy in ("node", "edge"):
-            hits, t = 0, time.perf_counter()
-            for _ in range(n):
-                rel = graph.count(G, "triangle", privacy=privacy, epsilon=1.0, rng=rng,
-                                  progress=False)
-                hits += inside(interval_of(rel, p), tri)
-            yield "graph", f"{name} triangles ({privacy}, recursive)", Result(
-                hits, n, covers_of(rel), time.perf_counter() - t, rel)
+            def run(G=G, tri=tri, privacy=privacy):
+                hits, t = 0, time.perf_counter()
+                for _ in range(n):
+                    rel = graph.count(G, "triangle", privacy=privacy, epsilon=1.0, rng=rng,
+                                      progress=False)
+                    hits += inside(interval_of(rel, p), tri)
+                return Result(hits, n, covers_of(rel), time.perf_counter() - t, rel)
+            yield "graph", f"{name} triangles ({privacy}, recursive)", run
 
 
 def main(argv=None) -> None:
@@ -254,6 +257,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--graphs", default="1138_bus,netscience",
                     help="comma-separated graph names under /work/shared/data/graphs ('' for none)")
+    ap.add_argument("--match", default="",
+                    help="run only the configurations whose route contains one of these "
+                         "comma-separated texts")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "coverage_measured.md"),
                     help="markdown file for the table ('' for none)")
     args = ap.parse_args(argv)
@@ -274,7 +280,10 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     for source in (demo_configs(n, cheap, p, args.seed), everyday_configs(n, cheap, p, args.seed),
                    graph_configs(n, p, args.seed, names)):
-        for data, route, res in source:
+        for data, route, job in source:
+            if args.match and not any(m in route for m in args.match.split(",")):
+                continue
+            res = job()
             obs = res.hits / res.total
             ex = exact_coverage(res.release, p)
             noise_only = res.covers.startswith("noise only") or res.covers.startswith("nothing")
