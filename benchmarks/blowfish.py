@@ -1,7 +1,15 @@
 """Blowfish benchmark: papers/000 Fig. 8 (HIST, 1D-RANGE under G¹ and G⁴, 2D-RANGE under the
 grid G¹) on the DPBench histograms, plus the speed targets.
 
-Run:  python benchmarks/blowfish.py [--runs 5] [--out benchmarks/out] [--quick]
+Run:  python benchmarks/blowfish.py [--runs 5] [--dawa-runs 2] [--out benchmarks/out] [--quick]
+
+The data-dependent rows of Fig. 8: ``dawa`` is "Transformed + DAWA" (+ consistency on the bounded
+line: "Transformed + Dawa + Cons"), ``ordered`` is "Transformed + ConsistentEst", ``dp_dawa`` is
+DAWA under differential privacy at ε/2. Their "exp" is the noise variance given the released
+partition (the bias of spreading a bucket is data dependent). The paper gives Fig. 8 as plots
+only; after each workload the script prints the paper's statements (§6.1) beside what we measured.
+``dp_dawa`` on 1D-RANGE costs ~25 s per release (the stage-2 variances of 10,000 ranges over
+thousands of buckets), so it runs ``--dawa-runs`` times.
 
 Prints tables of mean squared error per query (mean over runs; "exp" is the data-independent
 expected MSE each answer carries) and writes PNG plots. DP baselines run at ε/2, Blowfish
@@ -34,9 +42,14 @@ def aggregate(x, k):
     return x.reshape(k, -1).sum(axis=1)
 
 
+DAWA_RUNS = 2
+
+
 def mse(w, x, pol, eps, strategy, runs, rng):
     exact = w.answer(x)
     errs, a = [], None
+    if strategy == "dp_dawa" and not isinstance(w, bf.Histogram):
+        runs = min(runs, DAWA_RUNS)
     for _ in range(runs):
         a = bf.answer(w, x, pol, eps, strategy=strategy, rng=rng)
         errs.append(np.mean((a.values - exact) ** 2))
@@ -94,6 +107,50 @@ def plot(results, strategies, title, path, x_labels):
     plt.close(fig)
 
 
+def _beside(paper, ours):
+    print(f"  paper: {paper}\n  ours:  {ours}")
+
+
+def claims_hist(r, labels):
+    """papers/000 §6.1 HIST, the data-dependent algorithms."""
+    print("\nHIST, data-dependent rows (papers/000 §6.1):")
+    for eps in EPS:
+        win = [d for d in labels if min(r[(eps, d, "ordered")], r[(eps, d, "dawa")])
+               < min(r[(eps, d, "dp_laplace")], r[(eps, d, "dp_dawa")])]
+        dd = [d for d in labels if r[(eps, d, "dawa")] < r[(eps, d, "laplace")]]
+        _beside("ε = 0.1 (and 1): a Blowfish data-dependent algorithm beats both DP ones on all "
+                "datasets but F and G" if eps >= 0.1 else "ε = 0.01: DAWA (DP) beats one or both "
+                "Blowfish data-dependent algorithms on all datasets except A and B",
+                f"ε = {eps}: min(ordered, dawa) < min(dp_laplace, dp_dawa) on "
+                f"{','.join(win) or 'none'}; dawa < transformed laplace on {','.join(dd) or 'none'}")
+
+
+def claims_range(r, labels):
+    """papers/000 §6.1 1D-RANGE under G¹: Transformed + DAWA against Transformed + ConsistentEst."""
+    print("\n1D-RANGE G¹, data-dependent rows (papers/000 §6.1):")
+    for eps in EPS:
+        better = [d for d in labels if r[(eps, d, "dawa")] < r[(eps, d, "ordered")]]
+        gap = [r[(eps, d, "dp_dawa")] / min(r[(eps, d, "dawa")], r[(eps, d, "ordered")])
+               for d in labels]
+        _beside("dawa better than ordered on all datasets at ε = 1, the reverse at ε = 0.1, 0.01; "
+                "2–3 orders of magnitude below the DP algorithms",
+                f"ε = {eps}: dawa < ordered on {','.join(better) or 'none'}; DAWA(ε/2) / best "
+                f"Blowfish data-dependent: median {np.median(gap):.0f}×")
+
+
+def claims_g4(res4):
+    """papers/000 §6.1 1D-RANGE under G⁴ (dataset D): DAWA on H⁴ at ε/3 against Laplace."""
+    print("\n1D-RANGE G⁴, data-dependent row (papers/000 §6.1):")
+    ks = ["512", "1024", "2048", "4096"]
+    for eps in EPS:
+        better = [k for k in ks if res4[(eps, k, "dawa")] < res4[(eps, k, "laplace")]]
+        spread = max(res4[(eps, k, "dawa")] for k in ks) / min(res4[(eps, k, "dawa")] for k in ks)
+        _beside("DAWA better than Laplace on the transformed data at ε = 1, worse for smaller ε; "
+                "Blowfish errors do not change with the domain size",
+                f"ε = {eps}: dawa < laplace at k = {','.join(better) or 'none'}; dawa's max/min "
+                f"over k: {spread:.1f}×")
+
+
 def speed():
     rows = []
     rng = np.random.default_rng(0)
@@ -126,7 +183,11 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default="benchmarks/out")
     ap.add_argument("--quick", action="store_true", help="two datasets only")
+    ap.add_argument("--dawa-runs", type=int, default=2,
+                    help="runs of dp_dawa on range workloads (slow)")
     args = ap.parse_args()
+    global DAWA_RUNS
+    DAWA_RUNS = args.dawa_runs
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(2015)
@@ -135,13 +196,14 @@ def main():
 
     print("# papers/000 Fig. 8 reproduction (MSE per query, mean of", args.runs, "runs)")
 
-    s_hist = ["dp_laplace", "laplace", "ordered"]
+    s_hist = ["dp_laplace", "dp_dawa", "laplace", "ordered", "dawa"]
     r = run_1d("HIST under G¹ₖ (k=4096)", lambda k: bf.Histogram(k), s_hist,
                lambda k: bf.Policy.line(k), args.runs, rng, sets)
     plot(r, s_hist, "HIST, G1", out / "blowfish_hist.png", labels)
     ratio = [r[(e, d, "dp_laplace")] / r[(e, d, "laplace")] for e in EPS for d in labels]
     print(f"\nHIST: dp_laplace(ε/2) / transformed laplace: median {np.median(ratio):.2f}× "
           f"(range {min(ratio):.2f}–{max(ratio):.2f})")
+    claims_hist(r, labels)
 
     ranges = {}
 
@@ -150,16 +212,17 @@ def main():
             ranges[k] = bf.random_ranges(k, 10_000, np.random.default_rng(k))
         return ranges[k]
 
-    s_rng = ["dp_privelet", "dp_hierarchical", "laplace", "ordered"]
+    s_rng = ["dp_privelet", "dp_hierarchical", "dp_dawa", "laplace", "ordered", "dawa"]
     r = run_1d("1D-RANGE (10,000 random ranges) under G¹ₖ (k=4096)", make_ranges, s_rng,
                lambda k: bf.Policy.line(k), args.runs, rng, sets)
     plot(r, s_rng, "1D-RANGE, G1", out / "blowfish_range_g1.png", labels)
     ratio = [r[(e, d, "dp_privelet")] / r[(e, d, "laplace")] for e in EPS for d in labels]
     print(f"\n1D-RANGE G¹: Privelet(ε/2) / transformed laplace: median {np.median(ratio):.0f}× "
           f"(range {min(ratio):.0f}–{max(ratio):.0f}) = 10^{np.log10(np.median(ratio)):.1f}")
+    claims_range(r, labels)
 
     # G⁴ on dataset D aggregated to 4096 … 512
-    s4 = ["dp_privelet", "laplace", "hierarchical", "ordered_hierarchical"]
+    s4 = ["dp_privelet", "laplace", "hierarchical", "ordered_hierarchical", "dawa"]
     xD = load(SETS["D"])
     res4 = {}
     for eps in EPS:
@@ -178,6 +241,7 @@ def main():
         table(f"1D-RANGE under G⁴ₖ, dataset D, ε = {eps}", ["k"] + [h for s in s4 for h in (s, "exp")]
               + ["default strategy"], rows)
     plot(res4, s4, "1D-RANGE, G4 (D)", out / "blowfish_range_g4.png", ["512", "1024", "2048", "4096"])
+    claims_g4(res4)
 
     # 2-D
     T = np.load(DATA / "twitter_256_256.npy")

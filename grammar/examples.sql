@@ -205,9 +205,30 @@ DROP POLICY id_p;
 -- covers: drop_policy_stmt | parses: DropPolicy | policy=nothing_here
 DROP POLICY IF EXISTS nothing_here;
 
+-- Count constraints: the state marginal is public (published exactly); the histogram's
+-- sensitivity under it is 2 × 5 states = 10.
+-- covers: create_policy_stmt, known_counts_clause, column_name, presence_clause | parses: CreatePolicy | policy=member_state; table=people; columns=member, state; graph=FULL; presence=BOUNDED
+CREATE POLICY member_state ON people (member, state) AS FULL DOMAIN (FALSE, TRUE), ('CA', 'OR', 'WA', 'NY', 'NJ') BOUNDED KNOWN COUNTS BY (state);
+
+-- Released as the full histogram, projected onto the known marginal.
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
+SELECT member, state, COUNT(*) FROM people GROUP BY member, state WITH EPSILON 0.5;
+
+-- Known totals of groups of values (and of the total: KNOWN COUNTS TOTAL).
+-- covers: create_policy_stmt, known_counts_clause, value_group, value | parses: CreatePolicy | policy=id_groups; table=people; columns=id; graph=LINE
+CREATE POLICY id_groups ON people (id) AS LINE DOMAIN [0, 40) WIDTH 10 KNOWN COUNTS ((0, 10), (20));
+
+-- The row count public under DP: the histogram's sensitivity is 2 (bounded DP).
+-- covers: create_policy_stmt, known_counts_clause | parses: CreatePolicy | policy=income_member; table=people; columns=income, member; graph=FULL; presence=UNBOUNDED
+CREATE POLICY income_member ON people (income, member) AS FULL DOMAIN [0, 200000) BINS 4, (FALSE, TRUE) UNBOUNDED KNOWN COUNTS TOTAL;
+
 -- A histogram over the policy's domain: every bin is released, empty ones too.
 -- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2
 SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5;
+
+-- The same histogram by a named strategy: DAWA on the transformed data (data dependent).
+-- covers: private_query, epsilon_clause, options_clause, option, option_name, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=strategy=dawa
+SELECT age, COUNT(*) FROM people GROUP BY age WITH EPSILON 0.5 OPTIONS (strategy = 'dawa');
 
 -- Several range counts in one release.
 -- covers: policy_stmt, range_stmt, range_query, range_head, range_condition, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1/2

@@ -23,6 +23,8 @@ the demo, ``cursor.privacy`` and pandas.
   ``α`` is the bound that holds for all ``m`` prefix draws at once (each at ``p^{1/m}``, exact
   for the discrete law), which the consistency step provably never widens
   (:mod:`..policies.blowfish.consistency`): ``value ± α`` covers the true cumulative count.
+  The data-dependent DAWA strategies (``OPTIONS (strategy = 'dawa')``): the variance is the
+  noise's given the released partition, whose bias is data dependent: **noise only**.
 * **avg**: the ratio box of its SUM and COUNT intervals when both are two-sided Laplace
   intervals (union bound), of the mean of clamped values; otherwise noise only.
 * a post-processed COUNT (:mod:`.postprocess`): the endpoints clipped the same way (rounded
@@ -103,6 +105,9 @@ def covers(release) -> str:
     if mech == "r2t":
         return "the true answer, from below only (R2T's truncation is not released)"
     if mech == "blowfish":
+        if getattr(release, "noise_only", False):
+            return ("noise only: DAWA's partition adds a data-dependent bias that no released "
+                    "quantity bounds")
         if getattr(release, "consistent", False):
             if getattr(release, "simultaneous", None) is None:
                 return ("noise only: the variance bounds the noise before the consistency step, "

@@ -42,25 +42,29 @@ from ..errors import (
     UnsupportedQueryError,
 )
 from ..policies.blowfish import accuracy as _acc
-from ..policies.blowfish._engine import answer
+from ..policies.blowfish._engine import Answer, answer
+from ..policies.blowfish._ops import SafeNoise
+from ..policies.blowfish._plan import NOISE_INFLATION
 from ..policies.blowfish.catalog import PolicyCatalog
+from ..policies.blowfish.constraints import known_counts_plan
 from ..policies.blowfish.dynamic import project
 from ..policies.blowfish.policy import Policy
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
-from ..policies.blowfish.strategies import best_plan
+from ..policies.blowfish.strategies import STRATEGIES, best_plan
 from ..policies.blowfish.workload import Histogram, Prefix, Ranges, Rects
 from ..provenance.backends import engine_of
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
 from . import _range_predicates as rp
 from .release_info import PrivacyInfo
 
-__all__ = ["route", "prepare", "Prepared", "BlowfishRelease", "row_per_participant",
-           "table_policies"]
+__all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
+           "row_per_participant", "table_policies"]
 
 #: above this many cells on an axis, rows are grouped by bin and folded into cells in numpy
 MAX_CASE_CELLS = 256
@@ -80,6 +84,9 @@ class BlowfishRelease:
     #: for a consistent release: ``(SimultaneousBound, weight index, LaplacePlan drawn)`` — the
     #: honest bound through the consistency step (:mod:`provsql_dp.policies.blowfish.consistency`)
     simultaneous: tuple | None = field(default=None, repr=False, compare=False)
+    #: a data-dependent strategy (DAWA): the variance is the noise's given the released
+    #: partition; the partition's bias is not bounded, so the interval is noise only
+    noise_only: bool = False
 
     def noise_bound(self, p: float = 0.95) -> float:
         """A bound ``b`` with ``P(|released − true count| ≤ b) ≥ p``: Chebyshev/Chernoff on the
@@ -455,20 +462,27 @@ def route(con, tree, plan, epsilon, text):
     prep = prepare(con, tree, plan)
     if prep is None:
         return None
-    _check_no_options(text)
+    strategy = _strategy_option(text)
     eps = float(epsilon)
-    planned = best_plan(prep.workload, prep.bpolicy)  # validates before anything is spent
+    planned = plan_for(prep, strategy)  # validates before anything is spent
     # charged before the protected rows are read: whatever happens next, the ε charged is the
     # same on every database (the side-channel rule)
     charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
     x = histogram(con, prep)
-    ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
-                 rng=getattr(con, "_rng", None))
+    if planned.name == "known_counts":
+        ans = _known_counts_answer(planned, x, prep, eps, getattr(con, "_rng", None))
+    else:
+        ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
+                     rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
+    # ordered: the honest bound through its consistency (a simultaneous bound on its draws);
+    # DAWA: the variances are the noise's given the released partition, whose bias is data
+    # dependent (noise only, .intervals)
     sim = ans.simultaneous
     releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=sim is not None,
                                      simultaneous=None if sim is None else
-                                     (sim, i, ans.noise_plans[0]))
+                                     (sim, i, ans.noise_plans[0]),
+                                     noise_only=bool(getattr(ans, "noise_only", False)))
                      for i, (v, s) in enumerate(zip(ans.values, ans.variances)))
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
@@ -477,13 +491,76 @@ def route(con, tree, plan, epsilon, text):
     return prep.desc, rows, info
 
 
-def _check_no_options(text):
+def plan_for(prep: Prepared, strategy=None):
+    """The plan a release of ``prep`` uses (public information and the analyst's option only):
+    under KNOWN COUNTS the constrained histogram (papers/002 §8), else the strategy named or the
+    one of least expected error. Raises ProgrammingError (nothing spent) when none applies."""
+    known = prep.table.known
+    if known is not None:
+        if _cells(prep) is None:
+            raise UnsupportedQueryError(
+                f"policy {prep.policy_name} declares KNOWN COUNTS {prep.table.known_sql}: only "
+                f"the full histogram is released under it (SELECT {', '.join(prep.table.columns)}, "
+                f"COUNT(*) FROM {prep.table.table} GROUP BY {', '.join(prep.table.columns)}, "
+                "without WHERE); ranges, marginals and filters would need the constrained "
+                "sensitivity of their own workload")
+        if strategy is not None:
+            raise ProgrammingError(f"policy {prep.policy_name} declares KNOWN COUNTS: its "
+                                   "histogram has one mechanism (Laplace at the constrained "
+                                   "sensitivity); drop OPTIONS (strategy)")
+        return known_counts_plan(prep.table.policy(), known)
+    try:  # the choice reads the user's option only
+        return best_plan(prep.workload, prep.bpolicy, strategy)
+    except ValueError as e:
+        raise ProgrammingError(f"OPTIONS (strategy = {strategy!r}): {e}") from None
 
+
+def _cells(prep):
+    """The flat cell of each query when the workload is the full histogram (any GROUP BY
+    order, no projection, no filter), else None."""
+    w, k = prep.workload, prep.table.policy().k
+    if any(b is not None for b in prep.bins_per_axis) or prep.residual or w.q != k:
+        return None
+    if isinstance(w, Histogram):
+        return np.arange(k)
+    if isinstance(w, Rects) and np.array_equal(w.r0, w.r1) and np.array_equal(w.c0, w.c1):
+        flat = w.r0 * w.shape[1] + w.c0
+        if np.array_equal(np.sort(flat), np.arange(k)):
+            return flat
+    return None
+
+
+def _known_counts_answer(plan, x, prep, eps, rng):
+    noise = SafeNoise(rng)
+    cells = _cells(prep)
+    vals = np.asarray(plan.run(x, None, eps, noise), dtype=float)[cells]
+    infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
+    var = (plan.unit_var * (infl / eps) ** 2)[cells]
+    return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)), var, prep.bpolicy,
+                  False, tuple(noise.plans))
+
+
+def _strategy_option(text):
+    """``OPTIONS (strategy = 'name')`` (and ``raw``) of a query on the policy route: the
+    strategy the analyst asks for (one of ``provsql_dp.policies.blowfish.STRATEGIES``, e.g.
+    ``'dawa'``), or None for the least expected error. Other options are refused."""
     try:
         tree = d.parse_one(text)
     except Exception:  # noqa: BLE001 - the text was parsed before; nothing to check
-        return
-    if isinstance(tree, d.PrivateQuery) and set(d.mechanism_options(tree)) - {"raw"}:
-        raise ProgrammingError("OPTIONS apply to the recursive mechanism only (and raw to every "
-                               "COUNT); this query is answered under a Blowfish policy (drop "
-                               "OPTIONS)")
+        return None
+    if not isinstance(tree, d.PrivateQuery):
+        return None
+    opts = d.mechanism_options(tree)
+    extra = set(opts) - {"raw", "strategy"}
+    if extra:
+        raise ProgrammingError(f"OPTIONS apply to the recursive mechanism only "
+                               f"({', '.join(sorted(extra))}), except raw (every COUNT) and "
+                               "strategy (the policy route); this query is answered under a "
+                               "Blowfish policy (drop them)")
+    name = opts.get("strategy")
+    if name is None:
+        return None
+    if not isinstance(name, str) or name.lower() not in STRATEGIES:
+        raise ProgrammingError(f"OPTIONS (strategy = {option_text(name)}) is not a strategy; "
+                               f"choose one of {', '.join(STRATEGIES)}")
+    return name.lower()

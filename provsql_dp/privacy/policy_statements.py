@@ -11,20 +11,21 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 from sqlglot import exp
 
 from .._numbers import format_eps
 from .._numbers import round_up_decimal as _round_up
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.blowfish.catalog import PolicyCatalog
+from ..policies.blowfish.constraints import check_groups, histogram_sensitivity, marginal_groups
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
-from ..policies.blowfish.strategies import best_plan
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
 from ..sql.plan import Aggregate
 from ..sql.planner import plan_query
-from .policy_route import prepare, row_per_participant, table_policies
+from .policy_route import plan_for, prepare, row_per_participant, table_policies
 
 __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
@@ -183,6 +184,9 @@ def create_policy(con, tree: g.CreatePolicy, cat: PolicyCatalog) -> TablePolicy:
         sources = sorted(set(sources))
     tp = TablePolicy(name, info.schema, info.name, tuple(cols), domains, graph, bounded, sources)
     tp.policy()  # validates the kind against the columns and domains
+    if tree.args.get("known") is not None:
+        tp.known, tp.known_sql = _known_groups(tree.args["known"], cols, domains)
+        histogram_sensitivity(tp.policy(), tp.known)  # validates the groups
 
     binned = ", ".join(dom.bin_sql(q(c), types[c]) for c, dom in zip(cols, domains))
     try:  # type-check the domain values against the columns, reading no row
@@ -192,6 +196,36 @@ def create_policy(con, tree: g.CreatePolicy, cat: PolicyCatalog) -> TablePolicy:
                                f"({', '.join(types[c] for c in cols)}): {str(e).splitlines()[0]}")
     cat.add(name, info.schema, info.name, cols, tp.to_json(), None)
     return tp
+
+
+def _known_groups(node, cols, domains):
+    """``KNOWN COUNTS …`` as disjoint groups of flat bin indices and its SQL text."""
+    if isinstance(node, exp.Var):  # TOTAL
+        return [list(range(int(np.prod([d.k for d in domains]))))], "TOTAL"
+    if isinstance(node, exp.Column):
+        lower = [c.lower() for c in cols]
+        if node.name.lower() not in lower:
+            raise DeclarationError(f"KNOWN COUNTS BY ({node.name}): the marginal must be over a "
+                                   f"column of the policy ({', '.join(cols)})")
+        if len(cols) == 1:
+            raise DeclarationError(f"KNOWN COUNTS BY ({node.name}) on a one-column policy would "
+                                   "publish the histogram itself; name groups of values instead: "
+                                   "KNOWN COUNTS ((v, …), (v, …))")
+        axis = lower.index(node.name.lower())
+        return marginal_groups([d.k for d in domains], axis), f"BY ({cols[axis]})"
+    if len(cols) != 1:
+        raise DeclarationError("KNOWN COUNTS ((v, …), …) names groups of values of a one-column "
+                               "policy; on two columns declare a marginal: KNOWN COUNTS BY (c)")
+    groups = []
+    for grp in node.expressions:
+        groups.append(sorted({domains[0].index_of(_literal(v)) for v in grp.expressions}))
+    text = "(" + ", ".join("(" + ", ".join(v.sql() for v in grp.expressions) + ")"
+                           for grp in node.expressions) + ")"
+    try:
+        check_groups(groups, domains[0].k)
+    except ValueError as e:
+        raise DeclarationError(f"KNOWN COUNTS {text}: {e}") from None
+    return groups, text
 
 
 def _qualified(info) -> str:
@@ -230,7 +264,7 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
         from .explain_route import explain_route  # noqa: PLC0415 - answer imports us
 
         return desc, explain_route(con, tree.this, plan, eps, tree)
-    planned = best_plan(prep.workload, prep.bpolicy)
+    planned = plan_for(prep)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
         conf = d.exact_number(tree.args["confidence"], "the confidence")

@@ -11,9 +11,23 @@ What it needs (declarations, read before any protected row):
   replaced: noise of scale ``(hi − lo)/ε``. (A δ policy with SOURCES is unbounded, records appear:
   the quantile then uses the bounds, or the policy's domain when no bounds are declared.)
 
-Without either the statement is refused, naming both declarations; nothing is charged. The
-statement takes no ``WHERE``, ``GROUP BY``, join or ``DISTINCT`` (a filter would make the number
-of records a record's move can change unbounded), and no ``OPTIONS``.
+Without either the statement is refused, naming both declarations; nothing is charged.
+
+``WHERE cond`` filters the rows in the same DuckDB aggregate, evaluated totally
+(:func:`provsql_dp.sql.total.make_total`: a row on which the condition would fail counts as
+not selected). Under a δ policy a condition that does not read the quantile's column keeps a
+record's membership when the record moves, so the sensitivity stays δ; a condition that reads
+it lets a δ-move carry a record in or out of the filter, so the sensitivity is the whole domain
+``hi − lo`` (said in the release's neighbourhood). Under bounds the sensitivity is ``hi − lo``
+either way.
+
+``SELECT g, MEDIAN(c) FROM t [WHERE …] GROUP BY g`` releases one quantile per **declared** group
+key of ``g`` (``SET GROUP KEYS ON t (g) …``; keys with no row get the midpoint plus noise, rows
+with other keys are not read). The table is row-per-participant and ``g`` a column of the row,
+so a participant's row is in exactly one group: a neighbour (one record added, removed, or moved
+by δ in ``c``) changes one group's quantile, and the groups compose in parallel — every group at
+ε, ε charged once. Grouping by the quantile's own column, by an expression, or without declared
+keys is refused. No join, ``DISTINCT``, ``HAVING``, ``ORDER BY``, ``LIMIT`` or ``OPTIONS``.
 
 The ledger is charged before the one DuckDB aggregate reads the column; noise comes from
 :func:`provsql_dp.mechanisms.quantile.release_quantile` (exact discrete Laplace). The smooth-
@@ -47,6 +61,7 @@ from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql.total import make_total
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
@@ -77,12 +92,25 @@ class QuantileQuery:
     sensitivity: float
     neighbourhood: str    # "δ = 0.01 (policy near)" or "bounds"
     policy: str | None
+    where_sql: str | None = None    # the total WHERE condition (unqualified columns)
+    group: str | None = None        # the GROUP BY column
+    group_label: str | None = None
+    group_type: str | None = None
+    keys: tuple = ()                # the declared keys, in order
 
     def sql(self) -> str:
         fn = "quantile_disc" if self.statistic == "QUANTILE_DISC" else "quantile_cont"
         v = (f"LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {self.lower!r}), "
              f"{self.upper!r})")
-        return f"SELECT {fn}({v}, {self.q!r}) AS __v FROM {self.table_sql}"
+        conds = [f"({self.where_sql})"] if self.where_sql else []
+        if self.group is None:
+            where = f" WHERE {' AND '.join(conds)}" if conds else ""
+            return f"SELECT {fn}({v}, {self.q!r}) AS __v FROM {self.table_sql}{where}"
+        keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
+                         f"{self.group_type})" for k in self.keys)
+        conds.append(f"{quote(self.group)} IN ({keys})")
+        return (f"SELECT {quote(self.group)} AS __g, {fn}({v}, {self.q!r}) AS __v FROM "
+                f"{self.table_sql} WHERE {' AND '.join(conds)} GROUP BY 1")
 
 
 def _select(tree):
@@ -116,19 +144,19 @@ def prepare(con, tree, options=None) -> QuantileQuery:
     sel = _select(tree)
     shape = ("a private quantile is SELECT MEDIAN(col) | QUANTILE_CONT(col, q) | "
              "QUANTILE_DISC(col, q) FROM table, on one protected table")
-    if not isinstance(sel, exp.Select) or len(sel.expressions) != 1:
-        raise UnsupportedQueryError(f"{shape}, alone in the select list")
-    item = sel.expressions[0]
+    if not isinstance(sel, exp.Select) or not 1 <= len(sel.expressions) <= 2:
+        raise UnsupportedQueryError(f"{shape}, alone in the select list (with its GROUP BY "
+                                    "column when grouped)")
+    aggs = [i for i in sel.expressions if isinstance(i.unalias(), _AGGS)]
+    if len(aggs) != 1 or (len(sel.expressions) == 2 and sel.args.get("group") is None):
+        raise UnsupportedQueryError(f"{shape}; a quantile inside an expression, or beside "
+                                    "anything but its GROUP BY column, is not supported")
+    item = aggs[0]
     agg = item.unalias()
-    if not isinstance(agg, _AGGS):
-        raise UnsupportedQueryError(f"{shape}; a quantile inside an expression is not supported")
-    for key, what in (("where", "WHERE"), ("group", "GROUP BY"), ("having", "HAVING"),
-                      ("joins", "a join"), ("distinct", "DISTINCT"), ("order", "ORDER BY"),
-                      ("limit", "LIMIT"), ("with", "WITH")):
+    for key, what in (("having", "HAVING"), ("joins", "a join"), ("distinct", "DISTINCT"),
+                      ("order", "ORDER BY"), ("limit", "LIMIT"), ("with", "WITH")):
         if sel.args.get(key):
-            raise UnsupportedQueryError(
-                f"{shape}; {what} is not supported with a quantile (a filter or group would let "
-                "one record's move change which records count)")
+            raise UnsupportedQueryError(f"{shape}; {what} is not supported with a quantile")
     if options:
         raise ProgrammingError("OPTIONS apply to the recursive mechanism only; a quantile takes "
                                "none (drop OPTIONS)")
@@ -156,24 +184,34 @@ def prepare(con, tree, options=None) -> QuantileQuery:
     label = item.alias_or_name if isinstance(item, exp.Alias) else \
         f"{statistic.lower()}({col})"
     table_sql = ".".join(quote(p) for p in (info.catalog, info.schema, info.name) if p)
+    types = dict(zip(info.columns, info.types))
+    where_sql, reads_col = _where(sel, lower, types, col)
+    grouping = _grouping(con, sel, item, info, lower, types, col, statistic)
     pols = [tp for tp in table_policies(con, info.schema, info.name)
             if tp.graph.get("kind") == "DELTA" and [c.lower() for c in tp.columns] == [col.lower()]]
     bounds = ColumnDeclarations(con._catalog).bounds(info.schema, info.name, col)
+    extra = dict(where_sql=where_sql, **grouping)
     if pols and pols[0].bounded:
         tp = pols[0]
         pol = delta_policy(tp.graph, tp.domains)
         lo, hi = float(pol.lo[0]), float(pol.hi[0])
         d = float(pol.delta)
+        if reads_col:  # a δ-move can carry a record across the filter: the whole domain
+            return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
+                                 quantile_sensitivity(lo, hi),
+                                 f"domain of policy {tp.name} (the WHERE reads {col}, so a "
+                                 f"δ-move can take a record in or out of the filter)", tp.name,
+                                 **extra)
         return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
                              quantile_sensitivity(lo, hi, delta=d),
-                             f"δ = {d:g} (policy {tp.name}, BOUNDED)", tp.name)
+                             f"δ = {d:g} (policy {tp.name}, BOUNDED)", tp.name, **extra)
     if bounds is not None:
         lo, hi = bounds
         if not hi > lo:
             raise ProgrammingError(f"the declared bounds of {info.name}.{col} are empty "
                                    f"([{lo:g}, {hi:g}]); declare lower < upper")
         return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
-                             quantile_sensitivity(lo, hi), "bounds (SET BOUNDS)", None)
+                             quantile_sensitivity(lo, hi), "bounds (SET BOUNDS)", None, **extra)
     if pols:  # an unbounded δ policy: records appear and disappear, the rank moves
         tp = pols[0]
         pol = delta_policy(tp.graph, tp.domains)
@@ -181,12 +219,63 @@ def prepare(con, tree, options=None) -> QuantileQuery:
         return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
                              quantile_sensitivity(lo, hi),
                              f"domain of policy {tp.name} (UNBOUNDED: records appear, so the "
-                             "whole domain is the sensitivity)", tp.name)
+                             "whole domain is the sensitivity)", tp.name, **extra)
     raise ProgrammingError(
         f"{statistic}({col}) over {info.name!r} needs a declared range for {col!r}: "
         f"CREATE POLICY p ON {info.name} ({col}) AS DELTA δ DOMAIN [lo, hi) WIDTH w BOUNDED "
         f"(records move by at most δ: noise of scale δ/ε) or SET BOUNDS ON {info.name} ({col}) "
         "BETWEEN lo AND hi (noise of scale (hi − lo)/ε). Nothing was charged")
+
+
+def _where(sel, lower, types, col):
+    """The WHERE condition made total over unqualified columns, and whether it reads ``col``."""
+    where = sel.args.get("where")
+    if where is None:
+        return None, False
+    cond = where.this.copy()
+    for c in list(cond.find_all(exp.Column)):
+        if c.name.lower() not in lower:
+            raise UnsupportedQueryError(f"the WHERE of a quantile names {c.sql(dialect='duckdb')}"
+                                        ", which is not a column of the table")
+        c.replace(exp.column(lower[c.name.lower()], quoted=True))
+    if cond.find(exp.Subquery, exp.Select) is not None:
+        raise UnsupportedQueryError("the WHERE of a quantile reads the table's own columns only "
+                                    "(no subquery)")
+    total = make_total(cond, types, predicate=True)
+    reads = any(c.name.lower() == col.lower() for c in cond.find_all(exp.Column))
+    return total.sql(dialect="duckdb"), reads
+
+
+def _grouping(con, sel, item, info, lower, types, col, statistic) -> dict:
+    """The GROUP BY column and its declared keys (public), or {} when not grouped."""
+    group = sel.args.get("group")
+    if group is None:
+        return {}
+    gks = group.expressions
+    others = [i for i in sel.expressions if i is not item]
+    if len(gks) != 1 or not isinstance(gks[0], exp.Column) or \
+            gks[0].name.lower() not in lower:
+        raise UnsupportedQueryError(f"{statistic} with GROUP BY takes one column of "
+                                    f"{info.name!r} as the group")
+    g = lower[gks[0].name.lower()]
+    if len(others) != 1 or not isinstance(others[0].unalias(), exp.Column) or \
+            others[0].unalias().name.lower() != g.lower():
+        raise UnsupportedQueryError(f"with GROUP BY {g}, the select list is {g} and the "
+                                    "quantile")
+    if g.lower() == col.lower():
+        raise UnsupportedQueryError(f"{statistic}({col}) GROUP BY {col}: grouping by the "
+                                    "quantile's own column releases each group's value")
+    decls = ColumnDeclarations(con._catalog)
+    decl = decls.group_keys(info.schema, info.name, g)
+    if decl is None:
+        raise ProgrammingError(
+            f"GROUP BY {g} needs public group keys: SET GROUP KEYS ON {info.name} ({g}) VALUES "
+            f"(…) or FROM a public table (column). Nothing was charged")
+    keys = tuple(decls.key_values(decl, types[g]))
+    if not keys:
+        raise ProgrammingError(f"no group keys are declared for {info.name}.{g}; nothing to "
+                               "release. Nothing was charged")
+    return dict(group=g, group_label=others[0].alias_or_name, group_type=types[g], keys=keys)
 
 
 def answer(con, tree, epsilon, text: str, options=None, rng=None):
@@ -201,19 +290,31 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     charge = con._ledger.charge(con.user, epsilon, text, "quantile")
     rows = engine_of(con).fetchnumpy(qq.sql())[0]
     vals = rows["__v"]
-    v = None if len(vals) == 0 or bool(np.ma.getmaskarray(vals)[0]) else vals[0]  # NULL: no rows
-    value = (qq.lower + qq.upper) / 2 if v is None or (isinstance(v, float) and math.isnan(v)) \
-        else float(v)
-    rel = release_quantile(value, qq.lower, qq.upper, qq.sensitivity, eps, rng=rng,
-                           statistic=qq.statistic, neighbourhood=qq.neighbourhood)
+    mask = np.ma.getmaskarray(vals)
+    exact = [None if mask[i] else float(vals[i]) for i in range(len(vals))]  # NULL: no rows
+    if qq.group is None:
+        found = [exact[0] if exact else None]
+    else:
+        by_key = {k: e for k, e in zip(list(np.asarray(rows["__g"], dtype=object)), exact)}
+        found = [by_key.get(k) for k in qq.keys]
+    mid = (qq.lower + qq.upper) / 2
+    rels = tuple(release_quantile(mid if v is None or math.isnan(v) else v, qq.lower, qq.upper,
+                                  qq.sensitivity, eps, rng=rng, statistic=qq.statistic,
+                                  neighbourhood=qq.neighbourhood) for v in found)
     detail = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
               f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
               f"{qq.sensitivity:.6g} under {qq.neighbourhood}; exact discrete Laplace, scale "
-              f"{rel.noise_scale:.6g}")
+              f"{rels[0].noise_scale:.6g}")
+    if qq.group is not None:
+        detail += (f"; one release per declared key of {qq.group} ({len(qq.keys)}), parallel "
+                   "composition (a participant's row is in one group)")
     info = PrivacyInfo(mechanism="quantile", epsilon=charge.epsilon, remaining=charge.remaining,
-                       releases=(rel,), policy=qq.policy, strategy=detail,
-                       expected_mse=float(2 * rel.noise_scale ** 2), mse_is_upper_bound=True)
-    return [(qq.label, "DOUBLE")], [(rel.value,)], info
+                       releases=rels, policy=qq.policy, strategy=detail,
+                       expected_mse=float(2 * rels[0].noise_scale ** 2), mse_is_upper_bound=True)
+    if qq.group is None:
+        return [(qq.label, "DOUBLE")], [(rels[0].value,)], info
+    return ([(qq.group_label, qq.group_type), (qq.label, "DOUBLE")],
+            [(k, r.value) for k, r in zip(qq.keys, rels)], info)
 
 
 def accuracy_epsilon(con, tree, alpha, confidence=0.95) -> Fraction:
@@ -254,5 +355,6 @@ def explain(con, tree, epsilon=None, accuracy=None, confidence=None):
     desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
             ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
             ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    return desc, [("quantile", qq.policy, detail, 1, format_eps(epsilon),
+    return desc, [("quantile", qq.policy, detail, 1 if qq.group is None else len(qq.keys),
+                   format_eps(epsilon),
                    math.sqrt(plan.noise_variance), alpha, conf, note)]

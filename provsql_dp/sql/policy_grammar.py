@@ -10,7 +10,7 @@ pairs that mark a statement as ours. Parsing is token-based, with sqlglot's pars
 Statements (formal grammar: ``grammar/provsql_dp.ebnf``, section "policies"):
 
 * ``CREATE POLICY name ON table (col [, col]) AS graph [DOMAIN dom [, dom]]
-  [BOUNDED | UNBOUNDED [SOURCES (v, …)]]``
+  [BOUNDED | UNBOUNDED [SOURCES (v, …)]] [KNOWN COUNTS TOTAL | BY (col) | ((v, …), …)]``
 * ``DROP POLICY [IF EXISTS] name`` and ``SHOW POLICIES [ON table]``
 * ``COUNT RANGES (cond, …) FROM table [WHERE …] [WITH EPSILON ε]`` and
   ``COUNT CUMULATIVE col FROM table [WHERE …] [WITH EPSILON ε]``: a batch of range counts or a
@@ -53,7 +53,7 @@ class CreatePolicy(exp.Expression):
     values (1-D) or of tuples (2-D)."""
 
     arg_types = {"this": True, "table": True, "expressions": True, "graph": True,
-                 "domains": False, "bounded": False, "sources": False}
+                 "domains": False, "bounded": False, "sources": False, "known": False}
 
 
 class PolicyGraph(exp.Expression):
@@ -314,8 +314,39 @@ def _parse_create_policy(parser):
                 break
         _expect(parser, TokenType.R_PAREN, "Expected ')' to close the SOURCES list")
         sources = exp.Tuple(expressions=items)
+    known = _known_counts(parser)
     return CreatePolicy(this=name, table=table, expressions=cols, graph=graph, domains=domains,
-                        bounded=bounded, sources=sources)
+                        bounded=bounded, sources=sources, known=known)
+
+
+def _known_counts(parser):
+    """``KNOWN COUNTS TOTAL | BY (column) | ((v, …), (v, …), …)`` (papers/002 §8): counts
+    published exactly, which the policy's neighbours must keep. ``TOTAL`` is an ``exp.Var``, the
+    marginal over a column an ``exp.Column``, groups of values an ``exp.Tuple`` of tuples."""
+    if not _word(parser, "KNOWN"):
+        return None
+    parser._advance()
+    if not _word(parser, "COUNTS"):
+        parser.raise_error("Expected COUNTS after KNOWN (KNOWN COUNTS TOTAL, KNOWN COUNTS BY "
+                           "(column) or KNOWN COUNTS ((v, …), …))")
+    parser._advance()
+    if _word(parser, "TOTAL"):
+        parser._advance()
+        return exp.Var(this="TOTAL")
+    if _word(parser, "BY"):
+        parser._advance()
+        _expect(parser, TokenType.L_PAREN, "Expected '(' and a column after KNOWN COUNTS BY")
+        col = parser._parse_plain_identifier("a column name after KNOWN COUNTS BY (")
+        _expect(parser, TokenType.R_PAREN, "Expected ')' after the column of KNOWN COUNTS BY")
+        return exp.Column(this=col)
+    if _at(parser, TokenType.L_PAREN):
+        parser._advance()
+        groups = [exp.Tuple(expressions=_value_list(parser, "known-count value"))]
+        while parser._match(TokenType.COMMA):
+            groups.append(exp.Tuple(expressions=_value_list(parser, "known-count value")))
+        _expect(parser, TokenType.R_PAREN, "Expected ')' to close the groups of KNOWN COUNTS")
+        return exp.Tuple(expressions=groups)
+    parser.raise_error("Expected TOTAL, BY (column) or ((v, …), …) after KNOWN COUNTS")
 
 
 # ---------------------------------------------------------------------- range counts

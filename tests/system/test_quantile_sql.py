@@ -33,7 +33,9 @@ def test_refused_without_a_declaration_naming_both_fixes(con):
 
 
 @pytest.mark.parametrize("sql,err", [
-    ("SELECT MEDIAN(km) FROM trips WHERE km > 1 WITH EPSILON 1", UnsupportedQueryError),
+    ("SELECT MEDIAN(km) FROM trips WHERE km > (SELECT 1) WITH EPSILON 1", UnsupportedQueryError),
+    ("SELECT who, MEDIAN(km) FROM trips GROUP BY who WITH EPSILON 1", ProgrammingError),
+    ("SELECT km, MEDIAN(km) FROM trips GROUP BY km WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT MEDIAN(km) FROM trips GROUP BY who WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT MEDIAN(km) + 1 FROM trips WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT MEDIAN(km), COUNT(*) FROM trips WITH EPSILON 1", UnsupportedQueryError),

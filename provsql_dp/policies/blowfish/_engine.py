@@ -43,6 +43,9 @@ class Answer:
     simultaneous : SimultaneousBound or None
         For the ``ordered`` strategy: the honest per-query error bound through its isotonic
         consistency (:mod:`.consistency`); :meth:`alpha` uses it with the plan drawn.
+    noise_only : bool
+        True for ``dawa``/``dp_dawa``: ``variances`` are those of the noise given the released
+        partition; the bias of spreading each bucket uniformly is data dependent and not in them.
     noise_plans : tuple of LaplacePlan
         The public plans of the exact discrete Laplace noise drawn (grids, scales; see
         :mod:`provsql_dp.policies.blowfish.strategies`).
@@ -68,6 +71,7 @@ class Answer:
     mse_is_upper_bound: bool = False
     noise_plans: tuple = field(repr=False, default=())
     simultaneous: object = field(repr=False, default=None)
+    noise_only: bool = False
 
     def alpha(self, beta=0.05, simultaneous=False):
         """Per-query error bound α: ``P(|error| ≥ α) ≤ β`` (all queries at once if
@@ -80,7 +84,8 @@ class Answer:
     def to_dict(self):
         """Metadata for a cursor (no values)."""
         return {"strategy": self.strategy, "detail": self.detail, "epsilon": self.epsilon,
-                "expected_mse": self.expected_mse, "mse_is_upper_bound": self.mse_is_upper_bound}
+                "expected_mse": self.expected_mse, "mse_is_upper_bound": self.mse_is_upper_bound,
+                "noise_only": self.noise_only}
 
 
 def _policy(pol):
@@ -154,13 +159,22 @@ def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
     xx = _data(x, pol.k)
     plan = best_plan(w, pol, strategy)
     noise = SafeNoise(rng)  # one generator for the whole release (OS entropy unless a test)
-    vals = np.asarray(plan.run(xx, None, eps, noise), dtype=float).ravel()
-    # the plans' noise scale γλ is at most NOISE_INFLATION·Δ/ε (already in plan.variances); if a
+    out = plan.run(xx, None, eps, noise)
+    detail = plan.detail
+    if plan.dependent:  # dawa: the noise variances follow from the released partition
+        out, var, how = out
+        var = np.asarray(var, dtype=float) * NOISE_INFLATION ** 2
+        detail = f"{detail}: {how}"
+    else:
+        var = plan.variances(eps)
+    vals = np.asarray(out, dtype=float).ravel()
+    # the plans' noise scale γλ is at most NOISE_INFLATION·Δ/ε (already in the variances); if a
     # plan ever reports more, scale up so that the variances stay upper bounds for the exact noise
     infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
-    var = plan.variances(eps) * (infl / NOISE_INFLATION) ** 2
-    return Answer(vals, eps, plan.name, plan.detail, float(np.mean(var)) if var.size else 0.0,
-                  var, pol, plan.upper_bound, tuple(noise.plans), plan.simultaneous)
+    var = var * (infl / NOISE_INFLATION) ** 2
+    return Answer(vals, eps, plan.name, detail, float(np.mean(var)) if var.size else 0.0,
+                  var, pol, plan.upper_bound, tuple(noise.plans), noise_only=plan.dependent,
+                  simultaneous=plan.simultaneous)
 
 
 def expected_error(W, pol, epsilon, strategy=None):
@@ -168,6 +182,9 @@ def expected_error(W, pol, epsilon, strategy=None):
     pol = _policy(pol)
     eps = _epsilon(epsilon)
     plan = best_plan(_workload(W, pol), pol, strategy)
+    if plan.dependent:
+        raise ValueError(f"strategy {strategy!r} is data dependent: its error is known only after "
+                         "the release (Answer.variances, noise only)")
     return plan.name, plan.detail, plan.expected_mse(eps)
 
 
@@ -195,7 +212,8 @@ def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=
     pol = _policy(pol)
     w = _workload(W, pol)
     cands = plans(w, pol, None if strategy is None else (strategy,))
-    cands = [p for p in cands if p.name != "ordered" or strategy == "ordered"]
+    cands = [p for p in cands if (p.name != "ordered" or strategy == "ordered")
+             and not p.dependent]
     if not cands:
         raise ValueError(f"no strategy {'named ' + repr(strategy) + ' ' if strategy else ''}"
                          f"applies to this workload under {pol!r}")

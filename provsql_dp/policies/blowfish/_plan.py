@@ -45,6 +45,9 @@ class Plan:
     #: a nonlinear consistency step (the ordered strategy): the honest per-query error bound
     #: (:class:`~.consistency.SimultaneousBound`), which replaces the variance-based α
     simultaneous: object = field(default=None, repr=False)
+    #: data dependent (``dawa``): ``unit_var`` is unknown before the release, the sampler
+    #: returns ``(values, noise variances at ε, detail)``, and the plan is chosen only by name
+    dependent: bool = False
 
     @property
     def unit_mse(self) -> float:

@@ -278,6 +278,10 @@ class TablePolicy:
     bounded: bool
     sources: list | None = None
     _policy: Policy | None = field(default=None, repr=False)
+    #: publicly known counts (papers/002 §8): disjoint groups of flat bin indices, or None
+    known: list | None = None
+    #: how they were declared, for SHOW POLICIES: "TOTAL", "BY (col)" or "(groups)"
+    known_sql: str | None = None
 
     @property
     def shape(self) -> tuple:
@@ -303,19 +307,27 @@ class TablePolicy:
         return not self.bounded and self.sources is None
 
     def to_json(self) -> str:
-        return json.dumps({"graph": self.graph, "domains": [d.to_dict() for d in self.domains],
-                           "bounded": self.bounded, "sources": self.sources},
-                          separators=(",", ":"))
+        d = {"graph": self.graph, "domains": [d.to_dict() for d in self.domains],
+             "bounded": self.bounded, "sources": self.sources}
+        if self.known is not None:
+            d["known"] = self.known
+            d["known_sql"] = self.known_sql
+        return json.dumps(d, separators=(",", ":"))
 
     @classmethod
     def from_row(cls, row) -> "TablePolicy":
         d = json.loads(row.spec)
         return cls(row.name, row.schema, row.table, tuple(row.columns),
                    [ColumnDomain.from_dict(x) for x in d["domains"]], d["graph"], d["bounded"],
-                   d.get("sources"))
+                   d.get("sources"), known=d.get("known"), known_sql=d.get("known_sql"))
 
     def describe(self) -> str:
-        return self.policy().describe()
+        text = self.policy().describe()
+        if self.known is not None:
+            from .constraints import histogram_sensitivity  # local: constraints imports policy
+            text += (f"; known counts {self.known_sql} (published exactly; histogram "
+                     f"sensitivity {histogram_sensitivity(self.policy(), self.known)})")
+        return text
 
     def graph_sql(self) -> str:
         return _graph_sql(self.graph)

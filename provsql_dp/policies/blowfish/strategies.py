@@ -37,6 +37,12 @@ Names (pass one as ``strategy=`` to :func:`provsql_dp.policies.blowfish.answer`)
 ``dp_laplace``,             differential-privacy baselines at ε/2 (a bounded neighbour is two
 ``dp_hierarchical``,        unbounded ones); 2-D ranges use the tensor product of the 1-D
 ``dp_privelet``             strategies.
+``dawa``                    data dependent (papers/000 §5.4, "Transformed + DAWA"): DAWA (Li et
+                            al. 2014, :mod:`.dawa`) on the transformed data of each spanning tree
+                            at ε/ℓ, with consistency on a bounded path; its stated error is the
+                            noise only (the partition's bias is data dependent). Never chosen by
+                            default: ask for it by name (SQL: ``OPTIONS (strategy = 'dawa')``).
+``dp_dawa``                 DAWA on ``x`` at ε/2: the data-dependent differential-privacy baseline.
 ==========================  ==================================================================
 """
 
@@ -50,15 +56,18 @@ from ._ops import Hierarchical, Identity, Privelet, noise_slots, public_part, re
 from ._plan import BRANCHINGS, MAX_NNZ, Plan, dp_factor, matrix_ok
 from ._transform import candidate_trees, htheta_tree
 from .consistency import SimultaneousBound
+from .dawa import dawa_plans, dp_dawa_plans
 from .grid_plans import grid_plans
 from .policy import Policy
 from .workload import Ranges, Rects, Workload
 
-__all__ = ["STRATEGIES", "Plan", "plans", "best_plan"]
+__all__ = ["STRATEGIES", "DEPENDENT", "Plan", "plans", "best_plan"]
 
 STRATEGIES = ("laplace", "ordered", "hierarchical", "privelet", "ordered_hierarchical",
               "grid_laplace", "grid_hierarchical", "grid_privelet",
-              "dp_laplace", "dp_hierarchical", "dp_privelet")
+              "dp_laplace", "dp_hierarchical", "dp_privelet", "dawa", "dp_dawa")
+#: data-dependent strategies: planned only when named, never the default choice
+DEPENDENT = ("dawa", "dp_dawa")
 
 
 def _tree_span(tree):
@@ -269,12 +278,12 @@ def _dp1_plans(w, policy, op_kind):
 # ---------------------------------------------------------------------------- dispatch
 def plans(w: Workload, policy: Policy, names=None) -> list:
     """Every applicable plan (all variants) for the given strategy names (default: all)."""
-    names = STRATEGIES if names is None else tuple(names)
+    names = tuple(n for n in STRATEGIES if n not in DEPENDENT) if names is None else tuple(names)
     out = []
     two_d = len(policy.shape) == 2
     if not two_d:
         trees = None
-        if {"laplace", "hierarchical", "privelet", "ordered"} & set(names):
+        if {"laplace", "hierarchical", "privelet", "ordered", "dawa"} & set(names):
             trees = []
             for t in candidate_trees(policy):
                 WT = _tree_workload(t, w)
@@ -291,6 +300,11 @@ def plans(w: Workload, policy: Policy, names=None) -> list:
                         out.append(_ordered_plan(w, policy, t, WT))
             elif name == "ordered_hierarchical":
                 out += _oh_plans(w, policy)
+            elif name == "dawa":
+                out += dawa_plans(w, policy, trees)
+            elif name == "dp_dawa":
+                if isinstance(w, Ranges) or matrix_ok(w):
+                    out += dp_dawa_plans(w, policy)
             elif name.startswith("dp_"):
                 kind = {"dp_laplace": "identity"}.get(name, name[3:])
                 if kind in ("identity", "hierarchical", "privelet"):
@@ -320,6 +334,8 @@ def best_plan(w: Workload, policy: Policy, strategy=None) -> Plan:
             raise ValueError(f"strategy {strategy!r} does not apply to a {w.kind} workload under "
                              f"{policy!r}; applicable: {', '.join(ok) or 'none'}")
         raise ProgrammingError(f"no strategy applies to a {w.kind} workload under {policy!r}")
+    if strategy in DEPENDENT:  # no data-independent error to compare: least stretch first
+        return cands[0]
     best = min(cands, key=lambda p: p.unit_mse)
     if strategy is None and best.name == "laplace" and w.kind == "prefix":
         # CDF under a path: consistency is a projection onto a convex set holding the truth,

@@ -460,7 +460,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
 
     assert {r.name for r in PolicyCatalog(con._duck).list()} == {
         "age_line", "income_t", "state_p", "member_full", "age_income", "age_state", "near",
-        "near_x"}
+        "near_x", "member_state", "id_groups", "income_member"}
     from provsql_dp.sql.column_declarations import ColumnDeclarations
 
     decl = ColumnDeclarations(con._catalog)
