@@ -41,7 +41,6 @@ from ..errors import (
     ProgrammingError,
     UnsupportedQueryError,
 )
-from ..policies.blowfish import accuracy as _acc
 from ..policies.blowfish._engine import Answer, answer
 from ..policies.blowfish._ops import SafeNoise
 from ..policies.blowfish._plan import NOISE_INFLATION
@@ -61,6 +60,7 @@ from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
 from . import _range_predicates as rp
+from .blowfish_release import BlowfishRelease
 from .release_info import PrivacyInfo
 
 __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
@@ -68,38 +68,6 @@ __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
 
 #: above this many cells on an axis, rows are grouped by bin and folded into cells in numpy
 MAX_CASE_CELLS = 256
-
-
-@dataclass(frozen=True)
-class BlowfishRelease:
-    """One released count and its data-independent noise variance."""
-
-    value: float
-    variance: float
-    epsilon: float
-    mechanism: str = "blowfish"
-    #: the strategy ends in a nonlinear consistency step (isotonic regression): the variance then
-    #: bounds the noise before it only, and the bound comes from :attr:`simultaneous`
-    consistent: bool = False
-    #: for a consistent release: ``(SimultaneousBound, weight index, LaplacePlan drawn)`` — the
-    #: honest bound through the consistency step (:mod:`provsql_dp.policies.blowfish.consistency`)
-    simultaneous: tuple | None = field(default=None, repr=False, compare=False)
-    #: a data-dependent strategy (DAWA): the variance is the noise's given the released
-    #: partition; the partition's bias is not bounded, so the interval is noise only
-    noise_only: bool = False
-
-    def noise_bound(self, p: float = 0.95) -> float:
-        """A bound ``b`` with ``P(|released − true count| ≤ b) ≥ p``: Chebyshev/Chernoff on the
-        Laplace sum for a linear strategy; for the ordered strategy the bound that holds for all
-        its prefix draws at once, which its isotonic consistency never widens."""
-        if not 0 < p < 1:
-            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
-        if self.simultaneous is not None:
-            bound, q, plan = self.simultaneous
-            return float(bound.alphas(self.epsilon, p, plan=plan)[q])
-        if self.consistent:
-            raise ValueError("a consistent Blowfish release needs its simultaneous bound")
-        return float(_acc.alpha_bound(self.variance, 1 - p))
 
 
 # ---------------------------------------------------------------------------- participants
