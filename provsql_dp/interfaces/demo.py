@@ -85,7 +85,7 @@ def run(epsilon: float = 1.0, seed: int | None = None, out=sys.stdout) -> list[s
         for (tv, pv, (iv,)) in zip(truth or [(0,)], private, bounds):
             label = title if len(private) == 1 else f"{title}: {pv[0]}"
             true_value = tv[-1] if tv[-1] is not None else 0
-            emit(f"{label[:46]:<46} {privacy:<8} {float(true_value):>12.1f} {pv[-1]:>12.1f} {_shown(iv):>28} "
+            emit(f"{label[:46]:<46} {privacy:<8} {_num(true_value):>12} {_num(pv[-1]):>12} {_shown(iv):>28} "
                  f"{float(cur.privacy.epsilon) / len(private):>5.2g} {dt:>7.2f}")
 
     for title, sql, *options in QUERIES:
@@ -101,6 +101,16 @@ def run(epsilon: float = 1.0, seed: int | None = None, out=sys.stdout) -> list[s
     emit("The true answers are visible to the curator only; an analyst sees the private column.")
     emit("Node privacy protects a member and all their friendships; edge privacy one friendship.")
     return lines
+
+
+def _num(x) -> str:
+    """A count as a whole number (as released: post-processed COUNTs are integers), else one
+    decimal.
+
+    >>> _num(12), _num(2913500), _num(3651860.5)
+    ('12', '2913500', '3651860.5')
+    """
+    return str(x) if isinstance(x, int) else f"{float(x):.1f}"
 
 
 def _shown(interval) -> str:

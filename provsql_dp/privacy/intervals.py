@@ -18,8 +18,13 @@ the demo, ``cursor.privacy`` and pandas.
 * **blowfish**, linear strategies (Laplace on the transform, hierarchical least squares): the
   noise is a fixed linear combination of independent Laplace draws, unbiased, with a
   data-independent variance: ``value ± α`` (Chebyshev/Chernoff, :mod:`..policies.blowfish.accuracy`)
-  covers the true count. Strategies with a nonlinear consistency step (isotonic regression): the
-  variance bounds the noise *before* consistency only, so the interval is marked **noise only**.
+  covers the true count. The ordered strategy (``COUNT CUMULATIVE``: prefix counts, isotonic
+  regression, clipping): the variance bounds the noise *before* consistency only, so its
+  ``α`` is the bound that holds for all ``m`` prefix draws at once (each at ``p^{1/m}``, exact
+  for the discrete law), which the consistency step provably never widens
+  (:mod:`..policies.blowfish.consistency`): ``value ± α`` covers the true cumulative count.
+  The data-dependent DAWA strategies (``OPTIONS (strategy = 'dawa')``): the variance is the
+  noise's given the released partition, whose bias is data dependent: **noise only**.
 * **avg**: the ratio box of its SUM and COUNT intervals when both are two-sided Laplace
   intervals (union bound), of the mean of clamped values; otherwise noise only.
 * a post-processed COUNT (:mod:`.postprocess`): the endpoints clipped the same way (rounded
@@ -100,9 +105,15 @@ def covers(release) -> str:
     if mech == "r2t":
         return "the true answer, from below only (R2T's truncation is not released)"
     if mech == "blowfish":
+        if getattr(release, "noise_only", False):
+            return ("noise only: DAWA's partition adds a data-dependent bias that no released "
+                    "quantity bounds")
         if getattr(release, "consistent", False):
-            return ("noise only: the variance bounds the noise before the consistency step, "
-                    "not the released count")
+            if getattr(release, "simultaneous", None) is None:
+                return ("noise only: the variance bounds the noise before the consistency step, "
+                        "not the released count")
+            return ("the true count (a bound on every prefix draw at once, which the isotonic "
+                    "consistency never widens)")
         return "the true count"
     if mech == "avg":
         parts = (release.sum_release, release.count_release)

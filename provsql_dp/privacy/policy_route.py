@@ -41,7 +41,6 @@ from ..errors import (
     ProgrammingError,
     UnsupportedQueryError,
 )
-from ..policies.blowfish import accuracy as _acc
 from ..policies.blowfish._engine import Answer, answer
 from ..policies.blowfish._ops import SafeNoise
 from ..policies.blowfish._plan import NOISE_INFLATION
@@ -61,6 +60,7 @@ from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
 from . import _range_predicates as rp
+from .blowfish_release import BlowfishRelease
 from .release_info import PrivacyInfo
 
 __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
@@ -68,25 +68,6 @@ __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
 
 #: above this many cells on an axis, rows are grouped by bin and folded into cells in numpy
 MAX_CASE_CELLS = 256
-
-
-@dataclass(frozen=True)
-class BlowfishRelease:
-    """One released count and its data-independent noise variance."""
-
-    value: float
-    variance: float
-    epsilon: float
-    mechanism: str = "blowfish"
-    #: the strategy ends in a nonlinear consistency step (isotonic regression): the variance then
-    #: bounds the noise before it, and the interval is noise only (see .intervals)
-    consistent: bool = False
-
-    def noise_bound(self, p: float = 0.95) -> float:
-        """A bound ``b`` with ``P(|error| ≤ b) ≥ p`` (Chebyshev/Chernoff on the Laplace sum)."""
-        if not 0 < p < 1:
-            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
-        return float(_acc.alpha_bound(self.variance, 1 - p))
 
 
 # ---------------------------------------------------------------------------- participants
@@ -462,10 +443,15 @@ def route(con, tree, plan, epsilon, text):
         ans = answer(prep.workload, x, prep.bpolicy, eps, strategy=planned.name,
                      rng=getattr(con, "_rng", None))
     rows = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, ans.values)]
-    # consistency (ordered) or DAWA's partition (noise only): the interval covers the noise only
-    noise_only = bool(ans.mse_is_upper_bound or ans.noise_only)
-    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=noise_only)
-                     for v, s in zip(ans.values, ans.variances))
+    # ordered: the honest bound through its consistency (a simultaneous bound on its draws);
+    # DAWA: the variances are the noise's given the released partition, whose bias is data
+    # dependent (noise only, .intervals)
+    sim = ans.simultaneous
+    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=sim is not None,
+                                     simultaneous=None if sim is None else
+                                     (sim, i, ans.noise_plans[0]),
+                                     noise_only=bool(getattr(ans, "noise_only", False)))
+                     for i, (v, s) in enumerate(zip(ans.values, ans.variances)))
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
                        expected_mse=float(ans.expected_mse),

@@ -17,7 +17,6 @@ from sqlglot import exp
 from .._numbers import format_eps
 from .._numbers import round_up_decimal as _round_up
 from ..errors import DeclarationError, OperationalError, ProgrammingError
-from ..policies.blowfish import accuracy as acc
 from ..policies.blowfish.catalog import PolicyCatalog
 from ..policies.blowfish.constraints import check_groups, histogram_sensitivity, marginal_groups
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
@@ -274,17 +273,19 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     beta = float(1 - conf)
     note = "α: per query, P(|error| ≤ α) ≥ confidence"
     if planned.upper_bound:
-        note += "; the ordered strategy's error is an upper bound (consistency only helps on average)"
+        note += ("; the ordered strategy's expected error is an upper bound (consistency only "
+                 "helps on average) and its α holds for every prefix count at once, through the "
+                 "isotonic consistency")
     if eps is None:
         alpha = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
         if alpha <= 0:
             raise ProgrammingError("the accuracy α must be positive")
-        need = acc.epsilon_for_alpha(planned.unit_var_bound, alpha, beta)
+        need = planned.epsilon_for_alpha(alpha, beta)
         eps = _round_up(need)
         note = f"run the query WITH EPSILON {format_eps(eps)}; " + note
     e = float(eps)
     rmse = math.sqrt(planned.expected_mse(e))
-    alpha_out = float(max(acc.alphas(planned.variances(e), beta))) if planned.unit_var.size else 0.0
+    alpha_out = float(max(planned.alphas(e, beta))) if planned.unit_var.size else 0.0
     return desc, [("blowfish", prep.policy_name, planned.detail, int(prep.workload.q),
                    format_eps(eps), rmse, alpha_out, float(conf), note)]
 

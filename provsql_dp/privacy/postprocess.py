@@ -78,12 +78,18 @@ class CountRelease:
         return self.release.noise_bound(p)
 
     def interval(self, p: float = 0.95):
-        """The raw release's interval, endpoints rounded inwards to whole numbers, at least 0."""
+        """The raw release's interval, endpoints rounded inwards to whole numbers, at least 0,
+        then widened (if need be) to hold the shown :attr:`value` — a superset, so the coverage
+        is kept; it matters where the shown value is not the rounded raw one (the bins of a
+        histogram made to keep their total, :func:`consistent_counts`)."""
         lo, hi = interval_of(self.release, p)
         if lo is None and hi is None:
             return (None, None)  # no interval (see covers)
         lo2 = 0 if lo is None else max(0, math.ceil(lo))
         hi2 = None if hi is None else max(lo2, math.floor(hi))
+        if self.value is not None:
+            lo2 = min(lo2, self.value)
+            hi2 = None if hi2 is None else max(hi2, self.value)
         return (lo2, hi2)
 
     def __getattr__(self, name):  # delta_hat, params, plan, parts… of the underlying release

@@ -17,6 +17,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -406,11 +407,15 @@ class PtyShell:
         os.close(slave)
         self.seen = b""
 
-    def expect(self, text: str, timeout: float = 120) -> str:
-        """Read until ``text`` appears; returns what was read up to and including it."""
+    def expect(self, text: str, timeout: float = 120, deadline: float | None = None) -> str:
+        """Read until ``text`` appears; returns what was read up to and including it.
+        ``timeout``: the longest silence; ``deadline``: the longest wait in all (a status line
+        that keeps redrawing never falls silent)."""
         needle = text.encode()
+        end = None if deadline is None else time.monotonic() + deadline
         while needle not in self.seen:
-            ready, _, _ = select.select([self.master], [], [], timeout)
+            wait = timeout if end is None else max(0.0, min(timeout, end - time.monotonic()))
+            ready, _, _ = select.select([self.master], [], [], wait)
             if not ready:
                 raise AssertionError(f"the shell never printed {text!r}; it printed {self.seen!r}")
             try:

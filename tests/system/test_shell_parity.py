@@ -371,7 +371,7 @@ def test_ctrl_c_in_a_plain_query_charges_nothing(tmp_path):
             time.sleep(0.5)
             sh.proc.send_signal(signal.SIGINT)
             try:
-                got = sh.expect("provsql_dp> ", timeout=5)
+                got = sh.expect("provsql_dp> ", timeout=5, deadline=5)
                 break
             except AssertionError:
                 continue

@@ -98,6 +98,8 @@ def test_curator_tradeoff_exploration(server, browser):
     assert page.locator("#chart-true g.bars_marks path").count() == 20
     assert page.locator("#chart-noisy g.bars_marks path").count() == 20
     assert "FULL at ε = 0.5" in page.text_content("#noisy-caption")
+    assert "95% intervals of the true count" in page.text_content("#noisy-caption")
+    assert page.locator("#chart-noisy g.interval_marks line").count() == 20
     full_edges = page.locator("#chart-graph g.edge path").count()
     # click the θ = 4, ε = 1 point of the trade-off chart: that policy's noisy histogram
     page.click('#chart-tradeoff g.point_marks path[aria-label^="ε: 1;"][aria-label$="policy: theta=4"]')
@@ -131,6 +133,11 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.wait_for_selector("#a-chart g.bars_marks path", state="attached")
     assert "WITH EPSILON" in page.text_content("#a-statement")
     assert page.locator("#a-chart g.bars_marks path").count() == 20
+    # each bar carries the honest interval (privacy.intervals), also in the table
+    assert page.locator("#a-chart g.interval_marks line").count() == 20
+    assert "95% intervals of the true count" in page.text_content("#a-statement")
+    assert "95% interval" in page.text_content("#a-table-out")
+    assert page.locator("#a-table-out td", has_text="[").count() >= 20
     expect(page.locator("#budget")).not_to_contain_text(f"{before} of")
     # a 2-D histogram at a given ε, drawn as a heatmap of the public 5 × 20 domain
     page.select_option("#a-template", "histogram2d")

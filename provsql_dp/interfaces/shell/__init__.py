@@ -22,10 +22,12 @@ errors printed), :mod:`.dot_commands`, :mod:`.io_commands` (``.output``, ``.once
 :mod:`.progress` (the status line) and :mod:`.command` (the ``provsql-dp shell`` command:
 :func:`main`).
 
-Every private answer is printed with its ``± 95%`` noise bound (one column per row), followed by
-one line giving the mechanism, the ε charged and the budget left. The bound covers the Laplace
-noise only: the recursive mechanism's answer also under-estimates the true one by a truncation
-bias that is never published.
+Every private answer is printed with its ``95% interval`` (one column per value column, from
+:mod:`provsql_dp.privacy.intervals`, as the demo, ``cursor.privacy`` and the web explorer show
+it), followed by one line giving the mechanism, the ε charged and the budget left, and one saying
+what the interval covers: two-sided ``[lo, hi]`` for the Laplace route and Blowfish, one-sided
+``≥ lo`` for the recursive mechanism and R2T (their truncation can only lower the answer and is
+not published), ``—`` where no interval is honest (a signed SUM).
 
 Errors print one line, ``Error: …``, and the shell goes on with the next statement. The exit
 status of a non-interactive run is 0 when every statement succeeded and 1 otherwise; like

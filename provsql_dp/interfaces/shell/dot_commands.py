@@ -39,9 +39,10 @@ Besides DuckDB's SQL, these statements of ours (".help WORD" shows those mention
 """
 
 HELP_AFTER = """\
-A private answer is shown with '± 95%', the noise bound at 95% (noise only; the recursive
-mechanism also under-estimates by an unpublished truncation bias), the ε charged and the
-budget left. Ctrl-C interrupts a statement; ε already charged for a release stays spent.
+A private answer is shown with its 95% interval and what it covers ('[lo, hi]' two-sided;
+'≥ lo' one-sided for the recursive mechanism and R2T, whose unpublished truncation can only
+lower the answer), the ε charged and the budget left. Ctrl-C interrupts a statement; ε already
+charged for a release stays spent.
 """
 
 DOT_HELP = """\

@@ -5,8 +5,9 @@ A request names a template — ``histogram`` (``SELECT c, COUNT(*) FROM t GROUP 
 GROUP BY a, b``) — or ``sql`` (any statement an analyst connection takes), and either an accuracy
 requirement (α, β): every released count within α of the truth with probability ≥ 1 − β, whose
 ε comes from ``EXPLAIN PRIVACY … WITH ACCURACY α CONFIDENCE 1−β`` (free) — or an ε. The release
-runs on the user's own connection; what comes back is what the engine released (rows, the noise
-bound of each at confidence 1 − β, or 0.95), stored in the user's history.
+runs on the user's own connection; what comes back is what the engine released (rows and the
+interval of each value at confidence 1 − β, or 0.95, with what it covers — the same intervals the
+shell prints: :func:`released_intervals`), stored in the user's history.
 
 >>> template_sql({"template": "cumulative", "table": "employees", "column": "salary"})
 'COUNT CUMULATIVE "salary" FROM "employees"'
@@ -19,11 +20,12 @@ from __future__ import annotations
 import re
 
 from ...errors import ProgrammingError
+from ...privacy.intervals import shown
 from . import history, sandbox
 from .curator import _json
 from .sandbox import quote
 
-__all__ = ["template_sql", "ask", "budget", "catalog"]
+__all__ = ["template_sql", "ask", "budget", "catalog", "released_intervals"]
 
 _HAS_EPSILON = re.compile(r"\bWITH\s+(EPSILON|ACCURACY)\b", re.I)
 _RANGE_DOMAIN = re.compile(r"^\[(-?[\d.]+(?:e[+-]?\d+)?), (-?[\d.]+(?:e[+-]?\d+)?)\) WIDTH ([\d.]+(?:e[+-]?\d+)?)$")
@@ -110,6 +112,38 @@ def catalog(engine, role: str, user: str) -> dict:
             "protected": [dict(zip(prot.columns, map(_json, r))) for r in prot.rows]}
 
 
+def _end(x):
+    return None if x is None else float(x)
+
+
+def released_intervals(info, confidence: float) -> dict:
+    """What the page shows beside the released values, from
+    :mod:`provsql_dp.privacy.intervals` (as the shell, the demo and ``cursor.privacy``):
+    ``intervals`` — per row, ``[low, high]`` per value column (``null``: unbounded on that side),
+    holding with probability ≥ ``confidence`` the statistic ``covers`` names per column;
+    ``interval_text`` — the same as the shell prints them (``[lo, hi]``, ``≥ lo``, ``—``);
+    ``bounds`` — the noise bound of the last value column per row (``null`` without one).
+
+    >>> from provsql_dp.mechanisms import laplace
+    >>> from provsql_dp.privacy.release_info import PrivacyInfo
+    >>> rel = laplace.release(10, sensitivity=1, epsilon=1.0, integer=True)
+    >>> out = released_intervals(PrivacyInfo("laplace", 1.0, 0.0, (rel,)), 0.95)
+    >>> out["covers"], out["intervals"][0][0][1] - out["intervals"][0][0][0]
+    (['the true count'], 6.0)
+    """
+    ivs = info.intervals(confidence)
+    bounds = []
+    for b in info.noise_bound(confidence):
+        last = b[-1] if isinstance(b, tuple) else b
+        try:
+            bounds.append(float(last))
+        except (TypeError, ValueError):
+            bounds.append(None)
+    return {"intervals": [[[_end(lo), _end(hi)] for lo, hi in row] for row in ivs],
+            "interval_text": [[shown(iv) for iv in row] for row in ivs],
+            "covers": info.covers(), "bounds": bounds}
+
+
 def ask(engine, role: str, user: str, f: dict) -> dict:
     """Run one analyst request; returns the answer and stores it in the user's history."""
     sql = _with_granularity(engine, role, user, f)
@@ -142,8 +176,7 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
     if info is not None:
         eps_text = f"{float(info.epsilon):g}"
         answer.update(epsilon=float(info.epsilon), mechanism=info.mechanism,
-                      bounds=[float(b) for b in info.noise_bound(confidence)],
-                      strategy=getattr(info, "strategy", None))
+                      strategy=getattr(info, "strategy", None), **released_intervals(info, confidence))
         if f.get("mode") == "accuracy":
             answer["alpha"] = float(f.get("alpha"))
     with engine.lock:

@@ -29,6 +29,7 @@ from ...errors import ProgrammingError
 from ...policies.blowfish import workload as wl
 from ...policies.blowfish.policy import Policy
 from ...policies.blowfish.tradeoff import tradeoff as engine_tradeoff
+from ...privacy.intervals import shown
 
 __all__ = ["Histogram", "true_counts", "noisy", "graph", "tradeoff", "quote", "parse_graph"]
 
@@ -112,7 +113,9 @@ def true_counts(con, h: Histogram) -> list[int]:
 
 def noisy(counts: list[int], h: Histogram, graph: str, bounded: bool, epsilon: float,
           cumulative: bool = False) -> dict:
-    """Release the histogram (or cumulative histogram) of ``counts`` under the policy, by the engine."""
+    """Release the histogram (or cumulative histogram) of ``counts`` under the policy, by the engine:
+    the noisy counts with their 95 % intervals (``intervals``, ``interval_text``, ``covers``: as
+    the shell shows them, :mod:`provsql_dp.privacy.intervals`)."""
     graph = parse_graph(graph, h.bins)
     eps = _num(epsilon, "ε")
     scratch = connect(":memory:", user="curator")
@@ -130,7 +133,11 @@ def noisy(counts: list[int], h: Histogram, graph: str, bounded: bool, epsilon: f
         cur = scratch.execute(f"{q} WITH EPSILON {eps!r}")
         rows = cur.fetchall()
         info = cur.privacy
+        ivs = [row[0] for row in info.intervals(0.95)]
         return {"noisy": [float(r[-1]) for r in rows], "bound95": list(info.noise_bound(0.95)),
+                "intervals": [[None if lo is None else float(lo), None if hi is None else float(hi)]
+                              for lo, hi in ivs],
+                "interval_text": [shown(iv) for iv in ivs], "covers": info.covers()[0],
                 "strategy": info.strategy, "expected_rmse": float(info.expected_mse) ** 0.5,
                 "policy_sql": h.policy_sql(graph, bounded)}
     finally:

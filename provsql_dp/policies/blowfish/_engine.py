@@ -40,6 +40,9 @@ class Answer:
     mse_is_upper_bound : bool
         True for the data-dependent ``ordered`` strategy (the variance of its unconstrained
         estimate; consistency never increases the CDF error).
+    simultaneous : SimultaneousBound or None
+        For the ``ordered`` strategy: the honest per-query error bound through its isotonic
+        consistency (:mod:`.consistency`); :meth:`alpha` uses it with the plan drawn.
     noise_only : bool
         True for ``dawa``/``dp_dawa``: ``variances`` are those of the noise given the released
         partition; the bias of spreading each bucket uniformly is data dependent and not in them.
@@ -67,12 +70,15 @@ class Answer:
     policy: Policy = field(repr=False, default=None)
     mse_is_upper_bound: bool = False
     noise_plans: tuple = field(repr=False, default=())
+    simultaneous: object = field(repr=False, default=None)
     noise_only: bool = False
 
     def alpha(self, beta=0.05, simultaneous=False):
         """Per-query error bound α: ``P(|error| ≥ α) ≤ β`` (all queries at once if
-        ``simultaneous``). Not claimed for the data-dependent ``ordered`` strategy beyond its
-        unconstrained estimate."""
+        ``simultaneous``). For the ``ordered`` strategy the bound through its consistency step,
+        which holds for all queries at once anyway (:mod:`.consistency`)."""
+        if self.simultaneous is not None:
+            return self.simultaneous.alphas(self.epsilon, 1 - beta, plan=self.noise_plans[0])
         return _acc.alphas(self.variances, beta, simultaneous)
 
     def to_dict(self):
@@ -167,7 +173,8 @@ def answer(W, x, pol, epsilon, strategy=None, rng=None) -> Answer:
     infl = max([NOISE_INFLATION] + [float(p.inflation) for p in noise.plans])
     var = var * (infl / NOISE_INFLATION) ** 2
     return Answer(vals, eps, plan.name, detail, float(np.mean(var)) if var.size else 0.0,
-                  var, pol, plan.upper_bound, tuple(noise.plans), noise_only=plan.dependent)
+                  var, pol, plan.upper_bound, tuple(noise.plans), noise_only=plan.dependent,
+                  simultaneous=plan.simultaneous)
 
 
 def expected_error(W, pol, epsilon, strategy=None):
@@ -210,9 +217,8 @@ def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=
     if not cands:
         raise ValueError(f"no strategy {'named ' + repr(strategy) + ' ' if strategy else ''}"
                          f"applies to this workload under {pol!r}")
-    best = min(cands, key=lambda p: _acc.epsilon_for_alpha(p.unit_var_bound, alpha, beta,
-                                                            simultaneous))
-    return _acc.epsilon_for_alpha(best.unit_var_bound, alpha, beta, simultaneous), best.name
+    best = min(cands, key=lambda p: p.epsilon_for_alpha(alpha, beta, simultaneous))
+    return best.epsilon_for_alpha(alpha, beta, simultaneous), best.name
 
 
 def answer_with_accuracy(W, x, pol, alpha, beta=0.05, simultaneous=False, max_epsilon=None,

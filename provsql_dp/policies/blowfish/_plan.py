@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import accuracy as _acc
 from ._ops import as_noise
 from .policy import Policy
 from .workload import Matrix, Ranges, Rects, Workload
@@ -41,6 +42,9 @@ class Plan:
     unit_var: np.ndarray
     _run: object = field(repr=False)
     upper_bound: bool = False
+    #: a nonlinear consistency step (the ordered strategy): the honest per-query error bound
+    #: (:class:`~.consistency.SimultaneousBound`), which replaces the variance-based α
+    simultaneous: object = field(default=None, repr=False)
     #: data dependent (``dawa``): ``unit_var`` is unknown before the release, the sampler
     #: returns ``(values, noise variances at ε, detail)``, and the plan is chosen only by name
     dependent: bool = False
@@ -61,6 +65,22 @@ class Plan:
     def expected_mse(self, epsilon):
         """Mean of :meth:`variances` (an upper bound for the exact noise)."""
         return self.unit_mse * NOISE_INFLATION ** 2 / epsilon ** 2
+
+    def alphas(self, epsilon, beta=0.05):
+        """Per-query α with ``P(|error| ≥ α) ≤ β`` at ``epsilon``: Chebyshev/Chernoff on the
+        variance for the linear strategies (:mod:`.accuracy`), the simultaneous bound through
+        the consistency step for the ordered one (:mod:`.consistency`)."""
+        if self.simultaneous is not None:
+            return self.simultaneous.alphas(epsilon, 1 - beta)
+        return _acc.alphas(self.variances(epsilon), beta)
+
+    def epsilon_for_alpha(self, alpha, beta=0.05, simultaneous=False):
+        """The smallest ε (a float; the ordered strategy's is a 3-digit decimal) whose every
+        query's α at confidence ``1 − β`` is within ``alpha`` (all at once if ``simultaneous``;
+        the ordered strategy's bound always is)."""
+        if self.simultaneous is not None:
+            return float(self.simultaneous.epsilon_for(alpha, 1 - beta))
+        return _acc.epsilon_for_alpha(self.unit_var_bound, alpha, beta, simultaneous)
 
     def run(self, x, exact, epsilon, rng):
         """Noisy answers for ``x`` (``exact`` is unused); ``rng``: a SafeNoise, a Generator or None."""

@@ -12,7 +12,7 @@ usual metadata on ``cursor.privacy``.
 >>> _ = con.execute("CREATE POLICY p ON t (a) AS LINE DOMAIN [0, 8) WIDTH 1 BOUNDED")
 >>> cur = answer_with_accuracy(con.cursor(), "COUNT CUMULATIVE a FROM t", alpha=20)
 >>> len(cur.fetchall()), str(cur.privacy.epsilon)
-(8, '0.293')
+(8, '0.246')
 """
 
 from __future__ import annotations

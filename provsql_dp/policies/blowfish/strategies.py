@@ -55,6 +55,7 @@ from scipy.optimize import isotonic_regression
 from ._ops import Hierarchical, Identity, Privelet, noise_slots, public_part, release_on
 from ._plan import BRANCHINGS, MAX_NNZ, Plan, dp_factor, matrix_ok
 from ._transform import candidate_trees, htheta_tree
+from .consistency import SimultaneousBound
 from .dawa import dawa_plans, dp_dawa_plans
 from .grid_plans import grid_plans
 from .policy import Policy
@@ -180,8 +181,13 @@ def _ordered_plan(w, policy, tree, WT):
         noisy[chain] = np.clip(fit, 0.0, total)
         return public_part(w, tree, xt) + WT @ noisy
 
+    # the honest bound through the consistency step (.consistency): every prefix draw within a
+    # at once moves each query by at most a·‖W_T[q]‖₁ (W_T has no column outside the chain)
+    weights = np.asarray(abs(WT).sum(axis=1)).ravel()
+    sim = SimultaneousBound(weights, int(chain.size), float(tree.ell),
+                            max(1, min(int(tree.ell), max(1, int(chain.size)))))
     return Plan("ordered", f"ordered: laplace on {tree.name} (ℓ={tree.ell}) + isotonic consistency",
-                uv, run, upper_bound=True)
+                uv, run, upper_bound=True, simultaneous=sim)
 
 
 def _oh_plans(w, policy):

@@ -119,8 +119,9 @@ async function showHistogram(override) {
     LAST_HIST = f;
     const label = f.query === "cumulative" ? "cumulative count" : "count";
     Charts.bars($("chart-true"), {labels: r.labels, series: [{name: "true", values: r.true, color: "#54a24b"}], ylabel: label});
-    Charts.bars($("chart-noisy"), {labels: r.labels, series: [{name: "noisy", values: r.noisy, errors: r.bound95}], ylabel: label});
-    $("noisy-caption").textContent = `Noisy answer: ${f.graph} at ε = ${f.epsilon} (${r.strategy}; expected error ${r.expected_rmse.toPrecision(3)}, bars ± 95% bound)`;
+    Charts.bars($("chart-noisy"), {labels: r.labels, ititle: "95% interval", ylabel: label,
+      series: [{name: "noisy", values: r.noisy, intervals: r.intervals, itext: r.interval_text}]});
+    $("noisy-caption").textContent = `Noisy answer: ${f.graph} at ε = ${f.epsilon} (${r.strategy}; expected error ${r.expected_rmse.toPrecision(3)}; rules: 95% intervals of ${r.covers})`;
     Charts.graph($("chart-graph"), r.graph);
     $("graph-caption").textContent = `Policy graph: ${r.graph.meaning}`;
     $("policy-sql").textContent = r.policy_sql + ";";
@@ -164,6 +165,7 @@ function askTemplate() {
   $("a-gran").hidden = !(t === "histogram" || t === "cumulative");
   for (const id of ["a-table", "a-column"]) $(id).disabled = t === "sql";
 }
+const pct = a => `${((a.confidence || 0.95) * 100).toFixed(0)}%`;
 function plotAnswer(host, a, title) {
   host.replaceChildren();
   if (!a.rows.length) { host.textContent = "(no rows)"; return; }
@@ -178,8 +180,11 @@ function plotAnswer(host, a, title) {
   // COUNT RANGES labels name the column in every range: keep the bounds only
   const short = v => a.columns[0] === "range" ? String(v).replace(/"[^"]*"\s*/g, "").replace(" AND ", " ") : v;
   const labels = a.rows.map(r => k > 1 ? r.slice(0, k - 1).map(short).join(", ") : a.columns[0]);
-  Charts.bars(host, {title, labels, ylabel: a.columns[k - 1],
-    series: [{name: "answer", values: a.rows.map(r => r[k - 1]), errors: a.bounds || undefined}]});
+  const last = rows => rows.map(r => r[r.length - 1]);
+  Charts.bars(host, {title, labels, ylabel: a.columns[k - 1], ititle: `${pct(a)} interval`,
+    series: [{name: "answer", values: a.rows.map(r => r[k - 1]),
+              intervals: a.intervals ? last(a.intervals) : undefined,
+              itext: a.interval_text ? last(a.interval_text) : undefined}]});
 }
 async function ask(ev) {
   ev.preventDefault();
@@ -189,14 +194,16 @@ async function ask(ev) {
   const t0 = Date.now(), timer = setInterval(() => { $("a-progress").textContent = `running… ${((Date.now() - t0) / 1000).toFixed(0)} s`; }, 500);
   try {
     const a = await call("/api/query", f);
-    $("a-statement").textContent = a.statement + (a.private ? `  -- ε charged ${a.epsilon.toPrecision(3)} (${a.mechanism}${a.strategy ? ", " + a.strategy : ""}); bars ± ${(a.confidence * 100).toFixed(0)}% noise bound` : "  -- public data, no ε");
+    $("a-statement").textContent = a.statement + (a.private ? `  -- ε charged ${a.epsilon.toPrecision(3)} (${a.mechanism}${a.strategy ? ", " + a.strategy : ""}); ${pct(a)} intervals of ${(a.covers || []).join("; ")}` : "  -- public data, no ε");
     plotAnswer($("a-chart"), a, "");
     const show = v => typeof v === "number" && !Number.isInteger(v) ? +v.toPrecision(4) : v;
     const k = a.columns.length;
+    const nv = a.interval_text && a.interval_text.length ? a.interval_text[0].length : 0;
+    const ivCols = a.columns.slice(k - nv).map(c => `${c} ${pct(a)} interval`);
     table($("a-table-out"), a.rows.slice(0, 50).map((r, i) => {
-      const cells = r.map((v, j) => j === k - 1 && a.private ? show(v) : v);
-      return a.bounds ? [...cells, "± " + a.bounds[i].toPrecision(3)] : cells;
-    }), a.bounds ? [...a.columns, `± ${(a.confidence * 100).toFixed(0)}% bound`] : a.columns);
+      const cells = r.map((v, j) => j >= k - nv && a.private ? show(v) : v);
+      return nv ? [...cells, ...a.interval_text[i]] : cells;
+    }), nv ? [...a.columns, ...ivCols] : a.columns);
   } catch (e) { $("a-error").textContent = e.message; }
   finally { clearInterval(timer); $("a-progress").textContent = ""; $("a-cancel").hidden = true; }
   await refreshBudget(); await loadHistory();

@@ -24,13 +24,18 @@ const Charts = (() => {
     });
   }
 
-  // spec: {labels, series: [{name, values, errors?, color?}], ylabel, title} — bars in the labels'
-  // order; a series with errors gets a rule from value − error to value + error on each bar.
+  // spec: {labels, series: [{name, values, intervals?, itext?, color?}], ylabel, title} — bars in
+  // the labels' order; a series with intervals ([lo, hi] per bar, null: unbounded on that side, as
+  // the engine released them) gets a rule over its interval on each bar (a one-sided "≥ lo" from lo
+  // up to the bar's value), the interval's text (itext) in the tooltip.
   function bars(host, spec) {
-    const values = spec.series.flatMap((se, j) => se.values.map((v, i) => ({
-      label: String(spec.labels[i]), i, series: se.name, value: v,
-      lo: se.errors ? v - se.errors[i] : v, hi: se.errors ? v + se.errors[i] : v,
-      pm: se.errors ? fmt(se.errors[i]) : null, j})));
+    const end = (x, v) => (x === null || x === undefined ? v : x);
+    const values = spec.series.flatMap((se, j) => se.values.map((v, i) => {
+      const iv = se.intervals ? se.intervals[i] : null;
+      return {label: String(spec.labels[i]), i, series: se.name, value: v,
+              lo: iv ? end(iv[0], v) : v, hi: iv ? end(iv[1], v) : v,
+              pm: iv ? (se.itext ? se.itext[i] : `[${fmt(end(iv[0], v))}, ${fmt(end(iv[1], v))}]`) : null, j};
+    }));
     const k = spec.series.length, y = spec.ylabel || "value";
     const x = {field: "label", type: "nominal", sort: spec.labels.map(String), title: null,
                axis: {labelAngle: -45, labelLimit: 110, labelOverlap: true}};
@@ -39,11 +44,11 @@ const Charts = (() => {
          legend: {orient: "top-right", title: null}}
       : {value: spec.series[0].color || COLORS[0]};
     const tooltip = [{field: "label", title: "bin"}, {field: "value", title: y, format: ".4~g"}];
-    if (spec.series.some(se => se.errors)) tooltip.push({field: "pm", title: "± bound"});
+    if (spec.series.some(se => se.intervals)) tooltip.push({field: "pm", title: spec.ititle || "interval"});
     const layers = [{name: "bars", mark: {type: "bar"},
       encoding: {x, y: {field: "value", type: "quantitative", title: y}, color, tooltip,
                  ...(k > 1 ? {xOffset: {field: "series", type: "nominal", sort: spec.series.map(se => se.name)}} : {})}}];
-    if (spec.series.some(se => se.errors)) layers.push({name: "interval", mark: {type: "rule", color: "#333"},
+    if (spec.series.some(se => se.intervals)) layers.push({name: "interval", mark: {type: "rule", color: "#333"},
       transform: [{filter: "datum.pm !== null"}],
       encoding: {x, y: {field: "lo", type: "quantitative"}, y2: {field: "hi"},
                  ...(k > 1 ? {xOffset: {field: "series", type: "nominal", sort: spec.series.map(se => se.name)}} : {})}});

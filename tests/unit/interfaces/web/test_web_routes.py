@@ -149,6 +149,10 @@ def test_accuracy_first_answer_interval_and_history(app, db):
     assert r.status_code == 200, a
     assert a["mechanism"] == "blowfish" and len(a["rows"]) == 20 and len(a["bounds"]) == 20
     assert all(b <= 20 + 1e-9 for b in a["bounds"]) and a["confidence"] == pytest.approx(0.9)
+    # the honest interval of each released count (privacy.intervals, as the shell shows it)
+    assert a["covers"][0].startswith("the true count")
+    for row, [[lo, hi]], [text] in zip(a["rows"], a["intervals"], a["interval_text"]):
+        assert lo <= row[-1] <= hi and hi - lo <= 40 and text == f"[{lo:g}, {hi:g}]"
     assert a["statement"].startswith("COUNT CUMULATIVE") and "WITH EPSILON" in a["statement"]
     entries = c.get("/api/history").json()["entries"]
     got = c.get(f"/api/history/{entries[0]['id']}").json()
@@ -259,3 +263,34 @@ def test_the_chart_library_is_served_from_the_package_under_the_strict_csp(app):
     csp = c.get("/").headers["content-security-policy"]
     assert csp == "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
     assert "unsafe" not in csp
+
+
+def test_analyst_sees_the_honest_interval_for_every_route(app, db):
+    c, token = sign_in(app, "ann")
+    h = {"X-CSRF-Token": token}
+    # several aggregates (one interval per value column), a one-sided recursive interval
+    r = c.post("/api/query", json={"template": "sql", "mode": "epsilon", "epsilon": 0.5,
+                                   "sql": "SELECT COUNT(*), SUM(salary) FROM employees"}, headers=h)
+    a = r.json()
+    assert r.status_code == 200, a
+    assert len(a["intervals"][0]) == 2 and len(a["covers"]) == 2 and len(a["interval_text"][0]) == 2
+    assert a["covers"][0] == "the true count"
+    tri = ("SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
+           "JOIN friendship c ON a.src = c.src AND b.dst = c.dst")
+    a = c.post("/api/query", json={"template": "sql", "sql": tri, "mode": "epsilon", "epsilon": 0.5},
+               headers=h).json()
+    [[lo, hi]] = a["intervals"][0]
+    assert hi is None and lo <= a["rows"][0][0] and a["interval_text"][0][0].startswith("≥ ")
+    assert "from below" in a["covers"][0]
+
+
+def test_curator_noisy_histogram_carries_intervals(app):
+    c, token = sign_in(app, "curator")
+    r = c.post("/api/curator/histogram", json={"table": "employees", "column": "salary", "lo": 0,
+                                               "hi": 200000, "bins": 20, "graph": "LINE", "bounded": True,
+                                               "query": "cumulative", "epsilon": 0.5},
+               headers={"X-CSRF-Token": token})
+    out = r.json()
+    assert r.status_code == 200, out
+    assert len(out["intervals"]) == 20 and out["covers"].startswith("the true count")
+    assert all(lo <= v <= hi for (lo, hi), v in zip(out["intervals"], out["noisy"]))

@@ -54,6 +54,9 @@ def visible(r):
     if "rows" in body:
         body["rows"] = [row[:-1] for row in body["rows"]]  # the labels; the last column is noise
     body.pop("history_id", None)
+    # intervals sit around the noisy values: noise too (their covers text is compared)
+    body.pop("intervals", None)
+    body.pop("interval_text", None)
     if str(body.get("mechanism", "")).startswith("recursive"):
         # the recursive mechanism's bound scales with its privately released Δ̂: noise too
         body["bounds"] = len(body["bounds"])
