@@ -266,7 +266,7 @@ def test_dump_of_one_table_and_of_every_grammar_policy(tmp_path):
                 "CREATE TABLE odd(v DOUBLE); PROTECT TABLE odd; "
                 "CREATE POLICY thirds ON odd (v) AS LINE DOMAIN [0, 1) BINS 3")
     grammar = open(os.path.join(os.path.dirname(__file__), "..", "..", "grammar", "examples.sql")).read()
-    for stmt in re.findall(r"^CREATE POLICY.*?;", grammar, re.M | re.S):
+    for stmt in re.findall(r"^(?:CREATE|DROP) POLICY.*?;", grammar, re.M | re.S):  # in file order
         con.execute(stmt)
     lines = list(dump(con))
     fresh = provsql_dp.connect(user="cur")
