@@ -294,7 +294,8 @@ class Structure:
             if len(dead):
                 lo = self._tuple_var_ptr[dead]
                 hi = self._tuple_var_ptr[dead + 1]
-                sel = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
+                lens = hi - lo
+                sel = np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
                 np.subtract.at(loads, self.var_part[sel], self.q[self.var_tuple[sel]])
             loads[p] = 0.0
             out[k] = loads.max()
