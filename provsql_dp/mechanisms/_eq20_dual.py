@@ -25,6 +25,16 @@ second ``j`` only changes that column's cost.
 The restricted-row duals of the primal, needed by the reduced-cost certificate of :mod:`._lp`,
 are the ``π_S`` spread over the merged tuples in proportion to their weights (``π_t = π_S q_t /
 Q_S``), a feasible dual of the unmerged LP with the same value.
+
+Examples
+--------
+>>> from provsql_dp.provenance.krelation import KRelation
+>>> from provsql_dp.mechanisms._structure import Structure
+>>> kr = KRelation.from_annotations([(1,), (2,)], [[{("p", 1), ("p", 2)}], [{("p", 2), ("p", 3)}]])
+>>> st = Structure(kr)
+>>> value, g, _ = DualEq20(st, st.deg > 0.5, 0.5).solve()  # withdrawing p2 kills both tuples
+>>> round(value, 9), g.round(9).tolist()
+(0.5, [0.0, 1.0, 0.0])
 """
 
 from __future__ import annotations
@@ -111,7 +121,7 @@ class DualEq20:
 
     def _primal(self, obj: float, x: np.ndarray, row_dual: np.ndarray):
         g = np.zeros(self.st.n)
-        g[self.cand] = np.clip(-row_dual[: self.n_c], 0.0, 1.0)
+        g[self.cand] = np.clip(-row_dual[: self.n_c], 0.0, 1.0) + 0.0  # no -0.0
         pi_s = x[: self.n_s]
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(self.Q > 0, pi_s / self.Q, 0.0)
