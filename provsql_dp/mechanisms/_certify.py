@@ -11,7 +11,8 @@ The Δ search of eq. 11 never needs the value of ``J(W) = min {Σ g : load_p(g) 
 * **upper bound** (:func:`primal_upper`): any ``g ∈ [0,1]^P`` whose loads, recomputed exactly
   from the structure, are all ``≤ W`` is feasible, so ``J(W) ≤ Σ mult·g``. An approximate
   solution is first clipped to the box and scaled up by the smallest of a few factors that makes
-  it feasible (loads only fall as ``g`` grows); failing that, participants whose recomputed load
+  it feasible (loads only fall as ``g`` grows), or rounded to a grid of {0, 1/6, …, 1} when
+  that is feasible and not larger (exact at vertices such as whole withdrawals); failing that, participants whose recomputed load
   still exceeds ``W`` are withdrawn fully (``g_p = 1`` sets every monomial containing ``p`` to φ = 0, so ``load_p = 0``,
   and other loads only fall since φ is nonincreasing in ``g``). The bound is therefore always
   certified, never larger than ``J`` by more than the repair;
@@ -92,13 +93,26 @@ def primal_upper(view, g: np.ndarray, cap: float) -> tuple[float, np.ndarray]:
     with every participant whose exactly recomputed load exceeds ``cap`` withdrawn fully.
     """
     g0 = np.clip(np.asarray(g, dtype=np.float64), 0.0, 1.0)
+    # J is often attained at a vertex with entries in {0, 1/2, 1/3, 1}: the approximate g rounded
+    # to such a grid, when feasible, certifies that value exactly (no scaling error), which
+    # decides probes ``J ≤ j`` where J is exactly the integer j
+    best = None
+    for den in (1, 2, 3, 6):
+        gr = np.round(g0 * den) / den
+        if not (view.loads(gr) > cap).any():
+            u = float(np.dot(view.mult, gr))
+            if best is None or u < best[0]:
+                best = (u, gr)
     # first scale the approximate solution up a little (loads only fall as g grows): an
     # iterate that is feasible up to a relative tolerance usually needs a tiny factor
     for t in _SCALES:
         g = np.minimum(1.0, g0 * (1.0 + t))
         over = view.loads(g) > cap
         if not over.any():
-            return float(np.dot(view.mult, g)), g
+            u = float(np.dot(view.mult, g))
+            return (u, g) if best is None or u <= best[0] else best
+    if best is not None:
+        return best
     for _ in range(3):
         g[over] = 1.0
         over = view.loads(g) > cap

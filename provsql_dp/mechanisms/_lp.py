@@ -76,6 +76,7 @@ import time
 import numpy as np
 
 from ._highs import INF as _INF
+from . import _eq20_dual
 from ._certify import lagrangian_lower, primal_upper
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
@@ -188,6 +189,12 @@ class Solver:
 
     def _solve_h(self, cand: np.ndarray, j: float | None, delta_hat: float | None):
         st = self.lp
+        if j is None and delta_hat is not None and _eq20_dual.applicable(st):
+            t0 = time.perf_counter()
+            model = _eq20_dual.DualEq20(st, cand, delta_hat)
+            self.stats.build_seconds += time.perf_counter() - t0
+            if len(model.kept_m_idx) >= _eq20_dual.DUAL_MIN:
+                return self._solve_h_dual(model, cand)
         t0 = time.perf_counter()
         ent_c = cand[st.ent_part]
         mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
@@ -240,6 +247,26 @@ class Solver:
         add = self._h_violators(cand, mono_has_c, kept_m_idx, dual[:n_rows_m], lam, delta_hat)
         return obj, g, add
 
+    def _solve_h_dual(self, model, cand):
+        """eq. 20 through its merged dual (:mod:`._eq20_dual`), kept for :meth:`h_anchored`."""
+        value, g, dual_m = model.solve(time_limit=self.time_limit, stats=self.stats)
+        self._xmodel = {"dual": model, "cand": cand.copy(), "delta_hat": model.delta_hat}
+        if int(cand.sum()) == self.lp.n:
+            return value, g, None
+        add = self._h_violators(cand, model.mono_has_c, model.kept_m_idx, dual_m, 0.0, model.delta_hat)
+        return value, g, add
+
+    def _h_anchored_dual(self, xm, j: int, delta_hat: float) -> float:
+        model, cand = xm["dual"], xm["cand"]
+        if j > float(self.lp.mult[cand].sum()) - 1e-9:  # the restricted row cannot hold
+            return self.h(j)
+        value, _, dual_m, lam = model.anchored(j, time_limit=self.time_limit, stats=self.stats)
+        if int(cand.sum()) < self.lp.n:
+            add = self._h_violators(cand, model.mono_has_c, model.kept_m_idx, dual_m, lam, delta_hat)
+            if add.any():
+                return self.h(j)
+        return value - delta_hat * j
+
     def h_anchored(self, j: int, delta_hat: float) -> float:
         """H at integer withdrawn mass ``j`` next to the eq.-20 argmin, from the kept eq.-20 model.
 
@@ -256,6 +283,8 @@ class Solver:
         xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:
             return self.h(j)
+        if "dual" in xm:
+            return self._h_anchored_dual(xm, j, delta_hat)
         h, cand = xm["highs"], xm["cand"]
         n_c = int(cand.sum())
         if not xm["has_row"]:

@@ -30,6 +30,23 @@ def _sorted_distinct(key: np.ndarray) -> np.ndarray:
     return key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
 
 
+def _sorted_rows(mat: np.ndarray) -> np.ndarray:
+    """Each row of a small-width integer matrix sorted (a sorting network for widths 2 and 3,
+    several times faster than ``np.sort(axis=1)``; the input is returned when already sorted)."""
+    k = mat.shape[1]
+    if k < 2 or bool(np.all(mat[:, 1:] >= mat[:, :-1])):
+        return mat
+    if k == 2:
+        return np.column_stack([mat.min(axis=1), mat.max(axis=1)])
+    if k == 3:
+        a, b, c = mat[:, 0], mat[:, 1], mat[:, 2]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        top = np.maximum(hi, c)
+        mid = np.minimum(hi, c)
+        return np.column_stack([np.minimum(lo, mid), np.maximum(lo, mid), top])
+    return np.sort(mat, axis=1)
+
+
 class Structure:
     """The arrays of a K-relation that the LPs need, over the participants that occur.
 
@@ -53,6 +70,8 @@ class Structure:
         tuple_ptr = np.asarray(kr.tuple_ptr, dtype=np.int64)
         mono_ptr = np.asarray(kr.mono_ptr, dtype=np.int64)
         mono_part = np.asarray(kr.mono_part, dtype=np.int64)
+        if self._fixed_arity(kr, w, tuple_ptr, mono_ptr, mono_part):
+            return
         n_tuples = len(w)
         n_mono = len(mono_ptr) - 1
         mono_size = np.diff(mono_ptr)
@@ -105,6 +124,50 @@ class Structure:
         self.total = float(self.q.sum())
         self.order = np.argsort(-self.deg, kind="stable")  # participants by decreasing deg_q
         self._unit_coefficients()
+
+    def _fixed_arity(self, kr, w, tuple_ptr, mono_ptr, mono_part) -> bool:
+        """The common case built directly: every tuple one monomial of ``k ≥ 1`` distinct
+        participants and a positive weight (counts and subgraph counts). Returns False, having
+        set nothing, when the input is not of that form. The arrays equal those of the general
+        path: entries sorted within each monomial, incidence pairs = entries."""
+        n_t = len(w)
+        if n_t == 0 or len(tuple_ptr) != n_t + 1 or len(mono_ptr) != n_t + 1:
+            return False
+        k = int(mono_ptr[1] - mono_ptr[0])
+        if k == 0 or len(mono_part) != k * n_t or not bool(w.min() > 0):
+            return False
+        if not (np.array_equal(tuple_ptr, np.arange(n_t + 1))
+                and np.array_equal(mono_ptr, np.arange(n_t + 1) * k)):
+            return False
+        mat = _sorted_rows(mono_part.reshape(n_t, k))
+        if k > 1 and not bool(np.all(mat[:, 1:] != mat[:, :-1])):
+            return False  # a repeated participant: the general path dedupes the pairs
+        n_all = int(kr.n_participants)
+        present = np.zeros(n_all, dtype=bool)
+        present[mat.ravel()] = True
+        occurring = np.flatnonzero(present)
+        if len(occurring) < n_all:  # dense re-indexing keeps the order (rows stay sorted)
+            mat = (np.cumsum(present) - 1)[mat]
+        self.const_true = 0.0
+        self.n_total = n_all
+        self.occurring = occurring
+        self.n = int(len(occurring))
+        self.n_absent = self.n_total - self.n
+        self.q = w.copy()
+        self.n_tuples = n_t
+        self.mono_tuple = np.arange(n_t, dtype=np.int64)
+        self.mono_ptr = np.arange(n_t + 1, dtype=np.int64) * k
+        self.n_mono = n_t
+        self.ent_part = np.ascontiguousarray(mat, dtype=np.int64).ravel()
+        self.ent_mono = np.repeat(self.mono_tuple, k)
+        self.tuple_mono_ptr = np.arange(n_t + 1, dtype=np.int64)
+        self.var_tuple = self.ent_mono
+        self.var_part = self.ent_part
+        self.deg = np.bincount(self.var_part, weights=np.repeat(self.q, k), minlength=self.n)
+        self.total = float(self.q.sum())
+        self.order = np.argsort(-self.deg, kind="stable")
+        self._unit_coefficients()
+        return True
 
     def _unit_coefficients(self) -> None:
         """Coefficients of an unreduced structure (a quotient sets its own, see _symmetry)."""
@@ -231,7 +294,8 @@ class Structure:
             if len(dead):
                 lo = self._tuple_var_ptr[dead]
                 hi = self._tuple_var_ptr[dead + 1]
-                sel = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])
+                lens = hi - lo
+                sel = np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
                 np.subtract.at(loads, self.var_part[sel], self.q[self.var_tuple[sel]])
             loads[p] = 0.0
             out[k] = loads.max()
@@ -333,12 +397,19 @@ def quotient(st, cls: np.ndarray):
         [[0], np.cumsum(np.bincount(v.mono_tuple, minlength=n_form))]
     ).astype(np.int64)
     # load incidence: (form, class) with Σ_{u∈L} q_u k_u(C) / (|C| Q_L)
-    pk = form[st.var_tuple] * max(k_cls, 1) + cls[st.var_part]
-    uk, inv = np.unique(pk, return_inverse=True)
-    mass = np.bincount(inv.ravel(), weights=st.q[st.var_tuple], minlength=len(uk))
-    v.var_tuple = uk // max(k_cls, 1)
-    v.var_part = uk % max(k_cls, 1)
-    v.var_coef = mass / (size[v.var_part] * v.q[v.var_tuple])
+    if fixed and len(st.var_part) == len(st.ent_part):
+        # one monomial per tuple with distinct members: every member is in the load incidence,
+        # so Σ_{u∈L} q_u k_u(C) = Q_L k(C) and the coefficient is k(C)/|C| (no grouping needed)
+        v.var_tuple = v.ent_mono
+        v.var_part = v.ent_part
+        v.var_coef = v.ent_coef / size[v.ent_part]
+    else:
+        pk = form[st.var_tuple] * max(k_cls, 1) + cls[st.var_part]
+        uk, inv = np.unique(pk, return_inverse=True)
+        mass = np.bincount(inv.ravel(), weights=st.q[st.var_tuple], minlength=len(uk))
+        v.var_tuple = uk // max(k_cls, 1)
+        v.var_part = uk % max(k_cls, 1)
+        v.var_coef = mass / (size[v.var_part] * v.q[v.var_tuple])
     v.mult = size
     v.deg = np.bincount(v.var_part, weights=v.q[v.var_tuple] * v.var_coef, minlength=v.n)
     v.total = float(v.q.sum())

@@ -80,7 +80,7 @@ _STRUCTURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: the Δ search never probes more than this many steps below the last feasible j
 _MAX_STEP = 16
 #: relative tolerances of the first-order Δ solves tried before an exact one (Solver.j_bounds)
-_FIRST_ORDER_TOLS = (1e-2, 1e-4)
+_FIRST_ORDER_TOLS = (1e-2, 1e-4, 1e-6)
 #: the Δ model is built for caps down to this many steps below the probe (see Solver.j_value)
 _SPECULATE = 12
 

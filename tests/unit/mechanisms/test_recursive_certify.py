@@ -144,3 +144,27 @@ def test_repaired_primal_is_feasible(seed):
     assert np.all((g >= 0) & (g <= 1))
     assert np.all(view.loads(g) <= cap)
     assert upper == pytest.approx(float(g.sum()))
+
+
+
+def test_rounded_primal_certifies_an_integral_optimum_exactly():
+    """A hub in three tuples: J(0) = 1 (withdraw the hub). A first-order iterate near that
+    vertex is certified at exactly 1.0 by rounding, where scaling alone gives 1 + O(1e-6)."""
+    kr = make_kr([[[0, 1]], [[0, 2]], [[0, 3]]])
+    view = Structure(kr).load_view()
+    upper, g = primal_upper(view, np.array([1 - 1e-5, 1e-6, 0.0, 2e-6]), 0.0)
+    assert upper == 1.0 and g.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert pulp_j(kr, 0.0) == pytest.approx(1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1))
+def test_rounded_primal_is_feasible_and_above_j(seed):
+    rng = np.random.default_rng(seed)
+    kr = random_kr(rng, n=7, n_tuples=12, max_monos=1)
+    view = Structure(kr).load_view()
+    cap = float(rng.uniform(0.1, 1.0)) * float(view.deg.max())
+    near_grid = rng.choice([0.0, 1 / 3, 0.5, 1.0], view.n) + rng.normal(0, 1e-4, view.n)
+    upper, g = primal_upper(view, near_grid, cap)
+    assert np.all((g >= 0) & (g <= 1)) and np.all(view.loads(g) <= cap)
+    assert upper == pytest.approx(float(g.sum())) and upper >= pulp_j(kr, cap) - 1e-7
