@@ -27,6 +27,7 @@ from ...privacy.ledger import format_eps
 from .dot_commands import DotCommands
 from .io_commands import IOCommands
 from .formatting import MODES, cell, first_line, render
+from .interrupt import ctrl_c_interrupts
 from .progress import PROGRESS_DELAY, Progress
 from .statement_help import did_you_mean
 from .reading import only_comments, statement_complete, statements, tokenizes
@@ -183,7 +184,8 @@ class Shell(DotCommands, IOCommands):
         t0 = time.perf_counter()
         progress = Progress(self.err, delay=self.progress_delay, public_only=self.role != "curator")
         try:
-            with progress, listening(progress.update, interruptible=True):
+            with progress, listening(progress.update, interruptible=True), \
+                    ctrl_c_interrupts(getattr(self.con, "_duck", None)):
                 cur = self.con.cursor()
                 cur.execute(stmt)
                 rows = cur.fetchall() if cur.description is not None else None
