@@ -31,9 +31,10 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..errors import PrivacyError
+from ..errors import PrivacyError, ProgrammingError
 from ..sql import dialect as d
 from ..sql.catalog import SCHEMA
+from ..sql.suggest import did_you_mean
 
 __all__ = ["ROLES", "check_analyst", "ANALYST_STATEMENTS"]
 
@@ -61,7 +62,11 @@ def check_analyst(con, stmt: str, tree: exp.Expression | None) -> None:
     if tree is None:
         try:
             tree = d.parse_one(stmt)
-        except Exception:
+        except Exception as e:  # noqa: BLE001 - any parse failure
+            hint = did_you_mean(stmt)
+            if hint:  # a misspelt keyword of ours, not a statement analysts may not run
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise ProgrammingError(f"syntax error: {first} ({hint})") from None
             words = stmt.split()
             raise _refuse(words[0].upper() if words else "an empty statement") from None
     if isinstance(tree, d.PrivateQuery):

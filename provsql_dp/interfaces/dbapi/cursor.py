@@ -28,6 +28,7 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
+from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
 from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
@@ -37,6 +38,8 @@ from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
+from ...sql.policy_grammar import ExplainPrivacy
+from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refuse_mirrored
 from .parameters import bind, number_qmarks
@@ -96,7 +99,13 @@ class Cursor:
         scope = caller_frame() if self.connection.scan_python else None
         try:
             for stmt in stmts:
-                self._execute_one(stmt, parameters, scope)
+                try:
+                    self._execute_one(stmt, parameters, scope)
+                except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                    hinted = with_hint(str(e), stmt)
+                    if hinted == str(e):
+                        raise
+                    raise type(e)(hinted) from e
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -137,6 +146,8 @@ class Cursor:
                 raise ProgrammingError("privacy statements take no parameters")
             if con.role == "analyst":
                 check_analyst(con, stmt, tree)
+            if isinstance(tree, ExplainPrivacy) and tree.args.get("estimate") is not None:
+                return self._error_estimate(tree, stmt)  # charged: a release, not a statement
             try:
                 return self._privacy_statement(tree)
             finally:
@@ -244,6 +255,16 @@ class Cursor:
             self.rowcount = -1
         else:
             self._set_result(*out)
+
+    def _error_estimate(self, tree, text: str) -> None:
+        """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
+        (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
+        con = self.connection
+        with con._catalog.snapshot():
+            desc, rows, info = estimate_error(con, tree, text)
+        self._set_result(desc, rows)
+        self.privacy = info
+        con.privacy = info
 
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
                        options: dict | None = None, scope=None) -> None:
