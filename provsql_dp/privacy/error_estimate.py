@@ -108,7 +108,8 @@ def estimate_error(con, tree, text: str, rng=None):
         raise _refuse("it is answered under a Blowfish policy, whose error is public (plain "
                       "EXPLAIN PRIVACY … WITH EPSILON gives it)")
     options = d.mechanism_options(inner)
-    options.pop("raw", None)
+    options.pop("raw", None)  # post-processing options: no effect on the release's noise
+    options.pop("intervals", None)
     if str(options.get("mechanism", "")).lower() == "r2t":
         raise _refuse("it covers the recursive mechanism, not R2T (whose stated error is "
                       "public: plain EXPLAIN PRIVACY)")

@@ -90,6 +90,7 @@ def explain_route(con, inner, plan, eps, tree):
     ``eps`` the ε asked (or None), ``tree`` the EXPLAIN PRIVACY node (accuracy, confidence)."""
     options = d.mechanism_options(inner) if isinstance(inner, d.PrivateQuery) else {}
     options.pop("raw", None)  # post-processing: no effect on the route
+    options.pop("intervals", None)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
         conf = d.exact_number(tree.args["confidence"], "the confidence")

@@ -42,6 +42,7 @@ from ...sql.policy_grammar import ExplainPrivacy
 from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refuse_mirrored
+from .interval_columns import coverage_of, option_coverage, with_interval_columns
 from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
@@ -75,6 +76,11 @@ class Cursor:
         #: keep COUNT releases raw (see :mod:`provsql_dp.privacy.postprocess`); default: the
         #: connection's ``raw``; ``OPTIONS (raw = true|false)`` overrides it per statement
         self.raw: bool = bool(getattr(connection, "raw", False))
+        #: add ``<col>_low``/``<col>_high`` columns to a private answer's rows (True: coverage
+        #: 0.95, or a coverage in (0.5, 1)); default: the connection's ``interval_columns``;
+        #: ``OPTIONS (intervals = …)`` overrides it per statement (see :mod:`.interval_columns`)
+        self.interval_columns = getattr(connection, "interval_columns", False)
+        self._intervals_in_rows = False
         self._rows: list[tuple] | None = []
         self._table = None  # a large plain query's rows as DuckDB's Arrow table (frames.columnar)
         self._head = self._rest_table = None
@@ -91,6 +97,7 @@ class Cursor:
         self._check()
         self.privacy = None
         self.connection.privacy = None
+        self._intervals_in_rows = False
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -283,16 +290,16 @@ class Cursor:
 
     def _private_release(self, tree, epsilon, text, options) -> None:
         con = self.connection
+        options = dict(options or {})
+        coverage = option_coverage(options.pop("intervals", None), coverage_of(self.interval_columns))
         if is_quantile_query(tree):  # MEDIAN / QUANTILE_CONT / QUANTILE_DISC: their own route
             try:
-                desc, rows, info = answer_quantile(con, tree, epsilon, text, options or {})
+                desc, rows, info = answer_quantile(con, tree, epsilon, text, options)
             except REFUSALS:
                 raise
             except Exception as e:  # noqa: BLE001 - a failure while reading protected data
                 raise release_failure(con, e) from (None if con.role == "analyst" else e)
-            self._set_result(desc, rows)
-            self.privacy = replace(info, value_names=(desc[-1][0],))
-            con.privacy = self.privacy
+            self._release_result(desc, rows, replace(info, value_names=(desc[-1][0],)), coverage)
             return
         # a plan depends on the statement, the schema and the declarations only: it is kept
         # while the catalog keeps what it read (Catalog.snapshot says when that is)
@@ -309,7 +316,6 @@ class Cursor:
                 "the query reads no protected table, so there is nothing to protect; "
                 "run it without WITH EPSILON"
             )
-        options = dict(options or {})
         raw = raw_option(options.pop("raw", None), self.raw)
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
@@ -319,10 +325,18 @@ class Cursor:
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
         desc, rows, info = post_process(plan, desc, rows, info, raw)  # free: post-processing
-        self._set_result(desc, rows)
         k = len(info.columns) or 1
-        self.privacy = replace(info, value_names=tuple(c[0] for c in desc[-k:]))
-        con.privacy = self.privacy
+        self._release_result(desc, rows, replace(info, value_names=tuple(c[0] for c in desc[-k:])),
+                             coverage)
+
+    def _release_result(self, desc, rows, info, coverage) -> None:
+        """Serve a private answer (with its interval columns when ``coverage`` is set)."""
+        if coverage is not None:  # post-processing of released values: free
+            desc, rows = with_interval_columns(desc, rows, info, coverage)
+        self._set_result(desc, rows)
+        self._intervals_in_rows = coverage is not None
+        self.privacy = info
+        self.connection.privacy = info
 
     # ------------------------------------------------------------------ fetching
     def fetchone(self):
@@ -381,7 +395,8 @@ class Cursor:
         """(description, the rows not yet fetched, the privacy info, the first row's index)."""
         self._check_result()
         start = self._pos
-        return self.description, self.fetchall(), self.privacy, start
+        info = None if self._intervals_in_rows else self.privacy  # never the columns twice
+        return self.description, self.fetchall(), info, start
 
     def __iter__(self) -> Cursor:
         return self
