@@ -166,3 +166,42 @@ def test_the_charge_comes_before_any_protected_row_is_read(monkeypatch):
     monkeypatch.setattr(pe, "capture", spy)
     con.execute(f"EXPLAIN PRIVACY {JOIN} WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.3")
     assert seen == [Fraction(3, 10)]
+
+
+NEIGHBOUR_STATEMENTS = (
+    "SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid WITH EPSILON 0.5",
+    "SELECT SUM(v.amount * p.salary) FROM people p JOIN visits v ON p.id = v.pid WITH EPSILON 0.5",
+    "SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid WHERE 1 // p.i > 0 "
+    "WITH EPSILON 0.5",
+    "SELECT d.dname, SUM(p.x) FROM people p JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname "
+    "WITH EPSILON 0.5 OPTIONS (mechanism = 'recursive')",
+)
+
+
+@pytest.mark.parametrize("sql", NEIGHBOUR_STATEMENTS)
+def test_neighbours_give_an_analyst_the_same_outcome_up_to_the_noise(sql):
+    """The side-channel rule on the estimate: on the base database and neighbours holding
+    extreme values (tests/system/side_channel_corpus.py), the analyst sees the same outcome —
+    kind, text, ε charged, columns, rows, the public cells and the note's words — and no
+    protected text; only the released numbers differ."""
+    import re
+
+    from side_channel_corpus import PLANTS_BY_NAME, build_database, run_analyst, secrets_of
+
+    stmt = f"EXPLAIN PRIVACY {sql} ESTIMATE ERROR WITH EPSILON 0.25"
+    seen = {}
+    for name in ("base", "max", "mult", "changed", "nan", "null"):
+        db = build_database(None if name == "base" else PLANTS_BY_NAME[name])
+        out = run_analyst(db, stmt, "ann", seed=1)
+        assert out.pep249, (name, out.short())
+        cur = provsql_dp.connect(db.name, role="analyst", user="ann")
+        cur._rng = None
+        rows = cur.execute(stmt).fetchall()
+        cur.close()
+        text = " ".join(str(c) for r in rows for c in r)
+        assert not [s for s in secrets_of(name) if len(str(s)) >= 5 and str(s) in text], name
+        shape = [(r[0], r[1], r[2], r[3], r[4], r[7], re.sub(r"[-+0-9.e]+", "#", r[8]))
+                 for r in rows]
+        seen[name] = (out.kind, out.message, out.epsilon, out.columns, out.rows, tuple(shape))
+        db.curator.close()
+    assert len(set(seen.values())) == 1, seen
