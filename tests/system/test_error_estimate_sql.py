@@ -205,3 +205,30 @@ def test_neighbours_give_an_analyst_the_same_outcome_up_to_the_noise(sql):
         seen[name] = (out.kind, out.message, out.epsilon, out.columns, out.rows, tuple(shape))
         db.curator.close()
     assert len(set(seen.values())) == 1, seen
+
+
+@pytest.mark.parametrize("sql, prov", [
+    (JOIN + " WITH EPSILON 1", "SELECT a.src, b.dst FROM e a JOIN e b ON a.dst = b.src"),
+    ("SELECT city, COUNT(*) FROM p GROUP BY city WITH EPSILON 1", None),
+])
+def test_the_estimated_index_is_the_one_the_release_computes(sql, prov, monkeypatch):
+    """Cross-check against the release: the same parameters per group, and (for the join) the
+    same j as the curator's diagnostics of the release (recursive.explain on its K-relation)."""
+    from provsql_dp.mechanisms import recursive as rm
+
+    con = _db()
+    seen = []
+    real = ee.release_index
+
+    def spy(j, epsilon, params, rng=None):
+        seen.append((j, dict(params)))
+        return real(j, epsilon, params, rng)
+
+    monkeypatch.setattr(ee, "release_index", spy)
+    con.execute(f"EXPLAIN PRIVACY {sql} ESTIMATE ERROR WITH EPSILON 0.5")
+    released = con.execute(sql).privacy.releases
+    assert [p for _, p in seen] == [dict(r.params) for r in released]
+    if prov is not None:
+        kr = con.provenance(prov)
+        (j, params), = seen
+        assert j == rm.explain(kr, 1.0, "node").delta_j
