@@ -24,9 +24,12 @@ estimates (groups, the two parts of a signed SUM, several aggregates) compose as
 splits ``e`` (sequentially, or in parallel when each participant is in one group); the later
 release composes sequentially with the estimate: ``e + ε`` in all, both charged to the ledger.
 
-*Accuracy statement* (:meth:`NoiseEstimate.alpha`). With ``b = (1 − p)/3`` and ``k'``, ``k₁``
-the one-sided quantiles ``Pr[K' < −k'] ≤ b``, ``Pr[K₁ > k₁] ≤ b``: with probability ``≥ 1 − 2b``
-``Δ̂ ≤ Δ̂⁺ = θe^{μ+β(j̃+k'+k₁)}``; the noise ``|X̂ − X| ≤ γ|K| + γ`` and
+*Accuracy statement* (:meth:`NoiseEstimate.alpha`). With ``b = (1 − p)/3``: the release's index
+is ``j + K₁ = j̃ + (K₁ − K')``, and ``k`` is the smallest integer with ``Pr[K₁ − K' > k] ≤ 2b``
+(the exact law of the difference of two independent discrete Laplace variables, summed in numpy
+— :func:`_difference_quantile`; never more than the sum of the two one-sided quantiles at ``b``,
+which is used when the sum would be too long). So with probability ``≥ 1 − 2b``
+``Δ̂ ≤ Δ̂⁺ = θe^{μ+β(j̃+k)}``; the noise ``|X̂ − X| ≤ γ|K| + γ`` and
 ``Pr[γ|K| > s ln(2/b)] ≤ b`` for any ``s ≥ γλ``; ``γ`` grows with Δ̂ and ``γλ ≤ (Δ̂ + γ)/ε₂``
 (up to the dyadic rounding of λ, covered by a factor ``1 + 2⁻⁴⁰``). So
 ``α = s⁺ ln(2/b) + γ⁺`` (``s⁺``, ``γ⁺`` at ``Δ̂⁺``) bounds ``|X̂ − X|`` with probability ``≥ p``
@@ -74,6 +77,51 @@ def _one_sided(noise_units, b: float) -> int:
     return tail_units(noise_units, 1.0 - 2.0 * b)
 
 
+#: the most terms :func:`_difference_quantile` sums (beyond them: the union of the two quantiles)
+_MAX_TERMS = 200_000
+
+
+def _tail(a: float, t: np.ndarray) -> np.ndarray:
+    """``Pr[A > t]`` for ``A ~ DLap`` with ``a = e^{−1/λ}`` (integer ``t``, exact law)."""
+    pos = np.power(a, np.maximum(t, -1) + 1.0) / (1.0 + a)
+    neg = 1.0 - np.power(a, -np.minimum(t, 0).astype(np.float64)) / (1.0 + a)
+    return np.where(t >= 0, pos, neg)
+
+
+def _difference_quantile(units_a, units_b, b: float) -> int:
+    """The smallest integer ``k ≥ 0`` with ``Pr[A − B > k] ≤ b`` (an upper bound of it), for
+    independent ``A ~ DLap(λ_a)``, ``B ~ DLap(λ_b)``: ``Σ_{|i|≤m} Pr[B = i] Pr[A > k + i]`` plus
+    ``Pr[|B| > m]`` (B is symmetric), bisected over ``k`` up to the union bound
+    ``k_a + k_b`` (each one-sided at ``b/2``), which it returns when ``m`` would be too large.
+
+    >>> _difference_quantile(2, 2, 0.0333), _one_sided(2, 0.01665) * 2
+    (7, 14)
+    """
+    union = _one_sided(units_a, b / 2) + _one_sided(units_b, b / 2)
+    lam_b = float(units_b)
+    m = int(math.ceil(lam_b * 40.0)) + 1
+    if m > _MAX_TERMS:
+        return union
+    a, c = math.exp(-1.0 / float(units_a)), math.exp(-1.0 / lam_b)
+    i = np.arange(-m, m + 1, dtype=np.int64)
+    p_b = (1.0 - c) / (1.0 + c) * np.power(c, np.abs(i).astype(np.float64))
+    rest = 2.0 * c ** (m + 1) / (1.0 + c)
+
+    def tail(k: int) -> float:  # Pr[A − B > k] = Pr[A + B > k], bounded above
+        return float(np.sum(p_b * _tail(a, k + i))) + rest
+
+    if tail(union) > b:  # rounding: keep the union bound
+        return union
+    lo, hi = -1, union  # tail(hi) ≤ b
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mid >= 0 and tail(mid) <= b:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def _delta_hat(params: Mapping[str, Any], j: float) -> float:
     """``Δ̂ = θe^{μ+βj}`` capped as :func:`.release.release_delta_hat` caps it (monotone in j)."""
     exponent = math.log(params["theta"]) + params["mu"] + params["beta"] * j
@@ -114,9 +162,10 @@ class NoiseEstimate:
         if not 0 < p < 1:
             raise ValueError(f"p must lie strictly between 0 and 1, got {p!r}")
         b = (1.0 - p) / 3.0
-        k1 = _one_sided(plan_laplace(1, self.params["eps1"], integer=True).noise_units, b)
+        k = _difference_quantile(plan_laplace(1, self.params["eps1"], integer=True).noise_units,
+                                 self._units(), 2.0 * b)
         eps2 = self.params["eps2"]
-        top = max(_delta_hat(self.params, self.j_upper(b) + k1), MIN_SCALE * eps2)
+        top = max(_delta_hat(self.params, self.j_hat + k), MIN_SCALE * eps2)
         gamma = x_plan(top, eps2).grid
         return (top + gamma) / eps2 * _ROUNDING * math.log(2.0 / b) + gamma
 

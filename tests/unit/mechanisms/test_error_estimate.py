@@ -105,3 +105,24 @@ def test_signed_estimate_uses_half_of_each_budget():
     est = ee.estimate(kr, 1.0, 0.4, "edge", np.random.default_rng(0), signed=True)
     assert [p.epsilon for p in est.parts] == [0.2, 0.2]
     assert all(p.params["eps1"] + p.params["eps2"] == pytest.approx(0.5) for p in est.parts)
+
+
+@settings(max_examples=40, deadline=None)
+@given(la=st.floats(0.2, 8), lb=st.floats(0.2, 8), b=st.floats(0.001, 0.3))
+def test_the_difference_quantile_is_exact_by_brute_force_and_beats_the_union(la, lb, b):
+    from fractions import Fraction
+
+    ua, ub = Fraction(la).limit_denominator(1000), Fraction(lb).limit_denominator(1000)
+    k = ee._difference_quantile(ua, ub, b)
+    a, c = math.exp(-1 / float(ua)), math.exp(-1 / float(ub))
+    r = np.arange(-600, 601)
+    pa = (1 - a) / (1 + a) * a ** np.abs(r)
+    pc = (1 - c) / (1 + c) * c ** np.abs(r)
+    diff = np.subtract.outer(r, r)  # A − B on the grid of both supports
+
+    def tail(t):
+        return float(np.sum(np.outer(pa, pc)[diff > t]))
+
+    assert tail(k) <= b * (1 + 1e-9)
+    assert k == 0 or tail(k - 1) > b * (1 - 1e-6)
+    assert k <= ee._one_sided(ua, b / 2) + ee._one_sided(ub, b / 2)
