@@ -79,8 +79,9 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH ACCURACY 5 CONFIDENCE 0.95"),
     ("EXPLAIN PRIVACY <query> WITH EPSILON eps ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]",
      "for a recursive-mechanism query, whose error depends on the data: a private estimate of "
-     "the release's noise (Δ, a guaranteed noise bound α, a point RMSE), CHARGED e first; the "
-     "truncation (the release errs low) is bounded only in participants",
+     "the release's noise (Δ, a guaranteed noise bound α, a point RMSE), CHARGED e first (e "
+     "about ε/2 for a useful estimate); the truncation (the release errs low) is bounded only "
+     "in participants",
      "EXPLAIN PRIVACY SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
      "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.2"),
     ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps",
