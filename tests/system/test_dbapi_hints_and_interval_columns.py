@@ -143,3 +143,13 @@ def test_a_bad_intervals_option_is_refused_before_the_charge(opt):
 def test_a_bad_connection_setting_is_refused():
     with pytest.raises(ProgrammingError, match="interval_columns"):
         provsql_dp.connect(interval_columns=1.5)
+
+
+def test_every_keyword_of_the_help_syntax_lines_can_be_suggested():
+    from provsql_dp.interfaces.shell.statement_help import KEYWORDS as SHELL_KEYWORDS
+    from provsql_dp.interfaces.shell.statement_help import STATEMENTS
+
+    words = {w for syntax, _, _ in STATEMENTS for w in syntax.replace("|", " ").split()
+             if w.isalpha() and w.isupper() and len(w) > 2}
+    assert words <= set(KEYWORDS), sorted(words - set(KEYWORDS))
+    assert SHELL_KEYWORDS is KEYWORDS  # one list for the shell, its completion and the DB-API
