@@ -57,6 +57,15 @@ def test_the_ledger_is_charged_exactly_e_before_the_rows_come_back():
     assert row[6] == est.alpha(0.9) and est.params["eps2"] == 0.5  # the release's parameters
 
 
+def test_the_rows_come_as_dataframes_too():
+    pytest.importorskip("pandas")
+    con = _db()
+    cur = con.execute(f"EXPLAIN PRIVACY {JOIN} WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.1")
+    df = cur.fetchdf()  # no interval columns: an estimate is not a value with an interval
+    assert list(df.columns) == [c[0] for c in cur.description] and len(df) == 1
+    assert cur.privacy.intervals() == [] and cur.privacy.noise_bound() == []
+
+
 def test_groups_and_several_aggregates_split_e_and_charge_it_once():
     con = _db()
     before = _spent(con)

@@ -80,7 +80,9 @@ class Cursor:
         #: 0.95, or a coverage in (0.5, 1)); default: the connection's ``interval_columns``;
         #: ``OPTIONS (intervals = …)`` overrides it per statement (see :mod:`.interval_columns`)
         self.interval_columns = getattr(connection, "interval_columns", False)
-        self._intervals_in_rows = False
+        #: the release whose intervals fetchdf & co. add as columns (None: none to add — not a
+        #: release, an error estimate, or the columns are in the rows already)
+        self._frame_privacy = None
         self._rows: list[tuple] | None = []
         self._table = None  # a large plain query's rows as DuckDB's Arrow table (frames.columnar)
         self._head = self._rest_table = None
@@ -97,7 +99,7 @@ class Cursor:
         self._check()
         self.privacy = None
         self.connection.privacy = None
-        self._intervals_in_rows = False
+        self._frame_privacy = None
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -334,7 +336,7 @@ class Cursor:
         if coverage is not None:  # post-processing of released values: free
             desc, rows = with_interval_columns(desc, rows, info, coverage)
         self._set_result(desc, rows)
-        self._intervals_in_rows = coverage is not None
+        self._frame_privacy = info if coverage is None else None  # never the columns twice
         self.privacy = info
         self.connection.privacy = info
 
@@ -395,8 +397,7 @@ class Cursor:
         """(description, the rows not yet fetched, the privacy info, the first row's index)."""
         self._check_result()
         start = self._pos
-        info = None if self._intervals_in_rows else self.privacy  # never the columns twice
-        return self.description, self.fetchall(), info, start
+        return self.description, self.fetchall(), self._frame_privacy, start
 
     def __iter__(self) -> Cursor:
         return self
