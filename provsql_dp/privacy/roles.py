@@ -43,7 +43,9 @@ ROLES = ("curator", "analyst")
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
 ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
                       "ShowBounds", "ShowGroupKeys", "ShowStreams",
-                      "ExplainPrivacy"}  # EXPLAIN PRIVACY reads no data and spends nothing
+                      # EXPLAIN PRIVACY reads no data and spends nothing; with ESTIMATE ERROR it
+                      # is a release, charged to the analyst's own budget like a private query
+                      "ExplainPrivacy"}
 
 _MAX_VIEW_DEPTH = 32
 
