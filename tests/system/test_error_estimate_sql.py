@@ -80,6 +80,19 @@ def test_groups_and_several_aggregates_split_e_and_charge_it_once():
     assert isinstance(signed, ee.SignedNoiseEstimate)
 
 
+def test_a_laplace_column_beside_keeps_its_public_row_and_e_goes_to_the_others():
+    con = _db()
+    cur = con.execute("EXPLAIN PRIVACY SELECT COUNT(*), SUM(age) FROM q WITH EPSILON 1 "
+                      "ESTIMATE ERROR WITH EPSILON 0.3")
+    laplace, recursive = cur.fetchall()
+    assert laplace[0] == "laplace" and "PRIVATE ESTIMATE" not in laplace[-1]
+    public = con.execute("EXPLAIN PRIVACY SELECT COUNT(*), SUM(age) FROM q WITH EPSILON 1").fetchall()
+    assert laplace == public[0]  # the same public statement as without the estimate
+    assert recursive[0] == "recursive" and "PRIVATE ESTIMATE" in recursive[-1]
+    assert sum(e.epsilon for e in cur.privacy.estimates[0]) == pytest.approx(0.3)
+    assert _spent(con) == Fraction(3, 10)
+
+
 @pytest.mark.parametrize("sql, message", [
     ("SELECT COUNT(*) FROM q WITH EPSILON 1", "Laplace mechanism"),
     (f"{JOIN} WITH EPSILON 1 OPTIONS (mechanism = 'r2t')", "not R2T"),
