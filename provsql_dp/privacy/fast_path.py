@@ -62,7 +62,7 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
     the ledger and returns the charge (called before any noise is drawn). A bounded SUM is
     computed by :func:`provsql_dp.provenance.clamp.clamped_sum_query` (the clamp's total, over
     the finite values)."""
-    sql, _ = _laplace_sql(plan, bounds, with_count=False)
+    sql, _ = _kept_laplace_sql(con, plan, bounds, with_count=False)
     true = _true_values(con, sql, 1)[0]
     return _release_groups(plan, true, epsilon, groups, key_names, bounds, charge_fn, rng)
 
@@ -77,12 +77,25 @@ def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps
     (``sql.planner``): exactly the rows the SUM adds (:func:`clamped_sum_query`), so the COUNT
     is their number, next to the SUM in the same query. ``count_plan`` is only used
     for its label and the sensitivity of a count."""
-    sql, _ = _laplace_sql(sum_plan, bounds, with_count=True)
+    sql, _ = _kept_laplace_sql(con, sum_plan, bounds, with_count=True)
     sums, counts = _true_values(con, sql, 2)
     out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng)
     out_count = _release_groups(count_plan, counts, count_eps, groups, key_names, None, charge_fn,
                                 rng)
     return out_sum, out_count
+
+
+def _kept_laplace_sql(con, plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
+    """:func:`_laplace_sql`, kept by the catalog next to the plan it was made from (a plan is
+    kept while the schema and the declarations are unchanged, ``Catalog.snapshot``): the entry
+    holds the plan itself, so a new plan never meets the SQL of another."""
+    catalog = getattr(con, "_catalog", None)
+    if catalog is None:
+        return _laplace_sql(plan, bounds, with_count)
+    key = ("laplace sql", id(plan), None if bounds is None else tuple(map(float, bounds)),
+           with_count)
+    kept_plan, sql = catalog.cached(key, lambda: (plan, _laplace_sql(plan, bounds, with_count)))
+    return sql if kept_plan is plan else _laplace_sql(plan, bounds, with_count)
 
 
 def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
