@@ -53,7 +53,7 @@ def test_each_statement_gets_its_own_bounds(con, monkeypatch):
     his = (10, 50, 10, 50, 10, 50)
     for hi in his:
         con.execute(f"SELECT SUM(x) FROM t WITH EPSILON 1 OPTIONS (lower = 0, upper = {hi})")
-    assert [list(v[0].values())[0] for _, v in seen] == [_clamped_sum(hi) for hi in his]
+    assert [next(iter(v[0].values())) for _, v in seen] == [_clamped_sum(hi) for hi in his]
     assert seen[0][0] == seen[2][0] == seen[4][0] != seen[1][0] == seen[3][0] == seen[5][0]
     # the catalog starts afresh once after a statement looks up new names (Catalog._kept);
     # from then on the repeats reuse the kept SQL of their bounds
@@ -67,8 +67,8 @@ def test_a_declaration_change_makes_a_new_query(con, monkeypatch):
     con.execute("SET BOUNDS ON t (x) BETWEEN 0 AND 50")
     for _ in range(3):
         con.execute("SELECT AVG(x) FROM t WITH EPSILON 1")
-    sums = [list(v[0].values())[0] for _, v in seen]
-    counts = [list(v[1].values())[0] for _, v in seen]
+    sums = [next(iter(v[0].values())) for _, v in seen]
+    counts = [next(iter(v[1].values())) for _, v in seen]
     assert sums == [_clamped_sum(10)] + [_clamped_sum(50)] * 3
     assert counts == [100] * 4
     assert "10.0::DOUBLE" in built[0] and all("50.0::DOUBLE" in b for b in built[1:])
@@ -76,10 +76,10 @@ def test_a_declaration_change_makes_a_new_query(con, monkeypatch):
 
 
 def test_a_schema_change_outside_provsql_dp_makes_a_new_query(con, monkeypatch):
-    seen, built = _truths(con, monkeypatch)
+    seen, _ = _truths(con, monkeypatch)
     sql = "SELECT SUM(x) FROM t WITH EPSILON 1 OPTIONS (lower = 0, upper = 10)"
     con.execute(sql)
     con._duck.execute("ALTER TABLE t RENAME COLUMN x TO y")
     con._duck.execute("ALTER TABLE t ADD COLUMN x DOUBLE DEFAULT 1.0")
     con.execute(sql)
-    assert [list(v[0].values())[0] for _, v in seen] == [_clamped_sum(10), 100.0]
+    assert [next(iter(v[0].values())) for _, v in seen] == [_clamped_sum(10), 100.0]

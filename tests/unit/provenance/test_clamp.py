@@ -12,7 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from provsql_dp.provenance.clamp import clamp_sql, clamped_sum_query, clamped_sum_sql, finite_sql
+from provsql_dp.provenance.clamp import (
+    clamp_sql,
+    clamped_sum_query,
+    clamped_sum_sql,
+    finite_sql,
+)
 
 VALUES = st.one_of(
     st.none(),
