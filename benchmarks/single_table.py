@@ -43,6 +43,9 @@ Usage::
     python benchmarks/single_table.py --sizes 1e6 --profile dept   # cProfile of one private query
 
 Rows that provsql_dp refuses print ``refused: <first line of the error>``; the others still run.
+After the table: the machine's 1-minute load average over the run (sampled every 15 s) and one
+``met`` / ``NOT met`` line per target of the issue (``not measured`` when this run's sizes or
+``--only`` leave it out); both are also in the JSON.
 """
 
 from __future__ import annotations
