@@ -43,6 +43,9 @@ Usage::
     python benchmarks/single_table.py --sizes 1e6 --profile dept   # cProfile of one private query
 
 Rows that provsql_dp refuses print ``refused: <first line of the error>``; the others still run.
+After the table: the machine's 1-minute load average over the run (sampled every 15 s) and one
+``met`` / ``NOT met`` line per target of the issue (``not measured`` when this run's sizes or
+``--only`` leave it out); both are also in the JSON.
 """
 
 from __future__ import annotations
@@ -595,6 +598,97 @@ def render(results, memory, sizes, keys) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
+def summary(results, memory) -> list[str]:
+    """One line per target of the issue: met / NOT met (or not measured in this run)."""
+    def res(n, k):
+        return results.get(n, {}).get("queries", {}).get(k)
+
+    def ratio_ok(n, k):
+        r = res(n, k)
+        if r is None or "ratio" not in r:
+            return None, "not measured"
+        return r["ratio"] <= RATIO_TARGET, f"{r['ratio']:.2f}×"
+
+    lines = []
+
+    def add(what, ok, detail):
+        verdict = "not measured" if ok is None else _verdict(ok)
+        lines.append(f"* {what}: **{verdict}** ({detail})")
+
+    for k in ("count", "sum", "avg"):
+        ok, d = ratio_ok(10**7, k)
+        add(f"{BY_KEY[k]['label']} over 10^7 rows ≤ {RATIO_TARGET:g}× plain DuckDB", ok, d)
+    peaks = [memory.get((10**7, k), {}).get("peak_mb") for k in ("count", "sum", "avg")]
+    if any(p is None for p in peaks):
+        add(f"peak memory ≤ {MEMORY_TARGET_MB:.0f} MB (COUNT, SUM, AVG at 10^7)", None, "—")
+    else:
+        add(f"peak memory ≤ {MEMORY_TARGET_MB:.0f} MB (COUNT, SUM, AVG at 10^7)",
+            max(peaks) <= MEMORY_TARGET_MB, f"max {max(peaks):.0f} MB")
+    ok, d = ratio_ok(10**6, "join")
+    add("people ⋈ visits COUNT at 10^6 people / 10^7 visits ≤ 3×", ok, d)
+    for n, k in ((10**7, "city"), (10**6, "dept")):
+        r = res(n, k)
+        ok, d = ratio_ok(n, k)
+        e = None if r is None else r.get("median_rel_err")
+        both = None if ok is None or e is None else (ok and e <= BY_KEY[k]["group_target"])
+        add(f"{BY_KEY[k]['label']} at {n:.0e}: ≤ 3× and median relative error per group ≤ 5 %",
+            both, f"{d}, error {'—' if e is None else f'{e:.2g}'}")
+    r = res(10**6, "count")
+    e = None if r is None else r.get("median_rel_err")
+    add("COUNT median relative error at 10^6 rows ≤ 1e-4 at ε = 1", None if e is None else
+        e <= 1e-4, "—" if e is None else f"{e:.2g}")
+    for n in sorted(results):
+        r = res(n, "sum")
+        v = None if r is None else r.get("vs_laplace")
+        add(f"bounded SUM error ≤ 1.5× Laplace's at {n:.0e} rows", None if v is None else v <= 1.5,
+            "—" if v is None else f"×{v:.2f}, {r.get('releases')} releases")
+    best = [(k, res(10**7, k)["ratio"]) for k in ("count", "sum", "avg")
+            if res(10**7, k) and "ratio" in res(10**7, k)]
+    if best:
+        add("(moonshot) COUNT, SUM, AVG over 10^7 rows ≤ 1.5×", all(x <= 1.5 for _, x in best),
+            ", ".join(f"{k} {x:.2f}×" for k, x in best))
+    return lines
+
+
+class LoadSampler:
+    """The machine's 1-minute load average, sampled every ``every`` seconds in a thread."""
+
+    def __init__(self, every: float = 15.0):
+        import threading
+
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._every = every
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while True:
+            try:
+                self.samples.append((time.time(), os.getloadavg()[0]))
+            except OSError:
+                return
+            if self._stop.wait(self._every):
+                return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def describe(self) -> str:
+        if not self.samples:
+            return "load average unavailable"
+        loads = [x for _, x in self.samples]
+        t0, t1 = (time.strftime("%H:%M", time.gmtime(t)) for t in (self.samples[0][0],
+                                                                    self.samples[-1][0]))
+        return (f"1-minute load average {min(loads):.1f} to {max(loads):.1f} (median "
+                f"{statistics.median(loads):.1f}, {len(loads)} samples, {t0}–{t1} UTC) on "
+                f"{os.cpu_count()} CPUs")
+
+
 def git_version() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
@@ -660,6 +754,8 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, {repeats} interleaved rounds after one warm-up, "
           f"{releases} releases for accuracy", flush=True)
     results, memory = {}, {}
+    load = LoadSampler()
+    load.__enter__()
     for n in sizes:
         t = time.perf_counter()
         results[n] = _child(["--child-timing", str(n), ",".join(keys), str(repeats),
@@ -676,7 +772,9 @@ def main() -> None:
             print(f"[{n:.0e}] memory {k} …", file=sys.stderr, flush=True)
             memory[(n, k)] = _child(["--child-memory", str(n), k], timeout=mtimeout)
 
+    load.__exit__(None, None, None)
     lines, notes = render(results, memory, sizes, keys)
+    targets = summary(results, memory)
     print()
     print("\n".join(lines))
     if notes:
@@ -691,12 +789,16 @@ def main() -> None:
         r = results[n]
         if "build_s" in r:
             print(f"build at {n:.0e} rows: {r['build_s']:.1f} s")
+    print(f"machine load during the run: {load.describe()}")
+    print("\nTargets:")
+    print("\n".join(targets))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps({
         "commit": version, "epsilon": EPSILON, "repeats": repeats, "releases": releases,
         "sizes": sizes, "timing": {str(n): r for n, r in results.items()},
         "memory": {f"{n}:{k}": m for (n, k), m in memory.items()},
-        "table": lines, "notes": notes}, indent=2, default=str))
+        "table": lines, "notes": notes, "targets": targets, "load": load.describe(),
+        "load_samples": load.samples}, indent=2, default=str))
     print(f"results: {out_path}")
 
 

@@ -63,3 +63,40 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# ---------------------------------------------------------------------- people ⋈ visits
+def _build_people_visits(people, visits, *, people_columns="id INT PRIMARY KEY, age INT, city VARCHAR",
+                         visits_columns="pid INT, day INT, amount DOUBLE", path=":memory:",
+                         raw=False, budget="1e9", declarations=(), before_protect=()):
+    """A provsql_dp connection holding ``people`` (one row per participant, key ``id``) and
+    ``visits`` (rows owned through ``pid``), both protected, with a privacy budget: the database
+    of the single-owner tests. ``people`` and ``visits`` are row tuples in column order;
+    ``before_protect`` are statements run after the inserts (more tables or rows), before the
+    declarations; ``declarations`` run last."""
+    import provsql_dp
+
+    con = provsql_dp.connect(path, raw=raw)
+    con.execute(f"CREATE TABLE people({people_columns})")
+    con.execute(f"CREATE TABLE visits({visits_columns})")
+    for table, rows in (("people", people), ("visits", visits)):
+        rows = [list(r) for r in rows]
+        if rows:
+            marks = ", ".join("?" * len(rows[0]))
+            con._duck.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    for stmt in before_protect:
+        con.execute(stmt)
+    con.execute("PROTECT TABLE people")
+    con.execute("PROTECT TABLE visits BY (pid) AS people")
+    con.execute(f"SET PRIVACY BUDGET {budget}")
+    for stmt in declarations:
+        con.execute(stmt)
+    return con
+
+
+@pytest.fixture(scope="session")
+def people_visits():
+    """Builds the people ⋈ visits database of the single-owner tests (see
+    :func:`_build_people_visits` for the arguments); session-scoped, so hypothesis tests may
+    use it."""
+    return _build_people_visits

@@ -58,20 +58,11 @@ def dense_owner_totals(duck, node: Node, values: list[str | None], weight_ids: s
         return None
     rows_sql, owners_sql = shape
     rows = _arrow(duck, rows_sql)
-    keys = rows.column(0).to_numpy()
-    n = len(keys)
-    lo = int(keys.min()) if n else 0
-    span = int(keys.max()) - lo + 1 if n else 0
+    n = rows.num_rows
+    lo, span = _key_range(rows.column(0)) if n else (0, 0)
     if span > MAX_SPAN * n + (1 << 20):
         return None
-    if keys.dtype != np.int64 or lo:  # BIGINT from 0: the Arrow buffer itself, no copy
-        keys = keys.astype(np.int64) if keys.dtype != np.uint64 else keys
-        keys = (keys - keys.dtype.type(lo)).astype(np.int64, copy=False)
-    idx = keys
-    sums = []
-    for j, v in enumerate(values):
-        w = None if v is None else rows.column(f"c{j}").to_numpy()
-        sums.append(np.bincount(idx, weights=w, minlength=span).astype(np.float64))
+    sums = _bincounts(rows, values, lo, span)  # int64 counts, float64 weighted sums
     owners = _arrow(duck, owners_sql).column(0).to_numpy()
     owners = owners[(owners >= lo) & (owners <= lo + span - 1)] if n else owners[:0]
     if owners.dtype == np.uint64:
@@ -80,11 +71,34 @@ def dense_owner_totals(duck, node: Node, values: list[str | None], weight_ids: s
         at = owners.astype(np.int64) - lo
     totals = [s[at] for s in sums]
     if histogram:  # whole numbers: (total, how many owners), positive totals only
-        hist = np.bincount(totals[0].astype(np.int64))
+        hist = np.bincount(totals[0].astype(np.int64, copy=False))
         t = np.flatnonzero(hist)
         t = t[t > 0]
         return np.zeros(len(t), np.int64), [t.astype(np.float64)], hist[t].astype(np.float64)
-    return np.zeros(len(totals[0]), np.int64), totals, None
+    return (np.zeros(len(totals[0]), np.int64),
+            [t.astype(np.float64, copy=False) for t in totals], None)
+
+
+def _key_range(keys) -> tuple[int, int]:
+    """``(min, max − min + 1)`` of a non-empty Arrow column of integer keys, in one pass over
+    the Arrow chunks (half the time of numpy's min and max over the concatenated keys)."""
+    import pyarrow.compute as pc
+
+    mm = pc.min_max(keys).as_py()
+    return int(mm["min"]), int(mm["max"]) - int(mm["min"]) + 1
+
+
+def _bincounts(part, values, lo: int, span: int) -> list:
+    """For the rows of the Arrow table ``part``: per value of ``values``, the sum per key
+    ``key − lo`` (an array of ``span``; None: the number of rows). Measured: on two shared cores
+    a ``bincount`` per half of the keys in two threads was no faster than one."""
+    keys = part.column(0).to_numpy()  # BIGINT (UBIGINT): a copy only when in several chunks
+    if keys.dtype == np.uint64:
+        keys = (keys - np.uint64(lo)).astype(np.int64)
+    elif lo or keys.dtype != np.int64:  # in 64 bits: keys − lo < span fits
+        keys = np.subtract(keys, lo, dtype=np.int64)
+    return [np.bincount(keys, weights=None if v is None else part.column(f"c{j}").to_numpy(),
+                        minlength=span) for j, v in enumerate(values)]
 
 
 def _has_arrow() -> bool:

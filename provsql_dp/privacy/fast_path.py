@@ -36,7 +36,7 @@ from sqlglot import exp
 from ..mechanisms import laplace, single_owner
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
-from ..provenance.clamp import clamped_sum_sql
+from ..provenance.clamp import clamped_sum_query
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
@@ -60,9 +60,9 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
 
     ``groups`` is the public list of groups (``[()]`` without GROUP BY); ``charge_fn()`` charges
     the ledger and returns the charge (called before any noise is drawn). A bounded SUM is
-    computed by :func:`provsql_dp.provenance.clamp.clamped_sum_sql` (the clamp's total, over the
-    finite values)."""
-    sql, _ = _laplace_sql(plan, bounds, with_count=False)
+    computed by :func:`provsql_dp.provenance.clamp.clamped_sum_query` (the clamp's total, over
+    the finite values)."""
+    sql, _ = _kept_laplace_sql(con, plan, bounds, with_count=False)
     true = _true_values(con, sql, 1)[0]
     return _release_groups(plan, true, epsilon, groups, key_names, bounds, charge_fn, rng)
 
@@ -74,10 +74,10 @@ def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps
     same order (the SUM's groups, then the COUNT's).
 
     The planner builds an AVG's COUNT over the rows of its SUM whose value is finite
-    (``sql.planner``): exactly the rows the SUM's filter keeps (:func:`clamped_sum_sql`), so the
-    COUNT is ``count(*)`` next to the SUM in the same filtered query. ``count_plan`` is only used
+    (``sql.planner``): exactly the rows the SUM adds (:func:`clamped_sum_query`), so the COUNT
+    is their number, next to the SUM in the same query. ``count_plan`` is only used
     for its label and the sensitivity of a count."""
-    sql, _ = _laplace_sql(sum_plan, bounds, with_count=True)
+    sql, _ = _kept_laplace_sql(con, sum_plan, bounds, with_count=True)
     sums, counts = _true_values(con, sql, 2)
     out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng)
     out_count = _release_groups(count_plan, counts, count_eps, groups, key_names, None, charge_fn,
@@ -85,20 +85,32 @@ def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps
     return out_sum, out_count
 
 
+def _kept_laplace_sql(con, plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
+    """:func:`_laplace_sql`, kept by the catalog next to the plan it was made from (a plan is
+    kept while the schema and the declarations are unchanged, ``Catalog.snapshot``): the entry
+    holds the plan itself, so a new plan never meets the SQL of another."""
+    catalog = getattr(con, "_catalog", None)
+    if catalog is None:
+        return _laplace_sql(plan, bounds, with_count)
+    key = ("laplace sql", id(plan), None if bounds is None else tuple(map(float, bounds)),
+           with_count)
+    kept_plan, sql = catalog.cached(key, lambda: (plan, _laplace_sql(plan, bounds, with_count)))
+    return sql if kept_plan is plan else _laplace_sql(plan, bounds, with_count)
+
+
 def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
-    """``SELECT keys…, aggregate[, count(*)] FROM child [WHERE finite] GROUP BY keys…``."""
+    """``SELECT keys…, aggregate[, count] FROM child … GROUP BY keys…``: a count, or a SUM
+    clamped to ``bounds`` over the finite values and their number
+    (:func:`provsql_dp.provenance.clamp.clamped_sum_query`)."""
     compiled = compile_node(plan.child, disc=False)
     keys = [q(k) for k in plan.group_by]
-    where = ""
-    if plan.kind == "count":
-        aggs = ["count(*)"]
-    else:
+    if plan.kind != "count":
         lower, upper = bounds
-        agg, keep = clamped_sum_sql(plan.weight.sql(dialect="duckdb"), lower, upper)
-        aggs, where = [agg], f" WHERE {keep}"
-    if with_count:
-        aggs.append("count(*)")
-    sql = f"SELECT {', '.join(keys + aggs)} FROM ({compiled.sql}) AS t{where}"
+        sql = clamped_sum_query(compiled.sql, plan.weight.sql(dialect="duckdb"), lower, upper,
+                                keys, with_count)
+        return sql, 1 + with_count
+    aggs = ["count(*)"] * (1 + with_count)
+    sql = f"SELECT {', '.join(keys + aggs)} FROM ({compiled.sql}) AS t"
     if keys:
         sql += f" GROUP BY {', '.join(keys)}"
     return sql, len(aggs)

@@ -37,6 +37,8 @@ True
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from sqlglot import exp
 
 from ..sql.plan import Filter, Join, Node, Project, Scan, walk
@@ -71,14 +73,27 @@ def owner_totals_sql(node: Node, slot: int, keys: list[str], parts: list[str],
             f"GROUP BY {', '.join(qk + owner)}")
 
 
-def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str],
-                 with_owner: bool = False) -> str | None:
+class _OwnerSide(NamedTuple):
+    """The shape pushed below the join (:func:`_owner_side`)."""
+
+    rename: dict  # {outer id: expression over the join's ids}
+    preds: list  # filter conjuncts over the join's ids, each over one side
+    owner_side: Node  # the side with one row per participant
+    other: Node  # the side whose rows the participants own
+    pins: list  # [(owner-side key id, other-side id)]: the join condition
+
+
+def _owner_side(node: Node, keys: list[str], weight_ids: set[str]) -> _OwnerSide | None:
+    """The join under ``node`` seen from its owner side, when the aggregate can be pushed below
+    it: an inner join whose condition equates the owner side's declared key with a bare column
+    of the other side (:func:`_owner_key_pins`), the weight reading the other side only, every
+    group key one side's, every filter conjunct one side's; else None. The sides are tried in
+    order; the first that fits is the one."""
     shape = _join_shape(node)
     if shape is None:
         return None
     join, rename, preds = shape
-    outer = list(dict.fromkeys(list(keys) + sorted(weight_ids)))
-    if any(i not in rename for i in outer):
+    if any(i not in rename for i in list(keys) + sorted(weight_ids)):
         return None
     for owner_side, other in ((join.left, join.right), (join.right, join.left)):
         pins = _owner_key_pins(owner_side, other, join.condition)
@@ -91,23 +106,34 @@ def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str],
             continue
         if any(not (_columns(p) <= own_ids or _columns(p) <= other_ids) for p in preds):
             return None  # a predicate over both sides: not pushed
-        o_outer = [i for i in outer if _columns(rename[i]) <= other_ids]
-        a_keys = [k for k in keys if k not in o_outer]
-        other_sql = _side_sql(other, preds, {i: rename[i] for i in o_outer})
-        owner_sql = _side_sql(owner_side, preds, {k: rename[k] for k in a_keys})
-        o_keys = [k for k in keys if k in o_outer]
-        inner_by = [f"o.{q(c)}" for _, c in pins] + [f"o.{q(k)}" for k in o_keys]
-        inner_cols = [f"o.{q(c)} AS __k{j}" for j, (_, c) in enumerate(pins)]
-        inner_cols += [f"o.{q(k)}" for k in o_keys]
-        inner = (f"SELECT {', '.join(inner_cols + [cols])} FROM ({other_sql})"
-                 f" AS o GROUP BY {', '.join(inner_by)}")
-        on = " AND ".join(f"a.{q(a)} = t.__k{j}" for j, (a, _) in enumerate(pins))
-        out = [f"t.{q(k)}" if k in o_keys else f"a.{q(k)}" for k in keys]
-        if with_owner:
-            out.append("t.__k0 AS __o")  # one pin: the owner's key
-        out += [f"t.c{j}" for j in range(cols.count(" AS c"))]
-        return f"SELECT {', '.join(out)} FROM ({inner}) AS t JOIN ({owner_sql}) AS a ON {on}"
+        return _OwnerSide(rename, preds, owner_side, other, pins)
     return None
+
+
+def _pushed_down(node: Node, keys: list[str], cols: str, weight_ids: set[str],
+                 with_owner: bool = False) -> str | None:
+    side = _owner_side(node, keys, weight_ids)
+    if side is None:
+        return None
+    rename, preds, owner_side, other, pins = side
+    other_ids = set(other.ids)
+    outer = list(dict.fromkeys(list(keys) + sorted(weight_ids)))
+    o_outer = [i for i in outer if _columns(rename[i]) <= other_ids]
+    a_keys = [k for k in keys if k not in o_outer]
+    other_sql = _side_sql(other, preds, {i: rename[i] for i in o_outer})
+    owner_sql = _side_sql(owner_side, preds, {k: rename[k] for k in a_keys})
+    o_keys = [k for k in keys if k in o_outer]
+    inner_by = [f"o.{q(c)}" for _, c in pins] + [f"o.{q(k)}" for k in o_keys]
+    inner_cols = [f"o.{q(c)} AS __k{j}" for j, (_, c) in enumerate(pins)]
+    inner_cols += [f"o.{q(k)}" for k in o_keys]
+    inner = (f"SELECT {', '.join(inner_cols + [cols])} FROM ({other_sql})"
+             f" AS o GROUP BY {', '.join(inner_by)}")
+    on = " AND ".join(f"a.{q(a)} = t.__k{j}" for j, (a, _) in enumerate(pins))
+    out = [f"t.{q(k)}" if k in o_keys else f"a.{q(k)}" for k in keys]
+    if with_owner:
+        out.append("t.__k0 AS __o")  # one pin: the owner's key
+    out += [f"t.c{j}" for j in range(cols.count(" AS c"))]
+    return f"SELECT {', '.join(out)} FROM ({inner}) AS t JOIN ({owner_sql}) AS a ON {on}"
 
 
 def owner_rows_sql(node: Node, values: list[str | None], weight_ids: set[str]
@@ -121,35 +147,23 @@ def owner_rows_sql(node: Node, values: list[str | None], weight_ids: set[str]
     the sum of the values of the rows whose ``__o`` equals its ``__k`` — the totals of
     :func:`owner_totals_sql` (which drops participants without rows: their total is 0), left
     for the caller to add up by key (``numpy.bincount`` when the keys are dense)."""
-    shape = _join_shape(node)
-    if shape is None:
+    side = _owner_side(node, [], weight_ids)
+    if side is None:
         return None
-    join, rename, preds = shape
-    if any(i not in rename for i in weight_ids):
+    rename, preds, owner_side, other, pins = side
+    ((a, b),) = pins
+    key_type = _key_type(owner_side, other, a)
+    if key_type not in INTEGER_KEYS:
         return None
-    for owner_side, other in ((join.left, join.right), (join.right, join.left)):
-        pins = _owner_key_pins(owner_side, other, join.condition)
-        if pins is None:
-            continue
-        other_ids, own_ids = set(other.ids), set(owner_side.ids)
-        if not all(_columns(rename[i]) <= other_ids for i in weight_ids):
-            continue
-        if any(not (_columns(p) <= own_ids or _columns(p) <= other_ids) for p in preds):
-            return None
-        ((a, b),) = pins
-        key_type = _key_type(owner_side, other, a)
-        if key_type not in INTEGER_KEYS:
-            return None
-        # as BIGINT (exact for every integer type but UBIGINT): numpy indexes with it as it is
-        cast = "" if key_type == "UBIGINT" else "::BIGINT"
-        other_sql = _side_sql(other, preds, {i: rename[i] for i in sorted(weight_ids)})
-        owner_sql = _side_sql(owner_side, preds, {})
-        cols = [f"coalesce({v}, 0)::DOUBLE AS c{j}" for j, v in enumerate(values) if v is not None]
-        rows = (f"SELECT {', '.join([f'o.{q(b)}{cast} AS __o'] + cols)} FROM ({other_sql}) AS o "
-                f"WHERE o.{q(b)} IS NOT NULL")
-        owners = f"SELECT a.{q(a)} AS __k FROM ({owner_sql}) AS a WHERE a.{q(a)} IS NOT NULL"
-        return rows, owners
-    return None
+    # as BIGINT (exact for every integer type but UBIGINT): numpy indexes with it as it is
+    cast = "" if key_type == "UBIGINT" else "::BIGINT"
+    other_sql = _side_sql(other, preds, {i: rename[i] for i in sorted(weight_ids)})
+    owner_sql = _side_sql(owner_side, preds, {})
+    cols = [f"coalesce({v}, 0)::DOUBLE AS c{j}" for j, v in enumerate(values) if v is not None]
+    rows = (f"SELECT {', '.join([f'o.{q(b)}{cast} AS __o'] + cols)} FROM ({other_sql}) AS o "
+            f"WHERE o.{q(b)} IS NOT NULL")
+    owners = f"SELECT a.{q(a)} AS __k FROM ({owner_sql}) AS a WHERE a.{q(a)} IS NOT NULL"
+    return rows, owners
 
 
 def _key_type(owner_side: Node, other: Node, key: str) -> str | None:

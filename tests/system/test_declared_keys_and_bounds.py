@@ -19,24 +19,20 @@ from provsql_dp.mechanisms.noise import discrete_laplace, laplace
 CITIES = ["Lyon", "Oslo", "Pune", "Rome"]  # Rome is never declared
 
 
-def _db(path=":memory:", n_people=80, seed=0, extra_rows=()):
+def _db(build, path=":memory:", n_people=80, seed=0, extra_rows=()):
+    """The shared people ⋈ visits database (``people_visits`` in tests/conftest.py) with random
+    people (``extra_rows`` after them), their visits and a public ``cities`` table."""
     rng = np.random.default_rng(seed)
-    con = provsql_dp.connect(path, raw=True)  # releases compared with the mechanisms' own draws
-    con.execute("CREATE TABLE people(id INT PRIMARY KEY, city VARCHAR, salary DOUBLE)")
-    con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
-    con.execute("CREATE TABLE cities(name VARCHAR)")
-    con.execute("INSERT INTO cities VALUES ('Lyon'), ('Oslo'), ('Berlin')")
+    people, visits = [], []
     for i in range(n_people):
-        con.execute("INSERT INTO people VALUES (?, ?, ?)",
-                    [i, CITIES[int(rng.integers(0, 4))], float(rng.integers(0, 300_000))])
+        people.append([i, CITIES[int(rng.integers(0, 4))], float(rng.integers(0, 300_000))])
         for d in range(int(rng.integers(0, 5))):
-            con.execute("INSERT INTO visits VALUES (?, ?, ?)", [i, d, float(rng.normal(20, 30))])
-    for row in extra_rows:
-        con.execute("INSERT INTO people VALUES (?, ?, ?)", list(row))
-    con.execute("PROTECT TABLE people")
-    con.execute("PROTECT TABLE visits BY (pid) AS people")
-    con.execute("SET PRIVACY BUDGET 1000")
-    return con
+            visits.append([i, d, float(rng.normal(20, 30))])
+    return build(  # raw: releases compared with the mechanisms' own draws
+        people + [list(r) for r in extra_rows], visits, path=path, raw=True, budget="1000",
+        people_columns="id INT PRIMARY KEY, city VARCHAR, salary DOUBLE",
+        before_protect=("CREATE TABLE cities(name VARCHAR)",
+                        "INSERT INTO cities VALUES ('Lyon'), ('Oslo'), ('Berlin')"))
 
 
 def _release(con, sql, seed):
@@ -50,8 +46,8 @@ def _true_counts(con, sql):
 
 
 # ====================================================================== group keys
-def test_declared_values_are_exactly_the_groups_released_laplace_full_epsilon():
-    con = _db()
+def test_declared_values_are_exactly_the_groups_released_laplace_full_epsilon(people_visits):
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON people (city) VALUES ('Oslo', 'Lyon', 'Berlin', 'Pune')")
     true = _true_counts(con, "SELECT city, COUNT(*) FROM people GROUP BY city")
     rows, info = _release(con, "SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 0.5", 4)
@@ -65,8 +61,8 @@ def test_declared_values_are_exactly_the_groups_released_laplace_full_epsilon():
     assert con.ledger.remaining(con.user) == Fraction(1999, 2)
 
 
-def test_keys_from_a_public_table_are_read_at_query_time():
-    con = _db()
+def test_keys_from_a_public_table_are_read_at_query_time(people_visits):
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON people (city) FROM cities (name)")
     rows, _ = _release(con, "SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1", 1)
     assert [r[0] for r in rows] == ["Berlin", "Lyon", "Oslo"]
@@ -75,9 +71,9 @@ def test_keys_from_a_public_table_are_read_at_query_time():
     assert [r[0] for r in rows] == ["Berlin", "Lyon", "Oslo", "Rome"]
 
 
-def test_join_with_visits_uses_the_single_owner_path_at_full_epsilon():
+def test_join_with_visits_uses_the_single_owner_path_at_full_epsilon(people_visits):
     """The key is a column of the owner's own row: each person's visits fall in one group."""
-    con = _db()
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON people (city) VALUES ('Lyon', 'Oslo', 'Berlin')")
     sql = ("SELECT p.city, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
            "GROUP BY p.city WITH EPSILON 1")
@@ -87,9 +83,9 @@ def test_join_with_visits_uses_the_single_owner_path_at_full_epsilon():
     assert [r.epsilon for r in info.releases] == [1.0, 1.0, 1.0]
 
 
-def test_a_key_outside_the_owners_row_splits_epsilon():
+def test_a_key_outside_the_owners_row_splits_epsilon(people_visits):
     """Grouping visits by day: one person's visits span several days, so ε/groups each."""
-    con = _db()
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 9)")
     sql = ("SELECT v.day, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
            "GROUP BY v.day WITH EPSILON 1")
@@ -111,8 +107,8 @@ def test_multi_owner_rows_use_the_lp_path_with_split_epsilon():
     assert [r.epsilon for r in info.releases] == [pytest.approx(1 / 3)] * 3
 
 
-def test_refusal_without_declarations_says_what_to_declare():
-    con = _db()
+def test_refusal_without_declarations_says_what_to_declare(people_visits):
+    con = _db(people_visits)
     with pytest.raises(UnsupportedQueryError,
                        match=r"SET GROUP KEYS ON people \(city\) VALUES \(…\)") as err:
         con.execute("SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1")
@@ -127,8 +123,8 @@ def test_refusal_without_declarations_says_what_to_declare():
     assert con.ledger.remaining(con.user) == 1000  # nothing spent
 
 
-def test_a_dropped_declaration_is_refused_again():
-    con = _db()
+def test_a_dropped_declaration_is_refused_again(people_visits):
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON people (city) VALUES ('Lyon')")
     con.execute("SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1")
     con.execute("DROP GROUP KEYS ON people (city)")
@@ -136,21 +132,21 @@ def test_a_dropped_declaration_is_refused_again():
         con.execute("SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1")
 
 
-def test_a_policy_on_the_column_takes_precedence():
-    con = _db()
+def test_a_policy_on_the_column_takes_precedence(people_visits):
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON people (city) VALUES ('Lyon')")
     con.execute("CREATE POLICY cp ON people (city) AS FULL DOMAIN ('Lyon', 'Oslo')")
     rows, info = _release(con, "SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1", 0)
     assert info.mechanism == "blowfish" and [r[0] for r in rows] == ["Lyon", "Oslo"]
 
 
-def test_possible_worlds_the_released_groups_ignore_an_undeclared_row():
+def test_possible_worlds_the_released_groups_ignore_an_undeclared_row(people_visits):
     """Two databases that differ in one row whose city is not declared: the released groups are
     the same, and with the same noise the whole answer is identical."""
     sql = "SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1"
     answers = []
     for extra in ((), ((10_000, "Atlantis", 5.0),)):
-        con = _db(extra_rows=extra)
+        con = _db(people_visits, extra_rows=extra)
         con.execute("SET GROUP KEYS ON people (city) VALUES ('Lyon', 'Oslo', 'Berlin')")
         answers.append(_release(con, sql, 17)[0])
         rows, _ = _release(con, "SELECT p.city, SUM(v.amount) FROM people p JOIN visits v ON "
@@ -165,8 +161,8 @@ def test_possible_worlds_the_released_groups_ignore_an_undeclared_row():
 
 
 # ====================================================================== bounds
-def test_declared_bounds_make_a_sum_laplace():
-    con = _db()
+def test_declared_bounds_make_a_sum_laplace(people_visits):
+    con = _db(people_visits)
     con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 100000")
     true = con.execute("SELECT SUM(least(greatest(salary, 0), 100000)) FROM people").fetchone()[0]
     rows, info = _release(con, "SELECT SUM(salary) FROM people WITH EPSILON 1", 3)
@@ -178,16 +174,16 @@ def test_declared_bounds_make_a_sum_laplace():
     assert same == rows
 
 
-def test_options_override_the_declared_bounds():
-    con = _db()
+def test_options_override_the_declared_bounds(people_visits):
+    con = _db(people_visits)
     con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 100000")
     _, info = _release(con, "SELECT SUM(salary) FROM people WITH EPSILON 1 "
                             "OPTIONS (lower = 0, upper = 10)", 3)
     assert info.releases[0].sensitivity == 10
 
 
-def test_declared_bounds_in_the_single_owner_path_equal_options():
-    con = _db()
+def test_declared_bounds_in_the_single_owner_path_equal_options(people_visits):
+    con = _db(people_visits)
     sql = "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid WITH EPSILON 1"
     with_options, info = _release(con, sql + " OPTIONS (lower = 0, upper = 50)", 11)
     con.execute("SET BOUNDS ON visits (amount) BETWEEN 0 AND 50")
@@ -195,8 +191,8 @@ def test_declared_bounds_in_the_single_owner_path_equal_options():
     assert declared == with_options and info2.mechanism == info.mechanism == "recursive"
 
 
-def test_avg_works_without_options_when_the_column_is_bounded():
-    con = _db()
+def test_avg_works_without_options_when_the_column_is_bounded(people_visits):
+    con = _db(people_visits)
     with pytest.raises(provsql_dp.ProgrammingError, match="SET BOUNDS ON"):
         con.execute("SELECT AVG(salary) FROM people WITH EPSILON 1")
     con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 300000")
@@ -212,8 +208,8 @@ def test_avg_works_without_options_when_the_column_is_bounded():
     assert info.epsilon == 2
 
 
-def test_a_signed_bound_releases_the_sum_in_two_parts_on_the_lp_paths():
-    con = _db()
+def test_a_signed_bound_releases_the_sum_in_two_parts_on_the_lp_paths(people_visits):
+    con = _db(people_visits)
     con.execute("SET BOUNDS ON visits (amount) BETWEEN -50 AND 50")
     _, info = _release(con, "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid "
                             "WITH EPSILON 1", 2)
@@ -221,9 +217,9 @@ def test_a_signed_bound_releases_the_sum_in_two_parts_on_the_lp_paths():
 
 
 # ====================================================================== roles, reconnect
-def test_analyst_can_show_but_not_set(tmp_path):
+def test_analyst_can_show_but_not_set(people_visits, tmp_path):
     path = str(tmp_path / "db.duckdb")
-    con = _db(path, n_people=20)
+    con = _db(people_visits, path, n_people=20)
     con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 100000")
     con.execute("SET GROUP KEYS ON people (city) VALUES ('Lyon', 'Oslo')")
     con.execute("SET PRIVACY BUDGET 5 FOR USER 'ann'")
@@ -244,7 +240,7 @@ def test_analyst_can_show_but_not_set(tmp_path):
     ann.close()
 
 
-def test_declarations_run_from_the_shell():
+def test_declarations_run_from_the_shell(people_visits):
     import io
 
     from provsql_dp.interfaces.shell import Shell
@@ -252,7 +248,7 @@ def test_declarations_run_from_the_shell():
 
     assert "SET GROUP KEYS ON t (c) VALUES" in HELP and "SET BOUNDS ON t (c)" in HELP
     out = io.StringIO()
-    sh = Shell(_db(n_people=10), out=out, err=out)
+    sh = Shell(_db(people_visits, n_people=10), out=out, err=out)
     sh.run_statement("SET BOUNDS ON people (salary) BETWEEN 0 AND 10")
     sh.run_statement("SHOW BOUNDS")
     sh.run_statement("SET bounds = 3")  # a DuckDB setting, judged by DuckDB
@@ -263,11 +259,11 @@ def test_declarations_run_from_the_shell():
 
 
 # ====================================================================== max_groups
-def test_max_groups_is_enforced_per_participant_and_gives_each_group_eps_over_k():
+def test_max_groups_is_enforced_per_participant_and_gives_each_group_eps_over_k(people_visits):
     """GROUP BY visit day: a person's visits span several days. OPTIONS (max_groups = 2) keeps
     each person's first two declared days (public order) and releases each day at ε/2; at a huge
     ε the releases are the brute-force truncated counts."""
-    con = _db()
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 9)")
     sql = ("SELECT v.day, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
            "GROUP BY v.day WITH EPSILON {eps} OPTIONS (max_groups = 2)")
@@ -291,8 +287,8 @@ def test_max_groups_is_enforced_per_participant_and_gives_each_group_eps_over_k(
     assert sum(map(len, totals.values())) < sum(len(set(d)) for d in per_person.values())
 
 
-def test_max_groups_is_refused_where_it_cannot_be_enforced():
-    con = _db()
+def test_max_groups_is_refused_where_it_cannot_be_enforced(people_visits):
+    con = _db(people_visits)
     con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2)")
     with pytest.raises(provsql_dp.ProgrammingError, match="GROUP BY"):
         con.execute("SELECT COUNT(*) FROM visits WITH EPSILON 1 OPTIONS (max_groups = 2)")

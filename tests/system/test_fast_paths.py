@@ -7,27 +7,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import provsql_dp
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms.noise import discrete_laplace, laplace
 
 
-def _db(n_people=60, seed=0):
+def _db(build, n_people=60, seed=0):
+    """The shared people ⋈ visits database (``people_visits`` in tests/conftest.py) with random
+    people, their visits and a public ``cities`` table."""
     rng = np.random.default_rng(seed)
-    con = provsql_dp.connect(raw=True)  # the mechanisms' own releases, compared with each other
-    con.execute("CREATE TABLE people(id INT PRIMARY KEY, age INT, salary DOUBLE, city_id INT)")
-    con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
-    con.execute("CREATE TABLE cities(id INT PRIMARY KEY, name VARCHAR)")
-    con.execute("INSERT INTO cities VALUES (1, 'Lyon'), (2, 'Oslo'), (3, 'Pune')")
+    people, visits = [], []
     for i in range(n_people):
-        con.execute("INSERT INTO people VALUES (?, ?, ?, ?)",
-                    [i, int(rng.integers(18, 90)), float(rng.integers(0, 200_000)), int(rng.integers(1, 4))])
+        people.append([i, int(rng.integers(18, 90)), float(rng.integers(0, 200_000)),
+                       int(rng.integers(1, 4))])
         for d in range(int(rng.integers(0, 6))):
-            con.execute("INSERT INTO visits VALUES (?, ?, ?)", [i, d, float(rng.normal(10, 30))])
-    con.execute("PROTECT TABLE people")
-    con.execute("PROTECT TABLE visits BY (pid) AS people")
-    con.execute("SET PRIVACY BUDGET 1000")
-    return con
+            visits.append([i, d, float(rng.normal(10, 30))])
+    return build(  # raw: the mechanisms' own releases, compared with each other
+        people, visits, raw=True, budget="1000",
+        people_columns="id INT PRIMARY KEY, age INT, salary DOUBLE, city_id INT",
+        before_protect=("CREATE TABLE cities(id INT PRIMARY KEY, name VARCHAR)",
+                        "INSERT INTO cities VALUES (1, 'Lyon'), (2, 'Oslo'), (3, 'Pune')"))
 
 
 def _release(con, sql, seed):
@@ -36,16 +34,16 @@ def _release(con, sql, seed):
     return cur.fetchall(), cur.privacy
 
 
-def test_count_one_row_per_person_is_laplace_with_integer_noise():
-    con = _db()
+def test_count_one_row_per_person_is_laplace_with_integer_noise(people_visits):
+    con = _db(people_visits)
     true = con.execute("SELECT COUNT(*) FROM people WHERE age > 40").fetchone()[0]
     rows, info = _release(con, "SELECT COUNT(*) FROM people WHERE age > 40 WITH EPSILON 0.5", 7)
     assert info.mechanism == "laplace" and info.releases[0].noise_scale == 2.0
     assert rows[0][0] == true + discrete_laplace(2.0, rng=np.random.default_rng(7))
 
 
-def test_bounded_sum_is_clamped_then_laplace():
-    con = _db()
+def test_bounded_sum_is_clamped_then_laplace(people_visits):
+    con = _db(people_visits)
     true = con.execute("SELECT SUM(least(greatest(salary, 0), 100000)) FROM people").fetchone()[0]
     rows, info = _release(
         con, "SELECT SUM(salary) FROM people WITH EPSILON 1 OPTIONS (lower = 0, upper = 100000)", 3)
@@ -54,8 +52,8 @@ def test_bounded_sum_is_clamped_then_laplace():
     assert rows[0][0] == pytest.approx(expected)
 
 
-def test_group_by_public_key_is_parallel_laplace():
-    con = _db()
+def test_group_by_public_key_is_parallel_laplace(people_visits):
+    con = _db(people_visits)
     rows, info = _release(
         con, "SELECT c.name, COUNT(*) FROM people p JOIN cities c ON p.city_id = c.id "
              "GROUP BY c.name WITH EPSILON 1", 1)
@@ -70,8 +68,8 @@ def test_group_by_public_key_is_parallel_laplace():
     ("SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid "
      "OPTIONS_PLACEHOLDER", "edge"),
 ])
-def test_single_owner_closed_form_equals_the_lp_path(sql, style):
-    con = _db()
+def test_single_owner_closed_form_equals_the_lp_path(people_visits, sql, style):
+    con = _db(people_visits)
     bounds = None
     if "OPTIONS_PLACEHOLDER" in sql:
         sql = sql.replace(" OPTIONS_PLACEHOLDER", "")
@@ -90,15 +88,15 @@ def test_single_owner_closed_form_equals_the_lp_path(sql, style):
     assert rows[0][0] == pytest.approx(slow.value, rel=1e-6, abs=1e-6)
 
 
-def test_sum_without_bounds_is_signed_whatever_the_data():
+def test_sum_without_bounds_is_signed_whatever_the_data(people_visits):
     """Signed or not is decided by the statement: all-positive data still gets two parts."""
-    con = _db()
+    con = _db(people_visits)
     rows, info = _release(con, "SELECT SUM(salary) FROM people WITH EPSILON 1", 5)
     assert info.mechanism == "recursive-signed"
 
 
-def test_laplace_count_noise_has_the_stated_scale():
-    con = _db(n_people=20)
+def test_laplace_count_noise_has_the_stated_scale(people_visits):
+    con = _db(people_visits, n_people=20)
     true = con.execute("SELECT COUNT(*) FROM people").fetchone()[0]
     con._rng = np.random.default_rng(2024)
     errs = np.array([con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1").fetchone()[0] - true
@@ -109,11 +107,11 @@ def test_laplace_count_noise_has_the_stated_scale():
     assert np.mean(np.abs(errs) <= bound) >= 0.9 - 0.04
 
 
-def test_group_by_a_public_row_the_owners_key_determines_is_parallel_and_equals_the_lp_path():
+def test_group_by_a_public_row_the_owners_key_determines_is_parallel_and_equals_the_lp_path(people_visits):
     """people ⋈ visits ⋈ cities GROUP BY cities.name: a person's visits all fall in the group of
     the city their own row names (cities joined on its declared key), so each group is released at
     the full ε — per group, the closed form equals the LP path on that group's tuples."""
-    con = _db()
+    con = _db(people_visits)
     sql = ("SELECT c.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
            "JOIN cities c ON p.city_id = c.id GROUP BY c.name")
     rows, info = _release(con, sql + " WITH EPSILON 1", 13)
@@ -131,10 +129,10 @@ def test_group_by_a_public_row_the_owners_key_determines_is_parallel_and_equals_
         assert value == pytest.approx(slow.value, rel=1e-6, abs=1e-6)
 
 
-def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon():
+def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon(people_visits):
     """Without a declared key on the public side (or joined from a visit's column, not the
     owner's row), one person may reach several groups: ε is split over the groups."""
-    con = _db()
+    con = _db(people_visits)
     con.execute("CREATE TABLE cities2 AS SELECT * FROM cities")  # no key declared
     con.execute("CREATE TABLE days(id INT PRIMARY KEY, name VARCHAR)")
     con.execute("INSERT INTO days SELECT range, 'day' || range FROM range(6)")
@@ -146,7 +144,7 @@ def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon():
         assert [r.epsilon for r in info.releases] == [pytest.approx(1 / len(rows))] * len(rows)
 
 
-def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases():
+def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases(people_visits):
     """An AVG on the Laplace path: its SUM and COUNT come from one query (the clamped SUM over
     the finite values, their count), released exactly as the two parts released one by one with
     the same generator; the COUNT counts the finite values only (NaN, ±∞ and NULL are not values
@@ -154,7 +152,7 @@ def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases():
     from provsql_dp.privacy import fast_path
     from provsql_dp.provenance.capture import compile_node
 
-    con = _db()
+    con = _db(people_visits)
     con.execute("INSERT INTO people VALUES (1000, 30, 'nan', 1), (1001, 31, NULL, 1), "
                 "(1002, 32, 'inf', 2), (1003, 33, '-inf', 2), (1004, 34, 1e300, 3)")
     con.execute("SET BOUNDS ON people (salary) BETWEEN -5000 AND 150000")

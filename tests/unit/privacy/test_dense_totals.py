@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import provsql_dp
 from provsql_dp.privacy import dense_totals, fast_path
 
 QUERIES = [
@@ -25,20 +24,13 @@ QUERIES = [
 ]
 
 
-def _db(ids, people, visits):
-    con = provsql_dp.connect()
-    con.execute("CREATE TABLE people(id BIGINT PRIMARY KEY, age INT, city VARCHAR)")
-    con.execute("CREATE TABLE visits(pid BIGINT, day INT, amount DOUBLE)")
-    rows = [(i, a, c) for i, (a, c) in zip(ids, people)]
-    if rows:
-        con._duck.executemany("INSERT INTO people VALUES (?, ?, ?)", rows)
-    if visits:
-        con._duck.executemany("INSERT INTO visits VALUES (?, ?, ?)", visits)
-    con.execute("PROTECT TABLE people")
-    con.execute("PROTECT TABLE visits BY (pid) AS people")
-    con.execute("SET PRIVACY BUDGET 1e9")
-    con.execute("SET GROUP KEYS ON people (city) VALUES ('a', 'b', 'c')")
-    return con
+def _db(build, ids, people, visits):
+    """The shared people ⋈ visits database (``people_visits`` in tests/conftest.py) with BIGINT
+    keys ``ids``."""
+    return build([(i, a, c) for i, (a, c) in zip(ids, people)], visits,
+                 people_columns="id BIGINT PRIMARY KEY, age INT, city VARCHAR",
+                 visits_columns="pid BIGINT, day INT, amount DOUBLE",
+                 declarations=("SET GROUP KEYS ON people (city) VALUES ('a', 'b', 'c')",))
 
 
 def _release(con, sql, seed):
@@ -51,7 +43,7 @@ def _release(con, sql, seed):
 @settings(max_examples=40, deadline=None)
 @given(st.data(), st.sampled_from(QUERIES), st.integers(0, 2**32 - 1),
        st.sampled_from([0, -7, 2**40, -(2**62)]), st.sampled_from([1, 3, 10**9]))
-def test_dense_totals_equal_duckdb_group_by(data, query, seed, offset, stride):
+def test_dense_totals_equal_duckdb_group_by(people_visits, data, query, seed, offset, stride):
     """Keys ``offset + stride·k``: dense (stride 1, 3) or sparse (10^9: the SQL path)."""
     sql, applies = query
     n = data.draw(st.integers(0, 12))
@@ -62,7 +54,7 @@ def test_dense_totals_equal_duckdb_group_by(data, query, seed, offset, stride):
     pid = st.one_of(st.none(), st.integers(0, n + 3).map(lambda k: offset + stride * k))
     visits = data.draw(st.lists(st.tuples(pid, st.integers(0, 5),
                                           st.floats(-50, 80, allow_nan=False)), max_size=40))
-    con = _db(ids, people, visits)
+    con = _db(people_visits, ids, people, visits)
     taken = []
     real = fast_path.dense_owner_totals
     with pytest.MonkeyPatch.context() as m:
@@ -83,8 +75,8 @@ def test_dense_totals_equal_duckdb_group_by(data, query, seed, offset, stride):
         assert a[-1] == pytest.approx(b[-1], rel=1e-9, abs=1e-6)
 
 
-def test_sparse_keys_fall_back_and_the_span_bound_is_the_documented_one():
-    con = _db([0, 10**12], [(20, "a"), (30, "b")], [(0, 1, 1.0), (10**12, 1, 1.0)])
+def test_sparse_keys_fall_back_and_the_span_bound_is_the_documented_one(people_visits):
+    con = _db(people_visits, [0, 10**12], [(20, "a"), (30, "b")], [(0, 1, 1.0), (10**12, 1, 1.0)])
     calls = []
     real = fast_path.dense_owner_totals
     with pytest.MonkeyPatch.context() as m:
@@ -97,16 +89,11 @@ def test_sparse_keys_fall_back_and_the_span_bound_is_the_documented_one():
 @pytest.mark.parametrize("kind, ids", [("TINYINT", [-100, -3, 0, 5, 120]),
                                        ("SMALLINT", [-30000, 0, 29999]),
                                        ("UBIGINT", [2**64 - 2**19, 2**64 - 9, 2**64 - 1])])
-def test_small_and_unsigned_key_types_equal_duckdb(kind, ids):
-    con = provsql_dp.connect()
-    con.execute(f"CREATE TABLE people(id {kind} PRIMARY KEY, age INT)")
-    con.execute(f"CREATE TABLE visits(pid {kind}, amount DOUBLE)")
-    con._duck.executemany("INSERT INTO people VALUES (?, 30)", [[i] for i in ids])
+def test_small_and_unsigned_key_types_equal_duckdb(people_visits, kind, ids):
     visits = [[ids[k % len(ids)], float(k % 7)] for k in range(3 * len(ids) + 1)] + [[None, 1.0]]
-    con._duck.executemany("INSERT INTO visits VALUES (?, ?)", visits)
-    con.execute("PROTECT TABLE people")
-    con.execute("PROTECT TABLE visits BY (pid) AS people")
-    con.execute("SET PRIVACY BUDGET 1e9")
+    con = people_visits([(i, 30) for i in ids], visits,
+                        people_columns=f"id {kind} PRIMARY KEY, age INT",
+                        visits_columns=f"pid {kind}, amount DOUBLE")
     for sql in ("SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid",
                 "SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid "
                 "OPTIONS (lower = 0, upper = 5)"):

@@ -1,6 +1,7 @@
-"""The clamped SUM as one aggregate (:func:`clamped_sum_sql`) against the obviously-correct CASE
-per row (:func:`clamp_sql`) and against Python, on random values with NaN, ±∞, NULL and huge
-magnitudes: same total, every term within the bounds."""
+"""The clamped SUM as one aggregate (:func:`clamped_sum_sql`) and as a query split at the lower
+bound (:func:`clamped_sum_query`) against the obviously-correct CASE per row (:func:`clamp_sql`)
+and against Python, on random values with NaN, ±∞, NULL and huge magnitudes: same total, same
+count of finite values, every term within the bounds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from provsql_dp.provenance.clamp import clamp_sql, clamped_sum_sql, finite_sql
+from provsql_dp.provenance.clamp import (
+    clamp_sql,
+    clamped_sum_query,
+    clamped_sum_sql,
+    finite_sql,
+)
 
 VALUES = st.one_of(
     st.none(),
@@ -85,3 +91,56 @@ def test_bound_terms_that_are_zero_are_left_out():
     assert agg.count("count_if") == 1
     agg, _ = clamped_sum_sql("x", -2, 5)
     assert agg.count("count_if") == 2
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(VALUES, st.sampled_from(["a", "b", None])), max_size=40), BOUNDS,
+       st.booleans(), st.booleans())
+def test_split_query_equals_the_case_per_row(rows, bounds, grouped, with_count):
+    """Per group: the total of the CASE per row and Python's, and the number of finite values."""
+    lo, hi = bounds
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t(x DOUBLE, g VARCHAR)")
+    if rows:
+        con.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    keys = ['"g"'] if grouped else []
+    got = con.execute(clamped_sum_query("SELECT * FROM t", "x", lo, hi, keys, with_count)).fetchall()
+    by = " GROUP BY g" if grouped else ""
+    slow = con.execute(f"SELECT {'g, ' if grouped else ''}coalesce(sum({clamp_sql('x', lo, hi)}), "
+                       f"0.0), count({clamp_sql('x', lo, hi)}) FROM t{by}").fetchall()
+    want = {r[:-2]: r[-2:] for r in slow if not grouped or r[-1] > 0}
+    got = {r[:len(keys)]: r[len(keys):] for r in got}
+    assert set(got) <= set(want)
+    scale = max(abs(lo), abs(hi)) * max(len(rows), 1)
+    for key, (total, count) in want.items():
+        if key not in got:  # only the part below a lower bound of 0 (total 0) was left out
+            assert grouped and not with_count and lo == 0 and total == 0
+            continue
+        assert len(got[key]) == 1 + with_count
+        assert math.isfinite(got[key][0])
+        assert got[key][0] == pytest.approx(total, rel=1e-12, abs=1e-12 * scale)
+        exact = math.fsum(_clamp(v, lo, hi) for v, g in rows if not grouped or (g,) == key)
+        assert got[key][0] == pytest.approx(exact, rel=1e-12, abs=1e-12 * scale)
+        if with_count:
+            assert got[key][1] == count
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(VALUES, max_size=30), BOUNDS, st.integers(0, 29))
+def test_split_query_one_row_moves_the_total_by_at_most_the_sensitivity(values, bounds, drop):
+    lo, hi = bounds
+    if not values:
+        return
+    drop %= len(values)
+    sql = clamped_sum_query("SELECT * FROM t", "x", lo, hi, [], True)
+    full = _table(values).execute(sql).fetchone()
+    rest = _table(values[:drop] + values[drop + 1:]).execute(sql).fetchone()
+    sens = max(abs(lo), abs(hi))
+    assert abs(full[0] - rest[0]) <= sens * (1 + 1e-9) + 1e-9 * sens * len(values)
+    assert full[1] - rest[1] in (0, 1)
+
+
+def test_split_query_leaves_out_the_part_below_a_zero_lower_bound_without_a_count():
+    assert clamped_sum_query("SELECT 1 AS x", "x", 0, 5, [], False).count("UNION ALL") == 0
+    assert clamped_sum_query("SELECT 1 AS x", "x", 0, 5, [], True).count("UNION ALL") == 1
+    assert clamped_sum_query("SELECT 1 AS x", "x", -1, 5, [], False).count("UNION ALL") == 1

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import provsql_dp
 from provsql_dp.privacy import fast_path
 from provsql_dp.provenance import owner_totals
 from provsql_dp.provenance.owner_totals import owner_totals_sql
@@ -25,22 +24,12 @@ QUERIES = [
 ]
 
 
-def _db(people, visits):
-    con = provsql_dp.connect()
-    con.execute("CREATE TABLE people(id INT PRIMARY KEY, age INT, city VARCHAR)")
-    con.execute("CREATE TABLE visits(pid INT, day INT, amount DOUBLE)")
-    if people:
-        con.execute("INSERT INTO people VALUES " + ", ".join(
-            f"({i}, {a}, {('NULL' if c is None else repr(c))})" for i, (a, c) in enumerate(people)))
-    if visits:
-        con.execute("INSERT INTO visits VALUES " + ", ".join(
-            f"({'NULL' if p is None else p}, {d}, {a})" for p, d, a in visits))
-    con.execute("PROTECT TABLE people")
-    con.execute("PROTECT TABLE visits BY (pid) AS people")
-    con.execute("SET PRIVACY BUDGET 1e9")
-    con.execute("SET GROUP KEYS ON people (city) VALUES ('a', 'b', 'c')")
-    con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 4)")
-    return con
+def _db(build, people, visits):
+    """The shared people ⋈ visits database (``people_visits`` in tests/conftest.py): people
+    numbered from 0, cities and days declared as group keys."""
+    return build([(i, a, c) for i, (a, c) in enumerate(people)], visits,
+                 declarations=("SET GROUP KEYS ON people (city) VALUES ('a', 'b', 'c')",
+                               "SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 4)"))
 
 
 def _release(con, sql, seed):
@@ -57,8 +46,8 @@ def _release(con, sql, seed):
                           st.floats(-50, 80, allow_nan=False).map(lambda x: round(x, 2))),
                 max_size=40),
        st.sampled_from(QUERIES), st.integers(0, 2**32 - 1))
-def test_pushed_down_totals_equal_the_general_form(people, visits, sql, seed):
-    con = _db(people, visits)
+def test_pushed_down_totals_equal_the_general_form(people_visits, people, visits, sql, seed):
+    con = _db(people_visits, people, visits)
     calls = []
     real = owner_totals._pushed_down
     with pytest.MonkeyPatch.context() as m:  # the SQL pushdown (not the dense bincount)
@@ -80,8 +69,8 @@ def _plan_child(con, sql):
     return con.plan(sql).child
 
 
-def test_the_pushdown_applies_only_to_the_proved_shape():
-    con = _db([(20, "a")], [(0, 1, 2.0)])
+def test_the_pushdown_applies_only_to_the_proved_shape(people_visits):
+    con = _db(people_visits, [(20, "a")], [(0, 1, 2.0)])
     con.execute("CREATE TABLE days(id INT PRIMARY KEY, name VARCHAR)")
     con.execute("CREATE TABLE visits2(pid BIGINT, day INT)")
     con.execute("PROTECT TABLE visits2 BY (pid) AS people")
