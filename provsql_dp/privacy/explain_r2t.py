@@ -48,7 +48,8 @@ def r2t_row(con, decision, eps, confidence: float):
     n_groups = len(decision.groups)
     e = 1.0 if eps is None else float(eps)
     per_group = e / n_groups
-    rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None)  # plan only: public
+    rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None,
+                       lp_gap=kwargs.get("lp_gap", 0.0))  # plan only: public
     alpha = rel.noise_bound(confidence)
     taus = rel.params["thresholds"]
     at = "ε = 1" if eps is None else "this ε"

@@ -46,6 +46,16 @@ def test_r2t_from_sql_charges_and_reports(con):
     assert con.ledger.entries()[-1].mechanism == "r2t"
 
 
+def test_lp_gap_is_a_public_option_that_widens_the_noise(con):
+    cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                      "max_contribution = 64, lp_gap = 0.25)")
+    (row,) = cur.fetchall()
+    (rel,) = cur.privacy.releases
+    exact = r2t.plan(1.0, 64, r2t.DEFAULT_BETA)[0]
+    assert rel.params["lp_gap"] == 0.25 and row[0] == rel.value >= 0
+    assert rel.params["noise_scales"] == pytest.approx([1.25 * p.noise_scale for p in exact])
+
+
 def test_group_by_splits_epsilon(con):
     con.execute("SET GROUP KEYS ON employees (dept_id) VALUES (1, 2, 3)")
     cur = con.execute("SELECT dept_id, SUM(salary) FROM employees GROUP BY dept_id WITH EPSILON 1 "
@@ -61,6 +71,8 @@ def test_group_by_splits_epsilon(con):
     ("mechanism = 'r2t', max_contribution = 'x'", "positive number"),
     ("mechanism = 'r2t', beta = 2", "strictly between 0 and 1"),
     ("mechanism = 'r2t', max_contribution = 1e30", "at most 2"),
+    ("mechanism = 'r2t', lp_gap = -0.5", "nonnegative number"),
+    ("mechanism = 'r2t', lp_gap = 'x'", "nonnegative number"),
 ])
 def test_bad_options_are_refused_before_any_charge(con, options, match):
     before = state(con)
