@@ -61,8 +61,8 @@ def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
     for key in R2T_OPTIONS:
         if key in options:
             v = options[key]
-            ok = v >= 0 if key == "lp_gap" else v > 0
-            if isinstance(v, (str, bool)) or not isinstance(v, numbers.Real) or not ok:
+            bad = isinstance(v, (str, bool)) or not isinstance(v, numbers.Real)
+            if bad or not (v >= 0 if key == "lp_gap" else v > 0):
                 what = "a nonnegative" if key == "lp_gap" else "a positive"
                 raise ProgrammingError(f"option {key} must be {what} number, got {option_text(v)}")
             kwargs[key] = float(v)
