@@ -60,11 +60,12 @@ def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_
         kr = con.provenance(sql)
         capture_s.append(time.perf_counter() - t0)
         stats = LPStats()
+        kw = {"lp_gap": gap} if gap else {}  # (so an older checkout runs it with gap 0)
         try:
-            rel = r2t.release(kr, eps, stats=stats, lp_gap=gap, time_limit=time_limit)
+            rel = r2t.release(kr, eps, stats=stats, time_limit=time_limit, **kw)
         except SolverError:  # what the SQL path does: the data-independent fallback
             failed += 1
-            rel = r2t.fallback(eps, lp_gap=gap)
+            rel = r2t.fallback(eps, **kw)
         times.append(time.perf_counter() - t0)
         lp.append(stats.lp_seconds)
         true = float(kr.weights.sum())
