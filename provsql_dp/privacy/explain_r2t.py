@@ -59,6 +59,9 @@ def r2t_row(con, decision, eps, confidence: float):
             + f"; α: with probability ≥ confidence the release is ≥ Q(I, τ) − α for every τ, "
             f"and it exceeds the true answer with probability ≤ β = {beta:g}; the truncation "
             "shortfall Q(I) − Q(I, τ) depends on the data")
+    if rel.params["lp_gap"]:
+        note += (f"; lp_gap γ = {rel.params['lp_gap']:g}: each LP may be solved within γ·τ below "
+                 "its optimum (certified), the noise is calibrated to (1 + γ)·τ and α includes γ·τ")
     if getattr(con, "role", "curator") == "curator":
         plan = decision.plan
         kr = capture(con._duck, plan, decision.bounds)
