@@ -114,6 +114,11 @@ def test_graph_count_with_r2t():
         count(g, "triangle", epsilon=1.0, mechanism="r2t", mu=1.0)
     with pytest.raises(InterfaceError, match="mechanism must be"):
         count(g, "triangle", epsilon=1.0, mechanism="laplace")
+    rel = count(g, "triangle", privacy="node", epsilon=2.0, mechanism="r2t", max_contribution=64,
+                lp_gap=0.25, rng=np.random.default_rng(0))
+    assert rel.params["lp_gap"] == 0.25 and rel.value <= truth * 1.5
+    with pytest.raises(InterfaceError, match="lp_gap"):
+        count(g, "triangle", epsilon=1.0, mechanism="r2t", lp_gap=-1.0)
 
 
 def test_a_wrong_option_names_how_gs_drives_the_error(con):
