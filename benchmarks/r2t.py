@@ -5,14 +5,18 @@ For each (graph, privacy) one subprocess loads the edge table and protects it as
 (``con.provenance``) and releases it at ε = 0.5: R2T with ``GS = 2**20`` (the default
 ``max_contribution``; the paper uses 10^6 for graphs), β = 0.1, and — unless ``--no-recursive`` —
 the recursive mechanism with the paper's parameters, stopped after ``--recursive-seconds``. It
-prints the true count and, per mechanism, the median wall time of one release (capture included)
-and the median relative error over the releases, and the subprocess's peak RSS. Large graphs run
+prints the true count and, per mechanism, the median wall time of one release (capture included;
+the capture's and R2T's LPs' medians apart), the median relative error over the releases, how
+many releases fell back to the data-independent release (an LP over ``--time-limit``, as the SQL
+path does), and the subprocess's peak RSS. ``--gap`` sets R2T's ``lp_gap`` (one row per value). Large graphs run
 one at a time (one subprocess each).
 
 Usage::
 
     python benchmarks/r2t.py --graphs ca-GrQc netscience --releases 10
     python benchmarks/r2t.py --graphs ca-HepPh --privacy node --no-recursive
+    # R2T's public LP tolerance: exact LPs and γ = 1/16 side by side
+    python benchmarks/r2t.py --graphs ca-GrQc --no-recursive --gap 0 0.0625
 """
 
 from __future__ import annotations
@@ -36,20 +40,32 @@ DATA = __import__("pathlib").Path(os.environ.get("GRAPH_DATA", DATA))
 
 
 def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_seconds: float,
-            eps: float = 0.5) -> dict:
+            eps: float = 0.5, gap: float = 0.0, time_limit: float | None = None,
+            max_seconds: float = 0.0) -> dict:
+    from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import r2t
     from provsql_dp.mechanisms import recursive as rm
     from provsql_dp.mechanisms._highs import LPStats
 
     con, sql = capture_sql(DATA / f"{graph}.edges", privacy)
     out = {"graph": graph, "privacy": privacy}
-    times, errs, lp = [], [], []
+    times, errs, lp, capture_s = [], [], [], []
     true = None
-    for _ in range(releases):
+    failed = 0
+    start = time.perf_counter()
+    for k in range(releases):
+        if max_seconds and k >= 3 and time.perf_counter() - start > max_seconds:
+            break
         t0 = time.perf_counter()
         kr = con.provenance(sql)
+        capture_s.append(time.perf_counter() - t0)
         stats = LPStats()
-        rel = r2t.release(kr, eps, stats=stats)
+        kw = {"lp_gap": gap} if gap else {}  # (so an older checkout runs it with gap 0)
+        try:
+            rel = r2t.release(kr, eps, stats=stats, time_limit=time_limit, **kw)
+        except SolverError:  # what the SQL path does: the data-independent fallback
+            failed += 1
+            rel = r2t.fallback(eps, **kw)
         times.append(time.perf_counter() - t0)
         lp.append(stats.lp_seconds)
         true = float(kr.weights.sum())
@@ -57,7 +73,8 @@ def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_
         errs.append(abs(rel.value - true) / true if true else float("nan"))
         del kr
     out.update(triangles=int(true), r2t_s=statistics.median(times), r2t_lp_s=statistics.median(lp),
-               r2t_err=statistics.median(errs), r2t_releases=len(times))
+               r2t_err=statistics.median(errs), r2t_releases=len(times), gap=gap,
+               capture_s=statistics.median(capture_s), fallbacks=failed, r2t_max_s=max(times))
     if recursive:
         times, errs = [], []
         start = time.perf_counter()
@@ -80,12 +97,14 @@ def fmt(r: dict) -> str:
     rec = (f"{r['rec_s']:8.2f} {r['rec_err']:9.4f} {r['rec_releases']:4d}" if "rec_s" in r
            else f"{'—':>8} {'—':>9} {'—':>4}")
     ratio = f"{r['r2t_err'] / r['rec_err']:6.2f}" if r.get("rec_err") else f"{'—':>6}"
-    return (f"{r['graph']:<11} {r['privacy']:<5} {r['triangles']:>10,} "
-            f"{r['r2t_s']:8.2f} {r['r2t_err']:9.4f} {r['r2t_releases']:4d} {rec} {ratio} "
-            f"{r['peak_rss_mb']:8.0f}")
+    return (f"{r['graph']:<11} {r['privacy']:<5} {r['triangles']:>10,} {r['gap']:6.3g} "
+            f"{r['capture_s']:8.2f} {r['r2t_lp_s']:8.2f} "
+            f"{r['r2t_s']:8.2f} {r.get('r2t_max_s', float('nan')):8.2f} {r['r2t_err']:9.4f} {r['r2t_releases']:4d} {r['fallbacks']:3d} "
+            f"{rec} {ratio} {r['peak_rss_mb']:8.0f}")
 
 
-HEADER = (f"{'graph':<11} {'priv':<5} {'triangles':>10} {'R2T s':>8} {'R2T err':>9} {'rel':>4} "
+HEADER = (f"{'graph':<11} {'priv':<5} {'triangles':>10} {'lp_gap':>6} {'capt. s':>8} "
+          f"{'LP s':>8} {'R2T s':>8} {'max s':>8} {'R2T err':>9} {'rel':>4} {'fb':>3} "
           f"{'rec s':>8} {'rec err':>9} {'rel':>4} {'ratio':>6} {'RSS MB':>8}")
 
 
@@ -96,22 +115,32 @@ def main() -> None:
     ap.add_argument("--releases", type=int, default=10)
     ap.add_argument("--no-recursive", action="store_true")
     ap.add_argument("--recursive-seconds", type=float, default=120.0)
-    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--gap", type=float, nargs="+", default=[0.0],
+                    help="R2T's lp_gap (γ); several values: one row each")
+    ap.add_argument("--time-limit", type=float, default=120.0,
+                    help="seconds per LP before the fallback (the SQL path's 120 s)")
+    ap.add_argument("--max-seconds", type=float, default=0.0,
+                    help="stop a row's releases after this many seconds (at least 3 releases)")
+    ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        g, p, n, rec, secs = a.child
-        print(json.dumps(run_one(g, p, int(n), rec == "1", float(secs))))
+        g, p, n, rec, secs, gap, tl, ms = a.child
+        print(json.dumps(run_one(g, p, int(n), rec == "1", float(secs), gap=float(gap),
+                                 time_limit=float(tl), max_seconds=float(ms))))
         return
     print(HEADER, flush=True)
     for g in a.graphs:
         for p in a.privacy:
-            cmd = [sys.executable, __file__, "--child", g, p, str(a.releases),
-                   "0" if a.no_recursive else "1", str(a.recursive_seconds)]
-            res = subprocess.run(cmd, capture_output=True, text=True)
-            if res.returncode:
-                print(f"{g:<11} {p:<5} failed: {res.stderr.strip().splitlines()[-1:]}", flush=True)
-                continue
-            print(fmt(json.loads(res.stdout.strip().splitlines()[-1])), flush=True)
+            for gap in a.gap:
+                cmd = [sys.executable, __file__, "--child", g, p, str(a.releases),
+                       "0" if a.no_recursive else "1", str(a.recursive_seconds), str(gap),
+                       str(a.time_limit), str(a.max_seconds)]
+                res = subprocess.run(cmd, capture_output=True, text=True)
+                if res.returncode:
+                    print(f"{g:<11} {p:<5} failed: {res.stderr.strip().splitlines()[-1:]}",
+                          flush=True)
+                    continue
+                print(fmt(json.loads(res.stdout.strip().splitlines()[-1])), flush=True)
 
 
 if __name__ == "__main__":

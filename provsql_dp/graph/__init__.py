@@ -435,7 +435,7 @@ def count(
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults) or, for R2T, to
-        :func:`provsql_dp.mechanisms.r2t.release` (``max_contribution``, ``beta``).
+        :func:`provsql_dp.mechanisms.r2t.release` (``max_contribution``, ``beta``, ``lp_gap``).
 
     Interrupting (Ctrl-C, ``KeyboardInterrupt``) before the budget is charged costs nothing;
     after it — during the release's LPs, the long phase — the ε stays charged to ``budget``'s
@@ -471,13 +471,14 @@ def count(
     if mechanism == "r2t":
         from ..mechanisms import r2t
 
-        extra = sorted(set(mechanism_options) - {"max_contribution", "beta"})
+        extra = sorted(set(mechanism_options) - {"max_contribution", "beta", "lp_gap"})
         if extra:
             raise InterfaceError(f"option {extra[0]!r} does not apply to R2T; its options are "
-                                 "max_contribution and beta")
+                                 "max_contribution, beta and lp_gap")
         try:
             r2t.plan(epsilon, mechanism_options.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION),
-                     mechanism_options.get("beta", r2t.DEFAULT_BETA))
+                     mechanism_options.get("beta", r2t.DEFAULT_BETA),
+                     mechanism_options.get("lp_gap", 0.0))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
     if construction not in CONSTRUCTIONS:

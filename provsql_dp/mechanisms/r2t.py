@@ -19,6 +19,24 @@ sampler, shifted down by ``s_j·ln(L/β)`` (``s_j`` the noise scale actually use
 is the largest of these and 0. Privacy is ε by basic composition whatever ``GS`` is; ``GS`` only
 sets how far the race goes.
 
+**Approximate LPs with a public tolerance** (``lp_gap = γ ≥ 0``, fixed before the data is read;
+default 0: every LP exact). With ``γ > 0`` the value released for threshold ``τ`` is any
+``f(I, τ)`` with ``Q(I, τ) − γτ ≤ f(I, τ) ≤ Q(I, τ)``, certified by the solver
+(:meth:`R2TModel.value_interval`: ``f`` is the value of a feasible point, an upper bound ``U`` on
+``Q`` comes from a dual point, and ``U − f ≤ γτ``; otherwise the LP is solved exactly, which
+also lies in the range), and each noise is calibrated to ``(1 + γ)·τ``. *Proof of privacy.* For
+neighbours ``I, I'`` and any values ``f ∈ [Q(I) − γτ, Q(I)]``, ``f' ∈ [Q(I') − γτ, Q(I')]``:
+``|f − f'| ≤ |Q(I) − Q(I')| + γτ ≤ (1 + γ)τ``. The values may depend on the solver's path
+(iterations, time, which blocks were solved exactly), so they are random variables, but they
+are independent of the noise and their support lies in those intervals: the density of the
+``L`` noisy values at any output is an average, over the values, of products of Laplace
+densities, each within ``e^{ε/L}`` per coordinate of the same product at *every* admissible
+``f'`` — hence within ``e^ε`` of the average for ``I'`` (the exact sampler's grid rounding is a
+post-processing of the same argument, as for exact values). The upper-side guarantee below
+holds unchanged because ``f ≤ Q``: an approximate value can only lower the release. Which
+solver runs depends on the reduced LP's shape (data), like the block split; it changes the
+running time, never the calibration, which depends on ``γ`` only.
+
 Guarantee (paper Theorem 5.1 for the upper side; proven here for the exact sampler): with
 probability at least ``1 − β`` the released value is ≤ ``Q(I)``, the true answer. The lower side
 (error ≤ ``4·L·ln(L/β)·DS_Q(I)/ε``) depends on the downward sensitivity of the data and is not
@@ -84,19 +102,23 @@ def truncation_value(kr: KRelation, tau: float) -> float:
 
 def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None,
-            time_limit: float | None = None, stats: LPStats | None = None) -> R2TRelease:
+            time_limit: float | None = None, stats: LPStats | None = None,
+            lp_gap: float = 0.0) -> R2TRelease:
     """One ε-DP R2T release of ``Σ_t ψ(t)`` over the present tuples of ``kr``.
 
     The plans (grids, noise scales, shifts) are fixed from ``epsilon``, ``max_contribution`` and
-    ``beta`` before the LP is built. ``time_limit`` bounds each LP; on a timeout the
-    :class:`~provsql_dp.errors.SolverError` propagates and the caller releases its fallback.
+    ``beta`` (and ``lp_gap``) before the LP is built. ``time_limit`` bounds each LP; on a timeout
+    the :class:`~provsql_dp.errors.SolverError` propagates and the caller releases its fallback.
+    ``lp_gap = γ > 0``: each threshold's LP may be solved approximately within ``γτ`` on the
+    safe side, and the noise is calibrated to ``(1 + γ)τ`` (see the module docstring).
     """
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
     # the noise of every threshold, drawn in order before the data is read (as _race would)
     noises = [p.release(0.0, rng=rng) for p in plans]
     model = R2TModel(kr, stats=stats)
-    best = race_value(model, plans, shifts, taus, noises, time_limit=time_limit)
-    return _describe(best, epsilon, max_contribution, beta)
+    best = race_value(model, plans, shifts, taus, noises, time_limit=time_limit,
+                      lp_gap=float(lp_gap))
+    return _describe(best, epsilon, max_contribution, beta, lp_gap)
 
 
 def released_with(p, q: float, noise: float) -> float:
@@ -114,7 +136,8 @@ def released_with(p, q: float, noise: float) -> float:
     return math.ldexp(float(m + int(units)), k)
 
 
-def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None) -> float:
+def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
+               lp_gap: float = 0.0) -> float:
     """``max(0, max_j released_j(Q(I, τ_j)) − shift_j)``, solving only the LPs that can matter.
 
     Exact, not an approximation: ``released_j`` is nondecreasing in ``Q`` for a fixed draw, so a
@@ -143,20 +166,26 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None)
             refined[j] = True
             hi[j] = max(lo[j], min(hi[j], model.dual_bound(taus[j])))
             continue
-        q = min(max(model.value(taus[j], time_limit=time_limit), lo[j]), hi[j])
+        if lp_gap > 0:
+            f, up = model.value_interval(taus[j], gap=lp_gap * taus[j], time_limit=time_limit)
+        else:
+            f = up = model.value(taus[j], time_limit=time_limit)
+        q = min(max(f, lo[j]), hi[j])  # still in [Q − γτ, Q]: lo ≤ Q ≤ hi
+        up = max(min(up, hi[j]), q)
         lo[j] = hi[j] = q
         solved[j] = True
-        for i in range(n):  # Q nondecreasing, Q(τ)/τ nonincreasing
+        for i in range(n):  # Q nondecreasing, Q(τ)/τ nonincreasing; q ≤ Q ≤ up
             if taus[i] > taus[j]:
-                lo[i], hi[i] = max(lo[i], q), min(hi[i], q * taus[i] / taus[j])
+                lo[i], hi[i] = max(lo[i], q), min(hi[i], up * taus[i] / taus[j])
             elif taus[i] < taus[j]:
-                lo[i], hi[i] = max(lo[i], q * taus[i] / taus[j]), min(hi[i], q)
+                lo[i], hi[i] = max(lo[i], q * taus[i] / taus[j]), min(hi[i], up)
             lo[i] = min(lo[i], hi[i])
             solved[i] = solved[i] or lo[i] == hi[i]
 
 
 def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
-             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None) -> R2TRelease:
+             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None,
+             lp_gap: float = 0.0) -> R2TRelease:
     """The release of an empty instance (every ``Q(I, τ) = 0``): reads no data.
 
     What :mod:`provsql_dp.privacy` releases when an LP fails, shaped like any R2T release.
@@ -164,21 +193,23 @@ def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTI
     >>> fallback(1.0, max_contribution=4, rng=np.random.default_rng(0)).value >= 0
     True
     """
-    return _race([0.0] * len(thresholds(max_contribution)), epsilon, max_contribution, beta, rng)
+    return _race([0.0] * len(thresholds(max_contribution)), epsilon, max_contribution, beta, rng,
+                 lp_gap)
 
 
-def _race(values, epsilon, max_contribution, beta, rng) -> R2TRelease:
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
+def _race(values, epsilon, max_contribution, beta, rng, lp_gap=0.0) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
     best = 0.0
     for q, p, shift in zip(values, plans, shifts):
         best = max(best, p.release(q, rng=rng) - shift)
-    return _describe(best, epsilon, max_contribution, beta)
+    return _describe(best, epsilon, max_contribution, beta, lp_gap)
 
 
-def _describe(best, epsilon, max_contribution, beta) -> R2TRelease:
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta)
+def _describe(best, epsilon, max_contribution, beta, lp_gap=0.0) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
     params = MappingProxyType({
         "max_contribution": float(max_contribution), "beta": float(beta), "thresholds": taus,
+        "lp_gap": float(lp_gap),
         "eps_each": eps_each, "noise_scales": tuple(p.noise_scale for p in plans),
         "shifts": shifts, "grids": tuple(p.grid for p in plans)})
     return R2TRelease(value=best, epsilon=float(epsilon), params=params)
@@ -188,7 +219,7 @@ def _describe(best, epsilon, max_contribution, beta) -> R2TRelease:
 class R2TRelease:
     """One R2T release: the value, the ε it consumed and its public parameters.
 
-    ``params``: ``max_contribution`` (GS), ``beta``, ``thresholds``, ``eps_each`` (ε/L),
+    ``params``: ``max_contribution`` (GS), ``beta``, ``thresholds``, ``lp_gap`` (γ), ``eps_each`` (ε/L),
     ``noise_scales`` and ``shifts`` per threshold — all public, none read from the data.
     """
 
@@ -200,7 +231,8 @@ class R2TRelease:
 
     def noise_bound(self, p: float = 0.95) -> float:
         """A ``b`` such that with probability ≥ ``p`` the release is at least
-        ``Q(I, τ_j) − b`` for every threshold ``τ_j`` (union bound over the ``L`` noises).
+        ``Q(I, τ_j) − b`` for every threshold ``τ_j`` (union bound over the ``L`` noises; with
+        ``lp_gap = γ`` it includes the ``γ·τ_j`` an approximate LP may lose).
 
         It says nothing about the truncation shortfall ``Q(I) − Q(I, τ_j)``, which depends on the
         data. Separately, the release exceeds the true answer with probability ≤ β.
@@ -213,14 +245,17 @@ class R2TRelease:
             raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
         big_l = len(self.params["thresholds"])
         t = math.log(big_l / (1.0 - p))
-        return max(s * t + shift + g for s, shift, g in zip(
-            self.params["noise_scales"], self.params["shifts"], self.params["grids"]))
+        gap = self.params.get("lp_gap", 0.0)  # an approximate LP may sit γτ below Q(I, τ)
+        return max(s * t + shift + g + gap * tau for s, shift, g, tau in zip(
+            self.params["noise_scales"], self.params["shifts"], self.params["grids"],
+            self.params["thresholds"]))
 
 
-def plan(epsilon: float, max_contribution: float, beta: float):
+def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0.0):
     """The public plan of a release: per-threshold noise plans, shifts, thresholds, ε each.
 
     The shift ``s·ln(L/β)`` is rounded up to the plan's grid, so released values stay on it.
+    Threshold ``τ``'s noise is calibrated to the sensitivity ``(1 + lp_gap)·τ``.
 
     >>> plans, shifts, taus, eps_each = plan(1.0, 4, 0.1)
     >>> taus, eps_each, [s > 0 for s in shifts]
@@ -231,10 +266,13 @@ def plan(epsilon: float, max_contribution: float, beta: float):
         raise ValueError(f"epsilon must be positive, got {epsilon!r}")
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie strictly between 0 and 1, got {beta!r}")
+    gap = float(lp_gap)
+    if not (math.isfinite(gap) and gap >= 0):
+        raise ValueError(f"lp_gap must be a nonnegative number, got {lp_gap!r}")
     taus = thresholds(max_contribution)
     big_l = len(taus)
     eps_each = eps / big_l
-    plans = tuple(plan_laplace(t, eps_each) for t in taus)
+    plans = tuple(plan_laplace(t * (1.0 + gap), eps_each) for t in taus)
     shifts = tuple(math.ceil(p.noise_scale * math.log(big_l / beta) / p.grid) * p.grid
                    for p in plans)
     return plans, shifts, taus, eps_each

@@ -29,6 +29,10 @@ against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
    others, form independent LPs (connected components of its bipartite graph): the optimum is
    the sum of the blocks' optima (the objective is separable and every constraint lies in one
    block). Large components are solved one by one (:func:`_blocks`).
+7. **Certified intervals.** With a public tolerance, :meth:`R2TModel.value_interval` returns a
+   feasible value ``f`` and a dual bound ``U`` with ``f ≤ Q ≤ U`` and ``U − f ≤ gap``, summed over
+   the blocks (:mod:`._r2t_certified` proves both certificates), for
+   :func:`~provsql_dp.mechanisms.r2t.release`'s ``lp_gap``.
 
 Example
 -------
@@ -36,7 +40,7 @@ Example
 >>> kr = KRelation.from_annotations(rows=[(k,) for k in range(6)],
 ...     annotations=[[{("p", k % 3), ("p", 3)}] for k in range(6)])
 >>> m = R2TModel(kr)
->>> m.value(2.0), m.value(8.0), m.plain_value(2.0), [round(b, 9) for b in m.bounds(2.0)]
+>>> m.value(2.0), m.value(8.0), m.plain_value(2.0), [round(b, 6) for b in m.bounds(2.0)]
 (2.0, 6.0, 2.0, [2.0, 2.0])
 """
 
@@ -49,9 +53,13 @@ import numpy as np
 
 from ..provenance.krelation import KRelation
 from ._highs import INF, LPStats, solve_lp
+from ._r2t_certified import solve as certified_solve
 from ._r2t_columns import solve_by_columns
 
 __all__ = ["R2TModel"]
+
+#: relative margin by which bounds computed through long floating-point sums are widened
+_SLACK = 1e-9
 
 
 class R2TModel:
@@ -74,6 +82,14 @@ class R2TModel:
     #: connected components of the reduced LP with at least this many rows are solved as LPs of
     #: their own (fact 6), the smaller ones together in one LP
     min_block_rows: int = 200
+    #: with a public gap (:meth:`value_interval`), blocks with at most this many rows and at
+    #: least :attr:`certified_min_columns` columns go to the certified interior point method;
+    #: its dense (rows × rows) factorisation costs more than HiGHS beyond ~1500 rows (ca-HepPh
+    #: edge, 2,057 rows: 3.9 s against HiGHS's exact 1.5 s; ca-GrQc node, 309 rows × 40 k
+    #: columns: 0.4 s against 2.7 s; ca-AstroPh node τ = 1024, 1,119 rows × 428 k columns:
+    #: 28 s to γ = 0.0625 against ~57 s exact, loaded machine)
+    certified_max_rows: int = 1500
+    certified_min_columns: int = 2000
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -85,30 +101,56 @@ class R2TModel:
         self.n_tuples = len(w)
         self.tuple_ptr = np.asarray(kr.tuple_ptr, dtype=np.int64)
         self.n_mono_of = np.diff(self.tuple_ptr)
-        self.t_of_m = np.repeat(np.arange(self.n_tuples), self.n_mono_of)
-        self.cap = w[self.t_of_m]
-        sizes = np.diff(kr.mono_ptr)
-        n_m = len(self.t_of_m)
-        self.mono_of_entry = np.repeat(np.arange(n_m, dtype=np.int64), sizes)
-        self.pid = np.asarray(kr.mono_part, dtype=np.int64)  # dense participant indices
-        self.n_participants = len(kr.participant_list)
-        self.load = np.bincount(self.pid, weights=self.cap[self.mono_of_entry],
-                                minlength=self.n_participants)
-        self.maxload = np.zeros(n_m)
-        nonempty = sizes > 0
-        if self.pid.size:
-            self.maxload[nonempty] = np.maximum.reduceat(
-                self.load[self.pid], np.asarray(kr.mono_ptr)[:-1][nonempty])
-        self.total = self.snap(float(w.sum()))
-        self.max_load = float(self.load.max()) if self.n_participants else 0.0
+        n_m = int(self.tuple_ptr[-1])
         #: every tuple has one monomial (graph patterns): tuple and monomial indices coincide
         self.all_single = n_m == self.n_tuples
-        self._starts = np.asarray(kr.mono_ptr)[:-1][nonempty]
-        self._nonempty = nonempty
+        self.t_of_m = (np.arange(n_m, dtype=np.int64) if self.all_single
+                       else np.repeat(np.arange(self.n_tuples), self.n_mono_of))
+        self.cap = w if self.all_single else w[self.t_of_m]
+        mono_ptr = np.asarray(kr.mono_ptr, dtype=np.int64)
+        sizes = np.diff(mono_ptr)
+        self.pid = np.asarray(kr.mono_part, dtype=np.int64)  # dense participant indices
         #: the common size of every monomial (graph patterns), else 0
-        self._uniform_k = int(sizes[0]) if n_m and 0 < sizes[0] <= 8 and \
-            bool(np.all(sizes == sizes[0])) else 0
+        k = int(sizes[0]) if n_m and 0 < sizes[0] <= 8 and len(self.pid) == n_m * sizes[0] \
+            and int(mono_ptr[0]) == 0 else 0
+        self._uniform_k = k if k and bool(np.all(sizes == k)) else 0
+        self._sizes = sizes
+        self._mono_of_entry = None  # built on first use (only LPs need it)
+        self.n_participants = len(kr.participant_list)
+        k = self._uniform_k
+        if k and n_m and bool(np.all(self.cap == self.cap[0])):  # one weight: an integer count
+            self.load = np.bincount(self.pid, minlength=self.n_participants) * float(self.cap[0])
+        else:
+            per_entry = np.repeat(self.cap, k) if k else self.cap[self.mono_of_entry]
+            self.load = np.bincount(self.pid, weights=per_entry, minlength=self.n_participants)
+        nonempty = sizes > 0
+        #: participants ranked by load (ties by index); a monomial's largest rank names its maxload
+        self._by_load = np.argsort(self.load, kind="stable")
+        self._max_rank = None
+        if k:  # a (monomials × k) view: no reduceat
+            rank = np.empty(self.n_participants, dtype=np.int64)
+            rank[self._by_load] = np.arange(self.n_participants)
+            self._max_rank = rank[self.pid].reshape(n_m, k).max(axis=1)
+            self.maxload = self.load[self._by_load][self._max_rank]
+        else:
+            self.maxload = np.zeros(n_m)
+            if self.pid.size:
+                self.maxload[nonempty] = np.maximum.reduceat(
+                    self.load[self.pid], mono_ptr[:-1][nonempty])
+        self.total = self.snap(float(w.sum()))
+        self.max_load = float(self.load.max()) if self.n_participants else 0.0
+        self._starts = mono_ptr[:-1][nonempty]
+        self._nonempty = nonempty
+        self._sorted = None  # (maxload sorted, prefix sums) for bounds(), built on first use
         self.stats.build_seconds += time.perf_counter() - t0
+
+    @property
+    def mono_of_entry(self) -> np.ndarray:
+        """The monomial of every entry of ``pid`` (built once, on first use)."""
+        if self._mono_of_entry is None:
+            self._mono_of_entry = np.repeat(np.arange(len(self._sizes), dtype=np.int64),
+                                            self._sizes)
+        return self._mono_of_entry
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -137,6 +179,8 @@ class R2TModel:
         tau = _check_tau(tau)
         if tau >= self.max_load:
             return self.total, self.total
+        if self.all_single:  # every tuple one monomial: prefix sums over the sorted maxloads
+            return self._single_bounds(tau)
         _, done_t = self._split(tau)
         free = float(self.w[done_t].sum())
         rest = float(self.w[~done_t].sum())
@@ -146,6 +190,30 @@ class R2TModel:
             frac = np.where(self.maxload > tau, tau / self.maxload, 1.0)
         per_t = self._per_tuple(self.cap * frac)
         lb = float(np.minimum(self.w, per_t).sum())
+        return self.snap(min(lb, ub)), self.snap(ub)
+
+    def _single_bounds(self, tau: float) -> tuple[float, float]:
+        """:meth:`bounds` when every tuple has one monomial (``min(ψ, cap·frac) = cap·frac``):
+        the monomials sorted once by ``maxload``, then two prefix sums per threshold."""
+        if self._sorted is None:
+            loads = self.load[self._by_load]
+            if self._max_rank is not None:  # per participant rank: the caps it is the max of
+                c = np.bincount(self._max_rank, weights=self.cap, minlength=len(loads))
+                ml = loads
+            else:
+                order = np.argsort(self.maxload, kind="stable")
+                ml, c = self.maxload[order], self.cap[order]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(ml > 0, c / ml, 0.0)
+            self._sorted = (ml, np.concatenate([[0.0], np.cumsum(c)]),
+                            np.concatenate([[0.0], np.cumsum(ratio[::-1])])[::-1], loads)
+        ml, cap_sum, ratio_tail, loads = self._sorted
+        k = int(np.searchsorted(ml, tau, side="right"))  # maxload ≤ τ: free monomials
+        free = float(cap_sum[k])
+        rest = float(cap_sum[-1] - cap_sum[k])
+        heavy = len(loads) - int(np.searchsorted(loads, tau, side="right"))
+        ub = (free + min(rest, heavy * tau)) * (1 + _SLACK)  # prefix sums round: keep a margin
+        lb = (free + tau * float(ratio_tail[k])) * (1 - _SLACK)
         return self.snap(min(lb, ub)), self.snap(ub)
 
     def dual_bound(self, tau: float) -> float:
@@ -166,6 +234,13 @@ class R2TModel:
         keep_m = ~done_t[self.t_of_m]
         h_m = self._heavy_count(heavy)
         best = float(self.w[~done_t].sum())  # y = 0
+        if self.all_single:  # Σ_t min(ψ, cap·(1 − h/η)⁺) = Σ_k C_k·(1 − k/η)⁺, C_k per count k
+            c_k = np.bincount(h_m[keep_m], weights=self.cap[keep_m])
+            ks = np.arange(len(c_k))
+            for h in ks[1:][c_k[1:] > 0]:
+                best = min(best, tau * n_heavy / h + float(
+                    (c_k * np.maximum(0.0, 1.0 - ks / h)).sum()))
+            return (free + best) * (1 + _SLACK)
         for h in np.unique(h_m[keep_m & (h_m > 0)])[:8]:
             per_t = self._per_tuple(self.cap * np.maximum(0.0, 1.0 - h_m / h), keep_m)
             best = min(best, tau * n_heavy / h + float(np.minimum(self.w, per_t)[~done_t].sum()))
@@ -208,6 +283,53 @@ class R2TModel:
             left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
             total += self._solve(part, left, solver=self.solver)
         return self.snap(total)
+
+    def value_interval(self, tau: float, *, gap: float,
+                       time_limit: float | None = None) -> tuple[float, float]:
+        """``(f, U)`` with ``Q(I, τ) − gap ≤ f ≤ Q(I, τ) ≤ U`` (fact 7): the reduced LP's blocks
+        with at most :attr:`certified_max_rows` rows and at least :attr:`certified_min_columns`
+        columns go to the certified interior point method (:mod:`._r2t_certified`), the others
+        (and any certified block that misses its share of ``gap``) to HiGHS exactly. ``f`` is
+        rounded *down* to 40 bits, so it stays ≤ ``Q``."""
+        tau = _check_tau(tau)
+        gap = float(gap)
+        if not gap >= 0:
+            raise ValueError(f"gap must be nonnegative, got {gap!r}")
+        if tau >= self.max_load:
+            return self.total, self.total
+        t0 = time.perf_counter()
+        _, done_t = self._split(tau)
+        free = float(self.w[done_t].sum())
+        keep_m = ~done_t[self.t_of_m]
+        if not keep_m.any():
+            return self.snap(free), self.snap(free)
+        rows = self.load > tau
+        parts = _blocks(self._merged_model(keep_m, rows, tau), self.min_block_rows)
+        self.stats.build_seconds += time.perf_counter() - t0
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        certified = [len(p[4]) <= self.certified_max_rows and p[0] >= self.certified_min_columns
+                     for p in parts]
+        # the rounding of f to 40 bits may cost up to 2^-40 relative: keep it out of the share
+        share = gap / max(1, sum(certified)) * (1 - 1e-6)
+        lo = hi = free
+        for part, cert in zip(parts, certified):
+            left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+            if cert:
+                t0 = time.perf_counter()
+                try:
+                    b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
+                                                 time_limit=left)
+                except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+                    b_lo, b_hi = 0.0, math.inf  # no certificate: the exact solve below
+                self.stats.n_lps += 1
+                self.stats.lp_seconds += time.perf_counter() - t0
+                if b_hi - b_lo + 2.0 ** -39 * abs(b_hi) <= share:
+                    lo, hi = lo + b_lo, hi + b_hi
+                    continue
+                left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+            q = self._solve(part, left, solver=self.solver)
+            lo, hi = lo + q, hi + q
+        return _snap_down(lo), self.snap(hi) * (1 + _SLACK)
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""
@@ -373,6 +495,18 @@ def _blocks(model, min_rows: int) -> list:
         out.append((len(cs), cost[cs], col_lo[cs], col_up[cs], row_lo[rs], row_up[rs], st,
                     new_col[index[take]], value[take]))
     return out
+
+
+def _snap_down(q: float) -> float:
+    """``q`` rounded *down* to 40 significant bits (an approximate value must stay ≤ ``Q``).
+
+    >>> _snap_down(1.0 + 2.0 ** -45) == 1.0, _snap_down(-0.0), _snap_down(3.0)
+    (True, 0.0, 3.0)
+    """
+    if q == 0 or not math.isfinite(q):
+        return abs(q) if q == 0 else q
+    e = math.frexp(q)[1]
+    return math.ldexp(math.floor(math.ldexp(q, 40 - e)), e - 40)
 
 
 def _group_by(sel: np.ndarray, key: np.ndarray, n_keys: int) -> np.ndarray:

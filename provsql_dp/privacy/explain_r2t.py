@@ -48,7 +48,8 @@ def r2t_row(con, decision, eps, confidence: float):
     n_groups = len(decision.groups)
     e = 1.0 if eps is None else float(eps)
     per_group = e / n_groups
-    rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None)  # plan only: public
+    rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None,
+                       lp_gap=kwargs.get("lp_gap", 0.0))  # plan only: public
     alpha = rel.noise_bound(confidence)
     taus = rel.params["thresholds"]
     at = "ε = 1" if eps is None else "this ε"
@@ -58,6 +59,9 @@ def r2t_row(con, decision, eps, confidence: float):
             + f"; α: with probability ≥ confidence the release is ≥ Q(I, τ) − α for every τ, "
             f"and it exceeds the true answer with probability ≤ β = {beta:g}; the truncation "
             "shortfall Q(I) − Q(I, τ) depends on the data")
+    if rel.params["lp_gap"]:
+        note += (f"; lp_gap γ = {rel.params['lp_gap']:g}: each LP may be solved within γ·τ below "
+                 "its optimum (certified), the noise is calibrated to (1 + γ)·τ and α includes γ·τ")
     if getattr(con, "role", "curator") == "curator":
         plan = decision.plan
         kr = capture(con._duck, plan, decision.bounds)

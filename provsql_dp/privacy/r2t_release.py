@@ -14,6 +14,7 @@ is charged; an LP that fails (time limit, solver status) is replaced by the data
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -34,6 +35,10 @@ R2T_OPTIONS = {
                         "error grows like L·ln(L/β): declare the smallest public bound you can",
     "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
             f"(default {r2t.DEFAULT_BETA})",
+    "lp_gap": "with mechanism = 'r2t': a public tolerance γ ≥ 0 (default 0, every LP exact); "
+              "each truncation LP may then be solved approximately, within γ·τ below its "
+              "optimum, and the noise is calibrated to (1 + γ)·τ: faster LPs with few "
+              "participant rows and millions of join results, for a noise larger by 1 + γ",
 }
 
 #: seconds one truncation LP may run before the release falls back
@@ -56,11 +61,15 @@ def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
     for key in R2T_OPTIONS:
         if key in options:
             v = options[key]
-            if isinstance(v, (str, bool)) or not isinstance(v, numbers.Real) or not v > 0:
-                raise ProgrammingError(f"option {key} must be a positive number, got {option_text(v)}")
+            bad = isinstance(v, (str, bool)) or not isinstance(v, numbers.Real)
+            if bad or not (v >= 0 if key == "lp_gap" else v > 0):
+                what = "a nonnegative" if key == "lp_gap" else "a positive"
+                raise ProgrammingError(f"option {key} must be {what} number, got {option_text(v)}")
             kwargs[key] = float(v)
     if kwargs.get("max_contribution", 1.0) > 2.0 ** 64:
         raise ProgrammingError("option max_contribution must be at most 2**64")
+    if not math.isfinite(kwargs.get("lp_gap", 0.0)):
+        raise ProgrammingError("option lp_gap must be finite")
     if not kwargs.get("beta", 0.5) < 1:
         raise ProgrammingError("option beta must lie strictly between 0 and 1")
     return kwargs

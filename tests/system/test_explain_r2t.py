@@ -66,3 +66,13 @@ def test_bad_options_are_refused_before_anything(tmp_path):
     cur = _db(tmp_path / "db.duckdb", [(1, 2), (2, 3), (1, 3)])
     with pytest.raises(ProgrammingError, match="does not apply to mechanism = 'r2t'"):
         cur.execute("EXPLAIN PRIVACY " + TRI.replace("beta = 0.05", "theta = 2"))
+
+
+def test_lp_gap_is_stated_and_widens_alpha(tmp_path):
+    cur = _db(tmp_path / "db.duckdb", [(1, 2), (2, 3), (1, 3)])
+    gap_q = TRI.replace("beta = 0.05)", "beta = 0.05, lp_gap = 0.25)")
+    (row,) = cur.execute("EXPLAIN PRIVACY " + gap_q).fetchall()
+    (plain,) = cur.execute("EXPLAIN PRIVACY " + TRI).fetchall()
+    assert "lp_gap γ = 0.25" in row[-1] and "lp_gap" not in plain[-1]
+    expect = r2t.fallback(0.5, max_contribution=1000, beta=0.05, lp_gap=0.25).noise_bound(0.95)
+    assert row[6] == pytest.approx(expect) and row[6] > plain[6]

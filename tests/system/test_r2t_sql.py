@@ -46,6 +46,16 @@ def test_r2t_from_sql_charges_and_reports(con):
     assert con.ledger.entries()[-1].mechanism == "r2t"
 
 
+def test_lp_gap_is_a_public_option_that_widens_the_noise(con):
+    cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                      "max_contribution = 64, lp_gap = 0.25)")
+    (row,) = cur.fetchall()
+    (rel,) = cur.privacy.releases
+    exact = r2t.plan(1.0, 64, r2t.DEFAULT_BETA)[0]
+    assert rel.params["lp_gap"] == 0.25 and row[0] == rel.value >= 0
+    assert rel.params["noise_scales"] == pytest.approx([1.25 * p.noise_scale for p in exact])
+
+
 def test_group_by_splits_epsilon(con):
     con.execute("SET GROUP KEYS ON employees (dept_id) VALUES (1, 2, 3)")
     cur = con.execute("SELECT dept_id, SUM(salary) FROM employees GROUP BY dept_id WITH EPSILON 1 "
@@ -61,6 +71,8 @@ def test_group_by_splits_epsilon(con):
     ("mechanism = 'r2t', max_contribution = 'x'", "positive number"),
     ("mechanism = 'r2t', beta = 2", "strictly between 0 and 1"),
     ("mechanism = 'r2t', max_contribution = 1e30", "at most 2"),
+    ("mechanism = 'r2t', lp_gap = -0.5", "nonnegative number"),
+    ("mechanism = 'r2t', lp_gap = 'x'", "nonnegative number"),
 ])
 def test_bad_options_are_refused_before_any_charge(con, options, match):
     before = state(con)
@@ -102,6 +114,11 @@ def test_graph_count_with_r2t():
         count(g, "triangle", epsilon=1.0, mechanism="r2t", mu=1.0)
     with pytest.raises(InterfaceError, match="mechanism must be"):
         count(g, "triangle", epsilon=1.0, mechanism="laplace")
+    rel = count(g, "triangle", privacy="node", epsilon=2.0, mechanism="r2t", max_contribution=64,
+                lp_gap=0.25, rng=np.random.default_rng(0))
+    assert rel.params["lp_gap"] == 0.25 and rel.value <= truth * 1.5
+    with pytest.raises(InterfaceError, match="lp_gap"):
+        count(g, "triangle", epsilon=1.0, mechanism="r2t", lp_gap=-1.0)
 
 
 def test_a_wrong_option_names_how_gs_drives_the_error(con):

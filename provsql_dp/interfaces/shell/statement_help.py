@@ -39,7 +39,7 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("<query> WITH EPSILON eps [OPTIONS (name = value, ...)]",
      "release a COUNT, SUM or AVG privately (ε charged first; OPTIONS: mechanism ('laplace', "
      "'recursive', 'r2t'), theta, beta, mu, split, privacy, lower, upper, max_groups, "
-     "max_contribution, raw = true (keep a COUNT's raw float release; by default counts are "
+     "max_contribution, lp_gap, raw = true (keep a COUNT's raw float release; by default counts are "
      "whole and never negative)); the answer comes with its 95% interval and what it covers",
      "SELECT COUNT(*) FROM friendship WITH EPSILON 0.5 OPTIONS (raw = true)"),
     ("<query> WITH ACCURACY a [CONFIDENCE c]",
