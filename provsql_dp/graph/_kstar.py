@@ -58,7 +58,7 @@ def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filt
         loaded = load(con, source, node_filter, edge_filter)
         if progress is not None:
             progress("load", nodes=loaded.n_nodes, edges=loaded.n_edges)
-        res = duck_of(con).execute("SELECT src, dst FROM edge").fetchnumpy()
+        res = duck_of(con).execute("SELECT src, dst FROM edge ORDER BY src, dst").fetchnumpy()
     finally:
         con.close()
     src = np.asarray(res["src"], dtype=np.int64)
