@@ -187,12 +187,17 @@ class KStarCount:
             if total < self.n:
                 raise ValueError(f"n_nodes={total} is less than the {self.n} nodes with edges")
             self.n_real, self.n_total = self.n, total
+        #: G_i = g_factor · min max_v C_{g_k}(x_v) (see the module doc)
+        self._g_k, self._g_factor = ((self.k - 1, float(self._reach)) if privacy == "edge"
+                                     else (self.k, 2.0 * self.k))
+        self._finish()
+
+    def _finish(self) -> None:
+        """The top values, the caches and the LP model, once ``deg`` (the largest ``x`` of every
+        centre), ``n`` (centres), ``_g_k`` and ``_g_factor`` are set."""
         self.true_answer = float(sum(math.comb(int(d), self.k) for d in self.deg.tolist()))
         dmax = int(self.deg.max()) if self.n else 0
-        if privacy == "edge":
-            self.g_top = self._reach * float(math.comb(dmax, self.k - 1)) if self.n else 0.0
-        else:
-            self.g_top = 2.0 * self.k * math.comb(dmax, self.k) if self.n else 0.0
+        self.g_top = self._g_factor * float(math.comb(dmax, self._g_k)) if self.n else 0.0
         self.stats = LPStats()
         self._h_cache: dict[int, float] = {}
         self._g_cache: dict[int, float] = {}
@@ -261,10 +266,7 @@ class KStarCount:
             w = n_cols
             n_cols += 1
             cost[w] = 1.0
-            if self.privacy == "edge":
-                pieces = self._pieces(self.k - 1, 1.0, w)
-            else:
-                pieces = self._pieces(self.k, 1.0, w)
+            pieces = self._pieces(self._g_k, 1.0, w)
         else:
             cost[self.col_t:self.col_t + self.n] = 1.0
             pieces = self._pieces(self.k, 1.0, None)
@@ -348,7 +350,7 @@ class KStarCount:
                 val = 0.0
             else:
                 w = max(0.0, self._solve("g", float(self.n_real - j))[0])
-                val = (float(self._reach) if self.privacy == "edge" else 2.0 * self.k) * w
+                val = self._g_factor * w
             self._g_cache[j] = val
         return self._g_cache[j]
 
