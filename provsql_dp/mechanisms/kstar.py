@@ -87,6 +87,7 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -117,6 +118,16 @@ def binomial_segments(max_degree: int, k: int) -> tuple[np.ndarray, np.ndarray, 
     inter = np.array([math.comb(int(m), k) - int(m) * math.comb(int(m), k - 1) for m in ms],
                      dtype=np.float64)
     return ms, slope, inter
+
+
+def _clone(h):
+    """A copy of a HiGHS model with its basis (for a warm start of a related LP)."""
+    c = highspy.Highs()
+    c.silent()
+    c.setOptionValue("threads", 1)
+    c.passModel(h.getModel())
+    c.setBasis(h.getBasis())
+    return c
 
 
 def _csr(rows, cols, vals, n_rows, n_cols):
@@ -170,6 +181,7 @@ class KStarCount:
             raise ValueError("duplicate arcs: pass each (src, dst) once" if directed
                              else "duplicate edges: pass each undirected edge once")
         self.k, self.privacy, self.directed = int(k), privacy, directed
+        self._what = "k-star"
         self.time_limit = None if time_limit is None else float(time_limit)
         self.u, self.v = u, v
         self.n = len(ids)  # non-isolated nodes
@@ -299,24 +311,41 @@ class KStarCount:
     def _solve(self, kind: str, mass: float | None, penalty: float | None = None):
         """One LP. The H and G models are kept after their first solve and re-solved by dual
         simplex from the last basis when only the mass row ``Σ f = i`` changes (the Δ search
-        and the two integer H); the optimum is the same as a cold solve's."""
+        and the two integer H); the X model is kept too and re-solved from its basis when only
+        Δ̂ (the cost of f) changes. The first H model is the X model's copy with the mass row
+        added, warm-started from X's basis (its optimum lies next to X's: 6 s instead of over
+        10 minutes for 2-triangles on ca-HepTh). The optimum is the same as a cold solve's."""
+        what = f"{self._what} {kind}"
+        idx = np.arange(self.n_f, dtype=np.int32)
+        if kind == "x" and "x" in self._kept:
+            kept = self._kept["x"]
+            kept.changeColsCost(self.n_f, idx, np.full(self.n_f, -float(penalty)))
+            kept.changeObjectiveOffset(float(penalty) * self.n_f)
+            obj, col, _ = resolve_lp(kept, solver="simplex", stats=self.stats, what=what,
+                                     time_limit=self.time_limit)
+            return float(obj), col
+        if kind == "h" and "h" not in self._kept and "x" in self._kept:
+            kept = _clone(self._kept["x"])
+            kept.changeColsCost(self.n_f, idx, np.zeros(self.n_f))
+            kept.changeObjectiveOffset(0.0)
+            kept.addRow(float(mass), float(mass), self.n_f, idx, np.ones(self.n_f))
+            self._kept["h"] = kept
+            obj, col, _ = resolve_lp(kept, solver="simplex", stats=self.stats, what=what,
+                                     time_limit=self.time_limit)
+            return float(obj), col
         kept = self._kept.get(kind) if mass is not None else None
         if kept is not None:
             r = kept.getNumRow() - 1
             kept.changeRowsBounds(1, np.array([r], dtype=np.int32), np.array([float(mass)]),
                                   np.array([float(mass)]))
-            obj, col, _ = resolve_lp(kept, solver="simplex", stats=self.stats,
-                                     what=f"k-star {kind}", time_limit=self.time_limit)
+            obj, col, _ = resolve_lp(kept, solver="simplex", stats=self.stats, what=what,
+                                     time_limit=self.time_limit)
             return float(obj), col
         cost, clo, cup, rlo, rup, a, offset = self._model(kind, mass, penalty)
-        out = solve_lp(len(cost), cost, clo, cup, rlo, rup, a.indptr, a.indices, a.data,
-                       offset=offset, solver="simplex", stats=self.stats, what=f"k-star {kind}",
-                       keep=mass is not None, time_limit=self.time_limit)
-        if mass is not None:
-            obj, col, _, h = out
-            self._kept[kind] = h
-        else:
-            obj, col, _ = out
+        obj, col, _, h = solve_lp(len(cost), cost, clo, cup, rlo, rup, a.indptr, a.indices,
+                                  a.data, offset=offset, solver="simplex", stats=self.stats,
+                                  what=what, keep=True, time_limit=self.time_limit)
+        self._kept[kind] = h
         return float(obj), col
 
     def _withdrawn(self, i: float) -> int:

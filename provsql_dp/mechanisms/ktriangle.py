@@ -150,6 +150,7 @@ class KTriangleCount(KStarCount):
         if len(np.unique(u * max(len(ids), 1) + v)) != len(u):
             raise ValueError("duplicate edges: pass each undirected edge once")
         self.k, self.privacy, self.directed = int(k), "edge", False
+        self._what = "k-triangle"
         self.time_limit = None if time_limit is None else float(time_limit)
         self.u, self.v = u, v
         self.m = len(u)
