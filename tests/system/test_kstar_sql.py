@@ -49,6 +49,9 @@ def test_pattern_sql_is_the_graph_apis_release(privacy, k):
     rel = cur.privacy.releases[0].release  # the row is the post-processed (rounded) count
     assert rel.value == ref.value and rel.delta_hat == ref.delta_hat
     assert cur.fetchone()[0] == max(0, round(ref.value))
+    from provsql_dp.privacy.intervals import covers
+
+    assert covers(rel).startswith("the true answer, from below")  # X ≤ the count: honest
     assert float(cur.privacy.epsilon) == 1.0
 
 
