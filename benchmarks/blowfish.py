@@ -8,8 +8,9 @@ line: "Transformed + Dawa + Cons"), ``ordered`` is "Transformed + ConsistentEst"
 DAWA under differential privacy at ε/2. Their "exp" is the noise variance given the released
 partition (the bias of spreading a bucket is data dependent). The paper gives Fig. 8 as plots
 only; after each workload the script prints the paper's statements (§6.1) beside what we measured.
-``dp_dawa`` on 1D-RANGE costs ~25 s per release (the stage-2 variances of 10,000 ranges over
-thousands of buckets), so it runs ``--dawa-runs`` times.
+``dp_dawa`` on 1D-RANGE costs ~3 s per release (building and costing the 10,000 ranges over
+thousands of buckets; ~25 s before the linear-time grouping of ``_ops._grouped_sq``), so it runs
+``--dawa-runs`` times.
 
 Prints tables of mean squared error per query (mean over runs; "exp" is the data-independent
 expected MSE each answer carries) and writes PNG plots. DP baselines run at ε/2, Blowfish

@@ -265,6 +265,12 @@ EXPLAIN PRIVACY COUNT CUMULATIVE age FROM people WITH ACCURACY 10 CONFIDENCE 0.9
 -- covers: explain_privacy_stmt, query, accuracy_clause | parses: ExplainPrivacy | query=Select; accuracy=5
 EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE age BETWEEN 30 AND 39 WITH ACCURACY 5;
 
+-- A recursive-mechanism query's error depends on the data: estimated privately at the release's
+-- ε = 0.5, CHARGED 0.0005 (a release, so, like the private queries, planned only when this file
+-- is run top to bottom); α at 90 % confidence.
+-- covers: explain_privacy_stmt, epsilon_clause, estimate_clause | parses: ExplainPrivacy | query=PrivateQuery; estimate=1/2000
+EXPLAIN PRIVACY SELECT COUNT(*) FROM edge e1 JOIN edge e2 ON e1.dst = e2.src WITH EPSILON 0.5 ESTIMATE ERROR WITH EPSILON 0.0005 CONFIDENCE 0.9;
+
 -- Accuracy first in one step: released at the ε EXPLAIN PRIVACY finds for α = 10 at 90 %.
 -- covers: private_query, privacy_clause, accuracy_clause | parses: PrivateQuery | query=Select; accuracy=10
 SELECT age, COUNT(*) FROM people GROUP BY age WITH ACCURACY 10 CONFIDENCE 0.9;

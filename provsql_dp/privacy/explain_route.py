@@ -13,7 +13,9 @@ the release takes. Accuracy before the release, from public information only:
 * **recursive** (single-owner closed form or LPs) and **r2t**: the noise scale ``Δ̂/ε₂`` and the
   truncation depend on the data, so no error can be stated in advance: the row says so and
   ``WITH ACCURACY`` is refused before anything is spent (the released interval, one-sided, is
-  honest after the fact: :mod:`.intervals`).
+  honest after the fact: :mod:`.intervals`). For the recursive mechanism, ``… WITH EPSILON ε
+  ESTIMATE ERROR WITH EPSILON e`` releases a charged private estimate instead
+  (:mod:`.error_estimate`).
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -47,7 +49,8 @@ __all__ = ["explain_route", "laplace_alpha", "laplace_epsilon_for"]
 _RECURSIVE_NOTE = ("answered by the recursive mechanism ({how}): its noise scale Δ̂/ε₂ and its "
                    "truncation depend on the data, so no error or accuracy-first ε can be given in "
                    "advance; the released interval (one-sided, from below) is honest after the "
-                   "fact; ")
+                   "fact; a private estimate of the noise, charged e, is available: add ESTIMATE "
+                   "ERROR WITH EPSILON e after WITH EPSILON ε; ")
 _R2T_NOTE = ("answered by R2T: its truncation depends on the data, so no error or accuracy-first "
              "ε can be given in advance; the release exceeds the truth with probability ≤ β and "
              "its interval (one-sided, from below) is honest after the fact")
@@ -91,6 +94,7 @@ def explain_route(con, inner, plan, eps, tree):
     ``eps`` the ε asked (or None), ``tree`` the EXPLAIN PRIVACY node (accuracy, confidence)."""
     options = d.mechanism_options(inner) if isinstance(inner, d.PrivateQuery) else {}
     options.pop("raw", None)  # post-processing: no effect on the route
+    options.pop("intervals", None)
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
         conf = d.exact_number(tree.args["confidence"], "the confidence")

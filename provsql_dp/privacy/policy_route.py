@@ -519,7 +519,7 @@ def _strategy_option(text):
     if not isinstance(tree, d.PrivateQuery):
         return None
     opts = d.mechanism_options(tree)
-    extra = set(opts) - {"raw", "strategy"}
+    extra = set(opts) - {"raw", "intervals", "strategy"}
     if extra:
         raise ProgrammingError(f"OPTIONS apply to the recursive mechanism only "
                                f"({', '.join(sorted(extra))}), except raw (every COUNT) and "

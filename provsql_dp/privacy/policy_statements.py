@@ -240,6 +240,9 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     except that the curator also gets the private LP sizes of a recursive-mechanism query
     (:mod:`.explain_recursive`)."""
 
+    if tree.args.get("estimate") is not None:  # a charged release: Cursor runs it, never here
+        raise ProgrammingError("EXPLAIN PRIVACY … ESTIMATE ERROR spends budget: run it through a "
+                               "cursor (provsql_dp.privacy.error_estimate.estimate_error)")
     inner = tree.this
     eps = None
     if isinstance(inner, d.PrivateQuery):

@@ -47,6 +47,10 @@ class PrivacyInfo:
     #: for several aggregates in one select list: their labels; each entry of ``releases`` is
     #: then a tuple of releases, one per column
     columns: tuple = ()
+    #: ``EXPLAIN PRIVACY … ESTIMATE ERROR`` (mechanism ``'error-estimate'``): per estimated
+    #: aggregate, one :class:`~provsql_dp.mechanisms.error_estimate.NoiseEstimate` per group
+    #: (released values: ``alpha(p)``, ``rmse()``, ``delta_interval(p)``, …)
+    estimates: tuple = ()
     #: the names of the released value columns of the result set (set by the cursor; the last
     #: ``len(value_names)`` columns of each row), used to name the interval columns
     value_names: tuple = ()

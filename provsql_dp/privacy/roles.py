@@ -31,9 +31,10 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from ..errors import PrivacyError
+from ..errors import PrivacyError, ProgrammingError
 from ..sql import dialect as d
 from ..sql.catalog import SCHEMA
+from ..sql.suggest import did_you_mean
 
 __all__ = ["ROLES", "check_analyst", "ANALYST_STATEMENTS"]
 
@@ -42,7 +43,9 @@ ROLES = ("curator", "analyst")
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
 ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
                       "ShowBounds", "ShowGroupKeys", "ShowStreams",
-                      "ExplainPrivacy"}  # EXPLAIN PRIVACY reads no data and spends nothing
+                      # EXPLAIN PRIVACY reads no data and spends nothing; with ESTIMATE ERROR it
+                      # is a release, charged to the analyst's own budget like a private query
+                      "ExplainPrivacy"}
 
 _MAX_VIEW_DEPTH = 32
 
@@ -61,7 +64,11 @@ def check_analyst(con, stmt: str, tree: exp.Expression | None) -> None:
     if tree is None:
         try:
             tree = d.parse_one(stmt)
-        except Exception:
+        except Exception as e:  # noqa: BLE001 - any parse failure
+            hint = did_you_mean(stmt)
+            if hint:  # a misspelt keyword of ours, not a statement analysts may not run
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise ProgrammingError(f"syntax error: {first} ({hint})") from None
             words = stmt.split()
             raise _refuse(words[0].upper() if words else "an empty statement") from None
     if isinstance(tree, d.PrivateQuery):

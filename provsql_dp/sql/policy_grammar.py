@@ -17,7 +17,8 @@ Statements (formal grammar: ``grammar/provsql_dp.ebnf``, section "policies"):
   cumulative histogram, released under the table's policy (a private query);
 * ``EXPLAIN PRIVACY query (WITH EPSILON ε | WITH ACCURACY α [CONFIDENCE c])``: the strategy and
   the expected error of a release, or the smallest ε meeting an accuracy — reads no data and
-  spends nothing.
+  spends nothing; ``… WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]`` instead
+  releases a private estimate of a recursive-mechanism release's error, charged e.
 
 Policy graph kinds are a registry (:data:`POLICY_KINDS`), so a new kind — e.g. ``DELTA δ`` —
 is one function: ``register_policy_kind("DELTA", parse_params)`` where ``parse_params(parser)``
@@ -88,11 +89,13 @@ class ShowPolicies(exp.Expression):
 
 
 class ExplainPrivacy(exp.Expression):
-    """``EXPLAIN PRIVACY query WITH EPSILON ε`` or ``… WITH ACCURACY α [CONFIDENCE c]``.
+    """``EXPLAIN PRIVACY query WITH EPSILON ε [ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]]``
+    or ``… WITH ACCURACY α [CONFIDENCE c]``.
 
-    ``this`` is the query (a ``PrivateQuery`` when ``WITH EPSILON`` was given)."""
+    ``this`` is the query (a ``PrivateQuery`` when ``WITH EPSILON`` was given); ``estimate`` the
+    ε of a privately released error estimate (charged; :mod:`provsql_dp.privacy.error_estimate`)."""
 
-    arg_types = {"this": True, "accuracy": False, "confidence": False}
+    arg_types = {"this": True, "accuracy": False, "confidence": False, "estimate": False}
 
 
 def range_spec(query) -> dict | None:
@@ -401,6 +404,7 @@ def _parse_explain_privacy(parser):
     accuracy = confidence = None
     if isinstance(inner, PrivateQuery) and inner.args.get("accuracy") is not None:
         # the query parsed its own WITH ACCURACY clause (an accuracy-first query)
+        _no_estimate(parser)
         return ExplainPrivacy(this=inner.this, accuracy=inner.args["accuracy"],
                               confidence=inner.args.get("confidence"))
     if parser._match_text_seq("WITH", "ACCURACY"):
@@ -409,10 +413,26 @@ def _parse_explain_privacy(parser):
         accuracy = parser._parse_privacy_number("the accuracy α")
         if parser._match_text_seq("CONFIDENCE"):
             confidence = parser._parse_privacy_number("the confidence")
+        _no_estimate(parser)
     elif not isinstance(inner, PrivateQuery):
         parser.raise_error("Expected WITH EPSILON ε or WITH ACCURACY α [CONFIDENCE c] after "
                            "the query")
+    elif parser._match_text_seq("ESTIMATE"):
+        if not parser._match_text_seq("ERROR", "WITH", "EPSILON"):
+            parser.raise_error("Expected ESTIMATE ERROR WITH EPSILON e (the ε the estimate "
+                               "spends)")
+        estimate = parser._parse_privacy_number("the estimate's epsilon")
+        if parser._match_text_seq("CONFIDENCE"):
+            confidence = parser._parse_privacy_number("the confidence")
+        return ExplainPrivacy(this=inner, confidence=confidence, estimate=estimate)
     return ExplainPrivacy(this=inner, accuracy=accuracy, confidence=confidence)
+
+
+def _no_estimate(parser):
+    if _word(parser, "ESTIMATE"):
+        parser.raise_error("ESTIMATE ERROR estimates a release at a given ε: write EXPLAIN "
+                           "PRIVACY <query> WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e (not "
+                           "with WITH ACCURACY)")
 
 
 # ---------------------------------------------------------------------- entry point

@@ -59,6 +59,7 @@ from ...sql.plan import Aggregate, Aggregates, Node
 from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
+from .interval_columns import coverage_of
 from .python_scope import register, unregister
 from .engines import attach_table, open_engine
 from .statements import split_statements, syntax_error
@@ -68,7 +69,7 @@ __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
             read_only: bool = False, config: dict | None = None, engine=None,
-            raw: bool = False) -> Connection:
+            raw: bool = False, interval_columns: bool | float = False) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -85,9 +86,13 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     Released COUNTs come back as whole numbers, never negative (``max(0, round(·))``, free
     post-processing with a small upward bias near zero; see :mod:`provsql_dp.privacy.postprocess`);
     ``raw=True`` keeps the mechanisms' raw releases (also ``cursor.raw`` and, per statement,
-    ``OPTIONS (raw = true)``)."""
+    ``OPTIONS (raw = true)``).
+
+    ``interval_columns=True`` (or a coverage such as ``0.9``) adds ``<col>_low``/``<col>_high``
+    after each released column of a private answer's rows, for tools that see only the rows
+    (``pandas.read_sql``; see :mod:`provsql_dp.interfaces.dbapi.interval_columns`)."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
-                      engine=engine, raw=raw)
+                      engine=engine, raw=raw, interval_columns=interval_columns)
 
 
 class Connection:
@@ -115,9 +120,10 @@ class Connection:
 
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None,
-                 engine=None, raw: bool = False):
+                 engine=None, raw: bool = False, interval_columns: bool | float = False):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        coverage_of(interval_columns)  # validated before anything opens
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
         except duckdb.IOException as e:
@@ -134,6 +140,9 @@ class Connection:
         #: keep COUNT releases raw (floats, possibly negative) instead of max(0, round(·));
         #: the default of every new cursor (``cursor.raw``)
         self.raw = bool(raw)
+        #: interval columns in private answers' rows (True, False or a coverage): the default of
+        #: every new cursor (``cursor.interval_columns``)
+        self.interval_columns = interval_columns
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
         self.default_epsilon: Fraction | None = None

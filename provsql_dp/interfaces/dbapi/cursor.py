@@ -28,6 +28,7 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
+from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
 from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
@@ -37,8 +38,11 @@ from ...privacy.roles import check_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
+from ...sql.policy_grammar import ExplainPrivacy
+from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refuse_mirrored
+from .interval_columns import coverage_of, option_coverage, with_interval_columns
 from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
@@ -72,6 +76,13 @@ class Cursor:
         #: keep COUNT releases raw (see :mod:`provsql_dp.privacy.postprocess`); default: the
         #: connection's ``raw``; ``OPTIONS (raw = true|false)`` overrides it per statement
         self.raw: bool = bool(getattr(connection, "raw", False))
+        #: add ``<col>_low``/``<col>_high`` columns to a private answer's rows (True: coverage
+        #: 0.95, or a coverage in (0.5, 1)); default: the connection's ``interval_columns``;
+        #: ``OPTIONS (intervals = …)`` overrides it per statement (see :mod:`.interval_columns`)
+        self.interval_columns = getattr(connection, "interval_columns", False)
+        #: the release whose intervals fetchdf & co. add as columns (None: none to add — not a
+        #: release, an error estimate, or the columns are in the rows already)
+        self._frame_privacy = None
         self._rows: list[tuple] | None = []
         self._table = None  # a large plain query's rows as DuckDB's Arrow table (frames.columnar)
         self._head = self._rest_table = None
@@ -88,6 +99,7 @@ class Cursor:
         self._check()
         self.privacy = None
         self.connection.privacy = None
+        self._frame_privacy = None
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -96,7 +108,13 @@ class Cursor:
         scope = caller_frame() if self.connection.scan_python else None
         try:
             for stmt in stmts:
-                self._execute_one(stmt, parameters, scope)
+                try:
+                    self._execute_one(stmt, parameters, scope)
+                except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                    hinted = with_hint(str(e), stmt)
+                    if hinted == str(e):
+                        raise
+                    raise type(e)(hinted) from e
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -137,6 +155,8 @@ class Cursor:
                 raise ProgrammingError("privacy statements take no parameters")
             if con.role == "analyst":
                 check_analyst(con, stmt, tree)
+            if isinstance(tree, ExplainPrivacy) and tree.args.get("estimate") is not None:
+                return self._error_estimate(tree, stmt)  # charged: a release, not a statement
             try:
                 return self._privacy_statement(tree)
             finally:
@@ -245,6 +265,16 @@ class Cursor:
         else:
             self._set_result(*out)
 
+    def _error_estimate(self, tree, text: str) -> None:
+        """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
+        (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
+        con = self.connection
+        with con._catalog.snapshot():
+            desc, rows, info = estimate_error(con, tree, text)
+        self._set_result(desc, rows)
+        self.privacy = info
+        con.privacy = info
+
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
                        options: dict | None = None, scope=None) -> None:
         con = self.connection
@@ -262,16 +292,16 @@ class Cursor:
 
     def _private_release(self, tree, epsilon, text, options) -> None:
         con = self.connection
+        options = dict(options or {})
+        coverage = option_coverage(options.pop("intervals", None), coverage_of(self.interval_columns))
         if is_quantile_query(tree):  # MEDIAN / QUANTILE_CONT / QUANTILE_DISC: their own route
             try:
-                desc, rows, info = answer_quantile(con, tree, epsilon, text, options or {})
+                desc, rows, info = answer_quantile(con, tree, epsilon, text, options)
             except REFUSALS:
                 raise
             except Exception as e:  # noqa: BLE001 - a failure while reading protected data
                 raise release_failure(con, e) from (None if con.role == "analyst" else e)
-            self._set_result(desc, rows)
-            self.privacy = replace(info, value_names=(desc[-1][0],))
-            con.privacy = self.privacy
+            self._release_result(desc, rows, replace(info, value_names=(desc[-1][0],)), coverage)
             return
         # a plan depends on the statement, the schema and the declarations only: it is kept
         # while the catalog keeps what it read (Catalog.snapshot says when that is)
@@ -288,7 +318,6 @@ class Cursor:
                 "the query reads no protected table, so there is nothing to protect; "
                 "run it without WITH EPSILON"
             )
-        options = dict(options or {})
         raw = raw_option(options.pop("raw", None), self.raw)
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
@@ -298,10 +327,18 @@ class Cursor:
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
         desc, rows, info = post_process(plan, desc, rows, info, raw)  # free: post-processing
-        self._set_result(desc, rows)
         k = len(info.columns) or 1
-        self.privacy = replace(info, value_names=tuple(c[0] for c in desc[-k:]))
-        con.privacy = self.privacy
+        self._release_result(desc, rows, replace(info, value_names=tuple(c[0] for c in desc[-k:])),
+                             coverage)
+
+    def _release_result(self, desc, rows, info, coverage) -> None:
+        """Serve a private answer (with its interval columns when ``coverage`` is set)."""
+        if coverage is not None:  # post-processing of released values: free
+            desc, rows = with_interval_columns(desc, rows, info, coverage)
+        self._set_result(desc, rows)
+        self._frame_privacy = info if coverage is None else None  # never the columns twice
+        self.privacy = info
+        self.connection.privacy = info
 
     # ------------------------------------------------------------------ fetching
     def fetchone(self):
@@ -360,7 +397,7 @@ class Cursor:
         """(description, the rows not yet fetched, the privacy info, the first row's index)."""
         self._check_result()
         start = self._pos
-        return self.description, self.fetchall(), self.privacy, start
+        return self.description, self.fetchall(), self._frame_privacy, start
 
     def __iter__(self) -> Cursor:
         return self

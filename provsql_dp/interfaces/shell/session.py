@@ -29,7 +29,7 @@ from .io_commands import IOCommands
 from .formatting import MODES, cell, first_line, render
 from .interrupt import ctrl_c_interrupts
 from .progress import PROGRESS_DELAY, Progress
-from .statement_help import did_you_mean
+from ...sql.suggest import with_hint
 from .reading import only_comments, statement_complete, statements, tokenizes
 
 __all__ = ["Shell"]
@@ -197,10 +197,7 @@ class Shell(DotCommands, IOCommands):
             if _INTERRUPTED.search(message):  # DuckDB turns Ctrl-C into its own error
                 self._interrupted(progress)
                 return
-            if "syntax error" in message.lower():
-                near = re.search(r'at or near "([^"]+)"', message)
-                hint = did_you_mean(stmt, near.group(1) if near else None)
-                message += f" ({hint})" if hint else ""
+            message = with_hint(message, stmt)  # the cursor's hint, or one for another error
             self.error(message)
             return
         except Exception as e:  # a bug of ours: still one line, never a traceback
@@ -247,6 +244,15 @@ class Shell(DotCommands, IOCommands):
         self._print(render(self.mode, names, rows, headers=self.headers))
 
     def show_private(self, names, rows, info) -> None:
+        if info.estimates:  # EXPLAIN PRIVACY … ESTIMATE ERROR: rows as they are, then the charge
+            self._print(render(self.mode, names, rows, headers=self.headers))
+            user = getattr(self.con, "user", None)
+            who = f" of user {user!r}" if user else ""
+            stream = self.out if self.mode in ("table", "box", "markdown") else self.err
+            print(f"private error estimate: ε charged {format_eps(info.epsilon)}, budget left "
+                  f"{format_eps(info.remaining)}{who} (the release itself will be charged its "
+                  "own ε)", file=stream, flush=True)
+            return
         # the same intervals as cursor.privacy.intervals, the demo and fetchdf (privacy.intervals)
         ivs = info.intervals(0.95)
         what = info.covers()

@@ -6,9 +6,10 @@ statements of :data:`provsql_dp.sql.dialect.PRIVACY_STATEMENTS` and the private 
 syntax, what it does, who may run it and an example that parses to it (a test checks that no
 statement is missing and that every example parses).
 
-:func:`did_you_mean` looks at the words of a statement that failed to parse and names the keyword
-of ours each one was probably meant to be (by :mod:`difflib`), so ``WITH EPSLON 0.1`` gets
-"did you mean EPSILON?". It reads only the statement's text.
+:func:`did_you_mean` (from :mod:`provsql_dp.sql.suggest`, which the DB-API cursor uses too, so
+the shell shows the cursor's hinted message) looks at the words of a statement that failed to
+parse and names the keyword of ours each one was probably meant to be, so ``WITH EPSLON 0.1``
+gets "did you mean EPSILON?". It reads only the statement's text.
 
 >>> did_you_mean("SELECT COUNT(*) FROM t WITH EPSLON 0.1")
 'did you mean EPSILON?'
@@ -18,12 +19,7 @@ of ours each one was probably meant to be (by :mod:`difflib`), so ``WITH EPSLON 
 
 from __future__ import annotations
 
-import difflib
-
-from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
-
-from ...sql import dialect as d
+from ...sql import suggest as _suggest
 
 __all__ = ["STATEMENTS", "statements_help", "did_you_mean", "KEYWORDS"]
 
@@ -81,6 +77,13 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "the strategy and expected error of a release, or the ε an accuracy needs; reads no data, "
      "charges nothing",
      "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH ACCURACY 5 CONFIDENCE 0.95"),
+    ("EXPLAIN PRIVACY <query> WITH EPSILON eps ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]",
+     "for a recursive-mechanism query, whose error depends on the data: a private estimate of "
+     "the release's noise (Δ, a guaranteed noise bound α, a point RMSE), CHARGED e first (e "
+     "about ε/2 for a useful estimate); the truncation (the release errs low) is bounded only "
+     "in participants",
+     "EXPLAIN PRIVACY SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
+     "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.2"),
     ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps",
      "a series of releases where any d consecutive steps spend at most ε; the ledger is "
      "charged ε once (curator)",
@@ -118,57 +121,7 @@ def statements_help(word: str | None = None) -> str:
     return "\n".join(out)
 
 
-#: The words of our statements and clauses (what "did you mean" suggests).
-KEYWORDS = sorted({w for syntax, _, _ in STATEMENTS for w in syntax.replace("|", " ").split()
-                   if w.isalpha() and w.isupper() and len(w) > 2} |
-                  {"OPTIONS", "THRESHOLD", "PARTITION", "FULL", "LINE", "GRID", "DELTA", "METRIC",
-                   "EUCLIDEAN", "BINS", "WIDTH", "DOMAIN", "BOUNDED", "UNBOUNDED", "SOURCES",
-                   "ACCURACY", "CONFIDENCE", "CUMULATIVE", "RANGES", "EPSILON", "PRIVACY"})
-
-
-def did_you_mean(sql: str, near: str | None = None) -> str | None:
-    """A hint naming our keywords that the words of ``sql`` look like misspellings of, or None.
-
-    The shell asks only about a statement that failed to parse. Only plain words are looked
-    at (not SQL's own keywords, quoted names, strings or numbers); when the error names the
-    word it stopped at (``near``) and that word is a near miss, only it is named.
-
-    >>> did_you_mean("SELECT range FROM range(3) WITH EPSLON 1 OPTINS (theta = 1)", near="EPSLON")
-    'did you mean EPSILON?'
-    """
-    known = set(KEYWORDS)
-    hints: list[str] = []
-    words = _words(sql)
-    if near is not None and near.upper() in words:
-        words = [near.upper()] if _close(near.upper(), known) else words
-    for word in words:
-        close = _close(word, known)
-        if close and close not in hints:
-            hints.append(close)
-    if not hints:
-        return None
-    return "did you mean " + " or ".join(hints) + "?"
-
-
-def _words(sql: str, depth: int = 0) -> list[str]:
-    """The plain words of ``sql`` (upper case); the body of a statement the tokenizer keeps
-    whole (``EXPLAIN …`` is one command token and one string) is read as well."""
-    try:
-        tokens = d.ProvDP().tokenize(sql)
-    except (TokenError, ParseError):
-        return []
-    words = []
-    for prev, t in zip([None, *tokens], tokens):
-        if t.token_type == TokenType.VAR and t.text.isalpha():
-            words.append(t.text.upper())
-        elif (t.token_type == TokenType.STRING and prev is not None and depth < 2
-              and prev.token_type == TokenType.COMMAND):
-            words += _words(t.text, depth + 1)
-    return words
-
-
-def _close(word: str, known: set[str]) -> str | None:
-    if word in known or len(word) < 4:
-        return None
-    close = difflib.get_close_matches(word, KEYWORDS, n=1, cutoff=0.8)
-    return close[0] if close else None
+#: The words "did you mean" suggests: :data:`provsql_dp.sql.suggest.KEYWORDS` (the DB-API cursor
+#: uses the same hint; a test checks every word of the syntax lines above is there)
+KEYWORDS = _suggest.KEYWORDS
+did_you_mean = _suggest.did_you_mean

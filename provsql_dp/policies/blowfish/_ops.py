@@ -116,14 +116,34 @@ def _zeros(shape, dtype):
 
 
 def _grouped_sq(rows, keys, vals, q):
-    """Σ over groups (row, key) of (Σ vals)², per row."""
+    """Σ over groups (row, key) of (Σ vals)², per row.
+
+    Entries in row-major order with non-decreasing keys within a row (what :func:`_row_major`
+    gives) form each group as one run: summed by ``np.add.reduceat`` in linear time. Any other
+    order is grouped by a sort.
+
+    >>> _grouped_sq(np.array([0, 0, 0, 1]), np.array([0, 0, 1, 0]), np.array([1., 2., 4., 5.]), 2)
+    array([25., 25.])
+    """
     if rows.size == 0:
         return np.zeros(q)
     comb = rows.astype(np.int64) * (int(keys.max()) + 1) + keys.astype(np.int64)
+    if comb.size < 2 or bool(np.all(comb[1:] >= comb[:-1])):
+        starts = np.flatnonzero(np.r_[True, comb[1:] != comb[:-1]])
+        s = np.add.reduceat(np.asarray(vals, dtype=float), starts)
+        return np.bincount(rows[starts], weights=s * s, minlength=q)
     uniq, inv = np.unique(comb, return_inverse=True)
     s = np.bincount(inv, weights=vals, minlength=uniq.size)
     r = uniq // (int(keys.max()) + 1)
     return np.bincount(r, weights=s * s, minlength=q)
+
+
+def _row_major(Wt):
+    """``Wt`` as a COO matrix in row-major order, columns sorted within each row."""
+    c = sp.csr_matrix(Wt, copy=True)
+    c.sum_duplicates()
+    c.sort_indices()
+    return c.tocoo()
 
 
 def _range_block_sq(lo, hi, s):
@@ -317,7 +337,7 @@ class Hierarchical(_Op):
         return self._pad(z)
 
     def query_coeffs(self, Wt):
-        Wt = sp.coo_matrix(Wt)
+        Wt = _row_major(Wt)
         q = Wt.shape[0]
         out = np.zeros(q)
         prev = np.zeros(q)
@@ -413,7 +433,7 @@ class Privelet(_Op):
         return self._pad(z)
 
     def query_coeffs(self, Wt):
-        Wt = sp.coo_matrix(Wt)
+        Wt = _row_major(Wt)
         q = Wt.shape[0]
         out = _grouped_sq(Wt.row, Wt.col // self.B, Wt.data, q) / self.B ** 2
         for j in range(self.L):
