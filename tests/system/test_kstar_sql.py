@@ -219,3 +219,11 @@ def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch):
     assert cur.privacy.mechanism == "recursive-kstar" and float(cur.privacy.remaining) == 99.0
     assert math.isfinite(cur.fetchone()[0])
     assert con._duck.execute("SELECT COUNT(*) FROM _provsql_dp.incidents").fetchone()[0] == 1
+
+
+def test_estimate_error_refuses_a_kstar_count_and_spends_nothing():
+    con = _graph_db(nx.karate_club_graph(), "edge")
+    with pytest.raises(provsql_dp.ProgrammingError, match="k-star"):
+        con.execute(f"EXPLAIN PRIVACY SELECT COUNT(*) FROM ({pattern_sql('2-star')}) "
+                    "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.25")
+    assert float(con.ledger.remaining(con.user)) == 100.0
