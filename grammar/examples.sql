@@ -137,6 +137,18 @@ SELECT COUNT(DISTINCT src) FROM edge WITH EPSILON 1;
 -- covers: private_query, query, epsilon_clause, unsigned_number, exponent | parses: PrivateQuery | query=Select; epsilon=1/100
 SELECT COUNT(*) FROM (SELECT src AS v FROM edge UNION SELECT dst FROM edge) AS nodes WITH EPSILON 1E-2;
 
+-- A k-star count (here 3-stars) on a table that stores both directions of a friendship, with a
+-- key on (person, friend): a self-join on a common centre with strictly ordered leaves. It is
+-- released with the degree construction (grammar/README.md, "k-stars"), whatever the number of stars.
+-- covers: script, duckdb_statement, protect_stmt, by_clause, domain_clause | parses: Create, Protect
+CREATE TABLE friend (person INTEGER, friend INTEGER, PRIMARY KEY (person, friend));
+PROTECT TABLE friend BY (person, friend) AS person;
+
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
+SELECT COUNT(*) FROM friend a JOIN friend b ON a.person = b.person
+  JOIN friend c ON c.person = a.person
+  WHERE a.friend < b.friend AND b.friend < c.friend WITH EPSILON 1;
+
 -- ---------------------------------------------------------------- session
 
 -- From here on, aggregate queries over protected tables are released at ε = 1/10.

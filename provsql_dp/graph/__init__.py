@@ -35,7 +35,9 @@ or a networkx star, k ≥ 2) is released by :mod:`provsql_dp.mechanisms.kstar` b
 O(|V| + |E|) columns whatever k, instead of one K-relation tuple per star (the paper's footnote 2
 announces such a construction without giving it; this one is ours and its proofs are in that
 module). No size guard applies: 3-stars on ca-GrQc (2.5 M stars) take seconds under edge privacy.
-``construction="enumerate"`` keeps the K-relation path below.
+``construction="enumerate"`` keeps the K-relation path below. Edge-private k-triangles
+(``"k-triangle"``, k ≥ 2) likewise go to :mod:`provsql_dp.mechanisms.ktriangle` (one LP column per
+edge and per triangle, whatever k).
 
 **Size limit (other patterns).** The K-relation has one tuple per occurrence, so the LPs of the
 recursive mechanism grow with the count, each tuple with |V(P)| (node) or |E(P)| (edge)
@@ -74,7 +76,7 @@ import networkx as nx
 from ..errors import InterfaceError
 from ..provenance.krelation import KRelation
 from ._compile import CompiledPattern, _table, compile_pattern, qualify_predicate
-from ._kstar import CONSTRUCTIONS, count_kstar, star_leaves
+from ._kstar import count_kstar, degree_shape
 from ._progress import PHASES, Progress
 from ._relation import (
     DEFAULT_MAX_ENTRIES,
@@ -430,8 +432,10 @@ def count(
     construction : {"auto", "degree", "enumerate"}
         For k-stars (k ≥ 2) with the recursive mechanism, ``"auto"`` and ``"degree"`` use the
         degree construction (:mod:`provsql_dp.mechanisms.kstar`: no size limit, options
-        ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``); ``"enumerate"`` builds the K-relation
-        of one tuple per star. Other patterns always enumerate (``"degree"`` is refused).
+        ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``), and for k-triangles (k ≥ 2) under
+        edge privacy the triangle construction (:mod:`provsql_dp.mechanisms.ktriangle`, LPs of
+        one column per edge and triangle); ``"enumerate"`` builds the K-relation of one tuple per
+        occurrence. Other patterns always enumerate (``"degree"`` is refused).
     **mechanism_options
         Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults) or, for R2T, to
@@ -481,18 +485,10 @@ def count(
                      mechanism_options.get("lp_gap", 0.0))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
-    if construction not in CONSTRUCTIONS:
-        raise InterfaceError(f"construction must be one of {', '.join(CONSTRUCTIONS)}, "
-                             f"got {construction!r}")
-    leaves = (star_leaves(pattern, k) if mechanism == "recursive" and construction != "enumerate"
-              else None)
-    if construction == "degree" and leaves is None:
-        raise InterfaceError("construction='degree' applies to k-stars (k >= 2) released with "
-                             "the recursive mechanism; use 'enumerate' or 'auto' for this pattern")
-    if leaves is not None:
-        return count_kstar(G, leaves, _check_privacy(privacy), epsilon, node_filter,
-                           edge_filter, rng, budget, progress, mechanism_options,
-                           load=_load_filtered, checks=_graph_checks)
+    shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)
+    if shape is not None:  # k-stars, edge-private k-triangles: sizes independent of k
+        return count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget,
+                           progress, mechanism_options, load=_load_filtered, checks=_graph_checks)
     from ..mechanisms import recursive as rm
     from ..mechanisms._highs import LPStats
 

@@ -1,7 +1,7 @@
 """Load graphs into DuckDB as edge tables, in bulk.
 
 The edge table has columns ``src BIGINT, dst BIGINT`` (plus any requested edge attributes),
-primary key ``(src, dst)``, and holds every undirected edge **once, with src < dst**: self-loops are dropped and duplicate or
+primary key ``(src, dst)``, ``CHECK (src < dst)``, and holds every undirected edge **once, with src < dst**: self-loops are dropped and duplicate or
 reverse-direction records merged. That is the format :func:`provsql_dp.graph.pattern_sql`
 compiles against, and one row per edge is what edge privacy (``PROTECT TABLE edge``) needs.
 
@@ -174,19 +174,28 @@ def _all_keys(dicts) -> list[str]:
 
 
 def _create(
-    duck, table: str, columns: dict[str, np.ndarray], casts: dict[str, str], key: tuple[str, ...]
+    duck, table: str, columns: dict[str, np.ndarray], casts: dict[str, str], key: tuple[str, ...],
+    check: str | None = None,
 ) -> None:
     """CREATE OR REPLACE ``table`` from whole column arrays in one statement, with primary key
-    ``key`` (so that ``PROTECT TABLE`` names an edge participant by ``(src, dst)``)."""
+    ``key`` (so that ``PROTECT TABLE`` names an edge participant by ``(src, dst)``) and, when
+    given, a ``CHECK`` constraint (the edge table's ``src < dst``: a declaration the SQL k-star
+    route reads, :mod:`provsql_dp.privacy.kstar_route`). DuckDB cannot add a CHECK to an existing
+    table, so the table is then declared with the column types of the data and filled after."""
     params = {f"p{i}": arr for i, arr in enumerate(columns.values())}
     select = ", ".join(
         f"unnest($p{i})" + (f"::{casts[name]}" if name in casts else "") + f" AS {_ident(name)}"
         for i, name in enumerate(columns)
     )
-    duck.execute(f"CREATE OR REPLACE TABLE {_table(table)} AS SELECT {select}", params)
-    duck.execute(
-        f"ALTER TABLE {_table(table)} ADD PRIMARY KEY ({', '.join(_ident(c) for c in key)})"
-    )
+    pk = f"PRIMARY KEY ({', '.join(_ident(c) for c in key)})"
+    if check is None:
+        duck.execute(f"CREATE OR REPLACE TABLE {_table(table)} AS SELECT {select}", params)
+        duck.execute(f"ALTER TABLE {_table(table)} ADD {pk}")
+        return
+    types = duck.execute(f"DESCRIBE SELECT {select}", params).fetchall()
+    cols = ", ".join(f"{_ident(name)} {typ}" for name, typ, *_ in types)
+    duck.execute(f"CREATE OR REPLACE TABLE {_table(table)} ({cols}, {pk}, CHECK ({check}))")
+    duck.execute(f"INSERT INTO {_table(table)} SELECT {select}", params)
 
 
 def load_edges(
@@ -255,7 +264,8 @@ def load_edges(
                 if key in ("src", "dst"):
                     raise InterfaceError(f"edge attribute {key!r} clashes with an edge column")
             cols.update(extra)
-        _create(duck, table, cols, {"src": "BIGINT", "dst": "BIGINT"}, ("src", "dst"))
+        _create(duck, table, cols, {"src": "BIGINT", "dst": "BIGINT"}, ("src", "dst"),
+                check="src < dst")
         n_edges = int(len(cols["src"]))
         if node_table is not None:
             ncols: dict[str, np.ndarray] = {"id": ids}
@@ -286,6 +296,7 @@ def load_edges(
             {"src": pairs[:, 0], "dst": pairs[:, 1]},
             {"src": "BIGINT", "dst": "BIGINT"},
             ("src", "dst"),
+            check="src < dst",
         )
         n_edges = int(len(pairs))
         all_ids = np.unique(np.concatenate([u, v, isolated]))

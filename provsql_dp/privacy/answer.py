@@ -58,6 +58,7 @@ from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
+from .kstar_route import release_kstar, star_shape
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
@@ -237,13 +238,14 @@ class _Decision:
     epsilon: float
     groups: list
     key_names: list
-    path: str  # "laplace" | "single-owner" | "lp" | "r2t"
+    path: str  # "laplace" | "single-owner" | "lp" | "kstar" | "r2t"
     own: object = None
     bounds: tuple | None = None
     style: str = "edge"
     kwargs: dict = field(default_factory=dict)
     signed: bool = False
     max_groups: int | None = None
+    star: object = None  # the StarShape of a k-star count (path "kstar", privacy.kstar_route)
 
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
@@ -282,9 +284,10 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
-    path = "single-owner" if own is not None else "lp"
+    star = star_shape(con, plan) if own is None else None  # k-stars: the degree construction
+    path = "single-owner" if own is not None else "kstar" if star is not None else "lp"
     return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed,
-                     max_groups)
+                     max_groups, star)
 
 
 def execute(con, d: _Decision, charge_fn, rng=None):
@@ -301,6 +304,9 @@ def execute(con, d: _Decision, charge_fn, rng=None):
                                     d.kwargs, d.signed, d.bounds, charge_fn, rng,
                                     fallback=lambda eps: _fallback(con, plan, eps, d, rng),
                                     max_groups=d.max_groups)
+    if d.path == "kstar":
+        return release_kstar(con, plan, d.star, d.epsilon, d.style, d.kwargs, charge_fn, rng,
+                             lambda eps: _fallback(con, plan, eps, d, rng), LP_TIME_LIMIT)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     kr = capture(engine_of(con), plan, d.bounds)

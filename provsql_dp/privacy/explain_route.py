@@ -42,6 +42,7 @@ from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from .answer import decide, sum_bounds
 from .explain_recursive import recursive_note
+from .kstar_route import kstar_note
 
 __all__ = ["explain_route", "laplace_alpha", "laplace_epsilon_for"]
 
@@ -158,10 +159,12 @@ def _row(con, dec, part_eps, eps, conf, alpha_goal):
         return ("r2t", None, None, len(dec.groups), shown_eps, None, None, None,
                 f"{label}: {_R2T_NOTE}")
     how = ("single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
+           else "degree construction for k-stars, linear programs on HiGHS" if dec.path == "kstar"
            else "linear programs on HiGHS")
     note = _RECURSIVE_NOTE.format(how=how)
     if alpha_goal is None:  # the cost note (the curator's sizes read the data: not for a refusal)
-        note += recursive_note(con, dec.plan, part_eps)
+        note += (kstar_note(con, dec.star) if dec.path == "kstar"
+                 else recursive_note(con, dec.plan, part_eps))
     else:
         note = note.rstrip("; ")
     return ("recursive", None, how, len(dec.groups), shown_eps, None, None, None, f"{label}: {note}")

@@ -96,7 +96,7 @@ def covers(release) -> str:
     if mech == "laplace":
         return ("the true count" if getattr(release, "integer", False)
                 else "the true SUM of the values clamped to the declared bounds")
-    if mech in ("recursive", "general"):
+    if mech in ("recursive", "general", "recursive-kstar"):
         return ("the true answer, from below only (the mechanism's truncation is data-dependent "
                 "and not released)")
     if mech == "recursive-signed":

@@ -162,3 +162,22 @@ def test_kstar_release_charges_the_budget_and_refusals_spend_nothing():
     with pytest.raises(InterfaceError, match="beta"):
         count(nx.karate_club_graph(), "3-star", epsilon=0.5, budget=con, beta=-1)
     assert con.ledger.remaining(con.user) == 1.5
+
+
+def test_edge_private_ktriangles_use_the_triangle_construction():
+    """count() is KTriangleCount on the same graph (same seed, same value) under edge privacy;
+    node privacy keeps the enumerated K-relation; 'degree' is refused where it does not apply."""
+    from provsql_dp.mechanisms.ktriangle import KTriangleCount
+
+    g = nx.gnp_random_graph(25, 0.35, seed=4)
+    for k in (2, 3):
+        a = count(g, "k-triangle", k=k, privacy="edge", epsilon=1.0, rng=np.random.default_rng(6))
+        e = np.array(list(g.edges()))
+        b = KTriangleCount(e[:, 0], e[:, 1], k).release(1.0, rng=np.random.default_rng(6))
+        assert a.mechanism == "recursive-ktriangle" and a.value == b.value
+    c = count(g, "2-triangle", privacy="edge", epsilon=1.0, construction="enumerate",
+              rng=np.random.default_rng(6))
+    d = count(g, "2-triangle", privacy="node", epsilon=1.0, rng=np.random.default_rng(6))
+    assert c.mechanism == d.mechanism == "recursive"
+    with pytest.raises(InterfaceError, match="k-triangles"):
+        count(g, "2-triangle", privacy="node", epsilon=1.0, construction="degree")

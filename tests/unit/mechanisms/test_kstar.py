@@ -238,3 +238,93 @@ def test_delta_and_x_match_their_definitions(seed, privacy):
     for dh in (0.5, 3.0, 17.0):
         brute = min(ks.h(i) + (n - i) * dh for i in range(n + 1))
         assert ks.x(dh)[0] == pytest.approx(brute, abs=1e-7)
+
+
+# ------------------------------------------------------------------ directed arcs (SQL route)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ARCS = st.sets(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=9)
+
+
+def _directed(arcs, k, privacy, n_nodes=None):
+    a = np.array(sorted(arcs), dtype=np.int64).reshape(-1, 2)
+    return KStarCount(a[:, 0], a[:, 1], k, privacy, n_nodes=n_nodes, directed=True)
+
+
+def _directed_neighbours(arcs, privacy):
+    if privacy == "edge":
+        for e in arcs:
+            yield arcs - {e}
+    else:
+        for w in {x for e in arcs for x in e}:
+            yield {e for e in arcs if w not in e}
+
+
+@settings(max_examples=40, deadline=None)
+@given(arcs=_ARCS, k=st.integers(2, 3), privacy=st.sampled_from(["edge", "node"]))
+def test_directed_sequences_are_recursive(arcs, k, privacy):
+    """Def. 17 over every neighbour of a random table of arcs (self-loops and one-way arcs
+    included): H_i(P2) <= H_i(P1) <= H_{i+1}(P2), the same for G, and H_|P| = the star count."""
+    big = _directed(arcs, k, privacy)
+    out = {}
+    for s, _ in arcs:
+        out[s] = out.get(s, 0) + 1
+    assert big.h(big.n_participants) == pytest.approx(sum(math.comb(d, k) for d in out.values()))
+    for small_arcs in _directed_neighbours(arcs, privacy):
+        if not small_arcs:
+            continue
+        n2 = big.n_participants
+        # node privacy: nodes left without arcs stay participants of the neighbour (isolated)
+        small = _directed(small_arcs, k, privacy, n_nodes=n2 - 1 if privacy == "node" else None)
+        assert small.n_participants == n2 - 1
+        for i in range(n2):
+            for seq in ("h", "g"):
+                a2, a1 = getattr(big, seq), getattr(small, seq)
+                assert a2(i) <= a1(i) + TOL, (seq, i)
+                assert a1(i) <= a2(i + 1) + TOL, (seq, i)
+
+
+@settings(max_examples=30, deadline=None)
+@given(arcs=_ARCS, k=st.integers(2, 3))
+def test_directed_edge_privacy_g_is_1_bounding(arcs, k):
+    """Def. 18 with g = 1 and M = max_v C_{k-1}(x_v) (one centre per row, proved in the doc)."""
+    ks = _directed(arcs, k, "edge")
+    n = ks.n_participants
+    hs = [ks.h(i) for i in range(n + 1)]
+    gs = [ks.g(i) for i in range(n + 1)]
+    for j in range(n + 1):
+        for i in range(j + 1):
+            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL
+
+
+def test_symmetric_arcs_are_the_undirected_construction_under_node_privacy():
+    g = random_graph(7, n=7, p=0.5)
+    u, v = arrays(g)
+    und = KStarCount(u, v, 2, "node")
+    both = KStarCount(np.concatenate([u, v]), np.concatenate([v, u]), 2, "node", directed=True)
+    for i in range(und.n_participants + 1):
+        assert und.h(i) == pytest.approx(both.h(i)) and und.g(i) == pytest.approx(both.g(i))
+
+
+@pytest.mark.parametrize("privacy", ["edge", "node"])
+def test_warm_started_lps_match_cold_ones(privacy):
+    """X re-solved for a second Δ̂ from the kept model, and the first H cloned from the X model
+    (warm start), give the optima of fresh cold solves."""
+    from provsql_dp.mechanisms.ktriangle import KTriangleCount
+
+    g = random_graph(31, n=12, p=0.5)
+    u, v = arrays(g)
+    for make in (lambda: KStarCount(u, v, 2, privacy), lambda: KTriangleCount(u, v, 2)):
+        if privacy == "node" and make().__class__ is KTriangleCount:
+            continue
+        warm = make()
+        for dh in (3.0, 0.7, 9.0):
+            cold = make()
+            assert warm._solve("x", None, penalty=dh)[0] == pytest.approx(
+                cold._solve("x", None, penalty=dh)[0], abs=1e-6)
+            assert warm.x(dh)[0] == pytest.approx(make().x(dh)[0], abs=1e-6)
+        n = warm.n_participants
+        fresh = make()
+        for i in (1, n // 3, n // 2, n - 2):
+            assert warm.h(i) == pytest.approx(fresh.h(i), abs=1e-6)

@@ -448,6 +448,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     protected = {(p.table, p.domain, p.by_columns) for p in con.protected()}
     assert protected == {
         ("edge", "person", ("src", "dst")),
+        ("friend", "person", ("person", "friend")),
         ("employee", "person", ("id",)),
         ("trips", "trips", ("rider", "driver")),
         ("visit", "visits", ()),

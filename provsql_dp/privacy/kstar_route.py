@@ -1,0 +1,349 @@
+"""k-star counts written in SQL, released with the degree construction (issue 15).
+
+A k-star count is a self-join of an edge table on a common centre with distinct leaves. Its
+K-relation has one tuple per star (Σ_v C(d_v, k): 2.5 M 3-stars on ca-GrQc), which the general
+path captures and hands to LPs of that size. :func:`star_shape` recognises such a query and
+:func:`release_kstar` releases it with :class:`~provsql_dp.mechanisms.kstar.KStarCount`, whose
+LPs have O(|V| + |E|) columns whatever k. The recursive mechanism is the same (papers/003 §4.1,
+the same ε, θ, β, μ, split and the same public grid); only its H and G sequences are built over
+degrees instead of over the enumerated stars (proofs in :mod:`provsql_dp.mechanisms.kstar`).
+
+**What is recognised** — decided from the plan (the query text) and the declarations only, never
+from the data. ``COUNT(*)`` without ``GROUP BY``/``DISTINCT`` over ``k ≥ 2`` instances of one
+*arc relation* ``A`` of a protected table ``T``, joined (``JOIN … ON`` or ``WHERE``, any order)
+by equalities that put one *centre* column of every instance in a single class, and strict
+comparisons ``<``/``>`` between the instances' *leaf* columns whose transitive closure orders all
+k leaves. Nothing else may appear in the conditions. ``A`` is either
+
+* ``T`` itself, centre ``X`` and leaf ``Y`` (two columns of T, the same in every instance): each
+  row is an arc counted at its X; right for a table that stores both directions of an edge
+  (``friend(person, friend)``), or
+* ``(SELECT X, Y FROM T UNION ALL SELECT Y, X FROM T)``: each row is an undirected edge counted
+  at both ends; right for a table that stores each edge once (``load_edges``' ``src < dst``) —
+  the SQL of :func:`provsql_dp.graph.pattern_sql` for ``"k-star"``.
+
+And the declarations must make the query's count the number of k-sets of arcs with a common
+centre (stars whose leaves are distinct), which is what the construction counts:
+
+* ``T`` is ``PROTECT TABLE T`` (edge privacy: a participant is a row) or
+  ``PROTECT TABLE T BY (X, Y)`` (node privacy: a participant is a node with its rows);
+* a declared ``PRIMARY KEY`` or ``UNIQUE`` key of T lies within ``{X, Y}`` (no repeated arc);
+* for the undirected form, also ``CHECK (X < Y)`` (or ``X > Y``): no self-loop and no edge
+  stored in both directions, so no leaf repeats at a centre.
+
+Rows with a NULL in X or Y join nothing in SQL and are left out here too. Anything else — another
+predicate, a missing declaration, a GROUP BY, ``<=`` or ``<>`` between leaves, a triangle — goes
+the general path with its usual semantics. ``OPTIONS (mechanism = 'r2t')`` keeps R2T.
+
+>>> import provsql_dp, numpy as np
+>>> from provsql_dp.sql.planner import plan_query
+>>> con = provsql_dp.connect()
+>>> con._rng = np.random.default_rng(0)
+>>> _ = con.execute("CREATE TABLE edge(src INT, dst INT, PRIMARY KEY (src, dst), CHECK (src < dst))")
+>>> _ = con.execute("INSERT INTO edge VALUES (1, 2), (1, 3), (1, 4), (2, 3)")
+>>> _ = con.execute("PROTECT TABLE edge; SET PRIVACY BUDGET 5")
+>>> sql = '''SELECT COUNT(*) FROM
+...   (SELECT src, dst FROM edge UNION ALL SELECT dst, src FROM edge) AS a
+...   JOIN (SELECT src, dst FROM edge UNION ALL SELECT dst, src FROM edge) AS b ON a.src = b.src
+...   WHERE a.dst < b.dst WITH EPSILON 1'''
+>>> con.execute(sql).privacy.mechanism
+'recursive-kstar'
+>>> tree = sqlglot.parse_one("SELECT COUNT(*) FROM edge a, edge b, edge c WHERE a.src = b.src "
+...                          "AND c.src = a.src AND a.dst < b.dst AND b.dst < c.dst", read="duckdb")
+>>> star_shape(con, plan_query(tree, con._catalog)).describe()
+'3-stars: arcs (src → dst) of edge, edge privacy, degree construction'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from ..errors import SolverError
+from ..mechanisms._framework import resolve_params
+from ..mechanisms.kstar import KStarCount
+from ..provenance.backends import engine_of
+from ..provenance.capture import q
+from ..sql.plan import Aggregate, Filter, Join, Project, Scan, Union
+from .release_info import PrivacyInfo
+
+__all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note"]
+
+
+@dataclass(frozen=True)
+class StarShape:
+    """A recognised k-star count: ``k`` leaves over the arcs ``centre → leaf`` of ``scan``'s
+    table (``undirected``: both directions of every row), under ``privacy``."""
+
+    k: int
+    scan: Scan
+    centre: str
+    leaf: str
+    undirected: bool
+    privacy: str
+
+    def describe(self) -> str:
+        arcs = (f"undirected edges {{{self.centre}, {self.leaf}}}" if self.undirected
+                else f"arcs ({self.centre} → {self.leaf})")
+        return (f"{self.k}-stars: {arcs} of {self.scan.table}, {self.privacy} privacy, "
+                "degree construction")
+
+
+class _NoMatch(Exception):
+    """The plan is not a k-star count (internal: the caller returns None)."""
+
+
+def star_shape(con, plan) -> StarShape | None:
+    """The :class:`StarShape` of ``plan`` when it is a k-star count the degree construction
+    releases with the same semantics (see the module doc), else None. Reads the plan and the
+    declarations (schema constraints, ``PROTECT TABLE``) only."""
+    if (not isinstance(plan, Aggregate) or plan.kind != "count" or plan.weight is not None
+            or plan.group_by or getattr(engine_of(con), "dialect", None) != "duckdb"):
+        return None
+    try:
+        return _match(con, plan.child)
+    except _NoMatch:
+        return None
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    e = e.unnest() if isinstance(e, exp.Paren) else e
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
+
+
+def _bare(e: exp.Expression) -> str:
+    e = e.unnest() if isinstance(e, exp.Paren) else e
+    if not isinstance(e, exp.Column) or e.table or not isinstance(e.this, exp.Identifier):
+        raise _NoMatch
+    return e.name
+
+
+def _match(con, root) -> StarShape:
+    rename: dict[str, str] = {}   # a Project's output id -> its child's id
+    role: dict[str, tuple[int, str]] = {}  # base id -> (instance, column tag)
+    instances: list[tuple] = []   # (kind, scan, columns)
+    conds: list[exp.Expression] = []
+
+    def visit(node):
+        if isinstance(node, Project):
+            for out, e in zip(node.ids, node.exprs):
+                src = _bare(e)
+                if src != out:
+                    rename[out] = src
+            visit(node.child)
+        elif isinstance(node, Filter):
+            conds.extend(_conjuncts(node.predicate))
+            visit(node.child)
+        elif isinstance(node, Join):
+            if node.condition is not None:
+                conds.extend(_conjuncts(node.condition))
+            visit(node.left)
+            visit(node.right)
+        elif isinstance(node, Scan):
+            if not node.slots:
+                raise _NoMatch
+            i = len(instances)
+            instances.append(("directed", node, node.columns))
+            for c, i_d in zip(node.columns, node.ids):
+                role[i_d] = (i, c)
+        elif isinstance(node, Union):
+            scan, pair = _both_directions(node)
+            i = len(instances)
+            instances.append(("undirected", scan, pair))
+            role[node.ids[0]], role[node.ids[1]] = (i, "first"), (i, "second")
+        else:
+            raise _NoMatch
+
+    visit(root)
+    k = len(instances)
+    kinds = {kind for kind, _, _ in instances}
+    scans = {(s.catalog, s.schema, s.table) for _, s, _ in instances}
+    if k < 2 or len(kinds) != 1 or len(scans) != 1:
+        raise _NoMatch
+    if len({pair for kind, _, pair in instances if kind == "undirected"}) > 1:
+        raise _NoMatch
+
+    def resolve(name: str) -> tuple[int, str]:
+        seen = set()
+        while name in rename and name not in seen:
+            seen.add(name)
+            name = rename[name]
+        if name not in role:
+            raise _NoMatch
+        return role[name]
+
+    parent: dict = {}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    less: set[tuple[int, int]] = set()
+    leaf_tag: dict[int, str] = {}
+    for c in conds:
+        if isinstance(c, exp.EQ):
+            a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            parent[find(a)] = find(b)
+            continue
+        if not isinstance(c, (exp.LT, exp.GT)):
+            raise _NoMatch
+        a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
+        if isinstance(c, exp.GT):
+            a, b = b, a
+        for inst, tag in (a, b):
+            if leaf_tag.setdefault(inst, tag) != tag:
+                raise _NoMatch
+        if a[0] == b[0]:
+            raise _NoMatch
+        less.add((a[0], b[0]))
+    classes: dict = {}
+    for x in list(parent):
+        classes.setdefault(find(x), set()).add(x)
+    groups = [g for g in classes.values() if len(g) > 1]
+    if len(groups) != 1 or len(groups[0]) != k or {i for i, _ in groups[0]} != set(range(k)):
+        raise _NoMatch
+    centre_tag = dict(groups[0])
+    if set(leaf_tag) != set(range(k)) or any(leaf_tag[i] == centre_tag[i] for i in range(k)):
+        raise _NoMatch
+    _total_order(less, k)
+    kind, scan, pair = instances[0]
+    if kind == "directed":
+        if len({centre_tag[i] for i in range(k)}) != 1 or len({leaf_tag[i] for i in range(k)}) != 1:
+            raise _NoMatch
+        centre, leaf = centre_tag[0], leaf_tag[0]
+    else:
+        centre, leaf = pair
+    return _declared(con, scan, k, centre, leaf, kind == "undirected")
+
+
+def _both_directions(node: Union) -> tuple[Scan, tuple[str, str]]:
+    """``(SELECT X, Y FROM T UNION ALL SELECT Y, X FROM T)``: the scan and ``(X, Y)``."""
+    if len(node.inputs) != 2 or len(node.ids) != 2:
+        raise _NoMatch
+    cols = []
+    for part in node.inputs:
+        if not isinstance(part, Project) or not isinstance(part.child, Scan):
+            raise _NoMatch
+        scan = part.child
+        if not scan.slots:
+            raise _NoMatch
+        base = dict(zip(scan.ids, scan.columns))
+        names = [base.get(_bare(e)) for e in part.exprs]
+        if None in names:
+            raise _NoMatch
+        cols.append((scan, tuple(names)))
+    (s1, (x, y)), (s2, back) = cols
+    if x == y or back != (y, x) or (s1.catalog, s1.schema, s1.table) != (s2.catalog, s2.schema,
+                                                                         s2.table):
+        raise _NoMatch
+    return s1, (x, y)
+
+
+def _total_order(less: set, k: int) -> None:
+    """The transitive closure of ``less`` must be a strict total order on ``range(k)``."""
+    reach = {i: {b for a, b in less if a == i} for i in range(k)}
+    for _ in range(k):
+        for i in range(k):
+            reach[i] |= set().union(*(reach[j] for j in reach[i])) if reach[i] else set()
+    for i in range(k):
+        if i in reach[i]:
+            raise _NoMatch
+        for j in range(i + 1, k):
+            if j not in reach[i] and i not in reach[j]:
+                raise _NoMatch
+
+
+def _declared(con, scan: Scan, k: int, centre: str, leaf: str, undirected: bool) -> StarShape:
+    """Check the declarations that make the count the construction's (module doc)."""
+    prot = con._catalog.protection(scan.schema, scan.table)
+    if prot is None:
+        raise _NoMatch
+    if not prot.by_columns:
+        privacy = "edge"
+    elif len(prot.by_columns) == 2 and set(prot.by_columns) == {centre, leaf}:
+        privacy = "node"
+    else:
+        raise _NoMatch
+    if not any(key and set(key) <= {centre, leaf} for key in scan.unique_keys):
+        raise _NoMatch
+    types = dict(zip(scan.columns, scan.types))
+    if types.get(centre) != types.get(leaf):
+        raise _NoMatch
+    if undirected and not _ordered_check(con, scan, centre, leaf):
+        raise _NoMatch
+    return StarShape(k, scan, centre, leaf, undirected, privacy)
+
+
+def _ordered_check(con, scan: Scan, x: str, y: str) -> bool:
+    """Whether ``scan``'s table declares ``CHECK (x < y)`` or ``CHECK (x > y)`` (schema only)."""
+    def read():
+        return con._catalog.con.execute(
+            """SELECT expression FROM duckdb_constraints()
+                WHERE database_name = ? AND schema_name = ? AND table_name = ?
+                  AND constraint_type = 'CHECK'""",
+            [scan.catalog, scan.schema, scan.table]).fetchall()
+
+    rows = con._catalog.cached(("checks", scan.catalog, scan.schema, scan.table), read)
+    for (text,) in rows:
+        try:
+            e = sqlglot.parse_one(text, read="duckdb")
+            e = e.unnest() if isinstance(e, exp.Paren) else e
+            if isinstance(e, (exp.LT, exp.GT)) and {_bare(e.this).lower(),
+                                                    _bare(e.expression).lower()} == {x.lower(),
+                                                                                     y.lower()}:
+                return True
+        except (sqlglot.errors.ParseError, _NoMatch):
+            continue
+    return False
+
+
+def load_kstar(con, shape: StarShape, *, time_limit: float | None = None) -> KStarCount:
+    """Read the arcs of ``shape`` (private: reads protected rows) and build the construction.
+    Node values are replaced by their rank, so any column type works."""
+    x, y, t = q(shape.centre), q(shape.leaf), shape.scan.qualified
+    sql = (f"WITH a AS (SELECT {x} AS s, {y} AS d FROM {t} WHERE {x} IS NOT NULL AND {y} IS NOT NULL), "
+           "n AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS i "
+           "FROM (SELECT s AS v FROM a UNION SELECT d FROM a)) "
+           "SELECT ns.i AS s, nd.i AS d FROM a JOIN n AS ns ON ns.v = a.s "
+           "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2")
+    cols, _ = engine_of(con).fetchnumpy(sql)
+    return KStarCount(cols["s"], cols["d"], shape.k, shape.privacy, directed=not shape.undirected,
+                      time_limit=time_limit)
+
+
+def release_kstar(con, plan, shape: StarShape, epsilon: float, style: str, kwargs: dict,
+                  charge_fn, rng, fallback, time_limit: float | None = None):
+    """Charge (``charge_fn``, before any protected row is read), then release. A failed LP (time
+    limit, solver status) or numbers the LPs cannot take release ``fallback(ε)`` — data
+    independent, same shape and mechanism name — and the incident is recorded for the curator.
+    Returns (description, rows, PrivacyInfo)."""
+    charge = charge_fn()
+    p = resolve_params(epsilon, style, **kwargs)  # μ from the query's style, as the LP path
+    params = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")}
+    try:
+        rel = load_kstar(con, shape, time_limit=time_limit).release(epsilon, rng=rng, **params)
+    except (SolverError, ArithmeticError, ValueError):
+        rel = dataclasses.replace(fallback(epsilon), mechanism="recursive-kstar")
+    info = PrivacyInfo(mechanism=rel.mechanism, epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=(rel,))
+    return [(plan.label, "DOUBLE")], [(rel.value,)], info
+
+
+def kstar_note(con, shape: StarShape) -> str:
+    """The ``EXPLAIN PRIVACY`` note of a k-star release: the construction, and for the curator
+    (who may read the data) the LP sizes, read from the table without drawing noise."""
+    note = (f"{shape.describe()} (LPs over node degrees, O(|V| + |E|) columns whatever k, "
+            "instead of one K-relation tuple per star)")
+    if getattr(con, "role", "curator") != "curator":
+        return note
+    ks = load_kstar(con, shape)
+    return (f"{note}. Curator only (private sizes): nodes={ks.n}, arcs={ks.m}, "
+            f"stars={ks.true_answer:.0f}, participants={ks.n_participants}")

@@ -1,0 +1,149 @@
+"""The k-triangle construction (mechanisms/ktriangle.py): triangle listing against networkx, exact
+top values against the enumerated count, H and G recursive by brute force over every neighbour of
+random small graphs, the bounding inequality, an independent PuLP formulation, the release."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from provsql_dp.graph import true_count
+from provsql_dp.mechanisms.ktriangle import KTriangleCount, edge_triangles
+
+TOL = 1e-6
+_PAIRS = [(a, b) for a in range(6) for b in range(a + 1, 6)]
+# dense enough to hold triangles: a random subset of K6's 15 edges
+_EDGES = st.sets(st.sampled_from(_PAIRS), min_size=3, max_size=15)
+
+
+def _kt(edges, k):
+    e = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
+    return KTriangleCount(e[:, 0], e[:, 1], k)
+
+
+def _t_counts(edges):
+    g = nx.Graph(list(edges))
+    return [len(set(g[a]) & set(g[b])) for a, b in g.edges()]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 30), p=st.floats(0.05, 0.9), seed=st.integers(0, 10**6))
+def test_edge_triangles_are_the_graphs_triangles(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    e = np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2)
+    tri = edge_triangles(e[:, 0], e[:, 1], n)
+    assert len(tri) == sum(nx.triangles(g).values()) // 3
+    found = {frozenset(x for j in row for x in e[j]) for row in tri}
+    assert len(found) == len(tri) and all(len(s) == 3 for s in found)
+    for row in tri:
+        nodes = {x for j in row for x in e[j]}
+        assert all(g.has_edge(*e[j]) for j in row) and len(nodes) == 3 and len(set(row)) == 3
+
+
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("seed", range(3))
+def test_true_answer_is_the_enumerated_count(k, seed):
+    g = nx.gnp_random_graph(25, 0.35, seed=seed)
+    e = np.array(list(g.edges()))
+    assert KTriangleCount(e[:, 0], e[:, 1], k).true_answer == true_count(g, "k-triangle", k=k)
+
+
+@settings(max_examples=25, deadline=None)
+@given(edges=_EDGES, k=st.integers(2, 3))
+def test_sequences_are_recursive_over_every_neighbour(edges, k):
+    """Def. 17: H_i(P2) <= H_i(P1) <= H_{i+1}(P2) for P1 = P2 − e, every edge e; same for G;
+    H_|P| is the count; H convex and nondecreasing, G nondecreasing."""
+    big = _kt(edges, k)
+    n = big.n_participants
+    assert big.h(n) == pytest.approx(sum(math.comb(t, k) for t in _t_counts(edges)))
+    hs = [big.h(i) for i in range(n + 1)]
+    gs = [big.g(i) for i in range(n + 1)]
+    d = np.diff(hs)
+    assert np.all(d >= -TOL) and np.all(np.diff(d) >= -TOL) and np.all(np.diff(gs) >= -TOL)
+    for e in edges:
+        small = _kt(edges - {e}, k)
+        for i in range(n):
+            for a2, a1 in ((hs, small.h), (gs, small.g)):
+                assert a2[i] <= a1(i) + TOL
+                assert a1(i) <= a2[i + 1] + TOL
+
+
+@settings(max_examples=25, deadline=None)
+@given(edges=_EDGES, k=st.integers(2, 3))
+def test_g_bounds_h(edges, k):
+    """Def. 18 with g = 1 (proved at 0/1 points in the module doc; checked here at all i, j)."""
+    kt = _kt(edges, k)
+    n = kt.n_participants
+    hs = [kt.h(i) for i in range(n + 1)]
+    gs = [kt.g(i) for i in range(n + 1)]
+    for j in range(n + 1):
+        for i in range(j + 1):
+            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL
+
+
+def _pulp_value(edges, k, i, which):
+    """An independent formulation: C_k as a convex combination of its breakpoints."""
+    import pulp
+
+    g = nx.Graph(list(edges))
+    es = [tuple(sorted(e)) for e in g.edges()]
+    tris = [c for c in nx.enumerate_all_cliques(g) if len(c) == 3]
+    prob = pulp.LpProblem("ktri", pulp.LpMinimize)
+    f = {e: pulp.LpVariable(f"f_{j}", 0, 1) for j, e in enumerate(es)}
+    a = {}
+    for j, (x, y, z) in enumerate(tris):
+        a[j] = pulp.LpVariable(f"a_{j}", 0)
+        sides = [tuple(sorted(p)) for p in ((x, y), (x, z), (y, z))]
+        prob += a[j] >= pulp.lpSum(f[s] for s in sides) - 2
+    vals = []
+    for e in es:
+        on = [j for j, c in enumerate(tris) if set(e) <= set(c)]
+        lam = [pulp.LpVariable(f"l_{e[0]}_{e[1]}_{m}", 0) for m in range(len(on) + 1)]
+        prob += pulp.lpSum(lam) == 1
+        prob += pulp.lpSum(a[j] for j in on) == pulp.lpSum(m * lam[m] for m in range(len(lam)))
+        vals.append(pulp.lpSum(math.comb(m, k) * lam[m] for m in range(len(lam))))
+    prob += pulp.lpSum(f.values()) == i
+    if which == "h":
+        prob += pulp.lpSum(vals)
+    else:
+        w = pulp.LpVariable("w", 0)
+        for v in vals:
+            prob += w >= v
+        prob += w
+    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    value = pulp.value(prob.objective) or 0.0
+    return value * 3 * k if which == "g" else value
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_h_and_g_match_pulp(seed):
+    pytest.importorskip("pulp")
+    g = nx.gnp_random_graph(7, 0.6, seed=300 + seed)
+    edges = {tuple(sorted(e)) for e in g.edges()}
+    for k in (2, 3):
+        kt = _kt(edges, k)
+        n = kt.n_participants
+        for i in sorted({1, n // 2, n - 1}):
+            assert kt.h(i) == pytest.approx(_pulp_value(edges, k, i, "h"), abs=1e-6)
+            assert kt.g(i) == pytest.approx(_pulp_value(edges, k, i, "g"), abs=1e-6)
+
+
+def test_release_and_refusals():
+    g = nx.karate_club_graph()
+    e = np.array(list(g.edges()))
+    kt = KTriangleCount(e[:, 0], e[:, 1], 2)
+    a = kt.release(1.0, rng=np.random.default_rng(3))
+    b = KTriangleCount(e[:, 0], e[:, 1], 2).release(1.0, rng=np.random.default_rng(3))
+    assert a.mechanism == "recursive-ktriangle" and a.value == b.value and a.epsilon == 1.0
+    assert np.isfinite(a.value) and a.params["mu"] == 0.5
+    with pytest.raises(ValueError, match="edge privacy"):
+        KTriangleCount(e[:, 0], e[:, 1], 2, "node")
+    with pytest.raises(ValueError, match="k must"):
+        KTriangleCount(e[:, 0], e[:, 1], 1)
+    with pytest.raises(ValueError, match="duplicate"):
+        KTriangleCount([0, 1], [1, 0], 2)
