@@ -164,7 +164,7 @@ class _Run:
 
     def __init__(
         self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True,
-        first_order=None,
+        first_order=None, cuts=True,
     ):
         self.st = st
         self.p = params
@@ -176,6 +176,8 @@ class _Run:
         self.g_values: dict[float, float] = {}
         self.h_values: dict[float, float] = {}
         self.delta_probes: list[tuple[int, float, float, bool]] = []
+        #: evaluate Δ probes by cutting planes first (Solver.j_cuts); False: the plain LPs only
+        self.cuts = cuts
 
     def g_withdrawn(self, j: int) -> float:
         v = self.solver.g(min(j, self.st.n))
@@ -245,7 +247,13 @@ class _Run:
                 probe = max(probe, hi - _MAX_STEP)
             w = tau(probe) / 2
             bounds = None
-            for tol in _FIRST_ORDER_TOLS if self.solver.first_order else ():
+            if self.cuts:
+                res = self.solver.j_cuts(w)
+                if res is not None:  # value = J to LP tolerance; lower, upper certified
+                    value, slope, j_val, upper = res
+                    ok = holds(upper, probe) or (holds(value, probe) and holds(j_val, probe))
+                    bounds = res
+            for tol in _FIRST_ORDER_TOLS if self.solver.first_order and bounds is None else ():
                 bounds = self.solver.j_bounds(w, tol)
                 if bounds is not None:
                     j_val, upper, slope = bounds  # certified: j_val <= J(w) <= upper
