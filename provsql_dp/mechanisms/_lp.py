@@ -80,6 +80,7 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
+from ._x_cuts import Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
@@ -111,6 +112,7 @@ class Solver(DeltaLPs):
         j_solver: str = "ipm",
         symmetry: bool = True,
         first_order: bool | None = None,
+        cuts: bool = True,
     ):
         self.st = st
         self.stats = LPStats(solver=solver)
@@ -129,6 +131,9 @@ class Solver(DeltaLPs):
         self._rows = np.zeros(self.lp.n, dtype=bool)
         self._jmodel = None  # the kept Δ-search model (see j_value)
         self._jcuts = None  # the cutting-plane Δ-search model (see j_cuts)
+        #: solve the Δ probes, eq. 20 and the H next to its argmin by cutting planes first
+        self.cuts = bool(cuts)
+        self._xcuts = None  # the eq.-20 cut model (see x_real, h_anchored)
         self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 
     # ------------------------------------------------------------------ H and eq. 20
@@ -145,6 +150,16 @@ class Solver(DeltaLPs):
         st = self.st
         if st.n == 0:
             return st.const_true, 0.0
+        if self.cuts and self.generation:  # cutting planes (exact; plain LP if they run out)
+            lp = self.lp
+            cand = lp.deg > delta_hat  # exact, as in _h_like
+            if not cand.any():
+                return lp.const_true + lp.total, 0.0
+            model = Eq20Cuts(lp, cand, delta_hat, stats=self.stats, time_limit=self.time_limit)
+            out = model.solve()
+            if out is not None:
+                self._xcuts = model
+                return out[0], float((lp.mult * out[1]).sum())
         value, g = self._h_like(j=None, delta_hat=delta_hat)
         return value, float((self.lp.mult * g).sum())
 
@@ -262,6 +277,10 @@ class Solver(DeltaLPs):
         closed = self.st.h_closed(j)
         if closed is not None:
             return closed
+        xc = self._xcuts
+        if xc is not None and xc.delta_hat == float(delta_hat):
+            value = xc.anchored(j)
+            return self.h(j) if value is None else value
         xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:
             return self.h(j)

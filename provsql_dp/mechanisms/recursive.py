@@ -169,7 +169,8 @@ class _Run:
         self.st = st
         self.p = params
         self.solver = Solver(
-            st, solver=solver, time_limit=time_limit, symmetry=symmetry, first_order=first_order
+            st, solver=solver, time_limit=time_limit, symmetry=symmetry, first_order=first_order,
+            cuts=cuts,
         )
         if stats is not None:
             self.solver.stats = stats

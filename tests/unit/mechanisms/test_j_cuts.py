@@ -98,3 +98,69 @@ def test_rounds_running_out_fall_back_to_the_plain_lp():
     run = rm._Run(st, params)
     run.solver.j_cuts = lambda cap: None  # as if every probe ran out of rounds
     assert run.delta() == plain
+
+
+# ---------------------------------------------------------------------- eq. 20 (mechanisms/_x_cuts.py)
+def _pulp_x(kr, delta_hat: float) -> float:
+    """eq. 20 for conjunctive annotations with PuLP/CBC: min Σ q y + Δ̂ Σ g."""
+    import pulp
+
+    parts = sorted({p for t in range(kr.n_tuples) for m in kr.annotation(t) for p in m})
+    prob = pulp.LpProblem("X", pulp.LpMinimize)
+    g = {p: pulp.LpVariable(f"g{k}", 0, 1) for k, p in enumerate(parts)}
+    y = [pulp.LpVariable(f"y{t}", 0, 1) for t in range(kr.n_tuples)]
+    prob += pulp.lpSum(float(kr.weights[t]) * y[t] for t in range(kr.n_tuples)) + delta_hat * pulp.lpSum(g.values())
+    for t in range(kr.n_tuples):
+        (m,) = kr.annotation(t)
+        prob += y[t] + pulp.lpSum(g[p] for p in m) >= 1
+    prob.solve(pulp.PULP_CBC_CMD(msg=0))
+    return float(pulp.value(prob.objective))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_eq20_by_cuts_equals_pulp_and_the_plain_lp(seed):
+    rng = np.random.default_rng(950 + seed)
+    kr = random_triangles(rng, n=12, p=0.5)
+    st = Structure(kr)
+    top = float(st.deg.max())
+    for frac in (0.1, 0.3, 0.6, 0.95):
+        dh = frac * top
+        cut, plain = Solver(st).x_real(dh), Solver(st, cuts=False).x_real(dh)
+        assert _close(cut[0], plain[0]) and _close(cut[0], _pulp_x(kr, dh))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1))
+def test_x_and_integer_h_by_cuts_equal_the_plain_path(seed):
+    """X of eq. 12 (eq. 20 and the integer H next to its argmin) on general DNF and triangles."""
+    rng = np.random.default_rng(seed)
+    if rng.random() < 0.5:
+        kr = random_kr(rng, n=int(rng.integers(3, 10)), n_tuples=int(rng.integers(2, 20)),
+                       max_monos=3, max_size=3)
+    else:
+        kr = random_triangles(rng, n=int(rng.integers(6, 14)), p=float(rng.uniform(0.3, 0.8)))
+    st = Structure(kr)
+    params = rm.resolve_params(0.5, "node", theta=1.0, beta=None, mu=None, eps1=None, eps2=None)
+    top = float(st.deg.max()) if st.n else 1.0
+    for dh in rng.uniform(0.05, 1.2, size=3) * top:
+        cut = rm._Run(st, params, cuts=True)
+        plain = rm._Run(st, params, cuts=False)
+        x_c, j_c = cut.x(float(dh))
+        x_p, _ = plain.x(float(dh))
+        assert _close(x_c, x_p), (x_c, x_p)
+        for j, h in cut.h_values.items():  # every integer H the cut path evaluated
+            assert _close(h, Solver(st, cuts=False).h(j)), (j, h)
+
+
+def test_anchored_h_outside_the_candidates_falls_back():
+    """A j beyond the candidates' mass cannot be anchored: the general path answers."""
+    rng = np.random.default_rng(5)
+    kr = random_triangles(rng, n=12, p=0.6)
+    st = Structure(kr)
+    s = Solver(st)
+    dh = 0.9 * float(st.deg.max())
+    s.x_real(dh)
+    assert s._xcuts is not None
+    j = int(st.n - 1)
+    assert s._xcuts.anchored(j) is None
+    assert _close(s.h_anchored(j, dh), Solver(st, cuts=False).h(j))
