@@ -21,8 +21,9 @@ tuple (1.3 M rows on ca-HepPh under node privacy); here the tuples are never var
   every participant with ``load_p(g*) > W`` gets the cut at ``g*``, which ``g*`` violates (the
   cut equals the load there). When no load exceeds ``W`` (to the LP's feasibility tolerance,
   ``1e-7`` relative), ``g*`` is feasible for J and optimal for the relaxation: the value is J.
-  Loads are piecewise linear with finitely many pieces, so the method ends; a round limit and
-  the LP time limit guard it, and the caller then falls back to the plain LP.
+  Loads are piecewise linear with finitely many pieces, so the method ends; a round limit, a
+  row limit (the plain LP's tuples) and the LP time limit guard it, and the caller then falls
+  back to the plain LP.
 * **One pool for the whole Δ search.** Cuts are valid for every ``W``, so probes only move the
   right-hand sides and re-solve by dual simplex from the last basis.
 
@@ -177,4 +178,6 @@ class JCuts:
                 return float(obj), -slope, max(lower, 0.0), upper
             self._add(*cuts_at(v, g, over), cap)
             self.stats.build_seconds += time.perf_counter() - t0
+            if len(self.q_rows) > max(1000, v.n_tuples):  # no smaller than the plain LP any more
+                return None
         return None

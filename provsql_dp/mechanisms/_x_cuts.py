@@ -15,7 +15,7 @@ linear; only the candidates ``C = {p : deg_q(p) > Δ̂}`` can be nonzero (exact,
   and tight at ``ĝ``. The LP over the cuts (|C| + groups columns) is a relaxation: its optimum is
   a lower bound; the exact objective at its minimiser an upper bound; the rounds stop when they
   agree to ``1e-9`` relative (the LP's own tolerance is 1e-7), or fall back to the plain LP after
-  :data:`MAX_ROUNDS`.
+  :data:`MAX_ROUNDS` or once the cut rows outnumber the plain LP's tuples.
 * **Integer H next to the argmin** (:meth:`Eq20Cuts.anchored`): the same pool plus the row
   ``Σ mult g = j`` (cuts do not depend on ``j``), re-solved by dual simplex. The restriction to
   ``C`` is certified as in :meth:`._lp.Solver.h_anchored`: with ``−μ`` a subgradient of ``H_C``
@@ -90,6 +90,7 @@ class Eq20Cuts:
         cost = np.concatenate([self.delta_hat * st.mult[self.cols], np.ones(nc)])
         self.h.changeColsCost(n_var, np.arange(n_var, dtype=np.int32), cost)
         self.row = None  # index of the row Σ mult g = j (anchored)
+        self.max_rows = max(1000, int(self.t_kept.sum()))
         self.rounds = 0
         self.stats.build_seconds += time.perf_counter() - t0
 
@@ -155,6 +156,8 @@ class Eq20Cuts:
             self.stats.build_seconds += time.perf_counter() - t0
             if done:
                 return upper, gc, dual
+            if self.h.getNumRow() > self.max_rows:  # no smaller than the plain LP any more
+                return None
         return None
 
     def solve(self, max_rounds: int = MAX_ROUNDS):

@@ -164,3 +164,17 @@ def test_anchored_h_outside_the_candidates_falls_back():
     j = int(st.n - 1)
     assert s._xcuts.anchored(j) is None
     assert _close(s.h_anchored(j, dh), Solver(st, cuts=False).h(j))
+
+
+def test_eq20_rounds_running_out_fall_back_to_the_plain_lp(monkeypatch):
+    from provsql_dp.mechanisms import _x_cuts
+
+    rng = np.random.default_rng(8)
+    kr = random_triangles(rng, n=14, p=0.6)
+    st = Structure(kr)
+    dh = 0.3 * float(st.deg.max())
+    assert _x_cuts.Eq20Cuts(st, st.deg > dh, dh).solve(max_rounds=0) is None
+    plain = Solver(st, cuts=False).x_real(dh)
+    monkeypatch.setattr(_x_cuts.Eq20Cuts, "solve", lambda self, max_rounds=0: None)
+    s = Solver(st)
+    assert _close(s.x_real(dh)[0], plain[0]) and s._xcuts is None
