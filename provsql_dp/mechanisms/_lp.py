@@ -84,6 +84,9 @@ from ._x_cuts import Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
+#: default of Solver(cuts=...): cutting planes first (``_j_cuts``, ``_x_cuts``); False: plain LPs
+CUTS = True
+
 #: load incidences above which the Δ search starts each probe with a first-order solve
 _FIRST_ORDER_MIN = 100_000
 
@@ -112,7 +115,7 @@ class Solver(DeltaLPs):
         j_solver: str = "ipm",
         symmetry: bool = True,
         first_order: bool | None = None,
-        cuts: bool = True,
+        cuts: bool | None = None,
     ):
         self.st = st
         self.stats = LPStats(solver=solver)
@@ -132,7 +135,7 @@ class Solver(DeltaLPs):
         self._jmodel = None  # the kept Δ-search model (see j_value)
         self._jcuts = None  # the cutting-plane Δ-search model (see j_cuts)
         #: solve the Δ probes, eq. 20 and the H next to its argmin by cutting planes first
-        self.cuts = bool(cuts)
+        self.cuts = CUTS if cuts is None else bool(cuts)
         self._xcuts = None  # the eq.-20 cut model (see x_real, h_anchored)
         self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 

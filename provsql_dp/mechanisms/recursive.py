@@ -164,7 +164,7 @@ class _Run:
 
     def __init__(
         self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True,
-        first_order=None, cuts=True,
+        first_order=None, cuts=None,
     ):
         self.st = st
         self.p = params
@@ -177,8 +177,6 @@ class _Run:
         self.g_values: dict[float, float] = {}
         self.h_values: dict[float, float] = {}
         self.delta_probes: list[tuple[int, float, float, bool]] = []
-        #: evaluate Δ probes by cutting planes first (Solver.j_cuts); False: the plain LPs only
-        self.cuts = cuts
 
     def g_withdrawn(self, j: int) -> float:
         v = self.solver.g(min(j, self.st.n))
@@ -248,7 +246,7 @@ class _Run:
                 probe = max(probe, hi - _MAX_STEP)
             w = tau(probe) / 2
             bounds = None
-            if self.cuts:
+            if self.solver.cuts:  # cutting planes (Solver.j_cuts), else the plain LPs
                 res = self.solver.j_cuts(w)
                 if res is not None:  # value = J to LP tolerance; lower, upper certified
                     value, slope, j_val, upper = res
