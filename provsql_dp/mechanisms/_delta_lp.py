@@ -58,12 +58,14 @@ class DeltaLPs:
     """The J evaluations of :class:`~provsql_dp.mechanisms._lp.Solver` (needs ``lp``, ``stats``,
     ``time_limit``, ``j_solver`` and ``_jmodel``)."""
 
-    def j_cuts(self, cap: float):
+    def j_cuts(self, cap: float, first_order: bool = False):
         """``(value, slope, lower, upper)`` of ``J(cap)`` by cutting planes (:class:`._j_cuts.JCuts`,
-        one pool for every probe of this solver), or ``None`` when they did not converge."""
+        one pool for every probe of this solver), or ``None`` when they did not converge. With
+        ``first_order``: certified bounds only (``value`` is nan) from PDLP on the cold pool, or
+        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`)."""
         if self._jcuts is None:
             self._jcuts = JCuts(self.lp.load_view(), stats=self.stats, time_limit=self.time_limit)
-        return self._jcuts.solve(cap)
+        return self._jcuts.first_order(cap) if first_order else self._jcuts.solve(cap)
 
     def j_value(self, cap: float, floor: float | None = None) -> tuple[float, float]:
         """``J(W) = min { Σ g : load_p(g) ≤ W for every p }`` and a subgradient ``dJ/dW``.

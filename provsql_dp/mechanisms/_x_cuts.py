@@ -63,6 +63,9 @@ _GAP = 1e-9
 class Eq20Cuts:
     """The eq.-20 cut model for one ``(structure, C, Δ̂)``; ``st`` is the LP structure (quotient)."""
 
+    #: certify the anchored restriction by degrees first (tests turn it off to reach _charges)
+    degree_test = True
+
     def __init__(self, st, cand: np.ndarray, delta_hat: float, *, stats: LPStats | None = None,
                  time_limit: float | None = None):
         self.st, self.cand, self.delta_hat = st, cand.copy(), float(delta_hat)
@@ -90,6 +93,7 @@ class Eq20Cuts:
         cost = np.concatenate([self.delta_hat * st.mult[self.cols], np.ones(nc)])
         self.h.changeColsCost(n_var, np.arange(n_var, dtype=np.int32), cost)
         self.row = None  # index of the row Σ mult g = j (anchored)
+        self.points = []  # (point, its rows, their groups) per round, for _charges
         self.max_rows = max(1000, int(self.t_kept.sum()))
         self.rounds = 0
         self.stats.build_seconds += time.perf_counter() - t0
@@ -122,8 +126,9 @@ class Eq20Cuts:
         a.sum_duplicates()
         return f_val, q_grp, a
 
-    def _add(self, q_grp, a) -> None:
+    def _add(self, q_grp, a, g_pt) -> None:
         keep = np.flatnonzero(q_grp > 0)
+        self.points.append((g_pt, self.h.getNumRow() + np.arange(len(keep)), keep))
         b = sp.hstack([a, sp.identity(self.nc, format="csr")], format="csr")[keep]
         self.h.addRows(
             len(keep), q_grp[keep], np.full(len(keep), INF), b.nnz,
@@ -135,7 +140,7 @@ class Eq20Cuts:
         st = self.st
         if self.rounds == 0:
             t0 = time.perf_counter()
-            self._add(*self._objective_and_cut(np.zeros(self.nc))[1:])
+            self._add(*self._objective_and_cut(np.zeros(self.nc))[1:], np.zeros(self.nc))
             self.stats.build_seconds += time.perf_counter() - t0
         for _ in range(max_rounds):
             try:
@@ -152,7 +157,7 @@ class Eq20Cuts:
             upper = self.delta_hat * float(np.dot(st.mult[self.cols], gc)) + f_val
             done = upper - lower <= _GAP * max(1.0, abs(upper))
             if not done:
-                self._add(q_grp, a)
+                self._add(q_grp, a, gc)
             self.stats.build_seconds += time.perf_counter() - t0
             if done:
                 return upper, gc, dual
@@ -190,6 +195,41 @@ class Eq20Cuts:
         upper, _, dual = out
         # the objective is H_C(j) + Δ̂ j, so the row's dual λ is H_C'(j) + Δ̂ and μ = −H_C'(j)
         mu = self.delta_hat - float(dual[self.row])
-        if nc < st.n and (st.deg[~self.cand] > mu + 1e-7 * max(1.0, abs(mu))).any():
-            return None
+        outside = ~self.cand
+        loose = self.degree_test and not (st.deg[outside] > mu + 1e-7 * max(1.0, abs(mu))).any()
+        if nc < st.n and not loose:
+            # the degree test is loose: the reduced costs of the missing columns in the cut LP
+            # extended to them (each cut recomputed in the full space at its own point, each
+            # constant tuple charged to one monomial avoiding C), as _lp.Solver._h_violators
+            rc = mu * st.mult - self._charges(dual)
+            if (rc[outside] < -1e-7 * max(1.0, abs(mu), self.delta_hat) * st.mult[outside]).any():
+                return None
         return upper - self.delta_hat * float(j) + self.const
+
+    def _charges(self, dual: np.ndarray) -> np.ndarray:
+        """``Σ_r π_r a_{r,p}`` for every participant (cuts extended to all columns) plus the
+        constant tuples' weights on one monomial avoiding C each."""
+        st = self.st
+        charge = np.zeros(st.n)
+        for g_pt, rows, groups in self.points:
+            pi = np.zeros(self.nc + 1)
+            pi[groups] = np.maximum(np.asarray(dual)[rows], 0.0)
+            if not pi.any():
+                continue
+            g = np.zeros(st.n)
+            g[self.cols] = g_pt
+            s = np.bincount(st.ent_mono, weights=g[st.ent_part] * st.ent_coef, minlength=st.n_mono)
+            s_min = np.minimum.reduceat(s, st.tuple_mono_ptr[:-1])
+            first = np.flatnonzero(s <= s_min[st.mono_tuple])
+            _, fi = np.unique(st.mono_tuple[first], return_index=True)
+            w_t = np.where(self.t_kept & (s_min < 1.0), st.q * pi[self.grp], 0.0)
+            w_m = np.zeros(st.n_mono)
+            w_m[first[fi]] = w_t
+            charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono] * st.ent_coef, minlength=st.n)
+        free_m = np.flatnonzero(np.bincount(st.ent_mono, weights=self.ent_c, minlength=st.n_mono) == 0)
+        if len(free_m):
+            _, first = np.unique(st.mono_tuple[free_m], return_index=True)
+            w_m = np.zeros(st.n_mono)
+            w_m[free_m[first]] = st.q[st.mono_tuple[free_m[first]]]
+            charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono] * st.ent_coef, minlength=st.n)
+        return charge

@@ -178,3 +178,35 @@ def test_eq20_rounds_running_out_fall_back_to_the_plain_lp(monkeypatch):
     monkeypatch.setattr(_x_cuts.Eq20Cuts, "solve", lambda self, max_rounds=0: None)
     s = Solver(st)
     assert _close(s.x_real(dh)[0], plain[0]) and s._xcuts is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1))
+def test_anchored_h_certified_by_reduced_costs_equals_the_plain_h(seed):
+    """The reduced-cost certificate of the candidate restriction (cuts extended to every column,
+    constants on a monomial avoiding C): whenever it certifies, H equals the plain LP's."""
+    from provsql_dp.mechanisms import _x_cuts
+
+    rng = np.random.default_rng(seed)
+    if rng.random() < 0.5:
+        kr = random_kr(rng, n=int(rng.integers(3, 10)), n_tuples=int(rng.integers(2, 20)),
+                       max_monos=3, max_size=3)
+    else:
+        kr = random_triangles(rng, n=int(rng.integers(6, 14)), p=float(rng.uniform(0.3, 0.8)))
+    st = Structure(kr)
+    if st.n == 0:
+        return
+    dh = float(rng.uniform(0.05, 1.0)) * float(st.deg.max())
+    old = _x_cuts.Eq20Cuts.degree_test
+    _x_cuts.Eq20Cuts.degree_test = False
+    try:
+        s = Solver(st)
+        _, j_real = s.x_real(dh)
+        if s._xcuts is None:
+            return
+        for j in {int(np.floor(j_real)), int(np.ceil(j_real))}:
+            value = s._xcuts.anchored(j)
+            if value is not None:
+                assert _close(value, Solver(st, cuts=False).h(j)), (j, value)
+    finally:
+        _x_cuts.Eq20Cuts.degree_test = old
