@@ -53,10 +53,12 @@ import scipy.sparse as sp
 from ..errors import SolverError
 from ._highs import INF, LPStats, resolve_lp
 
-__all__ = ["Eq20Cuts", "MAX_ROUNDS"]
+__all__ = ["Eq20Cuts", "MAX_ROUNDS", "ANCHORED_ROUNDS"]
 
 #: cutting-plane rounds per solve before the caller falls back to the plain LP
 MAX_ROUNDS = 200
+#: rounds of one anchored H before the plain path (Kelley's tail is slow at a fixed Σ g = j)
+ANCHORED_ROUNDS = 40
 _GAP = 1e-9
 
 
@@ -176,7 +178,7 @@ class Eq20Cuts:
         g[self.cols] = gc
         return upper + self.const, g
 
-    def anchored(self, j: float, max_rounds: int = MAX_ROUNDS):
+    def anchored(self, j: float, max_rounds: int = ANCHORED_ROUNDS):
         """``H(j)`` over all participants from the pool plus ``Σ mult g = j``, or ``None`` when
         the rounds ran out or the restriction to ``C`` is not certified (see the module)."""
         st, nc = self.st, self.nc
