@@ -296,9 +296,9 @@ class Solver(DeltaLPs):
             value = xc.anchored(j)
             if value is not None:
                 return value
-            if j > float(self.lp.mult[xc.cand].sum()) - 1e-9:  # the row cannot hold on C
+            if xc.failure == "columns":  # columns outside C help (or may): as _h_violators
                 return self.h(j)
-            self._xcuts = None  # not certified: the plain eq.-20 model, kept for the anchored H
+            self._xcuts = None  # rounds ran out  # not certified: the plain eq.-20 model, kept for the anchored H
             self._h_like(j=None, delta_hat=delta_hat)
         xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:

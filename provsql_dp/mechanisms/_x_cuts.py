@@ -96,6 +96,7 @@ class Eq20Cuts:
         self.h.changeColsCost(n_var, np.arange(n_var, dtype=np.int32), cost)
         self.row = None  # index of the row Σ mult g = j (anchored)
         self.points = []  # (point, its rows, their groups) per round, for _charges
+        self.failure = None  # why the last anchored() returned None: "rounds" or "columns"
         self.max_rows = max(1000, int(self.t_kept.sum()))
         self.rounds = 0
         self.stats.build_seconds += time.perf_counter() - t0
@@ -183,6 +184,7 @@ class Eq20Cuts:
         the rounds ran out or the restriction to ``C`` is not certified (see the module)."""
         st, nc = self.st, self.nc
         mult_c = st.mult[self.cols]
+        self.failure = "columns"  # the restriction to C cannot be (or is not) certified
         if j > float(mult_c.sum()) - 1e-9:
             return None
         if self.row is None:
@@ -193,6 +195,7 @@ class Eq20Cuts:
                                     np.array([float(j)]))
         out = self._loop(max_rounds)
         if out is None:
+            self.failure = "rounds"
             return None
         upper, _, dual = out
         # the objective is H_C(j) + Δ̂ j, so the row's dual λ is H_C'(j) + Δ̂ and μ = −H_C'(j)
