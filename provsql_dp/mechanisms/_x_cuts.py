@@ -58,7 +58,7 @@ __all__ = ["Eq20Cuts", "MAX_ROUNDS", "ANCHORED_ROUNDS"]
 #: cutting-plane rounds per solve before the caller falls back to the plain LP
 MAX_ROUNDS = 200
 #: rounds of one anchored H before the plain path (Kelley's tail is slow at a fixed Σ g = j)
-ANCHORED_ROUNDS = 40
+ANCHORED_ROUNDS = 20
 _GAP = 1e-9
 
 
