@@ -164,12 +164,13 @@ class _Run:
 
     def __init__(
         self, st: Structure, params, *, solver="ipm", time_limit=None, stats=None, symmetry=True,
-        first_order=None,
+        first_order=None, cuts=None,
     ):
         self.st = st
         self.p = params
         self.solver = Solver(
-            st, solver=solver, time_limit=time_limit, symmetry=symmetry, first_order=first_order
+            st, solver=solver, time_limit=time_limit, symmetry=symmetry, first_order=first_order,
+            cuts=cuts,
         )
         if stats is not None:
             self.solver.stats = stats
@@ -245,7 +246,15 @@ class _Run:
                 probe = max(probe, hi - _MAX_STEP)
             w = tau(probe) / 2
             bounds = None
-            for tol in _FIRST_ORDER_TOLS if self.solver.first_order else ():
+            if self.solver.cuts:  # cutting planes (Solver.j_cuts), else the plain LPs
+                res = self.solver.j_cuts(w, True) if self.solver.first_order else None
+                if res is None or (not holds(res[3], probe) and holds(res[2], probe)):
+                    res = self.solver.j_cuts(w)  # no certified decision: the exact cut rounds
+                if res is not None:  # value = J to LP tolerance (nan: bounds); lower, upper certified
+                    value, slope, j_val, upper = res
+                    ok = holds(upper, probe) or (holds(value, probe) and holds(j_val, probe))
+                    bounds = res
+            for tol in _FIRST_ORDER_TOLS if self.solver.first_order and bounds is None else ():
                 bounds = self.solver.j_bounds(w, tol)
                 if bounds is not None:
                     j_val, upper, slope = bounds  # certified: j_val <= J(w) <= upper

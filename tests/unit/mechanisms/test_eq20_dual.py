@@ -51,8 +51,8 @@ def kr_of(kind: int, seed: int):
 
 
 def solvers(kr, symmetry=True):
-    plain = _lp.Solver(_lp.Structure(kr), symmetry=symmetry)
-    dual = _lp.Solver(_lp.Structure(kr), symmetry=symmetry)
+    plain = _lp.Solver(_lp.Structure(kr), symmetry=symmetry, cuts=False)
+    dual = _lp.Solver(_lp.Structure(kr), symmetry=symmetry, cuts=False)
     return plain, dual
 
 
@@ -64,12 +64,12 @@ def test_dual_eq20_equals_primal_and_pulp(kind, seed, dh, symmetry):
     stc = _lp.Structure(kr)
     if stc.n == 0:
         return
-    plain = _lp.Solver(stc, symmetry=symmetry)
+    plain = _lp.Solver(stc, symmetry=symmetry, cuts=False)
     v0, j0 = plain.x_real(dh)
     saved = _eq20_dual.DUAL_MIN
     try:
         _eq20_dual.DUAL_MIN = 0
-        dual = _lp.Solver(_lp.Structure(kr), symmetry=symmetry)
+        dual = _lp.Solver(_lp.Structure(kr), symmetry=symmetry, cuts=False)
         v1, j1 = dual.x_real(dh)
         used = dual._xmodel is not None and "dual" in dual._xmodel
         # the integer H next to the argmin, from the kept dual model
@@ -89,6 +89,7 @@ def test_dual_eq20_equals_primal_and_pulp(kind, seed, dh, symmetry):
 @pytest.mark.parametrize("seed", range(6))
 def test_release_quantities_unchanged_by_the_dual(seed, monkeypatch):
     kr = blown_up_triangles(seed, n=8, p=0.6) or symmetric_kr(seed, conjunctive=True)
+    monkeypatch.setattr(_lp, "CUTS", False)  # the plain LPs: primal against merged dual
     ref = rm.explain(kr, 1.0, delta_hat=None)
     monkeypatch.setattr(_eq20_dual, "DUAL_MIN", 0)
     got = rm.explain(kr, 1.0, delta_hat=None)
