@@ -400,9 +400,9 @@ def test_cli_requires_a_user_for_an_analyst(tmp_path):
 class PtyShell:
     """The shell on a pseudo-terminal: write lines, read until some text appears."""
 
-    def __init__(self, args, env):
+    def __init__(self, args, env, command=SHELL):
         self.master, slave = os.openpty()
-        self.proc = subprocess.Popen(SHELL + args, stdin=slave, stdout=slave, stderr=slave,
+        self.proc = subprocess.Popen(command + args, stdin=slave, stdout=slave, stderr=slave,
                                      env=env, close_fds=True)
         os.close(slave)
         self.seen = b""

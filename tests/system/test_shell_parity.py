@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -23,8 +24,8 @@ from provsql_dp.sql import dialect as d
 from test_shell import PRIVATE_LINE, PtyShell, curator, example_db, make_shell, run_pipe, shell_env
 
 
-def pty_session(args, env):
-    sh = PtyShell(args, env)
+def pty_session(args, env, command=None):
+    sh = PtyShell(args, env) if command is None else PtyShell(args, env, command)
     sh.expect("provsql_dp> ")
     return sh
 
@@ -60,12 +61,18 @@ def test_tab_completes_tables_columns_keywords_and_dot_commands(tmp_path):
 
 # ---------------------------------------------------------------------- progress and Ctrl-C
 LONG_QUERY = "SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src WITH EPSILON 1;"
+#: the shell with the recursive mechanism's plain LPs (``_lp.CUTS = False``): the cutting planes
+#: release ``LONG_QUERY`` in ~4 s, too soon for an interrupt in the middle; the plain LPs take
+#: ~24 s on a loaded 2-core machine (the same release, only slower)
+PLAIN_LP_SHELL = [sys.executable, "-c",
+                  "import sys; import provsql_dp.mechanisms._lp as lp; lp.CUTS = False; "
+                  "from provsql_dp.interfaces.cli import main; sys.exit(main(['shell'] + sys.argv[1:]))"]
 
 
 def long_db(tmp_path) -> str:
-    """A node-private path count whose LPs run for many seconds (far longer than the test):
-    ~20 s on a loaded 2-core machine with the certified first-order Δ search; a sparser graph
-    finished in under a second, before the status line could show its LPs."""
+    """A node-private path count whose plain LPs (:data:`PLAIN_LP_SHELL`) run for many seconds
+    (longer than the test waits): ~24 s on a loaded 2-core machine; a sparser graph finished in
+    under a second, before the status line could show its LPs."""
     db = str(tmp_path / "long.duckdb")
     con = provsql_dp.connect(db, user="cur")
     con.execute("CREATE TABLE e AS SELECT DISTINCT least(a, b) AS src, greatest(a, b) AS dst FROM "
@@ -80,7 +87,7 @@ def long_db(tmp_path) -> str:
 
 def test_progress_shows_phase_and_count_and_ctrl_c_keeps_the_charge(tmp_path):
     db = long_db(tmp_path)
-    sh = pty_session([db, "--user", "cur"], shell_env(tmp_path))
+    sh = pty_session([db, "--user", "cur"], shell_env(tmp_path), PLAIN_LP_SHELL)
     try:
         sh.send(LONG_QUERY)
         sh.expect("solving LPs: 1")  # the curator's status line: phase and count
@@ -101,7 +108,8 @@ def test_progress_shows_phase_and_count_and_ctrl_c_keeps_the_charge(tmp_path):
 
 def test_analyst_progress_shows_no_data_dependent_phase(tmp_path):
     db = long_db(tmp_path)
-    sh = pty_session([db, "--role", "analyst", "--user", "ann"], shell_env(tmp_path))
+    sh = pty_session([db, "--role", "analyst", "--user", "ann"], shell_env(tmp_path),
+                     PLAIN_LP_SHELL)
     try:
         sh.send(LONG_QUERY)
         seen = sh.expect("ε charged; releasing… ")
