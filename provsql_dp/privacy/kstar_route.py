@@ -284,15 +284,8 @@ def _declared(con, scan: Scan, k: int, centre: str, leaf: str, undirected: bool)
 
 def _ordered_check(con, scan: Scan, x: str, y: str) -> bool:
     """Whether ``scan``'s table declares ``CHECK (x < y)`` or ``CHECK (x > y)`` (schema only)."""
-    def read():
-        return con._catalog.con.execute(
-            """SELECT expression FROM duckdb_constraints()
-                WHERE database_name = ? AND schema_name = ? AND table_name = ?
-                  AND constraint_type = 'CHECK'""",
-            [scan.catalog, scan.schema, scan.table]).fetchall()
-
-    rows = con._catalog.cached(("checks", scan.catalog, scan.schema, scan.table), read)
-    for (text,) in rows:
+    texts = con._catalog.check_expressions(scan.catalog, scan.schema, scan.table)
+    for text in texts:
         try:
             e = sqlglot.parse_one(text, read="duckdb")
             e = e.unnest() if isinstance(e, exp.Paren) else e

@@ -84,11 +84,7 @@ def row_per_participant(con, info, prot) -> tuple[bool, str]:
                        "; a Blowfish policy assumes one record per individual (such queries go "
                        "to the recursive mechanism)")
     c = prot.by_columns[0]
-    rows = con._duck.execute(
-        "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? AND "
-        "schema_name = ? AND table_name = ? AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
-        [info.catalog, info.schema, info.name]).fetchall()
-    if any(list(r[0]) == [c] for r in rows):
+    if any(list(key) == [c] for key in con._catalog.unique_keys(info)):
         return True, ""
     # Decided from the declarations alone, never by looking at the rows: whether the route
     # applies must not depend on the data (the side-channel rule).

@@ -312,6 +312,19 @@ class Catalog:
         ).fetchall()
         return tuple(sorted({tuple(r[0]) for r in rows}))
 
+    def check_expressions(self, catalog: str, schema: str, table: str) -> tuple[str, ...]:
+        """The text of a table's declared CHECK constraints (schema, never data)."""
+        def read():
+            rows = self.con.execute(
+                """SELECT expression FROM duckdb_constraints()
+                    WHERE database_name = ? AND schema_name = ? AND table_name = ?
+                      AND constraint_type = 'CHECK'""",
+                [catalog, schema, table],
+            ).fetchall()
+            return tuple(r[0] for r in rows)
+
+        return self._cached(("checks", catalog, schema, table), read)
+
     # ------------------------------------------------------------------ declarations
     def list_protected(self) -> list[Protection]:
         return list(self._cached(("protected",), self._list_protected))
