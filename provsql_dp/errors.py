@@ -26,6 +26,7 @@ __all__ = [
     "BudgetExceededError",
     "PrivacyError",
     "SolverError",
+    "CaptureTooLarge",
 ]
 
 
@@ -87,3 +88,21 @@ class PrivacyError(ProgrammingError):
 
 class SolverError(InternalError):
     """A linear program failed (infeasible, time limit, numerical trouble); nothing was released."""
+
+
+class CaptureTooLarge(OperationalError):
+    """A provenance capture has more derivation rows than the connection's ``max_capture_rows``.
+
+    Raised before the rows reach Python (the capture query is cut off one row past the limit), so
+    a query whose provenance would not fit in memory fails cleanly instead of exhausting it. A
+    private release never shows it: the release reads no data instead (see
+    :mod:`provsql_dp.privacy.answer`); curators meet it in ``provenance`` and ``explain``."""
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        super().__init__(
+            f"the provenance of this query has more than {self.limit:,} derivation rows "
+            f"(max_capture_rows = {self.limit:,}), more than this connection may hold in memory; "
+            "narrow the query, or on a machine with more memory raise the limit: "
+            "provsql_dp.connect(..., max_capture_rows=N) or con.max_capture_rows = N "
+            "(None: no limit)")

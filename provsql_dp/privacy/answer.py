@@ -45,13 +45,13 @@ from types import MappingProxyType
 import numpy as np
 
 from .._progress import report
-from ..errors import ProgrammingError, SolverError, UnsupportedQueryError
+from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
 from ..mechanisms._framework import resolve_params
 from ..mechanisms.noise import resolve_rng
 from ..mechanisms.release import Release, release_x
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql, q
+from ..provenance.capture import capture, capture_sql, max_rows_of, q
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -309,23 +309,28 @@ def execute(con, d: _Decision, charge_fn, rng=None):
                              lambda eps: _fallback(con, plan, eps, d, rng), LP_TIME_LIMIT)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
-    kr = capture(engine_of(con), plan, d.bounds)
+    try:
+        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con)), None
+    except CaptureTooLarge as e:  # every group reads no data (the incident says why)
+        kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
-    if plan.group_by:
+    if plan.group_by and kr is not None:
         keys = [kr.values[kr.columns.index(n)] for n in d.key_names]
     for i, g in enumerate(d.groups):
         report("releasing group", i + 1, len(d.groups))
-        sub = kr
-        if plan.group_by:
-            mask = np.ones(len(kr), dtype=bool)
-            for col, v in zip(keys, g):
-                mask &= _equals(col, v)
-            sub = kr.restrict(mask)
         try:
+            if kr is None:
+                raise SolverError(why)
+            sub = kr
+            if plan.group_by:
+                mask = np.ones(len(kr), dtype=bool)
+                for col, v in zip(keys, g):
+                    mask &= _equals(col, v)
+                sub = kr.restrict(mask)
             rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
         except (SolverError, ArithmeticError, ValueError):  # numbers the LPs cannot take
-            rel = _fallback(con, plan, eps, d, rng)
+            rel = _fallback(con, plan, eps, d, rng, why=why)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
     desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
@@ -425,14 +430,15 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 LP_TIME_LIMIT = 120.0
 
 
-def _fallback(con, plan, eps: float, d: _Decision, rng):
-    """A release that reads no data, for a group whose LP failed: ``0`` released like any
+def _fallback(con, plan, eps: float, d: _Decision, rng, why: str | None = None):
+    """A release that reads no data, for a group whose LP failed (or whose capture passed
+    ``max_capture_rows``, ``why``): ``0`` released like any
     recursive-mechanism release at ``Δ̂ = θe^μ`` (the ``Δ̂`` of ``ĵ = 0``), on the same public grid
     (:func:`~provsql_dp.mechanisms.release.release_x`); a signed release is two such parts at
     ε/2, like ``release_signed``. Its ε is spent either way. The curator finds the incident in
     ``_provsql_dp.incidents``; the analyst's outcome does not show it (same shape, same grid)."""
-    con._catalog.record_incident(f"recursive-mechanism LP failed for {plan.label!r}; "
-                                 "released the data-independent fallback")
+    what = why or "recursive-mechanism LP failed"
+    con._catalog.record_incident(f"{what} ({plan.label!r}); released the data-independent fallback")
     gen = resolve_rng(rng)
 
     def part(e: float, mech: str) -> Release:

@@ -43,12 +43,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .._numbers import format_eps
-from ..errors import ProgrammingError, SolverError, UnsupportedQueryError
+from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import error_estimate as ee
 from ..mechanisms._framework import resolve_params
 from ..mechanisms.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql
+from ..provenance.capture import capture, capture_sql, max_rows_of
 from ..provenance.slots import analyse
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
@@ -179,16 +179,20 @@ def _job(dec, e_part: Fraction) -> tuple[float, float, object]:
 def _estimate(con, dec, job, rng) -> tuple:
     """One estimate per group (reads protected rows: after the charge)."""
     eps_g, est_g, _ = job
-    kr = capture(engine_of(con), dec.plan, dec.bounds)
+    try:
+        kr, why = capture(engine_of(con), dec.plan, dec.bounds, max_rows=max_rows_of(con)), None
+    except CaptureTooLarge as e:  # every group gets the data-free index
+        kr, why = None, str(e)
     out = []
     for g in dec.groups:
-        sub = _restrict(kr, dec.key_names, g)
         try:
-            est = ee.estimate(sub, eps_g, est_g, dec.style, rng, signed=dec.signed,
-                              time_limit=LP_TIME_LIMIT, **dec.kwargs)
+            if kr is None:
+                raise SolverError(why)
+            est = ee.estimate(_restrict(kr, dec.key_names, g), eps_g, est_g, dec.style, rng,
+                              signed=dec.signed, time_limit=LP_TIME_LIMIT, **dec.kwargs)
         except (SolverError, ArithmeticError, ValueError):  # the LP failed: a data-free index
-            con._catalog.record_incident(f"error estimate: Δ search failed for {dec.plan.label!r}; "
-                                         "released the index of j = 0")
+            con._catalog.record_incident(f"error estimate: {why or 'Δ search failed'} "
+                                         f"({dec.plan.label!r}); released the index of j = 0")
             params = resolve_params(eps_g / (2 if dec.signed else 1), dec.style, **dec.kwargs)
             if dec.signed:
                 est = ee.SignedNoiseEstimate(tuple(ee.release_index(0, est_g / 2, params, rng)

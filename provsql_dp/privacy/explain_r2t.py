@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from ..mechanisms import r2t
 from ..mechanisms.r2t_lp import R2TModel
-from ..provenance.capture import capture
+from ..errors import CaptureTooLarge
+from ..provenance.capture import capture, max_rows_of
 
 __all__ = ["r2t_row", "PUBLIC_NOTE"]
 
@@ -63,13 +64,20 @@ def r2t_row(con, decision, eps, confidence: float):
         note += (f"; lp_gap γ = {rel.params['lp_gap']:g}: each LP may be solved within γ·τ below "
                  "its optimum (certified), the noise is calibrated to (1 + γ)·τ and α includes γ·τ")
     if getattr(con, "role", "curator") == "curator":
-        plan = decision.plan
-        kr = capture(con._duck, plan, decision.bounds)
-        m = R2TModel(kr)
-        free = sum(1 for t in taus if t >= m.max_load)
-        rows, cols = m.shape
-        note += (f". Curator only (private sizes): tuples={m.n_tuples}, monomials={len(m.t_of_m)}, "
-                 f"participants={m.n_participants}, largest contribution={m.max_load:g}, "
-                 f"plain LP {rows}×{cols}, thresholds without LP={free}")
+        note += _private_sizes(con, decision, taus)
     return ("r2t", None, f"race over {len(taus)} thresholds", n_groups,
             None if eps is None else str(eps), None, float(alpha), float(confidence), note)
+
+
+def _private_sizes(con, decision, taus) -> str:
+    """The curator's part of the note: the LP sizes of this data (reads protected rows)."""
+    try:
+        kr = capture(con._duck, decision.plan, decision.bounds, max_rows=max_rows_of(con))
+    except CaptureTooLarge as e:
+        return f". Curator only: {e} — a release would read no data and return the fallback"
+    m = R2TModel(kr)
+    free = sum(1 for t in taus if t >= m.max_load)
+    rows, cols = m.shape
+    return (f". Curator only (private sizes): tuples={m.n_tuples}, monomials={len(m.t_of_m)}, "
+            f"participants={m.n_participants}, largest contribution={m.max_load:g}, "
+            f"plain LP {rows}×{cols}, thresholds without LP={free}")

@@ -20,7 +20,8 @@ participants, the largest LP and the range the Δ search bisects.
 from __future__ import annotations
 
 from ..mechanisms.recursive_cost import PUBLIC_NOTE, lp_cost
-from ..provenance.capture import capture
+from ..errors import CaptureTooLarge
+from ..provenance.capture import capture, max_rows_of
 from ..sql.plan import Aggregate
 from .answer import privacy_style
 
@@ -31,7 +32,12 @@ def recursive_note(con, plan, eps) -> str:
     """The note of the ``EXPLAIN PRIVACY`` row of a recursive-mechanism query (see module doc)."""
     if getattr(con, "role", "curator") != "curator" or not isinstance(plan, Aggregate):
         return PUBLIC_NOTE
-    kr = capture(con._duck, plan, plan.bounds if plan.kind == "sum" else None)
+    try:
+        kr = capture(con._duck, plan, plan.bounds if plan.kind == "sum" else None,
+                     max_rows=max_rows_of(con))
+    except CaptureTooLarge as e:
+        return (f"{PUBLIC_NOTE}. Curator only: {e} — a release would read no data and return the "
+                "data-independent fallback")
     cost = lp_cost(kr, 0.5 if eps is None else float(eps), privacy_style(plan))
     sizes = ", ".join(f"{k}={v}" for k, v in cost.rows())
     at = "ε = 0.5" if eps is None else "this ε"

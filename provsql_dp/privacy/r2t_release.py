@@ -19,10 +19,10 @@ import numbers
 
 import numpy as np
 
-from ..errors import ProgrammingError, SolverError
+from ..errors import CaptureTooLarge, ProgrammingError, SolverError
 from ..mechanisms import r2t
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture
+from ..provenance.capture import capture, max_rows_of
 from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
@@ -80,14 +80,19 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
     """One R2T release per group (ε split equally); returns (description, rows, PrivacyInfo)."""
     eps = eps_total / len(groups)
     charge = charge_fn()
-    kr = capture(engine_of(con), plan, bounds)
+    try:
+        kr, why = capture(engine_of(con), plan, bounds, max_rows=max_rows_of(con)), None
+    except CaptureTooLarge as e:  # every group reads no data
+        kr, why = None, str(e)
     releases, rows = [], []
     for g in groups:
-        sub = restrict_group(kr, g)
         try:
-            rel = r2t.release(sub, eps, rng=rng, time_limit=LP_TIME_LIMIT, **kwargs)
+            if kr is None:
+                raise SolverError(why)
+            rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
+                              **kwargs)
         except (SolverError, ArithmeticError, ValueError):
-            con._catalog.record_incident(f"R2T truncation LP failed for {plan.label!r}; "
+            con._catalog.record_incident(f"{why or 'R2T truncation LP failed'} ({plan.label!r}); "
                                          "released the data-independent fallback")
             rel = r2t.fallback(eps, rng=rng, **kwargs)
         releases.append(rel)

@@ -27,6 +27,7 @@ Example
 
 from __future__ import annotations
 
+import numbers
 from fractions import Fraction
 
 import duckdb
@@ -51,7 +52,7 @@ from ...errors import (
 from ...privacy.ledger import Ledger
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import ROLES
-from ...provenance.capture import capture
+from ...provenance.capture import DEFAULT_MAX_ROWS, capture
 from ...provenance.krelation import KRelation
 from ...sql import dialect as d
 from ...sql.catalog import Catalog
@@ -69,7 +70,8 @@ __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
             read_only: bool = False, config: dict | None = None, engine=None,
-            raw: bool = False, interval_columns: bool | float = False) -> Connection:
+            raw: bool = False, interval_columns: bool | float = False,
+            max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -90,9 +92,16 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
 
     ``interval_columns=True`` (or a coverage such as ``0.9``) adds ``<col>_low``/``<col>_high``
     after each released column of a private answer's rows, for tools that see only the rows
-    (``pandas.read_sql``; see :mod:`provsql_dp.interfaces.dbapi.interval_columns`)."""
+    (``pandas.read_sql``; see :mod:`provsql_dp.interfaces.dbapi.interval_columns`).
+
+    ``max_capture_rows`` (default 10,000,000; ``None``: no limit) caps the provenance rows one
+    query may bring into memory: past it a private release reads no data and returns the
+    data-independent fallback (recorded in ``_provsql_dp.incidents``, never shown to an
+    analyst), and the curator's :meth:`Connection.provenance` raises
+    :class:`~provsql_dp.errors.CaptureTooLarge`."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
-                      engine=engine, raw=raw, interval_columns=interval_columns)
+                      engine=engine, raw=raw, interval_columns=interval_columns,
+                      max_capture_rows=max_capture_rows)
 
 
 class Connection:
@@ -118,12 +127,25 @@ class Connection:
     ProgrammingError = ProgrammingError
     NotSupportedError = NotSupportedError
 
+    @property
+    def max_capture_rows(self) -> int | None:
+        """Provenance rows one query may capture (``None``: no limit); see :func:`connect`."""
+        return self._max_capture_rows
+
+    @max_capture_rows.setter
+    def max_capture_rows(self, n: int | None) -> None:
+        if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
+            raise InterfaceError(f"max_capture_rows must be a positive whole number or None, got {n!r}")
+        self._max_capture_rows = None if n is None else int(n)
+
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None,
-                 engine=None, raw: bool = False, interval_columns: bool | float = False):
+                 engine=None, raw: bool = False, interval_columns: bool | float = False,
+                 max_capture_rows: int | None = DEFAULT_MAX_ROWS):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         coverage_of(interval_columns)  # validated before anything opens
+        self.max_capture_rows = max_capture_rows  # validated before anything opens
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
         except duckdb.IOException as e:
@@ -286,7 +308,7 @@ class Connection:
                 "provenance is captured for one aggregate at a time; this query has several "
                 "(an AVG is a SUM and a COUNT): ask for each separately")
         try:
-            return capture(self._engine, plan)
+            return capture(self._engine, plan, max_rows=self.max_capture_rows)
         except duckdb.Error as e:
             raise translate(e) from e
 
@@ -303,7 +325,7 @@ class Connection:
         text = explain_plan(plan)
         if not isinstance(plan, Aggregate):
             return text
-        kr = capture(self._engine, plan)
+        kr = capture(self._engine, plan, max_rows=self.max_capture_rows)
         style, kwargs = mechanism_kwargs(options, float(epsilon), privacy_style(plan))
         weights = kr.weights
         if (weights < 0).any():
