@@ -17,7 +17,7 @@ Examples
 --------
 >>> import numpy as np
 >>> v = _mix(np.arange(3, dtype=np.uint64))
->>> bool(np.all(sum_by(np.array([0, 0, 1]), v, 2) == np.array([v[0] + v[1], v[2]], dtype=np.uint64)))
+>>> bool(np.all(sum_by(np.array([0, 0, 1]), v, 2) == np.array([v[:2].sum(), v[2]], dtype=np.uint64)))
 True
 """
 
