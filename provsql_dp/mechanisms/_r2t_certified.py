@@ -76,10 +76,14 @@ class _Certificates:
                           else None)
 
     def upper(self, y: np.ndarray) -> float:
+        return self.upper_and_reduced(y)[0]
+
+    def upper_and_reduced(self, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``U(y)`` (``y``'s negative entries taken as 0) and the reduced costs ``c − Aᵀy``."""
         y = np.maximum(np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0), 0.0)
         red = self.c - self.at @ y
         val = float(self.b @ y) + float(self.u @ np.maximum(red, 0.0))
-        return val + _SLACK * abs(val)
+        return val + _SLACK * abs(val), red
 
     def lower(self, x: np.ndarray) -> float:
         c, u, b = self.c, self.u, self.b

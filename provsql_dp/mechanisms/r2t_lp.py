@@ -31,7 +31,8 @@ against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
    block). Large components are solved one by one (:func:`_blocks`).
 7. **Certified intervals.** With a public tolerance, :meth:`R2TModel.value_interval` returns a
    feasible value ``f`` and a dual bound ``U`` with ``f ≤ Q ≤ U`` and ``U − f ≤ gap``, summed over
-   the blocks (:mod:`._r2t_certified` proves both certificates), for
+   the blocks (:mod:`._r2t_certified` proves both certificates; :mod:`._r2t_smooth` finds
+   them for millions of columns), for
    :func:`~provsql_dp.mechanisms.r2t.release`'s ``lp_gap``.
 
 Example
@@ -55,6 +56,7 @@ from ..provenance.krelation import KRelation
 from ._highs import INF, LPStats, solve_lp
 from ._r2t_certified import solve as certified_solve
 from ._r2t_columns import solve_by_columns
+from ._r2t_smooth import solve as smooth_solve
 
 __all__ = ["R2TModel"]
 
@@ -90,6 +92,10 @@ class R2TModel:
     #: 28 s to γ = 0.0625 against ~57 s exact, loaded machine)
     certified_max_rows: int = 1500
     certified_min_columns: int = 2000
+    #: certified blocks with at least this many columns go to Newton's method on the smoothed
+    #: dual (:mod:`._r2t_smooth`) instead: ca-HepPh node τ = 4096 (409 × 2.57 M), γ = 1/16 in
+    #: ~14 s CPU where the interior point method stalled at a gap of 1.8τ
+    smooth_min_columns: int = 1_000_000
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -317,8 +323,11 @@ class R2TModel:
             if cert:
                 t0 = time.perf_counter()
                 try:
-                    b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
-                                                 time_limit=left)
+                    if part[0] >= self.smooth_min_columns:
+                        b_lo, b_hi = smooth_solve(part, abs_gap=share, time_limit=left)
+                    else:
+                        b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
+                                                     time_limit=left)
                 except (ArithmeticError, ValueError, np.linalg.LinAlgError):
                     b_lo, b_hi = 0.0, math.inf  # no certificate: the exact solve below
                 self.stats.n_lps += 1
