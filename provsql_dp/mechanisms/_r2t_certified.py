@@ -65,6 +65,12 @@ class _Certificates:
         self.a, self.c, self.u, self.b = _parts(model)
         a = self.a
         self.at = a.T.tocsr()
+        if np.all(a.data >= 0):  # packing rows only (graph patterns): no copies
+            self.pos, self.neg = a, None
+            self.packing = np.ones(a.shape[0], dtype=bool)
+            self.pos_csc = self.at.T.tocsc(copy=False)  # Aᵀ in CSR is A in CSC
+            self.other_csc = None
+            return
         pos = a.copy()
         pos.data = np.maximum(pos.data, 0.0)
         neg = a.copy()

@@ -60,6 +60,8 @@ PREDICT = True
 MARGIN = 5e-5
 #: a list to which every iteration appends ``(μ, step, λ², L, U, seconds)`` (experiments)
 TRACE: list | None = None
+#: a list that receives ``[y, c − Aᵀy, μ]`` of the last iterate (experiments)
+FINAL: list | None = None
 #: columns with more entries than this enter the Hessian through scipy's sparse product
 _PAIR_K = 8
 
@@ -165,9 +167,8 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
         lam2 = -float(grad @ dy)  # Newton decrement squared
         if not (np.all(np.isfinite(dy)) and lam2 >= 0):
             break
-        neg = dy < 0
-        step = min(1.0, 0.99 * float(np.min(-y[neg] / dy[neg]))) if neg.any() else 1.0
         dr = -(at @ dy)
+        step = min(1.0, 0.99 * _ratio(y, dy))
         base = np.logaddexp(0.0, r / mu)
         while step > 1e-8:  # Armijo on φ_μ, its change summed term by term (no cancellation)
             change = (step * float(b_in @ dy)
@@ -196,12 +197,18 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
                 dydmu = -cho_solve(fac, a @ (u * sig * (1.0 - sig) * r / mu ** 2) - 1.0 / y,
                                    check_finite=False)
                 dp = d_mu * dydmu
-                neg = dp < 0
-                st = min(1.0, 0.9 * float(np.min(-y[neg] / dp[neg]))) if neg.any() else 1.0
-                y = y + st * dp
+                y = y + min(1.0, 0.9 * _ratio(y, dp)) * dp
                 hi, r = cert.upper_and_reduced(y)
                 best_hi = min(best_hi, hi)
             mu *= SHRINK
             if mu < 1e-12:
                 break
+    if FINAL is not None:
+        FINAL[:] = [y, r, mu]
     return min(best_lo, best_hi), best_hi
+
+
+def _ratio(v: np.ndarray, dv: np.ndarray) -> float:
+    """The largest ``α`` with ``v + α·dv ≥ 0`` (∞ if ``dv ≥ 0``)."""
+    neg = dv < 0
+    return float(np.min(-v[neg] / dv[neg])) if neg.any() else np.inf
