@@ -101,7 +101,7 @@ class _Certificates:
         act = self.pos @ x
         with np.errstate(divide="ignore", invalid="ignore"):
             f = np.where(self.packing & (act > b * shrink), b * shrink / act, 1.0)
-        x = x * _column_min(self.pos_csc, f)
+        x = x * _column_factor(self.pos, self.pos_csc, f)
         # 2. the other rows (u_t − Σ v ≤ 0): lower their positive-coefficient columns
         if self.other_csc is not None:
             act_pos, act_neg = self.pos @ x, self.neg @ x
@@ -109,7 +109,7 @@ class _Certificates:
                 f = np.where(~self.packing & (act_pos > (b + act_neg) * shrink),
                              (b + act_neg) * shrink / act_pos, 1.0)
             f = np.clip(np.nan_to_num(f, nan=0.0), 0.0, 1.0)
-            x = x * _column_min(self.other_csc, f)
+            x = x * _column_factor(self.pos, self.other_csc, f)  # f = 1 on packing rows
         if np.any(self.a @ x > b):
             raise ArithmeticError("the repaired point is not feasible")
         val = float(c @ x)
@@ -131,6 +131,20 @@ def feasible_value(model, x: np.ndarray) -> float:
     column never raises the value beyond ``cᵀx``.
     """
     return _Certificates(model).lower(x)
+
+
+def _column_factor(csr, csc, f: np.ndarray) -> np.ndarray:
+    """:func:`_column_min` of ``f ≤ 1``; through the rows with ``f < 1`` only (``csr``, the
+    same matrix row-wise) when they are few — near an optimum, few rows or none need repair."""
+    rows = np.flatnonzero(f < 1.0)
+    if len(rows) > len(f) // 4:
+        return _column_min(csc, f)
+    out = np.ones(csr.shape[1])
+    counts = csr.indptr[rows + 1] - csr.indptr[rows]
+    at = np.repeat(csr.indptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    pos = csr.data[at] > 0
+    np.minimum.at(out, csr.indices[at][pos], np.repeat(f[rows], counts)[pos])
+    return out
 
 
 def _column_min(csc, f: np.ndarray) -> np.ndarray:

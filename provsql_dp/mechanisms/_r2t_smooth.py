@@ -157,11 +157,15 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
     mu = MU0
     hi, r = cert.upper_and_reduced(y)
     best_hi = min(best_hi, hi)
+    base = None  # log(1 + e^{r/μ}) at the current y, when the line search computed it
     for _ in range(max_iterations):
         sig = expit(r / mu)
         x = u * sig
         grad = b_in - a @ x - mu / y
-        mat = hess(u * sig * (1.0 - sig) / mu)
+        sig -= 1.0
+        sig *= x
+        sig *= -1.0 / mu  # u·σ·(1 − σ)/μ, in place
+        mat = hess(sig)
         mat[np.diag_indices(m)] += mu / y ** 2 + 1e-12
         try:
             fac = cho_factor(mat, lower=True, check_finite=False)
@@ -171,14 +175,15 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
         lam2 = -float(grad @ dy)  # Newton decrement squared
         if not (np.all(np.isfinite(dy)) and lam2 >= 0):
             break
-        base = np.logaddexp(0.0, r / mu)
+        if base is None:
+            base = np.logaddexp(0.0, r / mu)
         if CLAMP and mu == MU0:  # first μ only: each price at most 100× lower per step
             step = 1.0
             while True:  # Armijo on φ_μ along the clamped move, its change summed term by term
                 move = np.maximum(y + step * dy, 0.01 * y) - y
                 slope = float(grad @ move)
-                change = (float(b_in @ move)
-                          + mu * float(u @ (np.logaddexp(0.0, (r - at @ move) / mu) - base))
+                trial = np.logaddexp(0.0, (r - at @ move) / mu)
+                change = (float(b_in @ move) + mu * float(u @ (trial - base))
                           - mu * float(np.log1p(move / y).sum()))
                 if change <= 0.1 * slope or step < 1e-8:
                     break
@@ -190,8 +195,8 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
             step = min(1.0, 0.99 * _ratio(y, dy))
             dr = -(at @ dy)
             while step > 1e-8:  # Armijo on φ_μ, its change summed term by term
-                change = (step * float(b_in @ dy)
-                          + mu * float(u @ (np.logaddexp(0.0, (r + step * dr) / mu) - base))
+                trial = np.logaddexp(0.0, (r + step * dr) / mu)
+                change = (step * float(b_in @ dy) + mu * float(u @ (trial - base))
                           - mu * float(np.log1p(step * dy / y).sum()))
                 if change <= -0.1 * step * lam2:
                     break
@@ -199,12 +204,16 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
             y = np.maximum(y + step * dy, 1e-300)
         hi, r = cert.upper_and_reduced(y)
         best_hi = min(best_hi, hi)
+        base = trial  # at the accepted step (r recomputed exactly: only the line search uses it)
         centred = step == 1.0 and lam2 <= CENTRED * m * mu
         if centred:  # the repaired primal point is good only near the central path
-            try:
-                best_lo = max(best_lo, cert.lower(u * expit(r / mu)))
-            except ArithmeticError:
-                pass
+            x = u * expit(r / mu)
+            # repairing only lowers cᵀx: skip it when even cᵀx could not close the gap
+            if best_hi - float(c @ x) <= max(abs_gap, rel_gap * abs(best_hi)):
+                try:
+                    best_lo = max(best_lo, cert.lower(x))
+                except ArithmeticError:
+                    pass
         if TRACE is not None:
             TRACE.append((mu, step, lam2, best_lo, best_hi, time.perf_counter(),
                           int(np.count_nonzero(np.abs(r) < 30 * mu))))
@@ -213,13 +222,15 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
         if centred:
             if PREDICT:  # move along the central path's tangent dy*/dμ to the next μ
                 d_mu = mu * (SHRINK - 1.0)
-                dydmu = -cho_solve(fac, a @ (u * sig * (1.0 - sig) * r / mu ** 2) - 1.0 / y,
+                dydmu = -cho_solve(fac, a @ (sig * r / mu) - 1.0 / y,  # sig: u·σ(1 − σ)/μ
                                    check_finite=False)
                 dp = d_mu * dydmu
                 y = y + min(1.0, 0.9 * _ratio(y, dp)) * dp
+                base = None
                 hi, r = cert.upper_and_reduced(y)
                 best_hi = min(best_hi, hi)
             mu *= SHRINK
+            base = None
             if mu < 1e-12:
                 break
     if FINAL is not None:
