@@ -17,8 +17,9 @@ the scale graphs (ca-AstroPh, ca-HepPh: millions of triangles; run them alone, e
 The graphs are read from ``../shared/data/graphs`` or ``$PROVSQL_DP_GRAPHS``.
 
 ``--r2t GS`` also releases with R2T (``mechanisms.r2t``, ``max_contribution = GS``) on the same
-captured K-relation and appends its median time, median relative error, release count and LPs
-per release to each row (``--no-recursive``: R2T alone).
+captured K-relation and appends its median wall and CPU time, median relative error, release
+count, LPs per release and failed releases (an LP over ``--time-limit``) to each row
+(``--no-recursive``: R2T alone; ``--lp-gap γ``: R2T's public LP tolerance).
 
 ``--max-seconds`` caps the time spent per (graph, privacy): after at least ``--min-releases``
 releases the loop stops once the budget is used, and the table's ``rel`` column says how many
@@ -122,26 +123,31 @@ def capture_sql(path: Path, privacy: str):
 
 
 def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: float,
-            time_limit: float | None) -> dict:
-    """R2T (``mechanisms.r2t``) on the same K-relation: median seconds (capture included) and
-    median relative error over the releases, and the LPs solved per release."""
+            time_limit: float | None, lp_gap: float = 0.0) -> dict:
+    """R2T (``mechanisms.r2t``) on the same K-relation: median wall and CPU seconds (capture
+    included) and median relative error over the releases, and the LPs solved per release.
+    ``lp_gap`` is R2T's public LP tolerance γ (passed only when nonzero, so an older checkout
+    run as a ``--variant`` still works with γ = 0)."""
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import r2t
     from provsql_dp.mechanisms._highs import LPStats
 
-    times, errs, n_lps, failed = [], [], [], 0
+    times, cpus, errs, n_lps, failed = [], [], [], [], 0
+    kw = {"lp_gap": lp_gap} if lp_gap else {}
     start = time.perf_counter()
     for k in range(releases):
         if max_seconds and k >= min_releases and time.perf_counter() - start > max_seconds:
             break
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         kr = kr_of()
         stats = LPStats()
         try:
-            rel = r2t.release(kr, 0.5, max_contribution=gs, stats=stats, time_limit=time_limit)
+            rel = r2t.release(kr, 0.5, max_contribution=gs, stats=stats, time_limit=time_limit,
+                              **kw)
         except SolverError:
             rel, failed = None, failed + 1
         times.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
         n_lps.append(stats.n_lps)
         true = float(kr.weights.sum())
         if rel is not None:
@@ -149,12 +155,13 @@ def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: flo
         del kr
     return {"r2t_s": statistics.median(times), "r2t_releases": len(times),
             "r2t_err": statistics.median(errs) if errs else float("nan"), "r2t_failed": failed,
-            "r2t_lps": statistics.median(n_lps), "r2t_gs": gs}
+            "r2t_lps": statistics.median(n_lps), "r2t_gs": gs, "r2t_gap": lp_gap,
+            "r2t_cpu_s": statistics.median(cpus)}
 
 
 def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: float = 0.0,
             min_releases: int = 3, time_limit: float | None = None, r2t_gs: float = 0.0,
-            recursive: bool = True) -> dict:
+            recursive: bool = True, lp_gap: float = 0.0) -> dict:
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import recursive as rm
 
@@ -193,7 +200,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
     out = {}
     if r2t_gs:
         out = run_r2t(lambda: triangles_direct(path, privacy) if direct else con.provenance(sql),
-                      releases, max_seconds, min_releases, r2t_gs, time_limit)
+                      releases, max_seconds, min_releases, r2t_gs, time_limit, lp_gap)
     if true is None:
         kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
         true = float(kr.weights.sum())
@@ -246,7 +253,7 @@ HEADER = (
 )
 
 
-R2T_HEADER = f" | {'R2T s':>7} {'R2T err':>8} {'rel':>3} {'#LPs':>4}"
+R2T_HEADER = f" | {'R2T s':>7} {'CPU s':>7} {'R2T err':>8} {'rel':>3} {'#LPs':>4} {'fail':>4}"
 
 
 def fmt(r: dict) -> str:
@@ -256,8 +263,9 @@ def fmt(r: dict) -> str:
         f"{r['total_s']:>8.3f} {r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}"
     )
     if "r2t_s" in r:
-        line += (f" | {r['r2t_s']:>7.3f} {r['r2t_err']:>8.4f} {r['r2t_releases']:>3} "
-                 f"{r['r2t_lps']:>4.0f}")
+        line += (f" | {r['r2t_s']:>7.3f} {r.get('r2t_cpu_s', float('nan')):>7.3f} "
+                 f"{r['r2t_err']:>8.4f} {r['r2t_releases']:>3} {r['r2t_lps']:>4.0f} "
+                 f"{r.get('r2t_failed', 0):>4}")
     return line
 
 
@@ -305,7 +313,9 @@ def main() -> None:
                     help="also run R2T with max_contribution GS (public: e.g. 2**20, the "
                     "default of OPTIONS (mechanism = 'r2t')) beside the recursive mechanism")
     ap.add_argument("--no-recursive", action="store_true", help="with --r2t: R2T only")
-    ap.add_argument("--child", nargs=9, help=argparse.SUPPRESS)
+    ap.add_argument("--lp-gap", type=float, default=0.0, metavar="GAMMA",
+                    help="with --r2t: R2T's public LP tolerance (OPTIONS (lp_gap = γ)); 0 = exact")
+    ap.add_argument("--child", nargs=10, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compare:
         compare(*args.compare)
@@ -315,9 +325,10 @@ def main() -> None:
     else:
         variants = [("", "")]
     if args.child:
-        graph, privacy, releases, direct, budget, min_rel, limit, gs, rec = args.child
+        graph, privacy, releases, direct, budget, min_rel, limit, gs, rec, gap = args.child
         print(json.dumps(run_one(graph, privacy, int(releases), direct == "1", float(budget),
-                                 int(min_rel), float(limit) or None, float(gs), rec == "1")))
+                                 int(min_rel), float(limit) or None, float(gs), rec == "1",
+                                 float(gap))))
         return
     args.graphs = [g for name in args.graphs for g in (SCALE if name == "scale" else [name])]
     header = HEADER + (R2T_HEADER if args.r2t else "")
@@ -339,7 +350,8 @@ def main() -> None:
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", graph, privacy, str(args.releases),
                      "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases),
-                     str(args.time_limit), str(args.r2t), "0" if args.no_recursive else "1"],
+                     str(args.time_limit), str(args.r2t), "0" if args.no_recursive else "1",
+                     str(args.lp_gap)],
                     capture_output=True, text=True, env=env,
                 )
                 tag = f" [{variant}]" if variant else ""

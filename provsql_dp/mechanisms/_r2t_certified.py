@@ -65,6 +65,12 @@ class _Certificates:
         self.a, self.c, self.u, self.b = _parts(model)
         a = self.a
         self.at = a.T.tocsr()
+        if np.all(a.data >= 0):  # packing rows only (graph patterns): no copies
+            self.pos, self.neg = a, None
+            self.packing = np.ones(a.shape[0], dtype=bool)
+            self.pos_csc = self.at.T.tocsc(copy=False)  # Aᵀ in CSR is A in CSC
+            self.other_csc = None
+            return
         pos = a.copy()
         pos.data = np.maximum(pos.data, 0.0)
         neg = a.copy()
@@ -76,10 +82,14 @@ class _Certificates:
                           else None)
 
     def upper(self, y: np.ndarray) -> float:
+        return self.upper_and_reduced(y)[0]
+
+    def upper_and_reduced(self, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """``U(y)`` (``y``'s negative entries taken as 0) and the reduced costs ``c − Aᵀy``."""
         y = np.maximum(np.nan_to_num(np.asarray(y, dtype=np.float64), nan=0.0), 0.0)
         red = self.c - self.at @ y
         val = float(self.b @ y) + float(self.u @ np.maximum(red, 0.0))
-        return val + _SLACK * abs(val)
+        return val + _SLACK * abs(val), red
 
     def lower(self, x: np.ndarray) -> float:
         c, u, b = self.c, self.u, self.b
@@ -91,7 +101,7 @@ class _Certificates:
         act = self.pos @ x
         with np.errstate(divide="ignore", invalid="ignore"):
             f = np.where(self.packing & (act > b * shrink), b * shrink / act, 1.0)
-        x = x * _column_min(self.pos_csc, f)
+        x = x * _column_factor(self.pos, self.pos_csc, f)
         # 2. the other rows (u_t − Σ v ≤ 0): lower their positive-coefficient columns
         if self.other_csc is not None:
             act_pos, act_neg = self.pos @ x, self.neg @ x
@@ -99,7 +109,7 @@ class _Certificates:
                 f = np.where(~self.packing & (act_pos > (b + act_neg) * shrink),
                              (b + act_neg) * shrink / act_pos, 1.0)
             f = np.clip(np.nan_to_num(f, nan=0.0), 0.0, 1.0)
-            x = x * _column_min(self.other_csc, f)
+            x = x * _column_factor(self.pos, self.other_csc, f)  # f = 1 on packing rows
         if np.any(self.a @ x > b):
             raise ArithmeticError("the repaired point is not feasible")
         val = float(c @ x)
@@ -121,6 +131,20 @@ def feasible_value(model, x: np.ndarray) -> float:
     column never raises the value beyond ``cᵀx``.
     """
     return _Certificates(model).lower(x)
+
+
+def _column_factor(csr, csc, f: np.ndarray) -> np.ndarray:
+    """:func:`_column_min` of ``f ≤ 1``; through the rows with ``f < 1`` only (``csr``, the
+    same matrix row-wise) when they are few — near an optimum, few rows or none need repair."""
+    rows = np.flatnonzero(f < 1.0)
+    if len(rows) > len(f) // 4:
+        return _column_min(csc, f)
+    out = np.ones(csr.shape[1])
+    counts = csr.indptr[rows + 1] - csr.indptr[rows]
+    at = np.repeat(csr.indptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+    pos = csr.data[at] > 0
+    np.minimum.at(out, csr.indices[at][pos], np.repeat(f[rows], counts)[pos])
+    return out
 
 
 def _column_min(csc, f: np.ndarray) -> np.ndarray:

@@ -31,7 +31,8 @@ against the plain model and PuLP in ``tests/unit/mechanisms/test_r2t_lp.py``):
    block). Large components are solved one by one (:func:`_blocks`).
 7. **Certified intervals.** With a public tolerance, :meth:`R2TModel.value_interval` returns a
    feasible value ``f`` and a dual bound ``U`` with ``f ≤ Q ≤ U`` and ``U − f ≤ gap``, summed over
-   the blocks (:mod:`._r2t_certified` proves both certificates), for
+   the blocks (:mod:`._r2t_certified` proves both certificates; :mod:`._r2t_smooth` finds
+   them for millions of columns), for
    :func:`~provsql_dp.mechanisms.r2t.release`'s ``lp_gap``.
 
 Example
@@ -55,6 +56,8 @@ from ..provenance.krelation import KRelation
 from ._highs import INF, LPStats, solve_lp
 from ._r2t_certified import solve as certified_solve
 from ._r2t_columns import solve_by_columns
+from ._r2t_reduce import _blocks, class_keys
+from ._r2t_smooth import solve as smooth_solve
 
 __all__ = ["R2TModel"]
 
@@ -90,6 +93,10 @@ class R2TModel:
     #: 28 s to γ = 0.0625 against ~57 s exact, loaded machine)
     certified_max_rows: int = 1500
     certified_min_columns: int = 2000
+    #: certified blocks with at least this many columns go to Newton's method on the smoothed
+    #: dual (:mod:`._r2t_smooth`) instead: ca-HepPh node τ = 4096 (409 × 2.57 M), γ = 1/16 in
+    #: ~14 s CPU where the interior point method stalled at a gap of 1.8τ
+    smooth_min_columns: int = 1_000_000
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -317,8 +324,11 @@ class R2TModel:
             if cert:
                 t0 = time.perf_counter()
                 try:
-                    b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
-                                                 time_limit=left)
+                    if part[0] >= self.smooth_min_columns:
+                        b_lo, b_hi = smooth_solve(part, abs_gap=share, time_limit=left)
+                    else:
+                        b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
+                                                     time_limit=left)
                 except (ArithmeticError, ValueError, np.linalg.LinAlgError):
                     b_lo, b_hi = 0.0, math.inf  # no certificate: the exact solve below
                 self.stats.n_lps += 1
@@ -397,23 +407,9 @@ class R2TModel:
         ms = np.flatnonzero(single)
         if len(ms) < 2:
             return self._model(keep_m, rows, tau, capped=True)
-        sel = single[self.mono_of_entry] & rows[self.pid]
-        e_m, e_p = self.mono_of_entry[sel], self.pid[sel]  # entries of kept single monomials
-        k = np.bincount(e_m, minlength=len(keep_m))[ms]
-        kmax = int(k.max())
-        n_p = self.n_participants
-        if kmax * np.log2(n_p + 1) >= 62:  # keys would not fit in 63 bits: no merging
+        key = class_keys(self, ms, rows)
+        if key is None:  # keys would not fit in 63 bits: no merging
             return self._model(keep_m, rows, tau, capped=True)
-        # exact key: the sorted heavy participants of a monomial in base n_p + 1 (padding n_p)
-        order = np.lexsort((e_p, e_m))
-        e_m, e_p = e_m[order], e_p[order]
-        col = np.searchsorted(ms, e_m)
-        pos = np.arange(len(e_m)) - np.searchsorted(e_m, e_m)
-        digits = np.full((len(ms), kmax), n_p, dtype=np.int64)
-        digits[col, pos] = e_p
-        key = np.zeros(len(ms), dtype=np.int64)
-        for j in range(kmax):
-            key = key * (n_p + 1) + digits[:, j]
         uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
         if len(uniq) == len(ms):
             return self._model(keep_m, rows, tau, capped=True)
@@ -449,52 +445,6 @@ class R2TModel:
         obj, x, dual = solve_lp(*model, time_limit=time_limit, stats=self.stats,
                                 what="R2T truncation LP")
         return -float(obj), x, dual
-
-
-def _blocks(model, min_rows: int) -> list:
-    """``model`` (row-wise arrays, as :meth:`R2TModel._model` builds them) split into
-    independent LPs: one per connected component with at least ``min_rows`` rows, one for all
-    the other rows and columns. The sum of their optima is ``model``'s optimum (fact 6).
-
-    >>> inf = float("inf")
-    >>> m = (3, np.array([-1., -1, -1]), np.zeros(3), np.ones(3), np.full(2, -inf),
-    ...      np.array([1., 1]), np.array([0, 1]), np.array([0, 2]), np.ones(2))
-    >>> [b[0] for b in _blocks(m, 1)]   # rows {x0}, {x2}, and the column x1 in no row
-    [1, 1, 1]
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    n_col, cost, col_lo, col_up, row_lo, row_up, start, index, value = model
-    n_row = len(row_lo)
-    if n_row < 2 * min_rows:
-        return [model]
-    ends = np.append(start[1:n_row], len(index))
-    row_of = np.repeat(np.arange(n_row), ends - start[:n_row])
-    g = coo_matrix((np.ones(len(index), dtype=np.int8), (row_of, n_row + index)),
-                   shape=(n_row + n_col, n_row + n_col))
-    n_comp, label = connected_components(g, directed=False)
-    rows_in = np.bincount(label[:n_row], minlength=n_comp)
-    big = np.flatnonzero(rows_in >= min_rows)
-    if len(big) <= 1 and rows_in.max(initial=0) == n_row:
-        return [model]
-    group = np.full(n_comp, len(big), dtype=np.int64)  # the small ones share the last group
-    group[big] = np.arange(len(big))
-    g_row, g_col = group[label[:n_row]], group[label[n_row:]]
-    out = []
-    for k in range(len(big) + 1):
-        rs, cs = np.flatnonzero(g_row == k), np.flatnonzero(g_col == k)
-        if len(cs) == 0:
-            continue
-        new_col = np.full(n_col, -1, dtype=np.int64)
-        new_col[cs] = np.arange(len(cs))
-        counts = (ends - start[:n_row])[rs]
-        take = np.repeat(start[rs], counts) + (np.arange(counts.sum()) - np.repeat(
-            np.cumsum(counts) - counts, counts))
-        st = np.concatenate([[0], np.cumsum(counts)])[:-1]
-        out.append((len(cs), cost[cs], col_lo[cs], col_up[cs], row_lo[rs], row_up[rs], st,
-                    new_col[index[take]], value[take]))
-    return out
 
 
 def _snap_down(q: float) -> float:

@@ -127,3 +127,18 @@ def test_snap_down_never_rounds_up():
     rng = np.random.default_rng(5)
     for q in rng.random(200) * 10.0 ** rng.integers(-5, 9, 200):
         assert _snap_down(float(q)) <= q
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, st.integers(1, 12), st.integers(1, 40), st.floats(0.0, 1.0))
+def test_column_factor_through_the_violated_rows_equals_the_column_min(seed, m, n, share):
+    """The repair's per-column factor through the few rows with ``f < 1`` (``minimum.at``)
+    equals the per-column ``reduceat`` over every entry, zero and negative entries included."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    a = sp.random(m, n, density=0.4, random_state=rng, format="csr")
+    a.data = np.round(a.data * 4 - 1)  # some entries 0 or negative: ignored by both
+    f = np.where(rng.random(m) < share, rng.random(m), 1.0)
+    want = cert._column_min(a.tocsc(), f)
+    assert np.array_equal(cert._column_factor(a, a.tocsc(), f), want)
