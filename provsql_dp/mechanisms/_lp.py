@@ -91,7 +91,7 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
-from ._x_cuts import Eq20Cuts
+from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
@@ -296,9 +296,59 @@ class Solver(DeltaLPs):
             value = xc.anchored(j)
             if value is not None:
                 return value
-            if xc.failure == "columns":  # columns outside C help (or may): as _h_violators
-                return self.h(j)
-            self._xcuts = None  # rounds ran out  # not certified: the plain eq.-20 model, kept for the anchored H
+            return self._h_anchored_plain(j, delta_hat, xc.failure)
+        return self._h_anchored_plain(j, delta_hat)
+
+    def h_pair(self, js, delta_hat: float) -> dict:
+        """``{j: H(j)}`` at the integers ``js`` next to the eq.-20 argmin, or ``None`` for a ``j``
+        proved not to attain ``min_j H(j) + Δ̂ j``; the minimum over ``js`` is exact either way.
+
+        With the eq.-20 cut pool (:mod:`._x_cuts`) each ``j`` gets Kelley rounds; a ``j`` whose
+        certified lower bound ``L_j`` (over all participants) has ``L_j + Δ̂ j`` at least another
+        ``j``'s exact ``H + Δ̂ j`` (to ``1e-9`` relative) cannot lower the minimum, so its rounds
+        end there (ca-HepPh node: the floor's Kelley tail need not converge once the ceiling
+        wins). A ``j`` neither exact nor ruled out goes to :meth:`h_anchored`'s plain paths.
+        """
+        xc = self._xcuts
+        if not (xc is not None and xc.delta_hat == float(delta_hat)):
+            return {j: self.h_anchored(j, delta_hat) for j in js}
+        dh, res = float(delta_hat), {}
+        closed = {j: self.st.h_closed(j) for j in js}
+        for j in js:  # [lower, upper, exact, failure]
+            c = closed[j]
+            res[j] = [c, c, True, None] if c is not None else [-_INF, _INF, False, None]
+
+        def best(j):  # the smallest exact H + Δ̂ j among the others, or None
+            vals = [r[1] + k * dh for k, r in res.items() if k != j and r[2]]
+            return min(vals) if vals else None
+
+        def out(j):
+            b = best(j)
+            return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
+
+        for rnd in range(2):  # the second pass only to rule a j out against a later exact one
+            for j in js:
+                b = best(j)
+                if res[j][2] or out(j) or (rnd and b is None):
+                    continue
+                stop = None if b is None else (
+                    lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
+                lo, up, ex = xc.anchored_bounds(j, stop=stop)
+                r = res[j]
+                r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+        h = {j: r[1] for j, r in res.items() if r[2]}
+        for j in js:  # neither exact nor ruled out: the plain paths (after the columns' ones)
+            if j not in h and not out(j):
+                h[j] = self._h_anchored_plain(j, dh, res[j][3] or "rounds")
+        return {j: h.get(j) for j in js}
+
+    def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
+        """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer
+        ("columns": the general column generation; "rounds": the plain eq.-20 model)."""
+        if failure == "columns":  # columns outside C help (or may): as _h_violators
+            return self.h(j)
+        if failure == "rounds":  # not certified: the plain eq.-20 model, kept for the anchored H
+            self._xcuts = None
             self._h_like(j=None, delta_hat=delta_hat)
         xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:

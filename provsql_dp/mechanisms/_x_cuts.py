@@ -138,13 +138,20 @@ class Eq20Cuts:
             b.indptr[:-1].astype(np.int32), b.indices.astype(np.int32), b.data.astype(np.float64),
         )
 
-    def _loop(self, max_rounds: int):
-        """Rounds until the bounds agree: ``(objective at g, g_C, row duals)`` or ``None``."""
+    def _loop(self, max_rounds: int, stop=None):
+        """Kelley rounds: ``(done, lower, upper, g_C, row duals)`` of the last solved round.
+
+        ``done`` when the relaxation's optimum ``lower`` and the exact objective ``upper`` at its
+        minimiser agree (1e-9 relative); otherwise the rounds, rows or an LP ran out, or
+        ``stop(lower, duals)`` asked to end. ``lower`` (``-inf`` before any solve) never falls: a
+        pool only grows, so the last optimum bounds the model from below whatever comes after.
+        """
         st = self.st
         if self.rounds == 0:
             t0 = time.perf_counter()
             self._add(*self._objective_and_cut(np.zeros(self.nc))[1:], np.zeros(self.nc))
             self.stats.build_seconds += time.perf_counter() - t0
+        lower, upper, gc, dual = -np.inf, np.inf, None, None
         for _ in range(max_rounds):
             try:
                 lower, x, dual = resolve_lp(
@@ -152,7 +159,7 @@ class Eq20Cuts:
                     what="eq. 20 cuts LP",
                 )
             except SolverError:
-                return None
+                return False, lower, upper, gc, dual
             t0 = time.perf_counter()
             self.rounds += 1
             gc = np.clip(x[: self.nc], 0.0, 1.0)
@@ -162,63 +169,89 @@ class Eq20Cuts:
             if not done:
                 self._add(q_grp, a, gc)
             self.stats.build_seconds += time.perf_counter() - t0
-            if done:
-                return upper, gc, dual
+            if done or (stop is not None and stop(lower, dual)):
+                return done, lower, upper, gc, dual
             if self.h.getNumRow() > self.max_rows:  # no smaller than the plain LP any more
-                return None
-        return None
+                break
+        return False, lower, upper, gc, dual
 
     def solve(self, max_rounds: int = MAX_ROUNDS):
         """``(value, g)``: eq. 20's optimum (``const`` included) and a minimiser over all
         participants, or ``None`` when the rounds ran out."""
-        out = self._loop(max_rounds)
-        if out is None:
+        done, _, upper, gc, _ = self._loop(max_rounds)
+        if not done:
             return None
-        upper, gc, _ = out
         g = np.zeros(self.st.n)
         g[self.cols] = gc
         return upper + self.const, g
 
-    def anchored(self, j: float, max_rounds: int = ANCHORED_ROUNDS):
+    def anchored(self, j: float, max_rounds: int | None = None):
         """``H(j)`` over all participants from the pool plus ``Σ mult g = j``, or ``None`` when
         the rounds ran out or the restriction to ``C`` is not certified (see the module)."""
+        lower, upper, exact = self.anchored_bounds(j, max_rounds)
+        return upper if exact else None
+
+    def anchored_bounds(self, j: float, max_rounds: int | None = None, stop=None):
+        """``(lower, upper, exact)``: certified ``lower ≤ H(j) ≤ upper`` over **all** participants
+        after Kelley rounds on the pool plus ``Σ mult g = j``; ``exact`` when the rounds converged
+        and the restriction to ``C`` is certified (then ``upper`` is ``H(j)`` to the LP tolerance).
+
+        ``upper`` is the exact objective at a feasible point (``g = 0`` outside ``C``); ``lower``
+        is the relaxation's optimum plus ``Σ_{p ∉ C} min(0, rc_p)``, the Lagrangian of the cut
+        model extended to every column at the LP's duals (nothing to add when the degree test
+        holds). ``stop(lower)`` (an H value, given only while the degree test holds) may end the
+        rounds early. :attr:`failure` says why a result is not exact: "rounds" or "columns".
+        """
         st, nc = self.st, self.nc
         mult_c = st.mult[self.cols]
         self.failure = "columns"  # the restriction to C cannot be (or is not) certified
         if j > float(mult_c.sum()) - 1e-9:
-            return None
+            return -np.inf, np.inf, False
         if self.row is None:
             self.row = self.h.getNumRow()
             self.h.addRow(float(j), float(j), nc, np.arange(nc, dtype=np.int32), mult_c)
         else:
             self.h.changeRowsBounds(1, np.array([self.row], dtype=np.int32), np.array([float(j)]),
                                     np.array([float(j)]))
-        out = self._loop(max_rounds)
-        if out is None:
-            self.failure = "rounds"
-            return None
-        upper, _, dual = out
-        # the objective is H_C(j) + Δ̂ j, so the row's dual λ is H_C'(j) + Δ̂ and μ = −H_C'(j)
-        mu = self.delta_hat - float(dual[self.row])
+        shift = self.const - self.delta_hat * float(j)  # LP objective → H(j)
         outside = ~self.cand
-        loose = self.degree_test and not (st.deg[outside] > mu + 1e-7 * max(1.0, abs(mu))).any()
-        if nc < st.n and not loose:
-            # the degree test is loose: the reduced costs of the missing columns in the cut LP
-            # extended to them (each cut recomputed in the full space at its own point, each
-            # constant tuple charged to one monomial avoiding C), as _lp.Solver._h_violators
-            rc = mu * st.mult - self._charges(dual)
-            if (rc[outside] < -1e-7 * max(1.0, abs(mu), self.delta_hat) * st.mult[outside]).any():
-                return None
-        return upper - self.delta_hat * float(j) + self.const
+
+        def loose(dual) -> bool:  # every column outside C has a nonnegative reduced cost
+            # the objective is H_C(j) + Δ̂ j, so the row's dual λ is H_C'(j) + Δ̂ and μ = −H_C'(j)
+            mu = self.delta_hat - float(dual[self.row])
+            return nc == st.n or (self.degree_test and not (
+                st.deg[outside] > mu + 1e-7 * max(1.0, abs(mu))).any())
+
+        inner = None if stop is None else (lambda lo, dual: loose(dual) and stop(lo + shift))
+        rounds = ANCHORED_ROUNDS if max_rounds is None else max_rounds
+        done, lower, upper, _, dual = self._loop(rounds, inner)
+        if dual is None:
+            self.failure = "rounds"
+            return -np.inf, np.inf, False
+        exact = done
+        if not loose(dual):
+            # the reduced costs of the missing columns in the cut LP extended to them (each
+            # cut recomputed in the full space at its own point, each constant tuple charged
+            # to one monomial avoiding C), as _lp.Solver._h_violators
+            mu = self.delta_hat - float(dual[self.row])
+            rc = (mu * st.mult - self._charges(dual))[outside]
+            lower += float(np.minimum(rc, 0.0).sum())
+            tol = 1e-7 * max(1.0, abs(mu), self.delta_hat) * st.mult[outside]
+            exact = exact and not (rc < -tol).any()
+        if not done:
+            self.failure = "rounds"
+        return lower + shift, upper + shift, exact
 
     def _charges(self, dual: np.ndarray) -> np.ndarray:
         """``Σ_r π_r a_{r,p}`` for every participant (cuts extended to all columns) plus the
         constant tuples' weights on one monomial avoiding C each."""
         st = self.st
         charge = np.zeros(st.n)
+        dual = np.asarray(dual)
         for g_pt, rows, groups in self.points:
             pi = np.zeros(self.nc + 1)
-            pi[groups] = np.maximum(np.asarray(dual)[rows], 0.0)
+            solved = rows < len(dual)  # cuts added after the last solve have no multiplier
+            pi[groups[solved]] = np.maximum(dual[rows[solved]], 0.0)
             if not pi.any():
                 continue
             g = np.zeros(st.n)
