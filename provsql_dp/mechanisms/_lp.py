@@ -109,6 +109,31 @@ def _initial_size(j: float) -> int:
     return int(2 * math.ceil(j) + 16)
 
 
+class _RuleOut:
+    """``stop`` of :meth:`Eq20Cuts.anchored_bounds` in :meth:`Solver.h_pair`: end the rounds once
+    the lower bound of ``H(j)`` reaches ``target`` (``j`` is ruled out), or once the last
+    :data:`_RULE_OUT_WINDOW` rounds' progress, kept up for :data:`_RULE_OUT_PATIENCE` times
+    as many rounds, would not get there (time only: the caller then solves ``H(j)`` exactly)."""
+
+    def __init__(self, target: float):
+        self.target, self.seen = target, []
+
+    def __call__(self, lower: float) -> bool:
+        need = self.target - _GAP * max(1.0, abs(self.target)) - lower
+        self.seen.append(lower)
+        if need <= 0:
+            return True
+        if len(self.seen) <= _RULE_OUT_WINDOW:
+            return False
+        rate = (lower - self.seen[-1 - _RULE_OUT_WINDOW]) / _RULE_OUT_WINDOW
+        return need > _RULE_OUT_PATIENCE * rate
+
+
+#: rounds over which h_pair measures the progress of a lower bound, and how many times as many
+#: rounds it waits for it (ca-HepPh node: 40–200 per round near the end, 500–800 short)
+_RULE_OUT_WINDOW, _RULE_OUT_PATIENCE = 4, 12
+
+
 class Solver(DeltaLPs):
     """Solves H, G and the eq.-20 LP for one :class:`Structure`, reusing candidate sets.
 
@@ -326,14 +351,15 @@ class Solver(DeltaLPs):
             b = best(j)
             return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
 
-        for rnd in range(2):  # the second pass only to rule a j out against a later exact one
+        ruling = set()  # j whose rounds had a target: not tried again
+        for second in (False, True):  # the second pass only rules a j out against a later exact one
             for j in js:
                 b = best(j)
-                if res[j][2] or out(j) or (rnd and b is None):
+                if res[j][2] or out(j) or j in ruling or (second and b is None):
                     continue
-                stop = None if b is None else (
-                    lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
-                lo, up, ex = xc.anchored_bounds(j, stop=stop)
+                if b is not None:
+                    ruling.add(j)
+                lo, up, ex = xc.anchored_bounds(j, stop=None if b is None else _RuleOut(b - j * dh))
                 r = res[j]
                 r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
         h = {j: r[1] for j, r in res.items() if r[2]}

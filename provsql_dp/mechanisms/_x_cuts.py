@@ -67,6 +67,10 @@ class Eq20Cuts:
 
     #: certify the anchored restriction by degrees first (tests turn it off to reach _charges)
     degree_test = True
+    #: groups per smallest column (by the largest column modulo ``split``): more z, finer cuts
+    split = 1
+    #: add only the cuts a round's point violates (``z_k`` below its group's exact part)
+    violated_only = False
 
     def __init__(self, st, cand: np.ndarray, delta_hat: float, *, stats: LPStats | None = None,
                  time_limit: float | None = None):
@@ -84,15 +88,21 @@ class Eq20Cuts:
         self.t_kept = free == 0
         self.const = st.const_true + float(st.q[~self.t_kept].sum())
         e = np.flatnonzero(ent_c & self.t_kept[st.mono_tuple[st.ent_mono]])
+        t_e = st.mono_tuple[st.ent_mono[e]]
         grp = np.full(st.n_tuples, nc, dtype=np.int64)
-        np.minimum.at(grp, st.mono_tuple[st.ent_mono[e]], col[st.ent_part[e]])
+        np.minimum.at(grp, t_e, col[st.ent_part[e]])
+        if self.split > 1:  # ... and its largest column modulo split
+            top = np.full(st.n_tuples, -1, dtype=np.int64)
+            np.maximum.at(top, t_e, col[st.ent_part[e]])
+            grp = np.where(grp < nc, grp * self.split + top % self.split, nc * self.split)
+        self.ng = nc * self.split
         self.grp, self.col, self.ent_c, self.nc = grp, col, ent_c, nc
         self.h = highspy.Highs()
         self.h.silent()
         self.h.setOptionValue("threads", 1)
-        n_var = 2 * nc  # g_C, then one z per group (group k = tuples whose smallest column is k)
-        self.h.addVars(n_var, np.zeros(n_var), np.concatenate([np.ones(nc), np.full(nc, INF)]))
-        cost = np.concatenate([self.delta_hat * st.mult[self.cols], np.ones(nc)])
+        n_var = nc + self.ng  # g_C, then one z per group of tuples
+        self.h.addVars(n_var, np.zeros(n_var), np.concatenate([np.ones(nc), np.full(self.ng, INF)]))
+        cost = np.concatenate([self.delta_hat * st.mult[self.cols], np.ones(self.ng)])
         self.h.changeColsCost(n_var, np.arange(n_var, dtype=np.int32), cost)
         self.row = None  # index of the row Σ mult g = j (anchored)
         self.points = []  # (point, its rows, their groups) per round, for _charges
@@ -117,22 +127,29 @@ class Eq20Cuts:
         phi = np.maximum(0.0, 1.0 - s_min)
         f_val = float(np.dot(st.q[self.t_kept], phi[self.t_kept]))
         act = np.flatnonzero(self.t_kept & (s_min < 1.0))
-        q_grp = np.bincount(self.grp[act], weights=st.q[act], minlength=self.nc)
+        q_grp = np.bincount(self.grp[act], weights=st.q[act], minlength=self.ng + 1)[: self.ng]
+        self._f_grp = np.bincount(self.grp[act], weights=st.q[act] * phi[act],
+                                  minlength=self.ng + 1)[: self.ng]
         m_act = np.zeros(st.n_mono, dtype=bool)
         m_act[m_star[act]] = True
         ea = np.flatnonzero(m_act[st.ent_mono] & self.ent_c)
         t_of = st.mono_tuple[st.ent_mono[ea]]
         a = sp.csr_matrix(
             (st.q[t_of] * st.ent_coef[ea], (self.grp[t_of], self.col[st.ent_part[ea]])),
-            shape=(self.nc, self.nc),
+            shape=(self.ng, self.nc),
         )
         a.sum_duplicates()
         return f_val, q_grp, a
 
-    def _add(self, q_grp, a, g_pt) -> None:
-        keep = np.flatnonzero(q_grp > 0)
+    def _add(self, q_grp, a, g_pt, z=None) -> None:
+        """The cut rows at ``g_pt`` of the groups it concerns (with the LP's ``z``: only those
+        whose ``z_k`` is below their exact part of the objective, the cuts ``g_pt`` violates)."""
+        keep = q_grp > 0
+        if z is not None and self.violated_only:
+            keep &= self._f_grp > z + 1e-12 * np.maximum(1.0, self._f_grp)
+        keep = np.flatnonzero(keep)
         self.points.append((g_pt, self.h.getNumRow() + np.arange(len(keep)), keep))
-        b = sp.hstack([a, sp.identity(self.nc, format="csr")], format="csr")[keep]
+        b = sp.hstack([a, sp.identity(self.ng, format="csr")], format="csr")[keep]
         self.h.addRows(
             len(keep), q_grp[keep], np.full(len(keep), INF), b.nnz,
             b.indptr[:-1].astype(np.int32), b.indices.astype(np.int32), b.data.astype(np.float64),
@@ -167,7 +184,7 @@ class Eq20Cuts:
             upper = self.delta_hat * float(np.dot(st.mult[self.cols], gc)) + f_val
             done = upper - lower <= _GAP * max(1.0, abs(upper))
             if not done:
-                self._add(q_grp, a, gc)
+                self._add(q_grp, a, gc, x[self.nc:])
             self.stats.build_seconds += time.perf_counter() - t0
             if done or (stop is not None and stop(lower, dual)):
                 return done, lower, upper, gc, dual
@@ -249,7 +266,7 @@ class Eq20Cuts:
         charge = np.zeros(st.n)
         dual = np.asarray(dual)
         for g_pt, rows, groups in self.points:
-            pi = np.zeros(self.nc + 1)
+            pi = np.zeros(self.ng + 1)
             solved = rows < len(dual)  # cuts added after the last solve have no multiplier
             pi[groups[solved]] = np.maximum(dual[rows[solved]], 0.0)
             if not pi.any():

@@ -129,3 +129,15 @@ def test_pair_with_a_j_beyond_the_candidates_uses_the_general_h():
     lower, upper, exact = s._xcuts.anchored_bounds(j)
     assert not exact and s._xcuts.failure == "columns"
     assert _close(s.h_pair([j], dh)[j], _plain_h(st, j))
+
+
+def test_rule_out_stops_at_the_target_or_when_the_progress_stalls():
+    from provsql_dp.mechanisms._lp import _RULE_OUT_PATIENCE, _RULE_OUT_WINDOW, _RuleOut
+
+    reach = _RuleOut(10.0)
+    assert [reach(v) for v in (1.0, 5.0, 10.0)] == [False, False, True]
+    stall = _RuleOut(100.0)  # +1 per round, 90 short: hopeless within the patience
+    seen = [stall(float(k)) for k in range(_RULE_OUT_WINDOW + 1)]
+    assert seen[-1] and not any(seen[:-1])  # after one window of rounds
+    steady = _RuleOut(float(_RULE_OUT_WINDOW + _RULE_OUT_PATIENCE))  # reachable in time
+    assert not any(steady(float(k)) for k in range(_RULE_OUT_WINDOW + 2))
