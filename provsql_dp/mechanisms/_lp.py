@@ -63,6 +63,9 @@ participants instead of one ``y`` per tuple; rounds stop when the exactly recomp
 objective of the minimiser meet the relaxation (LP tolerance), one pool serves every probe of
 the Δ search (cuts hold for every ``W``). When the rounds or rows run out, the plain LPs below
 are used. ca-HepPh node: the Δ search 20 s instead of ~250 s, eq. 20 22 s instead of 70–300 s.
+X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the argmin
+(:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
+value is ruled out without converging.
 
 First-order Δ decisions
 -----------------------

@@ -22,6 +22,10 @@ linear; only the candidates ``C = {p : deg_q(p) > Δ̂}`` can be nonzero (exact,
   at ``j`` (``μ = Δ̂ − λ``, ``λ`` the row's dual), ``H_C(j) + μ j = min_{j'} H_C(j') + μ j'``, which is
   the unrestricted eq. 20 at ``Δ̂ = μ`` whenever every ``p`` with ``deg_q(p) > μ`` is in ``C``;
   then ``H(j) ≥ H_C(j) ≥ H(j)``. Otherwise the caller uses the general path.
+* **Bounds when the rounds run out** (:meth:`Eq20Cuts.anchored_bounds`): the relaxation's optimum
+  plus ``Σ_{p ∉ C} min(0, rc_p)`` (the cut model's Lagrangian extended to every column) is a lower
+  bound of ``H(j)``, the exact objective of the last point an upper bound; the caller
+  (:meth:`._lp.Solver.h_pair`) rules out the floor or the ceiling of the argmin by them.
 
 Measured (one run, loaded machine): ca-HepPh node, Δ̂ = 19,930 (185 candidates): 22 rounds,
 22 s, 4,022 cut rows, where the merged dual LP (185 × 1.05 M) took 69.5 s and the two integer H

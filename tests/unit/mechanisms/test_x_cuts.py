@@ -141,3 +141,19 @@ def test_rule_out_stops_at_the_target_or_when_the_progress_stalls():
     assert seen[-1] and not any(seen[:-1])  # after one window of rounds
     steady = _RuleOut(float(_RULE_OUT_WINDOW + _RULE_OUT_PATIENCE))  # reachable in time
     assert not any(steady(float(k)) for k in range(_RULE_OUT_WINDOW + 2))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1), split=hs.sampled_from([1, 2, 3]), violated=hs.booleans())
+def test_finer_groups_and_violated_cuts_give_the_plain_x(seed, split, violated):
+    """Eq20Cuts.split / violated_only (off by default) change the cut model, never X."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_x_cuts.Eq20Cuts, "split", split)
+        mp.setattr(_x_cuts.Eq20Cuts, "violated_only", violated)
+        rng = np.random.default_rng(seed)
+        st = Structure(_instance(rng))
+        top = float(st.deg.max()) if st.n else 1.0
+        for dh in rng.uniform(0.05, 1.2, size=2) * top:
+            x_c, _ = rm._Run(st, _PARAMS, cuts=True).x(float(dh))
+            x_p, _ = rm._Run(st, _PARAMS, cuts=False).x(float(dh))
+            assert _close(x_c, x_p), (x_c, x_p)
