@@ -380,10 +380,12 @@ class Solver(DeltaLPs):
         ("columns": the general column generation; "rounds": the plain eq.-20 model)."""
         if failure == "columns":  # columns outside C help (or may): as _h_violators
             return self.h(j)
+        xm = self._xmodel
         if failure == "rounds":  # not certified: the plain eq.-20 model, kept for the anchored H
             self._xcuts = None
-            self._h_like(j=None, delta_hat=delta_hat)
-        xm = self._xmodel
+            if xm is None or xm["delta_hat"] != float(delta_hat):  # once for both j of a pair
+                self._h_like(j=None, delta_hat=delta_hat)
+                xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:
             return self.h(j)
         if "dual" in xm:

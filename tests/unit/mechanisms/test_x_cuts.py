@@ -157,3 +157,21 @@ def test_finer_groups_and_violated_cuts_give_the_plain_x(seed, split, violated):
             x_c, _ = rm._Run(st, _PARAMS, cuts=True).x(float(dh))
             x_p, _ = rm._Run(st, _PARAMS, cuts=False).x(float(dh))
             assert _close(x_c, x_p), (x_c, x_p)
+
+
+def test_both_j_falling_back_solve_the_plain_eq20_once(monkeypatch):
+    monkeypatch.setattr(_x_cuts, "ANCHORED_ROUNDS", 0)  # no round: both j fall back
+    rng = np.random.default_rng(11)
+    st = Structure(random_triangles(rng, n=14, p=0.6))
+    s = Solver(st)
+    dh = 0.4 * float(st.deg.max())
+    _, j_real = s.x_real(dh)
+    js = sorted({math.floor(j_real), math.ceil(j_real)})
+    assert s._xcuts is not None and len(js) == 2
+    calls = []
+    orig = Solver._h_like
+    monkeypatch.setattr(Solver, "_h_like", lambda self, **k: calls.append(k) or orig(self, **k))
+    hs_ = s.h_pair(js, dh)
+    assert sum(1 for k in calls if k.get("j") is None) == 1
+    for j in js:
+        assert _close(hs_[j], _plain_h(st, j))
