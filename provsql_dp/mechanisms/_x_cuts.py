@@ -76,6 +76,10 @@ class Eq20Cuts:
     split = 1
     #: add only the cuts a round's point violates (``z_k`` below its group's exact part)
     violated_only = False
+    #: delete the zero-dual cut rows when the anchored ``j`` changes (see :meth:`_prune`); off:
+    #: on ca-HepPh node it dropped the floor's cuts that let the ceiling converge (30 rounds
+    #: without convergence instead of 19 with)
+    prune = False
 
     def __init__(self, st, cand: np.ndarray, delta_hat: float, *, stats: LPStats | None = None,
                  time_limit: float | None = None):
@@ -110,6 +114,7 @@ class Eq20Cuts:
         cost = np.concatenate([self.delta_hat * st.mult[self.cols], np.ones(self.ng)])
         self.h.changeColsCost(n_var, np.arange(n_var, dtype=np.int32), cost)
         self.row = None  # index of the row Σ mult g = j (anchored)
+        self._dual = None  # row duals of the last solve (see _prune)
         self.points = []  # (point, its rows, their groups) per round, for _charges
         self.failure = None  # why the last anchored() returned None: "rounds" or "columns"
         self.max_rows = max(1000, int(self.t_kept.sum()))
@@ -182,6 +187,7 @@ class Eq20Cuts:
                 )
             except SolverError:
                 return False, lower, upper, gc, dual
+            self._dual = dual
             t0 = time.perf_counter()
             self.rounds += 1
             gc = np.clip(x[: self.nc], 0.0, 1.0)
@@ -233,6 +239,8 @@ class Eq20Cuts:
             self.row = self.h.getNumRow()
             self.h.addRow(float(j), float(j), nc, np.arange(nc, dtype=np.int32), mult_c)
         else:
+            if self.prune:
+                self._prune()
             self.h.changeRowsBounds(1, np.array([self.row], dtype=np.int32), np.array([float(j)]),
                                     np.array([float(j)]))
         shift = self.const - self.delta_hat * float(j)  # LP objective → H(j)
@@ -263,6 +271,24 @@ class Eq20Cuts:
         if not done:
             self.failure = "rounds"
         return lower + shift, upper + shift, exact
+
+    def _prune(self) -> None:
+        """Delete the cut rows of zero dual at the last solve (slack, or degenerate):
+        the model stays a relaxation (fewer valid cuts), the bounds stay certified, and the next
+        ``j`` re-solves a smaller LP (rounds re-add whatever it needs)."""
+        if self._dual is None:
+            return
+        drop = np.zeros(self.h.getNumRow(), dtype=bool)  # rows added since have no dual: kept
+        drop[: len(self._dual)] = np.abs(self._dual) <= 1e-12
+        drop[self.row] = False
+        if not drop.any():
+            return
+        keep = ~drop
+        new = np.cumsum(keep) - 1
+        self.h.deleteRows(int(drop.sum()), np.flatnonzero(drop).astype(np.int32))
+        self.points = [(g, new[r[keep[r]]], k[keep[r]]) for g, r, k in self.points]
+        self.row = int(new[self.row])
+        self._dual = None
 
     def _charges(self, dual: np.ndarray) -> np.ndarray:
         """``Σ_r π_r a_{r,p}`` for every participant (cuts extended to all columns) plus the

@@ -144,12 +144,16 @@ def test_rule_out_stops_at_the_target_or_when_the_progress_stalls():
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), split=hs.sampled_from([1, 2, 3]), violated=hs.booleans())
-def test_finer_groups_and_violated_cuts_give_the_plain_x(seed, split, violated):
-    """Eq20Cuts.split / violated_only (off by default) change the cut model, never X."""
+@given(seed=hs.integers(0, 2**32 - 1), split=hs.sampled_from([1, 2, 3]), violated=hs.booleans(),
+       prune=hs.booleans(), rounds=hs.sampled_from([1, 3, 30]))
+def test_finer_groups_violated_cuts_and_pruning_give_the_plain_x(seed, split, violated, prune,
+                                                                 rounds):
+    """Eq20Cuts.split / violated_only / prune (off by default) change the cut model, never X."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_x_cuts.Eq20Cuts, "split", split)
         mp.setattr(_x_cuts.Eq20Cuts, "violated_only", violated)
+        mp.setattr(_x_cuts.Eq20Cuts, "prune", prune)
+        mp.setattr(_x_cuts, "ANCHORED_ROUNDS", rounds)
         rng = np.random.default_rng(seed)
         st = Structure(_instance(rng))
         top = float(st.deg.max()) if st.n else 1.0
