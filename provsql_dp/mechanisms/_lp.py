@@ -63,6 +63,9 @@ participants instead of one ``y`` per tuple; rounds stop when the exactly recomp
 objective of the minimiser meet the relaxation (LP tolerance), one pool serves every probe of
 the Δ search (cuts hold for every ``W``). When the rounds or rows run out, the plain LPs below
 are used. ca-HepPh node: the Δ search 20 s instead of ~250 s, eq. 20 22 s instead of 70–300 s.
+X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the argmin
+(:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
+value is ruled out without converging.
 
 First-order Δ decisions
 -----------------------
@@ -91,7 +94,7 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
-from ._x_cuts import Eq20Cuts
+from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
@@ -107,6 +110,31 @@ _FULL_FRACTION = 0.5
 
 def _initial_size(j: float) -> int:
     return int(2 * math.ceil(j) + 16)
+
+
+class _RuleOut:
+    """``stop`` of :meth:`Eq20Cuts.anchored_bounds` in :meth:`Solver.h_pair`: end the rounds once
+    the lower bound of ``H(j)`` reaches ``target`` (``j`` is ruled out), or once the last
+    :data:`_RULE_OUT_WINDOW` rounds' progress, kept up for :data:`_RULE_OUT_PATIENCE` times
+    as many rounds, would not get there (time only: the caller then solves ``H(j)`` exactly)."""
+
+    def __init__(self, target: float):
+        self.target, self.seen = target, []
+
+    def __call__(self, lower: float) -> bool:
+        need = self.target - _GAP * max(1.0, abs(self.target)) - lower
+        self.seen.append(lower)
+        if need <= 0:
+            return True
+        if len(self.seen) <= _RULE_OUT_WINDOW:
+            return False
+        rate = (lower - self.seen[-1 - _RULE_OUT_WINDOW]) / _RULE_OUT_WINDOW
+        return need > _RULE_OUT_PATIENCE * rate
+
+
+#: rounds over which h_pair measures the progress of a lower bound, and how many times as many
+#: rounds it waits for it (ca-HepPh node: 40–200 per round near the end, 500–800 short)
+_RULE_OUT_WINDOW, _RULE_OUT_PATIENCE = 4, 12
 
 
 class Solver(DeltaLPs):
@@ -296,11 +324,68 @@ class Solver(DeltaLPs):
             value = xc.anchored(j)
             if value is not None:
                 return value
-            if xc.failure == "columns":  # columns outside C help (or may): as _h_violators
-                return self.h(j)
-            self._xcuts = None  # rounds ran out  # not certified: the plain eq.-20 model, kept for the anchored H
-            self._h_like(j=None, delta_hat=delta_hat)
+            return self._h_anchored_plain(j, delta_hat, xc.failure)
+        return self._h_anchored_plain(j, delta_hat)
+
+    def h_pair(self, js, delta_hat: float) -> dict:
+        """``{j: H(j)}`` at the integers ``js`` next to the eq.-20 argmin, or ``None`` for a ``j``
+        proved not to attain ``min_j H(j) + Δ̂ j``; the minimum over ``js`` is exact either way.
+
+        With the eq.-20 cut pool (:mod:`._x_cuts`) each ``j`` gets Kelley rounds; a ``j`` whose
+        certified lower bound ``L_j`` (over all participants) has ``L_j + Δ̂ j`` at least another
+        ``j``'s exact ``H + Δ̂ j`` (to ``1e-9`` relative) cannot lower the minimum, so its rounds
+        end there. ``js`` are taken in order (each with up to ``ANCHORED_ROUNDS``), then once
+        more to rule out a ``j`` against an exact value found after it; a ``j`` neither exact nor
+        ruled out goes to :meth:`h_anchored`'s plain paths. ca-HepPh node, Δ̂ = 19,930: j = 79
+        does not converge in 30 rounds, but its cuts let j = 80 converge in 19 more (alone it
+        does not in 20), and j = 79's lower bound then rules it out: 99 s CPU where the plain
+        path took ~210 s.
+        """
+        xc = self._xcuts
+        if not (xc is not None and xc.delta_hat == float(delta_hat)):
+            return {j: self.h_anchored(j, delta_hat) for j in js}
+        dh, res = float(delta_hat), {}
+        closed = {j: self.st.h_closed(j) for j in js}
+        for j in js:  # [lower, upper, exact, failure]
+            c = closed[j]
+            res[j] = [c, c, True, None] if c is not None else [-_INF, _INF, False, None]
+
+        def best(j):  # the smallest exact H + Δ̂ j among the others, or None
+            vals = [r[1] + k * dh for k, r in res.items() if k != j and r[2]]
+            return min(vals) if vals else None
+
+        def out(j):
+            b = best(j)
+            return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
+
+        ruling = set()  # j whose rounds had a target: not tried again
+        for second in (False, True):  # the second pass only rules a j out against a later exact one
+            for j in js:
+                b = best(j)
+                if res[j][2] or out(j) or j in ruling or (second and b is None):
+                    continue
+                if b is not None:
+                    ruling.add(j)
+                lo, up, ex = xc.anchored_bounds(j, stop=None if b is None else _RuleOut(b - j * dh))
+                r = res[j]
+                r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+        h = {j: r[1] for j, r in res.items() if r[2]}
+        for j in js:  # neither exact nor ruled out: the plain paths (after the columns' ones)
+            if j not in h and not out(j):
+                h[j] = self._h_anchored_plain(j, dh, res[j][3] or "rounds")
+        return {j: h.get(j) for j in js}
+
+    def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
+        """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer
+        ("columns": the general column generation; "rounds": the plain eq.-20 model)."""
+        if failure == "columns":  # columns outside C help (or may): as _h_violators
+            return self.h(j)
         xm = self._xmodel
+        if failure == "rounds":  # not certified: the plain eq.-20 model, kept for the anchored H
+            self._xcuts = None
+            if xm is None or xm["delta_hat"] != float(delta_hat):  # once for both j of a pair
+                self._h_like(j=None, delta_hat=delta_hat)
+                xm = self._xmodel
         if xm is None or xm["delta_hat"] != float(delta_hat) or not self.generation:
             return self.h(j)
         if "dual" in xm:

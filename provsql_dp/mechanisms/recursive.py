@@ -294,15 +294,11 @@ class _Run:
             h = value - j_real * delta_hat
             self.h_values[r] = h
             return h + r * delta_hat, int(r)
-        best = None
-        for j in sorted({math.floor(j_real), math.ceil(j_real)}):
-            j = min(max(j, 0), st.n)
-            h = self.solver.h_anchored(j, delta_hat)
-            self.h_values[j] = h
-            cand = h + j * delta_hat
-            if best is None or cand < best[0]:
-                best = (cand, j)
-        return best
+        js = {min(max(j, 0), st.n) for j in (math.floor(j_real), math.ceil(j_real))}
+        js = sorted(js)
+        hs = {j: h for j, h in self.solver.h_pair(js, delta_hat).items() if h is not None}
+        self.h_values.update(hs)  # a j proved not to attain the minimum has no exact H
+        return min((h + j * delta_hat, j) for j, h in hs.items())
 
 
 def release(
