@@ -48,6 +48,9 @@ def test_pattern_sql_is_the_graph_apis_release(k):
     rel = cur.privacy.releases[0].release
     assert rel.value == ref.value and rel.delta_hat == ref.delta_hat
     assert cur.fetchone()[0] == max(0, round(ref.value))
+    from provsql_dp.privacy.intervals import covers
+
+    assert covers(rel).startswith("the true answer, from below")  # X ≤ the count: honest
     assert float(cur.privacy.epsilon) == 1.0 and float(cur.privacy.remaining) == 99.0
 
 
