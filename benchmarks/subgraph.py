@@ -22,8 +22,10 @@ graphs, our recursive mechanism (k-stars: the degree construction of
 ``provsql_dp.mechanisms.kstar``; k-triangles: under edge privacy the triangle construction of
 ``provsql_dp.mechanisms.ktriangle``, and the enumerated K-relation, refused above
 ``--kt-max-entries``; ``--ktriangles-only`` skips the k-stars) under node and edge privacy beside Karwa et al.'s k-star and k-triangle
-mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.graph_smooth``) and the Laplace mechanism
-with global sensitivity, with a line per deliberate deviation. RHMS is listed as not implemented.
+mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.graph_smooth``; k-stars also ε-DP with
+Cauchy noise, ``provsql_dp.graph.baselines.kstar_pure_release``) and the Laplace mechanism
+with global sensitivity, with a line per deliberate deviation. RHMS is listed as missing (its
+calibration is not available to us). ``--kt-ks`` and ``--kt-graphs`` limit the k-triangle rows.
 
 Usage::
 
@@ -187,6 +189,10 @@ def main(argv=None) -> int:
                     help="only the k-star / k-triangle comparison (issue 15)")
     ap.add_argument("--ktriangles-only", action="store_true",
                     help="with --kstars: only the k-triangle rows (written to ktriangles.md)")
+    ap.add_argument("--kt-ks", default="2,3",
+                    help="with --kstars: the k of the k-triangle rows (default 2,3)")
+    ap.add_argument("--kt-graphs", default=None,
+                    help="with --kstars: graphs for the k-triangle rows (default: all of --graphs)")
     ap.add_argument("--kt-max-entries", type=int, default=300_000,
                     help="k-triangles: refuse the enumerated K-relation above this many entries")
     args = ap.parse_args(argv)

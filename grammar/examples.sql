@@ -149,6 +149,21 @@ SELECT COUNT(*) FROM friend a JOIN friend b ON a.person = b.person
   JOIN friend c ON c.person = a.person
   WHERE a.friend < b.friend AND b.friend < c.friend WITH EPSILON 1;
 
+-- A k-triangle count (here 2-triangles: two triangles on one edge) on a table storing each link
+-- once (key, CHECK (a < b)), protected row by row: released with the triangle construction
+-- (grammar/README.md, "k-triangles"), whatever the number of 2-triangles.
+-- covers: script, duckdb_statement, protect_stmt | parses: Create, Protect
+CREATE TABLE link (a INTEGER, b INTEGER, PRIMARY KEY (a, b), CHECK (a < b));
+PROTECT TABLE link;
+
+-- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1
+SELECT COUNT(*) FROM link AS e
+  JOIN (SELECT a, b FROM link UNION ALL SELECT b, a FROM link) AS p0 ON p0.a = e.a
+  JOIN (SELECT a, b FROM link UNION ALL SELECT b, a FROM link) AS q0 ON q0.a = e.b AND q0.b = p0.b
+  JOIN (SELECT a, b FROM link UNION ALL SELECT b, a FROM link) AS p1 ON p1.a = e.a
+  JOIN (SELECT a, b FROM link UNION ALL SELECT b, a FROM link) AS q1 ON q1.a = e.b AND q1.b = p1.b
+  WHERE p0.b < p1.b WITH EPSILON 1;
+
 -- ---------------------------------------------------------------- session
 
 -- From here on, aggregate queries over protected tables are released at ε = 1/10.

@@ -19,6 +19,23 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   quoted. *(ε, δ)-DP* (``delta=…``, the setting of Karwa et al. PVLDB 2011 that papers/003 §6.1
   follows): Laplace noise, α = ε/2, β = ε/(2 ln(2/δ)).
 
+* :func:`kstar_pure_release`: Karwa et al.'s k-star count (edge privacy) as an **ε-DP** release —
+  the exact smooth sensitivity of :func:`provsql_dp.mechanisms.graph_smooth.kstar_smooth_sensitivity`
+  with Cauchy noise instead of the (ε, δ) Laplace calibration of ``graph_smooth.kstar_release``.
+  Calibration (:func:`cauchy_params`): ``T + (S/α)·Z``, ``Z`` standard Cauchy (density
+  ``h(z) = 1/(π(1 + z²))``), ``S`` the β-smooth sensitivity, ``α = β = ε/6`` — the Cauchy rule of
+  Nissim, Raskhodnikova & Smith (noise ``6S/ε`` with an ε/6-smooth bound; it is what RelM's
+  ``CauchyMechanism`` implements, the one source for the constants we could read). Proof that it
+  is ε-DP (NRS Lemma 2.6's argument): for neighbours G, G' the output law of G' is that of G slid
+  by ``Δ = (T' − T)·α/S`` (``|Δ| ≤ α·LS/S ≤ α``) and dilated by ``e^λ = S'/S`` (``|λ| ≤ β``);
+  sliding costs ``sup_z ln h(z)/h(z + Δ) ≤ |Δ|·sup_z |2z/(1 + z²)| = |Δ|`` and dilation
+  ``sup_z |λ + ln h(e^λ z) − ln h(z)| ≤ |λ|`` (``ln(1 + z²) − ln(1 + e^{2λ}z²) ∈ [−2|λ|, 0]``), so
+  the privacy loss is at most ``α + β = ε/3 ≤ ε``: conservative by the NRS constants, as
+  published. Karwa et al.'s paper itself was not readable here: that they used exactly these
+  constants for their ε-DP k-star mechanism is **not established**; papers/003 says only that
+  the mechanism is ε-DP. Same floating-point caveat as the power-law release below (benchmark
+  only).
+
 Floating-point safety. :func:`laplace_release` uses the exact discrete Laplace sampler on the
 public grid of :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` (an integer answer for an
 integer count with ``integer=True``). The (ε, δ) smooth release adds *integer* discrete Laplace
@@ -63,6 +80,8 @@ __all__ = [
     "triangle_smooth_sensitivity",
     "smooth_triangle_release",
     "sample_power_law_noise",
+    "cauchy_params",
+    "kstar_pure_release",
 ]
 
 
@@ -243,3 +262,41 @@ def smooth_beta(epsilon: float, *, gamma: float = 4.0, delta: float | None = Non
     if delta is None:
         return epsilon / (2 * (gamma + 1))
     return epsilon / (2 * math.log(2 / delta))
+
+
+def cauchy_params(epsilon: float) -> tuple[float, float]:
+    """``(α, β) = (ε/6, ε/6)``: the NRS Cauchy rule of :func:`kstar_pure_release` (privacy loss
+    at most ``α + β = ε/3``, proved in the module docstring).
+
+    >>> cauchy_params(0.6)
+    (0.09999999999999999, 0.09999999999999999)
+    """
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise InterfaceError(f"epsilon must be positive, got {epsilon!r}")
+    return epsilon / 6, epsilon / 6
+
+
+def kstar_pure_release(src, dst, n: int, k: int, *, epsilon: float, rng=None,
+                       smooth: float | None = None, true_value: float | None = None) -> float:
+    """Karwa et al.'s k-star count under edge privacy, **ε-DP**: ``T + (S/α)·Cauchy`` with ``S``
+    the β-smooth sensitivity at ``β = ε/6`` and ``α = ε/6`` (:func:`cauchy_params`; calibration
+    and proof in the module docstring). Continuous noise: **not floating-point safe**, a benchmark
+    baseline only. Pass ``smooth`` (computed at :func:`cauchy_params`' β) and ``true_value`` to
+    reuse them across releases.
+
+    >>> import numpy as np
+    >>> src, dst = np.array([0, 0, 0, 1]), np.array([1, 2, 3, 2])
+    >>> r = kstar_pure_release(src, dst, 4, 2, epsilon=1.0, rng=np.random.default_rng(0))
+    >>> bool(np.isfinite(r))
+    True
+    """
+    from ..mechanisms import graph_smooth as gsm
+
+    alpha, beta = cauchy_params(epsilon)
+    if isinstance(k, bool) or int(k) != k or k < 2:
+        raise InterfaceError(f"k must be an integer >= 2, got {k!r}")
+    if smooth is None:
+        smooth = gsm.kstar_smooth_sensitivity(src, dst, n, int(k), beta)
+    if true_value is None:
+        true_value = gsm.kstar_count(src, dst, n, int(k))
+    return float(true_value) + float(smooth) / alpha * float(resolve_rng(rng).standard_cauchy())

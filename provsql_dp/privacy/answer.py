@@ -59,6 +59,7 @@ from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
 from .kstar_route import release_kstar, star_shape
+from .ktriangle_route import triangle_shape
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
@@ -245,7 +246,7 @@ class _Decision:
     kwargs: dict = field(default_factory=dict)
     signed: bool = False
     max_groups: int | None = None
-    star: object = None  # the StarShape of a k-star count (path "kstar", privacy.kstar_route)
+    star: object = None  # StarShape / TriangleShape (path "kstar": privacy.kstar_route)
 
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
@@ -284,7 +285,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
-    star = star_shape(con, plan) if own is None else None  # k-stars: the degree construction
+    # k-stars and k-triangles: their size-independent constructions (privacy.kstar_route)
+    star = (star_shape(con, plan) or triangle_shape(con, plan)) if own is None else None
     path = "single-owner" if own is not None else "kstar" if star is not None else "lp"
     return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed,
                      max_groups, star)

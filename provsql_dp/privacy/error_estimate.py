@@ -127,8 +127,8 @@ def estimate_error(con, tree, text: str, rng=None):
         decisions.append(decide(con, part, eps * share, opts))
     chosen = [i for i, dec in enumerate(decisions) if dec.path in ("lp", "single-owner")]
     if not chosen and any(dec.path == "kstar" for dec in decisions):
-        raise _refuse("it does not cover k-star counts released with the degree construction "
-                      "yet (privacy.kstar_route)")
+        raise _refuse("it does not cover k-star and k-triangle counts released with their "
+                      "size-independent constructions yet (privacy.kstar_route)")
     if not chosen:
         raise _refuse("every aggregate is answered by the Laplace mechanism, whose error is "
                       "public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")

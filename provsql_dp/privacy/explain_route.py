@@ -159,7 +159,7 @@ def _row(con, dec, part_eps, eps, conf, alpha_goal):
         return ("r2t", None, None, len(dec.groups), shown_eps, None, None, None,
                 f"{label}: {_R2T_NOTE}")
     how = ("single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
-           else "degree construction for k-stars, linear programs on HiGHS" if dec.path == "kstar"
+           else dec.star.how if dec.path == "kstar"
            else "linear programs on HiGHS")
     note = _RECURSIVE_NOTE.format(how=how)
     if alpha_goal is None:  # the cost note (the curator's sizes read the data: not for a refusal)

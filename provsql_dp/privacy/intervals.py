@@ -5,7 +5,8 @@ the demo, ``cursor.privacy`` and pandas.
 ``Pr[statistic ∈ [low, high]] ≥ p``, computed from released and public quantities only;
 :func:`covers` says which statistic, in words; :func:`shown` prints it. Per mechanism:
 
-* **recursive** (LPs or the single-owner closed form): ``truth ≥ X`` always (papers/003 eq. 12 at
+* **recursive** (LPs, the single-owner closed form, the k-star and k-triangle constructions):
+  ``truth ≥ X`` always (papers/003 eq. 12 at
   ``i = |P|``), so ``[X̂ − γk, +∞)`` with ``k`` the exact one-sided quantile of the discrete
   Laplace noise (:meth:`provsql_dp.mechanisms.release.Release.interval`). One-sided: the
   truncation is data-dependent and not released. A signed SUM has no interval (both parts'
@@ -96,7 +97,7 @@ def covers(release) -> str:
     if mech == "laplace":
         return ("the true count" if getattr(release, "integer", False)
                 else "the true SUM of the values clamped to the declared bounds")
-    if mech in ("recursive", "general", "recursive-kstar"):
+    if mech in ("recursive", "general", "recursive-kstar", "recursive-ktriangle"):
         return ("the true answer, from below only (the mechanism's truncation is data-dependent "
                 "and not released)")
     if mech == "recursive-signed":

@@ -70,7 +70,7 @@ from ..provenance.capture import q
 from ..sql.plan import Aggregate, Filter, Join, Project, Scan, Union
 from .release_info import PrivacyInfo
 
-__all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note"]
+__all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note", "arcs_sql"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,21 @@ class StarShape:
                 else f"arcs ({self.centre} → {self.leaf})")
         return (f"{self.k}-stars: {arcs} of {self.scan.table}, {self.privacy} privacy, "
                 "degree construction")
+
+    mechanism = "recursive-kstar"
+    how = "degree construction for k-stars, linear programs on HiGHS"
+    lp_size = ("LPs over node degrees, O(|V| + |E|) columns whatever k, instead of one "
+               "K-relation tuple per star")
+
+    def load(self, con, *, time_limit: float | None = None) -> KStarCount:
+        """The construction over the table's rows (private: reads protected rows)."""
+        return load_kstar(con, self, time_limit=time_limit)
+
+    @staticmethod
+    def sizes(ks) -> str:
+        """The curator's (private) sizes of a loaded construction."""
+        return (f"nodes={ks.n}, arcs={ks.m}, stars={ks.true_answer:.0f}, "
+                f"participants={ks.n_participants}")
 
 
 class _NoMatch(Exception):
@@ -123,7 +138,13 @@ def _bare(e: exp.Expression) -> str:
     return e.name
 
 
-def _match(con, root) -> StarShape:
+def _collect(root):
+    """Walk a plan of scans, ``UNION ALL`` arc relations, projections, filters and joins:
+    ``(instances, resolve, conds)`` with ``instances`` a list of ``(kind, scan, columns)``
+    (``"directed"``: a scan of T; ``"undirected"``: :func:`_both_directions`), ``resolve`` mapping
+    a column id of the plan to ``(instance, column tag)`` (tags ``"first"``/``"second"`` for an
+    undirected instance) and ``conds`` the conjuncts of every ``ON`` and ``WHERE``. Raises
+    :class:`_NoMatch` on any other node. Shared by the k-star and k-triangle routes."""
     rename: dict[str, str] = {}   # a Project's output id -> its child's id
     role: dict[str, tuple[int, str]] = {}  # base id -> (instance, column tag)
     instances: list[tuple] = []   # (kind, scan, columns)
@@ -160,13 +181,6 @@ def _match(con, root) -> StarShape:
             raise _NoMatch
 
     visit(root)
-    k = len(instances)
-    kinds = {kind for kind, _, _ in instances}
-    scans = {(s.catalog, s.schema, s.table) for _, s, _ in instances}
-    if k < 2 or len(kinds) != 1 or len(scans) != 1:
-        raise _NoMatch
-    if len({pair for kind, _, pair in instances if kind == "undirected"}) > 1:
-        raise _NoMatch
 
     def resolve(name: str) -> tuple[int, str]:
         seen = set()
@@ -177,37 +191,30 @@ def _match(con, root) -> StarShape:
             raise _NoMatch
         return role[name]
 
-    parent: dict = {}
+    return instances, resolve, conds
 
-    def find(x):
-        while parent.get(x, x) != x:
-            x = parent[x]
-        return x
 
+def _match(con, root) -> StarShape:
+    instances, resolve, conds = _collect(root)
+    k = len(instances)
+    kinds = {kind for kind, _, _ in instances}
+    scans = {(s.catalog, s.schema, s.table) for _, s, _ in instances}
+    if k < 2 or len(kinds) != 1 or len(scans) != 1:
+        raise _NoMatch
+    if len({pair for kind, _, pair in instances if kind == "undirected"}) > 1:
+        raise _NoMatch
+
+    eq_classes, order = _conditions(conds, resolve)
     less: set[tuple[int, int]] = set()
     leaf_tag: dict[int, str] = {}
-    for c in conds:
-        if isinstance(c, exp.EQ):
-            a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
-            parent.setdefault(a, a)
-            parent.setdefault(b, b)
-            parent[find(a)] = find(b)
-            continue
-        if not isinstance(c, (exp.LT, exp.GT)):
-            raise _NoMatch
-        a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
-        if isinstance(c, exp.GT):
-            a, b = b, a
+    for a, b in order:
         for inst, tag in (a, b):
             if leaf_tag.setdefault(inst, tag) != tag:
                 raise _NoMatch
         if a[0] == b[0]:
             raise _NoMatch
         less.add((a[0], b[0]))
-    classes: dict = {}
-    for x in list(parent):
-        classes.setdefault(find(x), set()).add(x)
-    groups = [g for g in classes.values() if len(g) > 1]
+    groups = eq_classes
     if len(groups) != 1 or len(groups[0]) != k or {i for i, _ in groups[0]} != set(range(k)):
         raise _NoMatch
     centre_tag = dict(groups[0])
@@ -222,6 +229,34 @@ def _match(con, root) -> StarShape:
     else:
         centre, leaf = pair
     return _declared(con, scan, k, centre, leaf, kind == "undirected")
+
+
+def _conditions(conds, resolve) -> tuple[list[set], list[tuple]]:
+    """Split the conjuncts into the equality classes of roles (those with ≥ 2 members) and the
+    strict comparisons ``(a, b)`` meaning ``a < b``; any other conjunct is no match."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    order: list[tuple] = []
+    for c in conds:
+        if isinstance(c, exp.EQ):
+            a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            parent[find(a)] = find(b)
+            continue
+        if not isinstance(c, (exp.LT, exp.GT)):
+            raise _NoMatch
+        a, b = resolve(_bare(c.this)), resolve(_bare(c.expression))
+        order.append((b, a) if isinstance(c, exp.GT) else (a, b))
+    classes: dict = {}
+    for x in list(parent):
+        classes.setdefault(find(x), set()).add(x)
+    return [g for g in classes.values() if len(g) > 1], order
 
 
 def _both_directions(node: Union) -> tuple[Scan, tuple[str, str]]:
@@ -298,45 +333,48 @@ def _ordered_check(con, scan: Scan, x: str, y: str) -> bool:
     return False
 
 
+def arcs_sql(scan: Scan, x: str, y: str) -> str:
+    """The SQL reading the rows ``(x, y)`` of ``scan``'s table without NULLs, node values replaced
+    by their rank (columns ``s``, ``d``; ordered), so any column type works."""
+    x, y, t = q(x), q(y), scan.qualified
+    return (f"WITH a AS (SELECT {x} AS s, {y} AS d FROM {t} WHERE {x} IS NOT NULL AND {y} IS NOT NULL), "
+            "n AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS i "
+            "FROM (SELECT s AS v FROM a UNION SELECT d FROM a)) "
+            "SELECT ns.i AS s, nd.i AS d FROM a JOIN n AS ns ON ns.v = a.s "
+            "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2")
+
+
 def load_kstar(con, shape: StarShape, *, time_limit: float | None = None) -> KStarCount:
-    """Read the arcs of ``shape`` (private: reads protected rows) and build the construction.
-    Node values are replaced by their rank, so any column type works."""
-    x, y, t = q(shape.centre), q(shape.leaf), shape.scan.qualified
-    sql = (f"WITH a AS (SELECT {x} AS s, {y} AS d FROM {t} WHERE {x} IS NOT NULL AND {y} IS NOT NULL), "
-           "n AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS i "
-           "FROM (SELECT s AS v FROM a UNION SELECT d FROM a)) "
-           "SELECT ns.i AS s, nd.i AS d FROM a JOIN n AS ns ON ns.v = a.s "
-           "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2")
-    cols, _ = engine_of(con).fetchnumpy(sql)
+    """Read the arcs of ``shape`` (private: reads protected rows) and build the construction."""
+    cols, _ = engine_of(con).fetchnumpy(arcs_sql(shape.scan, shape.centre, shape.leaf))
     return KStarCount(cols["s"], cols["d"], shape.k, shape.privacy, directed=not shape.undirected,
                       time_limit=time_limit)
 
 
-def release_kstar(con, plan, shape: StarShape, epsilon: float, style: str, kwargs: dict,
+def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
                   charge_fn, rng, fallback, time_limit: float | None = None):
-    """Charge (``charge_fn``, before any protected row is read), then release. A failed LP (time
-    limit, solver status) or numbers the LPs cannot take release ``fallback(ε)`` — data
-    independent, same shape and mechanism name — and the incident is recorded for the curator.
-    Returns (description, rows, PrivacyInfo)."""
+    """Charge (``charge_fn``, before any protected row is read), then release ``shape``'s
+    construction (a :class:`StarShape`, or a k-triangle shape of
+    :mod:`provsql_dp.privacy.ktriangle_route`). A failed LP (time limit, solver status) or numbers
+    the LPs cannot take release ``fallback(ε)`` — data independent, same shape and mechanism
+    name — and the incident is recorded for the curator. Returns (description, rows, PrivacyInfo)."""
     charge = charge_fn()
     p = resolve_params(epsilon, style, **kwargs)  # μ from the query's style, as the LP path
     params = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")}
     try:
-        rel = load_kstar(con, shape, time_limit=time_limit).release(epsilon, rng=rng, **params)
+        rel = shape.load(con, time_limit=time_limit).release(epsilon, rng=rng, **params)
     except (SolverError, ArithmeticError, ValueError):
-        rel = dataclasses.replace(fallback(epsilon), mechanism="recursive-kstar")
+        rel = dataclasses.replace(fallback(epsilon), mechanism=shape.mechanism)
     info = PrivacyInfo(mechanism=rel.mechanism, epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,))
     return [(plan.label, "DOUBLE")], [(rel.value,)], info
 
 
-def kstar_note(con, shape: StarShape) -> str:
-    """The ``EXPLAIN PRIVACY`` note of a k-star release: the construction, and for the curator
-    (who may read the data) the LP sizes, read from the table without drawing noise."""
-    note = (f"{shape.describe()} (LPs over node degrees, O(|V| + |E|) columns whatever k, "
-            "instead of one K-relation tuple per star)")
+def kstar_note(con, shape) -> str:
+    """The ``EXPLAIN PRIVACY`` note of a k-star (or k-triangle) release: the construction, and
+    for the curator (who may read the data) the LP sizes, read from the table without drawing
+    noise."""
+    note = f"{shape.describe()} ({shape.lp_size})"
     if getattr(con, "role", "curator") != "curator":
         return note
-    ks = load_kstar(con, shape)
-    return (f"{note}. Curator only (private sizes): nodes={ks.n}, arcs={ks.m}, "
-            f"stars={ks.true_answer:.0f}, participants={ks.n_participants}")
+    return f"{note}. Curator only (private sizes): {shape.sizes(shape.load(con))}"

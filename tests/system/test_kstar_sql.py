@@ -9,7 +9,6 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,21 +18,9 @@ from provsql_dp.graph import count, load_edges, pattern_sql
 from provsql_dp.mechanisms.kstar import KStarCount
 from provsql_dp.privacy.answer import decide
 from provsql_dp.privacy.kstar_route import load_kstar, star_shape
-from provsql_dp.sql.planner import plan_query
 
-UNION = "(SELECT src, dst FROM edge UNION ALL SELECT dst, src FROM edge)"
-
-
-def _plan(con, sql):
-    return plan_query(sqlglot.parse_one(sql, read="duckdb"), con._catalog)
-
-
-def _graph_db(g, privacy):
-    con = provsql_dp.connect()
-    load_edges(con, g)
-    con.execute("PROTECT TABLE edge" + (" BY (src, dst) AS node" if privacy == "node" else ""))
-    con.execute("SET PRIVACY BUDGET 100")
-    return con
+from graph_sql_kit import NODES, ORIENTED, ROWS, UNION, declared_db, graph_db
+from graph_sql_kit import plan as _plan
 
 
 @pytest.mark.parametrize("privacy", ["edge", "node"])
@@ -41,7 +28,7 @@ def _graph_db(g, privacy):
 def test_pattern_sql_is_the_graph_apis_release(privacy, k):
     g = nx.gnp_random_graph(25, 0.3, seed=3)
     g.add_node(99)  # an isolated node: no row, changes nothing
-    con = _graph_db(g, privacy)
+    con = graph_db(g, privacy)
     con._rng = np.random.default_rng(11)
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql(f'{k}-star')}) WITH EPSILON 1")
     ref = count(g, f"{k}-star", privacy=privacy, epsilon=1.0, rng=np.random.default_rng(11))
@@ -57,7 +44,7 @@ def test_pattern_sql_is_the_graph_apis_release(privacy, k):
 
 def test_options_reach_the_construction_and_r2t_stays_r2t():
     g = nx.gnp_random_graph(20, 0.3, seed=5)
-    con = _graph_db(g, "node")
+    con = graph_db(g, "node")
     con._rng = np.random.default_rng(2)
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql('2-star')}) "
                       "WITH EPSILON 1 OPTIONS (privacy = 'edge', theta = 2, split = 0.25)")
@@ -76,24 +63,12 @@ def test_a_star_too_large_to_enumerate_is_released():
     """C(600, 4) ≈ 5.3e9 4-stars: the general path would capture them all."""
     g = nx.star_graph(600)
     g.add_edges_from([(1, 2), (2, 3)])
-    con = _graph_db(g, "edge")
+    con = graph_db(g, "edge")
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql('4-star')}) WITH EPSILON 1")
     assert cur.privacy.mechanism == "recursive-kstar" and math.isfinite(cur.fetchone()[0])
 
 
 # --------------------------------------------------------------------------- recognition
-def _declared_db(ddl, protect):
-    con = provsql_dp.connect()
-    con.execute(ddl)
-    con.execute("INSERT INTO edge VALUES (1, 2), (1, 3), (1, 4), (2, 3), (3, 4)")
-    con.execute(protect)
-    return con
-
-
-ORIENTED = "CREATE TABLE edge(src INT, dst INT, PRIMARY KEY (src, dst), CHECK (src < dst))"
-ROWS = "PROTECT TABLE edge"
-NODES = "PROTECT TABLE edge BY (src, dst) AS node"
-
 RECOGNISED = [
     # (ddl, protect, query, k, undirected, privacy)
     (ORIENTED, ROWS, f"SELECT COUNT(*) FROM {UNION} a JOIN {UNION} b ON a.src = b.src "
@@ -149,7 +124,7 @@ NOT_RECOGNISED = [
 
 @pytest.mark.parametrize("ddl, protect, sql, k, undirected, privacy", RECOGNISED)
 def test_recognised_queries(ddl, protect, sql, k, undirected, privacy):
-    con = _declared_db(ddl, protect)
+    con = declared_db(ddl, protect)
     shape = star_shape(con, _plan(con, sql))
     assert shape is not None
     assert (shape.k, shape.undirected, shape.privacy) == (k, undirected, privacy)
@@ -160,7 +135,7 @@ def test_recognised_queries(ddl, protect, sql, k, undirected, privacy):
 
 @pytest.mark.parametrize("ddl, protect, sql", NOT_RECOGNISED)
 def test_other_queries_keep_the_general_path(ddl, protect, sql):
-    con = _declared_db(ddl, protect)
+    con = declared_db(ddl, protect)
     plan = _plan(con, sql)
     assert star_shape(con, plan) is None
     con.execute("SET PRIVACY BUDGET 10")
@@ -192,7 +167,7 @@ def test_directed_tables_count_what_sql_counts(arcs, k, nodes, symmetric):
 # --------------------------------------------------------------------------- explain, failures
 def test_explain_privacy_names_the_construction(tmp_path):
     path = tmp_path / "g.duckdb"
-    con = _graph_db(nx.karate_club_graph(), "node")
+    con = graph_db(nx.karate_club_graph(), "node")
     con.close()
     con = provsql_dp.connect(str(path))
     load_edges(con, nx.karate_club_graph())
@@ -209,7 +184,7 @@ def test_explain_privacy_names_the_construction(tmp_path):
 
 
 def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch):
-    con = _graph_db(nx.karate_club_graph(), "edge")
+    con = graph_db(nx.karate_club_graph(), "edge")
 
     def fail(self, *a, **kw):
         raise SolverError("time limit")
@@ -222,7 +197,7 @@ def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch):
 
 
 def test_estimate_error_refuses_a_kstar_count_and_spends_nothing():
-    con = _graph_db(nx.karate_club_graph(), "edge")
+    con = graph_db(nx.karate_club_graph(), "edge")
     with pytest.raises(provsql_dp.ProgrammingError, match="k-star"):
         con.execute(f"EXPLAIN PRIVACY SELECT COUNT(*) FROM ({pattern_sql('2-star')}) "
                     "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.25")

@@ -14,9 +14,9 @@ import pytest
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms.kstar import KStarCount
 from provsql_dp.provenance.krelation import KRelation
+from sequence_checks import TOL, assert_bounding, assert_convex_nondecreasing, assert_recursive, sequences
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-TOL = 1e-6
 
 
 def random_graph(seed: int, n: int = 6, p: float = 0.5) -> nx.Graph:
@@ -61,16 +61,9 @@ def test_top_values_and_recursive_sequences(seed, k, privacy):
     n2 = big.n_participants
     assert big.h(n2) == pytest.approx(count_stars(g2, k))
     assert big.h(0) == 0 and big.g(0) == 0
+    seqs = sequences(big)
     for g1 in neighbours(g2, privacy):
-        small = kstar(g1, k, privacy)
-        n1 = small.n_participants
-        assert n1 == n2 - 1
-        for i in range(n1 + 1):
-            for seq in ("h", "g"):
-                a2, a1 = getattr(big, seq), getattr(small, seq)
-                # Def. 17: H_i(P2) <= H_i(P1) <= H_{i+1}(P2)
-                assert a2(i) <= a1(i) + TOL, (seq, i)
-                assert a1(i) <= a2(i + 1) + TOL, (seq, i)
+        assert_recursive(big, kstar(g1, k, privacy), seqs=seqs)
 
 
 @pytest.mark.parametrize("privacy", ["edge", "node"])
@@ -80,16 +73,8 @@ def test_g_bounds_h(seed, k, privacy):
     """Def. 18 with g = 1: H_j <= H_i + (|P| - i) G_j for all i <= j (proved for edge privacy,
     checked here for both)."""
     ks = kstar(random_graph(100 + seed, n=7, p=0.55), k, privacy)
-    n = ks.n_participants
-    hs = [ks.h(i) for i in range(n + 1)]
-    gs = [ks.g(i) for i in range(n + 1)]
-    for j in range(n + 1):
-        for i in range(j + 1):
-            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL
-    # H convex and nondecreasing, G nondecreasing
-    d = np.diff(hs)
-    assert np.all(d >= -TOL) and np.all(np.diff(d) >= -TOL)
-    assert np.all(np.diff(gs) >= -TOL)
+    assert_bounding(ks)
+    assert_convex_nondecreasing(ks)
 
 
 def _pulp_value(g, k, privacy, i, which):
@@ -271,31 +256,21 @@ def test_directed_sequences_are_recursive(arcs, k, privacy):
     for s, _ in arcs:
         out[s] = out.get(s, 0) + 1
     assert big.h(big.n_participants) == pytest.approx(sum(math.comb(d, k) for d in out.values()))
+    seqs = sequences(big)
     for small_arcs in _directed_neighbours(arcs, privacy):
         if not small_arcs:
             continue
         n2 = big.n_participants
         # node privacy: nodes left without arcs stay participants of the neighbour (isolated)
         small = _directed(small_arcs, k, privacy, n_nodes=n2 - 1 if privacy == "node" else None)
-        assert small.n_participants == n2 - 1
-        for i in range(n2):
-            for seq in ("h", "g"):
-                a2, a1 = getattr(big, seq), getattr(small, seq)
-                assert a2(i) <= a1(i) + TOL, (seq, i)
-                assert a1(i) <= a2(i + 1) + TOL, (seq, i)
+        assert_recursive(big, small, seqs=seqs)
 
 
 @settings(max_examples=30, deadline=None)
 @given(arcs=_ARCS, k=st.integers(2, 3))
 def test_directed_edge_privacy_g_is_1_bounding(arcs, k):
     """Def. 18 with g = 1 and M = max_v C_{k-1}(x_v) (one centre per row, proved in the doc)."""
-    ks = _directed(arcs, k, "edge")
-    n = ks.n_participants
-    hs = [ks.h(i) for i in range(n + 1)]
-    gs = [ks.g(i) for i in range(n + 1)]
-    for j in range(n + 1):
-        for i in range(j + 1):
-            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL
+    assert_bounding(_directed(arcs, k, "edge"))
 
 
 def test_symmetric_arcs_are_the_undirected_construction_under_node_privacy():

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from provsql_dp.graph import true_count
 from provsql_dp.mechanisms.ktriangle import KTriangleCount, edge_triangles
+from sequence_checks import assert_bounding, assert_convex_nondecreasing, assert_recursive, sequences
 
-TOL = 1e-6
 _PAIRS = [(a, b) for a in range(6) for b in range(a + 1, 6)]
 # dense enough to hold triangles: a random subset of K6's 15 edges
 _EDGES = st.sets(st.sampled_from(_PAIRS), min_size=3, max_size=15)
@@ -61,29 +61,17 @@ def test_sequences_are_recursive_over_every_neighbour(edges, k):
     big = _kt(edges, k)
     n = big.n_participants
     assert big.h(n) == pytest.approx(sum(math.comb(t, k) for t in _t_counts(edges)))
-    hs = [big.h(i) for i in range(n + 1)]
-    gs = [big.g(i) for i in range(n + 1)]
-    d = np.diff(hs)
-    assert np.all(d >= -TOL) and np.all(np.diff(d) >= -TOL) and np.all(np.diff(gs) >= -TOL)
+    assert_convex_nondecreasing(big)
+    seqs = sequences(big)
     for e in edges:
-        small = _kt(edges - {e}, k)
-        for i in range(n):
-            for a2, a1 in ((hs, small.h), (gs, small.g)):
-                assert a2[i] <= a1(i) + TOL
-                assert a1(i) <= a2[i + 1] + TOL
+        assert_recursive(big, _kt(edges - {e}, k), seqs=seqs)
 
 
 @settings(max_examples=25, deadline=None)
 @given(edges=_EDGES, k=st.integers(2, 3))
 def test_g_bounds_h(edges, k):
     """Def. 18 with g = 1 (proved at 0/1 points in the module doc; checked here at all i, j)."""
-    kt = _kt(edges, k)
-    n = kt.n_participants
-    hs = [kt.h(i) for i in range(n + 1)]
-    gs = [kt.g(i) for i in range(n + 1)]
-    for j in range(n + 1):
-        for i in range(j + 1):
-            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL
+    assert_bounding(_kt(edges, k))
 
 
 def _pulp_value(edges, k, i, which):

@@ -449,6 +449,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     assert protected == {
         ("edge", "person", ("src", "dst")),
         ("friend", "person", ("person", "friend")),
+        ("link", "link", ()),
         ("employee", "person", ("id",)),
         ("trips", "trips", ("rider", "driver")),
         ("visit", "visits", ()),

@@ -1,0 +1,44 @@
+"""Shared checks of the recursive mechanism's sequences for the size-independent constructions
+(k-stars: mechanisms/kstar.py, k-triangles: mechanisms/ktriangle.py): Def. 17 (recursive) between
+a structure and its neighbour, Def. 18 with g = 1 (G bounds H), and the shape of H and G."""
+
+from __future__ import annotations
+
+import numpy as np
+
+TOL = 1e-6
+
+
+def sequences(s) -> tuple[list[float], list[float]]:
+    """``[H_0 … H_|P|]`` and ``[G_0 … G_|P|]`` of a construction."""
+    n = s.n_participants
+    return [s.h(i) for i in range(n + 1)], [s.g(i) for i in range(n + 1)]
+
+
+def assert_recursive(big, small, *, seqs=None) -> None:
+    """Def. 17 for ``P₁ = P₂ − p``: ``X_i(P₂) ≤ X_i(P₁) ≤ X_{i+1}(P₂)`` for X = H and G, every
+    ``i < |P₂|`` (``seqs``: the big structure's sequences, when already computed)."""
+    n2 = big.n_participants
+    assert small.n_participants == n2 - 1
+    hs, gs = seqs if seqs is not None else sequences(big)
+    for i in range(n2):
+        for name, a2, a1 in (("h", hs, small.h), ("g", gs, small.g)):
+            v = a1(i)
+            assert a2[i] <= v + TOL, (name, i)
+            assert v <= a2[i + 1] + TOL, (name, i)
+
+
+def assert_bounding(s) -> None:
+    """Def. 18 with g = 1: ``H_j ≤ H_i + (|P| − i)·G_j`` for all ``i ≤ j``."""
+    n = s.n_participants
+    hs, gs = sequences(s)
+    for j in range(n + 1):
+        for i in range(j + 1):
+            assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL, (i, j)
+
+
+def assert_convex_nondecreasing(s) -> None:
+    """H convex and nondecreasing, G nondecreasing."""
+    hs, gs = sequences(s)
+    d = np.diff(hs)
+    assert np.all(d >= -TOL) and np.all(np.diff(d) >= -TOL) and np.all(np.diff(gs) >= -TOL)
