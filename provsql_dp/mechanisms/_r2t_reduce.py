@@ -56,7 +56,7 @@ def class_keys(model, ms: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     return key
 
 
-def _blocks(model, min_rows: int, rows_out: list | None = None) -> list:
+def _blocks(model, min_rows: int) -> list:
     """``model`` (row-wise arrays, as :meth:`R2TModel._model` builds them) split into
     independent LPs: one per connected component with at least ``min_rows`` rows, one for all
     the other rows and columns. The sum of their optima is ``model``'s optimum (fact 6).
@@ -72,8 +72,6 @@ def _blocks(model, min_rows: int, rows_out: list | None = None) -> list:
 
     n_col, cost, col_lo, col_up, row_lo, row_up, start, index, value = model
     n_row = len(row_lo)
-    if rows_out is not None:
-        rows_out[:] = [np.arange(n_row)]
     if n_row < 2 * min_rows:
         return [model]
     ends = np.append(start[1:n_row], len(index))
@@ -89,14 +87,10 @@ def _blocks(model, min_rows: int, rows_out: list | None = None) -> list:
     group[big] = np.arange(len(big))
     g_row, g_col = group[label[:n_row]], group[label[n_row:]]
     out = []
-    if rows_out is not None:
-        rows_out.clear()
     for k in range(len(big) + 1):
         rs, cs = np.flatnonzero(g_row == k), np.flatnonzero(g_col == k)
         if len(cs) == 0:
             continue
-        if rows_out is not None:
-            rows_out.append(rs)
         new_col = np.full(n_col, -1, dtype=np.int64)
         new_col[cs] = np.arange(len(cs))
         counts = (ends - start[:n_row])[rs]

@@ -113,26 +113,20 @@ class _Hessian:
 
 
 def solve(model, *, abs_gap: float, rel_gap: float = 0.0, time_limit: float | None = None,
-          max_iterations: int = MAX_ITERATIONS, start: tuple | None = None,
-          final: list | None = None) -> tuple[float, float]:
+          max_iterations: int = MAX_ITERATIONS) -> tuple[float, float]:
     """``(L, U)`` with ``L ≤ OPT ≤ U`` for the max problem of ``model`` (row-wise arrays as
     :meth:`~provsql_dp.mechanisms.r2t_lp.R2TModel._model` builds them, costs negated); stops
     once ``U − L ≤ max(abs_gap, rel_gap·U)``, or after ``max_iterations`` / ``time_limit`` with
     the best certificates found (the gap may then be larger). BLAS on one thread, as
-    :func:`~provsql_dp.mechanisms._r2t_certified.solve`.
-
-    ``start = (y0, μ0)`` warm-starts from row prices ``y0`` (one per row; NaN or ≤ 0: the
-    default start for that row) at barrier weight ``μ0`` — e.g. the prices of a neighbouring
-    threshold's LP. The start changes only how fast the gap closes, never the certificates.
-    ``final``, if given, receives ``[y, μ]`` of the last iterate (a start for the next solve)."""
+    :func:`~provsql_dp.mechanisms._r2t_certified.solve`."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         return _solve(model, abs_gap=abs_gap, rel_gap=rel_gap, time_limit=time_limit,
-                      max_iterations=max_iterations, start=start, final=final)
+                      max_iterations=max_iterations)
 
 
-def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations, start=None, final=None):
+def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
     from scipy.linalg import cho_factor, cho_solve
     from scipy.special import expit
 
@@ -159,17 +153,8 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations, start=None, f
         y = np.clip(over, 0.0, 1.0) / kmax + 1e-3
     else:
         y = np.full(m, float(Y0))
-    mu = MU0
-    if start is not None:
-        y0, mu0 = np.asarray(start[0], dtype=np.float64), float(start[1])
-        if y0.shape != (m,):
-            raise ValueError(f"a warm start needs {m} row prices, got shape {y0.shape}")
-        known = np.isfinite(y0) & (y0 > 0)
-        if known.any() and 0 < mu0 <= MU0:
-            y = np.where(known, y0, y)
-            mu = mu0
-    warm = mu < MU0
     b_in = b * (1.0 - MARGIN)
+    mu = MU0
     hi, r = cert.upper_and_reduced(y)
     best_hi = min(best_hi, hi)
     base = None  # log(1 + e^{r/μ}) at the current y, when the line search computed it
@@ -192,7 +177,7 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations, start=None, f
             break
         if base is None:
             base = np.logaddexp(0.0, r / mu)
-        if CLAMP and mu == MU0 and not warm:  # first μ only: each price at most 100× lower per step
+        if CLAMP and mu == MU0:  # first μ only: each price at most 100× lower per step
             step = 1.0
             while True:  # Armijo on φ_μ along the clamped move, its change summed term by term
                 move = np.maximum(y + step * dy, 0.01 * y) - y
@@ -209,7 +194,7 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations, start=None, f
         else:
             step = min(1.0, 0.99 * _ratio(y, dy))
             dr = -(at @ dy)
-            trial = None  # None: the next line search recomputes the base
+            trial = None  # a first step below 1e-8 skips the search: the next one recomputes
             while step > 1e-8:  # Armijo on φ_μ, its change summed term by term
                 trial = np.logaddexp(0.0, (r + step * dr) / mu)
                 change = (step * float(b_in @ dy) + mu * float(u @ (trial - base))
@@ -251,8 +236,6 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations, start=None, f
                 break
     if FINAL is not None:
         FINAL[:] = [y, r, mu]
-    if final is not None:
-        final[:] = [y, mu]
     return min(best_lo, best_hi), best_hi
 
 

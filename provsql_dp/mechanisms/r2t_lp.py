@@ -57,7 +57,6 @@ from ._highs import INF, LPStats, solve_lp
 from ._r2t_certified import solve as certified_solve
 from ._r2t_columns import solve_by_columns
 from ._r2t_reduce import _blocks, class_keys
-from . import _r2t_smooth
 from ._r2t_smooth import solve as smooth_solve
 
 __all__ = ["R2TModel"]
@@ -98,10 +97,6 @@ class R2TModel:
     #: dual (:mod:`._r2t_smooth`) instead: ca-HepPh node τ = 4096 (409 × 2.57 M), γ = 1/16 in
     #: ~14 s CPU where the interior point method stalled at a gap of 1.8τ
     smooth_min_columns: int = 1_000_000
-    #: warm-start the smoothed dual from the row prices of the thresholds already solved on this
-    #: model (by participant; new rows start from the default) at ``μ`` this many shrinks above
-    #: the last μ reached; None: always from cold. Certified either way
-    warm_shrinks: int | None = 3
 
     def __init__(self, kr: KRelation, *, stats: LPStats | None = None):
         t0 = time.perf_counter()
@@ -154,7 +149,6 @@ class R2TModel:
         self._starts = mono_ptr[:-1][nonempty]
         self._nonempty = nonempty
         self._sorted = None  # (maxload sorted, prefix sums) for bounds(), built on first use
-        self._prices = None  # smoothed-dual row prices per participant (warm starts), and μ
         self.stats.build_seconds += time.perf_counter() - t0
 
     @property
@@ -317,11 +311,7 @@ class R2TModel:
         if not keep_m.any():
             return self.snap(free), self.snap(free)
         rows = self.load > tau
-        merged, part_rows = self._merged_model(keep_m, rows, tau), []
-        parts = _blocks(merged, self.min_block_rows, part_rows)
-        # the participant of every row of the merged model (-1: a multi-monomial tuple's row)
-        row_pid = np.full(len(merged[4]), -1, dtype=np.int64)
-        row_pid[:int(rows.sum())] = np.flatnonzero(rows)
+        parts = _blocks(self._merged_model(keep_m, rows, tau), self.min_block_rows)
         self.stats.build_seconds += time.perf_counter() - t0
         deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
         certified = [len(p[4]) <= self.certified_max_rows and p[0] >= self.certified_min_columns
@@ -329,13 +319,13 @@ class R2TModel:
         # the rounding of f to 40 bits may cost up to 2^-40 relative: keep it out of the share
         share = gap / max(1, sum(certified)) * (1 - 1e-6)
         lo = hi = free
-        for part, cert, p_rows in zip(parts, certified, part_rows):
+        for part, cert in zip(parts, certified):
             left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
             if cert:
                 t0 = time.perf_counter()
                 try:
                     if part[0] >= self.smooth_min_columns:
-                        b_lo, b_hi = self._smooth(part, row_pid[p_rows], share, left)
+                        b_lo, b_hi = smooth_solve(part, abs_gap=share, time_limit=left)
                     else:
                         b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
                                                      time_limit=left)
@@ -350,25 +340,6 @@ class R2TModel:
             q = self._solve(part, left, solver=self.solver)
             lo, hi = lo + q, hi + q
         return _snap_down(lo), self.snap(hi) * (1 + _SLACK)
-
-    def _smooth(self, part, pids: np.ndarray, share: float, left) -> tuple[float, float]:
-        """:func:`._r2t_smooth.solve` on one block whose rows are the participants ``pids``
-        (-1: no participant), warm-started from the prices of earlier thresholds
-        (:attr:`warm_shrinks`), then recording its final prices for the next."""
-        start, final = None, []
-        if self.warm_shrinks is not None and self._prices is not None:
-            prices, mu = self._prices
-            y0 = np.where(pids >= 0, prices[np.maximum(pids, 0)], np.nan)
-            start = (y0, min(_r2t_smooth.MU0, mu / _r2t_smooth.SHRINK ** self.warm_shrinks))
-        out = smooth_solve(part, abs_gap=share, time_limit=left, start=start, final=final)
-        if final and self.warm_shrinks is not None:
-            if self._prices is None:
-                self._prices = (np.full(self.n_participants, np.nan), final[1])
-            prices = self._prices[0]
-            own = pids >= 0
-            prices[pids[own]] = final[0][own]
-            self._prices = (prices, final[1])
-        return out
 
     def plain_value(self, tau: float, *, time_limit: float | None = None) -> float:
         """``Q(I, τ)`` through the unreduced LP: every monomial, every participant's row."""

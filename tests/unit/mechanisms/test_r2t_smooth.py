@@ -137,37 +137,3 @@ def test_hessian_matches_the_sparse_product():
     d = rng.random(a.shape[1])
     want = (a @ sp.diags(d) @ a.T).toarray()
     assert np.allclose(h(d), want)
-
-
-@settings(max_examples=40, deadline=None)
-@given(seeds, shapes, st.booleans(), st.floats(0.05, 1.0), st.floats(0.05, 1.0),
-       st.sampled_from([None, 0, 3, 10]), st.sampled_from([1e-6, 0.05, 0.5]))
-def test_warm_started_intervals_still_contain_the_optimum(seed, shape, integer, f1, f2, shrinks,
-                                                          gamma):
-    """Two thresholds on one model in sequence: the second starts from the first's prices (by
-    participant); its interval still holds the plain LP optimum and is at most γτ wide."""
-    kr, m = model_of(seed, shape, integer)
-    m.warm_shrinks = shrinks
-    for tau in (f1 * m.max_load, f2 * m.max_load):
-        f, up = m.value_interval(tau, gap=gamma * tau)
-        q = m.plain_value(tau)
-        tol = 1e-7 * max(1.0, q)
-        assert f <= q + tol and q <= up + tol
-        assert q - f <= gamma * tau + tol
-
-
-def test_a_warm_start_is_taken_and_checked():
-    m = R2TModel(clique_triangles(14))
-    m.certified_min_columns = m.smooth_min_columns = 0
-    m.value_interval(12.0, gap=0.01)
-    assert m._prices is not None and np.isfinite(m._prices[0]).sum() == 14
-    model, _, _ = reduced(m, 6.0)
-    trace, smooth.TRACE = [], None
-    lo, hi = smooth.solve(model, abs_gap=1e-3, start=(m._prices[0], m._prices[1]), final=trace)
-    assert lo <= 14 * 6.0 / 3 <= hi + 1e-9 and hi - lo <= 1e-3 and len(trace) == 2
-    try:
-        smooth.solve(model, abs_gap=1e-3, start=(np.ones(3), 0.1))
-    except ValueError as e:
-        assert "row prices" in str(e)
-    else:
-        raise AssertionError("a start of the wrong length was accepted")
