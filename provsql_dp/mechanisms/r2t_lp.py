@@ -329,8 +329,8 @@ class R2TModel:
                     else:
                         b_lo, b_hi = certified_solve(part, rel_gap=0.0, abs_gap=share,
                                                      time_limit=left)
-                except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-                    b_lo, b_hi = 0.0, math.inf  # no certificate: the exact solve below
+                except Exception:  # noqa: BLE001 - an accelerator only: any failure of it
+                    b_lo, b_hi = 0.0, math.inf  # gets the exact solve below, never a failed release
                 self.stats.n_lps += 1
                 self.stats.lp_seconds += time.perf_counter() - t0
                 if b_hi - b_lo + 2.0 ** -39 * abs(b_hi) <= share:

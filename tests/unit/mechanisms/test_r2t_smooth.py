@@ -137,3 +137,21 @@ def test_hessian_matches_the_sparse_product():
     d = rng.random(a.shape[1])
     want = (a @ sp.diags(d) @ a.T).toarray()
     assert np.allclose(h(d), want)
+
+
+def test_a_crashing_certified_solver_falls_to_the_exact_lp(monkeypatch):
+    """The certified solvers only accelerate: any exception in them (a bug included) gets the
+    block's exact LP, never a failed release (a failure an analyst could see)."""
+    import provsql_dp.mechanisms.r2t_lp as r2t_lp
+
+    def crash(*a, **k):
+        raise UnboundLocalError("a bug in the accelerator")
+
+    monkeypatch.setattr(r2t_lp, "smooth_solve", crash)
+    monkeypatch.setattr(r2t_lp, "certified_solve", crash)
+    m = R2TModel(clique_triangles(9))
+    m.certified_min_columns = m.smooth_min_columns = 0
+    tau = 0.5 * m.max_load
+    f, up = m.value_interval(tau, gap=0.05 * tau)
+    q = m.plain_value(tau)
+    assert abs(f - q) <= 1e-7 * q and abs(up - q) <= 1e-6 * q
