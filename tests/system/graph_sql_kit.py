@@ -1,12 +1,15 @@
-"""Shared helpers of the SQL-route tests of the size-independent constructions (k-stars:
-test_kstar_sql.py, k-triangles: test_ktriangle_sql.py): planning a query, an edge table loaded
-from a networkx graph, and a small declared table."""
+"""Shared helpers of the SQL tests over graphs: the size-independent constructions (k-stars:
+test_kstar_sql.py, k-triangles: test_ktriangle_sql.py) — planning a query, an edge table loaded
+from a networkx graph, a small declared table — and the example data's friendship triangles
+(test_private_sql.py, test_r2t_sql.py, test_capture_limit.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import sqlglot
 
 import provsql_dp
+from provsql_dp.interfaces import example_data
 from provsql_dp.graph import load_edges
 from provsql_dp.sql.planner import plan_query
 
@@ -14,6 +17,24 @@ UNION = "(SELECT src, dst FROM edge UNION ALL SELECT dst, src FROM edge)"
 ORIENTED = "CREATE TABLE edge(src INT, dst INT, PRIMARY KEY (src, dst), CHECK (src < dst))"
 ROWS = "PROTECT TABLE edge"
 NODES = "PROTECT TABLE edge BY (src, dst) AS node"
+
+#: the triangles of the example data's ``friendship`` table
+TRIANGLES = (
+    "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
+    "JOIN friendship c ON a.src = c.src AND b.dst = c.dst"
+)
+
+
+def example_db(budget, seed):
+    """The example data with ``friendship`` protected by member and ``employees`` by row, a
+    budget, and a fixed noise seed (tests only)."""
+    c = provsql_dp.connect()
+    example_data.load(c)
+    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
+    c.execute("PROTECT TABLE employees")
+    c.execute(f"SET PRIVACY BUDGET {budget}")
+    c._rng = np.random.default_rng(seed)
+    return c
 
 
 def plan(con, sql):

@@ -15,20 +15,12 @@ from provsql_dp.errors import CaptureTooLarge, InterfaceError
 from provsql_dp.interfaces import example_data
 from provsql_dp.provenance.capture import DEFAULT_MAX_ROWS, capture
 
-TRIANGLES = (
-    "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
-    "JOIN friendship c ON a.src = c.src AND b.dst = c.dst"
-)
+from graph_sql_kit import TRIANGLES, example_db
 
 
 @pytest.fixture
 def con():
-    c = provsql_dp.connect()
-    example_data.load(c)
-    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
-    c.execute("SET PRIVACY BUDGET 10")
-    c._rng = np.random.default_rng(3)
-    return c
+    return example_db(budget=10, seed=3)
 
 
 def incidents(c) -> list[str]:

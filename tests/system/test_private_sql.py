@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
 import pytest
 
 import provsql_dp
@@ -16,21 +15,12 @@ from provsql_dp.errors import (
 )
 from provsql_dp.interfaces import example_data
 
-TRIANGLES = (
-    "SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
-    "JOIN friendship c ON a.src = c.src AND b.dst = c.dst"
-)
+from graph_sql_kit import TRIANGLES, example_db
 
 
 @pytest.fixture
 def con():
-    c = provsql_dp.connect()
-    example_data.load(c)
-    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
-    c.execute("PROTECT TABLE employees")
-    c.execute("SET PRIVACY BUDGET 5")
-    c._rng = np.random.default_rng(7)
-    return c
+    return example_db(budget=5, seed=7)
 
 
 def ledger_state(c):
