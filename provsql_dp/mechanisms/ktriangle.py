@@ -60,9 +60,12 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .kstar import KStarCount
+from ._ktriangle_g import KTriangleG
+from .kstar import KStarCount, _csr
 from .release import Release
 
 __all__ = ["KTriangleCount", "edge_triangles"]
@@ -128,10 +131,14 @@ class KTriangleCount(KStarCount):
         Only edge privacy (see the module doc).
     time_limit : float, optional
         Seconds per LP.
+    formulation : {"segments", "plain"}
+        How the LPs are written (same H, G and X; see "The LPs" in the module doc). ``"plain"``
+        is the direct epigraph form, kept as the reference the tests and benchmarks compare with.
     """
 
     def __init__(self, src, dst, k: int, privacy: str = "edge", *,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, formulation: str = "segments",
+                 g_rows: bool = True):
         if privacy != "edge":
             raise ValueError("the k-triangle construction is built for edge privacy only; "
                              "node-private k-triangles use the enumerated K-relation")
@@ -161,9 +168,118 @@ class KTriangleCount(KStarCount):
         self.deg = np.bincount(self.tri.reshape(-1), minlength=self.m).astype(np.int64)
         self.n_real = self.n_total = self.m
         self._g_k, self._g_factor = self.k, 3.0 * self.k
+        if formulation not in ("segments", "plain"):
+            raise ValueError(f"formulation must be 'segments' or 'plain', got {formulation!r}")
+        self.formulation = formulation
+        self.g_rows = bool(g_rows)
         self._finish()
 
     def _build(self) -> None:
+        if self.formulation == "plain":
+            self._build_plain()
+            return
+        k, t, tri = self.k, self.deg, self.tri
+        heavy = t >= k  # C_k(x_e) = 0 for x_e ≤ t_e ≤ k − 1: light edges cost nothing
+        rel = heavy[tri].any(axis=1) if len(tri) else np.zeros(0, dtype=bool)
+        tri = tri[rel]
+        bound = np.zeros(self.m, dtype=bool)
+        bound[tri.reshape(-1)] = True
+        #: f columns: the edges of a relevant triangle; the other ``_free`` edges cost nothing
+        self._f_edges = np.flatnonzero(bound)
+        self.n_f = len(self._f_edges)
+        self._free = self.m - self.n_f
+        f_of = np.full(self.m, -1, dtype=np.int64)
+        f_of[self._f_edges] = np.arange(self.n_f)
+        n_t = len(tri)
+        h_edges = np.flatnonzero(heavy)
+        n_h = len(h_edges)
+        n_seg = t[h_edges] - (k - 1)  # segments [m, m+1], m = k−1 … t_e − 1, of each heavy edge
+        seg_edge = np.repeat(np.arange(n_h), n_seg)
+        seg_m = (np.arange(int(n_seg.sum())) - np.repeat(np.cumsum(n_seg) - n_seg, n_seg)
+                 + (k - 1))
+        self._seg_edge = seg_edge
+        self._seg_slope = np.array([math.comb(int(m), k - 1) for m in range(int(t.max()) + 1)]
+                                   if self.m else [], dtype=np.float64)[seg_m]
+        self.col_a = self.n_f
+        self.col_y = self.n_f + n_t
+        self.n_cols = self.col_y + len(seg_edge)
+        h_of = np.full(self.m, -1, dtype=np.int64)
+        h_of[h_edges] = np.arange(n_h)
+        t_idx = np.arange(n_t)
+        # a_τ − Σ_{e∈τ} f_e ≥ −2
+        rows = [t_idx, np.repeat(t_idx, 3)]
+        cols = [self.col_a + t_idx, f_of[tri.reshape(-1)]]
+        vals = [np.ones(n_t), -np.ones(3 * n_t)]
+        # Σ_m y_{e,m} − Σ_{τ∋e} a_τ ≥ −(k − 1) for every heavy edge e (all its triangles are kept)
+        on_h = h_of[tri.reshape(-1)]
+        keep = on_h >= 0
+        rows += [n_t + seg_edge, n_t + on_h[keep]]
+        cols += [self.col_y + np.arange(len(seg_edge)), self.col_a + np.repeat(t_idx, 3)[keep]]
+        vals += [np.ones(len(seg_edge)), -np.ones(int(keep.sum()))]
+        lo = [np.full(n_t, -2.0), np.full(n_h, -(k - 1.0))]
+        self._base = (rows, cols, vals, lo, n_t + n_h, n_h)
+        self._g_parts = (f_of[tri], f_of[h_edges], t[h_edges])
+        self._g_rows = None
+
+    def _model(self, kind: str, mass: float | None, penalty: float | None = None):
+        if self.formulation == "plain":
+            return super()._model(kind, mass, penalty)
+        rows, cols, vals, lo, r, n_h = self._base
+        rows, cols, vals, lo = list(rows), list(cols), list(vals), list(lo)
+        n_cols = self.n_cols
+        n_seg = n_cols - self.col_y
+        cost = np.zeros(n_cols + (1 if kind == "g" else 0))
+        if kind == "g":  # w − Σ_m slope_m y_{e,m} ≥ 0 for every heavy edge e
+            w = n_cols
+            n_cols += 1
+            cost[w] = 1.0
+            rows += [r + np.arange(n_h), r + self._seg_edge]
+            cols += [np.full(n_h, w), self.col_y + np.arange(n_seg)]
+            vals += [np.ones(n_h), -self._seg_slope]
+            lo.append(np.zeros(n_h))
+            r += n_h
+        else:
+            cost[self.col_y:self.col_y + n_seg] = self._seg_slope
+        if mass is not None:
+            rows.append(np.full(self.n_f, r))
+            cols.append(np.arange(self.n_f))
+            vals.append(np.ones(self.n_f))
+            lo.append(np.array([mass]))
+            r += 1
+        offset = 0.0
+        if penalty is not None:  # + Δ̂·(withdrawn mass) = Δ̂·(n_f − Σ f)
+            cost[: self.n_f] -= penalty
+            offset = penalty * self.n_f
+        rlo = np.concatenate(lo)
+        rup = np.full(r, _INF)
+        if mass is not None:
+            rup[-1] = mass
+        a = _csr(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), r, n_cols)
+        col_lo = np.zeros(n_cols)
+        col_up = np.full(n_cols, _INF)
+        col_up[: self.n_f] = 1.0
+        col_up[self.col_a:self.col_y] = 1.0  # a_τ ≤ 1 at every optimum (Σ f − 2 ≤ 1)
+        col_up[self.col_y:self.col_y + n_seg] = 1.0
+        return cost, col_lo, col_up, rlo, rup, a, offset
+
+    def _solve(self, kind: str, mass: float | None, penalty: float | None = None):
+        if self.formulation == "plain" or mass is None:
+            if self.n_f == 0:  # no relevant triangle: Obj ≡ 0, every f column is free
+                return 0.0, np.zeros(0)
+            return super()._solve(kind, mass, penalty)
+        # the free edges carry mass at no cost first (Obj is nondecreasing)
+        mass = min(float(mass) - self._free, float(self.n_f))
+        if mass <= 0:
+            return 0.0, np.zeros(self.n_cols)
+        if kind == "g" and self.g_rows:
+            if self._g_rows is None:
+                tri, heavy, t_heavy = self._g_parts
+                self._g_rows = KTriangleG(tri, self.n_f, heavy, t_heavy, k=self.k,
+                                          stats=self.stats, time_limit=self.time_limit)
+            return self._g_rows.solve(mass), None
+        return super()._solve(kind, mass, penalty)
+
+    def _build_plain(self) -> None:
         """Columns: f (edges), x (edges), t (edges), a (triangles); one extra column w for G.
         Rows: ``a_τ − Σ_{e ∈ τ} f_e ≥ −2``, ``x_e − Σ_{τ ∋ e} a_τ = 0``, then the C_k pieces."""
         m, n_t = self.m, self.n_triangles

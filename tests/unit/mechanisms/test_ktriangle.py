@@ -135,3 +135,49 @@ def test_release_and_refusals():
         KTriangleCount(e[:, 0], e[:, 1], 1)
     with pytest.raises(ValueError, match="duplicate"):
         KTriangleCount([0, 1], [1, 0], 2)
+
+
+def _close(a, b):
+    return abs(a - b) <= 1e-7 * max(1.0, abs(b))
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(4, 11), p=st.floats(0.3, 0.95), seed=st.integers(0, 10**6),
+       k=st.integers(2, 4), order=st.randoms(use_true_random=False))
+def test_fast_lps_equal_the_plain_lp(n, p, seed, k, order):
+    """The segment LPs, the reduction of free edges and G's row generation give the plain LP's
+    H, G and X at every i, with the G probes in any order (one row pool for all of them)."""
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    e = np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2)
+    if not len(e):
+        return
+    fast = KTriangleCount(e[:, 0], e[:, 1], k)
+    cols = KTriangleCount(e[:, 0], e[:, 1], k, g_rows=False)
+    plain = KTriangleCount(e[:, 0], e[:, 1], k, formulation="plain")
+    idx = list(range(fast.n_participants + 1))
+    order.shuffle(idx)
+    for i in idx:
+        assert _close(fast.g(i), plain.g(i)) and _close(cols.g(i), plain.g(i)), i
+        assert _close(fast.h(i), plain.h(i)), i
+    for dh in (0.0, 0.7, 3.0, 40.0):
+        assert _close(fast.x(dh)[0], plain.x(dh)[0]), dh
+
+
+def test_fast_lps_on_a_clique_with_pendant_triangles():
+    """Free edges (in no triangle), light triangles (no edge with t ≥ k) and a clique: the row
+    pool starts at the clique's edges and must pull in the rest."""
+    g = nx.complete_graph(7)
+    g.add_edges_from([(0, 10), (1, 10), (10, 11), (11, 12), (12, 10), (20, 21), (2, 30)])
+    e = np.array(list(g.edges()), dtype=np.int64)
+    for k in (2, 3):
+        fast = KTriangleCount(e[:, 0], e[:, 1], k)
+        plain = KTriangleCount(e[:, 0], e[:, 1], k, formulation="plain")
+        assert fast.n_f < plain.n_f
+        for i in range(fast.n_participants, -1, -1):
+            assert _close(fast.g(i), plain.g(i)) and _close(fast.h(i), plain.h(i)), (k, i)
+        assert fast._g_rows.rounds >= 1
+
+
+def test_formulation_is_checked():
+    with pytest.raises(ValueError, match="formulation"):
+        KTriangleCount([0, 0, 1], [1, 2, 2], 2, formulation="dense")
