@@ -61,11 +61,13 @@ Examples
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
-from ._ktriangle_g import KTriangleG
-from .kstar import KStarCount, _csr
+from ._highs import resolve_lp, solve_lp
+from ._lp_quotient import Quotient, equitable_quotient
+from .kstar import KStarCount, _clone, _csr
 from .release import Release
 
 __all__ = ["KTriangleCount", "edge_triangles"]
@@ -137,8 +139,7 @@ class KTriangleCount(KStarCount):
     """
 
     def __init__(self, src, dst, k: int, privacy: str = "edge", *,
-                 time_limit: float | None = None, formulation: str = "segments",
-                 g_rows: bool = True):
+                 time_limit: float | None = None, formulation: str = "segments"):
         if privacy != "edge":
             raise ValueError("the k-triangle construction is built for edge privacy only; "
                              "node-private k-triangles use the enumerated K-relation")
@@ -171,7 +172,6 @@ class KTriangleCount(KStarCount):
         if formulation not in ("segments", "plain"):
             raise ValueError(f"formulation must be 'segments' or 'plain', got {formulation!r}")
         self.formulation = formulation
-        self.g_rows = bool(g_rows)
         self._finish()
 
     def _build(self) -> None:
@@ -218,8 +218,7 @@ class KTriangleCount(KStarCount):
         vals += [np.ones(len(seg_edge)), -np.ones(int(keep.sum()))]
         lo = [np.full(n_t, -2.0), np.full(n_h, -(k - 1.0))]
         self._base = (rows, cols, vals, lo, n_t + n_h, n_h)
-        self._g_parts = (f_of[tri], f_of[h_edges], t[h_edges])
-        self._g_rows = None
+        self._quot: dict = {}
 
     def _model(self, kind: str, mass: float | None, penalty: float | None = None):
         if self.formulation == "plain":
@@ -263,21 +262,65 @@ class KTriangleCount(KStarCount):
         return cost, col_lo, col_up, rlo, rup, a, offset
 
     def _solve(self, kind: str, mass: float | None, penalty: float | None = None):
-        if self.formulation == "plain" or mass is None:
-            if self.n_f == 0:  # no relevant triangle: Obj ≡ 0, every f column is free
-                return 0.0, np.zeros(0)
+        if self.formulation == "plain":
             return super()._solve(kind, mass, penalty)
-        # the free edges carry mass at no cost first (Obj is nondecreasing)
-        mass = min(float(mass) - self._free, float(self.n_f))
-        if mass <= 0:
-            return 0.0, np.zeros(self.n_cols)
-        if kind == "g" and self.g_rows:
-            if self._g_rows is None:
-                tri, heavy, t_heavy = self._g_parts
-                self._g_rows = KTriangleG(tri, self.n_f, heavy, t_heavy, k=self.k,
-                                          stats=self.stats, time_limit=self.time_limit)
-            return self._g_rows.solve(mass), None
-        return super()._solve(kind, mass, penalty)
+        if self.n_f == 0:  # no relevant triangle: Obj ≡ 0, every f column is free
+            return 0.0, np.zeros(0)
+        if mass is not None:  # the free edges carry mass at no cost first (Obj is nondecreasing)
+            mass = min(float(mass) - self._free, float(self.n_f))
+            if mass <= 0:
+                return 0.0, np.zeros(self.n_cols)
+        q, mrow, fcls = self._quotient("g" if kind == "g" else "h")
+        cost = q.cost.copy()
+        row_lo, row_up = q.row_lo.copy(), q.row_up.copy()
+        offset = 0.0
+        if kind == "x":  # the mass row is free; the f classes cost −Δ̂ per member
+            row_lo[mrow], row_up[mrow] = -_INF, _INF
+            cost[fcls] = -float(penalty) * q.size[fcls]
+            offset = float(penalty) * self.n_f
+        else:
+            row_lo[mrow] = row_up[mrow] = mass
+        what = f"{self._what} {kind}"
+        kept = self._kept.get(kind)
+        if kept is None and kind == "h" and "x" in self._kept:
+            kept = self._kept["h"] = _clone(self._kept["x"])  # H's optimum lies next to X's
+        if kept is None:
+            obj, z, _, kept = solve_lp(len(cost), cost, q.col_lo, q.col_up, row_lo, row_up,
+                                       q.a.indptr, q.a.indices, q.a.data, offset=offset,
+                                       solver="simplex", stats=self.stats, what=what,
+                                       keep=True, time_limit=self.time_limit)
+            self._kept[kind] = kept
+        else:
+            idx = fcls.astype(np.int32)
+            kept.changeColsCost(len(idx), idx, cost[fcls])
+            kept.changeObjectiveOffset(offset)
+            kept.changeRowsBounds(1, np.array([mrow], dtype=np.int32),
+                                  np.array([row_lo[mrow]]), np.array([row_up[mrow]]))
+            obj, z, _ = resolve_lp(kept, solver="simplex", stats=self.stats, what=what,
+                                   time_limit=self.time_limit)
+        return float(obj), z[q.col_class]
+
+    def _quotient(self, key: str) -> tuple[Quotient, int, np.ndarray]:
+        """The LP of ``key`` ("h", also used for X, or "g") reduced by its coarsest equitable
+        partition (:mod:`._lp_quotient`; the mass row alone in its class, the f columns apart
+        from the others), with the mass row's index and the classes of f columns."""
+        if key not in self._quot:
+            t0 = time.perf_counter()
+            cost, clo, cup, rlo, rup, a, _ = self._model(key, 0.0)
+            row_key = np.zeros(len(rlo), dtype=np.uint64)
+            row_key[-1] = 1
+            col_key = np.zeros(len(cost), dtype=np.uint64)
+            col_key[: self.n_f] = 1
+            q = equitable_quotient(a, cost, clo, cup, rlo, rup, col_key=col_key,
+                                   row_key=row_key)
+            if q is None:  # nothing merged, or the exact check failed: the LP itself
+                q = Quotient(col_class=np.arange(len(cost)), row_class=np.arange(len(rlo)),
+                             size=np.ones(len(cost), dtype=np.int64), a=a, cost=cost,
+                             col_lo=clo, col_up=cup, row_lo=rlo, row_up=rup)
+            fcls = np.unique(q.col_class[: self.n_f])
+            self._quot[key] = (q, int(q.row_class[-1]), fcls)
+            self.stats.build_seconds += time.perf_counter() - t0
+        return self._quot[key]
 
     def _build_plain(self) -> None:
         """Columns: f (edges), x (edges), t (edges), a (triangles); one extra column w for G.
