@@ -40,6 +40,32 @@ is at most ``(2k + 1)·C(T, k)``. The LP's H is steeper than that near the top, 
 complete graphs K4–K7 and 150 random graphs of 5–7 nodes for k = 2, 3, 4, tight (ratio 1) on the
 complete graphs — and by the tests, but **not proved** at fractional points.
 
+*The LPs* (``formulation="segments"``, the default; what they compute is the H, G and X above,
+unchanged). Three exact reductions of the direct epigraph LPs (``formulation="plain"``, kept as
+the reference the tests and ``benchmarks/ktriangle_lp.py`` compare with):
+
+* *Light edges and free edges.* ``x_e ≤ t_e`` (``a_τ ≤ 1``), so ``C_k(x_e) = 0`` when
+  ``t_e ≤ k − 1``: only *heavy* edges (``t_e ≥ k``) carry cost, and only triangles with a heavy
+  edge matter. The edges in none of those (``_free`` of them) never change ``Obj``; ``Obj`` being
+  nondecreasing, mass goes to them first: ``H_i = H'_{max(0, i − free)}`` over the other edges,
+  likewise ``G``, and ``X``'s LP keeps them at 1 (their withdrawal costs ``Δ̂ ≥ 0`` and gains
+  nothing).
+* *Segments.* ``C_k(x) = Σ_{m ≥ k−1} C(m, k−1)·clip(x − m, 0, 1)``; with columns
+  ``0 ≤ y_{e,m} ≤ 1`` for ``m = k−1 … t_e − 1`` and one row ``Σ_m y_{e,m} ≥ x_e − (k − 1)`` per
+  heavy edge, the least ``Σ_m C(m, k−1) y_{e,m}`` is ``C_k(x_e)`` (slopes increase with ``m``:
+  the cheapest segments fill first). H minimises the sum of those; G minimises ``w`` with rows
+  ``w ≥ Σ_m C(m, k−1) y_{e,m}``. Bounds replace the plain form's ``t_e`` rows per edge.
+* *Quotient by an equitable partition* (:mod:`._lp_quotient`): an LP has an optimal solution
+  constant on the classes of any equitable partition of its rows and columns, so it is solved
+  over one value per class (colour refinement, verified exactly; the mass row in a class of its
+  own, so the Δ search and the two integer H re-solve the kept quotient warm by moving its
+  bounds, and X's penalty ``−Δ̂`` is constant on the classes of f columns). Collaboration graphs
+  are unions of cliques, whose edges, triangles and segments merge: ca-HepTh's 2-triangle G LP
+  goes from 59 k × 110 k to 32 k × 50 k, ca-GrQc's from 68 k × 191 k to 19 k × 54 k.
+
+Measured (``benchmarks/issue15_measured.md``, one run, loaded machine): the first 2-triangle
+release on ca-HepTh takes 4–5 s (61 s with the plain LPs), later ones 0.1 s (12.8 s).
+
 **Node privacy is not built**: the same H works (``a_τ`` over the three nodes), but a G that is
 natural *and* bounds a node's sensitivity needs, for every triangle through the node, the
 triangles on the opposite edge, and we found no natural convex form of that of size independent
