@@ -64,7 +64,9 @@ the reference the tests and ``benchmarks/ktriangle_lp.py`` compare with):
   goes from 59 k × 110 k to 32 k × 50 k, ca-GrQc's from 68 k × 191 k to 19 k × 54 k.
 
 Measured (``benchmarks/issue15_measured.md``, one run, loaded machine): the first 2-triangle
-release on ca-HepTh takes 4–5 s (61 s with the plain LPs), later ones 0.1 s (12.8 s).
+release on ca-HepTh takes 4.0 s wall / 2.7 s CPU against 291 s / 81.5 s with the plain LPs, later
+ones 0.09 s against 7.1 s, with identical released values; ca-GrQc's first takes 17 s CPU (854 s
+wall before).
 
 **Node privacy is not built**: the same H works (``a_τ`` over the three nodes), but a G that is
 natural *and* bounds a node's sensitivity needs, for every triangle through the node, the
