@@ -142,3 +142,27 @@ def test_column_factor_through_the_violated_rows_equals_the_column_min(seed, m, 
     f = np.where(rng.random(m) < share, rng.random(m), 1.0)
     want = cert._column_min(a.tocsc(), f)
     assert np.array_equal(cert._column_factor(a, a.tocsc(), f), want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seeds, st.sampled_from([1.0, 1 / 0.99, 1 / 0.9]))
+def test_step_ratio_is_the_capped_exact_ratio_without_overflow(seed, cap):
+    """``_ratio`` is ``min(cap, min over dv < 0 of v/(−dv))``, compared exactly (fractions), with
+    denormal and zero directions among normal values: no overflow warning, never above cap."""
+    import warnings
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 12))
+    v = rng.exponential(1.0, n) * 10.0 ** rng.integers(-3, 4, n)
+    v[rng.random(n) < 0.2] = 1e-300  # the iterates' floor
+    dv = rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n)
+    dv[rng.random(n) < 0.3] = -5e-324  # the smallest denormal: v/(−dv) overflows
+    dv[rng.random(n) < 0.1] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cert._ratio(v, dv, cap)
+    exact = [Fraction(float(a)) / -Fraction(float(b)) for a, b in zip(v, dv) if b < 0]
+    want = min([Fraction(cap)] + exact)
+    assert got <= cap
+    assert abs(Fraction(got) - want) <= Fraction(1, 2**50) * want
