@@ -29,9 +29,9 @@ monotone function of S.
   exact bound could not be checked); it is tested ≥ the brute-force local sensitivity at
   distance s.
 
-RHMS (Rastogi, Hay, Miklau & Suciu, PODS 2009) is **not** implemented: papers/003 only says it is
-(ε, γ)-adversarially private with error growing exponentially in the number of pattern edges, and
-the algorithm's noise calibration could not be found here.
+RHMS (Rastogi, Hay, Miklau & Suciu, PODS 2009) is a benchmark baseline in
+:func:`provsql_dp.graph.baselines.rhms_release` (as stated by Karwa et al. PVLDB 2011, Algorithm 2;
+(ε, γ)-adversarial privacy, not differential privacy).
 
 Examples
 --------
