@@ -29,7 +29,9 @@ Cauchy noise, ``provsql_dp.graph.baselines.kstar_pure_release``) and the Laplace
 with global sensitivity, and RHMS ((ε, γ = 0.1)-adversarial privacy, NOT differential privacy:
 Karwa et al.'s statement of it, ``provsql_dp.graph.baselines.rhms_release``), with a line per
 deliberate deviation. ``--kt-ks`` and ``--kt-graphs`` limit the k-triangle rows. ``--rhms`` prints
-only the RHMS rows (triangles, 2-/3-stars, 2-/3-triangles; seconds) to ``rhms.md``.
+only the RHMS rows (triangles, 2-/3-stars, 2-/3-triangles; seconds) to ``rhms.md``; ``--karwa-kt``
+only the rows of Karwa et al.'s own k-triangle mechanism (their Algorithm 1,
+``provsql_dp.graph.karwa_ktriangle``) to ``karwa_ktriangles.md``.
 
 Usage::
 
@@ -222,7 +224,13 @@ def main(argv=None) -> int:
                     help="k-triangles: refuse the enumerated K-relation above this many entries")
     ap.add_argument("--rhms", action="store_true",
                     help="only the RHMS rows for the real graphs (adversarial privacy, not DP)")
+    ap.add_argument("--karwa-kt", action="store_true",
+                    help="only Karwa et al.'s Algorithm 1 k-triangle rows (--kt-ks) for the graphs")
     args = ap.parse_args(argv)
+    if args.karwa_kt:
+        from subgraph_kstars import run_karwa_kt
+
+        return run_karwa_kt(args, real_graph_at)
     if args.rhms:
         from subgraph_kstars import run_rhms as run_rhms_rows
 

@@ -51,7 +51,8 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
      sensitivity over the attacker's prior;
   2. with probability ``θ = |E_H| / (n γ)``, return a uniformly random element of
      ``{0, 1, …, n^|V_H|}``;
-  3. otherwise return ``f_H(G) + Lap(λ / (√2 ε))`` (``Lap(b)``: density ∝ ``exp(−|x|/b)``).
+  3. otherwise return ``f_H(G) + Lap(λ / (√2 ε))`` (Karwa et al. §2.1: ``Lap(b)`` has density
+     ``e^(−|z|/b) / (2b)``, standard deviation ``√2·b``: the noise's standard deviation is ``λ/ε``).
 
   Karwa et al.'s Claim 5.1 bounds its median absolute error ``M``:
   ``b ln(2(1 − θ)) ≤ M ≤ b ln((1 − θ)/(1/2 − θ))`` with ``b = λ/(√2 ε)``
