@@ -40,7 +40,7 @@ DATA = __import__("pathlib").Path(os.environ.get("GRAPH_DATA", DATA))
 
 
 def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_seconds: float,
-            eps: float = 0.5, gap: float = 0.0, time_limit: float | None = None,
+            eps: float = 0.5, gap: float = 0.0625, time_limit: float | None = None,
             max_seconds: float = 0.0) -> dict:
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import r2t
@@ -60,7 +60,7 @@ def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_
         kr = con.provenance(sql)
         capture_s.append(time.perf_counter() - t0)
         stats = LPStats()
-        kw = {"lp_gap": gap} if gap else {}  # (so an older checkout runs it with gap 0)
+        kw = {"lp_gap": gap}  # always: the package default changed from 0 to 1/16
         try:
             rel = r2t.release(kr, eps, stats=stats, time_limit=time_limit, **kw)
         except SolverError:  # what the SQL path does: the data-independent fallback
@@ -115,8 +115,9 @@ def main() -> None:
     ap.add_argument("--releases", type=int, default=10)
     ap.add_argument("--no-recursive", action="store_true")
     ap.add_argument("--recursive-seconds", type=float, default=120.0)
-    ap.add_argument("--gap", type=float, nargs="+", default=[0.0],
-                    help="R2T's lp_gap (γ); several values: one row each")
+    ap.add_argument("--gap", type=float, nargs="+", default=[0.0625],
+                    help="R2T's lp_gap (γ; default 1/16, the package's; 0 = exact); several "
+                    "values: one row each")
     ap.add_argument("--time-limit", type=float, default=120.0,
                     help="seconds per LP before the fallback (the SQL path's 120 s)")
     ap.add_argument("--max-seconds", type=float, default=0.0,

@@ -123,17 +123,17 @@ def capture_sql(path: Path, privacy: str):
 
 
 def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: float,
-            time_limit: float | None, lp_gap: float = 0.0) -> dict:
+            time_limit: float | None, lp_gap: float = 0.0625) -> dict:
     """R2T (``mechanisms.r2t``) on the same K-relation: median wall and CPU seconds (capture
     included) and median relative error over the releases, and the LPs solved per release.
-    ``lp_gap`` is R2T's public LP tolerance γ (passed only when nonzero, so an older checkout
-    run as a ``--variant`` still works with γ = 0)."""
+    ``lp_gap`` is R2T's public LP tolerance γ, always passed (the package default was 0 before
+    2026-11-23 and is 1/16 since), so a ``--variant`` checkout runs the same γ."""
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import r2t
     from provsql_dp.mechanisms._highs import LPStats
 
     times, cpus, errs, n_lps, failed = [], [], [], [], 0
-    kw = {"lp_gap": lp_gap} if lp_gap else {}
+    kw = {"lp_gap": lp_gap}
     start = time.perf_counter()
     for k in range(releases):
         if max_seconds and k >= min_releases and time.perf_counter() - start > max_seconds:
@@ -161,7 +161,7 @@ def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: flo
 
 def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: float = 0.0,
             min_releases: int = 3, time_limit: float | None = None, r2t_gs: float = 0.0,
-            recursive: bool = True, lp_gap: float = 0.0) -> dict:
+            recursive: bool = True, lp_gap: float = 0.0625) -> dict:
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms import recursive as rm
 
@@ -313,8 +313,9 @@ def main() -> None:
                     help="also run R2T with max_contribution GS (public: e.g. 2**20, the "
                     "default of OPTIONS (mechanism = 'r2t')) beside the recursive mechanism")
     ap.add_argument("--no-recursive", action="store_true", help="with --r2t: R2T only")
-    ap.add_argument("--lp-gap", type=float, default=0.0, metavar="GAMMA",
-                    help="with --r2t: R2T's public LP tolerance (OPTIONS (lp_gap = γ)); 0 = exact")
+    ap.add_argument("--lp-gap", type=float, default=0.0625, metavar="GAMMA",
+                    help="with --r2t: R2T's public LP tolerance (OPTIONS (lp_gap = γ)); default "
+                    "1/16, the package's; 0 = exact")
     ap.add_argument("--child", nargs=10, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.compare:

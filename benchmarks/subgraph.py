@@ -7,7 +7,9 @@ median relative error |X̂ − T| / T, the median time per release, and the time
 K-relation. Side by side, with edge privacy: the Laplace mechanism with global sensitivity (any
 pattern; triangles: |V| − 2) and, for triangles, smooth-sensitivity counting (Nissim,
 Raskhodnikova & Smith 2007) both ε-DP (power-law noise, γ = 4) and (ε, δ = 0.1)-DP (Laplace noise:
-the setting of Karwa et al. that the paper used). See ``provsql_dp.graph.baselines``.
+the setting of Karwa et al. that the paper used), and for every pattern RHMS (Rastogi et al. PODS
+2009 as stated by Karwa et al. 2011, Algorithm 2) — **(ε, γ = 0.1)-adversarial privacy, not
+differential privacy**. See ``provsql_dp.graph.baselines``.
 
 Graphs: G(n, p) with average degree 10 (p = 10/(n − 1)), |V| from 100 to 5,000 (Fig. 4–5), and the
 seven real graphs of Fig. 6–7 from ``shared/data/graphs``.
@@ -24,8 +26,12 @@ graphs, our recursive mechanism (k-stars: the degree construction of
 ``--kt-max-entries``; ``--ktriangles-only`` skips the k-stars) under node and edge privacy beside Karwa et al.'s k-star and k-triangle
 mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.graph_smooth``; k-stars also ε-DP with
 Cauchy noise, ``provsql_dp.graph.baselines.kstar_pure_release``) and the Laplace mechanism
-with global sensitivity, with a line per deliberate deviation. RHMS is listed as missing (its
-calibration is not available to us). ``--kt-ks`` and ``--kt-graphs`` limit the k-triangle rows.
+with global sensitivity, and RHMS ((ε, γ = 0.1)-adversarial privacy, NOT differential privacy:
+Karwa et al.'s statement of it, ``provsql_dp.graph.baselines.rhms_release``), with a line per
+deliberate deviation. ``--kt-ks`` and ``--kt-graphs`` limit the k-triangle rows. ``--rhms`` prints
+only the RHMS rows (triangles, 2-/3-stars, 2-/3-triangles; seconds) to ``rhms.md``; ``--karwa-kt``
+only the rows of Karwa et al.'s own k-triangle mechanism (their Algorithm 1,
+``provsql_dp.graph.karwa_ktriangle``) to ``karwa_ktriangles.md``.
 
 Usage::
 
@@ -58,8 +64,11 @@ if str(ROOT) not in sys.path:
 
 from provsql_dp.errors import Error  # noqa: E402
 from provsql_dp.graph import DEFAULT_MAX_ENTRIES, read_edge_list, relation  # noqa: E402
-from provsql_dp.graph.baselines import (
+from provsql_dp.graph.baselines import (  # noqa: E402
     global_sensitivity,
+    rhms_median_error_bounds,
+    rhms_params,
+    rhms_release,
     sample_power_law_noise,
     smooth_beta,
     triangle_smooth_sensitivity,
@@ -155,7 +164,25 @@ def run_baselines(g, pattern, truth, args, rng) -> list[dict]:
                 z = rng.laplace(0.0, 1.0, size=r)
             out.append({"mechanism": label, "median_rel_error": median_rel(truth + s / alpha * z, truth),
                         "releases": r, "sensitivity": s})
+    out.append(run_rhms(pattern, n, truth, args, rng, r))
     return out
+
+
+def run_rhms(pattern, n, truth, args, rng, r) -> dict:
+    """RHMS (Karwa et al.'s Algorithm 2, γ = 0.1): (ε, γ)-ADVERSARIAL privacy, NOT DP."""
+    row = {"mechanism": "RHMS (eps,gamma=0.1)-adversarial, NOT DP"}
+    try:
+        p = rhms_params(pattern, n, epsilon=args.epsilon, gamma=0.1)
+    except Error as err:
+        return {**row, "status": f"refused: {err}"}
+    lo, hi = rhms_median_error_bounds(p)
+    row.update(sensitivity=p.lam, claim51_rel_error=f"{lo / truth:.3g}-{hi / truth:.3g}")
+    try:
+        vals = [rhms_release(truth, pattern, n, epsilon=args.epsilon, rng=rng, params=p)
+                for _ in range(r)]
+    except ValueError:
+        return {**row, "status": "no draws: Laplace scale beyond the exact sampler's 2**64"}
+    return {**row, "median_rel_error": median_rel(vals, truth), "releases": r}
 
 
 def true_count_nx(g, pattern):
@@ -195,7 +222,19 @@ def main(argv=None) -> int:
                     help="with --kstars: graphs for the k-triangle rows (default: all of --graphs)")
     ap.add_argument("--kt-max-entries", type=int, default=300_000,
                     help="k-triangles: refuse the enumerated K-relation above this many entries")
+    ap.add_argument("--rhms", action="store_true",
+                    help="only the RHMS rows for the real graphs (adversarial privacy, not DP)")
+    ap.add_argument("--karwa-kt", action="store_true",
+                    help="only Karwa et al.'s Algorithm 1 k-triangle rows (--kt-ks) for the graphs")
     args = ap.parse_args(argv)
+    if args.karwa_kt:
+        from subgraph_kstars import run_karwa_kt
+
+        return run_karwa_kt(args, real_graph_at)
+    if args.rhms:
+        from subgraph_kstars import run_rhms as run_rhms_rows
+
+        return run_rhms_rows(args, real_graph_at)
     if args.kstars:
         from subgraph_kstars import run_kstars
 

@@ -105,4 +105,4 @@ class CaptureTooLarge(OperationalError):
             f"(max_capture_rows = {self.limit:,}), more than this connection may hold in memory; "
             "narrow the query, or on a machine with more memory raise the limit: "
             "provsql_dp.connect(..., max_capture_rows=N) or con.max_capture_rows = N "
-            "(None: no limit)")
+            "(None: no limit), or provsql-dp shell/serve --max-capture-rows N")

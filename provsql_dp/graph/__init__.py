@@ -482,7 +482,7 @@ def count(
         try:
             r2t.plan(epsilon, mechanism_options.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION),
                      mechanism_options.get("beta", r2t.DEFAULT_BETA),
-                     mechanism_options.get("lp_gap", 0.0))
+                     mechanism_options.get("lp_gap", r2t.DEFAULT_LP_GAP))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
     shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)

@@ -31,10 +31,40 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   sliding costs ``sup_z ln h(z)/h(z + Δ) ≤ |Δ|·sup_z |2z/(1 + z²)| = |Δ|`` and dilation
   ``sup_z |λ + ln h(e^λ z) − ln h(z)| ≤ |λ|`` (``ln(1 + z²) − ln(1 + e^{2λ}z²) ∈ [−2|λ|, 0]``), so
   the privacy loss is at most ``α + β = ε/3 ≤ ε``: conservative by the NRS constants, as
-  published. Karwa et al.'s paper itself was not readable here: that they used exactly these
-  constants for their ε-DP k-star mechanism is **not established**; papers/003 says only that
-  the mechanism is ε-DP. Same floating-point caveat as the power-law release below (benchmark
-  only).
+  published. These are Karwa et al.'s constants (PVLDB 4(11) 2011, Theorem 2.3 citing NRS, and
+  §5.1: "it suffices to add Cauchy noise scaled up by a factor of 6S*(G)/ε, where S* is the
+  ε/6-smooth sensitivity", used there for triangles, 2- and 3-stars). Same floating-point caveat
+  as the power-law release below (benchmark only).
+
+* :func:`rhms_params` and :func:`rhms_release`: **RHMS** (Rastogi, Hay, Miklau & Suciu,
+  "Relationship privacy: output perturbation for queries with joins", PODS 2009), the third
+  baseline of papers/003 §6.1 / Fig. 4. **Not differential privacy**: it gives (ε, γ)-*adversarial*
+  privacy (edge), against Bayesian attackers whose prior on the graph is
+  ``(log(n)/n, log n)``-bounded — expected average degree about ``log n`` and mostly non-positive
+  correlations between edges (Karwa et al. §1, §5.1, citing RHMS Theorem 2.6). Implemented as
+  stated in **Karwa, Raskhodnikova, Smith & Yaroslavtsev, "Private Analysis of Graph Structure",
+  PVLDB 4(11):1146–1157, 2011, Appendix, "Algorithm 2 RHMS Output Perturbation"** (the RHMS paper
+  itself was not readable here), for a data graph on ``n`` nodes and a pattern
+  ``H = (V_H, E_H)``:
+
+  1. ``λ = (8 (|V_H| + 1) |E_H|² log n)^(|E_H| − 1)`` — a high-probability bound on the local
+     sensitivity over the attacker's prior;
+  2. with probability ``θ = |E_H| / (n γ)``, return a uniformly random element of
+     ``{0, 1, …, n^|V_H|}``;
+  3. otherwise return ``f_H(G) + Lap(λ / (√2 ε))`` (Karwa et al. §2.1: ``Lap(b)`` has density
+     ``e^(−|z|/b) / (2b)``, standard deviation ``√2·b``: the noise's standard deviation is ``λ/ε``).
+
+  Karwa et al.'s Claim 5.1 bounds its median absolute error ``M``:
+  ``b ln(2(1 − θ)) ≤ M ≤ b ln((1 − θ)/(1/2 − θ))`` with ``b = λ/(√2 ε)``
+  (:func:`rhms_median_error_bounds`). The base of ``log n`` is not printed in the algorithm: the
+  natural logarithm is used (base 2 would multiply ``λ`` by ``(1/ln 2)^(|E_H| − 1)``). λ grows
+  like ``(c log n)^(|E_H| − 1)``: papers/003's "error grows exponentially with the number of
+  edges". Exactness: the Laplace noise is :func:`provsql_dp.mechanisms.safe_noise.plan_laplace`'s
+  exact discrete Laplace on a public grid with scale ``≥ λ/(√2 ε)`` (``plan_laplace(λ/√2, ε)``);
+  the θ coin (θ as an exact rational) and the uniform element are exact integer rejection
+  sampling. Scales beyond that sampler's range (``Δ/ε > 2**64``: 3-triangles on every graph here)
+  are refused; Claim 5.1 then still gives the error. A benchmark baseline, never reachable from
+  SQL.
 
 Floating-point safety. :func:`laplace_release` uses the exact discrete Laplace sampler on the
 public grid of :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` (an integer answer for an
@@ -61,6 +91,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import networkx as nx
@@ -69,7 +100,7 @@ import scipy.sparse as sp
 
 from ..errors import InterfaceError
 from ..mechanisms.noise import discrete_laplace, resolve_rng
-from ..mechanisms.safe_noise import laplace_release as _safe_laplace_release
+from ..mechanisms.safe_noise import laplace_release as _safe_laplace_release, plan_laplace
 from ._symmetry import automorphism_count
 from .patterns import resolve_pattern
 
@@ -82,6 +113,10 @@ __all__ = [
     "sample_power_law_noise",
     "cauchy_params",
     "kstar_pure_release",
+    "RHMSParams",
+    "rhms_params",
+    "rhms_median_error_bounds",
+    "rhms_release",
 ]
 
 
@@ -300,3 +335,105 @@ def kstar_pure_release(src, dst, n: int, k: int, *, epsilon: float, rng=None,
     if true_value is None:
         true_value = gsm.kstar_count(src, dst, n, int(k))
     return float(true_value) + float(smooth) / alpha * float(resolve_rng(rng).standard_cauchy())
+
+
+@dataclass(frozen=True)
+class RHMSParams:
+    """The public parameters of one RHMS release (:func:`rhms_params`).
+
+    Attributes
+    ----------
+    lam : float
+        ``λ = (8 (|V_H| + 1) |E_H|² ln n)^(|E_H| − 1)``.
+    theta : fractions.Fraction
+        ``θ = |E_H| / (n γ)``, exactly (γ as the decimal it prints as: 0.1 is 1/10).
+    scale : float
+        The Laplace scale ``b = λ / (√2 ε)``.
+    upper : int
+        ``n^|V_H|``: the random branch draws from ``{0, …, upper}``.
+    """
+
+    lam: float
+    theta: Fraction
+    scale: float
+    upper: int
+
+
+def rhms_params(pattern, n_nodes: int, *, epsilon: float, gamma: float = 0.1,
+                k: int | None = None) -> RHMSParams:
+    """RHMS's λ, θ and Laplace scale for ``pattern`` on a graph with ``n_nodes`` nodes
+    (Karwa et al. 2011, Algorithm 2; module docstring). **Adversarial privacy, not DP.**
+
+    Raises :class:`~provsql_dp.errors.InterfaceError` for ε or γ not positive, or ``θ ≥ 1``
+    (``n ≤ |E_H|/γ``: the algorithm would always answer at random).
+
+    >>> p = rhms_params("2-star", 1000, epsilon=0.5, gamma=0.1)
+    >>> round(p.lam, 4), p.theta, round(p.scale, 2)     # λ = 128 ln 1000, θ = 2/(1000·0.1)
+    (884.1927, Fraction(1, 50), 1250.44)
+    """
+    h = resolve_pattern(pattern, k)
+    n = int(n_nodes)
+    for name, v in (("epsilon", epsilon), ("gamma", gamma)):
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise InterfaceError(f"RHMS needs a positive, finite {name}, got {v!r}")
+    if n < 2:
+        raise InterfaceError(f"RHMS needs a graph with at least 2 nodes, got {n_nodes!r}")
+    v_h, e_h = h.n_nodes, h.n_edges
+    lam = (8.0 * (v_h + 1) * e_h**2 * math.log(n)) ** (e_h - 1)
+    theta = Fraction(e_h) / (n * Fraction(repr(float(gamma))))
+    if theta >= 1:
+        raise InterfaceError(
+            f"RHMS with γ = {gamma!r} on {n} nodes has θ = |E_H|/(nγ) = {float(theta):.3g} ≥ 1: it "
+            f"would always return a random number; it needs n > {e_h}/γ")
+    return RHMSParams(lam, theta, lam / (math.sqrt(2.0) * epsilon), n**v_h)
+
+
+def rhms_median_error_bounds(params: RHMSParams) -> tuple[float, float]:
+    """Karwa et al.'s Claim 5.1: the median absolute error ``M`` of one RHMS release lies in
+    ``[b ln(2(1 − θ)), b ln((1 − θ)/(1/2 − θ))]`` (``∞`` above when ``θ ≥ 1/2``).
+
+    >>> lo, hi = rhms_median_error_bounds(RHMSParams(1.0, Fraction(0), 1.0, 1))
+    >>> round(lo, 6) == round(hi, 6) == round(math.log(2), 6)
+    True
+    """
+    b, t = params.scale, float(params.theta)
+    hi = b * math.log((1 - t) / (0.5 - t)) if t < 0.5 else math.inf
+    return b * math.log(2 * (1 - t)), hi
+
+
+def _uniform_below(gen: np.random.Generator, m: int) -> int:
+    """A uniform integer in ``[0, m)`` (``m ≥ 1``, any size): exact rejection from 32-bit words."""
+    bits = (m - 1).bit_length()
+    if bits == 0:
+        return 0
+    words = -(-bits // 32)
+    while True:
+        x = 0
+        for w in gen.integers(0, 2**32, size=words, dtype=np.uint64).tolist():
+            x = (x << 32) | int(w)
+        x >>= 32 * words - bits
+        if x < m:
+            return x
+
+
+def rhms_release(true_value: float, pattern, n_nodes: int, *, epsilon: float, gamma: float = 0.1,
+                 k: int | None = None, rng=None, params: RHMSParams | None = None) -> float:
+    """One RHMS release of the count ``true_value`` of ``pattern`` (Karwa et al. 2011,
+    Algorithm 2; module docstring). **(ε, γ)-adversarial privacy for (log(n)/n, log n)-bounded
+    attackers — not differential privacy.** A benchmark baseline only.
+
+    Raises ``ValueError`` (from :func:`~provsql_dp.mechanisms.safe_noise.plan_laplace`) when the
+    Laplace scale is beyond the exact sampler's range.
+
+    >>> import numpy as np
+    >>> y = rhms_release(16284, "2-star", 1589, epsilon=0.5, rng=np.random.default_rng(1))
+    >>> bool(np.isfinite(y))
+    True
+    """
+    p = params if params is not None else rhms_params(pattern, n_nodes, epsilon=epsilon,
+                                                      gamma=gamma, k=k)
+    plan = plan_laplace(p.lam / math.sqrt(2.0), epsilon)  # scale ≥ λ/(√2 ε), fixed before data
+    gen = resolve_rng(rng)
+    if _uniform_below(gen, p.theta.denominator) < p.theta.numerator:
+        return float(_uniform_below(gen, p.upper + 1))
+    return float(plan.release(float(true_value), rng=gen))

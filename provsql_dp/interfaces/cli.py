@@ -15,9 +15,30 @@ import argparse
 import sys
 
 from .. import __version__
+from ..provenance.capture import DEFAULT_MAX_ROWS
 from .shell.formatting import MODES
 
 __all__ = ["main"]
+
+
+def _capture_rows(text: str) -> int | None:
+    """``--max-capture-rows``: a positive whole number, or ``none`` for no limit."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        n = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number or 'none', got {text!r}")
+    return n
+
+
+def _add_capture_rows(sub) -> None:
+    sub.add_argument("--max-capture-rows", type=_capture_rows, default=DEFAULT_MAX_ROWS, metavar="N",
+                     help="derivation rows one provenance capture may bring into memory (default "
+                          f"{DEFAULT_MAX_ROWS:,}; 'none': no limit). A private release past it reads "
+                          "no data and returns the data-independent fallback")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     shell.add_argument("--mode", choices=MODES, default="table", help="output mode (default table)")
     shell.add_argument("--no-headers", dest="headers", action="store_false",
                        help="leave out column names (as .headers off)")
+    _add_capture_rows(shell)
     serve = sub.add_parser(
         "serve", help="the explorer in the browser: curator and analyst tabs (needs the web extra)",
         description="Start the explorer on a database file. Accounts are stored in the database: "
@@ -71,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--role", choices=("curator", "analyst"), default="analyst", help="role of --add-account")
     serve.add_argument("--example", action="store_true",
                        help="fill an empty database with the example data, declarations and accounts first")
+    _add_capture_rows(serve)
     args = parser.parse_args(argv)
     if args.version:
         print(f"provsql_dp {__version__}")
@@ -95,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"'provsql-dp shell DATABASE {args.database}'")
         return shell_main(args.database, role=args.role, user=args.user, read_only=args.read_only,
                           command=args.sql, bail=args.bail, mode=args.mode,
-                          script=args.script or args.file, headers=args.headers)
+                          script=args.script or args.file, headers=args.headers,
+                          max_capture_rows=args.max_capture_rows)
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()
@@ -135,7 +159,7 @@ def _serve(parser, args) -> int:
         print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
-    app.serve(args.database, host=args.host, port=args.port)
+    app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows)
     return 0
 
 

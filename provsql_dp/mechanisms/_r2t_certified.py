@@ -228,8 +228,8 @@ def _solve(model, *, rel_gap: float, abs_gap: float = 0.0, time_limit: float | N
             return dx, dy, (r_xz - z * dx) / x, (r_w + w * dx) / ux, (r_sy - s * dy) / y
 
         def steps(dx, dy, dz, dw, ds):
-            ap = min(1.0, _ratio(x, dx), _ratio(ux, -dx), _ratio(s, ds))
-            ad = min(1.0, _ratio(z, dz), _ratio(w, dw), _ratio(y, dy))
+            ap = min(_ratio(x, dx), _ratio(ux, -dx), _ratio(s, ds))
+            ad = min(_ratio(z, dz), _ratio(w, dw), _ratio(y, dy))
             return ap, ad
 
         dx, dy, dz, dw, ds = direction(-x * z, -ux * w, -s * y)
@@ -259,9 +259,15 @@ def _solve(model, *, rel_gap: float, abs_gap: float = 0.0, time_limit: float | N
     return min(best_lo, best_hi), best_hi
 
 
-def _ratio(v: np.ndarray, dv: np.ndarray) -> float:
-    """The largest ``α`` with ``v + α·dv ≥ 0`` (∞ if ``dv ≥ 0``)."""
-    neg = dv < 0
-    if not neg.any():
-        return np.inf
-    return float(np.min(-v[neg] / dv[neg]))
+def _ratio(v: np.ndarray, dv: np.ndarray, cap: float = 1.0) -> float:
+    """The largest ``α ≤ cap`` with ``v + α·dv ≥ 0`` (``v ≥ 0``, ``0 < cap`` of order 1).
+
+    Only the components that block before ``cap`` (``v + cap·dv < 0``) are divided: their
+    quotient ``v/(−dv)`` is below ``cap``, so it cannot overflow. Dividing every ``dv < 0``
+    overflowed to ∞ for a denormal ``dv`` against a normal ``v`` — a component that never blocks,
+    which the step's ``min`` with 1 then discarded — and warned.
+    """
+    block = dv * cap < -v
+    if not block.any():
+        return cap
+    return float(np.min(v[block] / -dv[block]))

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from ._r2t_certified import _Certificates
+from ._r2t_certified import _Certificates, _ratio
 
 __all__ = ["solve", "MAX_ITERATIONS", "SHRINK"]
 
@@ -192,7 +192,7 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
             y = np.maximum(y + move, 1e-300)
             step = 1.0 if full else min(step, 0.999)
         else:
-            step = min(1.0, 0.99 * _ratio(y, dy))
+            step = min(1.0, 0.99 * _ratio(y, dy, 1 / 0.99))
             dr = -(at @ dy)
             trial = None  # a first step below 1e-8 skips the search: the next one recomputes
             while step > 1e-8:  # Armijo on φ_μ, its change summed term by term
@@ -226,7 +226,7 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
                 dydmu = -cho_solve(fac, a @ (sig * r / mu) - 1.0 / y,  # sig: u·σ(1 − σ)/μ
                                    check_finite=False)
                 dp = d_mu * dydmu
-                y = y + min(1.0, 0.9 * _ratio(y, dp)) * dp
+                y = y + min(1.0, 0.9 * _ratio(y, dp, 1 / 0.9)) * dp
                 base = None
                 hi, r = cert.upper_and_reduced(y)
                 best_hi = min(best_hi, hi)
@@ -237,9 +237,3 @@ def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):
     if FINAL is not None:
         FINAL[:] = [y, r, mu]
     return min(best_lo, best_hi), best_hi
-
-
-def _ratio(v: np.ndarray, dv: np.ndarray) -> float:
-    """The largest ``α`` with ``v + α·dv ≥ 0`` (∞ if ``dv ≥ 0``)."""
-    neg = dv < 0
-    return float(np.min(-v[neg] / dv[neg])) if neg.any() else np.inf

@@ -25,13 +25,14 @@ monotone function of S.
   apex, at most ``C(a_max, k−1)`` each; so ``LS ≤ C(a, k) + 2a·C(a, k−1)`` with ``a = a_max`` over
   all pairs, and one edge change moves every a_ij by at most one, so
   ``A(s) = bound(min(a_max + s, n − 2))``. (ε, δ)-DP, as papers/003 says of Karwa et al.'s. This
-  bound is derived here from first principles (Karwa et al.'s paper is not in papers/ and its
-  exact bound could not be checked); it is tested ≥ the brute-force local sensitivity at
-  distance s.
+  bound was derived here from first principles before Karwa et al.'s paper was readable; it is
+  tested ≥ the brute-force local sensitivity at distance s. Karwa et al.'s own k-triangle
+  mechanism (PVLDB 2011, §4, Algorithm 1: a DP upper bound on the exact local sensitivity, not a
+  smooth bound) is :func:`provsql_dp.graph.karwa_ktriangle.karwa_ktriangle_release`.
 
-RHMS (Rastogi, Hay, Miklau & Suciu, PODS 2009) is **not** implemented: papers/003 only says it is
-(ε, γ)-adversarially private with error growing exponentially in the number of pattern edges, and
-the algorithm's noise calibration could not be found here.
+RHMS (Rastogi, Hay, Miklau & Suciu, PODS 2009) is a benchmark baseline in
+:func:`provsql_dp.graph.baselines.rhms_release` (as stated by Karwa et al. PVLDB 2011, Algorithm 2;
+(ε, γ)-adversarial privacy, not differential privacy).
 
 Examples
 --------

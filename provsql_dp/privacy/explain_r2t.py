@@ -50,7 +50,7 @@ def r2t_row(con, decision, eps, confidence: float):
     e = 1.0 if eps is None else float(eps)
     per_group = e / n_groups
     rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None,
-                       lp_gap=kwargs.get("lp_gap", 0.0))  # plan only: public
+                       lp_gap=kwargs.get("lp_gap", r2t.DEFAULT_LP_GAP))  # plan only: public
     alpha = rel.noise_bound(confidence)
     taus = rel.params["thresholds"]
     at = "ε = 1" if eps is None else "this ε"

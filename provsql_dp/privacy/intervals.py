@@ -77,7 +77,10 @@ def interval_of(release, p: float = 0.95) -> tuple[float | None, float | None]:
 def _r2t_low(release, p: float) -> float:
     """``value = max_j (γ_j(⌊Q_j/γ_j⌋ + K_j) − s_j) ≤ Q(I) + max_j (γ_j K_j − s_j)`` since every
     ``Q_j = Q(I, τ_j) ≤ Q(I)``; with ``Pr[K_j > k_j] ≤ (1 − p)/L`` for each of the ``L``
-    thresholds, ``Q(I) ≥ value − max_j (γ_j k_j − s_j)`` with probability ≥ ``p``."""
+    thresholds, ``Q(I) ≥ value − max_j (γ_j k_j − s_j)`` with probability ≥ ``p``. That holds
+    when the maximum is positive; a release of 0 is R2T's floor ``max(0, …)``, which says only
+    ``Q(I) ≥ 0`` (the statistic is nonnegative), so the lower end is then at most 0 — the shifts
+    can exceed the noise quantiles by a grid step, and ``0 − max_j(…)`` would be above 0 = Q(I)."""
     prm = release.params
     big_l = len(prm["thresholds"])
     q = 1 - (1 - p) / big_l
@@ -85,7 +88,8 @@ def _r2t_low(release, p: float) -> float:
     for scale, shift, grid in zip(prm["noise_scales"], prm["shifts"], prm["grids"]):
         k = one_sided_units(scale / grid, q)
         excess.append(grid * k - shift)
-    return float(release.value) - max(excess)
+    low = float(release.value) - max(excess)
+    return min(low, 0.0) if float(release.value) <= 0 else low
 
 
 def covers(release) -> str:

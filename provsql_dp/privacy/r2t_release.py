@@ -35,7 +35,8 @@ R2T_OPTIONS = {
                         "error grows like L·ln(L/β): declare the smallest public bound you can",
     "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
             f"(default {r2t.DEFAULT_BETA})",
-    "lp_gap": "with mechanism = 'r2t': a public tolerance γ ≥ 0 (default 0, every LP exact); "
+    "lp_gap": "with mechanism = 'r2t': a public tolerance γ ≥ 0 (default "
+              f"{r2t.DEFAULT_LP_GAP:g}; 0: every LP exact); "
               "each truncation LP may then be solved approximately, within γ·τ below its "
               "optimum, and the noise is calibrated to (1 + γ)·τ: faster LPs with few "
               "participant rows and millions of join results, for a noise larger by 1 + γ",

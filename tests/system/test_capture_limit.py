@@ -98,3 +98,35 @@ def test_explain_tells_the_curator(con, options):
     con.max_capture_rows = 1
     text = " ".join(str(v) for r in con.execute("EXPLAIN PRIVACY " + TRIANGLES + " WITH EPSILON 1" + options).fetchall() for v in r)
     assert "max_capture_rows = 1" in text and "fallback" in text
+
+
+def test_shell_flag_sets_the_limit(tmp_path, capsys):
+    """``provsql-dp shell --max-capture-rows N`` reaches the connection: the curator's EXPLAIN
+    names the limit; ``none`` lifts it; a bad value is refused by the argument parser."""
+    from provsql_dp.interfaces import cli
+
+    db = str(tmp_path / "ex.duckdb")
+    c = provsql_dp.connect(db)
+    example_data.load(c)
+    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
+    c.commit()
+    c.close()
+    explain = f"EXPLAIN PRIVACY {TRIANGLES} WITH EPSILON 1;"
+    assert cli.main(["shell", db, "--max-capture-rows", "1", "-c", explain]) == 0
+    assert "max_capture_rows = 1)" in capsys.readouterr().out
+    assert cli.main(["shell", db, "--max-capture-rows", "none", "-c", explain]) == 0
+    out = capsys.readouterr().out
+    assert "max_capture_rows" not in out and "private sizes" in out
+    for bad in ("0", "-2", "lots"):
+        with pytest.raises(SystemExit):
+            cli.main(["shell", db, "--max-capture-rows", bad])
+        assert "positive whole number or 'none'" in capsys.readouterr().err
+
+
+def test_web_engine_takes_the_limit(tmp_path):
+    pytest.importorskip("starlette")
+    from provsql_dp.interfaces.web.engine import Engine
+
+    eng = Engine(str(tmp_path / "w.duckdb"), max_capture_rows=7)
+    assert eng.connection("curator", "ann").max_capture_rows == 7
+    assert Engine(str(tmp_path / "v.duckdb")).connection("curator", "ann").max_capture_rows == DEFAULT_MAX_ROWS

@@ -71,8 +71,11 @@ def test_bad_options_are_refused_before_anything(tmp_path):
 def test_lp_gap_is_stated_and_widens_alpha(tmp_path):
     cur = _db(tmp_path / "db.duckdb", [(1, 2), (2, 3), (1, 3)])
     gap_q = TRI.replace("beta = 0.05)", "beta = 0.05, lp_gap = 0.25)")
+    exact_q = TRI.replace("beta = 0.05)", "beta = 0.05, lp_gap = 0)")
     (row,) = cur.execute("EXPLAIN PRIVACY " + gap_q).fetchall()
-    (plain,) = cur.execute("EXPLAIN PRIVACY " + TRI).fetchall()
-    assert "lp_gap γ = 0.25" in row[-1] and "lp_gap" not in plain[-1]
+    (default,) = cur.execute("EXPLAIN PRIVACY " + TRI).fetchall()
+    (exact,) = cur.execute("EXPLAIN PRIVACY " + exact_q).fetchall()
+    assert "lp_gap γ = 0.25" in row[-1] and "lp_gap" not in exact[-1]
+    assert f"lp_gap γ = {r2t.DEFAULT_LP_GAP:g}" in default[-1]
     expect = r2t.fallback(0.5, max_contribution=1000, beta=0.05, lp_gap=0.25).noise_bound(0.95)
-    assert row[6] == pytest.approx(expect) and row[6] > plain[6]
+    assert row[6] == pytest.approx(expect) and row[6] > default[6] > exact[6]

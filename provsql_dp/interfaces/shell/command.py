@@ -15,6 +15,7 @@ import os
 import sys
 
 from ...errors import Error
+from ...provenance.capture import DEFAULT_MAX_ROWS
 from .dot_commands import ShellError
 from .formatting import first_line
 from .session import Shell
@@ -73,12 +74,14 @@ def _interactive(shell: Shell, stdin, banner: str) -> None:
                 pass
 
 
-def _open(database: str, role: str, user: str | None, read_only: bool):
+def _open(database: str, role: str, user: str | None, read_only: bool,
+          max_capture_rows: int | None = DEFAULT_MAX_ROWS):
     """A connection for the shell: every statement commits at once, as in the duckdb and
     sqlite3 shells (explicit BEGIN … COMMIT still groups statements)."""
     from ... import connect
 
-    con = connect(database, role=role, user=user, read_only=read_only)
+    con = connect(database, role=role, user=user, read_only=read_only,
+                  max_capture_rows=max_capture_rows)
     con.autocommit = True
     return con
 
@@ -86,14 +89,16 @@ def _open(database: str, role: str, user: str | None, read_only: bool):
 def main(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
          read_only: bool = False, command: str | None = None, bail: bool = False,
          mode: str = "table", script: str | None = None, headers: bool = True,
-         stdin=None, stdout=None, stderr=None) -> int:
+         stdin=None, stdout=None, stderr=None,
+         max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> int:
     """Run the shell; returns the exit status (see the module docstring). ``script`` (a file)
-    runs before ``command``; with either, the shell exits after them."""
+    runs before ``command``; with either, the shell exits after them. ``max_capture_rows`` is
+    the connection's (:func:`provsql_dp.connect`)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     try:
-        con = _open(database, role, user, read_only)
+        con = _open(database, role, user, read_only, max_capture_rows)
     except (Error, ShellError) as e:
         print(f"Error: {first_line(e)}", file=stderr, flush=True)
         return 1

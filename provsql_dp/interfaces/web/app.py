@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ...errors import Error, ProgrammingError
+from ...provenance.capture import DEFAULT_MAX_ROWS
 from . import accounts, analyst, charting, csrf, curator, history
 from .engine import Engine, error_text
 
@@ -211,8 +212,9 @@ def cancel(request, sess, body):
     return {"cancelled": _engine(request).cancel(sess.user)}
 
 
-def create_app(database: str) -> Starlette:
-    """The explorer over ``database`` (a DuckDB file; accounts are stored in it)."""
+def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> Starlette:
+    """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
+    ``max_capture_rows`` applies to every connection it opens (:func:`provsql_dp.connect`)."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
     routes = [
         Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
@@ -228,13 +230,14 @@ def create_app(database: str) -> Starlette:
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database)
+    app.state.engine = Engine(database, max_capture_rows)
     app.state.sessions = accounts.Sessions()
     return app
 
 
-def serve(database: str, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
+          max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> None:
     """Run the explorer on uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(database), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(database, max_capture_rows), host=host, port=port, log_level="info")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ... import connect
 from ...errors import Error
+from ...provenance.capture import DEFAULT_MAX_ROWS
 from ..shell.formatting import first_line
 
 __all__ = ["Engine", "Result", "error_text", "INTERNAL"]
@@ -53,8 +54,9 @@ def error_text(e: BaseException) -> str:
 class Engine:
     """Connections to one database, by (role, user), used under one lock."""
 
-    def __init__(self, database: str):
+    def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS):
         self.database = database
+        self.max_capture_rows = max_capture_rows
         self.lock = threading.RLock()
         self._cons: dict[tuple[str, str], object] = {}
         self._running: dict[str, object] = {}
@@ -64,7 +66,8 @@ class Engine:
         with self.lock:
             con = self._cons.get(key)
             if con is None:
-                con = self._cons[key] = connect(self.database, role=role, user=user)
+                con = self._cons[key] = connect(self.database, role=role, user=user,
+                                                     max_capture_rows=self.max_capture_rows)
                 con.autocommit = True  # like the shell: every statement commits
             return con
 

@@ -1,19 +1,25 @@
 import itertools
 import math
+from fractions import Fraction
 
 import networkx as nx
 import numpy as np
 import pytest
 
+from provsql_dp.errors import InterfaceError
 from provsql_dp.graph import true_count
 from provsql_dp.graph.baselines import (
     global_sensitivity,
+    rhms_median_error_bounds,
+    rhms_params,
+    rhms_release,
     sample_power_law_noise,
     smooth_beta,
     smooth_triangle_release,
     triangle_local_sensitivity,
     triangle_smooth_sensitivity,
 )
+from provsql_dp.graph.patterns import resolve_pattern
 
 
 def _ls(g):
@@ -163,3 +169,72 @@ def test_kstar_pure_release_is_the_count_plus_scaled_cauchy():
         kstar_pure_release(e[:, 0], e[:, 1], 12, 1, epsilon=0.5)
     with pytest.raises(Exception, match="epsilon"):
         cauchy_params(0.0)
+
+
+# ---------------------------------------------------------------------- RHMS (Karwa et al. Alg. 2)
+# Hand computation for n = 1000, γ = 0.1, ε = 0.5 (ln 1000 = 6.907755278982137):
+#   λ = (8 (|V_H| + 1) |E_H|² ln n)^(|E_H| − 1),  θ = |E_H| / (n γ) = |E_H| / 100,  b = λ / (√2 ε)
+#   2-star     |V| 3 |E| 2: 8·4·4  = 128  → λ = 128 ln 1000        = 884.1926757097136
+#   triangle   |V| 3 |E| 3: 8·4·9  = 288  → λ = (1989.4335203468555)² = 3957845.7325...
+#   3-star     |V| 4 |E| 3: 8·5·9  = 360  → λ = (2486.791900433569)²
+#   2-triangle |V| 4 |E| 5: 8·5·25 = 1000 → λ = (6907.755278982137)⁴
+#   3-triangle |V| 5 |E| 7: 8·6·49 = 2352 → λ = (16247.040416165986)⁶
+RHMS_HAND = [
+    ("2-star", 884.1926757097136, Fraction(2, 100)),
+    ("triangle", 1989.4335203468555 ** 2, Fraction(3, 100)),
+    ("3-star", 2486.791900433569 ** 2, Fraction(3, 100)),
+    ("2-triangle", 6907.755278982137 ** 4, Fraction(5, 100)),
+    ("3-triangle", 16247.040416165986 ** 6, Fraction(7, 100)),
+]
+
+
+@pytest.mark.parametrize("pattern,lam,theta", RHMS_HAND)
+def test_rhms_noise_scale_matches_the_hand_computation(pattern, lam, theta):
+    p = rhms_params(pattern, 1000, epsilon=0.5, gamma=0.1)
+    assert p.lam == pytest.approx(lam, rel=1e-12)
+    assert p.theta == theta
+    assert p.scale == pytest.approx(lam * math.sqrt(2.0), rel=1e-12)  # λ/(√2·0.5) = √2·λ
+    assert p.upper == 1000 ** resolve_pattern(pattern).n_nodes
+    assert rhms_params(pattern, 1000, epsilon=0.5, gamma=0.1).scale == p.scale  # public only
+
+
+def test_rhms_refuses_what_it_cannot_do():
+    with pytest.raises(InterfaceError, match="θ"):
+        rhms_params("triangle", 20, epsilon=0.5, gamma=0.1)  # θ = 3/2
+    with pytest.raises(InterfaceError, match="epsilon"):
+        rhms_params("triangle", 1000, epsilon=0.0)
+    with pytest.raises(ValueError, match="MAX_SCALE"):  # b ≈ 3.8e25 > 2**64
+        rhms_release(178233, "3-triangle", 1589, epsilon=0.5, rng=np.random.default_rng(0))
+
+
+def test_rhms_release_follows_the_algorithm():
+    """The answer is the count plus Lap(b) with probability 1 − θ and uniform on {0, …, n^|V_H|}
+    with probability θ: the random branch's frequency is θ, the Laplace branch's median absolute
+    error is b ln 2, and the overall median lies within Karwa et al.'s Claim 5.1 bounds."""
+    n, truth, draws = 1000, 20000, 4000
+    p = rhms_params("2-star", n, epsilon=0.5, gamma=0.1)
+    rng = np.random.default_rng(11)
+    y = np.array([rhms_release(truth, "2-star", n, epsilon=0.5, rng=rng, params=p)
+                  for _ in range(draws)])
+    err = np.abs(y - truth)
+    wild = err > 40 * p.scale  # Laplace tail beyond 40 b: e^-40; uniform on 1e9 values: ~1e-4
+    frac = wild.mean()
+    sd = math.sqrt(0.02 * 0.98 / draws)
+    assert abs(frac - 0.02) < 4 * sd
+    assert np.median(err[~wild]) == pytest.approx(p.scale * math.log(2), rel=0.06)
+    lo, hi = rhms_median_error_bounds(p)
+    assert 0.95 * lo <= np.median(err) <= 1.05 * hi
+    assert np.all((y[wild] >= 0) & (y[wild] <= n**3) & (y[wild] == np.round(y[wild])))
+
+
+def test_uniform_below_is_exact_and_in_range():
+    from provsql_dp.graph.baselines import _uniform_below
+
+    rng = np.random.default_rng(3)
+    counts = np.bincount([_uniform_below(rng, 3) for _ in range(6000)], minlength=3)
+    assert counts.sum() == 6000 and np.all(np.abs(counts - 2000) < 4 * math.sqrt(6000 * 2 / 9))
+    big = 10**20 + 7  # needs three 32-bit words
+    xs = [_uniform_below(rng, big) for _ in range(2000)]
+    assert min(xs) >= 0 and max(xs) < big
+    assert 0.4 < np.mean(np.array(xs, dtype=float)) / big < 0.6
+    assert _uniform_below(rng, 1) == 0

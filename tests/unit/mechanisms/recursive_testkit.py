@@ -10,6 +10,8 @@ import pulp
 
 from provsql_dp.provenance.krelation import KRelation
 
+from pulp_cbc import cbc_solver
+
 
 def make_kr(annotations, weights=None, n_participants=None):
     """A K-relation over participants ("p", 0..n-1) from lists of monomials of ints."""
@@ -68,18 +70,18 @@ def pulp_h(kr: KRelation, i: float) -> float:
     """H_i (eq. 16) in the f-form with one auxiliary variable per monomial, solved by CBC."""
     n = kr.n_participants
     prob = pulp.LpProblem("H", pulp.LpMinimize)
-    f = [pulp.LpVariable(f"f{p}", 0, 1) for p in range(n)]
+    f = [prob.add_variable(f"f{p}", 0, 1) for p in range(n)]
     obj = []
     for t, monos in enumerate(_annotations(kr)):
-        phi = pulp.LpVariable(f"phi{t}", 0)
+        phi = prob.add_variable(f"phi{t}", 0)
         for k, m in enumerate(monos):
-            z = pulp.LpVariable(f"z{t}_{k}", 0)
+            z = prob.add_variable(f"z{t}_{k}", 0)
             prob += z >= pulp.lpSum(f[p] for p in m) - len(m) + 1
             prob += phi >= z
         obj.append(float(kr.weights[t]) * phi)
     prob += pulp.lpSum(obj) + 0.0
     prob += pulp.lpSum(f) == i
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     assert pulp.LpStatus[prob.status] == "Optimal"
     return float(pulp.value(prob.objective) or 0.0)
 
@@ -93,8 +95,8 @@ def pulp_g(kr: KRelation, i: float, printed: bool = False) -> float:
     """
     n = kr.n_participants
     prob = pulp.LpProblem("G", pulp.LpMinimize)
-    f = [pulp.LpVariable(f"f{p}", 0, 1) for p in range(n)]
-    w = pulp.LpVariable("w")
+    f = [prob.add_variable(f"f{p}", 0, 1) for p in range(n)]
+    w = prob.add_variable("w")
     anns = _annotations(kr)
     terms = {p: [] for p in range(n)}
     for t, monos in enumerate(anns):
@@ -103,7 +105,7 @@ def pulp_g(kr: KRelation, i: float, printed: bool = False) -> float:
             if not s:
                 continue
             sub = monos if printed else [m for m in monos if p in m]
-            phi = pulp.LpVariable(f"phi{t}_{p}", 0)
+            phi = prob.add_variable(f"phi{t}_{p}", 0)
             for m in sub:
                 prob += phi >= pulp.lpSum(f[x] for x in m) - len(m) + 1
             terms[p].append(float(kr.weights[t]) * s * phi)
@@ -111,7 +113,7 @@ def pulp_g(kr: KRelation, i: float, printed: bool = False) -> float:
         prob += w >= pulp.lpSum(terms[p])
     prob += w
     prob += pulp.lpSum(f) == i
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     assert pulp.LpStatus[prob.status] == "Optimal"
     return 2.0 * float(pulp.value(w) or 0.0)
 

@@ -12,6 +12,7 @@ import pulp
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pulp_cbc import cbc_solver
 from recursive_testkit import make_kr, random_kr
 from test_recursive_symmetry import blown_up_triangles, symmetric_kr
 
@@ -28,15 +29,15 @@ def pulp_eq20(kr, dh: float) -> float:
     index = kr.participant_index
     n = kr.n_participants
     prob = pulp.LpProblem("eq20", pulp.LpMinimize)
-    f = [pulp.LpVariable(f"f{p}", 0, 1) for p in range(n)]
+    f = [prob.add_variable(f"f{p}", 0, 1) for p in range(n)]
     obj = []
     for t in range(kr.n_tuples):
         (mono,) = kr.annotation(t)
-        phi = pulp.LpVariable(f"phi{t}", 0)
+        phi = prob.add_variable(f"phi{t}", 0)
         prob += phi >= pulp.lpSum(f[index[p]] for p in mono) - len(mono) + 1
         obj.append(float(kr.weights[t]) * phi)
     prob += pulp.lpSum(obj) + dh * pulp.lpSum(1 - x for x in f)
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     assert pulp.LpStatus[prob.status] == "Optimal"
     return float(pulp.value(prob.objective) or 0.0)
 

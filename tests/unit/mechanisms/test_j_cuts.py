@@ -16,8 +16,6 @@ from provsql_dp.mechanisms._j_cuts import JCuts, cuts_at
 from provsql_dp.mechanisms._lp import Solver
 from provsql_dp.mechanisms._structure import Structure
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
-
 
 def _close(a, b, tol=1e-6):
     return abs(a - b) <= tol * max(1.0, abs(b))
@@ -104,16 +102,17 @@ def test_rounds_running_out_fall_back_to_the_plain_lp():
 def _pulp_x(kr, delta_hat: float) -> float:
     """eq. 20 for conjunctive annotations with PuLP/CBC: min Σ q y + Δ̂ Σ g."""
     import pulp
+    from pulp_cbc import cbc_solver
 
     parts = sorted({p for t in range(kr.n_tuples) for m in kr.annotation(t) for p in m})
     prob = pulp.LpProblem("X", pulp.LpMinimize)
-    g = {p: pulp.LpVariable(f"g{k}", 0, 1) for k, p in enumerate(parts)}
-    y = [pulp.LpVariable(f"y{t}", 0, 1) for t in range(kr.n_tuples)]
+    g = {p: prob.add_variable(f"g{k}", 0, 1) for k, p in enumerate(parts)}
+    y = [prob.add_variable(f"y{t}", 0, 1) for t in range(kr.n_tuples)]
     prob += pulp.lpSum(float(kr.weights[t]) * y[t] for t in range(kr.n_tuples)) + delta_hat * pulp.lpSum(g.values())
     for t in range(kr.n_tuples):
         (m,) = kr.annotation(t)
         prob += y[t] + pulp.lpSum(g[p] for p in m) >= 1
-    prob.solve(pulp.PULP_CBC_CMD(msg=0))
+    prob.solve(cbc_solver())
     return float(pulp.value(prob.objective))
 
 

@@ -16,8 +16,6 @@ from provsql_dp.mechanisms.kstar import KStarCount
 from provsql_dp.provenance.krelation import KRelation
 from sequence_checks import TOL, assert_bounding, assert_convex_nondecreasing, assert_recursive, sequences
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 def random_graph(seed: int, n: int = 6, p: float = 0.5) -> nx.Graph:
     g = nx.gnp_random_graph(n, p, seed=seed)
@@ -80,12 +78,13 @@ def test_g_bounds_h(seed, k, privacy):
 def _pulp_value(g, k, privacy, i, which):
     """An independent formulation: C_k as the convex combination of its breakpoints."""
     import pulp
+    from pulp_cbc import cbc_solver
 
     nodes = list(g.nodes())
     edges = list(g.edges())
     prob = pulp.LpProblem("kstar", pulp.LpMinimize)
     parts = edges if privacy == "edge" else nodes
-    f = {p: pulp.LpVariable(f"f_{n}", 0, 1) for n, p in enumerate(parts)}
+    f = {p: prob.add_variable(f"f_{n}", 0, 1) for n, p in enumerate(parts)}
     xs = {}
     for v in nodes:
         inc = [e for e in edges if v in e]
@@ -94,7 +93,7 @@ def _pulp_value(g, k, privacy, i, which):
         else:
             terms = []
             for n, (a, b) in enumerate(inc):
-                y = pulp.LpVariable(f"a_{v}_{n}", 0)
+                y = prob.add_variable(f"a_{v}_{n}", 0)
                 prob += y >= f[a] + f[b] - 1
                 terms.append(y)
             xs[v] = pulp.lpSum(terms)
@@ -102,7 +101,7 @@ def _pulp_value(g, k, privacy, i, which):
     vals = {}
     for v in nodes:
         d = g.degree(v)
-        lam = [pulp.LpVariable(f"l_{v}_{m}", 0) for m in range(d + 1)]
+        lam = [prob.add_variable(f"l_{v}_{m}", 0) for m in range(d + 1)]
         prob += pulp.lpSum(lam) == 1
         prob += xs[v] == pulp.lpSum(m * lam[m] for m in range(d + 1))
         vals[v] = pulp.lpSum(math.comb(m, kk) * lam[m] for m in range(d + 1))
@@ -110,11 +109,11 @@ def _pulp_value(g, k, privacy, i, which):
     if which == "h":
         prob += pulp.lpSum(vals.values())
     else:
-        w = pulp.LpVariable("w", 0)
+        w = prob.add_variable("w", 0)
         for v in nodes:
             prob += w >= vals[v]
         prob += w
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     value = pulp.value(prob.objective)
     if which == "g":
         value *= 2 if privacy == "edge" else 2 * k

@@ -78,21 +78,22 @@ def test_g_bounds_h(edges, k):
 def _pulp_value(edges, k, i, which):
     """An independent formulation: C_k as a convex combination of its breakpoints."""
     import pulp
+    from pulp_cbc import cbc_solver
 
     g = nx.Graph(list(edges))
     es = [tuple(sorted(e)) for e in g.edges()]
     tris = [c for c in nx.enumerate_all_cliques(g) if len(c) == 3]
     prob = pulp.LpProblem("ktri", pulp.LpMinimize)
-    f = {e: pulp.LpVariable(f"f_{j}", 0, 1) for j, e in enumerate(es)}
+    f = {e: prob.add_variable(f"f_{j}", 0, 1) for j, e in enumerate(es)}
     a = {}
     for j, (x, y, z) in enumerate(tris):
-        a[j] = pulp.LpVariable(f"a_{j}", 0)
+        a[j] = prob.add_variable(f"a_{j}", 0)
         sides = [tuple(sorted(p)) for p in ((x, y), (x, z), (y, z))]
         prob += a[j] >= pulp.lpSum(f[s] for s in sides) - 2
     vals = []
     for e in es:
         on = [j for j, c in enumerate(tris) if set(e) <= set(c)]
-        lam = [pulp.LpVariable(f"l_{e[0]}_{e[1]}_{m}", 0) for m in range(len(on) + 1)]
+        lam = [prob.add_variable(f"l_{e[0]}_{e[1]}_{m}", 0) for m in range(len(on) + 1)]
         prob += pulp.lpSum(lam) == 1
         prob += pulp.lpSum(a[j] for j in on) == pulp.lpSum(m * lam[m] for m in range(len(lam)))
         vals.append(pulp.lpSum(math.comb(m, k) * lam[m] for m in range(len(lam))))
@@ -100,11 +101,11 @@ def _pulp_value(edges, k, i, which):
     if which == "h":
         prob += pulp.lpSum(vals)
     else:
-        w = pulp.LpVariable("w", 0)
+        w = prob.add_variable("w", 0)
         for v in vals:
             prob += w >= v
         prob += w
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     value = pulp.value(prob.objective) or 0.0
     return value * 3 * k if which == "g" else value
 

@@ -14,6 +14,7 @@ from provsql_dp.errors import SolverError
 from provsql_dp.mechanisms import r2t, r2t_lp
 from provsql_dp.mechanisms.safe_noise import on_grid
 
+from pulp_cbc import cbc_solver
 from recursive_testkit import make_kr, neighbour, random_kr
 
 
@@ -21,12 +22,12 @@ def pulp_truncation(kr, tau):
     """The paper's LP with projection, written out plainly: u per tuple, v per monomial."""
     index = kr.participant_index
     prob = pulp.LpProblem("R2T", pulp.LpMaximize)
-    u = [pulp.LpVariable(f"u{t}", 0, float(kr.weights[t])) for t in range(kr.n_tuples)]
+    u = [prob.add_variable(f"u{t}", 0, float(kr.weights[t])) for t in range(kr.n_tuples)]
     loads = {}
     for t in range(kr.n_tuples):
         vs = []
         for k, m in enumerate(sorted(kr.annotation(t), key=sorted)):
-            v = pulp.LpVariable(f"v{t}_{k}", 0)
+            v = prob.add_variable(f"v{t}_{k}", 0)
             vs.append(v)
             for p in m:
                 loads.setdefault(index[p], []).append(v)
@@ -34,7 +35,7 @@ def pulp_truncation(kr, tau):
     for vs in loads.values():
         prob += pulp.lpSum(vs) <= tau
     prob += pulp.lpSum(u)
-    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    prob.solve(cbc_solver())
     return float(pulp.value(prob.objective) or 0.0)
 
 

@@ -2,7 +2,10 @@
 LP's optimum (HiGHS, and PuLP on tiny instances) whatever the iterate, the interval R2TModel
 returns is within the gap on the safe side, and a race with ``lp_gap`` lies between the eager
 races at ``Q − γτ`` and at ``Q`` (so its values are admissible, the premise of the privacy proof
-in :mod:`provsql_dp.mechanisms.r2t`)."""
+in :mod:`provsql_dp.mechanisms.r2t`). The three properties of :meth:`R2TModel.value_interval`
+and the race hold for both accelerators and are checked here once, parametrised over
+``SOLVERS``: the interior-point method (:mod:`._r2t_certified`) and Newton's method on the
+smoothed dual (:mod:`._r2t_smooth`, whose own tests are in test_r2t_smooth.py)."""
 
 from __future__ import annotations
 
@@ -18,14 +21,23 @@ from test_r2t import pulp_truncation
 
 seeds = st.integers(0, 2**32 - 1)
 shapes = st.sampled_from([(5, 7, 3), (8, 30, 2), (10, 40, 1), (6, 20, 3), (12, 80, 1)])
+SOLVERS = ("certified", "smooth")
 
 
-def model_of(seed, shape, integer=False):
+def route(target, solver: str):
+    """Send every small block of ``target`` (an R2TModel or the class) through ``solver``: the
+    interior-point method (``certified``) or, taking precedence, ``_r2t_smooth`` (``smooth``)."""
+    target.certified_min_columns = 0
+    if solver == "smooth":
+        target.smooth_min_columns = 0
+
+
+def model_of(seed, shape, integer=False, solver="certified"):
     n, n_tuples, max_monos = shape
     kr = random_kr(np.random.default_rng(seed), n=n, n_tuples=n_tuples, max_monos=max_monos,
                    integer_weights=integer)
     m = R2TModel(kr)
-    m.certified_min_columns = 0  # every block with few rows through the certified solver
+    route(m, solver)
     return kr, m
 
 
@@ -67,10 +79,12 @@ def test_any_dual_point_bounds_and_any_repaired_point_is_feasible(seed, shape, f
     assert free + cert.feasible_value(model, x) <= q + 1e-9
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
 @settings(max_examples=60, deadline=None)
 @given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2), st.sampled_from([1e-6, 0.05, 0.5]))
-def test_value_interval_is_within_the_gap_on_the_safe_side(seed, shape, integer, frac, gamma):
-    kr, m = model_of(seed, shape, integer)
+def test_value_interval_is_within_the_gap_on_the_safe_side(solver, seed, shape, integer, frac,
+                                                           gamma):
+    kr, m = model_of(seed, shape, integer, solver)
     tau = frac * m.max_load
     f, up = m.value_interval(tau, gap=gamma * tau)
     q = m.plain_value(tau)
@@ -79,26 +93,30 @@ def test_value_interval_is_within_the_gap_on_the_safe_side(seed, shape, integer,
     assert q - f <= gamma * tau + tol
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
 @settings(max_examples=20, deadline=None)
 @given(seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
-def test_value_interval_against_pulp(seed, tau):
-    kr, m = model_of(seed, (5, 7, 3))
+def test_value_interval_against_pulp(solver, seed, tau):
+    kr, m = model_of(seed, (5, 7, 3), solver=solver)
     f, up = m.value_interval(tau, gap=0.01 * tau)
     q = pulp_truncation(kr, tau)
     assert f <= q + 1e-6 and q <= up + 1e-6 and q - f <= 0.01 * tau + 1e-6
 
 
+@pytest.mark.parametrize("solver", SOLVERS)
 @settings(max_examples=40, deadline=None)
 @given(seeds, shapes, st.sampled_from([0.5, 2.0, 10.0]), st.sampled_from([4, 16, 2**10]),
        st.sampled_from([0.01, 0.25, 1.0]), seeds)
-def test_race_with_a_gap_lies_between_the_eager_races(seed, shape, eps, gs, gamma, noise_seed):
+def test_race_with_a_gap_lies_between_the_eager_races(solver, seed, shape, eps, gs, gamma,
+                                                      noise_seed):
     kr, _ = model_of(seed, shape)
-    R2TModel.certified_min_columns, old = 0, R2TModel.certified_min_columns
+    old = R2TModel.certified_min_columns, R2TModel.smooth_min_columns
+    route(R2TModel, solver)
     try:
         fast = r2t.release(kr, eps, max_contribution=gs, lp_gap=gamma,
                            rng=np.random.default_rng(noise_seed))
     finally:
-        R2TModel.certified_min_columns = old
+        R2TModel.certified_min_columns, R2TModel.smooth_min_columns = old
     m = R2TModel(kr)
     taus = r2t.thresholds(gs)
     exact = [m.plain_value(t) for t in taus]
@@ -142,3 +160,27 @@ def test_column_factor_through_the_violated_rows_equals_the_column_min(seed, m, 
     f = np.where(rng.random(m) < share, rng.random(m), 1.0)
     want = cert._column_min(a.tocsc(), f)
     assert np.array_equal(cert._column_factor(a, a.tocsc(), f), want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seeds, st.sampled_from([1.0, 1 / 0.99, 1 / 0.9]))
+def test_step_ratio_is_the_capped_exact_ratio_without_overflow(seed, cap):
+    """``_ratio`` is ``min(cap, min over dv < 0 of v/(−dv))``, compared exactly (fractions), with
+    denormal and zero directions among normal values: no overflow warning, never above cap."""
+    import warnings
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 12))
+    v = rng.exponential(1.0, n) * 10.0 ** rng.integers(-3, 4, n)
+    v[rng.random(n) < 0.2] = 1e-300  # the iterates' floor
+    dv = rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n)
+    dv[rng.random(n) < 0.3] = -5e-324  # the smallest denormal: v/(−dv) overflows
+    dv[rng.random(n) < 0.1] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = cert._ratio(v, dv, cap)
+    exact = [Fraction(float(a)) / -Fraction(float(b)) for a, b in zip(v, dv) if b < 0]
+    want = min([Fraction(cap)] + exact)
+    assert got <= cap
+    assert abs(Fraction(got) - want) <= Fraction(1, 2**50) * want

@@ -57,10 +57,10 @@ def test_q_is_nondecreasing_and_q_over_tau_nonincreasing(seed, shape, frac):
        st.integers(0, 2**32 - 1))
 def test_lazy_race_equals_eager_race(seed, shape, eps, gs, noise_seed):
     kr = kr_of(seed, shape)
-    fast = r2t.release(kr, eps, max_contribution=gs, rng=np.random.default_rng(noise_seed))
+    fast = r2t.release(kr, eps, max_contribution=gs, rng=np.random.default_rng(noise_seed), lp_gap=0)
     m = R2TModel(kr)
     values = [m.plain_value(t) for t in r2t.thresholds(gs)]
-    slow = r2t._race(values, eps, gs, r2t.DEFAULT_BETA, np.random.default_rng(noise_seed))
+    slow = r2t._race(values, eps, gs, r2t.DEFAULT_BETA, np.random.default_rng(noise_seed), 0)
     assert fast.value == slow.value
 
 

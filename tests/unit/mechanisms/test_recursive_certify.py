@@ -9,6 +9,7 @@ import pulp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from pulp_cbc import cbc_solver
 from recursive_testkit import make_kr, random_kr
 
 from provsql_dp.mechanisms import recursive as rm
@@ -16,15 +17,13 @@ from provsql_dp.mechanisms._certify import lagrangian_lower, primal_upper
 from provsql_dp.mechanisms._lp import Solver
 from provsql_dp.mechanisms._structure import Structure
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
-
 
 def pulp_j(kr, cap: float) -> float:
     """J(W) = min Σ g s.t. every load ≤ W, for conjunctive annotations, with PuLP/CBC."""
     parts = sorted({p for t in range(kr.n_tuples) for m in kr.annotation(t) for p in m})
     prob = pulp.LpProblem("J", pulp.LpMinimize)
-    g = {p: pulp.LpVariable(f"g{k}", 0, 1) for k, p in enumerate(parts)}
-    y = [pulp.LpVariable(f"y{t}", 0, 1) for t in range(kr.n_tuples)]
+    g = {p: prob.add_variable(f"g{k}", 0, 1) for k, p in enumerate(parts)}
+    y = [prob.add_variable(f"y{t}", 0, 1) for t in range(kr.n_tuples)]
     prob += pulp.lpSum(g.values())
     load = {p: [] for p in parts}
     for t in range(kr.n_tuples):
@@ -34,7 +33,7 @@ def pulp_j(kr, cap: float) -> float:
             load[p].append(float(kr.weights[t]) * y[t])
     for p in parts:
         prob += pulp.lpSum(load[p]) <= cap
-    prob.solve(pulp.PULP_CBC_CMD(msg=0))
+    prob.solve(cbc_solver())
     assert pulp.LpStatus[prob.status] == "Optimal"
     return float(pulp.value(prob.objective))
 
@@ -117,7 +116,7 @@ def test_lagrangian_bound_of_any_multipliers_is_below_the_optimum(seed):
     lo = np.where(rng.random(n_row) < 0.5, act - rng.random(n_row), -np.inf)
     up = np.where(rng.random(n_row) < 0.5, act + rng.random(n_row), np.inf)
     prob = pulp.LpProblem("r", pulp.LpMinimize)
-    x = [pulp.LpVariable(f"x{c}", 0, 1) for c in range(n_col)]
+    x = [prob.add_variable(f"x{c}", 0, 1) for c in range(n_col)]
     prob += pulp.lpSum(cost[c] * x[c] for c in range(n_col))
     for r in range(n_row):
         expr = pulp.lpSum(a[r, c] * x[c] for c in range(n_col))
@@ -125,7 +124,7 @@ def test_lagrangian_bound_of_any_multipliers_is_below_the_optimum(seed):
             prob += expr >= lo[r]
         if np.isfinite(up[r]):
             prob += expr <= up[r]
-    prob.solve(pulp.PULP_CBC_CMD(msg=0))
+    prob.solve(cbc_solver())
     opt = float(pulp.value(prob.objective) or 0.0)
     start = np.arange(n_row) * n_col
     lower, _ = lagrangian_lower(cost, lo, up, start, np.tile(np.arange(n_col), n_row), a.ravel(),

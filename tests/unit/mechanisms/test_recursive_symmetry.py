@@ -21,8 +21,6 @@ from provsql_dp.mechanisms import _lp, _symmetry
 from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.provenance.krelation import KRelation
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
-
 
 def close(a, b, tol=1e-6):
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))

@@ -19,8 +19,6 @@ from provsql_dp.mechanisms import recursive as rm
 from provsql_dp.mechanisms._lp import Solver
 from provsql_dp.mechanisms._structure import Structure
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pulp")
-
 _PARAMS = rm.resolve_params(0.5, "node", theta=1.0, beta=None, mu=None, eps1=None, eps2=None)
 
 
