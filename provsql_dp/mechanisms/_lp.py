@@ -94,12 +94,15 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
+from . import _x_barrier
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
 #: default of Solver(cuts=...): cutting planes first (``_j_cuts``, ``_x_cuts``); False: plain LPs
 CUTS = True
+#: the integer H next to the eq.-20 argmin by Newton + trust region first (``_x_barrier``)
+BARRIER = True
 
 #: load incidences above which the Δ search starts each probe with a first-order solve
 _FIRST_ORDER_MIN = 100_000
@@ -176,6 +179,7 @@ class Solver(DeltaLPs):
         #: solve the Δ probes, eq. 20 and the H next to its argmin by cutting planes first
         self.cuts = CUTS if cuts is None else bool(cuts)
         self._xcuts = None  # the eq.-20 cut model (see x_real, h_anchored)
+        self.barrier = BARRIER  # h_pair tries _x_barrier before the Kelley rounds
         self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 
     # ------------------------------------------------------------------ H and eq. 20
@@ -358,6 +362,8 @@ class Solver(DeltaLPs):
             b = best(j)
             return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
 
+        if self.barrier and _x_barrier.applicable(xc):  # Newton + trust region (_x_barrier)
+            self._barrier_pass(xc, js, dh, res, best, out)
         ruling = set()  # j whose rounds had a target: not tried again
         for second in (False, True):  # the second pass only rules a j out against a later exact one
             for j in js:
@@ -374,6 +380,26 @@ class Solver(DeltaLPs):
             if j not in h and not out(j):
                 h[j] = self._h_anchored_plain(j, dh, res[j][3] or "rounds")
         return {j: h.get(j) for j in js}
+
+    def _barrier_pass(self, xc, js, dh, res, best, out) -> None:
+        """:meth:`h_pair` by :class:`._x_barrier.AnchoredBarrier`: the Newton bounds of every
+        ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
+        trust-region LPs until a ``j`` is exact or its lower bound rules it out. Whatever stays
+        open goes on to the Kelley rounds."""
+        bar = _x_barrier.AnchoredBarrier(xc)
+        todo = [j for j in js if not res[j][2]]
+        for j in todo:
+            _, lo, up = bar.start(float(j))
+            res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
+            if res[j][2] or out(j):
+                continue
+            b = best(j)
+            stop = None if b is None else (
+                lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
+            lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=self.time_limit)
+            r = res[j]
+            r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
 
     def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
         """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer

@@ -209,6 +209,7 @@ class Eq20Cuts:
         done, _, upper, gc, _ = self._loop(max_rounds)
         if not done:
             return None
+        self.g_star = gc  # the minimiser over C (the barrier path's start, _x_barrier)
         g = np.zeros(self.st.n)
         g[self.cols] = gc
         return upper + self.const, g
