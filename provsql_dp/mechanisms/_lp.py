@@ -400,6 +400,10 @@ class Solver(DeltaLPs):
             lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=self.time_limit)
             r = res[j]
             r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
+        for j in todo:  # still open: the Newton paths' cuts seed the Kelley rounds
+            if not (res[j][2] or out(j)):
+                for g_pt in bar.paths.get(float(j), []):
+                    xc.add_cut(g_pt)
 
     def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
         """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer

@@ -66,6 +66,8 @@ MUS = (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
 MAX_NEWTON = 150
 #: the near band ``|1 − a ḡ| ≤ δ`` of the trust-region LP, and its iterations
 DELTA, MAX_TRUST = 1e-4, 12
+#: the trust-region LP is skipped when more tuples than this fraction (or cap) are near
+NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
 _GAP = 1e-9
 
 
@@ -98,6 +100,7 @@ class AnchoredBarrier:
         g_star = getattr(model, "g_star", None)
         self.g_star = np.zeros(self.nc) if g_star is None else np.asarray(g_star, dtype=float)
         self.newton_steps = self.trust_lps = 0
+        self.paths = {}  # j → the Newton path's points (see newton)
         model.stats.build_seconds += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ values and bounds
@@ -147,7 +150,10 @@ class AnchoredBarrier:
         kkt = np.zeros((nc + 1, nc + 1))
         kkt[:nc, nc] = kkt[nc, :nc] = mult
         pi = self.q.copy()
+        self.path = []  # the last point of each smoothing weight (cuts for Kelley, see h_pair)
         for mu in MUS:
+            if self.newton_steps > 0:
+                self.path.append(g.copy())
             for _ in range(30):
                 if self.newton_steps >= MAX_NEWTON:
                     return g, pi
@@ -188,6 +194,7 @@ class AnchoredBarrier:
             t0 = time.perf_counter()
             g, pi = self.newton(float(j))
             cache[j] = (g, self.lower(j, pi), self.objective(g))
+            self.paths[j] = self.path
             self.model.stats.build_seconds += time.perf_counter() - t0
         return cache[j]
 
@@ -202,6 +209,8 @@ class AnchoredBarrier:
         lin = (s < 1.0) & ~near
         cost_g = -(self.At @ np.where(lin, self.q, 0.0))
         nr = np.flatnonzero(near)
+        if len(nr) > max(MIN_NEAR_CAP, NEAR_FRACTION * len(self.q)):
+            return None  # a degenerate optimum (ca-HepPh node, j = 80: 1 M tuples on the kink)
         h = highspy.Highs()
         h.silent()
         h.setOptionValue("threads", 1)
@@ -246,9 +255,12 @@ class AnchoredBarrier:
             if done() or (stop is not None and stop(lower)):
                 break
             try:
-                x, pi = self._trust_lp(j, g, time_limit)
+                out = self._trust_lp(j, g, time_limit)
             except SolverError:
                 break
+            if out is None:
+                break
+            x, pi = out
             if abs(float(self.mult @ x) - j) > 1e-7 * max(1.0, j):
                 break  # the row is not held to rounding: not a point of H(j)
             value = self.objective(x)
