@@ -362,9 +362,9 @@ class Solver(DeltaLPs):
             b = best(j)
             return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
 
-        if self.barrier and _x_barrier.applicable(xc):  # Newton + trust region (_x_barrier)
-            self._barrier_pass(xc, js, dh, res, best, out)
         ruling = set()  # j whose rounds had a target: not tried again
+        if self.barrier and _x_barrier.applicable(xc):  # Newton + trust region (_x_barrier)
+            ruling = self._barrier_pass(xc, js, dh, res, best, out)
         for second in (False, True):  # the second pass only rules a j out against a later exact one
             for j in js:
                 b = best(j)
@@ -381,16 +381,19 @@ class Solver(DeltaLPs):
                 h[j] = self._h_anchored_plain(j, dh, res[j][3] or "rounds")
         return {j: h.get(j) for j in js}
 
-    def _barrier_pass(self, xc, js, dh, res, best, out) -> None:
+    def _barrier_pass(self, xc, js, dh, res, best, out) -> set:
         """:meth:`h_pair` by :class:`._x_barrier.AnchoredBarrier`: the Newton bounds of every
         ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
-        trust-region LPs until a ``j`` is exact or its lower bound rules it out. Whatever stays
-        open goes on to the Kelley rounds."""
+        trust-region LPs until ``j`` is exact or its lower bound rules it out; a ``j`` still open
+        (a degenerate optimum: the trust region is skipped) gets the Kelley rounds at once, its
+        pool seeded with the cuts at the Newton path's points, stopping only when exact or ruled
+        out. Returns the ``j`` whose rounds had a target (``h_pair``'s ``ruling``)."""
         bar = _x_barrier.AnchoredBarrier(xc)
         todo = [j for j in js if not res[j][2]]
         for j in todo:
             _, lo, up = bar.start(float(j))
             res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        ruling = set()
         for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
             if res[j][2] or out(j):
                 continue
@@ -400,10 +403,15 @@ class Solver(DeltaLPs):
             lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=self.time_limit)
             r = res[j]
             r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
-        for j in todo:  # still open: the Newton paths' cuts seed the Kelley rounds
-            if not (res[j][2] or out(j)):
-                for g_pt in bar.paths.get(float(j), []):
-                    xc.add_cut(g_pt)
+            if ex or out(j):
+                continue
+            for g_pt in bar.paths.get(float(j), []):
+                xc.add_cut(g_pt)
+            lo, up, ex = xc.anchored_bounds(j, stop=stop)
+            r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+            if b is not None:
+                ruling.add(j)
+        return ruling
 
     def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
         """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer

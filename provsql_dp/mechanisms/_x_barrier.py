@@ -54,6 +54,7 @@ import time
 import highspy
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 
 from ..errors import SolverError
 from ._highs import INF, resolve_lp
@@ -159,11 +160,13 @@ class AnchoredBarrier:
                     return g, pi
                 self.newton_steps += 1
                 a = (1.0 - self.A @ g) / mu
-                sig = 0.5 * (1.0 + np.tanh(0.5 * a))
+                sig = expit(a)
                 pi = self.q * sig
                 grad = -(self.At @ pi) - mu * (1.0 / g - 1.0 / (1.0 - g))
-                d = pi * (1.0 - sig) / mu
-                kkt[:nc, :nc] = (self.At @ sp.diags(d) @ self.A).toarray()
+                live = np.abs(a) < 36.0  # σ(1 − σ) < 1e-15 elsewhere: nothing to the Hessian
+                rows = self.A[live]
+                d = (pi * (1.0 - sig))[live] / mu
+                kkt[:nc, :nc] = (rows.T @ rows.multiply(d[:, None])).toarray()
                 kkt[np.arange(nc), np.arange(nc)] += mu * (1.0 / g**2 + 1.0 / (1.0 - g) ** 2)
                 rhs = np.concatenate([-grad, [j - mult @ g]])
                 try:
