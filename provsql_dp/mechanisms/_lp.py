@@ -135,6 +135,9 @@ class _RuleOut:
         return need > _RULE_OUT_PATIENCE * rate
 
 
+#: h_pair widens the barrier's columns to the degrees above this fraction of the bound's price
+_WIDEN = 0.9
+
 #: rounds over which h_pair measures the progress of a lower bound, and how many times as many
 #: rounds it waits for it (ca-HepPh node: 40–200 per round near the end, 500–800 short)
 _RULE_OUT_WINDOW, _RULE_OUT_PATIENCE = 4, 12
@@ -388,7 +391,7 @@ class Solver(DeltaLPs):
         (a degenerate optimum: the trust region is skipped) gets the Kelley rounds at once, its
         pool seeded with the cuts at the Newton path's points, stopping only when exact or ruled
         out. Returns the ``j`` whose rounds had a target (``h_pair``'s ``ruling``)."""
-        bar = _x_barrier.AnchoredBarrier(xc)
+        bar = _x_barrier.AnchoredBarrier.of(xc)
         todo = [j for j in js if not res[j][2]]
         for j in todo:
             _, lo, up = bar.start(float(j))
@@ -403,6 +406,14 @@ class Solver(DeltaLPs):
             lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=self.time_limit)
             r = res[j]
             r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
+            # the price of mass at the bound's dual is below Δ̂ (a j right of the argmin):
+            # participants outside C with a degree above it may help; widen C to them
+            mu = bar.best_mu.get(float(j), (0.0, dh))[1]
+            wider = xc.cand | (self.lp.deg > _WIDEN * mu)
+            if not (ex or out(j)) and wider.sum() > xc.cand.sum():
+                wide = _x_barrier.AnchoredBarrier.of(xc, wider)
+                lo, up, ex = wide.bounds(float(j), stop=stop, time_limit=self.time_limit)
+                r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
             if ex or out(j):
                 continue
             for g_pt in bar.paths.get(float(j), []):

@@ -42,7 +42,7 @@ Examples
 >>> st = Structure(kr)
 >>> model = Eq20Cuts(st, st.deg > 0.5, 0.5)
 >>> _ = model.solve()
->>> lower, upper, exact = AnchoredBarrier(model).bounds(1.0)
+>>> lower, upper, exact = AnchoredBarrier.of(model).bounds(1.0)
 >>> exact, round(upper, 9)  # withdraw one participant: one edge is left
 (True, 1.0)
 """
@@ -74,40 +74,56 @@ _GAP = 1e-9
 
 def applicable(model) -> bool:
     """Every tuple one monomial (node/edge triangles): ``F`` is a sum of ``(1 − a_t g)⁺``."""
-    return model.st.n_mono == model.st.n_tuples and model.nc > 0
+    return model.st.n_mono == model.st.n_tuples and model.nc > 0 and hasattr(model, "g_star")
 
 
 class AnchoredBarrier:
-    """``H(j)`` bounds next to the eq.-20 argmin for one :class:`._x_cuts.Eq20Cuts` (solved)."""
+    """``H(j)`` bounds next to the eq.-20 argmin over the columns ``cand`` of the LP structure
+    ``st`` (every other ``g`` is 0 in the points; the lower bound covers all participants);
+    ``g_start`` (over all participants) is the eq.-20 minimiser the Newton path starts from."""
 
-    def __init__(self, model):
-        st = model.st
-        self.model, self.st = model, st
+    def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats):
+        self.st, self.stats = st, stats
         t0 = time.perf_counter()
-        kept = np.flatnonzero(model.t_kept)
+        self.cols = np.flatnonzero(cand)
+        nc = len(self.cols)
+        col = np.full(st.n, -1, dtype=np.int64)
+        col[self.cols] = np.arange(nc)
+        ent_c = cand[st.ent_part]
+        mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
+        t_kept = np.bincount(st.mono_tuple, weights=~mono_has_c, minlength=st.n_tuples) == 0
+        self.const = st.const_true + float(st.q[~t_kept].sum())
+        kept = np.flatnonzero(t_kept)
         row = np.full(st.n_tuples, -1, dtype=np.int64)
         row[kept] = np.arange(len(kept))
-        e = np.flatnonzero(model.ent_c & model.t_kept[st.mono_tuple[st.ent_mono]])
+        e = np.flatnonzero(ent_c & t_kept[st.mono_tuple[st.ent_mono]])
         self.A = sp.csr_matrix(
-            (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], model.col[st.ent_part[e]])),
-            shape=(len(kept), model.nc),
+            (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
+            shape=(len(kept), nc),
         )
         self.A.sum_duplicates()
         self.At = self.A.T.tocsr()
         self.kept, self.q = kept, st.q[kept]
-        self.mult = st.mult[model.cols]
+        self.mult = st.mult[self.cols]
         self.norm = float(np.abs(self.A).sum(axis=1).max()) if len(kept) else 1.0
-        self.nc = model.nc
-        g_star = getattr(model, "g_star", None)
-        self.g_star = np.zeros(self.nc) if g_star is None else np.asarray(g_star, dtype=float)
+        self.nc = nc
+        self.g_star = np.asarray(g_start, dtype=float)[self.cols]
         self.newton_steps = self.trust_lps = 0
         self.paths = {}  # j → the Newton path's points (see newton)
-        model.stats.build_seconds += time.perf_counter() - t0
+        self.best_mu = {}  # j → the μ of the best lower bound (see lower)
+        self.stats.build_seconds += time.perf_counter() - t0
+
+    @classmethod
+    def of(cls, model, cand: np.ndarray | None = None) -> "AnchoredBarrier":
+        """For a solved :class:`._x_cuts.Eq20Cuts` (its columns, or the wider ``cand``)."""
+        g = np.zeros(model.st.n)
+        g[model.cols] = getattr(model, "g_star", 0.0)
+        return cls(model.st, model.cand if cand is None else cand, g, model.stats)
 
     # ------------------------------------------------------------------ values and bounds
     def objective(self, g: np.ndarray) -> float:
         """``H``'s objective at a feasible ``g`` over ``C`` (constants included): an upper bound."""
-        return float(self.q @ np.maximum(0.0, 1.0 - self.A @ g)) + self.model.const
+        return float(self.q @ np.maximum(0.0, 1.0 - self.A @ g)) + self.const
 
     def lower(self, j: float, pi_kept: np.ndarray) -> float:
         """The certified lower bound of ``H(j)`` from ``π`` on the kept tuples (see the module)."""
@@ -120,10 +136,15 @@ class AnchoredBarrier:
         ratio = load / mult
         order = np.argsort(-ratio, kind="stable")
         k = min(int(np.searchsorted(np.cumsum(mult[order]), j)), st.n - 1)
-        best = -np.inf
+        best, arg = -np.inf, 0.0
         for mu in (float(ratio[order[k]]), 0.0):
-            best = max(best, -float(np.maximum(load - mu * mult, 0.0).sum()) - mu * j)
-        return st.const_true + float(pi.sum()) + best
+            v = -float(np.maximum(load - mu * mult, 0.0).sum()) - mu * j
+            if v > best:
+                best, arg = v, mu
+        value = st.const_true + float(pi.sum()) + best
+        if value >= self.best_mu.get(j, (-np.inf, 0.0))[0]:
+            self.best_mu[j] = (value, arg)
+        return value
 
     # ------------------------------------------------------------------ step 1: Newton
     def _start(self, j: float) -> np.ndarray:
@@ -198,7 +219,7 @@ class AnchoredBarrier:
             g, pi = self.newton(float(j))
             cache[j] = (g, self.lower(j, pi), self.objective(g))
             self.paths[j] = self.path
-            self.model.stats.build_seconds += time.perf_counter() - t0
+            self.stats.build_seconds += time.perf_counter() - t0
         return cache[j]
 
     # ------------------------------------------------------------------ step 2: trust region
@@ -226,7 +247,7 @@ class AnchoredBarrier:
                   b.indptr[:-1].astype(np.int32), b.indices.astype(np.int32), b.data.astype(np.float64))
         # the row: the box may miss it by rounding only; widen the box to hold it
         h.addRow(float(j), float(j), nc, np.arange(nc, dtype=np.int32), self.mult)
-        _, x, dual = resolve_lp(h, solver="simplex", time_limit=time_limit, stats=self.model.stats,
+        _, x, dual = resolve_lp(h, solver="simplex", time_limit=time_limit, stats=self.stats,
                                 what="H trust-region LP")
         self.trust_lps += 1
         x = np.clip(np.asarray(x)[:nc], 0.0, 1.0)
@@ -235,7 +256,7 @@ class AnchoredBarrier:
         h.changeColsBounds(nc, np.arange(nc, dtype=np.int32), np.zeros(nc), np.ones(nc))
         try:
             _, _, dual = resolve_lp(h, solver="simplex", time_limit=time_limit,
-                                    stats=self.model.stats, what="H relaxation LP")
+                                    stats=self.stats, what="H relaxation LP")
         except SolverError:
             pass  # the box LP's duals still give a valid (weaker) bound
         pi = np.where(lin, self.q, 0.0)

@@ -49,7 +49,7 @@ def test_bounds_hold_around_the_plain_h_and_exact_is_the_plain_h(seed):
     kr, st, s, xc, j_real, dh = _model(seed)
     if xc is None or not _x_barrier.applicable(xc):
         return
-    bar = _x_barrier.AnchoredBarrier(xc)
+    bar = _x_barrier.AnchoredBarrier.of(xc)
     for j in sorted({math.floor(j_real), math.ceil(j_real), max(0, math.floor(j_real) - 1)}):
         lower, upper, exact = bar.bounds(float(j))
         ref = _plain_h(st, j)
@@ -66,7 +66,7 @@ def test_the_lower_bound_holds_for_any_dual_guess(seed, scale):
     kr, st, s, xc, j_real, dh = _model(seed)
     if xc is None or not _x_barrier.applicable(xc):
         return
-    bar = _x_barrier.AnchoredBarrier(xc)
+    bar = _x_barrier.AnchoredBarrier.of(xc)
     rng = np.random.default_rng(seed ^ 0x5EED)
     for j in {math.floor(j_real), math.ceil(j_real)}:
         if not 0 < j < float(bar.mult.sum()):
@@ -83,7 +83,7 @@ def test_exact_on_most_instances_and_equal_to_pulp():
         kr, st, s, xc, j_real, dh = _model(9100 + seed)
         if xc is None or not _x_barrier.applicable(xc) or abs(j_real - round(j_real)) < 1e-7:
             continue
-        bar = _x_barrier.AnchoredBarrier(xc)
+        bar = _x_barrier.AnchoredBarrier.of(xc)
         for j in (math.floor(j_real), math.ceil(j_real)):
             lower, upper, exact = bar.bounds(float(j))
             ref = _plain_h(st, j)
