@@ -410,6 +410,7 @@ class Solver(DeltaLPs):
             # participants outside C with a degree above it may help; widen C to them
             mu = bar.best_mu.get(float(j), (0.0, dh))[1]
             wider = xc.cand | (self.lp.deg > _WIDEN * mu)
+            wide = None
             if not (ex or out(j)) and wider.sum() > xc.cand.sum():
                 wide = _x_barrier.AnchoredBarrier.of(xc, wider)
                 lo, up, ex = wide.bounds(float(j), stop=stop, time_limit=self.time_limit)
@@ -420,6 +421,13 @@ class Solver(DeltaLPs):
                 xc.add_cut(g_pt)
             lo, up, ex = xc.anchored_bounds(j, stop=stop)
             r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+            if not (ex or out(j)) and xc.failure == "columns" and wide is not None:
+                # Kelley over the wider columns, seeded by the wide Newton path (a new pool)
+                xw = Eq20Cuts(self.lp, wider, dh, stats=self.stats, time_limit=self.time_limit)
+                for g_pt in wide.paths.get(float(j), []):
+                    xw.add_cut(g_pt)
+                lo, up, ex = xw.anchored_bounds(j, stop=stop)
+                r[:] = [max(r[0], lo), min(r[1], up), ex, r[3] if ex else xw.failure]
             if b is not None:
                 ruling.add(j)
         return ruling
