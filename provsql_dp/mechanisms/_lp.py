@@ -65,7 +65,9 @@ the Δ search (cuts hold for every ``W``). When the rounds or rows run out, the 
 are used. ca-HepPh node: the Δ search 20 s instead of ~250 s, eq. 20 22 s instead of 70–300 s.
 X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the argmin
 (:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
-value is ruled out without converging.
+value is ruled out without converging. Before the Kelley rounds, :mod:`._x_barrier` (Newton on a
+smoothed problem, then trust-region LPs over the tuples near their kink, certified by weak
+duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`).
 
 First-order Δ decisions
 -----------------------
@@ -134,9 +136,6 @@ class _RuleOut:
         rate = (lower - self.seen[-1 - _RULE_OUT_WINDOW]) / _RULE_OUT_WINDOW
         return need > _RULE_OUT_PATIENCE * rate
 
-
-#: h_pair widens the barrier's columns to the degrees above this fraction of the bound's price
-_WIDEN = 0.9
 
 #: rounds over which h_pair measures the progress of a lower bound, and how many times as many
 #: rounds it waits for it (ca-HepPh node: 40–200 per round near the end, 500–800 short)
@@ -367,7 +366,7 @@ class Solver(DeltaLPs):
 
         ruling = set()  # j whose rounds had a target: not tried again
         if self.barrier and _x_barrier.applicable(xc):  # Newton + trust region (_x_barrier)
-            ruling = self._barrier_pass(xc, js, dh, res, best, out)
+            ruling = _x_barrier.pair_pass(self, xc, js, dh, res, best, out)
         for second in (False, True):  # the second pass only rules a j out against a later exact one
             for j in js:
                 b = best(j)
@@ -383,54 +382,6 @@ class Solver(DeltaLPs):
             if j not in h and not out(j):
                 h[j] = self._h_anchored_plain(j, dh, res[j][3] or "rounds")
         return {j: h.get(j) for j in js}
-
-    def _barrier_pass(self, xc, js, dh, res, best, out) -> set:
-        """:meth:`h_pair` by :class:`._x_barrier.AnchoredBarrier`: the Newton bounds of every
-        ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
-        trust-region LPs until ``j`` is exact or its lower bound rules it out; a ``j`` still open
-        (a degenerate optimum: the trust region is skipped) gets the Kelley rounds at once, its
-        pool seeded with the cuts at the Newton path's points, stopping only when exact or ruled
-        out. Returns the ``j`` whose rounds had a target (``h_pair``'s ``ruling``)."""
-        bar = _x_barrier.AnchoredBarrier.of(xc)
-        todo = [j for j in js if not res[j][2]]
-        for j in todo:
-            _, lo, up = bar.start(float(j))
-            res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
-        ruling = set()
-        for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
-            if res[j][2] or out(j):
-                continue
-            b = best(j)
-            stop = None if b is None else (
-                lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
-            lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=self.time_limit)
-            r = res[j]
-            r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
-            # the price of mass at the bound's dual is below Δ̂ (a j right of the argmin):
-            # participants outside C with a degree above it may help; widen C to them
-            mu = bar.best_mu.get(float(j), (0.0, dh))[1]
-            wider = xc.cand | (self.lp.deg > _WIDEN * mu)
-            wide = None
-            if not (ex or out(j)) and wider.sum() > xc.cand.sum():
-                wide = _x_barrier.AnchoredBarrier.of(xc, wider)
-                lo, up, ex = wide.bounds(float(j), stop=stop, time_limit=self.time_limit)
-                r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
-            if ex or out(j):
-                continue
-            for g_pt in bar.paths.get(float(j), []):
-                xc.add_cut(g_pt)
-            lo, up, ex = xc.anchored_bounds(j, stop=stop)
-            r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
-            if not (ex or out(j)) and xc.failure == "columns" and wide is not None:
-                # Kelley over the wider columns, seeded by the wide Newton path (a new pool)
-                xw = Eq20Cuts(self.lp, wider, dh, stats=self.stats, time_limit=self.time_limit)
-                for g_pt in wide.paths.get(float(j), []):
-                    xw.add_cut(g_pt)
-                lo, up, ex = xw.anchored_bounds(j, stop=stop)
-                r[:] = [max(r[0], lo), min(r[1], up), ex, r[3] if ex else xw.failure]
-            if b is not None:
-                ruling.add(j)
-        return ruling
 
     def _h_anchored_plain(self, j: int, delta_hat: float, failure: str | None = None) -> float:
         """:meth:`h_anchored` without the cut pool: ``failure`` is why the pool did not answer

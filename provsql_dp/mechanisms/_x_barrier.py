@@ -58,8 +58,9 @@ from scipy.special import expit
 
 from ..errors import SolverError
 from ._highs import INF, resolve_lp
+from ._x_cuts import _GAP, Eq20Cuts
 
-__all__ = ["AnchoredBarrier", "applicable"]
+__all__ = ["AnchoredBarrier", "applicable", "pair_pass"]
 
 #: smoothing weights of the Newton path (each until the Newton decrement is small)
 MUS = (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
@@ -69,7 +70,6 @@ MAX_NEWTON = 150
 DELTA, MAX_TRUST = 1e-4, 12
 #: the trust-region LP is skipped when more tuples than this fraction (or cap) are near
 NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
-_GAP = 1e-9
 
 
 def applicable(model) -> bool:
@@ -294,3 +294,56 @@ class AnchoredBarrier:
             else:
                 break  # cannot happen for an exact LP (ḡ is in the box): stop, not loop
         return lower, upper, done()
+
+
+#: pair_pass widens the columns to the degrees above this fraction of the bound's price of mass
+WIDEN = 0.9
+
+
+def pair_pass(solver, xc, js, dh, res, best, out) -> set:
+    """One pass of :meth:`._lp.Solver.h_pair` (its ``res``, ``best``, ``out``) by :class:`.AnchoredBarrier`: the Newton bounds of every
+    ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
+    trust-region LPs until ``j`` is exact or its lower bound rules it out; a ``j`` still open
+    (a degenerate optimum: the trust region is skipped) gets the Kelley rounds at once, its
+    pool seeded with the cuts at the Newton path's points, stopping only when exact or ruled
+    out. Returns the ``j`` whose rounds had a target (``h_pair``'s ``ruling``)."""
+    bar = AnchoredBarrier.of(xc)
+    todo = [j for j in js if not res[j][2]]
+    for j in todo:
+        _, lo, up = bar.start(float(j))
+        res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+    ruling = set()
+    for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
+        if res[j][2] or out(j):
+            continue
+        b = best(j)
+        stop = None if b is None else (
+            lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
+        lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=solver.time_limit)
+        r = res[j]
+        r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
+        # the price of mass at the bound's dual is below Δ̂ (a j right of the argmin):
+        # participants outside C with a degree above it may help; widen C to them
+        mu = bar.best_mu.get(float(j), (0.0, dh))[1]
+        wider = xc.cand | (solver.lp.deg > WIDEN * mu)
+        wide = None
+        if not (ex or out(j)) and wider.sum() > xc.cand.sum():
+            wide = AnchoredBarrier.of(xc, wider)
+            lo, up, ex = wide.bounds(float(j), stop=stop, time_limit=solver.time_limit)
+            r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
+        if ex or out(j):
+            continue
+        for g_pt in bar.paths.get(float(j), []):
+            xc.add_cut(g_pt)
+        lo, up, ex = xc.anchored_bounds(j, stop=stop)
+        r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+        if not (ex or out(j)) and xc.failure == "columns" and wide is not None:
+            # Kelley over the wider columns, seeded by the wide Newton path (a new pool)
+            xw = Eq20Cuts(solver.lp, wider, dh, stats=solver.stats, time_limit=solver.time_limit)
+            for g_pt in wide.paths.get(float(j), []):
+                xw.add_cut(g_pt)
+            lo, up, ex = xw.anchored_bounds(j, stop=stop)
+            r[:] = [max(r[0], lo), min(r[1], up), ex, r[3] if ex else xw.failure]
+        if b is not None:
+            ruling.add(j)
+    return ruling
