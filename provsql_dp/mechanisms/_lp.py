@@ -65,7 +65,9 @@ the Δ search (cuts hold for every ``W``). When the rounds or rows run out, the 
 are used. ca-HepPh node: the Δ search 20 s instead of ~250 s, eq. 20 22 s instead of 70–300 s.
 X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the argmin
 (:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
-value is ruled out without converging.
+value is ruled out without converging. Before the Kelley rounds, :mod:`._x_barrier` (Newton on a
+smoothed problem, then trust-region LPs over the tuples near their kink, certified by weak
+duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`).
 
 First-order Δ decisions
 -----------------------
@@ -94,12 +96,15 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
+from . import _x_barrier
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 
 #: default of Solver(cuts=...): cutting planes first (``_j_cuts``, ``_x_cuts``); False: plain LPs
 CUTS = True
+#: the integer H next to the eq.-20 argmin by Newton + trust region first (``_x_barrier``)
+BARRIER = True
 
 #: load incidences above which the Δ search starts each probe with a first-order solve
 _FIRST_ORDER_MIN = 100_000
@@ -176,6 +181,7 @@ class Solver(DeltaLPs):
         #: solve the Δ probes, eq. 20 and the H next to its argmin by cutting planes first
         self.cuts = CUTS if cuts is None else bool(cuts)
         self._xcuts = None  # the eq.-20 cut model (see x_real, h_anchored)
+        self.barrier = BARRIER  # h_pair tries _x_barrier before the Kelley rounds
         self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 
     # ------------------------------------------------------------------ H and eq. 20
@@ -359,6 +365,8 @@ class Solver(DeltaLPs):
             return b is not None and res[j][0] + j * dh >= b - _GAP * max(1.0, abs(b))
 
         ruling = set()  # j whose rounds had a target: not tried again
+        if self.barrier and _x_barrier.applicable(xc):  # Newton + trust region (_x_barrier)
+            ruling = _x_barrier.pair_pass(self, xc, js, dh, res, best, out)
         for second in (False, True):  # the second pass only rules a j out against a later exact one
             for j in js:
                 b = best(j)

@@ -165,6 +165,14 @@ class Eq20Cuts:
             b.indptr[:-1].astype(np.int32), b.indices.astype(np.int32), b.data.astype(np.float64),
         )
 
+    def add_cut(self, gc: np.ndarray) -> None:
+        """The cuts at a point ``gc`` over ``C`` (valid for every ``g`` and ``j``)."""
+        t0 = time.perf_counter()
+        if self.rounds == 0 and self.h.getNumRow() == 0:
+            self._add(*self._objective_and_cut(np.zeros(self.nc))[1:], np.zeros(self.nc))
+        self._add(*self._objective_and_cut(gc)[1:], gc)
+        self.stats.build_seconds += time.perf_counter() - t0
+
     def _loop(self, max_rounds: int, stop=None):
         """Kelley rounds: ``(done, lower, upper, g_C, row duals)`` of the last solved round.
 
@@ -209,6 +217,7 @@ class Eq20Cuts:
         done, _, upper, gc, _ = self._loop(max_rounds)
         if not done:
             return None
+        self.g_star = gc  # the minimiser over C (the barrier path's start, _x_barrier)
         g = np.zeros(self.st.n)
         g[self.cols] = gc
         return upper + self.const, g
