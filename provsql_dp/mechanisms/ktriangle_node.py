@@ -74,7 +74,7 @@ Examples
 >>> kt.h(4), kt.h(0)
 (6.0, 0.0)
 >>> kt.release(epsilon=1.0, rng=np.random.default_rng(0)).mechanism
-'recursive-ktriangle-node'
+'recursive-ktriangle'
 """
 
 from __future__ import annotations
@@ -333,4 +333,4 @@ class NodeKTriangleCount(KStarCount):
         """Release the k-triangle count, (ε₁ + ε₂)-DP under node privacy (see the module doc)."""
         rel = super().release(epsilon, rng=rng, **params)
         return Release(value=rel.value, epsilon=rel.epsilon, delta_hat=rel.delta_hat,
-                       params=rel.params, mechanism="recursive-ktriangle-node")
+                       params=rel.params, mechanism="recursive-ktriangle")

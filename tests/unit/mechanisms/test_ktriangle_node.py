@@ -279,7 +279,7 @@ def test_release_and_refusals():
     e = np.array(list(g.edges()))
     a = NodeKTriangleCount(e[:, 0], e[:, 1], 2).release(1.0, rng=np.random.default_rng(3))
     b = NodeKTriangleCount(e[:, 0], e[:, 1], 2).release(1.0, rng=np.random.default_rng(3))
-    assert a.mechanism == "recursive-ktriangle-node" and a.value == b.value
+    assert a.mechanism == "recursive-ktriangle" and a.value == b.value
     assert a.epsilon == 1.0 and a.params["privacy"] == "node" and a.params["mu"] == 1.0
     assert np.isfinite(a.value)
     with pytest.raises(ValueError, match="k must"):
@@ -290,3 +290,17 @@ def test_release_and_refusals():
         NodeKTriangleCount([0, 1], [0, 2], 2)
     with pytest.raises(ValueError, match="n_nodes"):
         NodeKTriangleCount([0, 1], [1, 2], 2, n_nodes=2)
+
+
+def test_warm_started_g_lps_match_cold_ones():
+    """The K and S models are kept and re-solved warm with a new mass and a new κ (coefficients
+    changed in place): every G entry equals the one of a fresh structure, in any order."""
+    g = nx.gnp_random_graph(12, 0.6, seed=41)
+    for k in (2, 3):
+        warm = _kt(g, k)
+        n = warm.n_participants
+        for j in (3, 1, 7, 2, 9, 5):
+            cold = _kt(g, k)
+            assert warm.g_withdrawn(j) == pytest.approx(cold.g_withdrawn(j), abs=1e-6)
+            assert warm.kappa_withdrawn(j) == pytest.approx(cold.kappa_withdrawn(j), abs=1e-6)
+        assert warm.g(n) == warm.g_top
