@@ -9,16 +9,33 @@ k-triangle (refused above 300 k tuples in the benchmarks); here every LP has one
 per edge and per triangle (and one per node in G), whatever k.
 
 **H.** For a triangle ``τ`` on nodes ``a, b, c`` let ``a_τ(f) = max(0, f_a + f_b + f_c − 2)``
-(papers/003 §5.2's relaxation of the conjunction), ``x_e(f) = Σ_{τ ⊃ e} a_τ(f)`` and
-``Obj(f) = Σ_e C_k(x_e(f))``, ``C_k`` the piecewise-linear interpolation of ``x ↦ C(x, k)``
-(convex, nondecreasing, ``C_k(0) = 0``). ``H_i = min {Obj(f) : Σ f = i}``.
+(papers/003 §5.2's relaxation of the conjunction); for an edge ``e = ab`` let
+``x_e(f) = Σ_{τ ⊃ e} a_τ(f)`` and ``y_e(f) = min(f_a, f_b)``; let ``C_k`` be the piecewise-linear
+interpolation of ``x ↦ C(x, k)`` (convex, nondecreasing, ``C_k(0) = 0``: the max of 0 and of its
+pieces ``s_m x + c_m`` on ``[m, m+1]``, ``s_m = C(m, k−1) ≥ 0``, ``c_m = C(m, k) − m s_m ≤ 0``) and
+``P_k(x, y) = y·C_k(x/y) = max(0, max_m s_m x + c_m y)`` its perspective (0 at ``y = 0``). Then
 
-1. *Exact at 0/1 points.* For the sub-graph induced by a node set S, ``a_τ = 1`` iff τ ⊆ S, so
-   ``x_e = t_e(S)`` when ``e ⊆ S`` and 0 otherwise: ``Obj(1_S)`` is the k-triangle count of S.
-2. *Convex, nondecreasing*: ``a_τ`` is a max of nondecreasing affine maps, ``x_e`` a sum of them,
-   ``C_k`` convex nondecreasing.
-3. *Natural*: at ``f_p = 0`` every τ ∋ p has ``a_τ = 0`` and every edge at p has ``x_e = 0``;
-   what remains is, term by term, Obj of the graph without p.
+    Obj(f) = Σ_e P_k(x_e(f), y_e(f)),    H_i = min {Obj(f) : Σ f = i}.
+
+(``a_τ ≤ y_e`` for τ ⊃ e, so ``x_e/y_e ≤ t_e``.) Without the perspective (``Σ_e C_k(x_e)``) the
+base ends count three times in every ``a_τ`` and H falls ~3k times faster than the count below the
+top (uniform ``f = 1 − δ``), against ``2k + 1`` here and ``k + 2`` for the enumerated relation;
+on power (2-triangles) H one node below the top is 755 without, 792 with it, as enumerated.
+
+1. *Exact at 0/1 points.* For the sub-graph induced by a node set S, ``a_τ = 1`` iff τ ⊆ S; an
+   edge with both ends in S has ``y_e = 1`` and ``x_e = t_e(S)``, any other ``y_e = x_e = 0``:
+   ``Obj(1_S)`` is the k-triangle count of S.
+2. *Convex*: ``s_m x_e`` is convex (``s_m ≥ 0``, ``x_e`` a sum of maxes of affine maps) and
+   ``c_m y_e`` is convex (``c_m ≤ 0``, ``y_e`` concave); a max of convex functions is convex.
+   (In the LP, ``y_e ≤ f_a``, ``y_e ≤ f_b`` are rows and ``t_e ≥ s_m x_e + c_m y_e``: with
+   ``c_m ≤ 0`` the optimum takes ``y_e = min(f_a, f_b)``.)
+3. *Nondecreasing*: raising ``f_p`` raises ``x_e``; where it also raises ``y_e = f_p`` (at rate
+   1, ``y_e > 0``), every ``τ ⊃ e`` with ``a_τ > 0`` rises at rate 1 too, and there are at least
+   ``r = x_e/y_e`` of them (each ``a_τ ≤ y_e``). A piece m active at r has ``m ≤ r`` and
+   ``|c_m| = m s_m − C(m, k) ≤ r s_m``, so its rate ``s_m·(≥ r) + c_m ≥ 0``; at ``y_e = 0`` the
+   term is 0, its least value.
+4. *Natural*: at ``f_p = 0`` every τ ∋ p has ``a_τ = 0`` and every edge at p has
+   ``y_e = x_e = 0``: what remains is, term by term, Obj of the graph without p.
 
 Then H is recursive (Def. 17) by :mod:`.kstar`'s two arguments (extend an optimum by
 ``f_p = 0``; restrict an optimum and lower its mass), and ``H_|P|`` is the count.
@@ -26,17 +43,19 @@ Then H is recursive (Def. 17) by :mod:`.kstar`'s two arguments (extend an optimu
 **G.** Removing node v from a sub-graph S removes the k-triangles with v at an end of the base,
 ``B_v = Σ_{e ∋ v} C(t_e, k)``, and those with v as an apex: for each triangle ``(a, b, v)`` of S,
 ``C(t_ab, k) − C(t_ab − 1, k) = C(t_ab − 1, k − 1) ≤ K := C(T − 1, k − 1)``, ``T = max_e t_e``;
-so at most ``B_v + K·tri_v`` (``tri_v`` the triangles at v). We take
+so at most ``B_v + K·tri_v`` (``tri_v`` the triangles at v). With ``ψ(x) = C_{k−1}(max(0,
+x − 1))`` (convex, nondecreasing, ``ψ(0) = 0``) and its perspective ``Q(x, y) = y·ψ(x/y)``:
 
-    K_i = min {max_e C_{k−1}(max(0, x_e(f) − 1)) : Σ f = i},
-    S_i(κ) = min {max_v [k·Σ_{e ∋ v} C_k(x_e(f)) + κ·½Σ_{e ∋ v} x_e(f)] : Σ f = i},
+    K_i = min {max_e Q(x_e(f), y_e(f)) : Σ f = i},
+    S_i(κ) = min {max_v [k·Σ_{e ∋ v} P_k(x_e(f), y_e(f)) + κ·½Σ_{e ∋ v} x_e(f)] : Σ f = i},
     G_i = c · S_i(K_i),   c = 1
 
 (``½Σ_{e∋v} x_e`` is ``tri_v`` at 0/1 points; the weight k on the base term is explained under
 *bounding*). *G is recursive* (Def. 17): ``K`` is (a max of natural, convex, nondecreasing
-functions, as for H); for every fixed ``κ ≥ 0`` so is ``S(κ)`` (at ``f_p = 0`` the load of p is 0
-and every other node's load is its load in the graph without p); and ``S_i(κ)`` is nondecreasing
-in κ. For neighbours ``P₁ = P₂ − p``:
+functions — 2.–4. hold for Q as for P_k, any convex φ with ``φ(0) = 0`` has pieces with
+``c_m ≤ 0`` and ``|c_m| ≤ r s_m`` at r); for every fixed ``κ ≥ 0`` so is ``S(κ)`` (at ``f_p = 0``
+the load of p is 0 and every other node's load is its load in the graph without p); and
+``S_i(κ)`` is nondecreasing in κ. For neighbours ``P₁ = P₂ − p``:
 ``S_i^{P₂}(K_i^{P₂}) ≤ S_i^{P₂}(K_i^{P₁}) ≤ S_i^{P₁}(K_i^{P₁})`` and
 ``S_i^{P₁}(K_i^{P₁}) ≤ S_i^{P₁}(K_{i+1}^{P₂}) ≤ S_{i+1}^{P₂}(K_{i+1}^{P₂})`` (K recursive, then
 S recursive at a fixed κ); ``G_0 = 0``. **Privacy rests on H and G being recursive only**
@@ -52,16 +71,15 @@ natural, but has ``Σ_e t_e(t_e − 1)`` columns — the size of the enumerated 
 
 *Bounding* (Def. 18 with g = 1; accuracy only, Lemma 8). **Proved at the data:**
 ``G_|P| = max_v (k·B_v + K·tri_v)`` is at least what removing any node removes (above). The LP's
-H is steeper than the count near the top — raising ``f_v`` raises every ``a_τ`` through v and
-each feeds three ``x``; on ``K_m`` with uniform f the slope tends to ``(3/2)(m−1)(m−2)C(m−3,
-k−1)``, which is exactly ``k·B_v + K·tri_v`` there, while ``B_v + K·tri_v`` falls short by up to
-``3k/(k+2)``. **Brute-forced, not proved:** ``H_j ≤ H_i + (|P| − i)·G_j`` for every ``i ≤ j`` with
-c = 1 on complete graphs K4–K12, books, windmills of books, two cliques sharing an edge, cliques
-with missing edges and ~400 random graphs of 5–9 nodes, k = 2, 3, 4 (5 on cliques): the largest
-ratio ``(H_j − H_i)/((|P| − i)·G_j)`` found is 1.0, attained (k = 2, the drop of the whole count
-from H_|P| to H_{|P|−1} = 0 on a 6-node graph), 0.71 for k = 3 and 0.58 for k = 4 (K7).
+H falls faster than the count near the top (above); on ``K_m`` with uniform f its slope per unit
+of mass tends to ``(2k+1)/(3k)`` of ``G_|P|``, which is why the base term has weight k (with
+weight 1 the ratio exceeds 1 for k ≥ 2). **Brute-forced, not proved:** ``H_j ≤ H_i + (|P| −
+i)·G_j`` for every ``i ≤ j`` with c = 1 on complete graphs K4–K12, books, windmills of books, two
+cliques sharing an edge, cliques with missing edges and ~400 random graphs of 5–9 nodes, k = 2, 3,
+4: the largest ratio ``(H_j − H_i)/((|P| − i)·G_j)`` found is 0.83 for k = 2 (K_m's limit 5/6),
+0.71 for k = 3 (K12), 0.55 for k = 4 (K7).
 
-Size: columns ``|V| + 2|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + |E|``
+Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.
 
 Examples
@@ -177,8 +195,8 @@ class NodeKTriangleCount(KStarCount):
 
     # ------------------------------------------------------------------ the LP models
     def _build(self) -> None:
-        """Columns: f (nodes), x (edges), t (edges), a (triangles). Rows:
-        ``a_τ − f_a − f_b − f_c ≥ −2``, ``x_e − Σ_{τ ⊃ e} a_τ = 0``."""
+        """Columns: f (nodes), x (edges), t (edges), a (triangles), y (edges). Rows:
+        ``a_τ − f_a − f_b − f_c ≥ −2``, ``x_e − Σ_{τ ⊃ e} a_τ = 0``, ``y_e ≤ f_a``, ``y_e ≤ f_b``."""
         m, n_t, nv = self.m, self.n_triangles, self.n_nodes
         self.n_f = nv
         self.col_x, self.col_t, self.col_a = nv, nv + m, nv + 2 * m
@@ -190,7 +208,47 @@ class NodeKTriangleCount(KStarCount):
         vals = [np.ones(n_t), -np.ones(3 * n_t), np.ones(m), -np.ones(3 * n_t)]
         lo = [np.full(n_t, -2.0), np.zeros(m)]
         up = [np.full(n_t, _INF), np.zeros(m)]
-        self._base = (rows, cols, vals, lo, up, n_t + m)
+        r = n_t + m
+        # y_e ≤ f_a, y_e ≤ f_b: the base's presence min(f_a, f_b)
+        self.col_y = self.n_cols
+        self.n_cols += m
+        rows += [r + np.arange(m), r + np.arange(m), r + m + np.arange(m), r + m + np.arange(m)]
+        cols += [self.col_y + np.arange(m), self.u, self.col_y + np.arange(m), self.v]
+        vals += [np.ones(m), -np.ones(m), np.ones(m), -np.ones(m)]
+        lo.append(np.full(2 * m, -_INF))
+        up.append(np.zeros(2 * m))
+        r += 2 * m
+        self._base = (rows, cols, vals, lo, up, r)
+
+    def _model(self, kind: str, mass: float | None, penalty: float | None = None):
+        """The H (``kind="h"``) and X (``"x"``, mass free, ``Δ̂·(n − Σ f)`` added) models:
+        min ``Σ_e t_e`` with ``t_e ≥ slope·x_e + intercept·y_e`` per piece of C_k."""
+        rows, cols, vals, lo, up, r = self._base
+        rows, cols, vals, lo, up = list(rows), list(cols), list(vals), list(lo), list(up)
+        nv, n_cols = self.n_nodes, self.n_cols
+        pieces = self._edge_pieces(self.k, 0)
+        if pieces is not None:
+            edge, slope, inter = pieces
+            rows, cols, vals, lo, up, r = self._piece_rows(
+                (rows, cols, vals, lo, up, r), self.col_t + edge, edge, slope, inter)
+        if mass is not None:
+            rows.append(np.full(nv, r))
+            cols.append(np.arange(nv))
+            vals.append(np.ones(nv))
+            lo.append(np.array([mass]))
+            up.append(np.array([mass]))
+            r += 1
+        cost = np.zeros(n_cols)
+        cost[self.col_t:self.col_t + self.m] = 1.0
+        offset = 0.0
+        if penalty is not None:  # + Δ̂·(withdrawn mass) = Δ̂·(n_f − Σ f)
+            cost[:nv] -= penalty
+            offset = penalty * nv
+        a = _csr(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), r, n_cols)
+        col_lo = np.zeros(n_cols)
+        col_up = np.full(n_cols, _INF)
+        col_up[:nv] = 1.0
+        return cost, col_lo, col_up, np.concatenate(lo), np.concatenate(up), a, offset
 
     def _edge_pieces(self, k: int, shift: int):
         """``(edge, slope, intercept)`` of ``C_k(max(0, x_e − shift))`` on ``[0, t_e]``."""
@@ -204,6 +262,17 @@ class NodeKTriangleCount(KStarCount):
         piece = np.arange(len(edge)) - np.repeat(starts, cnt)
         # slope·(x − shift) + inter = slope·x + (inter − shift·slope)
         return edge, slope[piece], inter[piece] - shift * slope[piece]
+
+    def _piece_rows(self, model, target, edge, slope, inter):
+        """Append ``target − slope·x_e − intercept·y_e ≥ 0`` for every piece (the perspective
+        ``y·φ(x/y)`` of the piecewise-linear φ, ``y_e = min(f_a, f_b)``: every intercept is ≤ 0,
+        so the LP takes y_e as large as its rows allow)."""
+        rows, cols, vals, lo, up, r = model
+        n_p = len(edge)
+        rows = rows + [r + np.arange(n_p)] * 3
+        cols = cols + [target, self.col_x + edge, self.col_y + edge]
+        vals = vals + [np.ones(n_p), -slope, -inter]
+        return rows, cols, vals, lo + [np.zeros(n_p)], up + [np.full(n_p, _INF)], r + n_p
 
     def _g_model(self, kind: str, mass: float, kappa: float):
         """``kind="k"``: min w, ``w ≥ C_{k−1}(max(0, x_e − 1))``. ``kind="g"``: min w with
@@ -219,27 +288,17 @@ class NodeKTriangleCount(KStarCount):
             pieces = self._edge_pieces(self.k - 1, 1)
             if pieces is not None:
                 edge, slope, inter = pieces
-                n_p = len(edge)
-                rows += [r + np.arange(n_p)] * 2
-                cols += [np.full(n_p, w), self.col_x + edge]
-                vals += [np.ones(n_p), -slope]
-                lo.append(inter)
-                up.append(np.full(n_p, _INF))
-                r += n_p
+                rows, cols, vals, lo, up, r = self._piece_rows(
+                    (rows, cols, vals, lo, up, r), np.full(len(edge), w), edge, slope, inter)
         else:
             col_s = n_cols
             w = n_cols + nv
             n_cols += nv + 1
             pieces = self._edge_pieces(self.k, 0)
-            if pieces is not None:  # t_e ≥ slope·x_e + intercept
+            if pieces is not None:  # t_e ≥ the pieces of C_k's perspective
                 edge, slope, inter = pieces
-                n_p = len(edge)
-                rows += [r + np.arange(n_p)] * 2
-                cols += [self.col_t + edge, self.col_x + edge]
-                vals += [np.ones(n_p), -slope]
-                lo.append(inter)
-                up.append(np.full(n_p, _INF))
-                r += n_p
+                rows, cols, vals, lo, up, r = self._piece_rows(
+                    (rows, cols, vals, lo, up, r), self.col_t + edge, edge, slope, inter)
             ends = np.concatenate([self.u, self.v])
             e2 = np.tile(np.arange(m), 2)
             # s_v − ½ Σ_{e∋v} x_e = 0

@@ -40,7 +40,8 @@ def _count(g: nx.Graph, k: int) -> int:
 
 
 def _objective(g: nx.Graph, k: int, f: dict) -> float:
-    """Obj(f) = Σ_e C_k(Σ_{τ ⊃ e} max(0, f_a + f_b + f_c − 2)), written independently."""
+    """Obj(f) = Σ_e y_e·C_k(x_e / y_e), x_e = Σ_{τ ⊃ e} max(0, f_a + f_b + f_c − 2),
+    y_e = min(f_a, f_b), written independently."""
     def c_k(x):
         m = math.floor(x)
         return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
@@ -48,7 +49,8 @@ def _objective(g: nx.Graph, k: int, f: dict) -> float:
     total = 0.0
     for a, b in g.edges():
         x = sum(max(0.0, f[a] + f[b] + f[c] - 2) for c in set(g[a]) & set(g[b]))
-        total += c_k(x)
+        y = min(f[a], f[b])
+        total += y * c_k(x / y) if y > 0 else 0.0
     return total
 
 
@@ -178,8 +180,8 @@ def test_bounding_on_structured_graphs(name):
 
 
 def _pulp_values(g: nx.Graph, k: int, i: int):
-    """H_i, K_i and G_i from an independent formulation: C_k as a convex combination of its
-    breakpoints, every quantity its own variable."""
+    """H_i, K_i and G_i from an independent formulation: the perspective ``y·φ(x/y)`` of a
+    piecewise-linear φ as weights λ_m ≥ 0 on its breakpoints with Σ λ = y, x = Σ m·λ_m."""
     import pulp
 
     nodes = sorted(g)
@@ -194,13 +196,18 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
             a[j] = pulp.LpVariable(f"a_{j}", 0)
             prob += a[j] >= f[x] + f[y] + f[z] - 2
         x_of = {e: pulp.lpSum(a[j] for j, c in enumerate(tris) if set(e) <= set(c)) for e in es}
+        y_of = {}
+        for e in es:
+            y_of[e] = pulp.LpVariable(f"y_{e[0]}_{e[1]}", 0)
+            prob += y_of[e] <= f[e[0]]
+            prob += y_of[e] <= f[e[1]]
         prob += pulp.lpSum(f.values()) == i
-        return prob, x_of
+        return prob, x_of, y_of
 
-    def interp(prob, x, name, fn):
+    def persp(prob, x, y, name, fn):
         t = len([c for c in tris if set(name) <= set(c)])
         lam = [pulp.LpVariable(f"l_{name[0]}_{name[1]}_{m}_{fn.__name__}", 0) for m in range(t + 1)]
-        prob += pulp.lpSum(lam) == 1
+        prob += pulp.lpSum(lam) == y
         prob += x == pulp.lpSum(m * lam[m] for m in range(t + 1))
         return pulp.lpSum(fn(m) * lam[m] for m in range(t + 1))
 
@@ -215,16 +222,16 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
         prob.solve(pulp.PULP_CBC_CMD(msg=False))
         return pulp.value(prob.objective) or 0.0
 
-    prob, x_of = model()
-    h = solve(prob, pulp.lpSum(interp(prob, x_of[e], e, ck) for e in es))
-    prob, x_of = model()
+    prob, x_of, y_of = model()
+    h = solve(prob, pulp.lpSum(persp(prob, x_of[e], y_of[e], e, ck) for e in es))
+    prob, x_of, y_of = model()
     w = pulp.LpVariable("w", 0)
     for e in es:
-        prob += w >= interp(prob, x_of[e], e, ck1)
+        prob += w >= persp(prob, x_of[e], y_of[e], e, ck1)
     kappa = solve(prob, w)
-    prob, x_of = model()
+    prob, x_of, y_of = model()
     w = pulp.LpVariable("w", 0)
-    load = {e: interp(prob, x_of[e], e, ck) for e in es}
+    load = {e: persp(prob, x_of[e], y_of[e], e, ck) for e in es}
     for v in nodes:
         at = [e for e in es if v in e]
         prob += w >= k * pulp.lpSum(load[e] for e in at) + kappa * 0.5 * pulp.lpSum(
