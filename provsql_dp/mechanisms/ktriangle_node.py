@@ -183,10 +183,12 @@ class NodeKTriangleCount(KStarCount):
 
     # ------------------------------------------------------------------ closed forms at f = 1
     def _top_g(self) -> float:
-        """``c·max_v (B_v + K·tri_v)`` at ``f = 1`` (equal to the G LP at full mass)."""
+        """``c·max_v (k·B_v + K·tri_v)`` at ``f = 1`` (equal to the G LP at full mass)."""
         if self.n_nodes == 0 or self.m == 0:
             return 0.0
-        ck = np.array([math.comb(int(t), self.k) for t in self.deg.tolist()], dtype=np.float64)
+        table = np.array([math.comb(t, self.k) for t in range(int(self.deg.max()) + 1)],
+                         dtype=np.float64)
+        ck = table[self.deg]
         base = np.bincount(self.u, ck, self.n_nodes) + np.bincount(self.v, ck, self.n_nodes)
         tri_v = np.bincount(self.tri_nodes.reshape(-1), minlength=self.n_nodes)
         t_max = int(self.deg.max())
