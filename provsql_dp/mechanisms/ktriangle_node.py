@@ -73,11 +73,12 @@ natural, but has ``Σ_e t_e(t_e − 1)`` columns — the size of the enumerated 
 ``G_|P| = max_v (k·B_v + K·tri_v)`` is at least what removing any node removes (above). The LP's
 H falls faster than the count near the top (above); on ``K_m`` with uniform f its slope per unit
 of mass tends to ``(2k+1)/(3k)`` of ``G_|P|``, which is why the base term has weight k (with
-weight 1 the ratio exceeds 1 for k ≥ 2). **Brute-forced, not proved:** ``H_j ≤ H_i + (|P| −
+weight 1 it tends to ``(2k+1)/(k+2) > 1``). **Brute-forced, not proved:** ``H_j ≤ H_i + (|P| −
 i)·G_j`` for every ``i ≤ j`` with c = 1 on complete graphs K4–K12, books, windmills of books, two
-cliques sharing an edge, cliques with missing edges and ~400 random graphs of 5–9 nodes, k = 2, 3,
-4: the largest ratio ``(H_j − H_i)/((|P| − i)·G_j)`` found is 0.83 for k = 2 (K_m's limit 5/6),
-0.71 for k = 3 (K12), 0.55 for k = 4 (K7).
+cliques sharing an edge, cliques with missing edges and ~460 random graphs of 5–9 nodes, k = 2, 3,
+4 (and K4–K10 for k = 5): the largest ratio ``(H_j − H_i)/((|P| − i)·G_j)`` found is 0.83 for
+k = 2 (a 6-node graph; K_m grows towards 5/6), 0.71 for k = 3, 0.63 for k = 4 and 0.57 for
+k = 5 (K12, K10, K10; on K_m the ratio grows towards ``(2k+1)/(3k)`` with m).
 
 Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.

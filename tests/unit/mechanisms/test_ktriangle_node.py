@@ -157,8 +157,9 @@ def test_g_top_bounds_every_nodes_removal_and_g_bounds_h(edges, k):
 
 @pytest.mark.parametrize("name", ["K5", "K7", "book", "windmill-of-books", "two-cliques"])
 def test_bounding_on_structured_graphs(name):
-    """Complete graphs are where the fractional H is steepest relative to G (ratio → 1 as the
-    clique grows); books and windmills of books put a node at the apex of heavy bases."""
+    """Complete graphs are where the fractional H is steepest relative to G (the ratio grows
+    towards (2k+1)/(3k) with the clique); books and windmills of books put a node at the apex
+    of heavy bases."""
     if name.startswith("K"):
         g = nx.complete_graph(int(name[1:]))
     elif name == "book":
