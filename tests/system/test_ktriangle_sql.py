@@ -181,13 +181,26 @@ def test_explain_privacy_names_the_construction(tmp_path):
     an.close()
 
 
-def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch):
-    con = graph_db(nx.karate_club_graph(), "edge")
+def test_explain_privacy_names_the_node_construction():
+    con = graph_db(nx.karate_club_graph(), "node")
+    sql = f"EXPLAIN PRIVACY SELECT COUNT(*) FROM ({pattern_sql('2-triangle')}) WITH EPSILON 1"
+    row = con.execute(sql).fetchall()[0]
+    assert "node privacy, triangle construction" in row[-1] and "triangles=45" in row[-1]
+    assert "participants=34" in row[-1]
+    assert float(con.ledger.remaining(con.user)) == 100.0
+
+
+@pytest.mark.parametrize("privacy", ["edge", "node"])
+def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch, privacy):
+    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
+
+    con = graph_db(nx.karate_club_graph(), privacy)
 
     def fail(self, *a, **kw):
         raise SolverError("time limit")
 
-    monkeypatch.setattr(KTriangleCount, "release", fail)
+    monkeypatch.setattr(KTriangleCount if privacy == "edge" else NodeKTriangleCount, "release",
+                        fail)
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql('2-triangle')}) WITH EPSILON 1")
     assert cur.privacy.mechanism == "recursive-ktriangle" and float(cur.privacy.remaining) == 99.0
     assert math.isfinite(cur.fetchone()[0])
