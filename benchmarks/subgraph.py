@@ -22,7 +22,8 @@ the mechanism's LPs, which grow with the count (2-stars at |V| = 5,000 are ~225,
 ``--kstars`` runs only that part — for k-stars and k-triangles (k = 2, 3) on the real
 graphs, our recursive mechanism (k-stars: the degree construction of
 ``provsql_dp.mechanisms.kstar``; k-triangles: under edge privacy the triangle construction of
-``provsql_dp.mechanisms.ktriangle``, and the enumerated K-relation, refused above
+``provsql_dp.mechanisms.ktriangle``, under node privacy the one of
+``provsql_dp.mechanisms.ktriangle_node``, and the enumerated K-relation, refused above
 ``--kt-max-entries``; ``--ktriangles-only`` skips the k-stars) under node and edge privacy beside Karwa et al.'s k-star and k-triangle
 mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.graph_smooth``; k-stars also ε-DP with
 Cauchy noise, ``provsql_dp.graph.baselines.kstar_pure_release``) and the Laplace mechanism

@@ -35,9 +35,10 @@ or a networkx star, k ≥ 2) is released by :mod:`provsql_dp.mechanisms.kstar` b
 O(|V| + |E|) columns whatever k, instead of one K-relation tuple per star (the paper's footnote 2
 announces such a construction without giving it; this one is ours and its proofs are in that
 module). No size guard applies: 3-stars on ca-GrQc (2.5 M stars) take seconds under edge privacy.
-``construction="enumerate"`` keeps the K-relation path below. Edge-private k-triangles
-(``"k-triangle"``, k ≥ 2) likewise go to :mod:`provsql_dp.mechanisms.ktriangle` (one LP column per
-edge and per triangle, whatever k).
+``construction="enumerate"`` keeps the K-relation path below. k-triangles (``"k-triangle"``,
+k ≥ 2) likewise go to :mod:`provsql_dp.mechanisms.ktriangle` (edge privacy) or
+:mod:`provsql_dp.mechanisms.ktriangle_node` (node privacy): LPs of one column per node, edge and
+triangle, whatever k.
 
 **Size limit (other patterns).** The K-relation has one tuple per occurrence, so the LPs of the
 recursive mechanism grow with the count, each tuple with |V(P)| (node) or |E(P)| (edge)
@@ -432,8 +433,9 @@ def count(
     construction : {"auto", "degree", "enumerate"}
         For k-stars (k ≥ 2) with the recursive mechanism, ``"auto"`` and ``"degree"`` use the
         degree construction (:mod:`provsql_dp.mechanisms.kstar`: no size limit, options
-        ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``), and for k-triangles (k ≥ 2) under
-        edge privacy the triangle construction (:mod:`provsql_dp.mechanisms.ktriangle`, LPs of
+        ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``), and for k-triangles (k ≥ 2) the
+        triangle construction (:mod:`provsql_dp.mechanisms.ktriangle` under edge privacy,
+        :mod:`provsql_dp.mechanisms.ktriangle_node` under node privacy, LPs of
         one column per edge and triangle); ``"enumerate"`` builds the K-relation of one tuple per
         occurrence. Other patterns always enumerate (``"degree"`` is refused).
     **mechanism_options
@@ -486,7 +488,7 @@ def count(
         except ValueError as e:
             raise InterfaceError(str(e)) from e
     shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)
-    if shape is not None:  # k-stars, edge-private k-triangles: sizes independent of k
+    if shape is not None:  # k-stars, k-triangles: sizes independent of k
         return count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget,
                            progress, mechanism_options, load=_load_filtered, checks=_graph_checks)
     from ..mechanisms import recursive as rm

@@ -1,5 +1,6 @@
 """Route k-star counts to the degree construction (:mod:`provsql_dp.mechanisms.kstar`), and
-edge-private k-triangle counts to the triangle construction (:mod:`provsql_dp.mechanisms.ktriangle`).
+k-triangle counts to the triangle construction (:mod:`provsql_dp.mechanisms.ktriangle` under edge
+privacy, :mod:`provsql_dp.mechanisms.ktriangle_node` under node privacy).
 
 A k-star count's K-relation has Σ_v C(d_v, k) tuples (2.5 M 3-stars on ca-GrQc), which the
 enumerated path refuses above ``max_entries``. The degree construction needs only the edge list:
@@ -23,6 +24,7 @@ import numpy as np
 from ..errors import InterfaceError
 from ..mechanisms.kstar import KStarCount
 from ..mechanisms.ktriangle import KTriangleCount
+from ..mechanisms.ktriangle_node import NodeKTriangleCount
 from .load import duck_of, load_edges
 from .patterns import resolve_pattern
 
@@ -76,13 +78,13 @@ def degree_shape(pattern, k, privacy: str, mechanism: str, construction: str):
     leaves = star_leaves(pattern, k)
     if leaves is not None:
         return ("star", leaves)
-    pages = triangle_pages(pattern, k) if privacy == "edge" else None
+    pages = triangle_pages(pattern, k)
     if pages is not None:
         return ("triangle", pages)
     if construction == "degree":
-        raise InterfaceError("construction='degree' applies to k-stars (k >= 2) and, under edge "
-                             "privacy, k-triangles (k >= 2), released with the recursive "
-                             "mechanism; use 'enumerate' or 'auto' for this pattern")
+        raise InterfaceError("construction='degree' applies to k-stars (k >= 2) and k-triangles "
+                             "(k >= 2), released with the recursive mechanism; use 'enumerate' "
+                             "or 'auto' for this pattern")
     return None
 
 
@@ -90,7 +92,8 @@ def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filt
                     progress=None, load=None, kind: str = "star") -> KStarCount:
     """Load ``source`` (constraints applied to the edge table by ``load``, the package's
     ``_load_filtered``, as for the enumerated path) and build the degree construction
-    (``kind="triangle"``: the k-triangle one, edge privacy)."""
+    (``kind="triangle"``: the k-triangle one, :class:`KTriangleCount` under edge privacy,
+    :class:`NodeKTriangleCount` under node privacy)."""
     if load is None:
         def load(con, source, node_filter, edge_filter):
             if node_filter is not None or edge_filter is not None:
@@ -107,19 +110,21 @@ def kstar_structure(source, k: int, privacy: str, *, node_filter=None, edge_filt
         con.close()
     src = np.asarray(res["src"], dtype=np.int64)
     dst = np.asarray(res["dst"], dtype=np.int64)
-    if kind == "triangle":
+    if kind == "triangle" and privacy == "edge":
         return KTriangleCount(src, dst, k, privacy)
     n_nodes = None
     if privacy == "node":
         ends = len(np.unique(np.concatenate([src, dst]))) if len(src) else 0
         n_nodes = max(int(loaded.n_nodes or 0), ends)
+    if kind == "triangle":
+        return NodeKTriangleCount(src, dst, k, n_nodes=n_nodes)
     return KStarCount(src, dst, k, privacy, n_nodes=n_nodes)
 
 
 def count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget, progress,
                 options, *, load, checks):
-    """:func:`count` for a k-star (``shape = ("star", k)``) or an edge-private k-triangle
-    (``("triangle", k)``) with its construction (see the module docstring)."""
+    """:func:`count` for a k-star (``shape = ("star", k)``) or a k-triangle (``("triangle", k)``)
+    with its construction (see the module docstring)."""
     import networkx as nx
 
     from ..mechanisms._framework import resolve_params

@@ -68,10 +68,8 @@ release on ca-HepTh takes 4.0 s wall / 2.7 s CPU against 291 s / 81.5 s with the
 ones 0.09 s against 7.1 s, with identical released values; ca-GrQc's first takes 17 s CPU (854 s
 wall before).
 
-**Node privacy is not built**: the same H works (``a_τ`` over the three nodes), but a G that is
-natural *and* bounds a node's sensitivity needs, for every triangle through the node, the
-triangles on the opposite edge, and we found no natural convex form of that of size independent
-of the count; node-private k-triangles keep the enumerated K-relation.
+**Node privacy** is :mod:`.ktriangle_node` (H over node triangles with a perspective per edge,
+G built on a per-node load and a global apex bound).
 
 Examples
 --------
@@ -169,8 +167,8 @@ class KTriangleCount(KStarCount):
     def __init__(self, src, dst, k: int, privacy: str = "edge", *,
                  time_limit: float | None = None, formulation: str = "segments"):
         if privacy != "edge":
-            raise ValueError("the k-triangle construction is built for edge privacy only; "
-                             "node-private k-triangles use the enumerated K-relation")
+            raise ValueError("KTriangleCount is the construction for edge privacy only; "
+                             "node-private k-triangles: ktriangle_node.NodeKTriangleCount")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
             raise ValueError(f"k must be an integer >= 2, got {k!r}")
         # validate and index the edges as an undirected k-star structure would (no LP built)

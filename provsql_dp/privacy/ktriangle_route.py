@@ -25,13 +25,15 @@ and nothing in the conditions but
 * strict ``<``/``>`` between apex columns whose transitive closure orders all k apexes.
 
 That is :func:`provsql_dp.graph.pattern_sql` of ``"k-triangle"``. The declarations must make the
-count the construction's: ``PROTECT TABLE T`` (edge privacy: a participant is a row; node
-privacy — ``BY (X, Y)`` — has no size-independent construction and keeps the general path), a
-``PRIMARY KEY``/``UNIQUE`` key within ``{X, Y}`` and ``CHECK (X < Y)`` (or ``X > Y``): each edge
-stored once, no self-loop, so every apex differs from both ends of the base and every arc of ``A``
-occurs once. Rows with a NULL end join nothing and are left out. A node-private table, a ``<=``
-between apexes, a missing key or CHECK, another predicate — anything else — goes the general
-path with its usual semantics; ``OPTIONS (mechanism = 'r2t')`` keeps R2T.
+count the construction's: ``PROTECT TABLE T`` (edge privacy: a participant is a row, released by
+:class:`~provsql_dp.mechanisms.ktriangle.KTriangleCount`) or ``PROTECT TABLE T BY (X, Y)`` (node
+privacy: a participant is a node value with its rows, released by
+:class:`~provsql_dp.mechanisms.ktriangle_node.NodeKTriangleCount`), a ``PRIMARY KEY``/``UNIQUE``
+key within ``{X, Y}`` and ``CHECK (X < Y)`` (or ``X > Y``): each edge stored once, no self-loop,
+so every apex differs from both ends of the base and every arc of ``A`` occurs once. Rows with a
+NULL end join nothing and are left out. A ``<=`` between apexes, a missing key or CHECK, another
+predicate — anything else — goes the general path with its usual semantics;
+``OPTIONS (mechanism = 'r2t')`` keeps R2T.
 
 >>> import provsql_dp, numpy as np, sqlglot
 >>> from provsql_dp.graph import pattern_sql
@@ -53,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..mechanisms.ktriangle import KTriangleCount
+from ..mechanisms.ktriangle_node import NodeKTriangleCount
 from ..provenance.backends import engine_of
 from ..sql.plan import Aggregate, Scan
 from .kstar_route import (
@@ -70,7 +73,7 @@ __all__ = ["TriangleShape", "triangle_shape", "load_ktriangle"]
 @dataclass(frozen=True)
 class TriangleShape:
     """A recognised k-triangle count over the undirected edges ``{x, y}`` of ``scan``'s table,
-    under edge privacy (the same interface as :class:`~.kstar_route.StarShape`)."""
+    under ``privacy`` (the same interface as :class:`~.kstar_route.StarShape`)."""
 
     k: int
     scan: Scan
@@ -80,14 +83,14 @@ class TriangleShape:
 
     mechanism = "recursive-ktriangle"
     how = "triangle construction for k-triangles, linear programs on HiGHS"
-    lp_size = ("LPs with one column per edge and per triangle whatever k, instead of one "
+    lp_size = ("LPs with one column per node, edge and triangle whatever k, instead of one "
                "K-relation tuple per k-triangle")
 
     def describe(self) -> str:
         return (f"{self.k}-triangles: undirected edges {{{self.x}, {self.y}}} of "
                 f"{self.scan.table}, {self.privacy} privacy, triangle construction")
 
-    def load(self, con, *, time_limit: float | None = None) -> KTriangleCount:
+    def load(self, con, *, time_limit: float | None = None):
         """The construction over the table's rows (private: reads protected rows)."""
         return load_ktriangle(con, self, time_limit=time_limit)
 
@@ -162,15 +165,16 @@ def _match(con, root) -> TriangleShape:
         less.add((apex_of[lo], apex_of[hi]))
     _total_order(less, k)
     scan = instances[b][1]
-    if _declared(con, scan, k, x, y, True).privacy != "edge":
-        raise _NoMatch  # node-private k-triangles: no size-independent construction
-    return TriangleShape(k, scan, x, y)
+    return TriangleShape(k, scan, x, y, _declared(con, scan, k, x, y, True).privacy)
 
 
-def load_ktriangle(con, shape: TriangleShape, *,
-                   time_limit: float | None = None) -> KTriangleCount:
-    """Read the edges of ``shape`` (private: reads protected rows) and build the construction.
-    Node values are replaced by their rank, so any column type works."""
+def load_ktriangle(con, shape: TriangleShape, *, time_limit: float | None = None):
+    """Read the edges of ``shape`` (private: reads protected rows) and build the construction
+    (:class:`KTriangleCount` or, under node privacy, :class:`NodeKTriangleCount`; the
+    participants are then the node values of the rows). Node values are replaced by their rank,
+    so any column type works."""
     cols, _ = engine_of(con).fetchnumpy(arcs_sql(shape.scan, shape.x, shape.y))
+    if shape.privacy == "node":
+        return NodeKTriangleCount(cols["s"], cols["d"], shape.k, time_limit=time_limit)
     return KTriangleCount(cols["s"], cols["d"], shape.k, time_limit=time_limit)
 

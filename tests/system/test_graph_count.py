@@ -164,20 +164,26 @@ def test_kstar_release_charges_the_budget_and_refusals_spend_nothing():
     assert con.ledger.remaining(con.user) == 1.5
 
 
-def test_edge_private_ktriangles_use_the_triangle_construction():
-    """count() is KTriangleCount on the same graph (same seed, same value) under edge privacy;
-    node privacy keeps the enumerated K-relation; 'degree' is refused where it does not apply."""
+def test_ktriangles_use_the_triangle_constructions():
+    """count() is KTriangleCount (edge privacy) / NodeKTriangleCount (node privacy) on the same
+    graph (same seed, same value); 'enumerate' keeps the K-relation; 'degree' is refused where
+    it does not apply."""
     from provsql_dp.mechanisms.ktriangle import KTriangleCount
+    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
 
     g = nx.gnp_random_graph(25, 0.35, seed=4)
+    e = np.array(list(g.edges()))
     for k in (2, 3):
         a = count(g, "k-triangle", k=k, privacy="edge", epsilon=1.0, rng=np.random.default_rng(6))
-        e = np.array(list(g.edges()))
         b = KTriangleCount(e[:, 0], e[:, 1], k).release(1.0, rng=np.random.default_rng(6))
         assert a.mechanism == "recursive-ktriangle" and a.value == b.value
-    c = count(g, "2-triangle", privacy="edge", epsilon=1.0, construction="enumerate",
-              rng=np.random.default_rng(6))
-    d = count(g, "2-triangle", privacy="node", epsilon=1.0, rng=np.random.default_rng(6))
-    assert c.mechanism == d.mechanism == "recursive"
+    a = count(g, "2-triangle", privacy="node", epsilon=1.0, rng=np.random.default_rng(6))
+    b = NodeKTriangleCount(e[:, 0], e[:, 1], 2, n_nodes=25).release(
+        1.0, rng=np.random.default_rng(6))
+    assert a.mechanism == "recursive-ktriangle" and a.value == b.value
+    for privacy in ("edge", "node"):
+        c = count(g, "2-triangle", privacy=privacy, epsilon=1.0, construction="enumerate",
+                  rng=np.random.default_rng(6))
+        assert c.mechanism == "recursive"
     with pytest.raises(InterfaceError, match="k-triangles"):
-        count(g, "2-triangle", privacy="node", epsilon=1.0, construction="degree")
+        count(g, "4-cycle", privacy="node", epsilon=1.0, construction="degree")

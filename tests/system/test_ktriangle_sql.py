@@ -1,6 +1,7 @@
 """k-triangle counts written in SQL go to the triangle construction
 (provsql_dp.privacy.ktriangle_route): the same release as the graph API under the same seed, the
-same count as the SQL, nothing else misrouted (node privacy, other shapes, missing declarations),
+same count as the SQL, under edge and node privacy, nothing else misrouted (other shapes, missing
+declarations),
 EXPLAIN PRIVACY names the construction, and a failed LP falls back after the charge."""
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ def _kt_sql(k, arcs=UNION, order="<"):
     return f"SELECT COUNT(*) FROM edge AS b {joins} WHERE {where}"
 
 
+@pytest.mark.parametrize("privacy", ["edge", "node"])
 @pytest.mark.parametrize("k", [2, 3])
-def test_pattern_sql_is_the_graph_apis_release(k):
+def test_pattern_sql_is_the_graph_apis_release(privacy, k):
     g = nx.gnp_random_graph(22, 0.35, seed=4)
     g.add_node(99)  # an isolated node: no row, changes nothing
-    con = graph_db(g, "edge")
+    con = graph_db(g, privacy)
     con._rng = np.random.default_rng(5)
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql(f'{k}-triangle')}) WITH EPSILON 1")
-    ref = count(g, f"{k}-triangle", privacy="edge", epsilon=1.0, rng=np.random.default_rng(5))
+    ref = count(g, f"{k}-triangle", privacy=privacy, epsilon=1.0, rng=np.random.default_rng(5))
     assert cur.privacy.mechanism == ref.mechanism == "recursive-ktriangle"
     rel = cur.privacy.releases[0].release
+    assert rel.params["privacy"] == privacy
     assert rel.value == ref.value and rel.delta_hat == ref.delta_hat
     assert cur.fetchone()[0] == max(0, round(ref.value))
     from provsql_dp.privacy.intervals import covers
@@ -92,7 +95,6 @@ RECOGNISED = [
 
 NOT_RECOGNISED = [
     # (ddl, protect, query)
-    (ORIENTED, NODES, _kt_sql(2)),  # node privacy: no size-independent construction
     (ORIENTED, ROWS, _kt_sql(2, order="<=")),
     (ORIENTED, ROWS, _kt_sql(2).replace("WHERE p0.dst < p1.dst", "WHERE p0.dst <> p1.dst")),
     (ORIENTED, ROWS, _kt_sql(3).replace(" AND p1.dst < p2.dst", " AND p0.dst < p2.dst")),
@@ -114,11 +116,12 @@ NOT_RECOGNISED = [
 ]
 
 
+@pytest.mark.parametrize("protect, privacy", [(ROWS, "edge"), (NODES, "node")])
 @pytest.mark.parametrize("sql, k", RECOGNISED)
-def test_recognised_queries(sql, k):
-    con = declared_db(ORIENTED, ROWS, K4_PLUS)
+def test_recognised_queries(sql, k, protect, privacy):
+    con = declared_db(ORIENTED, protect, K4_PLUS)
     shape = triangle_shape(con, plan(con, sql))
-    assert shape is not None and shape.k == k and shape.privacy == "edge"
+    assert shape is not None and shape.k == k and shape.privacy == privacy
     assert star_shape(con, plan(con, sql)) is None
     assert decide(con, plan(con, sql), 1.0, {}).path == "kstar"
     truth = con._duck.execute(sql).fetchone()[0]
@@ -178,13 +181,26 @@ def test_explain_privacy_names_the_construction(tmp_path):
     an.close()
 
 
-def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch):
-    con = graph_db(nx.karate_club_graph(), "edge")
+def test_explain_privacy_names_the_node_construction():
+    con = graph_db(nx.karate_club_graph(), "node")
+    sql = f"EXPLAIN PRIVACY SELECT COUNT(*) FROM ({pattern_sql('2-triangle')}) WITH EPSILON 1"
+    row = con.execute(sql).fetchall()[0]
+    assert "node privacy, triangle construction" in row[-1] and "triangles=45" in row[-1]
+    assert "participants=34" in row[-1]
+    assert float(con.ledger.remaining(con.user)) == 100.0
+
+
+@pytest.mark.parametrize("privacy", ["edge", "node"])
+def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch, privacy):
+    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
+
+    con = graph_db(nx.karate_club_graph(), privacy)
 
     def fail(self, *a, **kw):
         raise SolverError("time limit")
 
-    monkeypatch.setattr(KTriangleCount, "release", fail)
+    monkeypatch.setattr(KTriangleCount if privacy == "edge" else NodeKTriangleCount, "release",
+                        fail)
     cur = con.execute(f"SELECT COUNT(*) FROM ({pattern_sql('2-triangle')}) WITH EPSILON 1")
     assert cur.privacy.mechanism == "recursive-ktriangle" and float(cur.privacy.remaining) == 99.0
     assert math.isfinite(cur.fetchone()[0])
