@@ -72,7 +72,7 @@ DEVIATIONS = [
     "Karwa k-triangle: two rows. karwa-ktriangle-alg1 is Karwa et al.'s own mechanism (PVLDB 2011 "
     "§4, Algorithm 1, (ε, δ)-DP for ε ≤ 1.5 ln 1.5; provsql_dp.graph.karwa_ktriangle): Lemma 4.1's "
     "exact local sensitivity raised by a DP bound through Lemma 4.2's B(ã_max), B taken at "
-    "⌈ã_max⌉ and floored at 1. karwa-ktriangle is the smooth-sensitivity release derived here "
+    "⌈ã_max⌉ and floored at 1. smooth-ktriangle (labelled karwa-ktriangle before 2026-11-23) is the smooth-sensitivity release derived here "
     "before the paper was readable (bound C(a,k) + 2a·C(a,k−1) at a = a_max + s, Laplace, "
     "(ε, δ)-DP).",
     RHMS_DEVIATION,
@@ -179,7 +179,8 @@ def _smooth(out, name, pattern, e, n, k, args, rng, truth, which):
         t = time.perf_counter()
         vals.append(fn())
         times.append(time.perf_counter() - t + setup)
-    _row(out, name, pattern, f"karwa-{which}", f"(ε,δ={DELTA})-DP (edge)", truth, vals, times,
+    label = "karwa-kstar" if which == "kstar" else "smooth-ktriangle"  # not Karwa's own: see below
+    _row(out, name, pattern, label, f"(ε,δ={DELTA})-DP (edge)", truth, vals, times,
          note=f"smooth S={s:.4g}")
 
 
