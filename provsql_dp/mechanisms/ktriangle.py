@@ -101,6 +101,30 @@ __all__ = ["KTriangleCount", "edge_triangles"]
 _INF = np.inf
 
 
+def index_edges(src, dst, k) -> tuple[np.ndarray, np.ndarray, int]:
+    """Check ``k`` and a simple undirected edge list; its edges as dense node indices ``(u, v)``
+    with ``u < v``, and the number of nodes they touch (no LP built).
+
+    >>> u, v, n = index_edges([7, 3], [3, 9], 2)
+    >>> u.tolist(), v.tolist(), n
+    ([0, 0], [1, 2], 3)
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    src = np.asarray(src, dtype=np.int64).reshape(-1)
+    dst = np.asarray(dst, dtype=np.int64).reshape(-1)
+    if len(src) != len(dst):
+        raise ValueError("src and dst must have the same length")
+    if np.any(src == dst):
+        raise ValueError("self-loops are not edges of a simple graph")
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    ids, inv = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    u, v = inv[: len(lo)], inv[len(lo):]
+    if len(np.unique(u * max(len(ids), 1) + v)) != len(u):
+        raise ValueError("duplicate edges: pass each undirected edge once")
+    return u, v, len(ids)
+
+
 def edge_triangles(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
     """The triangles of a simple undirected graph as rows ``(e₁, e₂, e₃)`` of edge indices.
 
@@ -169,26 +193,13 @@ class KTriangleCount(KStarCount):
         if privacy != "edge":
             raise ValueError("KTriangleCount is the construction for edge privacy only; "
                              "node-private k-triangles: ktriangle_node.NodeKTriangleCount")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"k must be an integer >= 2, got {k!r}")
-        # validate and index the edges as an undirected k-star structure would (no LP built)
-        src = np.asarray(src, dtype=np.int64).reshape(-1)
-        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
-        if len(src) != len(dst):
-            raise ValueError("src and dst must have the same length")
-        if np.any(src == dst):
-            raise ValueError("self-loops are not edges of a simple graph")
-        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
-        ids, inv = np.unique(np.concatenate([lo, hi]), return_inverse=True)
-        u, v = inv[: len(lo)], inv[len(lo):]
-        if len(np.unique(u * max(len(ids), 1) + v)) != len(u):
-            raise ValueError("duplicate edges: pass each undirected edge once")
+        u, v, n_ids = index_edges(src, dst, k)
         self.k, self.privacy, self.directed = int(k), "edge", False
         self._what = "k-triangle"
         self.time_limit = None if time_limit is None else float(time_limit)
         self.u, self.v = u, v
         self.m = len(u)
-        self.tri = edge_triangles(u, v, len(ids))
+        self.tri = edge_triangles(u, v, n_ids)
         self.n_triangles = len(self.tri)
         # the "centres" are the edges: x_e, t_e per edge; deg = the largest x_e, t_e
         self.n = self.m

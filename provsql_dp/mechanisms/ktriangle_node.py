@@ -104,7 +104,7 @@ import numpy as np
 
 from ._highs import resolve_lp, solve_lp
 from .kstar import KStarCount, _csr, binomial_segments
-from .ktriangle import edge_triangles
+from .ktriangle import edge_triangles, index_edges
 from .release import Release
 
 __all__ = ["NodeKTriangleCount", "node_triangles", "G_FACTOR"]
@@ -150,25 +150,13 @@ class NodeKTriangleCount(KStarCount):
 
     def __init__(self, src, dst, k: int, *, n_nodes: int | None = None,
                  time_limit: float | None = None):
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"k must be an integer >= 2, got {k!r}")
-        src = np.asarray(src, dtype=np.int64).reshape(-1)
-        dst = np.asarray(dst, dtype=np.int64).reshape(-1)
-        if len(src) != len(dst):
-            raise ValueError("src and dst must have the same length")
-        if np.any(src == dst):
-            raise ValueError("self-loops are not edges of a simple graph")
-        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
-        ids, inv = np.unique(np.concatenate([lo, hi]), return_inverse=True)
-        u, v = inv[: len(lo)], inv[len(lo):]
-        if len(np.unique(u * max(len(ids), 1) + v)) != len(u):
-            raise ValueError("duplicate edges: pass each undirected edge once")
+        u, v, n_ids = index_edges(src, dst, k)
         self.k, self.privacy, self.directed = int(k), "node", False
         self._what = "node k-triangle"
         self.time_limit = None if time_limit is None else float(time_limit)
         self.u, self.v = u, v
         self.m = len(u)
-        self.n_nodes = len(ids)
+        self.n_nodes = n_ids
         total = self.n_nodes if n_nodes is None else int(n_nodes)
         if total < self.n_nodes:
             raise ValueError(f"n_nodes={total} is less than the {self.n_nodes} nodes with edges")
