@@ -184,6 +184,7 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
     """H_i, K_i and G_i from an independent formulation: the perspective ``y·φ(x/y)`` of a
     piecewise-linear φ as weights λ_m ≥ 0 on its breakpoints with Σ λ = y, x = Σ m·λ_m."""
     import pulp
+    from pulp_cbc import cbc_solver
 
     nodes = sorted(g)
     es = [tuple(sorted(e)) for e in g.edges()]
@@ -191,15 +192,15 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
 
     def model():
         prob = pulp.LpProblem("kt", pulp.LpMinimize)
-        f = {v: pulp.LpVariable(f"f_{v}", 0, 1) for v in nodes}
+        f = {v: prob.add_variable(f"f_{v}", 0, 1) for v in nodes}
         a = {}
         for j, (x, y, z) in enumerate(tris):
-            a[j] = pulp.LpVariable(f"a_{j}", 0)
+            a[j] = prob.add_variable(f"a_{j}", 0)
             prob += a[j] >= f[x] + f[y] + f[z] - 2
         x_of = {e: pulp.lpSum(a[j] for j, c in enumerate(tris) if set(e) <= set(c)) for e in es}
         y_of = {}
         for e in es:
-            y_of[e] = pulp.LpVariable(f"y_{e[0]}_{e[1]}", 0)
+            y_of[e] = prob.add_variable(f"y_{e[0]}_{e[1]}", 0)
             prob += y_of[e] <= f[e[0]]
             prob += y_of[e] <= f[e[1]]
         prob += pulp.lpSum(f.values()) == i
@@ -207,7 +208,8 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
 
     def persp(prob, x, y, name, fn):
         t = len([c for c in tris if set(name) <= set(c)])
-        lam = [pulp.LpVariable(f"l_{name[0]}_{name[1]}_{m}_{fn.__name__}", 0) for m in range(t + 1)]
+        lam = [prob.add_variable(f"l_{name[0]}_{name[1]}_{m}_{fn.__name__}", 0)
+               for m in range(t + 1)]
         prob += pulp.lpSum(lam) == y
         prob += x == pulp.lpSum(m * lam[m] for m in range(t + 1))
         return pulp.lpSum(fn(m) * lam[m] for m in range(t + 1))
@@ -220,18 +222,18 @@ def _pulp_values(g: nx.Graph, k: int, i: int):
 
     def solve(prob, obj):
         prob += obj
-        prob.solve(pulp.PULP_CBC_CMD(msg=False))
+        prob.solve(cbc_solver())
         return pulp.value(prob.objective) or 0.0
 
     prob, x_of, y_of = model()
     h = solve(prob, pulp.lpSum(persp(prob, x_of[e], y_of[e], e, ck) for e in es))
     prob, x_of, y_of = model()
-    w = pulp.LpVariable("w", 0)
+    w = prob.add_variable("w", 0)
     for e in es:
         prob += w >= persp(prob, x_of[e], y_of[e], e, ck1)
     kappa = solve(prob, w)
     prob, x_of, y_of = model()
-    w = pulp.LpVariable("w", 0)
+    w = prob.add_variable("w", 0)
     load = {e: persp(prob, x_of[e], y_of[e], e, ck) for e in es}
     for v in nodes:
         at = [e for e in es if v in e]
