@@ -224,18 +224,22 @@ def _karwa_alg1(out, name, e, n, k, args, rng, truth):
          vals, times, note=f"a_max={stats[0]} LS={stats[1]} median released LS~={np.median(bounds):.4g}")
 
 
+def _real_graphs(args, real_graph_at):
+    """``(name, graph, n, edge array)`` for each of ``--graphs`` (default: the paper's graphs)."""
+    data = getattr(args, "data", None) or Path("/work/shared/data/graphs")
+    names = [x for x in args.graphs.split(",") if x] if args.graphs else REAL
+    for name in names:
+        g = nx.convert_node_labels_to_integers(real_graph_at(Path(data), name))
+        yield name, g, g.number_of_nodes(), np.array(list(g.edges()), dtype=np.int64)
+
+
 def run_karwa_kt(args, real_graph_at) -> int:
     """Only Karwa et al.'s Algorithm 1 rows (``--karwa-kt``): 2- and 3-triangles on the graphs."""
-    data = getattr(args, "data", None) or Path("/work/shared/data/graphs")
     rng = np.random.default_rng(args.seed)
-    names = [x for x in args.graphs.split(",") if x] if args.graphs else REAL
     print(f"# Karwa et al. 2011 Algorithm 1 (k-triangles), ε = {args.epsilon}, δ = {DELTA}, "
           f"max({args.releases}, 20) releases, median relative error")
     out: list[dict] = []
-    for name in names:
-        g = nx.convert_node_labels_to_integers(real_graph_at(Path(data), name))
-        n = g.number_of_nodes()
-        e = np.array(list(g.edges()), dtype=np.int64)
+    for name, g, n, e in _real_graphs(args, real_graph_at):
         for k in [int(x) for x in str(getattr(args, "kt_ks", "2,3")).split(",") if x]:
             truth = float(gs.ktriangle_count(e[:, 0], e[:, 1], n, k))
             if truth:
@@ -269,16 +273,11 @@ def _rhms(out, name, pattern, n, args, rng, truth):
 
 def run_rhms(args, real_graph_at) -> int:
     """Only the RHMS rows (``--rhms``): triangles, 2-/3-stars and 2-/3-triangles on the graphs."""
-    data = getattr(args, "data", None) or Path("/work/shared/data/graphs")
     rng = np.random.default_rng(args.seed)
-    names = [x for x in args.graphs.split(",") if x] if args.graphs else REAL
     print(f"# RHMS (Karwa et al. 2011, Algorithm 2), ε = {args.epsilon}, γ = {GAMMA}: "
           f"{RHMS_GUARANTEE} — max({args.releases}, 20) releases, median relative error")
     out: list[dict] = []
-    for name in names:
-        g = nx.convert_node_labels_to_integers(real_graph_at(Path(data), name))
-        n = g.number_of_nodes()
-        e = np.array(list(g.edges()), dtype=np.int64)
+    for name, g, n, e in _real_graphs(args, real_graph_at):
         deg = np.array([d for _, d in g.degree()])
         counts = [("triangle", sum(nx.triangles(g).values()) / 3)]
         counts += [(f"{k}-star", float(sum(math.comb(int(d), k) for d in deg))) for k in (2, 3)]

@@ -223,12 +223,7 @@ class NodeKTriangleCount(KStarCount):
             rows, cols, vals, lo, up, r = self._piece_rows(
                 (rows, cols, vals, lo, up, r), self.col_t + edge, edge, slope, inter)
         if mass is not None:
-            rows.append(np.full(nv, r))
-            cols.append(np.arange(nv))
-            vals.append(np.ones(nv))
-            lo.append(np.array([mass]))
-            up.append(np.array([mass]))
-            r += 1
+            r = self._mass_row((rows, cols, vals, lo, up), r, mass)
         cost = np.zeros(n_cols)
         cost[self.col_t:self.col_t + self.m] = 1.0
         offset = 0.0
@@ -264,6 +259,17 @@ class NodeKTriangleCount(KStarCount):
         cols = cols + [target, self.col_x + edge, self.col_y + edge]
         vals = vals + [np.ones(n_p), -slope, -inter]
         return rows, cols, vals, lo + [np.zeros(n_p)], up + [np.full(n_p, _INF)], r + n_p
+
+    def _mass_row(self, parts, r: int, mass: float) -> int:
+        """Append row ``r``, ``Σ_v f_v = mass``, to the (rows, cols, vals, lo, up) lists."""
+        rows, cols, vals, lo, up = parts
+        nv = self.n_nodes
+        rows.append(np.full(nv, r))
+        cols.append(np.arange(nv))
+        vals.append(np.ones(nv))
+        lo.append(np.array([mass]))
+        up.append(np.array([mass]))
+        return r + 1
 
     def _g_model(self, kind: str, mass: float, kappa: float):
         """``kind="k"``: min w, ``w ≥ C_{k−1}(max(0, x_e − 1))``. ``kind="g"``: min w with
@@ -308,12 +314,7 @@ class NodeKTriangleCount(KStarCount):
             lo.append(np.zeros(nv))
             up.append(np.full(nv, _INF))
             r += nv
-        rows.append(np.full(nv, r))
-        cols.append(np.arange(nv))
-        vals.append(np.ones(nv))
-        lo.append(np.array([mass]))
-        up.append(np.array([mass]))
-        r += 1
+        r = self._mass_row((rows, cols, vals, lo, up), r, mass)
         a = _csr(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), r, n_cols)
         cost = np.zeros(n_cols)
         cost[w] = 1.0
