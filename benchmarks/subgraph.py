@@ -194,10 +194,12 @@ def true_count_nx(g, pattern):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--releases", type=int, default=20, help="releases per setting (default 20)")
+    ap.add_argument("--releases", type=int, default=None,
+                    help="releases per setting (default 20; --fig4: 10 for ours)")
     ap.add_argument("--min-releases", type=int, default=3)
-    ap.add_argument("--budget", type=float, default=float("inf"),
-                    help="seconds per setting after which releases stop (default: none)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds per setting after which releases stop (default: none; "
+                         "--fig4: 300)")
     ap.add_argument("--epsilon", type=float, default=0.5)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--patterns", default=",".join(PATTERNS))
@@ -227,7 +229,21 @@ def main(argv=None) -> int:
                     help="only the RHMS rows for the real graphs (adversarial privacy, not DP)")
     ap.add_argument("--karwa-kt", action="store_true",
                     help="only Karwa et al.'s Algorithm 1 k-triangle rows (--kt-ks) for the graphs")
+    ap.add_argument("--fig4", action="store_true",
+                    help="only papers/003 Fig. 4 on G(n, 10/(n-1)): ours beside the paper's "
+                         "baselines (triangle, 2-/3-star, 2-/3-triangle), table in fig4.md")
+    ap.add_argument("--fig4-patterns", default=None,
+                    help="with --fig4: patterns (default triangle,2-star,3-star,2-triangle,"
+                         "3-triangle)")
     args = ap.parse_args(argv)
+    if args.fig4:
+        from subgraph_fig4 import run_fig4
+
+        args.releases = 10 if args.releases is None else args.releases
+        args.budget = 300.0 if args.budget is None else args.budget
+        return run_fig4(args)
+    args.releases = 20 if args.releases is None else args.releases
+    args.budget = float("inf") if args.budget is None else args.budget
     if args.karwa_kt:
         from subgraph_kstars import run_karwa_kt
 

@@ -45,36 +45,62 @@ DELTA = 0.1  # papers/003 §6.1: δ = γ = 0.1, "the parameter setting of [7]"
 GAMMA = 0.1  # RHMS's γ (same sentence of papers/003 §6.1; Karwa et al. §5.1: γ = δ = 0.1, ε = 0.5)
 RHMS_GUARANTEE = f"(ε,γ={GAMMA})-adversarial (edge), NOT DP"
 
-RHMS_DEVIATION = (
+RHMS_STATED = (
     "RHMS (Rastogi, Hay, Miklau, Suciu PODS 2009): as stated in Karwa et al., PVLDB 4(11) 2011, "
     "Appendix, Algorithm 2 (the RHMS paper itself was not readable here): λ = (8(|V_H|+1)|E_H|² "
     "ln n)^(|E_H|−1); with probability θ = |E_H|/(nγ) a uniform element of {0, …, n^|V_H|}, else "
     "T + Lap(λ/(√2ε)). Its guarantee is (ε, γ)-ADVERSARIAL privacy for (log(n)/n, log n)-bounded "
     "attackers, NOT differential privacy; Karwa et al. ran it only on G(n, log(n)/n) graphs, whose "
-    "priors fit that class; these real graphs do not (papers/003 Figs. 4 and 7 compare against it "
-    "without that restriction, as here). 'log n' read as ln n (base not printed). Laplace scales "
-    "beyond the exact sampler's "
+    "priors fit that class; "
+)
+RHMS_TAIL = (
+    "'log n' read as ln n (base not printed). Laplace scales beyond the exact sampler's "
     "2**64 get no draws; the row then gives Karwa et al.'s Claim 5.1 bounds on the median error."
 )
+RHMS_DEVIATION = (
+    RHMS_STATED + "these real graphs do not (papers/003 Figs. 4 and 7 compare against it "
+    "without that restriction, as here). " + RHMS_TAIL
+)
 
-DEVIATIONS = [
+KSTAR_OURS = (
     "k-stars, ours: the degree construction of provsql_dp.mechanisms.kstar (H, G as LPs over node "
     "degrees, O(|V|+|E|) columns whatever k) — our own, since papers/003 footnote 2 does not publish "
     "its 'clever construction'; its H and G differ from the enumerated K-relation's (edge privacy: "
     "H is never lower, G_|P| = 2 max_v C(d_v, k-1) instead of 2 max_e (C(d_u-1,k-1)+C(d_v-1,k-1)); "
-    "node privacy: G_|P| = 2k max_v C(d_v, k)).",
+    "node privacy: G_|P| = 2k max_v C(d_v, k))."
+)
+KARWA_KSTAR = (
     "Karwa k-star: two rows. karwa-kstar-pure is the ε-DP release papers/003 names: smooth "
     "sensitivity at β = ε/6 with standard Cauchy noise of scale 6S/ε (the NRS Cauchy rule, as "
     "RelM implements it; loss ≤ ε/3, proved in provsql_dp.graph.baselines) — Karwa et al.'s own "
     "constants (their Theorem 2.3 and §5.1: Cauchy noise 6S*/ε at the ε/6-smooth sensitivity); "
     "its noise is continuous (benchmark only). karwa-kstar is the (ε, δ = 0.1) Laplace variant (α = ε/2, "
-    "β = ε/(2 ln(2/δ)), exact discrete noise). A(s) is exact (brute-force tested).",
+    "β = ε/(2 ln(2/δ)), exact discrete noise). A(s) is exact (brute-force tested)."
+)
+KARWA_KTRIANGLE = (
     "Karwa k-triangle: two rows. karwa-ktriangle-alg1 is Karwa et al.'s own mechanism (PVLDB 2011 "
     "§4, Algorithm 1, (ε, δ)-DP for ε ≤ 1.5 ln 1.5; provsql_dp.graph.karwa_ktriangle): Lemma 4.1's "
     "exact local sensitivity raised by a DP bound through Lemma 4.2's B(ã_max), B taken at "
     "⌈ã_max⌉ and floored at 1. smooth-ktriangle (labelled karwa-ktriangle before 2026-11-23) is the smooth-sensitivity release derived here "
     "before the paper was readable (bound C(a,k) + 2a·C(a,k−1) at a = a_max + s, Laplace, "
-    "(ε, δ)-DP).",
+    "(ε, δ)-DP)."
+)
+KTRIANGLE_OURS = (
+    "k-triangles, ours: under edge privacy the triangle construction of "
+    "provsql_dp.mechanisms.ktriangle (our own: LPs of one column per edge and per triangle whatever "
+    "k; H, G proved recursive, G = 3k max_e C_k(x_e) bounding checked by brute force, not proved)"
+)
+KTRIANGLE_NODE_OURS = (
+    "Under node privacy the node triangle "
+    "construction of provsql_dp.mechanisms.ktriangle_node (our own: H as above over node triangles, "
+    "G = S(K) with load k·Σ_{e∋v} C_k(x_e) + K·tri_v; H, G proved recursive, bounding with c = 1 "
+    "checked by brute force, not proved)"
+)
+
+DEVIATIONS = [
+    KSTAR_OURS,
+    KARWA_KSTAR,
+    KARWA_KTRIANGLE,
     RHMS_DEVIATION,
     "papers/003 Fig. 4 is drawn on synthetic G(n, p) graphs (avg degree 10) and gives its errors as "
     "plots only: no number of the paper can be printed beside ours. The rows here use the paper's "
@@ -82,14 +108,9 @@ DEVIATIONS = [
     "edge). The paper's qualitative claims: ours (edge) most accurate; node privacy much noisier "
     "for 2-stars and 2-triangles; local-sensitivity mechanisms poor on sparse graphs for "
     "2-triangles.",
-    "k-triangles, ours: under edge privacy the triangle construction of "
-    "provsql_dp.mechanisms.ktriangle (our own: LPs of one column per edge and per triangle whatever "
-    "k; H, G proved recursive, G = 3k max_e C_k(x_e) bounding checked by brute force, not proved), "
-    "beside the enumerated K-relation (one tuple per k-triangle, node and edge privacy), refused "
-    "above --kt-max-entries (ca-GrQc: 2.0 M 2-triangles). Under node privacy the node triangle "
-    "construction of provsql_dp.mechanisms.ktriangle_node (our own: H as above over node triangles, "
-    "G = S(K) with load k·Σ_{e∋v} C_k(x_e) + K·tri_v; H, G proved recursive, bounding with c = 1 "
-    "checked by brute force, not proved) beside the enumerated K-relation.",
+    KTRIANGLE_OURS + ", beside the enumerated K-relation (one tuple per k-triangle, node and edge "
+    "privacy), refused above --kt-max-entries (ca-GrQc: 2.0 M 2-triangles). " + KTRIANGLE_NODE_OURS
+    + " beside the enumerated K-relation.",
     "All noise but karwa-kstar-pure's: exact discrete Laplace on a public grid (safe_noise), not "
     "continuous Laplace.",
 ]
@@ -345,8 +366,8 @@ def run_kstars(args, real_graph_at, *, deviations: bool = True) -> int:
     return 0
 
 
-def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def table_lines(rows) -> list[str]:
+    """The rows as a markdown table (one line per release setting)."""
     lines = ["| graph | pattern | mechanism | guarantee | true | median rel. error | median s "
              "| first s | releases | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -355,5 +376,10 @@ def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> 
         first = "–" if r["first"] is None else f"{r['first']:.3g}"
         lines.append(f"| {r['graph']} | {r['pattern']} | {r['mechanism']} | {r['guarantee']} | "
                      f"{r['truth']:.0f} | {err} | {sec} | {first} | {r['n']} | {r['note']} |")
+    return lines
+
+
+def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
     name = name or ("ktriangles.md" if only else "kstars.md")
-    (out_dir / name).write_text("\n".join(lines) + "\n")
+    (out_dir / name).write_text("\n".join(table_lines(rows)) + "\n")
