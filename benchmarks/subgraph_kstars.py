@@ -375,7 +375,8 @@ def table_lines(rows) -> list[str]:
         sec = "–" if r["seconds"] is None else f"{r['seconds']:.3g}"
         first = "–" if r["first"] is None else f"{r['first']:.3g}"
         lines.append(f"| {r['graph']} | {r['pattern']} | {r['mechanism']} | {r['guarantee']} | "
-                     f"{r['truth']:.0f} | {err} | {sec} | {first} | {r['n']} | {r['note']} |")
+                     f"{r['truth']:.0f} | {err} | {sec} | {first} | {r['n']} | "
+                     f"{r['note'].replace('|', chr(92) + '|')} |")  # \| keeps the columns
     return lines
 
 
