@@ -205,6 +205,8 @@ def _cell(rows, args, ours: bool) -> str:
     short = min(r["n"] for r in rows if r["err"] is not None)
     if ours and short < args.releases:
         cell += f" (n={short}, budget)"
+    if len(errs) < args.graph_seeds:  # the pattern is absent from the other graphs
+        cell += f" [{len(errs)}/{args.graph_seeds} graphs]"
     return cell
 
 
@@ -224,7 +226,9 @@ def report(rows, sizes, patterns, args, total: float) -> str:
         truths = []
         for n in sizes:
             ts = {r["graph"]: r["truth"] for r in mine if _size_of(r) == n}  # one per graph
-            truths.append(f"{statistics.median(ts.values()):.0f}" if ts else "–")
+            pos = sum(1 for t in ts.values() if t)
+            truths.append((f"{statistics.median(ts.values()):.0f}" if ts else "–")
+                          + (f" ({pos}/{len(ts)} graphs > 0)" if 0 < pos < len(ts) else ""))
         lines.append(f"| {pattern} | true count | | " + " | ".join(truths) + " |")
         mechs = dict.fromkeys((r["mechanism"], r["guarantee"]) for r in mine
                               if r["mechanism"] != "(none)")
@@ -236,7 +240,8 @@ def report(rows, sizes, patterns, args, total: float) -> str:
                 cells.append(_cell(sel, args, ours) if sel else "–")
             label = f"**{mech}**" if ours else mech
             lines.append(f"| {pattern} | {label} | {guarantee} | " + " | ".join(cells) + " |")
-    lines += ["", "`–`: no occurrence of the pattern (relative error undefined) or not run. "
+    lines += ["", "`–`: no occurrence of the pattern (relative error undefined) or not run; "
+              "'[k/G graphs]': the median is over the k of the G graphs that hold the pattern. "
               "RHMS is (ε,γ)-adversarial privacy, NOT differential privacy; 'no draws': its "
               "Laplace scale exceeds the exact sampler's 2**64 (Claim 5.1 bounds in the notes "
               "below); 'refused': θ = |E_H|/(nγ) ≥ 1 at this |V| (it would always return a random "
