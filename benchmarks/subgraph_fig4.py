@@ -41,6 +41,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+import subgraph_kstars as sk
 
 from provsql_dp.graph.baselines import (
     smooth_beta,
@@ -49,42 +50,40 @@ from provsql_dp.graph.baselines import (
 )
 from provsql_dp.mechanisms import graph_smooth as gs
 
-import subgraph_kstars as sk
-
 PATTERNS = ["triangle", "2-star", "3-star", "2-triangle", "3-triangle"]
 AVGDEG = 10
 
 DEVIATIONS = [
-    "papers/003 Fig. 4 gives its errors as plots only: no number of the paper can be printed beside "
-    "ours. Its parameters are kept: ε = 0.5, δ = γ = 0.1, θ = 1, β = ε/5, μ = 1 node / 0.5 edge, "
-    "G(n, avgdeg/(|V|−1)) with avgdeg = 10. How many graphs it drew per |V| and which |V| it "
-    "plotted are not given: here --graph-seeds graphs per |V| (median per graph; the summary "
-    "takes the median over the graphs).",
-    "ours: the structures provsql_dp.graph.count routes k-stars and k-triangles to, built once per "
-    "graph and released N times (graph.count rebuilds them per call; the first release pays the "
-    "Δ search, later ones reuse its deterministic LP results — same output distribution). "
-    "Triangles: the enumerated K-relation of provsql_dp.graph.relation (SQL capture; node "
-    "privacy merges equal node sets), as graph.count releases them.",
+    ("papers/003 Fig. 4 gives its errors as plots only: no number of the paper can be printed beside "
+     "ours. Its parameters are kept: ε = 0.5, δ = γ = 0.1, θ = 1, β = ε/5, μ = 1 node / 0.5 edge, "
+     "G(n, avgdeg/(|V|−1)) with avgdeg = 10. How many graphs it drew per |V| and which |V| it "
+     "plotted are not given: here --graph-seeds graphs per |V| (median per graph; the summary "
+     "takes the median over the graphs)."),
+    ("ours: the structures provsql_dp.graph.count routes k-stars and k-triangles to, built once per "
+     "graph and released N times (graph.count rebuilds them per call; the first release pays the "
+     "Δ search, later ones reuse its deterministic LP results — same output distribution). "
+     "Triangles: the enumerated K-relation of provsql_dp.graph.relation (SQL capture; node "
+     "privacy merges equal node sets), as graph.count releases them."),
     sk.KSTAR_OURS,
     sk.KTRIANGLE_OURS + ". " + sk.KTRIANGLE_NODE_OURS + ".",
-    "NRS triangles (papers/003's 'triangle algorithm of [10]'): two rows, both from "
-    "provsql_dp.graph.baselines.smooth_triangle_release with the exact β-smooth sensitivity. "
-    "nrs-triangle-pure: ε-DP, power-law noise (γ = 4) at α = ε/8, β = ε/10 — constants derived here "
-    "(more conservative than the usually quoted ones; which constants papers/003 used is not "
-    "stated); its noise is continuous (benchmark only). nrs-triangle: the (ε, δ = 0.1) variant, "
-    "α = ε/2, β = ε/(2 ln(2/δ)), exact integer discrete Laplace noise.",
+    ("NRS triangles (papers/003's 'triangle algorithm of [10]'): two rows, both from "
+     "provsql_dp.graph.baselines.smooth_triangle_release with the exact β-smooth sensitivity. "
+     "nrs-triangle-pure: ε-DP, power-law noise (γ = 4) at α = ε/8, β = ε/10 — constants derived here "
+     "(more conservative than the usually quoted ones; which constants papers/003 used is not "
+     "stated); its noise is continuous (benchmark only). nrs-triangle: the (ε, δ = 0.1) variant, "
+     "α = ε/2, β = ε/(2 ln(2/δ)), exact integer discrete Laplace noise."),
     sk.KARWA_KSTAR,
     sk.KARWA_KTRIANGLE,
-    sk.RHMS_STATED + "G(n, 10/(n−1)) has average degree 10 where that prior has about ln n (4.6 at "
-    "n = 100, 8.5 at n = 5,000), so these graphs fit the attacker class only roughly (papers/003 "
-    "compares against it without comment, as here). " + sk.RHMS_TAIL,
+    (sk.RHMS_STATED + "G(n, 10/(n−1)) has average degree 10 where that prior has about ln n (4.6 at "
+     "n = 100, 8.5 at n = 5,000), so these graphs fit the attacker class only roughly (papers/003 "
+     "compares against it without comment, as here). " + sk.RHMS_TAIL),
     "laplace-GS (global sensitivity, ε-DP, edge) is not in papers/003 Fig. 4: a reference row.",
-    "Noise: exact discrete Laplace on a public grid (safe_noise) for ours, laplace-GS, RHMS and the "
-    "(ε, δ) rows; continuous noise (numpy) only in karwa-kstar-pure (Cauchy) and nrs-triangle-pure "
-    "(power law), which have no exact sampler here.",
-    "Seeds: --seed gives each (|V|, graph, pattern) setting its own noise stream "
-    "(SeedSequence(seed, spawn_key=(|V|, graph, pattern))), so any subset of sizes reproduces its "
-    "rows; a setting cut short by --budget draws fewer releases, which the table shows.",
+    ("Noise: exact discrete Laplace on a public grid (safe_noise) for ours, laplace-GS, RHMS and the "
+     "(ε, δ) rows; continuous noise (numpy) only in karwa-kstar-pure (Cauchy) and nrs-triangle-pure "
+     "(power law), which have no exact sampler here."),
+    ("Seeds: --seed gives each (|V|, graph, pattern) setting its own noise stream "
+     "(SeedSequence(seed, spawn_key=(|V|, graph, pattern))), so any subset of sizes reproduces its "
+     "rows; a setting cut short by --budget draws fewer releases, which the table shows."),
 ]
 
 
@@ -110,13 +109,10 @@ def _nrs(out, name, g, args, rng, truth):
                                     ("nrs-triangle", sk.DELTA, f"(ε,δ={sk.DELTA})-DP (edge)")):
         t0 = time.perf_counter()
         s = triangle_smooth_sensitivity(g, smooth_beta(args.epsilon, delta=delta))
-        setup = time.perf_counter() - t0
-        vals, times = [], []
-        for _ in range(max(args.releases, 20)):
-            t = time.perf_counter()
-            vals.append(smooth_triangle_release(g, args.epsilon, delta=delta, rng=rng,
-                                                true_value=truth, smooth=s))
-            times.append(time.perf_counter() - t + setup)
+        vals, times = sk.baseline_releases(
+            lambda: smooth_triangle_release(g, args.epsilon, delta=delta, rng=rng,  # noqa: B023
+                                            true_value=truth, smooth=s),  # noqa: B023
+            args, time.perf_counter() - t0)
         sk._row(out, name, "triangle", label, guarantee, truth, vals, times,
                 note=f"smooth S={s:.4g}")
 
@@ -168,9 +164,10 @@ def run_fig4(args) -> int:
             for pi, pattern in enumerate(patterns):
                 truth = true_counts(g, e, n, pattern)
                 if not truth:
-                    out.append(dict(graph=name, pattern=pattern, mechanism="(none)", guarantee="",
-                                    truth=0.0, err=None, seconds=None, first=None, n=0,
-                                    note="no occurrences: relative error undefined"))
+                    out.append({"graph": name, "pattern": pattern, "mechanism": "(none)",
+                                "guarantee": "", "truth": 0.0, "err": None, "seconds": None,
+                                "first": None, "n": 0,
+                                "note": "no occurrences: relative error undefined"})
                     print(f"{name} {pattern}: no occurrences", flush=True)
                     continue
                 rng = np.random.default_rng(np.random.SeedSequence(

@@ -143,6 +143,17 @@ def _releases(fn, args):
     return values, times
 
 
+def baseline_releases(fn, args, setup: float = 0.0):
+    """``max(--releases, 20)`` draws of ``fn()`` and their seconds (each plus ``setup``: the
+    baseline's one-off sensitivity computation, paid by a one-off release)."""
+    vals, times = [], []
+    for _ in range(max(args.releases, 20)):
+        t = time.perf_counter()
+        vals.append(fn())
+        times.append(time.perf_counter() - t + setup)
+    return vals, times
+
+
 def _ours_kstar(out, name, e, n, k, privacy, args, rng, truth):
     ks = KStarCount(e[:, 0], e[:, 1], k, privacy, n_nodes=n)
     vals, times = _releases(lambda: ks.release(args.epsilon, rng=rng).value, args)
@@ -194,12 +205,7 @@ def _smooth(out, name, pattern, e, n, k, args, rng, truth, which):
         s = gs.ktriangle_smooth_sensitivity(e[:, 0], e[:, 1], n, k, beta)
         fn = lambda: gs.ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon,  # noqa: E731
                                           delta=DELTA, rng=rng, smooth=s)
-    setup = time.perf_counter() - t0
-    vals, times = [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        vals.append(fn())
-        times.append(time.perf_counter() - t + setup)
+    vals, times = baseline_releases(fn, args, time.perf_counter() - t0)
     label = "karwa-kstar" if which == "kstar" else "smooth-ktriangle"  # not Karwa's own: see below
     _row(out, name, pattern, label, f"(ε,δ={DELTA})-DP (edge)", truth, vals, times,
          note=f"smooth S={s:.4g}")
@@ -210,13 +216,9 @@ def _karwa_pure(out, name, e, n, k, args, rng, truth):
     _, beta = cauchy_params(args.epsilon)
     t0 = time.perf_counter()
     s = gs.kstar_smooth_sensitivity(e[:, 0], e[:, 1], n, k, beta)
-    setup = time.perf_counter() - t0
-    vals, times = [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        vals.append(kstar_pure_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, rng=rng,
-                                       smooth=s, true_value=truth))
-        times.append(time.perf_counter() - t + setup)
+    vals, times = baseline_releases(
+        lambda: kstar_pure_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, rng=rng,
+                                   smooth=s, true_value=truth), args, time.perf_counter() - t0)
     _row(out, name, f"{k}-star", "karwa-kstar-pure", "ε-DP (edge)", truth, vals, times,
          note=f"smooth S={s:.4g} (β=ε/6, Cauchy)")
 
@@ -232,15 +234,10 @@ def _karwa_alg1(out, name, e, n, k, args, rng, truth):
     """Karwa et al.'s own k-triangle mechanism (their Algorithm 1, (ε, δ)-DP)."""
     t0 = time.perf_counter()
     stats = ktriangle_stats(e[:, 0], e[:, 1], n, k)
-    setup = time.perf_counter() - t0
-    vals, times, bounds = [], [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        v, b = karwa_ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, delta=DELTA,
-                                       rng=rng, stats=stats)
-        vals.append(v)
-        bounds.append(b)
-        times.append(time.perf_counter() - t + setup)
+    pairs, times = baseline_releases(
+        lambda: karwa_ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, delta=DELTA,
+                                        rng=rng, stats=stats), args, time.perf_counter() - t0)
+    vals, bounds = [v for v, _ in pairs], [b for _, b in pairs]
     _row(out, name, f"{k}-triangle", "karwa-ktriangle-alg1", f"(ε,δ={DELTA})-DP (edge)", truth,
          vals, times, note=f"a_max={stats[0]} LS={stats[1]} median released LS~={np.median(bounds):.4g}")
 
