@@ -147,7 +147,7 @@ __all__ = ["NodeKTriangleCount", "node_triangles", "G_FACTOR"]
 
 _INF = np.inf
 
-#: the constant c of G (bounding checked by brute force, see the module doc)
+#: the constant c of G (not 1-bounding; 2-bounding conjectured, 8·G proved 4-bounding: module doc)
 G_FACTOR = 1.0
 
 

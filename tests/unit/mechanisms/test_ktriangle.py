@@ -137,7 +137,10 @@ def test_rate_bound_of_the_two_bounding_proof(g, k, gvals, shrink):
         worst = max(worst, rate / (k * m_g) if rate > 0 else 0.0)
     target(worst)
     z = {e: f[e] * s for e, s in zip(es, shrink)}
-    obj = lambda pt: sum(_c_k(v, k) for v in _edge_point(g, pt)[1].values())  # noqa: E731
+
+    def obj(pt):
+        return sum(_c_k(v, k) for v in _edge_point(g, pt)[1].values())
+
     assert obj(f) - obj(z) <= sum(f[e] - z[e] for e in es) * 10 * k * m_g + 1e-9
 
 
