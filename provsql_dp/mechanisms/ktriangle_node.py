@@ -73,17 +73,21 @@ natural, but has ``Σ_e t_e(t_e − 1)`` columns — the size of the enumerated 
 ``G_|P| = max_v (k·B_v + K·tri_v)`` is at least what removing any node removes (above). The LP's
 H falls faster than the count near the top (above); on ``K_m`` with uniform f its slope per unit
 of mass tends to ``(2k+1)/(3k)`` of ``G_|P|``, which is why the base term has weight k (with
-weight 1 it tends to ``(2k+1)/(k+2) > 1``). Below the top:
+weight 1 it tends to ``(2k+1)/(k+2) > 1``). **Proved: the case j = |P| of 1-bounding**,
+``H_|P| ≤ H_i + (|P| − i)·G_|P|`` for every i: Obj is convex and ``P_k`` nonincreasing in y, so
+``Obj(1) − Obj(h) ≤ Σ_v (1 − h_v)·D_v`` with ``D_v = Σ_{τ∋v} Σ_{e⊂τ} C(t_e − 1, k − 1)``; the two
+edges at v give ``Σ_{e∋v} t_e·C(t_e − 1, k − 1) = k·B_v`` and the opposite ones at most
+``K·tri_v``: ``D_v ≤ k·B_v + K·tri_v ≤ G_|P|`` (h an optimum of ``H_i``). Below the top:
 
 * **Not 1-bounding, with any constant c (counterexample).** The *hub gadget*: a node w and L
   disjoint edges ``a_i b_i``, each the base of the triangle ``(w, a_i, b_i)`` and of ``k − 1``
   triangles on private apexes (t = k on the bases, 1 elsewhere); N copies; ``i = |P| − N`` (every
-  hub removed: ``H_i = 0``) and ``j = i + Nε``. Every hub at ε puts every base at
-  ``x = k − 1 + ε``: ``H_j = NLε`` (what the LPs give wherever computed), while ``K_j ≤ ε`` and every load
-  is at most ``max(Lε², ε(2k − 1 + ε))`` — the hub's own apex load is ``κ·Σ_{τ∋w} a_τ = κLε``, its
-  triangles being only ε present. The ratio ``(H_j − H_i)/((|P| − i)·G_j)`` is at least
-  ``min(1/ε, L/(2k − 1 + ε))``: 2 for k = 2, L = 8, ε = ½, N = 2 (the regression test), 4 for
-  L = 16, ε = ¼, N = 4, unbounded as ε → 0 with ``L ≥ 2k/ε``.
+  hub removed: ``H_i = 0``) and ``j = i + Nε``. Every hub at ε puts every base at ``x = k − 1 + ε``:
+  ``H_j = NLε`` (what the LPs give wherever computed), while ``K_j ≤ ε`` and every load is at most
+  ``max(Lε², ε(2k − 1 + ε))`` — the hub's own apex load is ``κ·Σ_{τ∋w} a_τ = κLε``, its triangles
+  being only ε present. The ratio ``(H_j − H_i)/((|P| − i)·G_j)`` is at least
+  ``min(1/ε, L/(2k − 1 + ε))``: 2 for k = 2, L = 8, ε = ½, N = 2 (the regression test), 4 for L =
+  16, ε = ¼, N = 4, unbounded as ε → 0 with ``L ≥ 2k/ε``.
 * **Proved: 4-bounding with c = 8.** ``H_j ≤ H_i + (|P| − i)·8·G_l`` for all ``i ≤ j``, with
   ``l = |P| − ⌊(|P| − j)/4⌋`` and G as built (c = 1). Proof (papers/003 Theorem 4's truncation,
   as for :mod:`.ktriangle`, over two points since K and S are minimised apart): let g' reach
@@ -108,8 +112,12 @@ weight 1 it tends to ``(2k+1)/(k+2) > 1``). Below the top:
   fractional g, g' and the 4-bounding of 8·G by the LPs; a hill-climb over (g, g') on K4–K8 and
   random 8-node graphs reaches ``D_v ≈ 3.9·load_v`` at most.
 * **Conjectured: the shipped G (c = 1) is 2-bounding** (``l = |P| − ⌊(|P| − j)/2⌋``; implied by
-  1-bounding, G being nondecreasing). Observed ratio ``(H_j − H_i)/((|P| − i)·G_l) ≤ 1``: 1.0 on
-  the hub gadgets, 0.79 on K4–K9 and 80 random graphs of 5–7 nodes (k = 2, 3, 4); and 1-bounding,
+  1-bounding, G being nondecreasing). Observed ratio ``(H_j − H_i)/((|P| − i)·G_l) ≤ 1``: 1 at
+  j = |P| on the hub gadgets (the proved case), 0.79 on K4–K9 and 80 random graphs of 5–7 nodes
+  (k = 2, 3, 4). **With no slack:** on the hub gadget, ``i = |P| − N``, ``j = |P| − 2``,
+  ``l = |P| − 1`` give ``(N − 2)N/(N − 1)² → 1`` (0.98 at N = 8, 0.99 at N = 12, L = 10, k = 2;
+  H is linear in the hubs' presence, their apex load quadratic), so c < 1 is not 2-bounding and
+  any change that lowers G needs a new argument. And 1-bounding,
   so 2-bounding, held with ratio ≤ 0.83 on K4–K12, books, windmills of books, two cliques sharing
   an edge, cliques with missing edges and ~460 random graphs of 5–9 nodes (k = 2–5). Not proved.
   So Theorem 1's accuracy is proved for ``8·G`` with g = 4 (``X ≥ H_{|P| − 4⌈ln(Δ/θ)/β⌉}`` when

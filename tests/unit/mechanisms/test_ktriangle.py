@@ -1,7 +1,7 @@
 """The k-triangle construction (mechanisms/ktriangle.py): triangle listing against networkx, exact
 top values against the enumerated count, H and G recursive by brute force over every neighbour of
-random small graphs, the bounding inequality (2-bounding; the proof's rate bound at fractional points;
-the counterexample to 1-bounding), an independent PuLP formulation, the release."""
+random small graphs, the bounding inequality (2-bounding; the proof's rate bound at fractional
+points; the counterexample to 1-bounding), an independent PuLP formulation, the release."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 
 from provsql_dp.graph import true_count
 from provsql_dp.mechanisms.ktriangle import KTriangleCount, edge_triangles
-from sequence_checks import assert_convex_nondecreasing, assert_g_bounding, assert_recursive, sequences
+from sequence_checks import (
+    assert_convex_nondecreasing,
+    assert_g_bounding,
+    assert_recursive,
+    sequences,
+)
 
 _PAIRS = [(a, b) for a in range(6) for b in range(a + 1, 6)]
 # dense enough to hold triangles: a random subset of K6's 15 edges

@@ -161,9 +161,9 @@ def test_g_top_bounds_every_nodes_removal_and_g_bounds_h(edges, k):
 
 @pytest.mark.parametrize("name", ["K5", "K7", "book", "windmill-of-books", "two-cliques"])
 def test_bounding_on_structured_graphs(name):
-    """Def. 18 with g = 4 for 8·G (proved) and g = 2 for G (conjectured). Complete graphs are where the fractional H is steepest relative to G (the ratio grows
-    towards (2k+1)/(3k) with the clique); books and windmills of books put a node at the apex
-    of heavy bases."""
+    """Def. 18 with g = 4 for 8·G (proved) and g = 2 for G (conjectured). Complete graphs are where
+    the fractional H is steepest relative to G (the ratio grows towards (2k+1)/(3k) with the
+    clique); books and windmills of books put a node at the apex of heavy bases."""
     if name.startswith("K"):
         g = nx.complete_graph(int(name[1:]))
     elif name == "book":
