@@ -416,6 +416,10 @@ class KTriangleCount(KStarCount):
         up = [np.full(n_t, _INF), np.zeros(m)]
         self._base = (rows, cols, vals, lo, up, n_t + m)
 
+    def _bounding(self) -> tuple[int, float]:
+        """``(10/3)·G`` (factor 10k) is proved 2-bounding; G is not 1-bounding (module doc)."""
+        return 2, 10.0 / 3.0
+
     def release(self, epsilon: float = 0.5, rng=None, **params) -> Release:
         """Release the k-triangle count, (ε₁ + ε₂)-DP under edge privacy (see the module doc)."""
         rel = super().release(epsilon, rng=rng, **params)

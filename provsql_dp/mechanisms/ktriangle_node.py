@@ -424,6 +424,10 @@ class NodeKTriangleCount(KStarCount):
             return 0.0
         return super().h_withdrawn(j)
 
+    def _bounding(self) -> tuple[int, float]:
+        """``8·G`` is proved 4-bounding; G is not 1-bounding (module doc, "Bounding")."""
+        return 4, 8.0
+
     def release(self, epsilon: float = 0.5, rng=None, **params) -> Release:
         """Release the k-triangle count, (ε₁ + ε₂)-DP under node privacy (see the module doc)."""
         rel = super().release(epsilon, rng=rng, **params)

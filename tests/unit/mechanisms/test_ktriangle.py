@@ -15,6 +15,7 @@ from hypothesis import example, given, settings, target
 from hypothesis import strategies as st
 
 from provsql_dp.graph import true_count
+from provsql_dp.mechanisms._framework import accuracy_bound, resolve_params
 from provsql_dp.mechanisms.ktriangle import KTriangleCount, edge_triangles
 from sequence_checks import (
     assert_convex_nondecreasing,
@@ -297,3 +298,30 @@ def test_fast_lps_on_a_clique_with_pendant_triangles():
 def test_formulation_is_checked():
     with pytest.raises(ValueError, match="formulation"):
         KTriangleCount([0, 0, 1], [1, 2, 2], 2, formulation="dense")
+
+
+@settings(max_examples=60, deadline=None)
+@given(g_top=st.floats(0.5, 1e4), beta=st.floats(0.01, 1.0), mu=st.floats(0.1, 5.0),
+       eps=st.floats(0.05, 2.0), scale=st.floats(1.0, 20.0))
+def test_accuracy_bound_with_a_scaled_bounding_sequence(g_top, beta, mu, eps, scale):
+    """``scale = 1`` is Theorem 1's formula; a larger scale (only ``s·G`` is g-bounding) keeps the
+    bound and lowers the probability by Lemma 8's extra condition ``Δ̂ ≥ sΔ``."""
+    kw = {"theta": 1.0, "beta": beta, "mu": mu, "eps1": eps, "eps2": eps, "c": 3.0, "g": 2}
+    b1, p1 = accuracy_bound(g_top, **kw)
+    assert p1 == pytest.approx(1 - math.exp(-mu * eps / beta) - math.exp(-3.0))
+    b2, p2 = accuracy_bound(g_top, scale=scale, **kw)
+    assert b2 == b1 and p2 <= p1 + 1e-12
+    assert p2 == pytest.approx(1 - 0.5 * math.exp(-mu * eps / beta)
+                               - 0.5 * math.exp(-(mu - math.log(scale)) * eps / beta) - math.exp(-3.0))
+    with pytest.raises(ValueError, match="scale"):
+        accuracy_bound(g_top, scale=0.5, **kw)
+
+
+def test_explain_states_the_proved_bounding():
+    """``explain``'s Theorem 1 bound uses what is proved — (10/3)·G 2-bounding — not g = 1."""
+    kt = _kt({(a, b) for a in range(5) for b in range(a + 1, 5)}, 2)
+    ex = kt.explain(1.0)
+    p = resolve_params(1.0, "edge")
+    args = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")} | {"c": math.log(20)}
+    assert ex["accuracy"] == accuracy_bound(kt.g_top, g=2, scale=10 / 3, **args)
+    assert ex["accuracy"] != accuracy_bound(kt.g_top, g=1, **args)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from provsql_dp.graph import relation, true_count
 from provsql_dp.mechanisms import recursive as rm
+from provsql_dp.mechanisms._framework import accuracy_bound, resolve_params
 from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount, node_triangles
 from sequence_checks import (
     TOL,
@@ -423,3 +424,13 @@ def test_warm_started_g_lps_match_cold_ones():
             assert warm.g_withdrawn(j) == pytest.approx(cold.g_withdrawn(j), abs=1e-6)
             assert warm.kappa_withdrawn(j) == pytest.approx(cold.kappa_withdrawn(j), abs=1e-6)
         assert warm.g(n) == warm.g_top
+
+
+def test_explain_states_the_proved_bounding():
+    """``explain``'s Theorem 1 bound uses what is proved — 8·G 4-bounding — not g = 2 for G."""
+    kt = _kt(nx.complete_graph(5), 2)
+    ex = kt.explain(1.0)
+    p = resolve_params(1.0, "node")
+    args = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")} | {"c": math.log(20)}
+    assert ex["accuracy"] == accuracy_bound(kt.g_top, g=4, scale=8.0, **args)
+    assert ex["accuracy"] != accuracy_bound(kt.g_top, g=2, **args)
