@@ -72,12 +72,16 @@ k − 1) ≤ k·C(t_p, k) + 2t_p·C(T − 1, k − 1) ≤ 3k·C(T, k) = G_|P|`` 
   K5–K7 and the gadget reaches ``D_p ≈ 6.0k·M(g)`` at most (K6, k = 2).
 * **Conjectured: the shipped G (factor 3k) is 2-bounding.** Observed ratio
   ``(H_j − H_i)/((|P| − i)·G_l) ≤ 1`` — tight (1) at j = |P| on K4–K7, k = 2, 3, 4 (the proved
-  case); below the top at most 0.69 (two K7 sharing a node, k = 2) over the book gadgets, 80
-  random graphs of 5–7 nodes and a 4-minute random search (G(n, p) with 7–11 nodes, glued cliques,
-  cliques less edges with pendant books) — not proved. So Theorem 1's accuracy (with g = 2:
-  ``X ≥ H_{|P| − 2⌈ln(Δ/θ)/β⌉}`` when ``Δ̂ ≥ Δ``) is proved for a G of factor 10k and conjectured
-  for the shipped one; nothing in the code states a truncation bound for this construction
-  (``privacy.error_estimate`` refuses k-triangles; ``privacy.intervals`` gives a one-sided bound).
+  case); below the top at most 0.69 (two K7 sharing a node, k = 2) over the book gadgets, 80 random
+  graphs of 5–7 nodes and a 4-minute random search (G(n, p) with 7–11 nodes, glued cliques, cliques
+  less edges with pendant books) — not proved.
+
+What the release's accuracy (Theorem 1, Lemma 8) can use, Δ being computed from the shipped G
+(``Δ = θe^{jβ}``, ``G_{|P|−j} ≤ Δ``): with ``(10/3)·G`` 2-bounding, ``X ≥ H_{|P|−2j}`` whenever
+``Δ̂ ≥ (10/3)·Δ`` — probability ``≥ 1 − ½e^{−(μ − ln(10/3))ε₁/β}``, vacuous at the default μ = ½ —
+and then ``H_|P| − X ≤ 2j·G_|P|`` by the j = |P| case. ``explain()``'s accuracy states exactly that
+(``accuracy_bound(…, g=2, scale=10/3)``); if G itself is 2-bounding the condition is ``Δ̂ ≥ Δ``.
+``privacy.error_estimate`` refuses k-triangles; ``privacy.intervals`` gives a one-sided interval.
 
 *The LPs* (``formulation="segments"``, the default; what they compute is the H, G and X above,
 unchanged). Three exact reductions of the direct epigraph LPs (``formulation="plain"``, kept as

@@ -120,9 +120,13 @@ edges at v give ``Σ_{e∋v} t_e·C(t_e − 1, k − 1) = k·B_v`` and the oppos
   any change that lowers G needs a new argument. And 1-bounding,
   so 2-bounding, held with ratio ≤ 0.83 on K4–K12, books, windmills of books, two cliques sharing
   an edge, cliques with missing edges and ~460 random graphs of 5–9 nodes (k = 2–5). Not proved.
-  So Theorem 1's accuracy is proved for ``8·G`` with g = 4 (``X ≥ H_{|P| − 4⌈ln(Δ/θ)/β⌉}`` when
-  ``Δ̂ ≥ Δ``) and conjectured for the shipped G with g = 2; nothing in the code states a
-  truncation bound for this construction (``privacy.error_estimate`` refuses k-triangles).
+
+What the release's accuracy (Theorem 1, Lemma 8) can use, Δ being computed from the shipped G
+(``Δ = θe^{jβ}``, ``G_{|P|−j} ≤ Δ``): with ``8·G`` 4-bounding, ``X ≥ H_{|P|−4j}`` whenever
+``Δ̂ ≥ 8Δ`` — probability ``≥ 1 − ½e^{−(μ − ln 8)ε₁/β}``, vacuous at the default μ = 1 — and then
+``H_|P| − X ≤ 4j·G_|P|`` by the j = |P| case. ``explain()``'s accuracy states exactly that
+(``accuracy_bound(…, g=4, scale=8)``); if G itself is 2-bounding the condition is ``Δ̂ ≥ Δ`` and the
+factor 2. ``privacy.error_estimate`` refuses k-triangles.
 
 Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.
