@@ -123,12 +123,23 @@ def accuracy_bound(
     needs ``Δ̂ ≥ sΔ`` instead of ``Δ̂ ≥ Δ``, which fails with probability
     ``½e^{−(μ − ln s)ε₁/β}`` (Lemma 6's argument), so ``prob = 1 − ½e^{−μ ε₁/β} −
     ½e^{−(μ − ln s)ε₁/β} − e^{−c}`` (vacuous unless ``μ > ln s``); ``s = 1`` is the formula above.
+    Both ``½`` are the continuous Laplace's tails; ``Δ̂`` is released with discrete Laplace noise
+    on the index (:func:`.release.release_delta_hat`), whose tails ``Pr[K ≥ m] = e^{−ε₁m}/(1 +
+    e^{−ε₁})`` are heavier, so ``½`` is replaced by ``1/(1 + e^{−ε₁})`` (at ``s = 1`` this is
+    slightly more conservative than the paper's ``e^{−μ ε₁/β}``). The ``e^{−c}`` of ``X̂``'s noise
+    is the continuous tail (the discrete law on the release grid has tail at most
+    ``2e^{−c}/(1 + e^{−1/λ})`` with ``λ`` the grid noise scale, and rounding adds one grid step).
+    A vacuous ``prob`` is returned as ``0.0``: the theorem guarantees nothing at these parameters
+    (the k-triangle constructions at the default μ).
 
     >>> b1, p1 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0)
     >>> b2, p2 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0,
     ...                         scale=1.5)
     >>> b1 == b2 and p2 < p1
     True
+    >>> accuracy_bound(10.0, theta=1.0, beta=0.1, mu=0.5, eps1=0.25, eps2=0.25, c=3.0,
+    ...                scale=10 / 3)[1]  # μ < ln s: nothing guaranteed
+    0.0
     """
     if scale < 1:
         raise ValueError(f"scale must be at least 1, got {scale!r}")
@@ -136,6 +147,8 @@ def accuracy_bound(
     bound = math.exp(2 * mu) * d_star * c / eps2 + g * math.ceil(
         math.log(d_star / theta) / beta
     ) * g_top
-    prob = (1.0 - 0.5 * math.exp(-mu * eps1 / beta)
-            - 0.5 * math.exp(-(mu - math.log(scale)) * eps1 / beta) - math.exp(-c))
-    return bound, prob
+    half = 1.0 / (1.0 + math.exp(-eps1))  # the discrete Laplace tail factor of Δ̂ (not ½)
+    prob = (1.0 - half * math.exp(-mu * eps1 / beta)
+            - half * math.exp(-(mu - math.log(scale)) * eps1 / beta) - math.exp(-c))
+    return bound, max(0.0, prob)
+

@@ -308,11 +308,14 @@ def test_accuracy_bound_with_a_scaled_bounding_sequence(g_top, beta, mu, eps, sc
     bound and lowers the probability by Lemma 8's extra condition ``Δ̂ ≥ sΔ``."""
     kw = {"theta": 1.0, "beta": beta, "mu": mu, "eps1": eps, "eps2": eps, "c": 3.0, "g": 2}
     b1, p1 = accuracy_bound(g_top, **kw)
-    assert p1 == pytest.approx(1 - math.exp(-mu * eps / beta) - math.exp(-3.0))
+    half = 1 / (1 + math.exp(-eps))  # the discrete Laplace tail of Δ̂'s index, not ½
+    assert p1 == pytest.approx(max(0.0, 1 - 2 * half * math.exp(-mu * eps / beta) - math.exp(-3.0)))
+    assert p1 <= max(0.0, 1 - math.exp(-mu * eps / beta) - math.exp(-3.0))  # never above the paper's
     b2, p2 = accuracy_bound(g_top, scale=scale, **kw)
     assert b2 == b1 and p2 <= p1 + 1e-12
-    assert p2 == pytest.approx(1 - 0.5 * math.exp(-mu * eps / beta)
-                               - 0.5 * math.exp(-(mu - math.log(scale)) * eps / beta) - math.exp(-3.0))
+    assert p2 == pytest.approx(max(0.0, 1 - half * math.exp(-mu * eps / beta)
+                                   - half * math.exp(-(mu - math.log(scale)) * eps / beta)
+                                   - math.exp(-3.0)))  # a vacuous probability is 0, never negative
     with pytest.raises(ValueError, match="scale"):
         accuracy_bound(g_top, scale=0.5, **kw)
 
