@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .. import _deadline
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError
 from ..mechanisms import r2t
 from ..provenance.backends import engine_of
@@ -42,7 +43,9 @@ R2T_OPTIONS = {
               "participant rows and millions of join results, for a noise larger by 1 + γ",
 }
 
-#: seconds one truncation LP may run before the release falls back
+#: seconds one truncation LP may run before the release falls back (a group's whole release,
+#: every threshold's LP and its preparation, also within
+#: :data:`provsql_dp._deadline.RELEASE_TIME_LIMIT`)
 LP_TIME_LIMIT = 120.0
 
 
@@ -90,11 +93,13 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
         try:
             if kr is None:
                 raise SolverError(why)
-            rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
-                              **kwargs)
-        except (SolverError, ArithmeticError, ValueError):
-            con._catalog.record_incident(f"{why or 'R2T truncation LP failed'} ({plan.label!r}); "
-                                         "released the data-independent fallback")
+            with _deadline.deadline(_deadline.RELEASE_TIME_LIMIT):  # each group's whole release
+                rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
+                                  **kwargs)
+        except (SolverError, ArithmeticError, ValueError) as e:
+            late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
+            con._catalog.record_incident(f"{why or late or 'R2T truncation LP failed'} "
+                                         f"({plan.label!r}); released the data-independent fallback")
             rel = r2t.fallback(eps, rng=rng, **kwargs)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
