@@ -162,6 +162,7 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
         return released_with(plans[j], q, noises[j]) - shifts[j]
 
     while True:
+        left = within_deadline(time_limit, "R2T's threshold race")  # a release's budget
         best = max([0.0] + [rel(j, lo[j]) for j in range(n)])
         open_ = [(rel(j, hi[j]), j) for j in range(n) if not solved[j] and rel(j, hi[j]) > best]
         if not open_:
@@ -171,7 +172,6 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
             refined[j] = True
             hi[j] = max(lo[j], min(hi[j], model.dual_bound(taus[j])))
             continue
-        left = within_deadline(time_limit, "R2T's threshold race")  # a release's budget
         if lp_gap > 0:
             f, up = model.value_interval(taus[j], gap=lp_gap * taus[j], time_limit=left)
         else:
