@@ -180,3 +180,13 @@ def test_the_general_paths_release_the_fallback_past_the_budget(monkeypatch, opt
     assert cur.privacy.remaining == 9.5 and math.isfinite(cur.fetchone()[0])
     (what,) = incidents(con)
     assert "time budget of 1e-09 s" in what and "data-independent fallback" in what
+
+
+def test_an_error_estimate_past_the_budget_releases_the_data_free_index(monkeypatch):
+    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 1e-9)
+    con = example_db(budget=10, seed=3)
+    rows = con.execute("EXPLAIN PRIVACY " + TRIANGLES + " WITH EPSILON 1 ESTIMATE ERROR WITH "
+                       "EPSILON 0.5").fetchall()
+    assert rows and con.ledger.remaining(con.user) == 9.5  # the estimate's ε is charged
+    (what,) = incidents(con)
+    assert what.startswith("error estimate: the release passed its time budget")
