@@ -34,11 +34,26 @@ def _capture_rows(text: str) -> int | None:
     return n
 
 
+def _seconds(text: str) -> float:
+    """``--release-seconds``: a positive number of seconds."""
+    try:
+        s = float(text)
+    except ValueError:
+        s = 0.0
+    if not (0 < s < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return s
+
+
 def _add_capture_rows(sub) -> None:
     sub.add_argument("--max-capture-rows", type=_capture_rows, default=DEFAULT_MAX_ROWS, metavar="N",
                      help="derivation rows one provenance capture may bring into memory (default "
                           f"{DEFAULT_MAX_ROWS:,}; 'none': no limit). A private release past it reads "
                           "no data and returns the data-independent fallback")
+    sub.add_argument("--release-seconds", type=_seconds, default=None, metavar="S",
+                     help="pad every accepted private release to S seconds of wall-clock time, so "
+                          "that its running time does not reveal how much protected data it read "
+                          "(default: no padding; pick S above the releases' own limits)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         return shell_main(args.database, role=args.role, user=args.user, read_only=args.read_only,
                           command=args.sql, bail=args.bail, mode=args.mode,
                           script=args.script or args.file, headers=args.headers,
-                          max_capture_rows=args.max_capture_rows)
+                          max_capture_rows=args.max_capture_rows,
+                          release_seconds=args.release_seconds)
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()
@@ -159,7 +175,8 @@ def _serve(parser, args) -> int:
         print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
-    app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows)
+    app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows,
+              release_seconds=args.release_seconds)
     return 0
 
 

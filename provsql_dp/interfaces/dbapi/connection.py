@@ -50,6 +50,7 @@ from ...errors import (
     Warning,
 )
 from ...privacy.ledger import Ledger
+from ...privacy.release_clock import check_release_seconds
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import ROLES
 from ...provenance.capture import DEFAULT_MAX_ROWS, capture
@@ -71,7 +72,8 @@ __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
             read_only: bool = False, config: dict | None = None, engine=None,
             raw: bool = False, interval_columns: bool | float = False,
-            max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> Connection:
+            max_capture_rows: int | None = DEFAULT_MAX_ROWS,
+            release_seconds: float | None = None) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -98,10 +100,16 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     query may bring into memory: past it a private release reads no data and returns the
     data-independent fallback (recorded in ``_provsql_dp.incidents``, never shown to an
     analyst), and the curator's :meth:`Connection.provenance` raises
-    :class:`~provsql_dp.errors.CaptureTooLarge`."""
+    :class:`~provsql_dp.errors.CaptureTooLarge`.
+
+    ``release_seconds`` (default ``None``: no padding) makes every accepted private release —
+    an answer or a failure, not a refusal — take at least that many seconds of wall-clock time,
+    so that how long a release takes does not tell an analyst how much protected data it read
+    (:mod:`provsql_dp.privacy.release_clock`); pick it above the releases' own limits, or the
+    ones that overrun still return late."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
                       engine=engine, raw=raw, interval_columns=interval_columns,
-                      max_capture_rows=max_capture_rows)
+                      max_capture_rows=max_capture_rows, release_seconds=release_seconds)
 
 
 class Connection:
@@ -138,14 +146,26 @@ class Connection:
             raise InterfaceError(f"max_capture_rows must be a positive whole number or None, got {n!r}")
         self._max_capture_rows = None if n is None else int(n)
 
+    @property
+    def release_seconds(self) -> float | None:
+        """The public wall-clock time every private release is padded to (``None``: none); see
+        :func:`connect`."""
+        return self._release_seconds
+
+    @release_seconds.setter
+    def release_seconds(self, seconds: float | None) -> None:
+        self._release_seconds = check_release_seconds(seconds)
+
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None,
                  engine=None, raw: bool = False, interval_columns: bool | float = False,
-                 max_capture_rows: int | None = DEFAULT_MAX_ROWS):
+                 max_capture_rows: int | None = DEFAULT_MAX_ROWS,
+                 release_seconds: float | None = None):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         coverage_of(interval_columns)  # validated before anything opens
         self.max_capture_rows = max_capture_rows  # validated before anything opens
+        self.release_seconds = release_seconds  # validated before anything opens
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
         except duckdb.IOException as e:

@@ -33,6 +33,7 @@ from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
 from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
 from ...privacy.quantile_route import is_quantile_query
+from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst
 from ...sql import dialect as d
@@ -269,7 +270,7 @@ class Cursor:
         """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
         (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
         con = self.connection
-        with con._catalog.snapshot():
+        with ReleaseClock(con.release_seconds), con._catalog.snapshot():
             desc, rows, info = estimate_error(con, tree, text)
         self._set_result(desc, rows)
         self.privacy = info
@@ -285,8 +286,10 @@ class Cursor:
                 f"epsilon {float(epsilon):g} is below the smallest ε a release accepts "
                 f"({MIN_EPSILON:g}): its noise would drown any answer, and the mechanisms' work "
                 "grows without bound as ε shrinks. Nothing was charged")
-        # DataFrames the query names from the caller's scope are registered first (public)
-        with scope_frames(con, tree, scope), con._catalog.snapshot():
+        # DataFrames the query names from the caller's scope are registered first (public);
+        # the release is padded to the connection's public release time, if it has one
+        with ReleaseClock(con.release_seconds), scope_frames(con, tree, scope), \
+                con._catalog.snapshot():
             # one read of the schema and declarations per statement
             self._private_release(tree, epsilon, text, options)
 

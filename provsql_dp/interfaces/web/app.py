@@ -212,9 +212,12 @@ def cancel(request, sess, body):
     return {"cancelled": _engine(request).cancel(sess.user)}
 
 
-def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> Starlette:
+def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
+               release_seconds: float | None = None) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
-    ``max_capture_rows`` applies to every connection it opens (:func:`provsql_dp.connect`)."""
+    ``max_capture_rows`` and ``release_seconds`` apply to every connection it opens
+    (:func:`provsql_dp.connect`); statements run one at a time, so a padded release holds the
+    others back for its whole padded time."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
     routes = [
         Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
@@ -230,14 +233,15 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS) -
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows)
+    app.state.engine = Engine(database, max_capture_rows, release_seconds)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
-          max_capture_rows: int | None = DEFAULT_MAX_ROWS) -> None:
+          max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None) -> None:
     """Run the explorer on uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds), host=host, port=port,
+                log_level="info")

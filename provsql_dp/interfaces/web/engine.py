@@ -54,9 +54,11 @@ def error_text(e: BaseException) -> str:
 class Engine:
     """Connections to one database, by (role, user), used under one lock."""
 
-    def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS):
+    def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
+                 release_seconds: float | None = None):
         self.database = database
         self.max_capture_rows = max_capture_rows
+        self.release_seconds = release_seconds
         self.lock = threading.RLock()
         self._cons: dict[tuple[str, str], object] = {}
         self._running: dict[str, object] = {}
@@ -67,7 +69,8 @@ class Engine:
             con = self._cons.get(key)
             if con is None:
                 con = self._cons[key] = connect(self.database, role=role, user=user,
-                                                     max_capture_rows=self.max_capture_rows)
+                                                     max_capture_rows=self.max_capture_rows,
+                                                     release_seconds=self.release_seconds)
                 con.autocommit = True  # like the shell: every statement commits
             return con
 

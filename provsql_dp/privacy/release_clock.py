@@ -1,0 +1,78 @@
+"""A public running time for private releases: every release takes the same wall-clock time.
+
+The side-channel rule (DESIGN §8) covers the running time too: once a private statement is
+accepted, how long it takes must depend on the data only through the noise. The mechanisms'
+work does depend on the data — a recursive-mechanism release over a large K-relation solves
+bigger linear programs than one over a small one — so the time alone would tell an analyst how
+big the protected relation is. ``release_seconds`` closes that channel the way *predictable
+transactions* do (Haeberlen, Pierce and Narayan, "Differential privacy under fire", USENIX
+Security 2011): each accepted release is padded to a public duration fixed by the curator, and
+the release's own work is bounded by the same duration (LP time limits, construction deadlines,
+``max_capture_rows``), past which the data-independent fallback is released — the statement's
+outcome still has the same shape and the same ε.
+
+:class:`ReleaseClock` is the padding: a context manager that, on leaving, sleeps until
+``seconds`` have passed since it was entered — whether the release answered or failed. A refusal
+(:data:`~provsql_dp.privacy.failures.REFUSALS`: decided from the statement, the declarations and
+the budget before any protected row is read) is not padded: its timing carries nothing about the
+data, and an analyst should not wait for a typo. A release that overruns ``seconds`` returns when
+it is done: the padding cannot shorten it, which is why the curator picks ``seconds`` above the
+release's limits (see the README's "No side channels").
+
+>>> import time
+>>> t = time.monotonic()
+>>> with ReleaseClock(0.05):
+...     pass
+>>> time.monotonic() - t >= 0.05
+True
+>>> with ReleaseClock(None):  # no padding: returns as soon as the release is done
+...     pass
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+
+from ..errors import InterfaceError
+from .failures import REFUSALS
+
+__all__ = ["ReleaseClock", "check_release_seconds"]
+
+
+def check_release_seconds(seconds) -> float | None:
+    """``seconds`` as a float, or ``None`` for no padding; anything else is refused by name."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or not (
+            math.isfinite(seconds) and seconds > 0):
+        raise InterfaceError(
+            f"release_seconds must be a positive number of seconds or None, got {seconds!r}")
+    return float(seconds)
+
+
+class ReleaseClock:
+    """Pad the enclosed release to ``seconds`` of wall-clock time (``None``: no padding)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = check_release_seconds(seconds)
+        self.start = time.monotonic()
+
+    def __enter__(self) -> ReleaseClock:
+        self.start = time.monotonic()
+        return self
+
+    def remaining(self) -> float | None:
+        """Seconds left until the padded end (``None`` without padding; never negative)."""
+        if self.seconds is None:
+            return None
+        return max(0.0, self.start + self.seconds - time.monotonic())
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self.seconds is None or (exc_type is not None and issubclass(exc_type, REFUSALS)):
+            return
+        left = self.remaining()
+        while left:  # sleep may wake early (signals); the padded end is what counts
+            time.sleep(left)
+            left = self.remaining()
