@@ -190,3 +190,25 @@ def test_an_error_estimate_past_the_budget_releases_the_data_free_index(monkeypa
     assert rows and con.ledger.remaining(con.user) == 9.5  # the estimate's ε is charged
     (what,) = incidents(con)
     assert what.startswith("error estimate: the release passed its time budget")
+
+
+def test_release_seconds_is_the_statements_budget_too(karate, monkeypatch):
+    """Padded releases (``release_seconds``): the work stops by the padded end (here in a
+    stubbed-slow colour refinement), the fallback is released, and the statement takes the
+    padded time — not the time the work would have taken."""
+    dense = _lp_quotient._dense
+
+    def slow(h):
+        time.sleep(0.2)
+        return dense(h)
+
+    monkeypatch.setattr(_lp_quotient, "_dense", slow)
+    con = karate()
+    con.release_seconds = 0.5
+    t0 = time.perf_counter()
+    cur = con.execute(KTRI)
+    took = time.perf_counter() - t0
+    assert 0.5 <= took < 3 and cur.privacy.mechanism == "recursive-ktriangle"
+    (what,) = incidents(con)
+    assert "time budget of 0.5 s during colour refinement" in what
+    assert _deadline.remaining() is None  # the clock ended with the statement
