@@ -416,6 +416,9 @@ def budget_note(con) -> str:
     (the EXPLAIN PRIVACY notes)."""
     limit = max_rows_of(con)
     rows = "any number of rows" if limit is None else f"at most {limit:,} rows (max_capture_rows)"
+    seconds, padded = _deadline.RELEASE_TIME_LIMIT, getattr(con, "release_seconds", None)
+    within = (f"{seconds:g} s" if padded is None or padded >= seconds
+              else f"{padded:g} s (release_seconds)")
     return (f"The whole release (reading the rows, building the construction, every LP) runs "
-            f"within {_deadline.RELEASE_TIME_LIMIT:g} s and reads {rows}; past either the "
-            "data-independent fallback is released, its ε charged")
+            f"within {within} and reads {rows}; past either the data-independent fallback is "
+            "released, its ε charged")

@@ -132,6 +132,9 @@ def test_explain_states_the_public_bounds(karate, monkeypatch):
     con.max_capture_rows = None
     note = con.execute("EXPLAIN PRIVACY " + KSTAR).fetchall()[0][-1]
     assert "any number of rows" in note and "private sizes" in note
+    con.release_seconds = 7.5  # a padded connection: its work stops by the padded end
+    note = con.execute("EXPLAIN PRIVACY " + KSTAR).fetchall()[0][-1]
+    assert "runs within 7.5 s (release_seconds)" in note
 
 
 def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path, monkeypatch):
