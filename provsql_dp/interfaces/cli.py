@@ -45,6 +45,17 @@ def _seconds(text: str) -> float:
     return s
 
 
+def _gap(text: str) -> float:
+    """``--lp-gap``: a nonnegative finite number."""
+    try:
+        g = float(text)
+    except ValueError:
+        g = -1.0
+    if not (0 <= g < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a nonnegative number, got {text!r}")
+    return g
+
+
 def _add_capture_rows(sub) -> None:
     sub.add_argument("--max-capture-rows", type=_capture_rows, default=DEFAULT_MAX_ROWS, metavar="N",
                      help="derivation rows one provenance capture may bring into memory (default "
@@ -53,7 +64,12 @@ def _add_capture_rows(sub) -> None:
     sub.add_argument("--release-seconds", type=_seconds, default=None, metavar="S",
                      help="pad every accepted private release to S seconds of wall-clock time, so "
                           "that its running time does not reveal how much protected data it read "
-                          "(default: no padding; pick S above the releases' own limits)")
+                          "(default: no padding; the releases' work also stops by S, past it "
+                          "the data-independent fallback)")
+    sub.add_argument("--lp-gap", type=_gap, default=None, metavar="G",
+                     help="R2T's lp_gap γ for statements that give no OPTIONS (lp_gap = …): each "
+                          "truncation LP within γ·τ of its optimum, the noise calibrated to "
+                          "(1 + γ)·τ (default: R2T's own, 1/16; 0: every LP exact)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                           command=args.sql, bail=args.bail, mode=args.mode,
                           script=args.script or args.file, headers=args.headers,
                           max_capture_rows=args.max_capture_rows,
-                          release_seconds=args.release_seconds)
+                          release_seconds=args.release_seconds, lp_gap=args.lp_gap)
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()
@@ -176,7 +192,7 @@ def _serve(parser, args) -> int:
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
     app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows,
-              release_seconds=args.release_seconds)
+              release_seconds=args.release_seconds, lp_gap=args.lp_gap)
     return 0
 
 

@@ -270,7 +270,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     options = {k: v for k, v in options.items() if k != "mechanism"}
     if choice == "r2t":  # the user's choice, never the data's
         return _Decision(plan, float(epsilon), groups, names, "r2t", own, bounds,
-                         kwargs=r2t_kwargs(options, plan.kind, bounds))
+                         kwargs=r2t_kwargs(options, plan.kind, bounds,
+                                           default_gap=getattr(con, "lp_gap", None)))
     if choice != "recursive" and laplace_applies(plan, own, bounds):
         extra = sorted(set(options) - set(BOUND_OPTIONS))
         if extra:

@@ -20,14 +20,14 @@ import numbers
 import numpy as np
 
 from .. import _deadline
-from ..errors import CaptureTooLarge, ProgrammingError, SolverError
+from ..errors import CaptureTooLarge, InterfaceError, ProgrammingError, SolverError
 from ..mechanisms import r2t
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
-__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t"]
+__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap"]
 
 R2T_OPTIONS = {
     "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
@@ -49,8 +49,21 @@ R2T_OPTIONS = {
 LP_TIME_LIMIT = 120.0
 
 
-def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
-    """Validate the R2T options of one aggregate (statement and declarations only)."""
+def check_lp_gap(gap) -> float | None:
+    """A connection's default ``lp_gap`` (``provsql_dp.connect(..., lp_gap=γ)``, ``provsql-dp
+    shell|serve --lp-gap γ``): a finite ``γ ≥ 0`` as a float, or ``None`` for R2T's own default
+    (public, like the option)."""
+    if gap is None:
+        return None
+    if (isinstance(gap, (str, bool)) or not isinstance(gap, numbers.Real)
+            or not (math.isfinite(gap) and gap >= 0)):
+        raise InterfaceError(f"lp_gap must be a nonnegative finite number or None, got {gap!r}")
+    return float(gap)
+
+
+def r2t_kwargs(options: dict, kind: str, bounds, default_gap: float | None = None) -> dict:
+    """Validate the R2T options of one aggregate (statement and declarations only);
+    ``default_gap``, the connection's ``lp_gap``, applies when the statement gives none."""
     allowed = set(R2T_OPTIONS) | {"lower", "upper"}
     extra = sorted(set(options) - allowed)
     if extra:
@@ -76,6 +89,8 @@ def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
         raise ProgrammingError("option lp_gap must be finite")
     if not kwargs.get("beta", 0.5) < 1:
         raise ProgrammingError("option beta must lie strictly between 0 and 1")
+    if "lp_gap" not in kwargs and default_gap is not None:
+        kwargs["lp_gap"] = float(default_gap)
     return kwargs
 
 

@@ -213,9 +213,9 @@ def cancel(request, sess, body):
 
 
 def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-               release_seconds: float | None = None) -> Starlette:
+               release_seconds: float | None = None, lp_gap: float | None = None) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
-    ``max_capture_rows`` and ``release_seconds`` apply to every connection it opens
+    ``max_capture_rows``, ``release_seconds`` and ``lp_gap`` apply to every connection it opens
     (:func:`provsql_dp.connect`); statements run one at a time, so a padded release holds the
     others back for its whole padded time."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
@@ -233,15 +233,16 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows, release_seconds)
+    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
-          max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None) -> None:
+          max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
+          lp_gap: float | None = None) -> None:
     """Run the explorer on uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows, release_seconds), host=host, port=port,
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap), host=host, port=port,
                 log_level="info")

@@ -55,10 +55,11 @@ class Engine:
     """Connections to one database, by (role, user), used under one lock."""
 
     def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-                 release_seconds: float | None = None):
+                 release_seconds: float | None = None, lp_gap: float | None = None):
         self.database = database
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
+        self.lp_gap = lp_gap
         self.lock = threading.RLock()
         self._cons: dict[tuple[str, str], object] = {}
         self._running: dict[str, object] = {}
@@ -70,7 +71,8 @@ class Engine:
             if con is None:
                 con = self._cons[key] = connect(self.database, role=role, user=user,
                                                      max_capture_rows=self.max_capture_rows,
-                                                     release_seconds=self.release_seconds)
+                                                     release_seconds=self.release_seconds,
+                                                     lp_gap=self.lp_gap)
                 con.autocommit = True  # like the shell: every statement commits
             return con
 
