@@ -147,6 +147,7 @@ def equitable_quotient(a: sp.csr_matrix, cost, col_lo, col_up, row_lo, row_up, *
         vals = np.asarray(vals, dtype=np.float64)
         if not np.array_equal(vals[_first(cls)][cls], vals):
             return None
+    _check_deadline("colour refinement's exact check")  # a release's time budget (_deadline)
     s = _blocks_equal(a, row_cls, col_cls, n_c)
     if s is None or _blocks_equal(a.T.tocsr(), col_cls, row_cls, n_r) is None:
         return None
