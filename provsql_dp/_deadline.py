@@ -31,19 +31,21 @@ provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.0
 
 from __future__ import annotations
 
+import numbers
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .errors import SolverError
+from .errors import InterfaceError, SolverError
 
 __all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "deadline", "remaining", "check",
-           "time_limit"]
+           "time_limit", "budget_of", "check_budget"]
 
-#: seconds one private release may take as a whole — reading the protected rows it needs,
-#: building its linear programs and solving every one of them (each LP also keeps its own
-#: limit, the smaller applies). Public: it bounds an analyst's wait whatever the data; past it
-#: the release's data-independent fallback is returned, with its ε charged
+#: seconds one private release may take as a whole by default — reading the protected rows it
+#: needs, building its linear programs and solving every one of them (each LP also keeps its
+#: own limit, the smaller applies). Public: it bounds an analyst's wait whatever the data; past
+#: it the release's data-independent fallback is returned, with its ε charged. A connection's
+#: own is ``con.release_time_limit`` (:func:`budget_of`)
 RELEASE_TIME_LIMIT = 300.0
 
 #: (end on time.monotonic(), the budget in seconds) of the release under way, or None
@@ -58,6 +60,24 @@ class DeadlineExceeded(SolverError):
         self.budget = float(budget)
         super().__init__(f"the release passed its time budget of {budget:g} s during {where}; "
                          "nothing was released from the data")
+
+
+def budget_of(con) -> float | None:
+    """The release budget of a provsql_dp connection: ``con.release_time_limit`` (``None``: no
+    budget), :data:`RELEASE_TIME_LIMIT` for an object without one."""
+    return getattr(con, "release_time_limit", RELEASE_TIME_LIMIT)
+
+
+def check_budget(seconds) -> float | None:
+    """A connection's ``release_time_limit``: a positive finite number of seconds as a float, or
+    ``None`` for no budget; anything else is refused by name."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, (bool, str)) or not isinstance(seconds, numbers.Real) or not (
+            0 < float(seconds) < float("inf")):
+        raise InterfaceError(f"release_time_limit must be a positive number of seconds or None, "
+                             f"got {seconds!r}")
+    return float(seconds)
 
 
 @contextmanager

@@ -327,7 +327,7 @@ def execute(con, d: _Decision, charge_fn, rng=None):
         try:
             if kr is None:
                 raise SolverError(why)
-            with _deadline.deadline(_deadline.RELEASE_TIME_LIMIT):  # each group's whole release
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
                 sub = kr
                 if plan.group_by:
                     mask = np.ones(len(kr), dtype=bool)
@@ -435,7 +435,8 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 #: seconds one linear program of a release may run; past it (or on any solver failure) the group
 #: is released by :func:`_fallback`, so that no solver outcome reaches the analyst. A group's
 #: whole release (its LPs and their preparation) also runs within
-#: :data:`provsql_dp._deadline.RELEASE_TIME_LIMIT`, with the same fallback past it
+#: the connection's ``release_time_limit`` (:mod:`provsql_dp._deadline`), with the same
+#: fallback past it
 LP_TIME_LIMIT = 120.0
 
 

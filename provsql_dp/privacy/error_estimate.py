@@ -189,7 +189,7 @@ def _estimate(con, dec, job, rng) -> tuple:
         try:
             if kr is None:
                 raise SolverError(why)
-            with _deadline.deadline(_deadline.RELEASE_TIME_LIMIT):  # each group's whole estimate
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole estimate
                 est = ee.estimate(_restrict(kr, dec.key_names, g), eps_g, est_g, dec.style, rng,
                                   signed=dec.signed, time_limit=LP_TIME_LIMIT, **dec.kwargs)
         except (SolverError, ArithmeticError, ValueError) as e:  # the LP failed: a data-free index

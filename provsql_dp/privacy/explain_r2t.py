@@ -21,7 +21,6 @@ hence how many thresholds are decided without an LP.
 
 from __future__ import annotations
 
-from .._deadline import RELEASE_TIME_LIMIT
 from ..mechanisms import r2t
 from ..mechanisms.r2t_lp import R2TModel
 from ..errors import CaptureTooLarge
@@ -37,7 +36,7 @@ PUBLIC_NOTE = (
     "of such participants that some monomial touches (monomials touching the same set merged), "
     "is split into its independent blocks, and is tried against a dual bound before HiGHS's "
     "interior point method runs; it stops after the time limit (each group's whole release "
-    f"after {RELEASE_TIME_LIMIT:g} s) and then the data-independent fallback is released. The error grows like L·ln(L/β) with L = ⌈log₂ max_contribution⌉: "
+    "after the connection's release_time_limit, default 300 s) and then the data-independent fallback is released. The error grows like L·ln(L/β) with L = ⌈log₂ max_contribution⌉: "
     "declare the smallest public bound on one participant's contribution"
 )
 

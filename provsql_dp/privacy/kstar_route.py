@@ -374,7 +374,8 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
     :mod:`provsql_dp.privacy.ktriangle_route`).
 
     The whole release — reading the rows, building the construction, every LP — runs within
-    :data:`~provsql_dp._deadline.RELEASE_TIME_LIMIT` seconds (each LP also within
+    the connection's ``release_time_limit`` (default
+    :data:`~provsql_dp._deadline.RELEASE_TIME_LIMIT`) seconds (each LP also within
     ``time_limit``). A failed LP (time limit, solver status), the budget passed, more rows than
     ``max_capture_rows`` or numbers the LPs cannot take release ``fallback(ε, why)`` — data
     independent, same shape and mechanism name — and the incident (``why``: None for a failed
@@ -383,7 +384,7 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
     p = resolve_params(epsilon, style, **kwargs)  # μ from the query's style, as the LP path
     params = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")}
     try:
-        with _deadline.deadline(_deadline.RELEASE_TIME_LIMIT):
+        with _deadline.deadline(_deadline.budget_of(con)):
             construction = shape.load(con, time_limit=time_limit)
             _deadline.check("the construction's preparation")
             rel = construction.release(epsilon, rng=rng, **params)
@@ -416,9 +417,11 @@ def budget_note(con) -> str:
     (the EXPLAIN PRIVACY notes)."""
     limit = max_rows_of(con)
     rows = "any number of rows" if limit is None else f"at most {limit:,} rows (max_capture_rows)"
-    seconds, padded = _deadline.RELEASE_TIME_LIMIT, getattr(con, "release_seconds", None)
-    within = (f"{seconds:g} s" if padded is None or padded >= seconds
-              else f"{padded:g} s (release_seconds)")
+    seconds, padded = _deadline.budget_of(con), getattr(con, "release_seconds", None)
+    if padded is not None and (seconds is None or padded < seconds):
+        within = f"within {padded:g} s (release_seconds)"
+    else:
+        within = "with no time limit" if seconds is None else f"within {seconds:g} s"
     return (f"The whole release (reading the rows, building the construction, every LP) runs "
-            f"within {within} and reads {rows}; past either the data-independent fallback is "
+            f"{within} and reads {rows}; past either the data-independent fallback is "
             "released, its ε charged")

@@ -45,7 +45,7 @@ R2T_OPTIONS = {
 
 #: seconds one truncation LP may run before the release falls back (a group's whole release,
 #: every threshold's LP and its preparation, also within
-#: :data:`provsql_dp._deadline.RELEASE_TIME_LIMIT`)
+#: the connection's ``release_time_limit``, :mod:`provsql_dp._deadline`)
 LP_TIME_LIMIT = 120.0
 
 
@@ -108,7 +108,7 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
         try:
             if kr is None:
                 raise SolverError(why)
-            with _deadline.deadline(_deadline.RELEASE_TIME_LIMIT):  # each group's whole release
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
                 rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
                                   **kwargs)
         except (SolverError, ArithmeticError, ValueError) as e:

@@ -12,7 +12,7 @@ the release's own work is bounded by the same duration (LP time limits, construc
 outcome still has the same shape and the same ε. The padding is also the statement's
 :func:`~provsql_dp._deadline.deadline`: every LP and every preparation step of its releases
 stops by the padded end (within one step between two checks), inside the per-release
-:data:`~provsql_dp._deadline.RELEASE_TIME_LIMIT`.
+``release_time_limit`` (:func:`~provsql_dp._deadline.budget_of`).
 
 :class:`ReleaseClock` is the padding: a context manager that, on leaving, sleeps until
 ``seconds`` have passed since it was entered — whether the release answered or failed. A refusal

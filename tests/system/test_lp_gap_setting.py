@@ -72,3 +72,5 @@ def test_web_engine_takes_the_default(tmp_path):
 
     assert Engine(str(tmp_path / "w.duckdb"), lp_gap=0.25).connection("curator", "a").lp_gap == 0.25
     assert Engine(str(tmp_path / "v.duckdb")).connection("curator", "a").lp_gap is None
+    eng = Engine(str(tmp_path / "u.duckdb"), release_time_limit=9.0)
+    assert eng.connection("curator", "a").release_time_limit == 9.0

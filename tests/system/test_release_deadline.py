@@ -59,8 +59,8 @@ def karate():
 def test_a_budget_passed_while_reading_releases_the_fallback(karate, monkeypatch, sql,
                                                              mechanism, privacy):
     normal = outcome(karate(privacy).execute(sql))
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 1e-9)  # over before the first check
     con = karate(privacy)
+    con.release_time_limit = 1e-9  # over before the first check
     late = outcome(con.execute(sql))
     assert late == normal and late[3] == mechanism  # same shape, text, ε charged and left
     (what,) = incidents(con)
@@ -77,8 +77,8 @@ def test_a_budget_passed_in_colour_refinement_releases_the_fallback(karate, monk
         return dense(h)
 
     monkeypatch.setattr(_lp_quotient, "_dense", slow)
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 0.15)
     con = karate()
+    con.release_time_limit = 0.15
     t0 = time.perf_counter()
     late = outcome(con.execute(KTRI))
     assert time.perf_counter() - t0 < 5  # stopped at the round past 0.15 s, not after all of them
@@ -102,8 +102,9 @@ def test_each_lp_gets_at_most_the_time_left(karate, monkeypatch):
         return out
 
     monkeypatch.setattr(_highs, "_run", spy)
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 50.0)
-    karate().execute(KTRI).fetchall()
+    con = karate()
+    con.release_time_limit = 50.0
+    con.execute(KTRI).fetchall()
     assert seen and all(own == 120.0 and 0 < given <= 50 for own, given in seen)
 
 
@@ -123,8 +124,8 @@ def test_more_rows_than_max_capture_rows_releases_the_fallback(karate, sql, mech
 
 
 def test_explain_states_the_public_bounds(karate, monkeypatch):
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 42.0)
     con = karate()
+    con.release_time_limit = 42.0
     con.max_capture_rows = 5
     note = con.execute("EXPLAIN PRIVACY " + KTRI).fetchall()[0][-1]
     assert "runs within 42 s" in note and "at most 5 rows (max_capture_rows)" in note
@@ -145,8 +146,7 @@ def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path, monkeypa
     c.close()
     seen = []
     for budget in (300.0, 1e-9):
-        monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", budget)
-        an = provsql_dp.connect(path, role="analyst", user="ann")
+        an = provsql_dp.connect(path, role="analyst", user="ann", release_time_limit=budget)
         seen.append(outcome(an.execute(KTRI))[:-2])
         an.close()
     assert seen[0][:4] == seen[1][:4] and seen[0][6:] == seen[1][6:]
@@ -157,8 +157,8 @@ def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path, monkeypa
 def test_a_refusal_changes_nothing(karate, monkeypatch, sql):
     """Refused before the charge (over budget; ESTIMATE ERROR on a route): no clock, no read, no
     incident, the ledger and the table as they were."""
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 1e-9)
     con = karate()
+    con.release_time_limit = 1e-9
     con.max_capture_rows = 1
     table = con._duck.execute("SELECT * FROM edge ORDER BY ALL").fetchall()
     left = con.ledger.remaining(con.user)
@@ -176,8 +176,8 @@ def test_the_general_paths_release_the_fallback_past_the_budget(monkeypatch, opt
     under the same budget; past it, the fallback (same shape, ε charged)."""
     sql = TRIANGLES + " WITH EPSILON 0.5" + options
     normal = example_db(budget=10, seed=3).execute(sql)
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 1e-9)
     con = example_db(budget=10, seed=3)
+    con.release_time_limit = 1e-9
     cur = con.execute(sql)
     assert cur.description == normal.description and cur.privacy.mechanism == normal.privacy.mechanism
     assert cur.privacy.remaining == 9.5 and math.isfinite(cur.fetchone()[0])
@@ -186,8 +186,8 @@ def test_the_general_paths_release_the_fallback_past_the_budget(monkeypatch, opt
 
 
 def test_an_error_estimate_past_the_budget_releases_the_data_free_index(monkeypatch):
-    monkeypatch.setattr(_deadline, "RELEASE_TIME_LIMIT", 1e-9)
     con = example_db(budget=10, seed=3)
+    con.release_time_limit = 1e-9
     rows = con.execute("EXPLAIN PRIVACY " + TRIANGLES + " WITH EPSILON 1 ESTIMATE ERROR WITH "
                        "EPSILON 0.5").fetchall()
     assert rows and con.ledger.remaining(con.user) == 9.5  # the estimate's ε is charged
@@ -215,3 +215,36 @@ def test_release_seconds_is_the_statements_budget_too(karate, monkeypatch):
     (what,) = incidents(con)
     assert "time budget of 0.5 s during colour refinement" in what
     assert _deadline.remaining() is None  # the clock ended with the statement
+
+
+def test_the_budget_is_a_connection_setting(tmp_path, capsys):
+    """``connect(..., release_time_limit=S)`` / ``con.release_time_limit`` / ``provsql-dp
+    shell|serve --release-time-limit S|none``: validated by name; ``None`` runs without a budget."""
+    from provsql_dp.interfaces import cli
+
+    con = provsql_dp.connect()
+    assert con.release_time_limit == _deadline.RELEASE_TIME_LIMIT == 300.0
+    for bad in (0, -1.0, float("inf"), float("nan"), "10", True):
+        with pytest.raises(provsql_dp.InterfaceError, match="release_time_limit must be a positive"):
+            con.release_time_limit = bad
+    with pytest.raises(provsql_dp.InterfaceError, match="release_time_limit"):
+        provsql_dp.connect(release_time_limit=0)
+    assert provsql_dp.connect(release_time_limit=np.int64(5)).release_time_limit == 5.0
+    g = graph_db(nx.karate_club_graph(), "edge")
+    g.release_time_limit = None  # no budget: released from the data, no incident
+    assert g.execute(KTRI).privacy.mechanism == "recursive-ktriangle" and incidents(g) == []
+    assert "with no time limit" in g.execute("EXPLAIN PRIVACY " + KTRI).fetchall()[0][-1]
+    db = str(tmp_path / "g.duckdb")
+    c = provsql_dp.connect(db)
+    load_edges(c, nx.karate_club_graph())
+    c.execute("PROTECT TABLE edge")
+    c.commit()
+    c.close()
+    assert cli.main(["shell", db, "--release-time-limit", "12.5", "-c", f"EXPLAIN PRIVACY {KTRI};"]) == 0
+    assert "runs within 12.5 s" in capsys.readouterr().out
+    assert cli.main(["shell", db, "--release-time-limit", "none", "-c", f"EXPLAIN PRIVACY {KTRI};"]) == 0
+    assert "with no time limit" in capsys.readouterr().out
+    for bad in ("0", "-2", "soon"):
+        with pytest.raises(SystemExit):
+            cli.main(["shell", db, "--release-time-limit", bad])
+        assert "expected a positive number of seconds" in capsys.readouterr().err
