@@ -45,36 +45,62 @@ DELTA = 0.1  # papers/003 §6.1: δ = γ = 0.1, "the parameter setting of [7]"
 GAMMA = 0.1  # RHMS's γ (same sentence of papers/003 §6.1; Karwa et al. §5.1: γ = δ = 0.1, ε = 0.5)
 RHMS_GUARANTEE = f"(ε,γ={GAMMA})-adversarial (edge), NOT DP"
 
-RHMS_DEVIATION = (
+RHMS_STATED = (
     "RHMS (Rastogi, Hay, Miklau, Suciu PODS 2009): as stated in Karwa et al., PVLDB 4(11) 2011, "
     "Appendix, Algorithm 2 (the RHMS paper itself was not readable here): λ = (8(|V_H|+1)|E_H|² "
     "ln n)^(|E_H|−1); with probability θ = |E_H|/(nγ) a uniform element of {0, …, n^|V_H|}, else "
     "T + Lap(λ/(√2ε)). Its guarantee is (ε, γ)-ADVERSARIAL privacy for (log(n)/n, log n)-bounded "
     "attackers, NOT differential privacy; Karwa et al. ran it only on G(n, log(n)/n) graphs, whose "
-    "priors fit that class; these real graphs do not (papers/003 Figs. 4 and 7 compare against it "
-    "without that restriction, as here). 'log n' read as ln n (base not printed). Laplace scales "
-    "beyond the exact sampler's "
+    "priors fit that class; "
+)
+RHMS_TAIL = (
+    "'log n' read as ln n (base not printed). Laplace scales beyond the exact sampler's "
     "2**64 get no draws; the row then gives Karwa et al.'s Claim 5.1 bounds on the median error."
 )
+RHMS_DEVIATION = (
+    RHMS_STATED + "these real graphs do not (papers/003 Figs. 4 and 7 compare against it "
+    "without that restriction, as here). " + RHMS_TAIL
+)
 
-DEVIATIONS = [
+KSTAR_OURS = (
     "k-stars, ours: the degree construction of provsql_dp.mechanisms.kstar (H, G as LPs over node "
     "degrees, O(|V|+|E|) columns whatever k) — our own, since papers/003 footnote 2 does not publish "
     "its 'clever construction'; its H and G differ from the enumerated K-relation's (edge privacy: "
     "H is never lower, G_|P| = 2 max_v C(d_v, k-1) instead of 2 max_e (C(d_u-1,k-1)+C(d_v-1,k-1)); "
-    "node privacy: G_|P| = 2k max_v C(d_v, k)).",
+    "node privacy: G_|P| = 2k max_v C(d_v, k))."
+)
+KARWA_KSTAR = (
     "Karwa k-star: two rows. karwa-kstar-pure is the ε-DP release papers/003 names: smooth "
     "sensitivity at β = ε/6 with standard Cauchy noise of scale 6S/ε (the NRS Cauchy rule, as "
     "RelM implements it; loss ≤ ε/3, proved in provsql_dp.graph.baselines) — Karwa et al.'s own "
     "constants (their Theorem 2.3 and §5.1: Cauchy noise 6S*/ε at the ε/6-smooth sensitivity); "
     "its noise is continuous (benchmark only). karwa-kstar is the (ε, δ = 0.1) Laplace variant (α = ε/2, "
-    "β = ε/(2 ln(2/δ)), exact discrete noise). A(s) is exact (brute-force tested).",
+    "β = ε/(2 ln(2/δ)), exact discrete noise). A(s) is exact (brute-force tested)."
+)
+KARWA_KTRIANGLE = (
     "Karwa k-triangle: two rows. karwa-ktriangle-alg1 is Karwa et al.'s own mechanism (PVLDB 2011 "
     "§4, Algorithm 1, (ε, δ)-DP for ε ≤ 1.5 ln 1.5; provsql_dp.graph.karwa_ktriangle): Lemma 4.1's "
     "exact local sensitivity raised by a DP bound through Lemma 4.2's B(ã_max), B taken at "
     "⌈ã_max⌉ and floored at 1. smooth-ktriangle (labelled karwa-ktriangle before 2026-11-23) is the smooth-sensitivity release derived here "
     "before the paper was readable (bound C(a,k) + 2a·C(a,k−1) at a = a_max + s, Laplace, "
-    "(ε, δ)-DP).",
+    "(ε, δ)-DP)."
+)
+KTRIANGLE_OURS = (
+    "k-triangles, ours: under edge privacy the triangle construction of "
+    "provsql_dp.mechanisms.ktriangle (our own: LPs of one column per edge and per triangle whatever "
+    "k; H, G proved recursive, G = 3k max_e C_k(x_e) bounding checked by brute force, not proved)"
+)
+KTRIANGLE_NODE_OURS = (
+    "Under node privacy the node triangle "
+    "construction of provsql_dp.mechanisms.ktriangle_node (our own: H as above over node triangles, "
+    "G = S(K) with load k·Σ_{e∋v} C_k(x_e) + K·tri_v; H, G proved recursive, bounding with c = 1 "
+    "checked by brute force, not proved)"
+)
+
+DEVIATIONS = [
+    KSTAR_OURS,
+    KARWA_KSTAR,
+    KARWA_KTRIANGLE,
     RHMS_DEVIATION,
     "papers/003 Fig. 4 is drawn on synthetic G(n, p) graphs (avg degree 10) and gives its errors as "
     "plots only: no number of the paper can be printed beside ours. The rows here use the paper's "
@@ -82,14 +108,9 @@ DEVIATIONS = [
     "edge). The paper's qualitative claims: ours (edge) most accurate; node privacy much noisier "
     "for 2-stars and 2-triangles; local-sensitivity mechanisms poor on sparse graphs for "
     "2-triangles.",
-    "k-triangles, ours: under edge privacy the triangle construction of "
-    "provsql_dp.mechanisms.ktriangle (our own: LPs of one column per edge and per triangle whatever "
-    "k; H, G proved recursive, G = 3k max_e C_k(x_e) bounding checked by brute force, not proved), "
-    "beside the enumerated K-relation (one tuple per k-triangle, node and edge privacy), refused "
-    "above --kt-max-entries (ca-GrQc: 2.0 M 2-triangles). Under node privacy the node triangle "
-    "construction of provsql_dp.mechanisms.ktriangle_node (our own: H as above over node triangles, "
-    "G = S(K) with load k·Σ_{e∋v} C_k(x_e) + K·tri_v; H, G proved recursive, bounding with c = 1 "
-    "checked by brute force, not proved) beside the enumerated K-relation.",
+    KTRIANGLE_OURS + ", beside the enumerated K-relation (one tuple per k-triangle, node and edge "
+    "privacy), refused above --kt-max-entries (ca-GrQc: 2.0 M 2-triangles). " + KTRIANGLE_NODE_OURS
+    + " beside the enumerated K-relation.",
     "All noise but karwa-kstar-pure's: exact discrete Laplace on a public grid (safe_noise), not "
     "continuous Laplace.",
 ]
@@ -120,6 +141,17 @@ def _releases(fn, args):
         if len(values) >= args.min_releases and time.perf_counter() - start > args.budget:
             break
     return values, times
+
+
+def baseline_releases(fn, args, setup: float = 0.0):
+    """``max(--releases, 20)`` draws of ``fn()`` and their seconds (each plus ``setup``: the
+    baseline's one-off sensitivity computation, paid by a one-off release)."""
+    vals, times = [], []
+    for _ in range(max(args.releases, 20)):
+        t = time.perf_counter()
+        vals.append(fn())
+        times.append(time.perf_counter() - t + setup)
+    return vals, times
 
 
 def _ours_kstar(out, name, e, n, k, privacy, args, rng, truth):
@@ -173,12 +205,7 @@ def _smooth(out, name, pattern, e, n, k, args, rng, truth, which):
         s = gs.ktriangle_smooth_sensitivity(e[:, 0], e[:, 1], n, k, beta)
         fn = lambda: gs.ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon,  # noqa: E731
                                           delta=DELTA, rng=rng, smooth=s)
-    setup = time.perf_counter() - t0
-    vals, times = [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        vals.append(fn())
-        times.append(time.perf_counter() - t + setup)
+    vals, times = baseline_releases(fn, args, time.perf_counter() - t0)
     label = "karwa-kstar" if which == "kstar" else "smooth-ktriangle"  # not Karwa's own: see below
     _row(out, name, pattern, label, f"(ε,δ={DELTA})-DP (edge)", truth, vals, times,
          note=f"smooth S={s:.4g}")
@@ -189,13 +216,9 @@ def _karwa_pure(out, name, e, n, k, args, rng, truth):
     _, beta = cauchy_params(args.epsilon)
     t0 = time.perf_counter()
     s = gs.kstar_smooth_sensitivity(e[:, 0], e[:, 1], n, k, beta)
-    setup = time.perf_counter() - t0
-    vals, times = [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        vals.append(kstar_pure_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, rng=rng,
-                                       smooth=s, true_value=truth))
-        times.append(time.perf_counter() - t + setup)
+    vals, times = baseline_releases(
+        lambda: kstar_pure_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, rng=rng,
+                                   smooth=s, true_value=truth), args, time.perf_counter() - t0)
     _row(out, name, f"{k}-star", "karwa-kstar-pure", "ε-DP (edge)", truth, vals, times,
          note=f"smooth S={s:.4g} (β=ε/6, Cauchy)")
 
@@ -211,15 +234,10 @@ def _karwa_alg1(out, name, e, n, k, args, rng, truth):
     """Karwa et al.'s own k-triangle mechanism (their Algorithm 1, (ε, δ)-DP)."""
     t0 = time.perf_counter()
     stats = ktriangle_stats(e[:, 0], e[:, 1], n, k)
-    setup = time.perf_counter() - t0
-    vals, times, bounds = [], [], []
-    for _ in range(max(args.releases, 20)):
-        t = time.perf_counter()
-        v, b = karwa_ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, delta=DELTA,
-                                       rng=rng, stats=stats)
-        vals.append(v)
-        bounds.append(b)
-        times.append(time.perf_counter() - t + setup)
+    pairs, times = baseline_releases(
+        lambda: karwa_ktriangle_release(e[:, 0], e[:, 1], n, k, epsilon=args.epsilon, delta=DELTA,
+                                        rng=rng, stats=stats), args, time.perf_counter() - t0)
+    vals, bounds = [v for v, _ in pairs], [b for _, b in pairs]
     _row(out, name, f"{k}-triangle", "karwa-ktriangle-alg1", f"(ε,δ={DELTA})-DP (edge)", truth,
          vals, times, note=f"a_max={stats[0]} LS={stats[1]} median released LS~={np.median(bounds):.4g}")
 
@@ -345,8 +363,8 @@ def run_kstars(args, real_graph_at, *, deviations: bool = True) -> int:
     return 0
 
 
-def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def table_lines(rows) -> list[str]:
+    """The rows as a markdown table (one line per release setting)."""
     lines = ["| graph | pattern | mechanism | guarantee | true | median rel. error | median s "
              "| first s | releases | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -354,6 +372,12 @@ def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> 
         sec = "–" if r["seconds"] is None else f"{r['seconds']:.3g}"
         first = "–" if r["first"] is None else f"{r['first']:.3g}"
         lines.append(f"| {r['graph']} | {r['pattern']} | {r['mechanism']} | {r['guarantee']} | "
-                     f"{r['truth']:.0f} | {err} | {sec} | {first} | {r['n']} | {r['note']} |")
+                     f"{r['truth']:.0f} | {err} | {sec} | {first} | {r['n']} | "
+                     f"{r['note'].replace('|', chr(92) + '|')} |")  # \| keeps the columns
+    return lines
+
+
+def _write(rows, out_dir: Path, only: bool = False, name: str | None = None) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
     name = name or ("ktriangles.md" if only else "kstars.md")
-    (out_dir / name).write_text("\n".join(lines) + "\n")
+    (out_dir / name).write_text("\n".join(table_lines(rows)) + "\n")

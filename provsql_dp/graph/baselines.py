@@ -390,15 +390,19 @@ def rhms_params(pattern, n_nodes: int, *, epsilon: float, gamma: float = 0.1,
 
 def rhms_median_error_bounds(params: RHMSParams) -> tuple[float, float]:
     """Karwa et al.'s Claim 5.1: the median absolute error ``M`` of one RHMS release lies in
-    ``[b ln(2(1 − θ)), b ln((1 − θ)/(1/2 − θ))]`` (``∞`` above when ``θ ≥ 1/2``).
+    ``[b ln(2(1 − θ)), b ln((1 − θ)/(1/2 − θ))]``; when ``θ ≥ 1/2`` the uniform answer decides
+    the median and the claim says nothing: ``[0, ∞]`` (the lower end is never negative).
 
     >>> lo, hi = rhms_median_error_bounds(RHMSParams(1.0, Fraction(0), 1.0, 1))
     >>> round(lo, 6) == round(hi, 6) == round(math.log(2), 6)
     True
+    >>> rhms_median_error_bounds(RHMSParams(1.0, Fraction(3, 4), 1.0, 1))
+    (0.0, inf)
     """
     b, t = params.scale, float(params.theta)
-    hi = b * math.log((1 - t) / (0.5 - t)) if t < 0.5 else math.inf
-    return b * math.log(2 * (1 - t)), hi
+    if t >= 0.5:
+        return 0.0, math.inf
+    return b * math.log(2 * (1 - t)), b * math.log((1 - t) / (0.5 - t))
 
 
 def _uniform_below(gen: np.random.Generator, m: int) -> int:
