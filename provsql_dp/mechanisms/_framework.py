@@ -110,17 +110,32 @@ def delta_search(
 
 def accuracy_bound(
     g_top: float, *, theta: float, beta: float, mu: float, eps1: float, eps2: float, c: float,
-    g: int = 2,
+    g: int = 2, scale: float = 1.0,
 ) -> tuple[float, float]:
     """Theorem 1: ``|X̂ − q(supp R)| ≤ bound`` with probability at least ``prob``.
 
     ``bound = e^{2μ} Δ* c / ε₂ + g ⌈ln(Δ*/θ)/β⌉ G_|P|`` with ``Δ* = max{θ, e^β G_|P|}``, and
     ``prob = 1 − e^{−μ ε₁/β} − e^{−c}``. ``g`` is 2 for the efficient mechanism (Theorem 4), 1 for
     the general one (Theorem 2).
+
+    ``scale = s > 1`` when only ``s·G`` is proved g-bounding (the k-triangle constructions, whose
+    G_|P| still bounds H's fall from the top: ``H_|P| − H_i ≤ (|P| − i)·G_|P|``): Lemma 8 then
+    needs ``Δ̂ ≥ sΔ`` instead of ``Δ̂ ≥ Δ``, which fails with probability
+    ``½e^{−(μ − ln s)ε₁/β}`` (Lemma 6's argument), so ``prob = 1 − ½e^{−μ ε₁/β} −
+    ½e^{−(μ − ln s)ε₁/β} − e^{−c}`` (vacuous unless ``μ > ln s``); ``s = 1`` is the formula above.
+
+    >>> b1, p1 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0)
+    >>> b2, p2 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0,
+    ...                         scale=1.5)
+    >>> b1 == b2 and p2 < p1
+    True
     """
+    if scale < 1:
+        raise ValueError(f"scale must be at least 1, got {scale!r}")
     d_star = max(theta, math.exp(beta) * g_top)
     bound = math.exp(2 * mu) * d_star * c / eps2 + g * math.ceil(
         math.log(d_star / theta) / beta
     ) * g_top
-    prob = 1.0 - math.exp(-mu * eps1 / beta) - math.exp(-c)
+    prob = (1.0 - 0.5 * math.exp(-mu * eps1 / beta)
+            - 0.5 * math.exp(-(mu - math.log(scale)) * eps1 / beta) - math.exp(-c))
     return bound, prob

@@ -444,16 +444,23 @@ class KStarCount:
     def explain(self, epsilon: float = 0.5, *, delta_hat: float | None = None,
                 c: float = math.log(20), **params) -> MappingProxyType:
         """Curator-only diagnostics (no noise; not private): Δ, X at ``Δ̂ = e^μΔ`` by default,
-        the truncation bias and Theorem 1's bound (g = 1 for edge privacy, 2 used for node)."""
+        the truncation bias and Theorem 1's ``(bound, prob)`` with the construction's bounding
+        (:meth:`_bounding`: g = 1 for edge privacy, 2 used for node k-stars; the k-triangle
+        constructions have only a scaled G proved bounding, so ``prob ≤ 0`` — nothing proved —
+        unless μ exceeds the log of the scale)."""
         p = resolve_params(epsilon, self.privacy, **params)
         j, delta = self.delta(p["theta"], p["beta"])
         dh = math.exp(p["mu"]) * delta if delta_hat is None else float(delta_hat)
         x, jx = self.x(dh)
+        g, scale = self._bounding()
         return MappingProxyType({
             "true_answer": self.true_answer, "delta": delta, "delta_j": j, "delta_hat": dh,
             "x": x, "x_withdrawn": jx, "truncation_bias": self.true_answer - x,
             "g_top": self.g_top, "n_lps": self.stats.n_lps,
             "accuracy": accuracy_bound(self.g_top, theta=p["theta"], beta=p["beta"], mu=p["mu"],
-                                       eps1=p["eps1"], eps2=p["eps2"], c=c,
-                                       g=1 if self.privacy == "edge" else 2),
+                                       eps1=p["eps1"], eps2=p["eps2"], c=c, g=g, scale=scale),
         })
+
+    def _bounding(self) -> tuple[int, float]:
+        """``(g, s)``: ``s·G`` is g-bounding (Def. 18), which :meth:`explain`'s accuracy uses."""
+        return (1 if self.privacy == "edge" else 2), 1.0

@@ -69,16 +69,64 @@ natural). Any convex function that is 0 on ``a_τ = 0`` and ``C(x − 1, k − 1
 needs such a bound on x. Gating pairs of triangles (``max(0, a_τ + a_τ' − 1)``) is exact and
 natural, but has ``Σ_e t_e(t_e − 1)`` columns — the size of the enumerated 2-triangle relation.
 
-*Bounding* (Def. 18 with g = 1; accuracy only, Lemma 8). **Proved at the data:**
+*Bounding* (Def. 18; accuracy only — Lemma 8 — never privacy). **Proved at the data:**
 ``G_|P| = max_v (k·B_v + K·tri_v)`` is at least what removing any node removes (above). The LP's
 H falls faster than the count near the top (above); on ``K_m`` with uniform f its slope per unit
 of mass tends to ``(2k+1)/(3k)`` of ``G_|P|``, which is why the base term has weight k (with
-weight 1 it tends to ``(2k+1)/(k+2) > 1``). **Brute-forced, not proved:** ``H_j ≤ H_i + (|P| −
-i)·G_j`` for every ``i ≤ j`` with c = 1 on complete graphs K4–K12, books, windmills of books, two
-cliques sharing an edge, cliques with missing edges and ~460 random graphs of 5–9 nodes, k = 2, 3,
-4 (and K4–K10 for k = 5): the largest ratio ``(H_j − H_i)/((|P| − i)·G_j)`` found is 0.83 for
-k = 2 (a 6-node graph; K_m grows towards 5/6), 0.71 for k = 3, 0.63 for k = 4 and 0.57 for
-k = 5 (K12, K10, K10; on K_m the ratio grows towards ``(2k+1)/(3k)`` with m).
+weight 1 it tends to ``(2k+1)/(k+2) > 1``). **Proved: the case j = |P| of 1-bounding**,
+``H_|P| ≤ H_i + (|P| − i)·G_|P|`` for every i: Obj is convex and ``P_k`` nonincreasing in y, so
+``Obj(1) − Obj(h) ≤ Σ_v (1 − h_v)·D_v`` with ``D_v = Σ_{τ∋v} Σ_{e⊂τ} C(t_e − 1, k − 1)``; the two
+edges at v give ``Σ_{e∋v} t_e·C(t_e − 1, k − 1) = k·B_v`` and the opposite ones at most
+``K·tri_v``: ``D_v ≤ k·B_v + K·tri_v ≤ G_|P|`` (h an optimum of ``H_i``). Below the top:
+
+* **Not 1-bounding, with any constant c (counterexample).** The *hub gadget*: a node w and L
+  disjoint edges ``a_i b_i``, each the base of the triangle ``(w, a_i, b_i)`` and of ``k − 1``
+  triangles on private apexes (t = k on the bases, 1 elsewhere); N copies; ``i = |P| − N`` (every
+  hub removed: ``H_i = 0``) and ``j = i + Nε``. Every hub at ε puts every base at ``x = k − 1 + ε``:
+  ``H_j = NLε`` (what the LPs give wherever computed), while ``K_j ≤ ε`` and every load is at most
+  ``max(Lε², ε(2k − 1 + ε))`` — the hub's own apex load is ``κ·Σ_{τ∋w} a_τ = κLε``, its triangles
+  being only ε present. The ratio ``(H_j − H_i)/((|P| − i)·G_j)`` is at least
+  ``min(1/ε, L/(2k − 1 + ε))``: 2 for k = 2, L = 8, ε = ½, N = 2 (the regression test), 4 for L =
+  16, ε = ¼, N = 4, unbounded as ε → 0 with ``L ≥ 2k/ε``.
+* **Proved: 4-bounding with c = 8.** ``H_j ≤ H_i + (|P| − i)·8·G_l`` for all ``i ≤ j``, with
+  ``l = |P| − ⌊(|P| − j)/4⌋`` and G as built (c = 1). Proof (papers/003 Theorem 4's truncation,
+  as for :mod:`.ktriangle`, over two points since K and S are minimised apart): let g' reach
+  ``K_l``, g reach ``S_l(K_l)`` (so ``κ = K_l = max_e Q(g')``), h reach ``H_i``,
+  ``g̃ = g ∧ g'`` and ``f = max(0, 2g̃ − 1)``. (a) ``Σ(1 − f) ≤ 2Σ(1 − g) + 2Σ(1 − g') =
+  4(|P| − l) ≤ |P| − j``, so ``H_j ≤ Obj(f)``. (b) ``a_τ(f) > 0`` needs its three nodes' f > 0,
+  so ``a_τ(f) = 2a_τ(g̃) − 1``, ``a_τ(g̃) > ½`` and ``y_e(f) = 2y_e(g̃) − 1 > 0`` on its edges.
+  (c) ``P_k`` is nonincreasing in y (``c_m ≤ 0``), so lowering f by ``d ≥ 0`` lowers each term at
+  most at rate ``C_k'(r_e)``·(fall of ``x_e``), ``r_e = x_e/y_e``, ``C_k'`` the left slope
+  ``C(m, k−1)`` on ``(m, m+1]``; Obj being convex, ``Obj(f) − Obj(h ∧ f) ≤ (|P| − i)·max_v D_v``
+  with ``D_v = Σ_{τ∋v, a_τ(f)>0} Σ_{e⊂τ} C_k'(r_e(f))``, and ``Obj(h ∧ f) ≤ H_i``. (d) If
+  ``r_e(f) > m ≥ k − 1``, the ``n_e`` triangles on e active at f number ``≥ m + 1``
+  (``a_τ(f) ≤ y_e(f)``) and, with ``y = y_e(g̃) ∈ (½, 1]``,
+  ``x_e(g̃)/y ≥ (r_e(f)(2y − 1) + n_e)/(2y) > m + ½``. Every term being nondecreasing in f and
+  ``y·φ(x/y) ≥ φ(x)`` for ``y ≤ 1``: ``P_k(g)_e ≥ max(½C_k(m + ½), C_k(n_e/2))`` and
+  ``Q(g')_e ≥ ½ψ(m + ½) ≥ ¼C(m, k−1)``. (e) The two edges of each active triangle at v add
+  ``Σ_{e∋v} n_e·C(m_e, k−1) ≤ (8k − 4)·Σ_{e∋v} P_k(g)_e`` (the two cases ``n ≤ 2m + 1`` and beyond
+  of :mod:`.ktriangle`'s proof, ``4k − 2`` and ``4k``, doubled for the ½), under 8 times v's base
+  load ``k·Σ_{e∋v} P_k``; the edge opposite v adds at most ``4κ`` per triangle at v active at f,
+  while v's apex load is ``κ·Σ_{τ∋v} a_τ(g) ≥ κ·n_v/2``: 8 times that at most. So
+  ``D_v ≤ 8·load_v(g) ≤ 8·S_l(K_l) = 8·G_l``. The tests check ``D_v ≤ 8·load_v`` at random
+  fractional g, g' and the 4-bounding of 8·G by the LPs; a hill-climb over (g, g') on K4–K8 and
+  random 8-node graphs reaches ``D_v ≈ 3.9·load_v`` at most.
+* **Conjectured: the shipped G (c = 1) is 2-bounding** (``l = |P| − ⌊(|P| − j)/2⌋``; implied by
+  1-bounding, G being nondecreasing). Observed ratio ``(H_j − H_i)/((|P| − i)·G_l) ≤ 1``: 1 at
+  j = |P| on the hub gadgets (the proved case), 0.79 on K4–K9 and 80 random graphs of 5–7 nodes
+  (k = 2, 3, 4). **With no slack:** on the hub gadget, ``i = |P| − N``, ``j = |P| − 2``,
+  ``l = |P| − 1`` give ``(N − 2)N/(N − 1)² → 1`` (0.98 at N = 8, 0.99 at N = 12, L = 10, k = 2;
+  H is linear in the hubs' presence, their apex load quadratic), so c < 1 is not 2-bounding and
+  any change that lowers G needs a new argument. And 1-bounding,
+  so 2-bounding, held with ratio ≤ 0.83 on K4–K12, books, windmills of books, two cliques sharing
+  an edge, cliques with missing edges and ~460 random graphs of 5–9 nodes (k = 2–5). Not proved.
+
+What the release's accuracy (Theorem 1, Lemma 8) can use, Δ being computed from the shipped G
+(``Δ = θe^{jβ}``, ``G_{|P|−j} ≤ Δ``): with ``8·G`` 4-bounding, ``X ≥ H_{|P|−4j}`` whenever
+``Δ̂ ≥ 8Δ`` — probability ``≥ 1 − ½e^{−(μ − ln 8)ε₁/β}``, vacuous at the default μ = 1 — and then
+``H_|P| − X ≤ 4j·G_|P|`` by the j = |P| case. ``explain()``'s accuracy states exactly that
+(``accuracy_bound(…, g=4, scale=8)``); if G itself is 2-bounding the condition is ``Δ̂ ≥ Δ`` and the
+factor 2. ``privacy.error_estimate`` refuses k-triangles.
 
 Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.
@@ -111,7 +159,7 @@ __all__ = ["NodeKTriangleCount", "node_triangles", "G_FACTOR"]
 
 _INF = np.inf
 
-#: the constant c of G (bounding checked by brute force, see the module doc)
+#: the constant c of G (not 1-bounding; 2-bounding conjectured, 8·G proved 4-bounding: module doc)
 G_FACTOR = 1.0
 
 
@@ -379,6 +427,10 @@ class NodeKTriangleCount(KStarCount):
         if self.n_triangles == 0:
             return 0.0
         return super().h_withdrawn(j)
+
+    def _bounding(self) -> tuple[int, float]:
+        """``8·G`` is proved 4-bounding; G is not 1-bounding (module doc, "Bounding")."""
+        return 4, 8.0
 
     def release(self, epsilon: float = 0.5, rng=None, **params) -> Release:
         """Release the k-triangle count, (ε₁ + ε₂)-DP under node privacy (see the module doc)."""

@@ -1,6 +1,7 @@
 """Shared checks of the recursive mechanism's sequences for the size-independent constructions
 (k-stars: mechanisms/kstar.py, k-triangles: mechanisms/ktriangle.py): Def. 17 (recursive) between
-a structure and its neighbour, Def. 18 with g = 1 (G bounds H), and the shape of H and G."""
+a structure and its neighbour, Def. 18 with g = 1 (G bounds H) or any g, and the shape of H and
+G."""
 
 from __future__ import annotations
 
@@ -35,6 +36,18 @@ def assert_bounding(s) -> None:
     for j in range(n + 1):
         for i in range(j + 1):
             assert hs[j] <= hs[i] + (n - i) * gs[j] + TOL, (i, j)
+
+
+def assert_g_bounding(s, g: int, factor: float = 1.0, *, seqs=None) -> None:
+    """Def. 18 with any ``g ≥ 1`` for the sequence ``factor·G``: ``H_j ≤ H_i + (|P| −
+    i)·factor·G_l`` for all ``i ≤ j``, ``l = |P| − ⌊(|P| − j)/g⌋`` (``g = 1``:
+    :func:`assert_bounding`)."""
+    n = s.n_participants
+    hs, gs = seqs if seqs is not None else sequences(s)
+    for j in range(n + 1):
+        l = n - (n - j) // g
+        for i in range(j + 1):
+            assert hs[j] <= hs[i] + (n - i) * factor * gs[l] + TOL, (g, factor, i, j)
 
 
 def assert_convex_nondecreasing(s) -> None:

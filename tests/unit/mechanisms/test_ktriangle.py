@@ -1,6 +1,7 @@
 """The k-triangle construction (mechanisms/ktriangle.py): triangle listing against networkx, exact
 top values against the enumerated count, H and G recursive by brute force over every neighbour of
-random small graphs, the bounding inequality, an independent PuLP formulation, the release."""
+random small graphs, the bounding inequality (2-bounding; the proof's rate bound at fractional
+points; the counterexample to 1-bounding), an independent PuLP formulation, the release."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ from unittest import mock
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings, target
 from hypothesis import strategies as st
 
 from provsql_dp.graph import true_count
+from provsql_dp.mechanisms._framework import accuracy_bound, resolve_params
 from provsql_dp.mechanisms.ktriangle import KTriangleCount, edge_triangles
-from sequence_checks import assert_bounding, assert_convex_nondecreasing, assert_recursive, sequences
+from sequence_checks import (
+    assert_convex_nondecreasing,
+    assert_g_bounding,
+    assert_recursive,
+    sequences,
+)
 
 _PAIRS = [(a, b) for a in range(6) for b in range(a + 1, 6)]
 # dense enough to hold triangles: a random subset of K6's 15 edges
@@ -70,9 +77,112 @@ def test_sequences_are_recursive_over_every_neighbour(edges, k):
 
 @settings(max_examples=25, deadline=None)
 @given(edges=_EDGES, k=st.integers(2, 3))
-def test_g_bounds_h(edges, k):
-    """Def. 18 with g = 1 (proved at 0/1 points in the module doc; checked here at all i, j)."""
-    assert_bounding(_kt(edges, k))
+def test_g_is_two_bounding(edges, k):
+    """Def. 18 with g = 2 at all i ≤ j: proved for the factor 10k, i.e. (10/3)·G (module doc,
+    "Bounding"); conjectured, and checked here, for the shipped G (factor 3k)."""
+    kt = _kt(edges, k)
+    seqs = sequences(kt)
+    assert_g_bounding(kt, 2, 10.0 / 3.0, seqs=seqs)
+    assert_g_bounding(kt, 2, 1.0, seqs=seqs)
+
+
+def _c_k(x: float, k: int) -> float:
+    m = math.floor(x)
+    return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
+
+
+def _left_slope(x: float, k: int) -> float:
+    """``C_k'`` from the left: ``C(m, k − 1)`` on ``(m, m + 1]`` (0 at ``x ≤ 0``)."""
+    return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0
+
+
+def _edge_point(g: nx.Graph, f: dict):
+    """``a_τ`` per triangle (as a frozenset of its three edges) and ``x_e`` per edge at ``f``."""
+    es = {frozenset(e) for e in g.edges()}
+    tris = {frozenset(frozenset(p) for p in ((a, b), (a, c), (b, c)))
+            for a, b in g.edges() for c in set(g[a]) & set(g[b])}
+    a = {t: max(0.0, sum(f[e] for e in t) - 2) for t in tris}
+    x = {e: sum(v for t, v in a.items() if e in t) for e in es}
+    return a, x
+
+
+_POINT = st.lists(st.sampled_from([0.0, 0.5, 0.55, 0.6, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0, 1.0])
+                  | st.floats(0.5, 1), min_size=21, max_size=21)
+
+
+@st.composite
+def _dense_graphs(draw):
+    """K4–K7 less a few edges: dense enough for x_e above k − 1 at fractional points."""
+    n = draw(st.integers(4, 7))
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    drop = draw(st.sets(st.sampled_from(pairs), max_size=4))
+    return nx.Graph([e for e in pairs if e not in drop])
+
+
+# a hill-climb's point on K6, k = 2: rate 5.32·k·M(g), the largest found (module doc)
+_K6_WORST = [0.651, 0.795, 0.954, 0.698, 0.974, 0.366, 0.291, 0.609, 0.013, 0.979, 0.605, 0.951,
+             0.0, 0.853, 0.357] + [1.0] * 6
+
+
+@settings(max_examples=200, deadline=None)
+@given(g=_dense_graphs(), k=st.integers(2, 4), gvals=_POINT, shrink=_POINT)
+@example(g=nx.complete_graph(6), k=2, gvals=_K6_WORST, shrink=[0.5] * 21)
+def test_rate_bound_of_the_two_bounding_proof(g, k, gvals, shrink):
+    """The module doc's steps (c)–(d), written independently: at ``f = max(0, 2g − 1)`` every
+    participant's rate ``D_p ≤ 10k·M(g)``, and (integrated) ``Obj(f) − Obj(z) ≤ Σ(f − z)·10k·M(g)``
+    for ``z ≤ f``; at a random fractional g (the search steered towards the largest rate)."""
+    es = [frozenset(e) for e in sorted(tuple(sorted(e)) for e in g.edges())]
+    gp = dict(zip(es, gvals))
+    f = {e: max(0.0, 2 * v - 1) for e, v in gp.items()}
+    m_g = max(_c_k(x, k) for x in _edge_point(g, gp)[1].values())
+    a, x = _edge_point(g, f)
+    worst = 0.0
+    for p in es:
+        rate = sum(_left_slope(x[e], k) for t, v in a.items() if p in t and v > 1e-12 for e in t)
+        assert rate <= 10 * k * m_g + 1e-9, (p, rate, m_g)
+        worst = max(worst, rate / (k * m_g) if rate > 0 else 0.0)
+    target(worst)
+    z = {e: f[e] * s for e, s in zip(es, shrink)}
+
+    def obj(pt):
+        return sum(_c_k(v, k) for v in _edge_point(g, pt)[1].values())
+
+    assert obj(f) - obj(z) <= sum(f[e] - z[e] for e in es) * 10 * k * m_g + 1e-9
+
+
+def _book_gadget(k: int, t: int, copies: int):
+    """``copies`` of: an edge uv with t apexes c, each side uc, vc in k − 1 more triangles on
+    private nodes (module doc, "Bounding")."""
+    edges, nid = [], 0
+    for _ in range(copies):
+        u, v = nid, nid + 1
+        nid += 2
+        edges.append((u, v))
+        for _ in range(t):
+            c = nid
+            nid += 1
+            edges += [(u, c), (v, c)]
+            for side in (u, v):
+                for _ in range(k - 1):
+                    edges += [(side, nid), (c, nid)]
+                    nid += 1
+    e = np.array(edges, dtype=np.int64)
+    return KTriangleCount(e[:, 0], e[:, 1], k)
+
+
+def test_book_gadget_is_a_counterexample_to_one_bounding():
+    """Regression (module doc): k = 2, T = 4, N = 4, i = |P| − 4, j = i + 1 (every uv at ¼):
+    ``H_j − H_i = 2TNε = 8 > (|P| − i)·G_j = 4·3k·¼ = 6``, ratio 2T/(3k) = 4/3 — the factor 3k is
+    not 1-bounding (nor is any factor of k alone); the 2-bounding inequality holds there."""
+    kt = _book_gadget(2, 4, 4)
+    n = kt.n_participants
+    i, j = n - 4, n - 3
+    h_i, h_j, g_j = kt.h(i), kt.h(j), kt.g(j)
+    assert h_i == pytest.approx(0.0, abs=1e-9)
+    assert h_j == pytest.approx(8.0)
+    assert g_j == pytest.approx(1.5)
+    assert h_j - h_i > (n - i) * g_j + 1.0
+    assert h_j <= h_i + (n - i) * kt.g(n - (n - j) // 2) + 1e-9
 
 
 def _pulp_value(edges, k, i, which):
@@ -188,3 +298,30 @@ def test_fast_lps_on_a_clique_with_pendant_triangles():
 def test_formulation_is_checked():
     with pytest.raises(ValueError, match="formulation"):
         KTriangleCount([0, 0, 1], [1, 2, 2], 2, formulation="dense")
+
+
+@settings(max_examples=60, deadline=None)
+@given(g_top=st.floats(0.5, 1e4), beta=st.floats(0.01, 1.0), mu=st.floats(0.1, 5.0),
+       eps=st.floats(0.05, 2.0), scale=st.floats(1.0, 20.0))
+def test_accuracy_bound_with_a_scaled_bounding_sequence(g_top, beta, mu, eps, scale):
+    """``scale = 1`` is Theorem 1's formula; a larger scale (only ``s·G`` is g-bounding) keeps the
+    bound and lowers the probability by Lemma 8's extra condition ``Δ̂ ≥ sΔ``."""
+    kw = {"theta": 1.0, "beta": beta, "mu": mu, "eps1": eps, "eps2": eps, "c": 3.0, "g": 2}
+    b1, p1 = accuracy_bound(g_top, **kw)
+    assert p1 == pytest.approx(1 - math.exp(-mu * eps / beta) - math.exp(-3.0))
+    b2, p2 = accuracy_bound(g_top, scale=scale, **kw)
+    assert b2 == b1 and p2 <= p1 + 1e-12
+    assert p2 == pytest.approx(1 - 0.5 * math.exp(-mu * eps / beta)
+                               - 0.5 * math.exp(-(mu - math.log(scale)) * eps / beta) - math.exp(-3.0))
+    with pytest.raises(ValueError, match="scale"):
+        accuracy_bound(g_top, scale=0.5, **kw)
+
+
+def test_explain_states_the_proved_bounding():
+    """``explain``'s Theorem 1 bound uses what is proved — (10/3)·G 2-bounding — not g = 1."""
+    kt = _kt({(a, b) for a in range(5) for b in range(a + 1, 5)}, 2)
+    ex = kt.explain(1.0)
+    p = resolve_params(1.0, "edge")
+    args = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")} | {"c": math.log(20)}
+    assert ex["accuracy"] == accuracy_bound(kt.g_top, g=2, scale=10 / 3, **args)
+    assert ex["accuracy"] != accuracy_bound(kt.g_top, g=1, **args)

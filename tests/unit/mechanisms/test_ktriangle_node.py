@@ -1,8 +1,9 @@
 """The node-private k-triangle construction (mechanisms/ktriangle_node.py): node triangles against
 networkx, the objective exact at every 0/1 point (the enumerated K-relation's value there), H and
 G (and K) recursive by brute force over every node of random small graphs, G at the top above every
-node's removal effect, the bounding inequality by brute force, an independent PuLP formulation,
-agreement with the enumerated path's H at the ends, the release."""
+node's removal effect, the bounding inequality (4-bounding of 8·G, the proof's rate bound at
+fractional points, the conjectured 2-bounding of G, the counterexample to 1-bounding), an independent
+PuLP formulation, agreement with the enumerated path's H at the ends, the release."""
 
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings, target
 from hypothesis import strategies as st
 
 from provsql_dp.graph import relation, true_count
 from provsql_dp.mechanisms import recursive as rm
+from provsql_dp.mechanisms._framework import accuracy_bound, resolve_params
 from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount, node_triangles
 from sequence_checks import (
     TOL,
-    assert_bounding,
+    assert_g_bounding,
     assert_convex_nondecreasing,
     assert_recursive,
     sequences,
@@ -146,20 +148,23 @@ def _removal_effects(g: nx.Graph, k: int) -> list[int]:
 @settings(max_examples=25, deadline=None)
 @given(edges=_EDGES, k=st.integers(2, 4))
 def test_g_top_bounds_every_nodes_removal_and_g_bounds_h(edges, k):
-    """Proved: G_|P| ≥ what removing any node removes (the local sensitivity at the data).
-    Brute-forced, not proved: Def. 18 with g = 1 at every i ≤ j."""
+    """Proved: G_|P| ≥ what removing any node removes (the local sensitivity at the data), and
+    Def. 18 with g = 4 for 8·G. Conjectured, checked here: Def. 18 with g = 2 for G itself (not
+    g = 1: the hub gadget)."""
     g = nx.Graph(sorted(edges))
     kt = _kt(g, k)
     assert kt.g_top >= max(_removal_effects(g, k)) - TOL
     assert kt.g(kt.n_participants) == kt.g_top
-    assert_bounding(kt)
+    seqs = sequences(kt)
+    assert_g_bounding(kt, 4, 8.0, seqs=seqs)
+    assert_g_bounding(kt, 2, 1.0, seqs=seqs)
 
 
 @pytest.mark.parametrize("name", ["K5", "K7", "book", "windmill-of-books", "two-cliques"])
 def test_bounding_on_structured_graphs(name):
-    """Complete graphs are where the fractional H is steepest relative to G (the ratio grows
-    towards (2k+1)/(3k) with the clique); books and windmills of books put a node at the apex
-    of heavy bases."""
+    """Def. 18 with g = 4 for 8·G (proved) and g = 2 for G (conjectured). Complete graphs are where
+    the fractional H is steepest relative to G (the ratio grows towards (2k+1)/(3k) with the
+    clique); books and windmills of books put a node at the apex of heavy bases."""
     if name.startswith("K"):
         g = nx.complete_graph(int(name[1:]))
     elif name == "book":
@@ -176,8 +181,113 @@ def test_bounding_on_structured_graphs(name):
     for k in (2, 3, 4):
         kt = _kt(g, k)
         if kt.true_answer:
-            assert_bounding(kt)
+            seqs = sequences(kt)
+            assert_g_bounding(kt, 4, 8.0, seqs=seqs)
+            assert_g_bounding(kt, 2, 1.0, seqs=seqs)
             assert kt.g_top >= max(_removal_effects(g, k))
+
+
+def _c(x: float, k: int) -> float:
+    """``C_k``: the piecewise-linear interpolation of ``C(x, k)``."""
+    m = math.floor(x)
+    return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
+
+
+def _left_slope(x: float, k: int) -> float:
+    return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0
+
+
+def _terms(g: nx.Graph, f: dict):
+    """``a_τ`` per node triangle, ``(x_e, y_e)`` per edge at ``f``, written independently."""
+    tris = {frozenset((a, b, c)) for a, b in g.edges() for c in set(g[a]) & set(g[b])}
+    a = {t: max(0.0, sum(f[v] for v in t) - 2) for t in tris}
+    xy = {frozenset(e): (sum(v for t, v in a.items() if set(e) <= t), min(f[e[0]], f[e[1]]))
+          for e in g.edges()}
+    return a, xy
+
+
+def _persp(phi, x: float, y: float) -> float:
+    return y * phi(x / y) if y > 1e-12 else 0.0
+
+
+_NODE_POINT = st.lists(st.sampled_from([0.0, 0.5, 0.55, 0.6, 0.75, 0.8, 0.9, 0.95, 1.0, 1.0])
+                       | st.floats(0.5, 1), min_size=8, max_size=8)
+
+
+@st.composite
+def _dense_graphs(draw):
+    """K4–K8 less a few edges."""
+    n = draw(st.integers(4, 8))
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    drop = draw(st.sets(st.sampled_from(pairs), max_size=5))
+    return nx.Graph([e for e in pairs if e not in drop])
+
+
+# a hill-climb's (g, g') on an 8-node graph, k = 2: rate 3.16·load_v (module doc, "Bounding")
+_WORST = (nx.Graph([(0, 3), (0, 4), (0, 7), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (1, 7), (2, 3),
+                    (2, 7), (3, 4), (3, 5), (3, 6), (3, 7), (4, 5), (4, 6), (4, 7), (5, 7), (6, 7)]),
+          [0.872, 1.0, 0.965, 1.0, 0.654, 1.0, 0.967, 0.092],
+          [0.915, 0.979, 0.32, 1.0, 0.654, 1.0, 0.267, 0.041])
+
+
+@settings(max_examples=150, deadline=None)
+@given(g=_dense_graphs(), k=st.integers(2, 3), gv=_NODE_POINT, gpv=_NODE_POINT)
+@example(g=_WORST[0], k=2, gv=_WORST[1], gpv=_WORST[2])
+def test_rate_bound_of_the_four_bounding_proof(g, k, gv, gpv):
+    """The module doc's steps (c)–(e), written independently: at ``f = max(0, 2(g ∧ g') − 1)``
+    every node's rate ``D_v ≤ 8·load_v(g)`` with ``κ = max_e Q(g')``, at random fractional
+    ``g, g'`` (the search steered towards the largest ratio)."""
+    nodes = sorted(g)
+    gd, gpd = dict(zip(nodes, gv)), dict(zip(nodes, gpv))
+    f = {v: max(0.0, 2 * min(gd[v], gpd[v]) - 1) for v in nodes}
+    kappa = max(_persp(lambda r: _c(max(0.0, r - 1), k - 1), x, y)
+                for x, y in _terms(g, gpd)[1].values())
+    _, xy_g = _terms(g, gd)
+    a, xy = _terms(g, f)
+    worst = 0.0
+    for v in nodes:
+        at_v = [e for e in xy_g if v in e]
+        load = (k * sum(_persp(lambda r: _c(r, k), *xy_g[e]) for e in at_v)
+                + kappa * 0.5 * sum(xy_g[e][0] for e in at_v))
+        rate = sum(_left_slope(xy[frozenset(e)][0] / xy[frozenset(e)][1], k)
+                   for t, val in a.items() if v in t and val > 1e-12
+                   for e in itertools.combinations(sorted(t), 2))
+        assert rate <= 8 * load + 1e-9, (v, rate, load)
+        worst = max(worst, rate / load if rate > 0 else 0.0)
+    target(worst)
+
+
+def _hub_gadget(k: int, spokes: int, copies: int) -> NodeKTriangleCount:
+    """``copies`` of: a hub w and ``spokes`` disjoint edges ab, each the base of (w, a, b) and of
+    k − 1 triangles on private apexes (module doc, "Bounding")."""
+    edges, nid = [], 0
+    for _ in range(copies):
+        w = nid
+        nid += 1
+        for _ in range(spokes):
+            a, b = nid, nid + 1
+            nid += 2
+            edges += [(a, b), (w, a), (w, b)]
+            for _ in range(k - 1):
+                edges += [(a, nid), (b, nid)]
+                nid += 1
+    e = np.array(edges, dtype=np.int64)
+    return NodeKTriangleCount(e[:, 0], e[:, 1], k)
+
+
+def test_hub_gadget_is_a_counterexample_to_one_bounding():
+    """Regression (module doc): k = 2, L = 8, N = 2, i = |P| − 2, j = i + 1 (both hubs at ½):
+    ``H_j − H_i = NLε = 8 > (|P| − i)·G_j = 2·2``, ratio 2 — G is not 1-bounding with c = 1
+    (nor with any constant); the 2-bounding inequality holds there."""
+    kt = _hub_gadget(2, 8, 2)
+    n = kt.n_participants
+    i, j = n - 2, n - 1
+    h_i, h_j, g_j = kt.h(i), kt.h(j), kt.g(j)
+    assert h_i == pytest.approx(0.0, abs=1e-9)
+    assert h_j == pytest.approx(8.0)
+    assert g_j == pytest.approx(2.0)
+    assert h_j - h_i > (n - i) * g_j + 1.0
+    assert h_j <= h_i + (n - i) * kt.g(n - (n - j) // 2) + 1e-9
 
 
 def _pulp_values(g: nx.Graph, k: int, i: int):
@@ -314,3 +424,13 @@ def test_warm_started_g_lps_match_cold_ones():
             assert warm.g_withdrawn(j) == pytest.approx(cold.g_withdrawn(j), abs=1e-6)
             assert warm.kappa_withdrawn(j) == pytest.approx(cold.kappa_withdrawn(j), abs=1e-6)
         assert warm.g(n) == warm.g_top
+
+
+def test_explain_states_the_proved_bounding():
+    """``explain``'s Theorem 1 bound uses what is proved — 8·G 4-bounding — not g = 2 for G."""
+    kt = _kt(nx.complete_graph(5), 2)
+    ex = kt.explain(1.0)
+    p = resolve_params(1.0, "node")
+    args = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")} | {"c": math.log(20)}
+    assert ex["accuracy"] == accuracy_bound(kt.g_top, g=4, scale=8.0, **args)
+    assert ex["accuracy"] != accuracy_bound(kt.g_top, g=2, **args)
