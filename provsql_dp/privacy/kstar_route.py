@@ -344,7 +344,8 @@ def arcs_sql(scan: Scan, x: str, y: str, limit: int | None = None) -> str:
             "n AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS i "
             "FROM (SELECT s AS v FROM a UNION SELECT d FROM a)) "
             "SELECT ns.i AS s, nd.i AS d FROM a JOIN n AS ns ON ns.v = a.s "
-            "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2" + ("" if limit is None else f" LIMIT {int(limit)}"))
+            "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2"
+            + ("" if limit is None else f" LIMIT {int(limit)}"))
 
 
 def read_arcs(con, scan: Scan, x: str, y: str) -> tuple:
