@@ -56,8 +56,7 @@ def karate():
 
 @pytest.mark.parametrize("privacy", ["edge", "node"])
 @pytest.mark.parametrize("sql,mechanism", ROUTES)
-def test_a_budget_passed_while_reading_releases_the_fallback(karate, monkeypatch, sql,
-                                                             mechanism, privacy):
+def test_a_budget_passed_while_reading_releases_the_fallback(karate, sql, mechanism, privacy):
     normal = outcome(karate(privacy).execute(sql))
     con = karate(privacy)
     con.release_time_limit = 1e-9  # over before the first check
@@ -123,7 +122,7 @@ def test_more_rows_than_max_capture_rows_releases_the_fallback(karate, sql, mech
     assert f"max_capture_rows = {n - 1:,}" in what and "data-independent fallback" in what
 
 
-def test_explain_states_the_public_bounds(karate, monkeypatch):
+def test_explain_states_the_public_bounds(karate):
     con = karate()
     con.release_time_limit = 42.0
     con.max_capture_rows = 5
@@ -138,7 +137,7 @@ def test_explain_states_the_public_bounds(karate, monkeypatch):
     assert "runs within 7.5 s (release_seconds)" in note
 
 
-def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path, monkeypatch):
+def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path):
     path = str(tmp_path / "g.duckdb")
     c = provsql_dp.connect(path)
     load_edges(c, nx.karate_club_graph())
@@ -154,7 +153,7 @@ def test_analyst_sees_the_same_outcome_when_the_budget_passes(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("sql", [KSTAR, KTRI])
-def test_a_refusal_changes_nothing(karate, monkeypatch, sql):
+def test_a_refusal_changes_nothing(karate, sql):
     """Refused before the charge (over budget; ESTIMATE ERROR on a route): no clock, no read, no
     incident, the ledger and the table as they were."""
     con = karate()
@@ -171,7 +170,7 @@ def test_a_refusal_changes_nothing(karate, monkeypatch, sql):
 
 
 @pytest.mark.parametrize("options", ["", " OPTIONS (mechanism = 'r2t')"])
-def test_the_general_paths_release_the_fallback_past_the_budget(monkeypatch, options):
+def test_the_general_paths_release_the_fallback_past_the_budget(options):
     """The recursive and R2T paths: each group's release (its LPs and their preparation) runs
     under the same budget; past it, the fallback (same shape, ε charged)."""
     sql = TRIANGLES + " WITH EPSILON 0.5" + options
@@ -185,7 +184,7 @@ def test_the_general_paths_release_the_fallback_past_the_budget(monkeypatch, opt
     assert "time budget of 1e-09 s" in what and "data-independent fallback" in what
 
 
-def test_an_error_estimate_past_the_budget_releases_the_data_free_index(monkeypatch):
+def test_an_error_estimate_past_the_budget_releases_the_data_free_index():
     con = example_db(budget=10, seed=3)
     con.release_time_limit = 1e-9
     rows = con.execute("EXPLAIN PRIVACY " + TRIANGLES + " WITH EPSILON 1 ESTIMATE ERROR WITH "
