@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from .. import __version__
+from .._deadline import RELEASE_TIME_LIMIT
 from ..provenance.capture import DEFAULT_MAX_ROWS
 from .shell.formatting import MODES
 
@@ -45,6 +46,24 @@ def _seconds(text: str) -> float:
     return s
 
 
+def _time_limit(text: str) -> float | None:
+    """``--release-time-limit``: a positive number of seconds, or ``none`` for no limit."""
+    if text.strip().lower() == "none":
+        return None
+    return _seconds(text)
+
+
+def _gap(text: str) -> float:
+    """``--lp-gap``: a nonnegative finite number."""
+    try:
+        g = float(text)
+    except ValueError:
+        g = -1.0
+    if not (0 <= g < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a nonnegative number, got {text!r}")
+    return g
+
+
 def _add_capture_rows(sub) -> None:
     sub.add_argument("--max-capture-rows", type=_capture_rows, default=DEFAULT_MAX_ROWS, metavar="N",
                      help="derivation rows one provenance capture may bring into memory (default "
@@ -53,7 +72,16 @@ def _add_capture_rows(sub) -> None:
     sub.add_argument("--release-seconds", type=_seconds, default=None, metavar="S",
                      help="pad every accepted private release to S seconds of wall-clock time, so "
                           "that its running time does not reveal how much protected data it read "
-                          "(default: no padding; pick S above the releases' own limits)")
+                          "(default: no padding; the releases' work also stops by S, past it "
+                          "the data-independent fallback)")
+    sub.add_argument("--release-time-limit", type=_time_limit, default=RELEASE_TIME_LIMIT,
+                     metavar="S", help="seconds one private release may take as a whole: rows "
+                     f"read, LPs and their preparation (default {RELEASE_TIME_LIMIT:g}; 'none': no "
+                     "limit); past it the data-independent fallback is released, its ε charged")
+    sub.add_argument("--lp-gap", type=_gap, default=None, metavar="G",
+                     help="R2T's lp_gap γ for statements that give no OPTIONS (lp_gap = …): each "
+                          "truncation LP within γ·τ of its optimum, the noise calibrated to "
+                          "(1 + γ)·τ (default: R2T's own, 1/16; 0: every LP exact)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                           command=args.sql, bail=args.bail, mode=args.mode,
                           script=args.script or args.file, headers=args.headers,
                           max_capture_rows=args.max_capture_rows,
-                          release_seconds=args.release_seconds)
+                          release_seconds=args.release_seconds, lp_gap=args.lp_gap,
+                          release_time_limit=args.release_time_limit)
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()
@@ -176,7 +205,8 @@ def _serve(parser, args) -> int:
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
     app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows,
-              release_seconds=args.release_seconds)
+              release_seconds=args.release_seconds, lp_gap=args.lp_gap,
+              release_time_limit=args.release_time_limit)
     return 0
 
 

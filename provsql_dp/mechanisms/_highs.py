@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
+from .._deadline import time_limit as _within_deadline
 from .._progress import interruptible, tick
 from ..errors import SolverError
 
@@ -72,6 +73,7 @@ def solve_lp(
     when it holds none.
     """
     n_row = len(row_lower)
+    _within_deadline(time_limit, f"the {what}")  # not even passed to HiGHS past the budget
     t0 = time.perf_counter()
     h = highspy.Highs()
     h.silent()
@@ -139,6 +141,7 @@ def _run_interruptibly(h):
 
 
 def _run(h, t0: float, *, stats, what: str, time_limit, approximate: bool = False):
+    time_limit = _within_deadline(time_limit, f"the {what}")  # the release's budget (_deadline)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     n_row, n_col = h.getNumRow(), h.getNumCol()

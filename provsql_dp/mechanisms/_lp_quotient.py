@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .._deadline import check as _check_deadline
 from ._twin_hash import _mix, sum_by
 
 __all__ = ["Quotient", "equitable_quotient"]
@@ -88,6 +89,7 @@ def _refine(a: sp.csr_matrix, row_key, col_key) -> tuple[np.ndarray, np.ndarray]
     row, n_r = _dense(row_key)
     col, n_c = _dense(col_key)
     for _ in range(_MAX_ROUNDS):
+        _check_deadline("colour refinement")  # a release's time budget (_deadline)
         with np.errstate(over="ignore"):
             ch = _mix(col[c].astype(np.uint64) * np.uint64(0x9E3779B1) ^ v)
             row_h = _mix(sum_by(r, ch, a.shape[0]) + _mix(row.astype(np.uint64) + np.uint64(1)))
@@ -145,6 +147,7 @@ def equitable_quotient(a: sp.csr_matrix, cost, col_lo, col_up, row_lo, row_up, *
         vals = np.asarray(vals, dtype=np.float64)
         if not np.array_equal(vals[_first(cls)][cls], vals):
             return None
+    _check_deadline("colour refinement's exact check")  # a release's time budget (_deadline)
     s = _blocks_equal(a, row_cls, col_cls, n_c)
     if s is None or _blocks_equal(a.T.tocsr(), col_cls, row_cls, n_r) is None:
         return None

@@ -56,6 +56,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
+from .._deadline import check as _check_deadline
 from ..errors import SolverError
 from ._highs import INF, resolve_lp
 from ._x_cuts import _GAP, Eq20Cuts
@@ -179,6 +180,7 @@ class AnchoredBarrier:
             for _ in range(30):
                 if self.newton_steps >= MAX_NEWTON:
                     return g, pi
+                _check_deadline("the barrier's Newton steps")  # a release's budget (_deadline)
                 self.newton_steps += 1
                 a = (1.0 - self.A @ g) / mu
                 sig = expit(a)

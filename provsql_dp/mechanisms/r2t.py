@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from .._deadline import time_limit as within_deadline
 from ..provenance.krelation import KRelation
 from ._highs import LPStats
 from .r2t_lp import R2TModel
@@ -161,6 +162,7 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
         return released_with(plans[j], q, noises[j]) - shifts[j]
 
     while True:
+        left = within_deadline(time_limit, "R2T's threshold race")  # a release's budget
         best = max([0.0] + [rel(j, lo[j]) for j in range(n)])
         open_ = [(rel(j, hi[j]), j) for j in range(n) if not solved[j] and rel(j, hi[j]) > best]
         if not open_:
@@ -171,9 +173,9 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
             hi[j] = max(lo[j], min(hi[j], model.dual_bound(taus[j])))
             continue
         if lp_gap > 0:
-            f, up = model.value_interval(taus[j], gap=lp_gap * taus[j], time_limit=time_limit)
+            f, up = model.value_interval(taus[j], gap=lp_gap * taus[j], time_limit=left)
         else:
-            f = up = model.value(taus[j], time_limit=time_limit)
+            f = up = model.value(taus[j], time_limit=left)
         q = min(max(f, lo[j]), hi[j])  # still in [Q − γτ, Q]: lo ≤ Q ≤ hi
         up = max(min(up, hi[j]), q)
         lo[j] = hi[j] = q

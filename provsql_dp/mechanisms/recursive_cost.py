@@ -35,7 +35,9 @@ PUBLIC_NOTE = (
     "1–4 probes), X needs 1–3 more; every LP has one row per monomial of an output tuple plus one "
     "per heavy participant, and one column per participant and per output tuple, so its size "
     "grows with the query's output (shown to the curator only). Each LP stops after the time "
-    "limit and then the data-independent fallback is released; the error depends on the data"
+    "limit, and each group's whole release (its LPs and their preparation) after the "
+    "connection's release_time_limit (default 300 s); then the data-independent fallback is "
+    "released; the error depends on the data"
 )
 
 

@@ -44,6 +44,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import recursive as rm
@@ -269,7 +270,8 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     options = {k: v for k, v in options.items() if k != "mechanism"}
     if choice == "r2t":  # the user's choice, never the data's
         return _Decision(plan, float(epsilon), groups, names, "r2t", own, bounds,
-                         kwargs=r2t_kwargs(options, plan.kind, bounds))
+                         kwargs=r2t_kwargs(options, plan.kind, bounds,
+                                           default_gap=getattr(con, "lp_gap", None)))
     if choice != "recursive" and laplace_applies(plan, own, bounds):
         extra = sorted(set(options) - set(BOUND_OPTIONS))
         if extra:
@@ -308,7 +310,8 @@ def execute(con, d: _Decision, charge_fn, rng=None):
                                     max_groups=d.max_groups)
     if d.path == "kstar":
         return release_kstar(con, plan, d.star, d.epsilon, d.style, d.kwargs, charge_fn, rng,
-                             lambda eps: _fallback(con, plan, eps, d, rng), LP_TIME_LIMIT)
+                             lambda eps, why: _fallback(con, plan, eps, d, rng, why=why),
+                             LP_TIME_LIMIT)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     try:
@@ -324,15 +327,17 @@ def execute(con, d: _Decision, charge_fn, rng=None):
         try:
             if kr is None:
                 raise SolverError(why)
-            sub = kr
-            if plan.group_by:
-                mask = np.ones(len(kr), dtype=bool)
-                for col, v in zip(keys, g):
-                    mask &= _equals(col, v)
-                sub = kr.restrict(mask)
-            rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
-        except (SolverError, ArithmeticError, ValueError):  # numbers the LPs cannot take
-            rel = _fallback(con, plan, eps, d, rng, why=why)
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
+                sub = kr
+                if plan.group_by:
+                    mask = np.ones(len(kr), dtype=bool)
+                    for col, v in zip(keys, g):
+                        mask &= _equals(col, v)
+                    sub = kr.restrict(mask)
+                rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
+        except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
+            late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
+            rel = _fallback(con, plan, eps, d, rng, why=why or late)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
     desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
@@ -428,7 +433,10 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 
 
 #: seconds one linear program of a release may run; past it (or on any solver failure) the group
-#: is released by :func:`_fallback`, so that no solver outcome reaches the analyst
+#: is released by :func:`_fallback`, so that no solver outcome reaches the analyst. A group's
+#: whole release (its LPs and their preparation) also runs within
+#: the connection's ``release_time_limit`` (:mod:`provsql_dp._deadline`), with the same
+#: fallback past it
 LP_TIME_LIMIT = 120.0
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from .. import _deadline
 from .._numbers import format_eps
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms import error_estimate as ee
@@ -188,10 +189,12 @@ def _estimate(con, dec, job, rng) -> tuple:
         try:
             if kr is None:
                 raise SolverError(why)
-            est = ee.estimate(_restrict(kr, dec.key_names, g), eps_g, est_g, dec.style, rng,
-                              signed=dec.signed, time_limit=LP_TIME_LIMIT, **dec.kwargs)
-        except (SolverError, ArithmeticError, ValueError):  # the LP failed: a data-free index
-            con._catalog.record_incident(f"error estimate: {why or 'Δ search failed'} "
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole estimate
+                est = ee.estimate(_restrict(kr, dec.key_names, g), eps_g, est_g, dec.style, rng,
+                                  signed=dec.signed, time_limit=LP_TIME_LIMIT, **dec.kwargs)
+        except (SolverError, ArithmeticError, ValueError) as e:  # the LP failed: a data-free index
+            late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
+            con._catalog.record_incident(f"error estimate: {why or late or 'Δ search failed'} "
                                          f"({dec.plan.label!r}); released the index of j = 0")
             params = resolve_params(eps_g / (2 if dec.signed else 1), dec.style, **dec.kwargs)
             if dec.signed:

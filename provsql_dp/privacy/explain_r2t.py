@@ -35,8 +35,8 @@ PUBLIC_NOTE = (
     "LP. Each LP has one row per participant contributing more than τ and one column per set "
     "of such participants that some monomial touches (monomials touching the same set merged), "
     "is split into its independent blocks, and is tried against a dual bound before HiGHS's "
-    "interior point method runs; it stops after the time limit and then the data-independent "
-    "fallback is released. The error grows like L·ln(L/β) with L = ⌈log₂ max_contribution⌉: "
+    "interior point method runs; it stops after the time limit (each group's whole release "
+    "after the connection's release_time_limit, default 300 s) and then the data-independent fallback is released. The error grows like L·ln(L/β) with L = ⌈log₂ max_contribution⌉: "
     "declare the smallest public bound on one participant's contribution"
 )
 

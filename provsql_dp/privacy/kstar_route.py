@@ -62,15 +62,17 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from ..errors import SolverError
+from .. import _deadline
+from ..errors import CaptureTooLarge, SolverError
 from ..mechanisms._framework import resolve_params
 from ..mechanisms.kstar import KStarCount
 from ..provenance.backends import engine_of
-from ..provenance.capture import q
+from ..provenance.capture import max_rows_of, q
 from ..sql.plan import Aggregate, Filter, Join, Project, Scan, Union
 from .release_info import PrivacyInfo
 
-__all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note", "arcs_sql"]
+__all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note", "arcs_sql",
+           "read_arcs"]
 
 
 @dataclass(frozen=True)
@@ -333,21 +335,36 @@ def _ordered_check(con, scan: Scan, x: str, y: str) -> bool:
     return False
 
 
-def arcs_sql(scan: Scan, x: str, y: str) -> str:
+def arcs_sql(scan: Scan, x: str, y: str, limit: int | None = None) -> str:
     """The SQL reading the rows ``(x, y)`` of ``scan``'s table without NULLs, node values replaced
-    by their rank (columns ``s``, ``d``; ordered), so any column type works."""
+    by their rank (columns ``s``, ``d``; ordered), so any column type works; at most ``limit``
+    rows when given."""
     x, y, t = q(x), q(y), scan.qualified
     return (f"WITH a AS (SELECT {x} AS s, {y} AS d FROM {t} WHERE {x} IS NOT NULL AND {y} IS NOT NULL), "
             "n AS (SELECT v, row_number() OVER (ORDER BY v) - 1 AS i "
             "FROM (SELECT s AS v FROM a UNION SELECT d FROM a)) "
             "SELECT ns.i AS s, nd.i AS d FROM a JOIN n AS ns ON ns.v = a.s "
-            "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2")
+            "JOIN n AS nd ON nd.v = a.d ORDER BY 1, 2"
+            + ("" if limit is None else f" LIMIT {int(limit)}"))
+
+
+def read_arcs(con, scan: Scan, x: str, y: str) -> tuple:
+    """The rows of :func:`arcs_sql` as arrays ``(s, d)`` (private: reads protected rows). Like a
+    provenance capture, the read stops one row past the connection's ``max_capture_rows`` and
+    raises :class:`~provsql_dp.errors.CaptureTooLarge` then (a release answers it with its
+    data-independent fallback)."""
+    limit = max_rows_of(con)
+    cols, _ = engine_of(con).fetchnumpy(arcs_sql(scan, x, y, None if limit is None else limit + 1))
+    if limit is not None and len(cols["s"]) > limit:
+        raise CaptureTooLarge(limit)
+    _deadline.check("the reading of the protected rows")
+    return cols["s"], cols["d"]
 
 
 def load_kstar(con, shape: StarShape, *, time_limit: float | None = None) -> KStarCount:
     """Read the arcs of ``shape`` (private: reads protected rows) and build the construction."""
-    cols, _ = engine_of(con).fetchnumpy(arcs_sql(shape.scan, shape.centre, shape.leaf))
-    return KStarCount(cols["s"], cols["d"], shape.k, shape.privacy, directed=not shape.undirected,
+    src, dst = read_arcs(con, shape.scan, shape.centre, shape.leaf)
+    return KStarCount(src, dst, shape.k, shape.privacy, directed=not shape.undirected,
                       time_limit=time_limit)
 
 
@@ -355,26 +372,57 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
                   charge_fn, rng, fallback, time_limit: float | None = None):
     """Charge (``charge_fn``, before any protected row is read), then release ``shape``'s
     construction (a :class:`StarShape`, or a k-triangle shape of
-    :mod:`provsql_dp.privacy.ktriangle_route`). A failed LP (time limit, solver status) or numbers
-    the LPs cannot take release ``fallback(ε)`` — data independent, same shape and mechanism
-    name — and the incident is recorded for the curator. Returns (description, rows, PrivacyInfo)."""
+    :mod:`provsql_dp.privacy.ktriangle_route`).
+
+    The whole release — reading the rows, building the construction, every LP — runs within
+    the connection's ``release_time_limit`` (default
+    :data:`~provsql_dp._deadline.RELEASE_TIME_LIMIT`) seconds (each LP also within
+    ``time_limit``). A failed LP (time limit, solver status), the budget passed, more rows than
+    ``max_capture_rows`` or numbers the LPs cannot take release ``fallback(ε, why)`` — data
+    independent, same shape and mechanism name — and the incident (``why``: None for a failed
+    LP) is recorded for the curator. Returns (description, rows, PrivacyInfo)."""
     charge = charge_fn()
     p = resolve_params(epsilon, style, **kwargs)  # μ from the query's style, as the LP path
     params = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")}
     try:
-        rel = shape.load(con, time_limit=time_limit).release(epsilon, rng=rng, **params)
+        with _deadline.deadline(_deadline.budget_of(con)):
+            construction = shape.load(con, time_limit=time_limit)
+            _deadline.check("the construction's preparation")
+            rel = construction.release(epsilon, rng=rng, **params)
+    except (_deadline.DeadlineExceeded, CaptureTooLarge) as e:
+        rel = dataclasses.replace(fallback(epsilon, str(e)), mechanism=shape.mechanism)
     except (SolverError, ArithmeticError, ValueError):
-        rel = dataclasses.replace(fallback(epsilon), mechanism=shape.mechanism)
+        rel = dataclasses.replace(fallback(epsilon, None), mechanism=shape.mechanism)
     info = PrivacyInfo(mechanism=rel.mechanism, epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,))
     return [(plan.label, "DOUBLE")], [(rel.value,)], info
 
 
 def kstar_note(con, shape) -> str:
-    """The ``EXPLAIN PRIVACY`` note of a k-star (or k-triangle) release: the construction, and
-    for the curator (who may read the data) the LP sizes, read from the table without drawing
-    noise."""
-    note = f"{shape.describe()} ({shape.lp_size})"
+    """The ``EXPLAIN PRIVACY`` note of a k-star (or k-triangle) release: the construction, its
+    public time budget, and for the curator (who may read the data) the LP sizes, read from the
+    table without drawing noise."""
+    note = f"{shape.describe()} ({shape.lp_size}). {budget_note(con)}"
     if getattr(con, "role", "curator") != "curator":
         return note
-    return f"{note}. Curator only (private sizes): {shape.sizes(shape.load(con))}"
+    try:
+        sizes = shape.sizes(shape.load(con))
+    except CaptureTooLarge as e:
+        return (f"{note}. Curator only: {e} — a release would read no more than that and return "
+                "the data-independent fallback")
+    return f"{note}. Curator only (private sizes): {sizes}"
+
+
+def budget_note(con) -> str:
+    """The public bounds of a route's release on its running time and on the rows it reads
+    (the EXPLAIN PRIVACY notes)."""
+    limit = max_rows_of(con)
+    rows = "any number of rows" if limit is None else f"at most {limit:,} rows (max_capture_rows)"
+    seconds, padded = _deadline.budget_of(con), getattr(con, "release_seconds", None)
+    if padded is not None and (seconds is None or padded < seconds):
+        within = f"within {padded:g} s (release_seconds)"
+    else:
+        within = "with no time limit" if seconds is None else f"within {seconds:g} s"
+    return (f"The whole release (reading the rows, building the construction, every LP) runs "
+            f"{within} and reads {rows}; past either the data-independent fallback is "
+            "released, its ε charged")

@@ -64,7 +64,7 @@ from .kstar_route import (
     _declared,
     _NoMatch,
     _total_order,
-    arcs_sql,
+    read_arcs,
 )
 
 __all__ = ["TriangleShape", "triangle_shape", "load_ktriangle"]
@@ -172,9 +172,10 @@ def load_ktriangle(con, shape: TriangleShape, *, time_limit: float | None = None
     """Read the edges of ``shape`` (private: reads protected rows) and build the construction
     (:class:`KTriangleCount` or, under node privacy, :class:`NodeKTriangleCount`; the
     participants are then the node values of the rows). Node values are replaced by their rank,
-    so any column type works."""
-    cols, _ = engine_of(con).fetchnumpy(arcs_sql(shape.scan, shape.x, shape.y))
+    so any column type works. The read honours ``max_capture_rows``
+    (:func:`~.kstar_route.read_arcs`)."""
+    src, dst = read_arcs(con, shape.scan, shape.x, shape.y)
     if shape.privacy == "node":
-        return NodeKTriangleCount(cols["s"], cols["d"], shape.k, time_limit=time_limit)
-    return KTriangleCount(cols["s"], cols["d"], shape.k, time_limit=time_limit)
+        return NodeKTriangleCount(src, dst, shape.k, time_limit=time_limit)
+    return KTriangleCount(src, dst, shape.k, time_limit=time_limit)
 

@@ -19,14 +19,15 @@ import numbers
 
 import numpy as np
 
-from ..errors import CaptureTooLarge, ProgrammingError, SolverError
+from .. import _deadline
+from ..errors import CaptureTooLarge, InterfaceError, ProgrammingError, SolverError
 from ..mechanisms import r2t
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
-__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t"]
+__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap"]
 
 R2T_OPTIONS = {
     "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
@@ -42,12 +43,27 @@ R2T_OPTIONS = {
               "participant rows and millions of join results, for a noise larger by 1 + γ",
 }
 
-#: seconds one truncation LP may run before the release falls back
+#: seconds one truncation LP may run before the release falls back (a group's whole release,
+#: every threshold's LP and its preparation, also within
+#: the connection's ``release_time_limit``, :mod:`provsql_dp._deadline`)
 LP_TIME_LIMIT = 120.0
 
 
-def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
-    """Validate the R2T options of one aggregate (statement and declarations only)."""
+def check_lp_gap(gap) -> float | None:
+    """A connection's default ``lp_gap`` (``provsql_dp.connect(..., lp_gap=γ)``, ``provsql-dp
+    shell|serve --lp-gap γ``): a finite ``γ ≥ 0`` as a float, or ``None`` for R2T's own default
+    (public, like the option)."""
+    if gap is None:
+        return None
+    if (isinstance(gap, (str, bool)) or not isinstance(gap, numbers.Real)
+            or not (math.isfinite(gap) and gap >= 0)):
+        raise InterfaceError(f"lp_gap must be a nonnegative finite number or None, got {gap!r}")
+    return float(gap)
+
+
+def r2t_kwargs(options: dict, kind: str, bounds, default_gap: float | None = None) -> dict:
+    """Validate the R2T options of one aggregate (statement and declarations only);
+    ``default_gap``, the connection's ``lp_gap``, applies when the statement gives none."""
     allowed = set(R2T_OPTIONS) | {"lower", "upper"}
     extra = sorted(set(options) - allowed)
     if extra:
@@ -73,6 +89,8 @@ def r2t_kwargs(options: dict, kind: str, bounds) -> dict:
         raise ProgrammingError("option lp_gap must be finite")
     if not kwargs.get("beta", 0.5) < 1:
         raise ProgrammingError("option beta must lie strictly between 0 and 1")
+    if "lp_gap" not in kwargs and default_gap is not None:
+        kwargs["lp_gap"] = float(default_gap)
     return kwargs
 
 
@@ -90,11 +108,13 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
         try:
             if kr is None:
                 raise SolverError(why)
-            rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
-                              **kwargs)
-        except (SolverError, ArithmeticError, ValueError):
-            con._catalog.record_incident(f"{why or 'R2T truncation LP failed'} ({plan.label!r}); "
-                                         "released the data-independent fallback")
+            with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
+                rel = r2t.release(restrict_group(kr, g), eps, rng=rng, time_limit=LP_TIME_LIMIT,
+                                  **kwargs)
+        except (SolverError, ArithmeticError, ValueError) as e:
+            late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
+            con._catalog.record_incident(f"{why or late or 'R2T truncation LP failed'} "
+                                         f"({plan.label!r}); released the data-independent fallback")
             rel = r2t.fallback(eps, rng=rng, **kwargs)
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))

@@ -9,7 +9,10 @@ transactions* do (Haeberlen, Pierce and Narayan, "Differential privacy under fir
 Security 2011): each accepted release is padded to a public duration fixed by the curator, and
 the release's own work is bounded by the same duration (LP time limits, construction deadlines,
 ``max_capture_rows``), past which the data-independent fallback is released — the statement's
-outcome still has the same shape and the same ε.
+outcome still has the same shape and the same ε. The padding is also the statement's
+:func:`~provsql_dp._deadline.deadline`: every LP and every preparation step of its releases
+stops by the padded end (within one step between two checks), inside the per-release
+``release_time_limit`` (:func:`~provsql_dp._deadline.budget_of`).
 
 :class:`ReleaseClock` is the padding: a context manager that, on leaving, sleeps until
 ``seconds`` have passed since it was entered — whether the release answered or failed. A refusal
@@ -34,7 +37,9 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from contextlib import ExitStack
 
+from .._deadline import deadline
 from ..errors import InterfaceError
 from .failures import REFUSALS
 
@@ -61,6 +66,10 @@ class ReleaseClock:
 
     def __enter__(self) -> ReleaseClock:
         self.start = time.monotonic()
+        # the release's work ends by the padded end too (provsql_dp._deadline: LPs and their
+        # preparation stop there, and the data-independent fallback is released)
+        self._work = ExitStack()
+        self._work.enter_context(deadline(self.seconds))
         return self
 
     def remaining(self) -> float | None:
@@ -70,6 +79,7 @@ class ReleaseClock:
         return max(0.0, self.start + self.seconds - time.monotonic())
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        self._work.close()
         if self.seconds is None or (exc_type is not None and issubclass(exc_type, REFUSALS)):
             return
         left = self.remaining()

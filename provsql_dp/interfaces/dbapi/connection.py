@@ -50,6 +50,8 @@ from ...errors import (
     Warning,
 )
 from ...privacy.ledger import Ledger
+from ..._deadline import RELEASE_TIME_LIMIT, check_budget
+from ...privacy.r2t_release import check_lp_gap
 from ...privacy.release_clock import check_release_seconds
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import ROLES
@@ -73,7 +75,8 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
             read_only: bool = False, config: dict | None = None, engine=None,
             raw: bool = False, interval_columns: bool | float = False,
             max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-            release_seconds: float | None = None) -> Connection:
+            release_seconds: float | None = None, lp_gap: float | None = None,
+            release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -105,11 +108,22 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     ``release_seconds`` (default ``None``: no padding) makes every accepted private release —
     an answer or a failure, not a refusal — take at least that many seconds of wall-clock time,
     so that how long a release takes does not tell an analyst how much protected data it read
-    (:mod:`provsql_dp.privacy.release_clock`); pick it above the releases' own limits, or the
-    ones that overrun still return late."""
+    (:mod:`provsql_dp.privacy.release_clock`); the releases' work stops by then too (LPs and
+    their preparation, :mod:`provsql_dp._deadline`: past it the data-independent fallback), so
+    only a step under way or a provenance capture can overrun it and return late.
+
+    ``lp_gap`` (default ``None``: R2T's own, 1/16) is R2T's tolerance γ ≥ 0 for the statements
+    that give no ``OPTIONS (lp_gap = …)`` (public; ``0``: every truncation LP exact).
+
+    ``release_time_limit`` (default 300 s; ``None``: none) bounds the wall-clock time of one
+    private release as a whole — the rows it reads, its LPs and their preparation, for the
+    k-star/k-triangle routes and each group of the recursive mechanism, R2T and ESTIMATE ERROR
+    (:mod:`provsql_dp._deadline`): past it the data-independent fallback is released, its ε
+    charged (public, like the per-LP time limit)."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
                       engine=engine, raw=raw, interval_columns=interval_columns,
-                      max_capture_rows=max_capture_rows, release_seconds=release_seconds)
+                      max_capture_rows=max_capture_rows, release_seconds=release_seconds,
+                      lp_gap=lp_gap, release_time_limit=release_time_limit)
 
 
 class Connection:
@@ -156,16 +170,39 @@ class Connection:
     def release_seconds(self, seconds: float | None) -> None:
         self._release_seconds = check_release_seconds(seconds)
 
+    @property
+    def release_time_limit(self) -> float | None:
+        """Seconds one private release may take as a whole (``None``: no limit); see
+        :func:`connect`."""
+        return self._release_time_limit
+
+    @release_time_limit.setter
+    def release_time_limit(self, seconds: float | None) -> None:
+        self._release_time_limit = check_budget(seconds)
+
+    @property
+    def lp_gap(self) -> float | None:
+        """R2T's ``lp_gap`` for statements that give none (``None``: R2T's default); see
+        :func:`connect`."""
+        return self._lp_gap
+
+    @lp_gap.setter
+    def lp_gap(self, gap: float | None) -> None:
+        self._lp_gap = check_lp_gap(gap)
+
     def __init__(self, database: str = ":memory:", *, role: str = "curator",
                  user: str | None = None, read_only: bool = False, config: dict | None = None,
                  engine=None, raw: bool = False, interval_columns: bool | float = False,
                  max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-                 release_seconds: float | None = None):
+                 release_seconds: float | None = None, lp_gap: float | None = None,
+                 release_time_limit: float | None = RELEASE_TIME_LIMIT):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         coverage_of(interval_columns)  # validated before anything opens
         self.max_capture_rows = max_capture_rows  # validated before anything opens
         self.release_seconds = release_seconds  # validated before anything opens
+        self.lp_gap = lp_gap  # validated before anything opens
+        self.release_time_limit = release_time_limit  # validated before anything opens
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
         except duckdb.IOException as e:

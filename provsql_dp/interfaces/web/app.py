@@ -25,6 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ...errors import Error, ProgrammingError
+from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
 from . import accounts, analyst, charting, csrf, curator, history
 from .engine import Engine, error_text
@@ -213,9 +214,11 @@ def cancel(request, sess, body):
 
 
 def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-               release_seconds: float | None = None) -> Starlette:
+               release_seconds: float | None = None, lp_gap: float | None = None,
+               release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
-    ``max_capture_rows`` and ``release_seconds`` apply to every connection it opens
+    ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
+    every connection it opens
     (:func:`provsql_dp.connect`); statements run one at a time, so a padded release holds the
     others back for its whole padded time."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
@@ -233,15 +236,17 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows, release_seconds)
+    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
-          max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None) -> None:
+          max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
+          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT) -> None:
     """Run the explorer on uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows, release_seconds), host=host, port=port,
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit),
+                host=host, port=port,
                 log_level="info")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ... import connect
 from ...errors import Error
+from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
 from ..shell.formatting import first_line
 
@@ -55,10 +56,13 @@ class Engine:
     """Connections to one database, by (role, user), used under one lock."""
 
     def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
-                 release_seconds: float | None = None):
+                 release_seconds: float | None = None, lp_gap: float | None = None,
+                 release_time_limit: float | None = RELEASE_TIME_LIMIT):
         self.database = database
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
+        self.lp_gap = lp_gap
+        self.release_time_limit = release_time_limit
         self.lock = threading.RLock()
         self._cons: dict[tuple[str, str], object] = {}
         self._running: dict[str, object] = {}
@@ -70,7 +74,9 @@ class Engine:
             if con is None:
                 con = self._cons[key] = connect(self.database, role=role, user=user,
                                                      max_capture_rows=self.max_capture_rows,
-                                                     release_seconds=self.release_seconds)
+                                                     release_seconds=self.release_seconds,
+                                                     lp_gap=self.lp_gap,
+                                                     release_time_limit=self.release_time_limit)
                 con.autocommit = True  # like the shell: every statement commits
             return con
 

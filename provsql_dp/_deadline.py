@@ -1,0 +1,127 @@
+"""One wall-clock budget for a whole private release: reading rows, building LPs, solving them.
+
+A release runs ``with deadline(seconds):``. Inside it every HiGHS solve gets
+``min(its own time limit, the time left)`` (:func:`time_limit`, applied in
+:mod:`provsql_dp.mechanisms._highs`), and the preparation between solves — colour refinement
+rounds, per-threshold loops, the reading of a route's rows — calls :func:`check` at its loop
+points. Past the end both raise :class:`DeadlineExceeded`, a
+:class:`~provsql_dp.errors.SolverError`: the error an LP's own time limit raises, which every
+release path already answers with its data-independent fallback (ε charged, same shape, the
+incident recorded for the curator). So an analyst waits at most the budget plus one step
+between two checks, whatever the data (issue 10's side-channel rule: the outcome differs only
+within the class "release or fallback", which the LP time limit already has).
+
+The clock is a context variable: it follows the work into the functions it calls (in the same
+thread) and costs one lookup when no release is under way, where :func:`check` does nothing and
+:func:`time_limit` returns the limit it is given. Nested budgets keep the earlier end.
+
+>>> import time
+>>> remaining() is None                    # no release under way: no clock
+True
+>>> with deadline(60):
+...     0 < remaining() <= 60, time_limit(120.0) <= 60, time_limit(5.0)
+(True, True, 5.0)
+>>> with deadline(0.01):
+...     time.sleep(0.02)
+...     check("colour refinement")
+Traceback (most recent call last):
+...
+provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.01 s during colour refinement; nothing was released from the data
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .errors import InterfaceError, SolverError
+
+__all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "deadline", "remaining", "check",
+           "time_limit", "budget_of", "check_budget"]
+
+#: seconds one private release may take as a whole by default — reading the protected rows it
+#: needs, building its linear programs and solving every one of them (each LP also keeps its
+#: own limit, the smaller applies). Public: it bounds an analyst's wait whatever the data; past
+#: it the release's data-independent fallback is returned, with its ε charged. A connection's
+#: own is ``con.release_time_limit`` (:func:`budget_of`)
+RELEASE_TIME_LIMIT = 300.0
+
+#: (end on time.monotonic(), the budget in seconds) of the release under way, or None
+_clock: ContextVar[tuple[float, float] | None] = ContextVar("provsql_dp_deadline", default=None)
+
+
+class DeadlineExceeded(SolverError):
+    """A release passed its time budget (:data:`RELEASE_TIME_LIMIT`); like an LP past its own
+    time limit, the release returns its data-independent fallback."""
+
+    def __init__(self, budget: float, where: str):
+        self.budget = float(budget)
+        super().__init__(f"the release passed its time budget of {budget:g} s during {where}; "
+                         "nothing was released from the data")
+
+
+def budget_of(con) -> float | None:
+    """The release budget of a provsql_dp connection: ``con.release_time_limit`` (``None``: no
+    budget), :data:`RELEASE_TIME_LIMIT` for an object without one."""
+    return getattr(con, "release_time_limit", RELEASE_TIME_LIMIT)
+
+
+def check_budget(seconds) -> float | None:
+    """A connection's ``release_time_limit``: a positive finite number of seconds as a float, or
+    ``None`` for no budget; anything else is refused by name."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, (bool, str)) or not isinstance(seconds, numbers.Real) or not (
+            0 < float(seconds) < float("inf")):
+        raise InterfaceError(f"release_time_limit must be a positive number of seconds or None, "
+                             f"got {seconds!r}")
+    return float(seconds)
+
+
+@contextmanager
+def deadline(seconds: float | None):
+    """Run the ``with`` block under a budget of ``seconds`` from now (``None``: no budget of
+    its own). Inside an outer budget the earlier end applies."""
+    outer = _clock.get()
+    if seconds is None:
+        yield
+        return
+    seconds = float(seconds)
+    if not seconds > 0:
+        raise ValueError(f"a time budget must be a positive number of seconds, got {seconds!r}")
+    clock = (time.monotonic() + seconds, seconds)
+    if outer is not None and outer[0] <= clock[0]:
+        clock = outer
+    token = _clock.set(clock)
+    try:
+        yield
+    finally:
+        _clock.reset(token)
+
+
+def remaining() -> float | None:
+    """Seconds left of the budget under way (≤ 0 once it has passed), or ``None`` without one."""
+    clock = _clock.get()
+    return None if clock is None else clock[0] - time.monotonic()
+
+
+def check(where: str = "the preparation of the release") -> None:
+    """Raise :class:`DeadlineExceeded` if the budget under way has passed (``where``: what was
+    running, for the curator's incident). Without a budget: nothing."""
+    clock = _clock.get()
+    if clock is not None and time.monotonic() >= clock[0]:
+        raise DeadlineExceeded(clock[1], where)
+
+
+def time_limit(own: float | None, where: str = "a linear program") -> float | None:
+    """The time limit for one solve: ``min(own, the time left)`` (``own``: the solve's own
+    limit, ``None``: none). Raises :class:`DeadlineExceeded` when nothing is left."""
+    clock = _clock.get()
+    if clock is None:
+        return own
+    left = clock[0] - time.monotonic()
+    if left <= 0:
+        raise DeadlineExceeded(clock[1], where)
+    return left if own is None else min(float(own), left)

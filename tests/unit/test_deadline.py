@@ -1,0 +1,117 @@
+"""The release clock (provsql_dp._deadline): arithmetic, nesting, and the HiGHS adapter's use of it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from provsql_dp import _deadline
+from provsql_dp._deadline import DeadlineExceeded, check, deadline, remaining, time_limit
+from provsql_dp.errors import SolverError
+from provsql_dp.mechanisms._highs import solve_lp
+
+
+def test_no_clock_outside_a_release():
+    assert remaining() is None
+    check()  # nothing to check
+    assert time_limit(None) is None and time_limit(7.5) == 7.5
+
+
+def test_the_clock_ends_with_the_block():
+    with deadline(30):
+        assert 29 < remaining() <= 30
+    assert remaining() is None
+    with pytest.raises(RuntimeError):
+        with deadline(30):
+            raise RuntimeError
+    assert remaining() is None  # reset on an exception too
+
+
+@settings(max_examples=60, deadline=None)
+@given(budget=st.floats(1.0, 1e6), own=st.one_of(st.none(), st.floats(1e-3, 1e7)))
+def test_time_limit_is_the_smaller_of_own_and_left(budget, own):
+    with deadline(budget):
+        got = time_limit(own)
+        left = remaining()
+    assert 0 < got <= budget
+    if own is not None:
+        assert got <= own
+        assert got == pytest.approx(min(own, left), abs=0.05)  # the clock moved a little between
+    else:
+        assert got == pytest.approx(left, abs=0.05)
+
+
+def test_nested_budgets_keep_the_earlier_end():
+    with deadline(100):
+        with deadline(1000):  # longer inside: the outer end still applies
+            assert remaining() <= 100
+        with deadline(5):  # shorter inside: it applies, then the outer again
+            assert remaining() <= 5
+        assert 5 < remaining() <= 100
+        with deadline(None):  # no budget of its own: the outer one
+            assert 5 < remaining() <= 100
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan")])
+def test_a_budget_must_be_positive(bad):
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        with deadline(bad):
+            pass
+
+
+def test_past_the_end_check_and_time_limit_raise_a_solver_error():
+    with deadline(0.01):
+        time.sleep(0.02)
+        with pytest.raises(DeadlineExceeded, match=r"time budget of 0\.01 s during colour"):
+            check("colour refinement")
+        with pytest.raises(SolverError, match="during the H LP"):
+            time_limit(120.0, "the H LP")
+    assert issubclass(DeadlineExceeded, SolverError)  # what every release path falls back on
+
+
+def test_the_clock_stays_in_its_thread():
+    seen = []
+    with deadline(10):
+        t = threading.Thread(target=lambda: seen.append(remaining()))
+        t.start()
+        t.join()
+    assert seen == [None]
+
+
+def test_the_default_budget_is_public_and_finite():
+    assert 0 < _deadline.RELEASE_TIME_LIMIT < float("inf")
+
+
+# ----------------------------------------------------------------------------- HiGHS adapter
+def _tiny_lp():
+    """min x0 + x1 subject to x0 + x1 ≥ 1, 0 ≤ x ≤ 1 (optimum 1)."""
+    return (2, np.ones(2), np.zeros(2), np.ones(2), np.array([1.0]), np.array([np.inf]),
+            np.array([0, 2]), np.array([0, 1]), np.ones(2))
+
+
+def _option(h, name):
+    v = h.getOptionValue(name)
+    return v[1] if isinstance(v, tuple) else v  # (status, value) in some highspy versions
+
+
+def test_an_lp_gets_the_smaller_limit():
+    with deadline(3):
+        obj, _, _, h = solve_lp(*_tiny_lp(), time_limit=120.0, keep=True)
+    assert obj == pytest.approx(1.0)
+    assert 0 < _option(h, "time_limit") <= 3
+    with deadline(300):
+        _, _, _, h = solve_lp(*_tiny_lp(), time_limit=2.0, keep=True)
+    assert _option(h, "time_limit") == 2.0
+
+
+def test_an_lp_after_the_end_raises_without_solving():
+    with deadline(0.01):
+        time.sleep(0.02)
+        with pytest.raises(DeadlineExceeded, match="during the Δ LP"):
+            solve_lp(*_tiny_lp(), what="Δ LP")
+    assert solve_lp(*_tiny_lp())[0] == pytest.approx(1.0)  # no clock: solved as before
