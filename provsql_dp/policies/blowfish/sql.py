@@ -39,6 +39,8 @@ MAX_BINS = 1 << 24
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT"}
+#: integer types whose difference with a bin edge of at most 64 bits fits BIGINT
+_NARROW_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER"}
 
 
 def _num(x) -> Fraction:
@@ -129,7 +131,10 @@ class ColumnDomain:
         last = self.k - 1
         integral = (col_type.upper() in _INTEGER and self.low.denominator == 1
                     and self.width.denominator == 1)
-        inner = (f"({col} - {_lit(self.low)}) // {_lit(self.width)}" if integral else
+        # in a type wide enough for col − low: a TINYINT's 0 − (−128) overflows TINYINT
+        wide = "BIGINT" if col_type.upper() in _NARROW_INTEGER else "HUGEINT"
+        inner = (f"CAST((CAST({col} AS {wide}) - {_lit(self.low)}) // {_lit(self.width)} AS BIGINT)"
+                 if integral else
                  f"CAST(floor(({col} - {_lit(self.low)}) / {_lit(self.width)}) AS BIGINT)")
         return (f"CASE WHEN {col} < {_lit(self.low)} THEN 0 WHEN {col} >= {_lit(self.high)} "
                 f"THEN {last} ELSE {inner} END")
