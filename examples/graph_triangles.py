@@ -59,7 +59,8 @@ def main(epsilon: float = 1.0) -> None:
 
     spent = con.execute("SHOW PRIVACY BUDGET").fetchone()
     print(f"\nSQL releases charged the ledger: user {spent[0]!r} spent {spent[2]} of {spent[1]}")
-    print("(graph.count charges no ledger: it is the Python API, the caller accounts for ε)")
+    print("(graph.count was called without budget=con: it charged no ledger; with budget=con it "
+          "charges con's user like SQL)")
     print("Node privacy protects a member and all their friendships: its sensitivity Δ is larger,")
     print("so its noise is larger on average (each bound uses the noisy Δ̂, so single runs vary).")
 

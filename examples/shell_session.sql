@@ -22,7 +22,7 @@ SET PRIVACY BUDGET 3;
 .protected
 .schema knows
 
--- 3. Private answers: the value, ± its 95% noise bound, ε charged and budget left.
+-- 3. Private answers: the value, its 95% interval (and what it covers), ε charged and budget left.
 SELECT COUNT(*) FROM knows WITH EPSILON 0.5;
 SELECT COUNT(*)
   FROM knows a JOIN knows b ON a.dst = b.src

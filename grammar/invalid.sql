@@ -375,4 +375,4 @@ PUBLISH STREAM nope STEP 1 WITH EPSILON 1 AS SELECT 1;
 
 -- The recursive mechanism's error depends on the data: no accuracy-first ε.
 -- error: WITH ACCURACY is not available for this query | at: run
-SELECT COUNT(*) FROM t WITH ACCURACY 5;
+SELECT COUNT(*) FROM p p1 JOIN p p2 ON p1.a = p2.a WITH ACCURACY 5;

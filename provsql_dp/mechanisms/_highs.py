@@ -10,6 +10,8 @@ raises :class:`~provsql_dp.errors.SolverError`.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -26,6 +28,39 @@ __all__ = ["LPStats", "solve_lp", "resolve_lp", "INF"]
 INF = highspy.kHighsInf
 _ROWWISE = 2  # HiGHS MatrixFormat::kRowwise
 _MINIMIZE = 1  # HiGHS ObjSense::kMinimize
+
+
+def _first_highs_quietly() -> None:
+    """Make this process's first ``Highs`` with file descriptor 1 pointed at ``/dev/null``.
+
+    highspy ≥ 1.16 prints its banner ("Running HiGHS …: Copyright …") on standard output when
+    the first ``Highs`` of a process is constructed, before any option (``silent()``) can be set;
+    later ones print nothing. Unsilenced, it lands in the middle of the shell's and the demo's
+    output (and of a ``--mode csv`` export). Done once, at import, before any LP is built here
+    or in the modules that import this one.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (AttributeError, OSError, ValueError):  # no usable standard output: nothing to hide
+        highspy.Highs()
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        highspy.Highs()
+        try:  # the banner may sit in C's stdio buffer: flush it into /dev/null
+            import ctypes
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, AttributeError, TypeError):  # pragma: no cover - no libc (Windows)
+            pass
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+_first_highs_quietly()
 
 
 @dataclass

@@ -62,7 +62,7 @@ from . import routing as _routing
 from .kstar_route import release_kstar, star_shape
 from .ktriangle_route import triangle_shape
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
-from .r2t_release import r2t_kwargs, release_r2t
+from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
 
 __all__ = ["answer_private", "privacy_style", "group_domain"]
@@ -186,15 +186,20 @@ def sum_bounds(options: dict) -> tuple[float, float] | None:
     return lo, hi
 
 
-def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, dict]:
-    """Validate a private query's OPTIONS into recursive-mechanism keyword arguments."""
+def _refuse_unknown(options: dict, also: dict | None = None) -> None:
+    """An option no mechanism knows (a typo, ``foo``) is named as unknown, with the list."""
     known = {**OPTIONS, **BOUND_OPTIONS}
-    unknown = sorted(set(options) - set(known))
+    unknown = sorted(set(options) - set(known) - set(also or ()))
     if unknown:
         raise ProgrammingError(
             f"unknown option {unknown[0]!r}; the options are "
             + ", ".join(f"{k} ({v})" for k, v in known.items())
         )
+
+
+def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, dict]:
+    """Validate a private query's OPTIONS into recursive-mechanism keyword arguments."""
+    _refuse_unknown(options)
     kwargs = {}
     for key in ("theta", "beta", "mu"):
         if key in options:
@@ -274,9 +279,12 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
                                            default_gap=getattr(con, "lp_gap", None)))
     if choice != "recursive" and laplace_applies(plan, own, bounds):
         extra = sorted(set(options) - set(BOUND_OPTIONS))
+        _refuse_unknown(options, R2T_OPTIONS)
         if extra:
+            which = ("R2T (OPTIONS (mechanism = 'r2t', …))" if extra[0] not in OPTIONS
+                     else "the recursive mechanism")
             raise ProgrammingError(
-                f"option {extra[0]} applies to the recursive mechanism; this query is answered by "
+                f"option {extra[0]} applies to {which}; this query is answered by "
                 "the Laplace mechanism (each participant owns one tuple of bounded weight)")
         return _Decision(plan, float(epsilon), groups, names, "laplace", own, bounds)
     eps = float(epsilon) / min(len(groups), max_groups or len(groups))

@@ -16,14 +16,14 @@ from sqlglot import exp
 
 from .._numbers import format_eps
 from .._numbers import round_up_decimal as _round_up
-from ..errors import DeclarationError, OperationalError, ProgrammingError
+from ..errors import DeclarationError, OperationalError, ProgrammingError, UnsupportedQueryError
 from ..policies.blowfish.catalog import PolicyCatalog
 from ..policies.blowfish.constraints import check_groups, histogram_sensitivity, marginal_groups
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
-from ..sql.plan import Aggregate
+from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ..sql.planner import plan_query
 from .policy_route import plan_for, prepare, row_per_participant, table_policies
 
@@ -233,6 +233,19 @@ def _qualified(info) -> str:
 
 
 # ---------------------------------------------------------------------------- EXPLAIN PRIVACY
+def refuse_unreleasable(plan) -> None:
+    """Refuse a plan no private release answers: raw rows, or no protected table read (the
+    checks, and the words, of a private query's own release in the cursor)."""
+    if not isinstance(plan, (Aggregate, Aggregates)):
+        raise UnsupportedQueryError(
+            "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "
+            "AVG(expr); raw rows are never released")
+    if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
+        raise UnsupportedQueryError(
+            "the query reads no protected table, so there is nothing to protect; "
+            "run it without WITH EPSILON")
+
+
 def explain_privacy(con, tree: g.ExplainPrivacy):
     """The strategy and expected error of a policy release, or the smallest ε for an accuracy.
 
@@ -255,6 +268,7 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
     if _qr.is_quantile_query(inner):
         return _qr.explain(con, inner, eps, tree.args.get("accuracy"), tree.args.get("confidence"))
     plan = plan_query(inner, con.catalog)
+    refuse_unreleasable(plan)  # what the release itself refuses, EXPLAIN refuses too
     if isinstance(tree.this, d.PrivateQuery):
         r2t_rows = _explain_r2t(con, tree, plan, eps)
         if r2t_rows is not None:

@@ -28,6 +28,8 @@ provsql_dp.errors.PrivacyError: an analyst cannot run COPY: analysts get private
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 
@@ -158,11 +160,14 @@ def _statement_name(tree: exp.Expression) -> str:
     mapping = {
         "Protect": "PROTECT", "Unprotect": "UNPROTECT", "SetPrivacyBudget": "SET PRIVACY BUDGET",
         "SetBounds": "SET BOUNDS", "DropBounds": "DROP BOUNDS", "SetGroupKeys": "SET GROUP KEYS",
-        "DropGroupKeys": "DROP GROUP KEYS",
+        "DropGroupKeys": "DROP GROUP KEYS", "CreatePolicy": "CREATE POLICY",
+        "DropPolicy": "DROP POLICY", "CreateStream": "CREATE STREAM", "Publish": "PUBLISH STREAM",
         "Copy": "COPY", "Attach": "ATTACH", "Detach": "DETACH", "Pragma": "PRAGMA", "Set": "SET",
         "Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Create": "CREATE",
         "Drop": "DROP", "Alter": "ALTER", "Transaction": "BEGIN", "Commit": "COMMIT",
         "Rollback": "ROLLBACK", "Export": "EXPORT", "Use": "USE", "Merge": "MERGE",
         "Install": "INSTALL", "Load": "LOAD",
     }
-    return mapping.get(name, name.upper())
+    if name in mapping:
+        return mapping[name]
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).upper()  # a class added later: SomeThing → SOME THING

@@ -13,6 +13,7 @@ every other statement parses as DuckDB. Parsing is token-based, through sqlglot'
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from sqlglot import exp
@@ -272,9 +273,29 @@ class ProvDP(DuckDB):
             return number
 
 
+_parsing = threading.local()
+
+
+class _QuietWhileParsing(logging.Filter):
+    """sqlglot logs "'…' contains unsupported syntax. Falling back to parsing as a 'Command'" for a
+    statement it cannot read; we hand such a statement to DuckDB, whose error (with our did-you-mean
+    hint) is the one to show, so the warning is dropped while :func:`parse` runs — and only then:
+    other users of sqlglot in the process keep it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(_parsing, "active", False)
+
+
+logging.getLogger("sqlglot").addFilter(_QuietWhileParsing())
+
+
 def parse(sql: str) -> list[exp.Expression]:
     """Parse one or more ``;``-separated statements with the provsql_dp dialect."""
-    return [s for s in ProvDP().parse(sql) if s is not None]
+    _parsing.active = True
+    try:
+        return [s for s in ProvDP().parse(sql) if s is not None]
+    finally:
+        _parsing.active = False
 
 
 #: statements parsed lately, by text (:func:`parse_one`): at most this many are kept

@@ -74,10 +74,14 @@ def test_streams_survive_a_reconnect_and_analysts_only_read(curator):
     con.close()
     ann = provsql_dp.connect(db, role="analyst", user="ann")
     assert ann.execute("SHOW STREAMS").fetchall() == [("daily", 3, "1", 1, 1, "open")]
-    for stmt in ("CREATE STREAM mine WINDOW 1 STEP WITH EPSILON 0.1",
-                 "PUBLISH STREAM daily STEP 2 WITH EPSILON 0.1 AS SELECT count(*) FROM visits"):
-        with pytest.raises(PrivacyError, match="analyst"):
-            ann.execute(stmt)
+    for stmt, name in (("CREATE STREAM mine WINDOW 1 STEP WITH EPSILON 0.1", "CREATE STREAM"),
+                       ("PUBLISH STREAM daily STEP 2 WITH EPSILON 0.1 AS SELECT count(*) FROM visits",
+                        "PUBLISH STREAM"),
+                       ("CREATE POLICY p ON visits (day) AS LINE DOMAIN [0, 9) WIDTH 1",
+                        "CREATE POLICY"),
+                       ("DROP POLICY IF EXISTS p", "DROP POLICY")):
+        with pytest.raises(PrivacyError, match=f"^an analyst cannot run {name}: "):
+            ann.execute(stmt)  # the statement's own words, not its class name (CREATESTREAM)
     assert ann.execute("SHOW STREAMS").fetchall()[0][3] == 1
     assert ann.ledger.budget("ann") == (Fraction(1), Fraction(0))
     ann.close()

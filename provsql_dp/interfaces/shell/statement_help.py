@@ -61,16 +61,19 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("DROP GROUP KEYS ON t (c)", "remove c's group keys (curator)",
      "DROP GROUP KEYS ON employees (dept_id)"),
     ("SHOW GROUP KEYS [ON t]", "the declared group keys", "SHOW GROUP KEYS"),
-    ("CREATE POLICY p ON t (c [, c]) AS graph DOMAIN ... [BOUNDED | UNBOUNDED [SOURCES (...)]]",
+    ("CREATE POLICY p ON t (c [, c]) AS graph DOMAIN ... [BOUNDED | UNBOUNDED [SOURCES (...)]] "
+     "[KNOWN COUNTS TOTAL | BY (c) | ((v, ...), ...)]",
      "a Blowfish policy: which values of c must stay indistinguishable (graph: FULL, LINE, "
-     "THRESHOLD k, GRID k, PARTITION BY ..., DELTA d [METRIC L1|EUCLIDEAN]) (curator)",
+     "THRESHOLD k, GRID k, PARTITION BY ..., DELTA d [METRIC L1|EUCLIDEAN], or (g1, g2) one per "
+     "column); KNOWN COUNTS: counts published exactly, the histogram projected onto them "
+     "(curator)",
      "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 1"),
     ("DROP POLICY [IF EXISTS] p", "remove a policy (curator)", "DROP POLICY IF EXISTS age_line"),
     ("SHOW POLICIES [ON t]", "the declared policies and what each protects", "SHOW POLICIES"),
-    ("COUNT RANGES (cond, ...) FROM t [WHERE ...] [WITH EPSILON eps]",
+    ("COUNT RANGES (cond, ...) FROM t [WHERE ...] [WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c]]",
      "a batch of range counts released under t's policy",
      "COUNT RANGES (age BETWEEN 18 AND 29, age >= 65) FROM people WITH EPSILON 0.5"),
-    ("COUNT CUMULATIVE c FROM t [WHERE ...] [WITH EPSILON eps]",
+    ("COUNT CUMULATIVE c FROM t [WHERE ...] [WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c]]",
      "a cumulative histogram of c under t's policy",
      "COUNT CUMULATIVE age FROM people WITH EPSILON 1"),
     ("EXPLAIN PRIVACY <query> (WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c])",

@@ -15,7 +15,7 @@ New policy kinds plug in through :data:`BUILDERS` (keyword → builder), next to
 
 >>> d = ColumnDomain.range(0, 100, width=10)
 >>> d.k, d.labels()[:3], d.bin_sql('"age"', "INTEGER")
-(10, [0, 10, 20], 'CASE WHEN "age" < 0 THEN 0 WHEN "age" >= 100 THEN 9 ELSE ("age" - 0) // 10 END')
+(10, [0, 10, 20], 'CASE WHEN "age" < 0 THEN 0 WHEN "age" >= 100 THEN 9 ELSE (CAST("age" AS BIGINT) - 0) // 10 END')
 >>> TablePolicy("p", "main", "t", ("age",), [d], {"kind": "THRESHOLD", "params": [2]}, False).policy()
 Policy(threshold, shape=(10,), theta=2, unbounded)
 """
@@ -39,6 +39,8 @@ MAX_BINS = 1 << 24
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT"}
+#: integer types whose difference with a bin edge of at most 64 bits fits BIGINT
+_NARROW_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "UTINYINT", "USMALLINT", "UINTEGER"}
 
 
 def _num(x) -> Fraction:
@@ -129,7 +131,11 @@ class ColumnDomain:
         last = self.k - 1
         integral = (col_type.upper() in _INTEGER and self.low.denominator == 1
                     and self.width.denominator == 1)
-        inner = (f"({col} - {_lit(self.low)}) // {_lit(self.width)}" if integral else
+        # in a type wide enough for col − low: a TINYINT's 0 − (−128) overflows TINYINT
+        offset = (f"(CAST({col} AS BIGINT) - {_lit(self.low)}) // {_lit(self.width)}"
+                  if col_type.upper() in _NARROW_INTEGER else
+                  f"CAST((CAST({col} AS HUGEINT) - {_lit(self.low)}) // {_lit(self.width)} AS BIGINT)")
+        inner = (offset if integral else
                  f"CAST(floor(({col} - {_lit(self.low)}) / {_lit(self.width)}) AS BIGINT)")
         return (f"CASE WHEN {col} < {_lit(self.low)} THEN 0 WHEN {col} >= {_lit(self.high)} "
                 f"THEN {last} ELSE {inner} END")
