@@ -206,10 +206,15 @@ class Connection:
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
         except duckdb.IOException as e:
-            raise OperationalError(
-                f"cannot open {database!r}: {e}. DuckDB lets one process write a database file at "
-                "a time; close the other process's connection, or open this one read_only=True"
-            ) from e
+            if "lock" in str(e).lower():
+                hint = ("DuckDB lets one process write a database file at a time; close the other "
+                        "process's connection, or open this one read_only=True")
+            elif "no such file or directory" in str(e).lower():
+                hint = ("check the path: its directory must exist (DuckDB creates the file, not "
+                        "the directories above it)")
+            else:
+                hint = "check the path and its permissions"
+            raise OperationalError(f"cannot open {database!r}: {e}. {hint}") from e
         except duckdb.Error as e:
             raise translate(e) from e
         self.database = database

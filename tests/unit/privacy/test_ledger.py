@@ -168,3 +168,10 @@ def test_a_known_budget_row_is_verified_not_trusted():
     assert mine.budget("u") == (Fraction(7, 10), Fraction(7, 10))
     assert [c.statement for c in mine.entries("u")] == ["a", "b", "c", "d", "f"]
     assert sum(c.epsilon for c in mine.entries("u")) == Fraction(7, 10)
+
+
+def test_a_missing_directory_is_not_called_a_lock(tmp_path):
+    with pytest.raises(provsql_dp.OperationalError) as err:
+        provsql_dp.connect(str(tmp_path / "no_such_dir" / "x.duckdb"))
+    assert "directory must exist" in str(err.value)
+    assert "one process write" not in str(err.value)
