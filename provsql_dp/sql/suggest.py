@@ -9,6 +9,10 @@ anyone; suggestions come from :data:`KEYWORDS` by :mod:`difflib`.
 'did you mean EPSILON?'
 >>> did_you_mean("PROTCT TABLE people"), did_you_mean("SELECT 1")
 ('did you mean PROTECT?', None)
+>>> did_you_mean("COUNT RANGE (x < 3) FROM t WITH EPSILON 1")  # both words known: the phrase
+'did you mean COUNT RANGES?'
+>>> did_you_mean("SELECT 'show stream' FROM t") is None  # not in a string
+True
 >>> with_hint('Parser Error: syntax error at or near "WITH"', "SELECT 1 FROM t WITH EPSLON 1")
 'Parser Error: syntax error at or near "WITH" (did you mean EPSILON?)'
 """
@@ -37,6 +41,15 @@ KEYWORDS: list[str] = sorted({
     "VALUES", "WIDTH", "WINDOW", "WITH",
 })
 
+#: two-word near misses that :func:`_close` cannot see, because each word is a known one (or an
+#: SQL keyword): the singular where our statement says the plural
+_PHRASES: dict[re.Pattern, str] = {
+    re.compile(r"\bCOUNT\s+RANGE\b", re.I): "COUNT RANGES",
+    re.compile(r"\bSHOW\s+STREAM\b", re.I): "SHOW STREAMS",
+    re.compile(r"\bKNOWN\s+COUNT\b", re.I): "KNOWN COUNTS",
+    re.compile(r"\bSHOW\s+POLICY\b", re.I): "SHOW POLICIES",
+}
+
 _NEAR = re.compile(r'at or near "([^"]+)"')
 _MISSING = re.compile(r"with name (\S+) does not exist", re.I)
 
@@ -60,6 +73,7 @@ def did_you_mean(sql: str, near: str | None = None) -> str | None:
         close = _close(word, known)
         if close and close not in hints:
             hints.append(close)
+    hints += [p for p in _phrases(sql) if p not in hints]
     if not hints:
         return None
     return "did you mean " + " or ".join(hints) + "?"
@@ -74,6 +88,8 @@ def with_hint(message: str, sql: str) -> str:
     'Catalog Error: Table with name POLICES does not exist! (did you mean POLICIES?)'
     >>> with_hint("Catalog Error: Table with name peple does not exist!", "SELECT * FROM peple")
     'Catalog Error: Table with name peple does not exist!'
+    >>> with_hint("Catalog Error: Table with name STREAM does not exist!", "SHOW STREAM")
+    'Catalog Error: Table with name STREAM does not exist! (did you mean SHOW STREAMS?)'
     """
     if "did you mean" in message.lower():
         return message
@@ -85,7 +101,8 @@ def with_hint(message: str, sql: str) -> str:
         missing = _MISSING.search(message)
         if missing is not None:
             close = _close(missing.group(1).strip("\"'!.").upper(), set(KEYWORDS))
-            hint = f"did you mean {close}?" if close else None
+            close = [close] if close else _phrases(sql)  # SHOW STREAM: a table named STREAM
+            hint = "did you mean " + " or ".join(close) + "?" if close else None
     if not hint:
         return message
     first, nl, rest = message.partition("\n")  # on the first line: what a shell shows
@@ -107,6 +124,17 @@ def _words(sql: str, depth: int = 0) -> list[str]:
               and prev.token_type == TokenType.COMMAND):
             words += _words(t.text, depth + 1)
     return words
+
+
+def _phrases(sql: str) -> list[str]:
+    """The statements' phrases (:data:`_PHRASES`) that ``sql`` has a near miss of."""
+    code = _code(sql)
+    return [meant for phrase, meant in _PHRASES.items() if phrase.search(code)]
+
+
+def _code(sql: str) -> str:
+    """``sql`` without its string literals and quoted names (a phrase inside one is not code)."""
+    return re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", " ", sql)
 
 
 def _close(word: str, known: set[str]) -> str | None:
