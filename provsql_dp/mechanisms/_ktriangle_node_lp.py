@@ -65,6 +65,9 @@ __all__ = ["NodeTriangleLPs"]
 
 _INF = np.inf
 
+#: S LPs (on their quotient) with more rows are solved cold by interior point
+IPM_ROWS = 20_000
+
 
 class NodeTriangleLPs:
     """The reduced K (``"k"``), S (``"g"``) and H / X (``"h"``) LPs of one
@@ -155,10 +158,16 @@ class NodeTriangleLPs:
             n_cols += n_f + 1
             cost_at = [w]
             f_idx = np.arange(n_f)
-            # s_v − Σ_{τ∋v} a_τ = 0
-            rows += [r + f_idx, r + f_of[tri_nodes.reshape(-1)]]
-            cols += [col_s + f_idx, col_a + np.repeat(t_idx, 3)]
-            vals += [np.ones(n_f), -np.ones(3 * n_t)]
+            # s_v − ½Σ_{e∋v} x_e = 0, x_e a column for heavy edges and Σ_{τ⊃e} a_τ for light ones
+            te = tri.reshape(-1)
+            lt = ~hit  # (triangle, light edge) pairs
+            hv = self.heavy
+            rows += [r + f_idx, r + f_of[o.u[hv]], r + f_of[o.v[hv]],
+                     r + f_of[o.u[te[lt]]], r + f_of[o.v[te[lt]]]]
+            cols += [col_s + f_idx, col_x + h_idx, col_x + h_idx,
+                     col_a + np.repeat(t_idx, 3)[lt], col_a + np.repeat(t_idx, 3)[lt]]
+            vals += [np.ones(n_f), np.full(n_h, -0.5), np.full(n_h, -0.5),
+                     np.full(int(lt.sum()), -0.5), np.full(int(lt.sum()), -0.5)]
             lo.append(np.zeros(n_f))
             up.append(np.zeros(n_f))
             r += n_f
@@ -268,10 +277,16 @@ class NodeTriangleLPs:
         o = self.owner
         what = f"{o._what} {kind}"
         if kept is None:
+            # a large S LP: interior point (with crossover, for the basis of later warm
+            # re-solves) is faster cold than dual simplex (ca-GrQc, 2-triangles: 38 s vs > 90 s)
+            big = kind == "g" and q.a.shape[0] > IPM_ROWS
             obj, z, _, kept = solve_lp(len(cost), cost, q.col_lo, q.col_up, row_lo, row_up,
                                        q.a.indptr, q.a.indices, q.a.data, offset=offset,
-                                       solver="simplex", stats=o.stats, what=what, keep=True,
-                                       time_limit=o.time_limit)
+                                       solver="ipm" if big else "simplex", stats=o.stats,
+                                       what=what, keep=True, time_limit=o.time_limit)
+            # warm re-solves price by Devex: dual steepest-edge weights are recomputed from
+            # scratch after every change to a kept model, one solve per row (15 s on ca-GrQc)
+            kept.setOptionValue("simplex_dual_edge_weight_strategy", 1)
             self._kept[kind] = kept
             return float(obj), z
         idx = fcls.astype(np.int32)
