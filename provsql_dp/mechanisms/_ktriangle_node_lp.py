@@ -10,10 +10,11 @@ three reductions, each exact:
 
 * *Light edges.* An edge with ``t_e ≤ k − 1`` has ``x_e/y_e ≤ t_e`` so ``P_k(x_e, y_e) = 0`` and
   ``Q(x_e, y_e) = y_e·ψ(x_e/y_e) = 0`` (``ψ = C_{k−1}(max(0, x − 1))`` vanishes on ``[0, k−1]``
-  too): its ``x, y, t`` columns and rows carry nothing. The one other use of ``x`` is the apex
-  load ``½Σ_{e∋v} x_e``, which is ``Σ_{τ∋v} a_τ`` (each triangle at v has two edges at v, and
-  ``x_e = Σ_{τ⊃e} a_τ`` is a row of the LP): S writes ``s_v = Σ_{τ∋v} a_τ``. Only the *heavy*
-  edges (``t_e ≥ k``) keep ``x, y, t``.
+  too): its ``y, t`` columns and rows carry nothing. The one other use of ``x`` is the apex
+  load ``½Σ_{e∋v} x_e``: S writes ``x_e`` there as its column for a heavy edge and as
+  ``Σ_{τ⊃e} a_τ`` (fewer than k terms) for a light one (the same linear function of the a's;
+  ``Σ_{τ∋v} a_τ`` is too, but its rows are far denser at hubs and interior point took twice as
+  long). Only the *heavy* edges (``t_e ≥ k``) keep ``x, y, t`` columns.
 * *Free nodes.* In H, K and X only triangles with a heavy edge matter (no other ``a_τ`` enters a
   row that costs anything), and a node in none of them (in S: in no triangle) never changes the
   objective. The objective being nondecreasing in f (:mod:`.ktriangle_node`, 3., and the same for
@@ -33,6 +34,14 @@ three reductions, each exact:
   (the partition is equitable for the rest and for the marker separately, hence for every κ),
   and a re-solve sets each (node-row class, s class) entry of the quotient to ``−κ·count``.
   Collaboration graphs are unions of cliques, whose nodes, edges and triangles merge.
+
+*Solving.* Like :mod:`.ktriangle`'s, every LP is kept after its first solve and re-solved warm by
+dual simplex from its last basis (mass row, X's f costs, S's κ changed in place), priced by
+Devex: HiGHS recomputes dual steepest-edge weights from scratch after a change to a kept model,
+one solve per row (15 s of a two-pivot re-solve on ca-GrQc). A large S LP (above ``IPM_ROWS``
+rows on its quotient) is solved cold by interior point with crossover (a basis for the warm
+re-solves): its dual simplex is degenerate (the min-max ties many nodes' loads). The optimum is
+the LP's either way; only the time differs.
 
 Segments (:mod:`.ktriangle`'s third reduction) do not carry over: the perspective's segment
 ``clip(x_e − m y_e, 0, y_e)`` needs a row ``z_{e,m} ≤ y_e`` per segment (``y_e`` is a column, not a
