@@ -83,6 +83,13 @@ k = 5 (K12, K10, K10; on K_m the ratio grows towards ``(2k+1)/(3k)`` with m).
 Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.
 
+*Solving* (``formulation="quotient"``, the default): the same LPs without the light edges'
+(``t_e < k``) columns and rows and the nodes that cannot change them, on their quotient by an
+equitable partition, S's κ a parameter of the partition (:mod:`._ktriangle_node_lp`, which says
+why each step keeps the optimum). ``formulation="plain"`` solves them as written here, the
+reference the tests compare with. netscience 2-triangles: first release 18 s → 0.8 s, same
+released values (``benchmarks/issue15_measured.md``).
+
 Examples
 --------
 >>> import numpy as np
