@@ -44,8 +44,7 @@ def run(e: np.ndarray, k: int, formulation: str, releases: int, seed: int) -> di
     rng = np.random.default_rng(seed)
     w0, c0 = time.perf_counter(), time.process_time()
     cls = KTriangleCount if formulation in ("plain", "segments") else NodeKTriangleCount
-    if formulation.startswith("node-"):
-        formulation = formulation[len("node-"):]
+    formulation = formulation.removeprefix("node-")
     kt = cls(e[:, 0], e[:, 1], k, formulation=formulation)
     walls, cpus, values = [], [], []
     for _ in range(releases):

@@ -287,7 +287,7 @@ class NodeTriangleLPs:
         what = f"{o._what} {kind}"
         if kept is None:
             # a large S LP: interior point (with crossover, for the basis of later warm
-            # re-solves) is faster cold than dual simplex (ca-GrQc, 2-triangles: 38 s vs > 90 s)
+            # re-solves) is faster cold than dual simplex (ca-HepTh 2-triangles: 108 s vs 250 s)
             big = kind == "g" and q.a.shape[0] > IPM_ROWS
             obj, z, _, kept = solve_lp(len(cost), cost, q.col_lo, q.col_up, row_lo, row_up,
                                        q.a.indptr, q.a.indices, q.a.data, offset=offset,
