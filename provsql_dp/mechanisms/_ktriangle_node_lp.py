@@ -38,9 +38,9 @@ three reductions, each exact:
 *Solving.* Like :mod:`.ktriangle`'s, every LP is kept after its first solve and re-solved warm by
 dual simplex from its last basis (mass row, X's f costs, S's κ changed in place), priced by
 Devex: HiGHS recomputes dual steepest-edge weights from scratch after a change to a kept model,
-one solve per row (15 s of a two-pivot re-solve on ca-GrQc). A large S LP (above ``IPM_ROWS``
-rows on its quotient) is solved cold by interior point with crossover (a basis for the warm
-re-solves): its dual simplex is degenerate (the min-max ties many nodes' loads). The optimum is
+one solve per row (15 s of a two-pivot re-solve on ca-GrQc). A large S or X LP (above
+``IPM_ROWS`` rows on its quotient) is solved cold by interior point with crossover (a basis for
+the warm re-solves): S's dual simplex is degenerate (the min-max ties many nodes' loads). The optimum is
 the LP's either way; only the time differs.
 
 Segments (:mod:`.ktriangle`'s third reduction) do not carry over: the perspective's segment
@@ -74,7 +74,7 @@ __all__ = ["NodeTriangleLPs"]
 
 _INF = np.inf
 
-#: S LPs (on their quotient) with more rows are solved cold by interior point
+#: S and X LPs (on their quotient) with more rows are solved cold by interior point
 IPM_ROWS = 20_000
 
 
@@ -286,9 +286,9 @@ class NodeTriangleLPs:
         o = self.owner
         what = f"{o._what} {kind}"
         if kept is None:
-            # a large S LP: interior point (with crossover, for the basis of later warm
-            # re-solves) is faster cold than dual simplex (ca-HepTh 2-triangles: 108 s vs 250 s)
-            big = kind == "g" and q.a.shape[0] > IPM_ROWS
+            # a large S or X LP: interior point (with crossover, for the basis of later warm
+            # re-solves) is faster cold than dual simplex (ca-HepTh 2-triangles' S: 108 s vs 250 s)
+            big = kind in ("g", "x") and q.a.shape[0] > IPM_ROWS
             obj, z, _, kept = solve_lp(len(cost), cost, q.col_lo, q.col_up, row_lo, row_up,
                                        q.a.indptr, q.a.indices, q.a.data, offset=offset,
                                        solver="ipm" if big else "simplex", stats=o.stats,

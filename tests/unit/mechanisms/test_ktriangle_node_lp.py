@@ -133,12 +133,15 @@ def test_formulation_is_checked():
 
 
 def test_interior_point_cold_solves_and_warm_re_solves_after_them():
-    """A large S LP is solved cold by interior point with crossover and re-solved warm by dual
-    simplex from that basis (forced here on a small graph): the same G as the plain LPs."""
+    """Large S and X LPs are solved cold by interior point with crossover and re-solved warm by
+    dual simplex from that basis (forced here on a small graph): the same G, H and X as the plain
+    LPs."""
     g = nx.compose(nx.complete_graph(7), nx.relabel_nodes(nx.complete_graph(5),
                                                           {i: i + 5 for i in range(5)}))
     g.add_edges_from([(0, 20), (1, 20), (20, 21), (21, 0)])
     with mock.patch("provsql_dp.mechanisms._ktriangle_node_lp.IPM_ROWS", 0):
         for k in (2, 3):
             fast = _assert_same(g, k)
-            assert any(alg == "ipm" for what, alg, *_ in fast.stats.log if what.endswith(" g"))
+            for kind in ("g", "x"):
+                assert any(alg == "ipm" for what, alg, *_ in fast.stats.log
+                           if what.endswith(" " + kind)), kind
