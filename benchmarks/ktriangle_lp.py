@@ -13,6 +13,10 @@ Usage::
 
     PYTHONPATH=. python benchmarks/ktriangle_lp.py                       # ca-HepTh, k = 2
     PYTHONPATH=. python benchmarks/ktriangle_lp.py --graphs ca-GrQc --ks 2,3 --no-plain
+
+``--privacy node`` does the same for the node-private construction
+(``mechanisms/ktriangle_node.py``): ``formulation="plain"`` against the default ``"quotient"``
+(``mechanisms/_ktriangle_node_lp.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ if str(ROOT) not in sys.path:
 
 from provsql_dp.graph import read_edge_list  # noqa: E402
 from provsql_dp.mechanisms.ktriangle import KTriangleCount  # noqa: E402
+from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount  # noqa: E402
 
 DATA = Path("/work/shared/data/graphs")
 
@@ -38,7 +43,9 @@ DATA = Path("/work/shared/data/graphs")
 def run(e: np.ndarray, k: int, formulation: str, releases: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     w0, c0 = time.perf_counter(), time.process_time()
-    kt = KTriangleCount(e[:, 0], e[:, 1], k, formulation=formulation)
+    cls = KTriangleCount if formulation in ("plain", "segments") else NodeKTriangleCount
+    formulation = formulation.removeprefix("node-")
+    kt = cls(e[:, 0], e[:, 1], k, formulation=formulation)
     walls, cpus, values = [], [], []
     for _ in range(releases):
         values.append(kt.release(0.5, rng=rng).value)
@@ -59,7 +66,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--no-plain", action="store_true", help="only the new formulation")
     ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--privacy", choices=("edge", "node"), default="edge")
     args = ap.parse_args(argv)
+    old, new = (("plain", "segments") if args.privacy == "edge"
+                else ("node-plain", "node-quotient"))
     print("| graph | k | formulation | first release s wall / CPU | later median s wall / CPU | LPs solved "
           "| largest LP (rows×cols) | values |")
     print("|---|---|---|---|---|---|---|---|")
@@ -70,13 +80,13 @@ def main(argv=None) -> int:
         e = np.unique(np.stack([lo, hi], axis=1), axis=0)
         for k in [int(x) for x in args.ks.split(",") if x]:
             res = {}
-            for form in (("segments",) if args.no_plain else ("plain", "segments")):
+            for form in ((new,) if args.no_plain else (old, new)):
                 r = res[form] = run(e, k, form, args.releases, args.seed)
                 later_w = statistics.median(r["walls"][1:]) if len(r["walls"]) > 1 else float("nan")
                 later_c = statistics.median(r["cpus"][1:]) if len(r["cpus"]) > 1 else float("nan")
                 same = ""
-                if form == "segments" and "plain" in res:
-                    diff = max(abs(a - b) for a, b in zip(res["plain"]["values"], r["values"]))
+                if form == new and old in res:
+                    diff = max(abs(a - b) for a, b in zip(res[old]["values"], r["values"]))
                     same = f"max |Δ| vs plain {diff:.3g}"
                 print(f"| {name} | {k} | {form} | {r['walls'][0]:.1f} / {r['cpus'][0]:.1f} | "
                       f"{later_w:.2f} / {later_c:.2f} | {r['lps']} | {r['largest']} | {same} |",

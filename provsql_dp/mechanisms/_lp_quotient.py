@@ -27,6 +27,12 @@ original LP. A row or column given a key of its own stays a singleton class, so 
 cost may change afterwards (the mass row ``Σ f = i``; the cost ``−Δ̂`` shared by all f columns
 keeps the partition equitable too: it is constant on classes of f columns).
 
+*A coefficient that changes between solves* (``marker``: a matrix ``M`` of the same shape). The
+partition is refined with ``M``'s entries as a colour of their own and checked equitable for ``A``
+and for ``M`` separately; block sums being linear, it is then equitable for ``A + κ M`` at every
+κ, and the quotient of ``A + κ M`` is ``Q(A) + κ Q(M)`` (``Quotient.marker`` is ``Q(M)``): one
+partition serves every κ (the node k-triangles' G LP, whose per-node rows carry ``−κ s_v``).
+
 Examples
 --------
 >>> import numpy as np, scipy.sparse as sp
@@ -49,6 +55,8 @@ from ._twin_hash import _mix, sum_by
 __all__ = ["Quotient", "equitable_quotient"]
 
 _MAX_ROUNDS = 200
+#: the coefficient a marker entry is refined as (any value; the partition is checked exactly)
+_MARK = 0.6180339887498949
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class Quotient:
     col_up: np.ndarray
     row_lo: np.ndarray
     row_up: np.ndarray
+    marker: sp.csr_matrix | None = None
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -123,21 +132,28 @@ def _blocks_equal(a: sp.csr_matrix, row_cls: np.ndarray, col_cls: np.ndarray, n_
 
 
 def equitable_quotient(a: sp.csr_matrix, cost, col_lo, col_up, row_lo, row_up, *,
-                       col_key=None, row_key=None) -> Quotient | None:
+                       col_key=None, row_key=None, marker=None) -> Quotient | None:
     """The quotient LP of ``min cost·x : row_lo ≤ a x ≤ row_up, col_lo ≤ x ≤ col_up`` by the
     coarsest equitable partition colour refinement finds, or ``None`` when the exact check fails
     or nothing merges. ``col_key`` / ``row_key`` (uint64) separate columns / rows from the
-    start (a unique key keeps one alone)."""
+    start (a unique key keeps one alone). ``marker`` (same shape as ``a``): the partition is
+    equitable for it too, so it serves ``a + κ·marker`` at every κ (see the module doc)."""
     a = sp.csr_matrix(a, dtype=np.float64)
     a.sum_duplicates()
     n_row, n_col = a.shape
+    mark = None
+    if marker is not None:
+        mark = sp.csr_matrix(marker, dtype=np.float64)
+        mark.sum_duplicates()
+        if mark.shape != a.shape:
+            raise ValueError(f"marker has shape {mark.shape}, the LP {a.shape}")
     ck = _mix(_bits(cost) ^ _mix(_bits(col_lo) ^ _mix(_bits(col_up))))
     rk = _mix(_bits(row_lo) ^ _mix(_bits(row_up)))
     if col_key is not None:
         ck = _mix(ck ^ np.asarray(col_key, dtype=np.uint64))
     if row_key is not None:
         rk = _mix(rk ^ np.asarray(row_key, dtype=np.uint64))
-    row_cls, col_cls = _refine(a, rk, ck)
+    row_cls, col_cls = _refine(a if mark is None else (a + _MARK * mark).tocsr(), rk, ck)
     n_c, n_r = int(col_cls.max()) + 1, int(row_cls.max()) + 1
     if n_c == n_col and n_r == n_row:
         return None
@@ -151,6 +167,11 @@ def equitable_quotient(a: sp.csr_matrix, cost, col_lo, col_up, row_lo, row_up, *
     s = _blocks_equal(a, row_cls, col_cls, n_c)
     if s is None or _blocks_equal(a.T.tocsr(), col_cls, row_cls, n_r) is None:
         return None
+    qm = None
+    if mark is not None:
+        qm = _blocks_equal(mark, row_cls, col_cls, n_c)
+        if qm is None or _blocks_equal(mark.T.tocsr(), col_cls, row_cls, n_r) is None:
+            return None
     size = np.bincount(col_cls, minlength=n_c)
     rep_c, rep_r = _first(col_cls), _first(row_cls)
     cost = np.asarray(cost, dtype=np.float64)
@@ -159,4 +180,4 @@ def equitable_quotient(a: sp.csr_matrix, cost, col_lo, col_up, row_lo, row_up, *
                     col_lo=np.asarray(col_lo, dtype=np.float64)[rep_c],
                     col_up=np.asarray(col_up, dtype=np.float64)[rep_c],
                     row_lo=np.asarray(row_lo, dtype=np.float64)[rep_r],
-                    row_up=np.asarray(row_up, dtype=np.float64)[rep_r])
+                    row_up=np.asarray(row_up, dtype=np.float64)[rep_r], marker=qm)

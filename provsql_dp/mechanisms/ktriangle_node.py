@@ -131,6 +131,13 @@ factor 2. ``privacy.error_estimate`` refuses k-triangles.
 Size: columns ``|V| + 3|E| + #triangles`` (H) plus ``|V| + 1`` (G); rows ``#triangles + 3|E|``
 plus ``Σ_e max(0, t_e − k + 1)`` pieces plus ``2|V|`` (G) — whatever k and the count.
 
+*Solving* (``formulation="quotient"``, the default): the same LPs without the light edges'
+(``t_e < k``) columns and rows and the nodes that cannot change them, on their quotient by an
+equitable partition, S's κ a parameter of the partition (:mod:`._ktriangle_node_lp`, which says
+why each step keeps the optimum). ``formulation="plain"`` solves them as written here, the
+reference the tests compare with. netscience 2-triangles: first release 18 s → 0.8 s, same
+released values (``benchmarks/issue15_measured.md``).
+
 Examples
 --------
 >>> import numpy as np
@@ -151,6 +158,7 @@ import math
 import numpy as np
 
 from ._highs import resolve_lp, solve_lp
+from ._ktriangle_node_lp import NodeTriangleLPs
 from .kstar import KStarCount, _csr, binomial_segments
 from .ktriangle import edge_triangles, index_edges
 from .release import Release
@@ -194,10 +202,17 @@ class NodeKTriangleCount(KStarCount):
         participants never change the released value.
     time_limit : float, optional
         Seconds per LP; past it :class:`~provsql_dp.errors.SolverError` is raised.
+    formulation : {"quotient", "plain"}
+        How the LPs are solved (same H, G and X): ``"quotient"`` reduces them exactly and solves
+        them on their quotient by an equitable partition (:mod:`._ktriangle_node_lp`);
+        ``"plain"`` is the LPs as written below, the reference the tests compare with.
     """
 
     def __init__(self, src, dst, k: int, *, n_nodes: int | None = None,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, formulation: str = "quotient"):
+        if formulation not in ("quotient", "plain"):
+            raise ValueError(f"formulation must be 'quotient' or 'plain', got {formulation!r}")
+        self.formulation = formulation
         u, v, n_ids = index_edges(src, dst, k)
         self.k, self.privacy, self.directed = int(k), "node", False
         self._what = "node k-triangle"
@@ -235,7 +250,12 @@ class NodeKTriangleCount(KStarCount):
     # ------------------------------------------------------------------ the LP models
     def _build(self) -> None:
         """Columns: f (nodes), x (edges), t (edges), a (triangles), y (edges). Rows:
-        ``a_τ − f_a − f_b − f_c ≥ −2``, ``x_e − Σ_{τ ⊃ e} a_τ = 0``, ``y_e ≤ f_a``, ``y_e ≤ f_b``."""
+        ``a_τ − f_a − f_b − f_c ≥ −2``, ``x_e − Σ_{τ ⊃ e} a_τ = 0``, ``y_e ≤ f_a``, ``y_e ≤ f_b``.
+        (``formulation="quotient"``: the reduced LPs of :mod:`._ktriangle_node_lp` instead.)"""
+        if self.formulation == "quotient":
+            self._lps = NodeTriangleLPs(self)
+            self.n_f = len(self._lps._nodes("h"))  # X's withdrawn mass is read over these
+            return
         m, n_t, nv = self.m, self.n_triangles, self.n_nodes
         self.n_f = nv
         self.col_x, self.col_t, self.col_a = nv, nv + m, nv + 2 * m
@@ -371,8 +391,15 @@ class NodeKTriangleCount(KStarCount):
         col_up[:nv] = 1.0
         return cost, col_lo, col_up, np.concatenate(lo), np.concatenate(up), a
 
+    def _solve(self, kind: str, mass: float | None, penalty: float | None = None):
+        if self.formulation == "quotient":
+            return self._lps.solve(kind, mass, penalty)
+        return super()._solve(kind, mass, penalty)
+
     def _solve_g(self, kind: str, mass: float, kappa: float = 0.0) -> float:
         """One K or S LP; kept and re-solved warm (mass row, and κ for S, changed)."""
+        if self.formulation == "quotient":
+            return self._lps.solve_g(kind, mass, kappa)
         what = f"{self._what} {kind}"
         key = "g" + kind
         kept = self._kept.get(key)

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from provsql_dp.errors import SolverError
 from provsql_dp.mechanisms import _lp_quotient as lq
 from provsql_dp.mechanisms._highs import solve_lp
 
@@ -85,3 +86,46 @@ def test_a_partition_that_is_not_equitable_is_refused():
     with mock.patch.object(lq, "_refine", return_value=(one, one)):
         assert lq.equitable_quotient(cyc, np.array([0.0, 0.0, 1.0]), np.zeros(3), np.ones(3),
                                      np.zeros(3), np.ones(3)) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), copies=st.integers(1, 4), coupled=st.booleans(),
+       kappas=st.lists(st.floats(-3, 3), min_size=1, max_size=3))
+def test_a_marker_serves_every_kappa(seed, copies, coupled, kappas):
+    """One partition, refined and checked with the marker ``M`` apart, gives the value of the LP
+    with ``A + κM`` at every κ as ``Q(A) + κ Q(M)``."""
+    cost, clo, cup, a, rlo, rup = _lifted(seed, copies, coupled)
+    rng = np.random.default_rng(seed + 1)
+    # the marker: one random entry per copy of the block, at the same place in every copy
+    rows_per, cols_per = (a.shape[0] - (1 if coupled else 0)) // copies, a.shape[1] // copies
+    r0, c0 = int(rng.integers(0, rows_per)), int(rng.integers(0, cols_per))
+    mark = sp.csr_matrix((np.ones(copies), (r0 + rows_per * np.arange(copies),
+                                            c0 + cols_per * np.arange(copies))), shape=a.shape)
+    q = lq.equitable_quotient(a, cost, clo, cup, rlo, rup, marker=mark)
+    if q is None:
+        return
+    assert q.marker is not None and q.marker.sum() == pytest.approx(
+        mark.sum() / copies if copies > 1 else mark.sum())
+    for kappa in kappas:
+        full = (a + kappa * mark).tocsr()
+        try:
+            want = _value(cost, clo, cup, full, rlo, rup)
+        except SolverError:  # infeasible or unbounded at this κ: nothing to compare
+            continue
+        got = _value(q.cost, q.col_lo, q.col_up, (q.a + kappa * q.marker).tocsr(), q.row_lo,
+                     q.row_up)
+        assert got == pytest.approx(want, abs=1e-7)
+
+
+def test_a_marker_on_one_copy_only_splits_it_off():
+    """A marker that breaks the symmetry (on one copy only) keeps that copy apart; a partition
+    equitable for A but not for M is refused."""
+    cost, clo, cup, a, rlo, rup = _lifted(5, 3, False)
+    mark = sp.csr_matrix(([1.0], ([0], [0])), shape=a.shape)
+    q = lq.equitable_quotient(a, cost, clo, cup, rlo, rup, marker=mark)
+    plain = lq.equitable_quotient(a, cost, clo, cup, rlo, rup)
+    assert q is None or q.a.shape[1] > plain.a.shape[1]
+    with mock.patch.object(lq, "_refine", return_value=(plain.row_class, plain.col_class)):
+        assert lq.equitable_quotient(a, cost, clo, cup, rlo, rup, marker=mark) is None
+    with pytest.raises(ValueError, match="marker has shape"):
+        lq.equitable_quotient(a, cost, clo, cup, rlo, rup, marker=mark[:1])
