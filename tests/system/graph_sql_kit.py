@@ -37,6 +37,18 @@ def example_db(budget, seed):
     return c
 
 
+def example_file(tmp_path) -> str:
+    """A database file holding the example data with ``friendship`` protected by member (for
+    tests that reopen it, e.g. through the shell)."""
+    path = str(tmp_path / "ex.duckdb")
+    c = provsql_dp.connect(path)
+    example_data.load(c)
+    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
+    c.commit()
+    c.close()
+    return path
+
+
 def plan(con, sql):
     """The plan of ``sql`` (DuckDB dialect) against ``con``'s catalog."""
     return plan_query(sqlglot.parse_one(sql, read="duckdb"), con._catalog)

@@ -15,7 +15,7 @@ from provsql_dp.errors import CaptureTooLarge, InterfaceError
 from provsql_dp.interfaces import example_data
 from provsql_dp.provenance.capture import DEFAULT_MAX_ROWS, capture
 
-from graph_sql_kit import TRIANGLES, example_db
+from graph_sql_kit import TRIANGLES, example_db, example_file
 
 
 @pytest.fixture
@@ -105,12 +105,7 @@ def test_shell_flag_sets_the_limit(tmp_path, capsys):
     names the limit; ``none`` lifts it; a bad value is refused by the argument parser."""
     from provsql_dp.interfaces import cli
 
-    db = str(tmp_path / "ex.duckdb")
-    c = provsql_dp.connect(db)
-    example_data.load(c)
-    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
-    c.commit()
-    c.close()
+    db = example_file(tmp_path)
     explain = f"EXPLAIN PRIVACY {TRIANGLES} WITH EPSILON 1;"
     assert cli.main(["shell", db, "--max-capture-rows", "1", "-c", explain]) == 0
     assert "max_capture_rows = 1)" in capsys.readouterr().out

@@ -9,10 +9,9 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import InterfaceError
-from provsql_dp.interfaces import example_data
 from provsql_dp.mechanisms import r2t
 
-from graph_sql_kit import TRIANGLES, example_db
+from graph_sql_kit import TRIANGLES, example_db, example_file
 
 R2T = TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 64)"
 
@@ -49,12 +48,7 @@ def test_bad_values_are_refused_by_name():
 def test_shell_flag_sets_the_default(tmp_path, capsys):
     from provsql_dp.interfaces import cli
 
-    db = str(tmp_path / "ex.duckdb")
-    c = provsql_dp.connect(db)
-    example_data.load(c)
-    c.execute("PROTECT TABLE friendship BY (src, dst) AS member")
-    c.commit()
-    c.close()
+    db = example_file(tmp_path)
     explain = f"EXPLAIN PRIVACY {R2T};"
     assert cli.main(["shell", db, "--lp-gap", "0.375", "-c", explain]) == 0
     assert "lp_gap γ = 0.375" in capsys.readouterr().out

@@ -5,6 +5,8 @@ G."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 TOL = 1e-6
@@ -55,3 +57,14 @@ def assert_convex_nondecreasing(s) -> None:
     hs, gs = sequences(s)
     d = np.diff(hs)
     assert np.all(d >= -TOL) and np.all(np.diff(d) >= -TOL) and np.all(np.diff(gs) >= -TOL)
+
+
+def c_k(x: float, k: int) -> float:
+    """``C_k``: the piecewise-linear interpolation of ``C(x, k)`` (written from the definition)."""
+    m = math.floor(x)
+    return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
+
+
+def c_k_left_slope(x: float, k: int) -> float:
+    """``C_k'`` from the left: ``C(m, k − 1)`` on ``(m, m + 1]`` (0 at ``x ≤ 0``)."""
+    return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0

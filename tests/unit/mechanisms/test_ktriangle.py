@@ -21,6 +21,8 @@ from sequence_checks import (
     assert_convex_nondecreasing,
     assert_g_bounding,
     assert_recursive,
+    c_k,
+    c_k_left_slope,
     sequences,
 )
 
@@ -86,14 +88,6 @@ def test_g_is_two_bounding(edges, k):
     assert_g_bounding(kt, 2, 1.0, seqs=seqs)
 
 
-def _c_k(x: float, k: int) -> float:
-    m = math.floor(x)
-    return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
-
-
-def _left_slope(x: float, k: int) -> float:
-    """``C_k'`` from the left: ``C(m, k − 1)`` on ``(m, m + 1]`` (0 at ``x ≤ 0``)."""
-    return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0
 
 
 def _edge_point(g: nx.Graph, f: dict):
@@ -134,18 +128,18 @@ def test_rate_bound_of_the_two_bounding_proof(g, k, gvals, shrink):
     es = [frozenset(e) for e in sorted(tuple(sorted(e)) for e in g.edges())]
     gp = dict(zip(es, gvals))
     f = {e: max(0.0, 2 * v - 1) for e, v in gp.items()}
-    m_g = max(_c_k(x, k) for x in _edge_point(g, gp)[1].values())
+    m_g = max(c_k(x, k) for x in _edge_point(g, gp)[1].values())
     a, x = _edge_point(g, f)
     worst = 0.0
     for p in es:
-        rate = sum(_left_slope(x[e], k) for t, v in a.items() if p in t and v > 1e-12 for e in t)
+        rate = sum(c_k_left_slope(x[e], k) for t, v in a.items() if p in t and v > 1e-12 for e in t)
         assert rate <= 10 * k * m_g + 1e-9, (p, rate, m_g)
         worst = max(worst, rate / (k * m_g) if rate > 0 else 0.0)
     target(worst)
     z = {e: f[e] * s for e, s in zip(es, shrink)}
 
     def obj(pt):
-        return sum(_c_k(v, k) for v in _edge_point(g, pt)[1].values())
+        return sum(c_k(v, k) for v in _edge_point(g, pt)[1].values())
 
     assert obj(f) - obj(z) <= sum(f[e] - z[e] for e in es) * 10 * k * m_g + 1e-9
 

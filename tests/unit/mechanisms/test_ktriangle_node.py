@@ -25,6 +25,8 @@ from sequence_checks import (
     assert_g_bounding,
     assert_convex_nondecreasing,
     assert_recursive,
+    c_k,
+    c_k_left_slope,
     sequences,
 )
 
@@ -187,14 +189,6 @@ def test_bounding_on_structured_graphs(name):
             assert kt.g_top >= max(_removal_effects(g, k))
 
 
-def _c(x: float, k: int) -> float:
-    """``C_k``: the piecewise-linear interpolation of ``C(x, k)``."""
-    m = math.floor(x)
-    return math.comb(m, k) + (x - m) * math.comb(m, k - 1)
-
-
-def _left_slope(x: float, k: int) -> float:
-    return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0
 
 
 def _terms(g: nx.Graph, f: dict):
@@ -240,16 +234,16 @@ def test_rate_bound_of_the_four_bounding_proof(g, k, gv, gpv):
     nodes = sorted(g)
     gd, gpd = dict(zip(nodes, gv)), dict(zip(nodes, gpv))
     f = {v: max(0.0, 2 * min(gd[v], gpd[v]) - 1) for v in nodes}
-    kappa = max(_persp(lambda r: _c(max(0.0, r - 1), k - 1), x, y)
+    kappa = max(_persp(lambda r: c_k(max(0.0, r - 1), k - 1), x, y)
                 for x, y in _terms(g, gpd)[1].values())
     _, xy_g = _terms(g, gd)
     a, xy = _terms(g, f)
     worst = 0.0
     for v in nodes:
         at_v = [e for e in xy_g if v in e]
-        load = (k * sum(_persp(lambda r: _c(r, k), *xy_g[e]) for e in at_v)
+        load = (k * sum(_persp(lambda r: c_k(r, k), *xy_g[e]) for e in at_v)
                 + kappa * 0.5 * sum(xy_g[e][0] for e in at_v))
-        rate = sum(_left_slope(xy[frozenset(e)][0] / xy[frozenset(e)][1], k)
+        rate = sum(c_k_left_slope(xy[frozenset(e)][0] / xy[frozenset(e)][1], k)
                    for t, val in a.items() if v in t and val > 1e-12
                    for e in itertools.combinations(sorted(t), 2))
         assert rate <= 8 * load + 1e-9, (v, rate, load)
