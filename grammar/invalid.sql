@@ -169,7 +169,7 @@ SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (theta = 1;
 -- error: Expected a policy graph | at: parse
 CREATE POLICY pol ON p (a) AS WIGGLY DOMAIN [0, 10) WIDTH 1;
 
--- error: Expected a policy graph | at: parse
+-- error: GRID cannot be composed | at: parse
 CREATE POLICY pol ON p (a) AS (LINE, GRID 1) DOMAIN [0, 10) WIDTH 1;
 
 -- error: Expected AS and a policy graph | at: parse

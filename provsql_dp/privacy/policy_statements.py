@@ -243,7 +243,7 @@ def refuse_unreleasable(plan) -> None:
     if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
         raise UnsupportedQueryError(
             "the query reads no protected table, so there is nothing to protect; "
-            "run it without WITH EPSILON")
+            "run it without its privacy clause (WITH EPSILON / WITH ACCURACY)")
 
 
 def explain_privacy(con, tree: g.ExplainPrivacy):

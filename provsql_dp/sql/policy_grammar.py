@@ -248,6 +248,10 @@ def _graph_kind(parser, nested=False):
         parser.raise_error(f"Expected a policy graph: {', '.join(kinds)}"
                            + ("" if nested else " or (g1, g2) for attribute composition"))
     word = parser._curr.text.upper()
+    if nested and word in POLICY_KINDS and word not in ATTRIBUTE_KINDS:
+        parser.raise_error(f"{word} cannot be composed with other attribute graphs inside (g1, g2); "
+                           f"a composition takes {', '.join(kinds)}, and {word} is a policy of "
+                           "its own (AS " + word + " …)")
     if word not in POLICY_KINDS or (nested and word not in ATTRIBUTE_KINDS):
         parser.raise_error(f"Expected a policy graph: {', '.join(kinds)}"
                            + ("" if nested else " or (g1, g2) for attribute composition"))

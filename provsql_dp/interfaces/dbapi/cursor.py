@@ -319,7 +319,7 @@ class Cursor:
         if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
             raise UnsupportedQueryError(
                 "the query reads no protected table, so there is nothing to protect; "
-                "run it without WITH EPSILON"
+                "run it without its privacy clause (WITH EPSILON / WITH ACCURACY)"
             )
         raw = raw_option(options.pop("raw", None), self.raw)
         # the budget is checked by the charge itself, atomically, before any protected row is read
