@@ -78,7 +78,8 @@ k − 1) ≤ k·C(t_p, k) + 2t_p·C(T − 1, k − 1) ≤ 3k·C(T, k) = G_|P|`` 
 
 What the release's accuracy (Theorem 1, Lemma 8) can use, Δ being computed from the shipped G
 (``Δ = θe^{jβ}``, ``G_{|P|−j} ≤ Δ``): with ``(10/3)·G`` 2-bounding, ``X ≥ H_{|P|−2j}`` whenever
-``Δ̂ ≥ (10/3)·Δ`` — probability ``≥ 1 − ½e^{−(μ − ln(10/3))ε₁/β}``, vacuous at the default μ = ½ —
+``Δ̂ ≥ (10/3)·Δ`` — probability ``≥ 1 − e^{−(μ − ln(10/3))ε₁/β}/(1 + e^{−ε₁})`` (Δ̂'s index
+has discrete Laplace noise), vacuous at the default μ = ½ —
 and then ``H_|P| − X ≤ 2j·G_|P|`` by the j = |P| case. ``explain()``'s accuracy states exactly that
 (``accuracy_bound(…, g=2, scale=10/3)``); if G itself is 2-bounding the condition is ``Δ̂ ≥ Δ``.
 ``privacy.error_estimate`` refuses k-triangles; ``privacy.intervals`` gives a one-sided interval.

@@ -123,7 +123,8 @@ edges at v give ``Σ_{e∋v} t_e·C(t_e − 1, k − 1) = k·B_v`` and the oppos
 
 What the release's accuracy (Theorem 1, Lemma 8) can use, Δ being computed from the shipped G
 (``Δ = θe^{jβ}``, ``G_{|P|−j} ≤ Δ``): with ``8·G`` 4-bounding, ``X ≥ H_{|P|−4j}`` whenever
-``Δ̂ ≥ 8Δ`` — probability ``≥ 1 − ½e^{−(μ − ln 8)ε₁/β}``, vacuous at the default μ = 1 — and then
+``Δ̂ ≥ 8Δ`` — probability ``≥ 1 − e^{−(μ − ln 8)ε₁/β}/(1 + e^{−ε₁})`` (Δ̂'s index
+has discrete Laplace noise), vacuous at the default μ = 1 — and then
 ``H_|P| − X ≤ 4j·G_|P|`` by the j = |P| case. ``explain()``'s accuracy states exactly that
 (``accuracy_bound(…, g=4, scale=8)``); if G itself is 2-bounding the condition is ``Δ̂ ≥ Δ`` and the
 factor 2. ``privacy.error_estimate`` refuses k-triangles.

@@ -45,6 +45,17 @@ def outcome(cur) -> tuple:
             len(ivs), [len(i) for i in ivs])
 
 
+def slow_refinement(monkeypatch, seconds: float) -> None:
+    """Make every colour refinement round of :mod:`_lp_quotient` take ``seconds`` longer."""
+    dense = _lp_quotient._dense
+
+    def slow(h):
+        time.sleep(seconds)
+        return dense(h)
+
+    monkeypatch.setattr(_lp_quotient, "_dense", slow)
+
+
 @pytest.fixture
 def karate():
     def make(privacy="edge"):
@@ -69,13 +80,7 @@ def test_a_budget_passed_while_reading_releases_the_fallback(karate, sql, mechan
 def test_a_budget_passed_in_colour_refinement_releases_the_fallback(karate, monkeypatch):
     """A slow preparation step (colour refinement, stubbed slow) is stopped at its next round."""
     normal = outcome(karate().execute(KTRI))
-    dense = _lp_quotient._dense
-
-    def slow(h):
-        time.sleep(0.1)
-        return dense(h)
-
-    monkeypatch.setattr(_lp_quotient, "_dense", slow)
+    slow_refinement(monkeypatch, 0.1)
     con = karate()
     con.release_time_limit = 0.15
     t0 = time.perf_counter()
@@ -198,13 +203,7 @@ def test_release_seconds_is_the_statements_budget_too(karate, monkeypatch):
     """Padded releases (``release_seconds``): the work stops by the padded end (here in a
     stubbed-slow colour refinement), the fallback is released, and the statement takes the
     padded time — not the time the work would have taken."""
-    dense = _lp_quotient._dense
-
-    def slow(h):
-        time.sleep(0.2)
-        return dense(h)
-
-    monkeypatch.setattr(_lp_quotient, "_dense", slow)
+    slow_refinement(monkeypatch, 0.2)
     con = karate()
     con.release_seconds = 0.5
     t0 = time.perf_counter()

@@ -68,3 +68,19 @@ def c_k(x: float, k: int) -> float:
 def c_k_left_slope(x: float, k: int) -> float:
     """``C_k'`` from the left: ``C(m, k − 1)`` on ``(m, m + 1]`` (0 at ``x ≤ 0``)."""
     return math.comb(math.ceil(x - 1e-9) - 1, k - 1) if x > 1e-9 else 0.0
+
+
+def dense_graphs(max_nodes: int, max_dropped: int):
+    """A hypothesis strategy: K4–K``max_nodes`` less up to ``max_dropped`` edges (networkx graphs
+    dense enough for fractional points with ``x_e`` above ``k − 1``)."""
+    import networkx as nx
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw_graph(draw):
+        n = draw(st.integers(4, max_nodes))
+        pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+        drop = draw(st.sets(st.sampled_from(pairs), max_size=max_dropped))
+        return nx.Graph([e for e in pairs if e not in drop])
+
+    return draw_graph()

@@ -23,6 +23,7 @@ from sequence_checks import (
     assert_recursive,
     c_k,
     c_k_left_slope,
+    dense_graphs,
     sequences,
 )
 
@@ -104,22 +105,13 @@ _POINT = st.lists(st.sampled_from([0.0, 0.5, 0.55, 0.6, 0.75, 0.8, 0.85, 0.9, 0.
                   | st.floats(0.5, 1), min_size=21, max_size=21)
 
 
-@st.composite
-def _dense_graphs(draw):
-    """K4–K7 less a few edges: dense enough for x_e above k − 1 at fractional points."""
-    n = draw(st.integers(4, 7))
-    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
-    drop = draw(st.sets(st.sampled_from(pairs), max_size=4))
-    return nx.Graph([e for e in pairs if e not in drop])
-
-
 # a hill-climb's point on K6, k = 2: rate 5.32·k·M(g), the largest found (module doc)
 _K6_WORST = [0.651, 0.795, 0.954, 0.698, 0.974, 0.366, 0.291, 0.609, 0.013, 0.979, 0.605, 0.951,
              0.0, 0.853, 0.357] + [1.0] * 6
 
 
 @settings(max_examples=200, deadline=None)
-@given(g=_dense_graphs(), k=st.integers(2, 4), gvals=_POINT, shrink=_POINT)
+@given(g=dense_graphs(7, 4), k=st.integers(2, 4), gvals=_POINT, shrink=_POINT)
 @example(g=nx.complete_graph(6), k=2, gvals=_K6_WORST, shrink=[0.5] * 21)
 def test_rate_bound_of_the_two_bounding_proof(g, k, gvals, shrink):
     """The module doc's steps (c)–(d), written independently: at ``f = max(0, 2g − 1)`` every

@@ -27,6 +27,7 @@ from sequence_checks import (
     assert_recursive,
     c_k,
     c_k_left_slope,
+    dense_graphs,
     sequences,
 )
 
@@ -208,15 +209,6 @@ _NODE_POINT = st.lists(st.sampled_from([0.0, 0.5, 0.55, 0.6, 0.75, 0.8, 0.9, 0.9
                        | st.floats(0.5, 1), min_size=8, max_size=8)
 
 
-@st.composite
-def _dense_graphs(draw):
-    """K4–K8 less a few edges."""
-    n = draw(st.integers(4, 8))
-    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
-    drop = draw(st.sets(st.sampled_from(pairs), max_size=5))
-    return nx.Graph([e for e in pairs if e not in drop])
-
-
 # a hill-climb's (g, g') on an 8-node graph, k = 2: rate 3.16·load_v (module doc, "Bounding")
 _WORST = (nx.Graph([(0, 3), (0, 4), (0, 7), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (1, 7), (2, 3),
                     (2, 7), (3, 4), (3, 5), (3, 6), (3, 7), (4, 5), (4, 6), (4, 7), (5, 7), (6, 7)]),
@@ -225,7 +217,7 @@ _WORST = (nx.Graph([(0, 3), (0, 4), (0, 7), (1, 2), (1, 3), (1, 4), (1, 5), (1, 
 
 
 @settings(max_examples=150, deadline=None)
-@given(g=_dense_graphs(), k=st.integers(2, 3), gv=_NODE_POINT, gpv=_NODE_POINT)
+@given(g=dense_graphs(8, 5), k=st.integers(2, 3), gv=_NODE_POINT, gpv=_NODE_POINT)
 @example(g=_WORST[0], k=2, gv=_WORST[1], gpv=_WORST[2])
 def test_rate_bound_of_the_four_bounding_proof(g, k, gv, gpv):
     """The module doc's steps (c)–(e), written independently: at ``f = max(0, 2(g ∧ g') − 1)``
