@@ -80,8 +80,9 @@ class ReleaseClock:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self._work.close()
-        if self.seconds is None or (exc_type is not None and issubclass(exc_type, REFUSALS)):
-            return
+        if self.seconds is None or (exc_type is not None and (
+                issubclass(exc_type, REFUSALS) or not issubclass(exc_type, Exception))):
+            return  # a refusal, or the caller's own interrupt (Ctrl-C): nothing to hide
         left = self.remaining()
         while left:  # sleep may wake early (signals); the padded end is what counts
             time.sleep(left)

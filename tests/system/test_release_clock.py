@@ -113,3 +113,18 @@ def test_cli_flag(monkeypatch):
     assert seen["release_seconds"] == 2.5
     with pytest.raises(SystemExit):
         cli.main(["shell", "--release-seconds", "0", "-c", "SELECT 1"])
+
+
+def test_an_interrupt_is_not_padded(monkeypatch):
+    """Ctrl-C (KeyboardInterrupt) ends the statement at once: the caller's own act, not data."""
+    con = example_db(budget=10, seed=5)
+    con.release_seconds = 30.0
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cursor_module, "answer_private", interrupted)
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        con.execute(TRIANGLES + " WITH EPSILON 0.5")
+    assert time.monotonic() - t < 30.0
