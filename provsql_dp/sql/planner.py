@@ -27,7 +27,9 @@ import itertools
 import sqlglot
 from sqlglot import exp
 
-from ..errors import ProgrammingError
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ._names import alias_columns, analyst_names, output_name
+from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
 from .column_declarations import declared_bounds
 from .plan import (
@@ -43,6 +45,7 @@ from .plan import (
     Union,
 )
 from .scalar import scalar_expression
+from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 from ._typing import finite_predicate
 from .total import expression_types, make_total, total_weight
@@ -84,6 +87,8 @@ class Planner:
         }
         #: the DuckDB type of every plan id: total evaluation (``total.make_total``) is typed
         self.types: dict[str, str] = {}
+        #: the statement's work per row, bounded by the size model (``size_model.RowBudget``)
+        self.row_budget = RowBudget()
 
     def _project(self, child: Node, exprs, ids, names) -> Project:
         """A Project node, recording the types of the columns it computes."""
@@ -96,7 +101,11 @@ class Planner:
         """An analyst's expression over plan ids, rewritten so that it cannot fail on any row
         (a failing row behaves as NULL) and checked against the allow-list of functions."""
         rewritten = scalar_expression(e, scope, where)
-        return make_total(rewritten, self.types, predicate=where in _PREDICATES)
+        try:
+            return make_total(rewritten, self.types, predicate=where in _PREDICATES,
+                              budget=self.row_budget)
+        except (UnsupportedQueryError, ProgrammingError) as err:  # in the analyst's names
+            raise type(err)(analyst_names(str(err), scope)) from err
 
     def _find_table(self, parts: list[str]):
         key = tuple(p.lower() for p in parts)
@@ -140,8 +149,10 @@ class Planner:
             left = self._plan_query(q.this, env)
             right = self._plan_query(q.expression, env)
             self._check_arity("UNION", left, right)
+            # branches of different types are converted by our plan (TRY_CAST), never by DuckDB
+            (left, right), types = unify_branches(self, [left, right], "UNION")
             node: Node = Union((left, right), tuple(self.new_id() for _ in left.ids), left.names)
-            self.types.update(zip(node.ids, (self.types.get(i, "NULL") for i in left.ids)))
+            self.types.update(zip(node.ids, types))
             return Distinct(node) if q.args.get("distinct") else node
         if isinstance(q, exp.Intersect):
             if not q.args.get("distinct"):
@@ -150,6 +161,7 @@ class Planner:
             left = self._plan_query(q.this, env)
             right = self._plan_query(q.expression, env)
             self._check_arity("INTERSECT", left, right)
+            (left, right), _ = unify_branches(self, [left, right], "INTERSECT")
             cond = exp.and_(*[
                 exp.NullSafeEQ(this=exp.column(a), expression=exp.column(b))
                 for a, b in zip(left.ids, right.ids)
@@ -184,7 +196,7 @@ class Planner:
         env = dict(env)
         for cte in with_.expressions:
             name = cte.alias_or_name.lower()
-            env[name] = (cte.this, dict(env), _alias_columns(cte.args.get("alias")))
+            env[name] = (cte.this, dict(env), alias_columns(cte.args.get("alias")))
         return env
 
     # ------------------------------------------------------------------ SELECT
@@ -229,8 +241,8 @@ class Planner:
                 parts.append(exp.EQ(this=exp.column(lid), expression=exp.column(rid)))
                 scope.using[name.lower()] = lid
                 src.hidden.add(rid)
-            cond = exp.and_(*parts)
-            scope.add(src)
+            scope.add(src)  # the equalities may compare two types: made total like any other
+            cond = make_total(exp.and_(*parts), self.types, predicate=True, budget=self.row_budget)
         else:
             scope.add(src)
             if j.args.get("on") is not None:
@@ -238,7 +250,7 @@ class Planner:
         return Join(left, right, cond)
 
     def _source(self, t: exp.Expression, env: dict) -> tuple[Node, Source]:
-        alias_cols = _alias_columns(t.args.get("alias"))
+        alias_cols = alias_columns(t.args.get("alias"))
         if isinstance(t, exp.Subquery):
             node = self._plan_query(t, env)
             alias = t.alias or "unnamed_subquery"
@@ -356,7 +368,7 @@ class Planner:
                                "the select list")
                 exprs.append(e)
                 ids.append(self.new_id())
-                names.append(_output_name(item))
+                names.append(output_name(item))
                 continue
             for name, cid in zip(n, i):
                 exprs.append(exp.column(cid))
@@ -401,7 +413,7 @@ class Planner:
         keys = self._group_keys(sel, scope)
         key_exprs = [self._scalar(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
-        groups = Distinct(self._project(node, tuple(key_exprs), key_ids, tuple(_output_name(k) for k in keys)))
+        groups = Distinct(self._project(node, tuple(key_exprs), key_ids, tuple(output_name(k) for k in keys)))
         by_sql = {e.sql(dialect="duckdb"): i for e, i in zip(key_exprs, key_ids)}
         exprs, ids, names = [], [], []
         for item in sel.expressions:
@@ -422,7 +434,7 @@ class Planner:
                 )
             exprs.append(body)
             ids.append(self.new_id())
-            names.append(_output_name(item))
+            names.append(output_name(item))
         return self._project(groups, tuple(exprs), tuple(ids), tuple(names))
 
     # ------------------------------------------------------------------ the final aggregate
@@ -490,14 +502,14 @@ class Planner:
         COUNT(x)): count the rows whose x, read as its SUM reads it, is finite (those it adds)."""
         key_exprs = [self._scalar(k, scope, "GROUP BY") for k in keys]
         key_ids = tuple(self.new_id() for _ in keys)
-        key_names = tuple(_output_name(k) for k in keys)
+        key_names = tuple(output_name(k) for k in keys)
         arg = agg.this
         distinct = isinstance(arg, exp.Distinct)
         if isinstance(agg, exp.Count):
             if distinct:
                 cols = [self._scalar(e, scope, "COUNT(DISTINCT …)") for e in arg.expressions]
                 ids = tuple(self.new_id() for _ in cols)
-                names = tuple(_output_name(e) for e in arg.expressions)
+                names = tuple(output_name(e) for e in arg.expressions)
                 proj = self._project(node, tuple(key_exprs) + tuple(cols), key_ids + ids, key_names + names)
                 nonnull = exp.and_(*[exp.Not(this=exp.Is(this=exp.column(i), expression=exp.Null())) for i in ids])
                 return Aggregate(Distinct(Filter(proj, nonnull)), "count", None, key_ids, label)
@@ -511,7 +523,8 @@ class Planner:
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
             if finite:
-                weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types)
+                weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types,
+                                      self.row_budget)
                 filtered = Filter(node, finite_predicate(weight))
             else:
                 col = self._scalar(arg, scope, "COUNT(…)")
@@ -520,7 +533,7 @@ class Planner:
             return Aggregate(child, "count", None, key_ids, label)
         # SUM
         raw = scalar_expression(arg, scope, "SUM(…)")
-        weight = total_weight(raw, self.types)
+        weight = total_weight(raw, self.types, self.row_budget)
         star_names, star_ids = scope.star()
         wid = self.new_id()
         # declared bounds apply to a bare column: looked up on the argument before the rewrite
@@ -533,17 +546,3 @@ class Planner:
         )
         return Aggregate(child, "sum", exp.column(wid), key_ids, label, bounds)
 
-
-def _alias_columns(alias: exp.Expression | None) -> tuple[str, ...]:
-    if alias is None:
-        return ()
-    cols = alias.args.get("columns") or []
-    return tuple(c.name for c in cols)
-
-
-def _output_name(item: exp.Expression) -> str:
-    if isinstance(item, exp.Alias):
-        return item.alias
-    if isinstance(item, exp.Column):
-        return item.name
-    return item.sql(dialect="duckdb")

@@ -86,6 +86,7 @@ from ._typing import (
     expression_types,
     finite_or_null,
 )
+from .size_model import RowBudget, check_size
 from .functions import (
     _MARGIN,
     ALLOWED_FUNCTIONS,  # noqa: E402,F401  (re-exported)
@@ -394,7 +395,8 @@ def _size(e: exp.Expression) -> int:
 
 
 def make_total(
-    expression: exp.Expression, types: Mapping[str, str], *, predicate: bool = False
+    expression: exp.Expression, types: Mapping[str, str], *, predicate: bool = False,
+    budget: RowBudget | None = None,
 ) -> exp.Expression:
     """A copy of ``expression`` that DuckDB evaluates without raising on any row.
 
@@ -404,8 +406,13 @@ def make_total(
     counts as false). A row on which a subexpression would fail makes that subexpression NULL; see
     the module docstring for the rules.
 
-    Raises :class:`~provsql_dp.errors.UnsupportedQueryError` for a function not on the allow-list
-    or a construct that cannot be made total, :class:`~provsql_dp.errors.ProgrammingError` when the
+    The result's cost per row is bounded by :mod:`provsql_dp.sql.size_model` (refused when a node
+    can grow beyond its caps); ``budget`` (a statement's :class:`~provsql_dp.sql.size_model.RowBudget`)
+    adds it to the statement's total.
+
+    Raises :class:`~provsql_dp.errors.UnsupportedQueryError` for a function not on the allow-list,
+    a construct that cannot be made total or output that can grow beyond the size model's caps,
+    :class:`~provsql_dp.errors.ProgrammingError` when the
     expression does not type-check or a constant in it is invalid — both decided from the statement
     and the column types alone.
 
@@ -433,6 +440,7 @@ def make_total(
             f"{_size(result)} nodes after adding overflow and range guards (at most {MAX_NODES}); "
             "split the computation or use DOUBLE arithmetic",
         )
+    check_size(result, columns, budget)
     _final_check(result, rw.source)
     return result
 
@@ -455,7 +463,8 @@ def _final_check(result: exp.Expression, source: str) -> None:
         raise ProgrammingError(f"the expression {sql} cannot be evaluated: {err}") from err
 
 
-def total_weight(expression: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
+def total_weight(expression: exp.Expression, types: Mapping[str, str],
+                 budget: RowBudget | None = None) -> exp.Expression:
     """A SUM argument as a DOUBLE (or NULL): :func:`make_total`, then ``TRY_CAST`` to DOUBLE
     (total for every numeric type: HUGEINT/UHUGEINT/DECIMAL are below 3.5·10³⁸; left as it is
     when already DOUBLE). Refuses a non-numeric argument (DuckDB would convert each string).
@@ -470,7 +479,7 @@ def total_weight(expression: exp.Expression, types: Mapping[str, str]) -> exp.Ex
     >>> print(total_weight(sqlglot.parse_one("salary", read="duckdb"), {"salary": "DOUBLE"}).sql(dialect="duckdb"))
     salary
     """
-    total = make_total(expression, types)
+    total = make_total(expression, types, budget=budget)
     cols = _lookup_types(expression, types)
     (t,) = expression_types([total], cols) if cols else expression_types([total], {})
     pt = _parse_type(t)
