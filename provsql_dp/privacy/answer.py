@@ -61,6 +61,7 @@ from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from . import routing as _routing
 from .kstar_route import release_kstar, star_shape
 from .ktriangle_route import triangle_shape
+from .precheck import check_decision
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
@@ -256,7 +257,12 @@ class _Decision:
 
 
 def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
-    """Validate the options and choose the mechanism of one aggregate (see :class:`_Decision`)."""
+    """Validate the options and choose the mechanism of one aggregate (see :class:`_Decision`);
+    what the statement alone decides is checked before any charge (:mod:`.precheck`)."""
+    return check_decision(_decide(con, plan, epsilon, options))
+
+
+def _decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     bounds = (sum_bounds(options) or plan.bounds) if plan.kind == "sum" else None
     if plan.kind == "count" and (set(options) & {"lower", "upper"}):
         raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")

@@ -26,6 +26,7 @@ from ..sql import policy_grammar as g
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ..sql.planner import plan_query
 from .policy_route import plan_for, prepare, row_per_participant, table_policies
+from .precheck import checked_accuracy
 
 __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
@@ -251,7 +252,19 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
 
     Data independent: it plans the query and builds the workload from public metadata only —
     except that the curator also gets the private LP sizes of a recursive-mechanism query
-    (:mod:`.explain_recursive`)."""
+    (:mod:`.explain_recursive`). An accuracy or confidence no release can meet is a
+    :class:`~provsql_dp.errors.ProgrammingError` naming it (:func:`.precheck.checked_accuracy`)."""
+    return checked_accuracy(_number_arg(tree, "accuracy", "the accuracy α"),
+                            _number_arg(tree, "confidence", "the confidence"),
+                            lambda: _explain_privacy(con, tree))
+
+
+def _number_arg(tree, key: str, what: str) -> Fraction | None:
+    node = tree.args.get(key)
+    return None if node is None else d.exact_number(node, what)
+
+
+def _explain_privacy(con, tree: g.ExplainPrivacy):
 
     if tree.args.get("estimate") is not None:  # a charged release: Cursor runs it, never here
         raise ProgrammingError("EXPLAIN PRIVACY … ESTIMATE ERROR spends budget: run it through a "
@@ -338,16 +351,16 @@ def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
     error cannot be known in advance."""
     from . import quantile_route as _qr
 
+    alpha = _number_arg(tree, "accuracy", "the accuracy")
+    conf = _number_arg(tree, "confidence", "the confidence")
     if _qr.is_quantile_query(tree.this):
-        conf = tree.args.get("confidence")
-        return _qr.accuracy_epsilon(
-            con, tree.this, d.exact_number(tree.args["accuracy"], "the accuracy"),
-            Fraction(95, 100) if conf is None else d.exact_number(conf, "the confidence"))
+        return checked_accuracy(alpha, conf, lambda: _qr.accuracy_epsilon(
+            con, tree.this, alpha, Fraction(95, 100) if conf is None else conf))
     ex = g.ExplainPrivacy(this=tree.this, accuracy=tree.args["accuracy"],
                           confidence=tree.args.get("confidence"))
-    names, rows = explain_privacy(con, ex)
+    names, rows = explain_privacy(con, ex)  # α and the confidence checked there
     rec = dict(zip([n for n, _ in names], rows[0]))
     if rec.get("epsilon") is None:
         raise ProgrammingError(f"WITH ACCURACY is not available for this query: {rec['note']}. "
                                "Give WITH EPSILON ε instead; nothing was spent")
-    return Fraction(rec["epsilon"])
+    return checked_accuracy(alpha, conf, lambda: Fraction(rec["epsilon"]))

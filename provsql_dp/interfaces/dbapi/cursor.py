@@ -26,10 +26,11 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from ..._duckdb_errors import translate
-from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
+from ...errors import Error, InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
 from ...privacy.error_estimate import estimate_error
-from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
+from ...privacy.failures import REFUSALS, release_failure
+from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
 from ...privacy.quantile_route import is_quantile_query
@@ -279,19 +280,19 @@ class Cursor:
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
                        options: dict | None = None, scope=None) -> None:
         con = self.connection
-        if epsilon is None or epsilon <= 0:
-            raise ProgrammingError("epsilon must be positive")
-        if epsilon < MIN_EPSILON:
-            raise ProgrammingError(
-                f"epsilon {float(epsilon):g} is below the smallest ε a release accepts "
-                f"({MIN_EPSILON:g}): its noise would drown any answer, and the mechanisms' work "
-                "grows without bound as ε shrinks. Nothing was charged")
+        check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
         # DataFrames the query names from the caller's scope are registered first (public);
         # the release is padded to the connection's public release time, if it has one
         with ReleaseClock(con.release_seconds), scope_frames(con, tree, scope), \
-                con._catalog.snapshot():
+                con._catalog.snapshot(), charge_watch() as watch:
             # one read of the schema and declarations per statement
-            self._private_release(tree, epsilon, text, options)
+            try:
+                self._private_release(tree, epsilon, text, options)
+            except Error as err:  # "charged" only when it was
+                failure = as_charged(err, watch)
+                if failure is err:
+                    raise
+                raise failure from err.__cause__
 
     def _private_release(self, tree, epsilon, text, options) -> None:
         con = self.connection

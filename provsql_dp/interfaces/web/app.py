@@ -4,7 +4,8 @@
 127.0.0.1 unless told otherwise). Every ``/api`` endpoint needs a signed-in session; every
 ``POST`` needs the session's CSRF token in ``X-CSRF-Token``; ``/api/curator/…`` needs the curator
 role (an analyst gets 403 and nothing runs). Errors come back as ``{"error": "Error: …"}`` with
-the engine's own text (:func:`.engine.error_text`).
+the engine's own text (:func:`.engine.error_text`): a body of the wrong shape (:func:`body_problem`)
+or a PEP 249 error is a 400, never a 500 (a 500 is an internal error of ours).
 
 >>> app = create_app(":memory:")
 >>> sorted(r.path for r in app.routes if r.path.startswith("/api/curator"))[:2]
@@ -14,6 +15,7 @@ the engine's own text (:func:`.engine.error_text`).
 from __future__ import annotations
 
 import functools
+import math
 import secrets
 from importlib import resources
 from urllib.parse import parse_qs
@@ -47,6 +49,49 @@ def _json_error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=HEADERS)
 
 
+#: request fields that name things or hold text: a string (or null) wherever they appear
+STRING_FIELDS = frozenset({"action", "as", "by", "column", "column2", "graph", "mode", "name",
+                           "query", "sql", "table", "template", "user"})
+#: the largest magnitude of a number in a request (ε, bounds, bins…): beyond it, a typo
+MAX_NUMBER = 1e15
+
+
+def _scalar_problem(key: str, v) -> str | None:
+    if v is None or isinstance(v, (bool, str)):
+        return None
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"the field {key!r} must be a finite number"
+        if abs(v) > MAX_NUMBER:
+            return f"the field {key!r} is out of range (at most {MAX_NUMBER:g} in magnitude)"
+        return None
+    return f"the field {key!r} must be a string, a number, true/false or null"
+
+
+def body_problem(body: dict) -> str | None:
+    """What is wrong with a request body's shape (None: nothing): every field is a JSON scalar —
+    a finite number within ±:data:`MAX_NUMBER` — or a list of them, and the fields of
+    :data:`STRING_FIELDS` are strings. Checked before any handler runs, so an odd body is a 400
+    naming the field, never an internal error.
+
+    >>> body_problem({"sql": "SELECT 1", "epsilon": 0.5, "thetas": [1, 2]}) is None
+    True
+    >>> body_problem({"name": 3})
+    "the field 'name' must be a string"
+    >>> body_problem({"epsilon": float("nan")})
+    "the field 'epsilon' must be a finite number"
+    """
+    for key, v in body.items():
+        if key in STRING_FIELDS and v is not None and not isinstance(v, str):
+            return f"the field {key!r} must be a string"
+        values = v if isinstance(v, list) else [v]
+        for x in values:
+            problem = _scalar_problem(key, x)
+            if problem is not None:
+                return problem
+    return None
+
+
 def api(role: str | None = None):
     """Decorate an endpoint ``fn(request, session, body)``: session, CSRF, role, errors as JSON."""
     def wrap(fn):
@@ -68,6 +113,9 @@ def api(role: str | None = None):
                     return _json_error("Error: the request body must be JSON", 400)
                 if not isinstance(body, dict):
                     return _json_error("Error: the request body must be a JSON object", 400)
+                problem = body_problem(body)
+                if problem is not None:
+                    return _json_error(f"Error: {problem}", 400)
             from starlette.concurrency import run_in_threadpool
             try:
                 out = await run_in_threadpool(fn, request, sess, body)
