@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -288,6 +289,7 @@ class Outcome:
     rows: int                          # number of rows
     keys: tuple = ()                   # the non-noisy cells, row by row
     kinds: tuple = ()                  # finite number / NaN / inf / NULL, per released cell
+    seconds: float = 0.0               # wall time of execute + fetch (compared by ratio only)
 
     def short(self) -> str:
         if self.kind == "answer":
@@ -306,6 +308,7 @@ def run_analyst(db: Database, sql: str, user: str, *, budget: str = "1000",
     an._rng = np.random.default_rng(seed)
     try:
         before = an.ledger.remaining()
+        started = time.perf_counter()
         try:
             cur = an.execute(sql)
             desc = cur.description
@@ -322,6 +325,7 @@ def run_analyst(db: Database, sql: str, user: str, *, budget: str = "1000",
             out = {"kind": "answer", "pep249": True, "message": None,
                    "columns": names if desc is not None else None, "rows": len(rows),
                    "keys": keys, "kinds": kinds}
+        out["seconds"] = time.perf_counter() - started
         try:
             spent = before - an.ledger.remaining()
         except Exception:  # noqa: BLE001
