@@ -26,7 +26,7 @@ from ..sql import policy_grammar as g
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ..sql.planner import plan_query
 from .policy_route import plan_for, prepare, row_per_participant, table_policies
-from .precheck import checked_accuracy
+from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
 
 __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
@@ -273,8 +273,8 @@ def _explain_privacy(con, tree: g.ExplainPrivacy):
     eps = None
     if isinstance(inner, d.PrivateQuery):
         eps = d.exact_number(inner.args["epsilon"], "epsilon")
-        if eps <= 0:
-            raise ProgrammingError("epsilon must be positive")
+        if eps <= 0 or eps > MAX_EPSILON:
+            check_epsilon(eps)  # names the problem
         inner = inner.this
     from . import quantile_route as _qr
 

@@ -99,7 +99,9 @@ def _scale(sens: float, eps: float, what: str) -> None:
         raise ProgrammingError(
             f"the noise scale Δ/ε = {scale:g} (from {what} and ε = {eps:g}) is too {side}: it "
             f"must lie between 2^-24 and 2^64; "
-            + ("widen the bounds or lower ε" if side == "small" else "narrow the bounds or raise ε")
+            + ("lower ε" if side == "small" else "raise ε")
+            + ("" if what.startswith("a COUNT") else
+               (" or widen the bounds" if side == "small" else " or narrow the bounds"))
             + f". {_NOTHING}")
 
 
@@ -133,9 +135,12 @@ def checked_accuracy(alpha, confidence, compute):
     try:
         return compute()
     except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as err:
-        shown = "" if alpha is None else f"WITH ACCURACY {_show(Fraction(alpha))}"
+        if alpha is None:
+            raise ProgrammingError(
+                f"the privacy explanation cannot be computed for this ε ({err}); give an ε between "
+                f"{MIN_EPSILON:g} and {MAX_EPSILON:g}. {_NOTHING}") from err
         raise ProgrammingError(
-            f"no release reaches {shown or 'the requested accuracy'} ({err}); choose a larger α "
+            f"no release reaches WITH ACCURACY {_show(Fraction(alpha))} ({err}); choose a larger α "
             f"or a lower confidence, or give WITH EPSILON ε. {_NOTHING}") from err
 
 
