@@ -69,7 +69,9 @@ def test_a_failure_is_padded_and_says_nothing(tmp_path, monkeypatch):
     cur.close()
     con = provsql_dp.connect(path, role="analyst", user="ann", release_seconds=PAD)
 
-    def failing(*args, **kwargs):  # a failure while protected rows are read
+    def failing(con, tree, plan, epsilon, text, *args, **kwargs):
+        # a failure while protected rows are read: after the charge, as in a release
+        con._ledger.charge(con.user, epsilon, text, "recursive")
         raise RuntimeError("could not convert 'Alice'")
 
     monkeypatch.setattr(cursor_module, "answer_private", failing)

@@ -29,7 +29,7 @@ from test_side_channels import _fail, problems
 MAX_RATIO = 5.0
 FLOOR = 0.05  # seconds: times below it compare as FLOOR
 ATTEMPTS = 3
-EXAMPLES = 40
+EXAMPLES = 30
 EPS = "WITH EPSILON 0.1"
 
 
