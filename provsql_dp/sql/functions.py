@@ -38,7 +38,8 @@ _TEMPORAL = (
     "the DATE/TIMESTAMP argument is NULL outside years -100000..100000 (DuckDB raises on some "
     "functions near the ends of its range)"
 )
-_STRING = "total on every string; output at most linear in the input"
+_STRING = ("total on every string; output bounded by provsql_dp.sql.size_model (at most 16 bytes "
+           "per byte read, refused beyond)")
 _PATTERN = "the pattern must be a constant, checked at plan time"
 
 ALLOWED_FUNCTIONS: dict[str, str] = {
@@ -87,7 +88,8 @@ ALLOWED_FUNCTIONS: dict[str, str] = {
     "starts_with": _STRING, "ends_with": _STRING, "prefix": _STRING, "suffix": _STRING,
     "contains": _STRING, "strpos": _STRING, "ascii": _STRING, "md5": _STRING,
     "hash": "total on every value",
-    "replace": f"{_STRING} (the replacement must be a constant, so the output grows linearly)",
+    "replace": f"{_STRING} (the replacement must be a constant: the output grows by at most "
+               "|replacement|/|pattern| per byte)",
     "like": f"{_PATTERN}; an ESCAPE must be one constant character and the pattern must not end "
             "with it (DuckDB raises on that only when a row reaches the end of the pattern)",
     "ilike": f"{_PATTERN} (as LIKE)",

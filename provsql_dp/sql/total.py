@@ -16,8 +16,11 @@ every scalar expression evaluated over protected rows *total*:
   guards that cost the same on every row:
 
   - ``CAST`` becomes ``TRY_CAST``; implicit casts that can fail (a VARCHAR compared with a number, a
-    HUGEINT meeting a DECIMAL, a far DATE meeting a TIMESTAMP) are made explicit ``TRY_CAST``\\ s to
-    the common type; a string literal that must become another type is checked at plan time;
+    HUGEINT meeting a DECIMAL, a far DATE meeting a TIMESTAMP — in comparisons, ``IN``,
+    ``BETWEEN``, ``CASE``/``COALESCE``/``NULLIF``/``GREATEST``/``LEAST`` and function arguments)
+    are made explicit ``TRY_CAST``\\ s to the common type, or refused when there is none; a string
+    literal that must become another type is checked at plan time (the branches of set
+    operations are typed by the planner the same way: :mod:`provsql_dp.sql._set_types`);
   - exact arithmetic (``+ - *``, unary ``-``, ``abs``, ``round`` to tens) is computed in a type
     wide enough that it cannot overflow there (BIGINT, HUGEINT or UHUGEINT, from the operands'
     ranges; DECIMAL(38, s) for decimals) and brought back with ``TRY_CAST`` (NULL on overflow);
@@ -39,6 +42,9 @@ failed row by row. Over 10 million rows, ``count(*) WHERE TRY(1 // (salary - 500
 ``TRY(CAST(name AS INT))`` takes 195 s where ``TRY_CAST`` takes 1.5 s — a timing side channel
 replacing the error one. The guards above never fail, so the vectorised path always runs and the
 per-row cost does not depend on the values (the rewritten query above: 0.16 s either way).
+
+:func:`make_total` also bounds the rewritten expression's cost per row with
+:mod:`provsql_dp.sql.size_model` (output growth beyond its caps is refused before ε).
 
 :func:`total_weight` prepares a SUM argument: a DOUBLE (or NULL) that the clamp makes finite and bounded.
 
