@@ -430,6 +430,9 @@ def make_total(
     tree = expression.copy()
     check_functions(tree)
     columns = _lookup_types(tree, types)
+    # sizes first: binding folds constants, so a constant that grows to gigabytes must be refused
+    # before DuckDB sees it (the rewritten expression is checked again below, with its guards)
+    check_size(tree, columns)
     rw = _Rewriter(tree, columns)
     rw.bind()
     result = rw.run()

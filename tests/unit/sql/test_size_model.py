@@ -198,3 +198,18 @@ def test_planner_shares_one_budget_per_statement():
     many = " AND ".join([one] * 12)  # each ~25 bytes per byte: together beyond 256
     with pytest.raises(UnsupportedQueryError, match="too much work per row"):
         plan_query(parse(f"SELECT COUNT(*) FROM t WHERE {many}"), Catalog(con))
+
+
+def test_growth_is_refused_before_duckdb_binds_it(monkeypatch):
+    """DuckDB folds constants while binding: ten nested replaces of a literal would make it build
+    10^11 bytes at plan time. The size check comes first, so the binder never sees them."""
+    from provsql_dp.sql import total
+
+    def binder_reached(*args, **kwargs):
+        raise AssertionError("the expression reached DuckDB's binder before its size was checked")
+
+    monkeypatch.setattr(total._BINDER, "types", binder_reached)
+    monkeypatch.setattr(total._BINDER, "run", binder_reached)
+    growing = nested_replace(10, repr("x" * 10))
+    with pytest.raises(UnsupportedQueryError, match="bytes whatever it reads"):
+        make_total(parse(f"length(CASE WHEN i = 1 THEN {growing} ELSE '' END) > 0"), TYPES)
