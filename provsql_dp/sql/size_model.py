@@ -57,11 +57,19 @@ allows ("depends on the data only through its size"). What an *expression* contr
 between the bytes it reads and the bytes it produces, so that factor is what is bounded: an
 accepted statement does at most ``MAX_ROW_GROWTH · L + MAX_ROW_BYTES`` bytes of work per row.
 
+Not modelled: the work of a pattern match beyond reading its input (RE2 is linear in the input
+for a fixed pattern; DuckDB 2.0's LIKE/GLOB matched linearly on every pattern tried, including
+``'%_a%_a%_c%'`` against 10³ characters) — patterns are constants, so their size is the
+statement's.
+
 API (for any expression tree: the private planner, and the analyst compiler on public statements)
 -------------------------------------------------------------------------------------------------
 :func:`output_size` (one value's bound), :func:`row_cost` (the sum over every node: the work per
 row), :func:`check_size` (both caps, raising :class:`~provsql_dp.errors.UnsupportedQueryError`), and
-:class:`RowBudget` (a statement's running total, checked as each expression is added).
+:class:`RowBudget` (a statement's running total, checked as each expression is added). ``types``
+maps column names to DuckDB type names; a column it does not name counts as a string read. Call
+:func:`check_size` **before DuckDB binds the expression**: DuckDB folds constants while binding, so
+ten nested ``replace`` of a literal would make it build 10¹¹ bytes at plan time.
 
 >>> import sqlglot
 >>> e = sqlglot.parse_one("replace(name, 'x', 'xxxxxxxxxx')", read="duckdb")
