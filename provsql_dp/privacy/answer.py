@@ -47,10 +47,10 @@ import numpy as np
 from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
-from ..mechanisms import recursive as rm
-from ..mechanisms._framework import resolve_params
-from ..mechanisms.noise import resolve_rng
-from ..mechanisms.release import Release, release_x
+from ..mechanisms.recursive import efficient as rm
+from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.noise.sources import resolve_rng
+from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, max_rows_of, q
 from ..provenance.owners import owners
@@ -452,7 +452,7 @@ def _fallback(con, plan, eps: float, d: _Decision, rng, why: str | None = None):
     """A release that reads no data, for a group whose LP failed (or whose capture passed
     ``max_capture_rows``, ``why``): ``0`` released like any
     recursive-mechanism release at ``Δ̂ = θe^μ`` (the ``Δ̂`` of ``ĵ = 0``), on the same public grid
-    (:func:`~provsql_dp.mechanisms.release.release_x`); a signed release is two such parts at
+    (:func:`~provsql_dp.mechanisms.recursive.release.release_x`); a signed release is two such parts at
     ε/2, like ``release_signed``. Its ε is spent either way. The curator finds the incident in
     ``_provsql_dp.incidents``; the analyst's outcome does not show it (same shape, same grid)."""
     what = why or "recursive-mechanism LP failed"

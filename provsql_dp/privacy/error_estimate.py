@@ -6,7 +6,7 @@ A recursive-mechanism query's error cannot be known from public information (its
 nothing. This statement is the opt-in alternative: it **charges e** to the user's ledger (before
 any protected row is read, like every release) and releases, per aggregate and group, the index
 ``j`` of ``Δ = θe^{jβ}`` that the release at ε would compute, with exact discrete Laplace noise at
-e — ``e``-DP by the argument of :mod:`provsql_dp.mechanisms.error_estimate` (the release's own
+e — ``e``-DP by the argument of :mod:`provsql_dp.mechanisms.recursive.error_estimate` (the release's own
 Lemma 1/Lemma 4); e is split over the aggregates the recursive mechanism answers as the release
 splits ε (equal shares per column, the two parts of an AVG or a signed SUM), then over the
 groups (sequential composition — or the whole share per group when each participant's tuples
@@ -45,9 +45,9 @@ from fractions import Fraction
 from .. import _deadline
 from .._numbers import format_eps
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
-from ..mechanisms import error_estimate as ee
-from ..mechanisms._framework import resolve_params
-from ..mechanisms.safe_noise import plan_laplace
+from ..mechanisms.recursive import error_estimate as ee
+from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, max_rows_of
 from ..provenance.slots import analyse

@@ -21,8 +21,8 @@ hence how many thresholds are decided without an LP.
 
 from __future__ import annotations
 
-from ..mechanisms import r2t
-from ..mechanisms.r2t_lp import R2TModel
+from ..mechanisms.r2t import race as r2t
+from ..mechanisms.r2t.truncation import R2TModel
 from ..errors import CaptureTooLarge
 from ..provenance.capture import capture, max_rows_of
 

@@ -7,7 +7,7 @@ the release takes. Accuracy before the release, from public information only:
 
 * **laplace**: the noise is ``DLap`` on the public grid of ``plan_laplace(sensitivity, ε)`` with
   the sensitivity read from the declarations (rows per owner × the largest |bound|), so the
-  two-sided α at the confidence is exact (:func:`provsql_dp.mechanisms.noise.error_bound`), for
+  two-sided α at the confidence is exact (:func:`provsql_dp.mechanisms.noise.sources.error_bound`), for
   the exact COUNT or the SUM of values clamped to the bounds; ``WITH ACCURACY α`` finds the
   smallest ε (three significant digits, rounded up) whose α is within the target;
 * **recursive** (single-owner closed form or LPs) and **r2t**: the noise scale ``Δ̂/ε₂`` and the
@@ -36,8 +36,8 @@ from fractions import Fraction
 from .._numbers import format_eps
 from .._numbers import round_up_decimal as _round_up
 from ..errors import ProgrammingError
-from ..mechanisms.noise import error_bound
-from ..mechanisms.safe_noise import plan_laplace
+from ..mechanisms.noise.sources import error_bound
+from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from .answer import decide, sum_bounds

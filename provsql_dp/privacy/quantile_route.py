@@ -30,7 +30,7 @@ by δ in ``c``) changes one group's quantile, and the groups compose in parallel
 keys is refused. No join, ``DISTINCT``, ``HAVING``, ``ORDER BY``, ``LIMIT`` or ``OPTIONS``.
 
 The ledger is charged before the one DuckDB aggregate reads the column; noise comes from
-:func:`provsql_dp.mechanisms.quantile.release_quantile` (exact discrete Laplace). The smooth-
+:func:`provsql_dp.mechanisms.global_sensitivity.quantile.release_quantile` (exact discrete Laplace). The smooth-
 sensitivity Cauchy median is not reachable from SQL.
 
 >>> import provsql_dp
@@ -55,7 +55,7 @@ import numpy as np
 from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
-from ..mechanisms.quantile import quantile_sensitivity, release_quantile
+from ..mechanisms.global_sensitivity.quantile import quantile_sensitivity, release_quantile
 from ..policies.delta.sql import delta_policy
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
@@ -282,7 +282,7 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     """Charge, read, release: (description, rows, PrivacyInfo)."""
     qq = prepare(con, tree, options)
     eps = float(epsilon)
-    from ..mechanisms.safe_noise import plan_laplace
+    from ..mechanisms.noise.safe_noise import plan_laplace
 
     plan_laplace(qq.sensitivity, eps)  # validates the public parameters before the charge
     rng = rng if rng is not None else getattr(con, "_rng", None)
@@ -336,8 +336,8 @@ def explain(con, tree, epsilon=None, accuracy=None, confidence=None):
     or the ε for ``accuracy``; the columns of :func:`provsql_dp.privacy.policy_statements.
     explain_privacy`. Reads no data, charges nothing."""
     from .._numbers import format_eps
-    from ..mechanisms.noise import error_bound
-    from ..mechanisms.safe_noise import plan_laplace
+    from ..mechanisms.noise.sources import error_bound
+    from ..mechanisms.noise.safe_noise import plan_laplace
     from ..sql import dialect as d
 
     qq = prepare(con, tree)

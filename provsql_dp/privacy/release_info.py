@@ -48,7 +48,7 @@ class PrivacyInfo:
     #: then a tuple of releases, one per column
     columns: tuple = ()
     #: ``EXPLAIN PRIVACY … ESTIMATE ERROR`` (mechanism ``'error-estimate'``): per estimated
-    #: aggregate, one :class:`~provsql_dp.mechanisms.error_estimate.NoiseEstimate` per group
+    #: aggregate, one :class:`~provsql_dp.mechanisms.recursive.error_estimate.NoiseEstimate` per group
     #: (released values: ``alpha(p)``, ``rmse()``, ``delta_interval(p)``, …)
     estimates: tuple = ()
     #: the names of the released value columns of the result set (set by the cursor; the last

@@ -10,7 +10,7 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import BudgetExceededError, DataError, ProgrammingError
-from provsql_dp.mechanisms import error_estimate as ee
+from provsql_dp.mechanisms.recursive import error_estimate as ee
 from provsql_dp.privacy.failures import ANALYST_FAILURE
 
 JOIN = "SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src"
@@ -236,7 +236,7 @@ def test_neighbours_give_an_analyst_the_same_outcome_up_to_the_noise(sql):
 def test_the_estimated_index_is_the_one_the_release_computes(sql, prov, monkeypatch):
     """Cross-check against the release: the same parameters per group, and (for the join) the
     same j as the curator's diagnostics of the release (recursive.explain on its K-relation)."""
-    from provsql_dp.mechanisms import recursive as rm
+    from provsql_dp.mechanisms.recursive import efficient as rm
 
     con = _db()
     seen = []

@@ -9,7 +9,7 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import ProgrammingError
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms.r2t import race as r2t
 from provsql_dp.privacy.explain_r2t import PUBLIC_NOTE
 
 TRI = ("SELECT COUNT(*) FROM e e1 JOIN e e2 ON e1.dst = e2.src "

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import provsql_dp
 from provsql_dp.errors import SolverError
 from provsql_dp.graph import count, load_edges, pattern_sql
-from provsql_dp.mechanisms.kstar import KStarCount
+from provsql_dp.mechanisms.subgraph.kstar import KStarCount
 from provsql_dp.privacy.answer import decide
 from provsql_dp.privacy.kstar_route import load_kstar, star_shape
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import provsql_dp
 from provsql_dp.errors import SolverError
 from provsql_dp.graph import count, load_edges, pattern_sql
-from provsql_dp.mechanisms.ktriangle import KTriangleCount
+from provsql_dp.mechanisms.subgraph.ktriangle import KTriangleCount
 from provsql_dp.privacy.answer import decide
 from provsql_dp.privacy.kstar_route import star_shape
 from provsql_dp.privacy.ktriangle_route import load_ktriangle, triangle_shape
@@ -192,7 +192,7 @@ def test_explain_privacy_names_the_node_construction():
 
 @pytest.mark.parametrize("privacy", ["edge", "node"])
 def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch, privacy):
-    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
+    from provsql_dp.mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
 
     con = graph_db(nx.karate_club_graph(), privacy)
 
