@@ -55,10 +55,10 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from ...errors import SolverError
-from ._certify import lagrangian_lower, primal_upper
-from ..lp._highs import INF, LPStats, resolve_lp
+from ..lp._highs import INF, LPStats
 from ..lp._highs import _run as run_highs
+from ._certify import lagrangian_lower, primal_upper
+from ._kelley import DONE, MORE, rounds, tight_monomials, warm_pool
 
 __all__ = ["JCuts", "cuts_at"]
 
@@ -74,14 +74,7 @@ def cuts_at(view, g: np.ndarray, parts: np.ndarray) -> tuple[sp.csr_matrix, np.n
     Row ``r`` is ``Σ_{t ∈ S, t ∋ p} q_t c_{t,p} (1 − Σ_{p' ∈ m*(t)} k g'_{p'})`` for ``p = parts[r]``.
     """
     v = view
-    s = np.bincount(v.ent_mono, weights=g[v.ent_part] * v.ent_coef, minlength=v.n_mono)
-    if v.n_mono == v.n_tuples:
-        m_star, s_min = np.arange(v.n_tuples), s
-    else:  # the monomial of smallest withdrawn mass (largest φ) of each tuple
-        s_min = np.minimum.reduceat(s, v.tuple_mono_ptr[:-1])
-        first = np.flatnonzero(s <= s_min[v.mono_tuple])
-        _, fi = np.unique(v.mono_tuple[first], return_index=True)
-        m_star = first[fi]
+    m_star, s_min = tight_monomials(v, g)  # the monomial of largest φ of each tuple
     row_of = np.full(v.n, -1, dtype=np.int64)
     row_of[parts] = np.arange(len(parts))
     inc = np.flatnonzero((s_min < 1.0)[v.var_tuple] & (row_of[v.var_part] >= 0))
@@ -191,26 +184,22 @@ class JCuts:
         else:  # cuts at g = 0 for the heavy participants: their whole degrees
             self._add(*cuts_at(v, np.zeros(v.n), np.flatnonzero(heavy)), cap)
         self.stats.build_seconds += time.perf_counter() - t0
-        for _ in range(max_rounds):
-            try:
-                obj, g, dual = resolve_lp(
-                    self.h, solver="simplex", time_limit=self.time_limit, stats=self.stats,
-                    what="Δ cuts LP",
-                )
-            except SolverError:
-                return None
-            t0 = time.perf_counter()
+        found = []
+
+        def look(point) -> str:  # certify a point within every load, else cut the overloaded
+            obj, g, dual = point
             self.rounds += 1
             g = np.clip(g, 0.0, 1.0)
-            loads = v.loads(g)
-            over = np.flatnonzero(loads > cap * (1 + _FEAS_TOL) + _FEAS_TOL)
-            if not len(over):
-                lower, slope = self._lower(dual, cap)
-                upper, _ = primal_upper(v, g, cap)
-                self.stats.build_seconds += time.perf_counter() - t0
-                return float(obj), slope, lower, upper
-            self._add(*cuts_at(v, g, over), cap)
-            self.stats.build_seconds += time.perf_counter() - t0
-            if len(self.q_rows) > max(1000, v.n_tuples):  # no smaller than the plain LP any more
-                return None
-        return None
+            over = np.flatnonzero(v.loads(g) > cap * (1 + _FEAS_TOL) + _FEAS_TOL)
+            if len(over):
+                self._add(*cuts_at(v, g, over), cap)
+                return MORE
+            lower, slope = self._lower(dual, cap)
+            upper, _ = primal_upper(v, g, cap)
+            found.append((float(obj), slope, lower, upper))
+            return DONE
+
+        end = rounds(warm_pool(self.h, "Δ cuts LP", self.time_limit, self.stats), look, max_rounds,
+                     stats=self.stats,  # past the plain LP's size: the caller solves that
+                     too_big=lambda: len(self.q_rows) > max(1000, v.n_tuples))
+        return found[0] if end == DONE else None

@@ -59,6 +59,7 @@ from scipy.special import expit
 from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
+from ._kelley import DONE, MORE, STOP, rounds
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["AnchoredBarrier", "applicable", "pair_pass"]
@@ -276,26 +277,28 @@ class AnchoredBarrier:
         if not (0.0 < j < float(self.mult.sum()) - 1e-9):
             return -np.inf, np.inf, False
         g, lower, upper = self.start(j)
-        done = lambda: upper - lower <= _GAP * max(1.0, abs(upper))  # noqa: E731
-        for _ in range(MAX_TRUST):
-            if done() or (stop is not None and stop(lower)):
-                break
-            try:
-                out = self._trust_lp(j, g, time_limit)
-            except SolverError:
-                break
+        now = [g, lower, upper]  # the centre, the certified bounds
+        done = lambda: now[2] - now[1] <= _GAP * max(1.0, abs(now[2]))  # noqa: E731
+
+        def verdict() -> str:
+            return DONE if done() else STOP if stop is not None and stop(now[1]) else MORE
+
+        def look(out) -> str:  # the box LP's minimiser: a point of H(j) and a dual guess
             if out is None:
-                break
+                return STOP  # too many tuples on their kink for a trust region
             x, pi = out
             if abs(float(self.mult @ x) - j) > 1e-7 * max(1.0, j):
-                break  # the row is not held to rounding: not a point of H(j)
+                return STOP  # the row is not held to rounding: not a point of H(j)
             value = self.objective(x)
-            lower = max(lower, self.lower(j, pi))
-            if value <= upper:
-                g, upper = x, value
-            else:
-                break  # cannot happen for an exact LP (ḡ is in the box): stop, not loop
-        return lower, upper, done()
+            now[1] = max(now[1], self.lower(j, pi))
+            if value > now[2]:
+                return STOP  # cannot happen for an exact LP (ḡ is in the box): stop, not loop
+            now[0], now[2] = x, value
+            return verdict()
+
+        if verdict() == MORE:
+            rounds(lambda: self._trust_lp(j, now[0], time_limit), look, MAX_TRUST)
+        return now[1], now[2], done()
 
 
 #: pair_pass widens the columns to the degrees above this fraction of the bound's price of mass

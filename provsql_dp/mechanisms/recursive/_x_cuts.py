@@ -54,8 +54,8 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from ...errors import SolverError
-from ..lp._highs import INF, LPStats, resolve_lp
+from ..lp._highs import INF, LPStats
+from ._kelley import DONE, MORE, STOP, rounds, tight_monomials, warm_pool
 
 __all__ = ["Eq20Cuts", "MAX_ROUNDS", "ANCHORED_ROUNDS"]
 
@@ -126,14 +126,7 @@ class Eq20Cuts:
         st = self.st
         g = np.zeros(st.n)
         g[self.cols] = gc
-        s = np.bincount(st.ent_mono, weights=g[st.ent_part] * st.ent_coef, minlength=st.n_mono)
-        if st.n_mono == st.n_tuples:
-            m_star, s_min = np.arange(st.n_tuples), s
-        else:
-            s_min = np.minimum.reduceat(s, st.tuple_mono_ptr[:-1])
-            first = np.flatnonzero(s <= s_min[st.mono_tuple])
-            _, fi = np.unique(st.mono_tuple[first], return_index=True)
-            m_star = first[fi]
+        m_star, s_min = tight_monomials(st, g)
         phi = np.maximum(0.0, 1.0 - s_min)
         f_val = float(np.dot(st.q[self.t_kept], phi[self.t_kept]))
         act = np.flatnonzero(self.t_kept & (s_min < 1.0))
@@ -186,30 +179,25 @@ class Eq20Cuts:
             t0 = time.perf_counter()
             self._add(*self._objective_and_cut(np.zeros(self.nc))[1:], np.zeros(self.nc))
             self.stats.build_seconds += time.perf_counter() - t0
-        lower, upper, gc, dual = -np.inf, np.inf, None, None
-        for _ in range(max_rounds):
-            try:
-                lower, x, dual = resolve_lp(
-                    self.h, solver="simplex", time_limit=self.time_limit, stats=self.stats,
-                    what="eq. 20 cuts LP",
-                )
-            except SolverError:
-                return False, lower, upper, gc, dual
+        last = [-np.inf, np.inf, None, None]  # lower, upper, g_C, duals of the last round
+
+        def look(point) -> str:  # the exact objective at the relaxation's minimiser; cut it
+            lower, x, dual = point
             self._dual = dual
-            t0 = time.perf_counter()
             self.rounds += 1
             gc = np.clip(x[: self.nc], 0.0, 1.0)
             f_val, q_grp, a = self._objective_and_cut(gc)
             upper = self.delta_hat * float(np.dot(st.mult[self.cols], gc)) + f_val
-            done = upper - lower <= _GAP * max(1.0, abs(upper))
-            if not done:
-                self._add(q_grp, a, gc, x[self.nc:])
-            self.stats.build_seconds += time.perf_counter() - t0
-            if done or (stop is not None and stop(lower, dual)):
-                return done, lower, upper, gc, dual
-            if self.h.getNumRow() > self.max_rows:  # no smaller than the plain LP any more
-                break
-        return False, lower, upper, gc, dual
+            last[:] = [lower, upper, gc, dual]
+            if upper - lower <= _GAP * max(1.0, abs(upper)):
+                return DONE
+            self._add(q_grp, a, gc, x[self.nc:])
+            return STOP if stop is not None and stop(lower, dual) else MORE
+
+        end = rounds(warm_pool(self.h, "eq. 20 cuts LP", self.time_limit, self.stats), look,
+                     max_rounds, stats=self.stats,  # past the plain LP's size: give up
+                     too_big=lambda: self.h.getNumRow() > self.max_rows)
+        return (end == DONE, *last)
 
     def solve(self, max_rounds: int = MAX_ROUNDS):
         """``(value, g)``: eq. 20's optimum (``const`` included) and a minimiser over all
@@ -313,13 +301,10 @@ class Eq20Cuts:
                 continue
             g = np.zeros(st.n)
             g[self.cols] = g_pt
-            s = np.bincount(st.ent_mono, weights=g[st.ent_part] * st.ent_coef, minlength=st.n_mono)
-            s_min = np.minimum.reduceat(s, st.tuple_mono_ptr[:-1])
-            first = np.flatnonzero(s <= s_min[st.mono_tuple])
-            _, fi = np.unique(st.mono_tuple[first], return_index=True)
+            m_star, s_min = tight_monomials(st, g)
             w_t = np.where(self.t_kept & (s_min < 1.0), st.q * pi[self.grp], 0.0)
             w_m = np.zeros(st.n_mono)
-            w_m[first[fi]] = w_t
+            w_m[m_star] = w_t
             charge += np.bincount(st.ent_part, weights=w_m[st.ent_mono] * st.ent_coef, minlength=st.n)
         free_m = np.flatnonzero(np.bincount(st.ent_mono, weights=self.ent_c, minlength=st.n_mono) == 0)
         if len(free_m):
