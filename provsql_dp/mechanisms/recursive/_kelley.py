@@ -14,7 +14,9 @@ stays with each caller (its ``look``). Nothing here decides a value: every bound
 is certified by the caller from the exact arrays, whatever the rounds did.
 
 :func:`tight_monomials` is the choice every cut makes at a point ``ĝ``: for each tuple, the
-monomial of largest ``φ`` (smallest withdrawn mass ``s = Σ_{p ∈ m} k g_p``), and that mass.
+monomial of largest ``φ`` (smallest withdrawn mass ``s = Σ_{p ∈ m} k g_p``), and that mass;
+:func:`restricted` the eq.-20 objective over the columns ``C`` only, shared by the cut model and
+the barrier.
 
 Examples
 --------
@@ -47,7 +49,7 @@ import numpy as np
 from ...errors import SolverError
 from ..lp._highs import resolve_lp
 
-__all__ = ["DONE", "STOP", "MORE", "rounds", "warm_pool", "tight_monomials"]
+__all__ = ["DONE", "STOP", "MORE", "rounds", "warm_pool", "tight_monomials", "restricted"]
 
 #: what ``look`` says of a round's point: certified (the rounds succeeded), stop (the caller's
 #: target is met or the point is unusable), or more (cuts were added: solve again)
@@ -96,3 +98,20 @@ def tight_monomials(st, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.flatnonzero(s <= s_min[st.mono_tuple])
     _, fi = np.unique(st.mono_tuple[first], return_index=True)
     return first[fi], s_min
+
+
+def restricted(st, cand: np.ndarray):
+    """eq. 20's objective with ``g = 0`` outside the columns ``C = cand``:
+    ``(cols, col, ent_c, t_kept, const, e)`` — the columns, each participant's position among
+    them (−1 outside), which entries lie in ``C``, the tuples kept (every monomial meets ``C``;
+    any other tuple keeps ``φ = 1`` whatever ``g_C``: a constant), the constant part of the
+    objective, and the entries in ``C`` of kept tuples."""
+    cols = np.flatnonzero(cand)
+    col = np.full(st.n, -1, dtype=np.int64)
+    col[cols] = np.arange(len(cols))
+    ent_c = cand[st.ent_part]
+    mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
+    t_kept = np.bincount(st.mono_tuple, weights=~mono_has_c, minlength=st.n_tuples) == 0
+    const = st.const_true + float(st.q[~t_kept].sum())
+    e = np.flatnonzero(ent_c & t_kept[st.mono_tuple[st.ent_mono]])
+    return cols, col, ent_c, t_kept, const, e

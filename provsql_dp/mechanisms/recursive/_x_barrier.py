@@ -59,7 +59,7 @@ from scipy.special import expit
 from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
-from ._kelley import DONE, MORE, STOP, rounds
+from ._kelley import DONE, MORE, STOP, restricted, rounds
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["AnchoredBarrier", "applicable", "pair_pass"]
@@ -87,18 +87,11 @@ class AnchoredBarrier:
     def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats):
         self.st, self.stats = st, stats
         t0 = time.perf_counter()
-        self.cols = np.flatnonzero(cand)
+        self.cols, col, _, t_kept, self.const, e = restricted(st, cand)
         nc = len(self.cols)
-        col = np.full(st.n, -1, dtype=np.int64)
-        col[self.cols] = np.arange(nc)
-        ent_c = cand[st.ent_part]
-        mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
-        t_kept = np.bincount(st.mono_tuple, weights=~mono_has_c, minlength=st.n_tuples) == 0
-        self.const = st.const_true + float(st.q[~t_kept].sum())
         kept = np.flatnonzero(t_kept)
         row = np.full(st.n_tuples, -1, dtype=np.int64)
         row[kept] = np.arange(len(kept))
-        e = np.flatnonzero(ent_c & t_kept[st.mono_tuple[st.ent_mono]])
         self.A = sp.csr_matrix(
             (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
             shape=(len(kept), nc),

@@ -55,7 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..lp._highs import INF, LPStats
-from ._kelley import DONE, MORE, STOP, rounds, tight_monomials, warm_pool
+from ._kelley import DONE, MORE, STOP, restricted, rounds, tight_monomials, warm_pool
 
 __all__ = ["Eq20Cuts", "MAX_ROUNDS", "ANCHORED_ROUNDS"]
 
@@ -87,16 +87,8 @@ class Eq20Cuts:
         self.stats = stats if stats is not None else LPStats()
         self.time_limit = time_limit
         t0 = time.perf_counter()
-        self.cols = np.flatnonzero(cand)
+        self.cols, col, ent_c, self.t_kept, self.const, e = restricted(st, cand)
         nc = len(self.cols)
-        col = np.full(st.n, -1, dtype=np.int64)
-        col[self.cols] = np.arange(nc)
-        ent_c = cand[st.ent_part]
-        mono_has_c = np.bincount(st.ent_mono, weights=ent_c, minlength=st.n_mono) > 0
-        free = np.bincount(st.mono_tuple, weights=~mono_has_c, minlength=st.n_tuples)
-        self.t_kept = free == 0
-        self.const = st.const_true + float(st.q[~self.t_kept].sum())
-        e = np.flatnonzero(ent_c & self.t_kept[st.mono_tuple[st.ent_mono]])
         t_e = st.mono_tuple[st.ent_mono[e]]
         grp = np.full(st.n_tuples, nc, dtype=np.int64)
         np.minimum.at(grp, t_e, col[st.ent_part[e]])
