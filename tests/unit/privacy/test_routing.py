@@ -29,6 +29,10 @@ CORPUS = [
     (TWO_PATHS, "WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 16)", ("r2t",)),
     ("SELECT COUNT(*), SUM(x) FROM v", "WITH EPSILON 1 OPTIONS (lower = 0, upper = 5)",
      ("single-owner", "single-owner")),
+    ("SELECT COUNT(*), SUM(a.src) FROM e a JOIN e b ON a.dst = b.src",
+     "WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 16, lower = 0, upper = 5)",
+     ("r2t", "r2t")),  # several aggregates on R2T: EXPLAIN used to refuse them
+    ("SELECT AVG(age) FROM p", "WITH EPSILON 1", ("laplace", "laplace")),  # its SUM and COUNT
     (STARS, "WITH EPSILON 1", ("k-star",)),
     (f"SELECT COUNT(*) FROM ({pattern_sql('2-triangle')})", "WITH EPSILON 1", ("k-triangle",)),
     ("SELECT age, COUNT(*) FROM p GROUP BY age", "WITH EPSILON 1", ("policy",)),  # Blowfish
