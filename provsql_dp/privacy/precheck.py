@@ -10,7 +10,7 @@ every expression (:mod:`provsql_dp.sql.total`) and its cost per row
   not "charged"), and at least the smallest ε a release accepts;
 * :func:`check_decision` — a decided release's noise-grid range: on the Laplace path the noise
   scale Δ/ε (Δ from the SUM's bounds, or 1 row per participant for a COUNT) must lie within
-  ``[MIN_SCALE, MAX_SCALE]`` of :mod:`provsql_dp.mechanisms.safe_noise` (tiny or huge bounds);
+  ``[MIN_SCALE, MAX_SCALE]`` of :mod:`provsql_dp.mechanisms.noise.safe_noise` (tiny or huge bounds);
 * :func:`charge_watch` and :func:`as_charged` — a failure inside a release tells an analyst that
   its ε was charged only when the ledger recorded the charge;
 * :func:`checked_accuracy` — a ``WITH ACCURACY α [CONFIDENCE c]`` whose ε cannot be computed
@@ -37,7 +37,7 @@ from fractions import Fraction
 
 from .. import _progress
 from ..errors import DataError, Error, ProgrammingError
-from ..mechanisms.safe_noise import MAX_SCALE, MIN_SCALE
+from ..mechanisms.noise.safe_noise import MAX_SCALE, MIN_SCALE
 from ..provenance.owners import owners
 from .failures import ANALYST_FAILURE, MIN_EPSILON
 

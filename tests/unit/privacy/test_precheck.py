@@ -10,6 +10,7 @@ import pytest
 import provsql_dp
 from provsql_dp.errors import DataError, Error, ProgrammingError
 from provsql_dp.privacy import answer as answer_module
+from provsql_dp.privacy import routing
 from provsql_dp.privacy.failures import ANALYST_FAILURE
 from provsql_dp.privacy.precheck import ANALYST_FAILURE_UNCHARGED, check_epsilon
 
@@ -67,7 +68,7 @@ def test_a_failure_before_the_charge_does_not_say_charged(dbs, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("a bug before the charge")
 
-    monkeypatch.setattr(answer_module, "decide", broken)
+    monkeypatch.setattr(routing, "decide", broken)
     before = an.ledger.remaining("ann")
     with pytest.raises(DataError) as info:
         an.execute("SELECT COUNT(*) FROM people WITH EPSILON 0.5")
@@ -77,11 +78,11 @@ def test_a_failure_before_the_charge_does_not_say_charged(dbs, monkeypatch):
 def test_a_failure_after_the_charge_says_charged(dbs, monkeypatch):
     _, an = dbs
 
-    def broken(con, d, charge_fn, rng=None):
+    def broken(con, plan, epsilon, groups, key_names, bounds, charge_fn, rng=None):
         charge_fn()
         raise RuntimeError("a failure while reading protected data")
 
-    monkeypatch.setattr(answer_module, "execute", broken)
+    monkeypatch.setattr(answer_module, "release_laplace", broken)
     before = an.ledger.remaining("ann")
     with pytest.raises(DataError) as info:
         an.execute("SELECT COUNT(*) FROM people WITH EPSILON 0.5")
