@@ -49,6 +49,10 @@ __all__ = ["ROLES", "check_analyst", "compile_analyst", "ANALYST_STATEMENTS"]
 
 ROLES = ("curator", "analyst")
 
+# first words of the statement kinds an analyst may run (sql.analyst.ANALYST_KINDS)
+_QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "PIVOT", "UNPIVOT", "DESCRIBE",
+                "SUMMARIZE", "EXPLAIN"}
+
 # Our statements an analyst may run (by class name, so policy statements added later fit in).
 ANALYST_STATEMENTS = {"ShowProtected", "ShowPrivacyBudget", "SetPrivacyEpsilon", "ShowPolicies",
                       "ShowBounds", "ShowGroupKeys", "ShowStreams",
@@ -78,7 +82,14 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
                 first = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise ProgrammingError(f"syntax error: {first} ({hint})") from None
             words = stmt.split()
-            raise _refuse(words[0].upper() if words else "an empty statement") from None
+            word = words[0].upper().lstrip("(") if words else ""
+            if word in _QUERY_WORDS:  # a kind we allow, in a form our parser does not read
+                first = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise ProgrammingError(
+                    f"this {word} statement could not be parsed, so it cannot be checked ({first}); "
+                    "an analyst's statement runs only once it is checked: rewrite it, e.g. as "
+                    "SELECT * FROM (…) ORDER BY …") from None
+            raise _refuse(word or "an empty statement") from None
     if isinstance(tree, d.PrivateQuery):
         return None
     if isinstance(tree, d.PRIVACY_STATEMENTS):
@@ -93,7 +104,12 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
 
 def _statement_name(tree: exp.Expression) -> str:
     if isinstance(tree, exp.Command):
-        return str(tree.this).upper()
+        word = str(tree.this).upper()
+        if word == "SHOW":  # SHOW DATABASES, SHOW t: name what is shown
+            rest = tree.expression
+            rest = rest.name if isinstance(rest, exp.Expression) else str(rest or "")
+            return f"SHOW {rest.split()[0].upper()}" if rest.split() else word
+        return word
     if isinstance(tree, exp.Show):
         return f"SHOW {tree.name}".upper()
     name = type(tree).__name__

@@ -39,7 +39,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
-from ..functions import check_node, function_name
+from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
 
@@ -57,7 +57,8 @@ _STRUCTURE = (exp.Query, exp.Subquery, exp.From, exp.Join, exp.Where, exp.Group,
               exp.WindowSpec, exp.Filter, exp.Tuple, exp.Pivot, exp.PivotAlias,
               exp.UnpivotColumns, exp.Lateral, exp.Exists, exp.Any, exp.All, exp.Cube,
               exp.Rollup, exp.GroupingSets, exp.Column, exp.Star, exp.Identifier, exp.Values,
-              exp.Fetch)
+              exp.Fetch, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.DataType,
+              exp.DataTypeParam, exp.Var)
 # window functions that are not aggregates: they read only the rows of their partition
 _WINDOW_ONLY = {"row_number", "ntile"}
 
@@ -176,34 +177,38 @@ class _Compiler:
 
     # ------------------------------------------------------------------ functions
     def _check_functions(self, tree: exp.Expression) -> None:
-        names = set()
+        calls = []
         for node in tree.walk():
-            if isinstance(node, exp.Placeholder) or isinstance(node, exp.Parameter):
+            if isinstance(node, (exp.Placeholder, exp.Parameter)):
                 raise ProgrammingError("a parameter placeholder was left unbound")
             if isinstance(node, (exp.Column, exp.Star)):
                 continue
             if isinstance(node, exp.In) and node.args.get("query") is not None:
                 continue  # x IN (subquery): the subquery is a query of its own
-            if isinstance(node, _STRUCTURE):
-                if isinstance(node, exp.Func):
-                    names.add(function_name(node))
+            if isinstance(node, _STRUCTURE) and not isinstance(node, exp.Func):
                 continue
-            name = function_name(node)
+            calls.append((node, function_name(node)))
+        hit = sorted({n for _, n in calls} & self.user_functions())
+        if hit:  # a macro's body could read protected tables
+            raise PrivacyError(
+                f"an analyst cannot call the user-defined function {hit[0]}(): its body could "
+                "read protected tables")
+        for node, name in calls:
+            if isinstance(node, _STRUCTURE):
+                continue  # an aggregate or a window function: reads only its input rows
             if name in _WINDOW_ONLY and isinstance(node.parent, exp.Window):
                 continue
-            if isinstance(node, exp.Func):
-                names.add(name)
+            if name not in ALLOWED_FUNCTIONS:
+                raise PrivacyError(
+                    f"an analyst cannot call {name}(): a query over public tables may use only "
+                    "aggregates and the scalar functions of the allow-list "
+                    "(provsql_dp.sql.functions.ALLOWED_FUNCTIONS)")
             try:
                 check_node(node)
             except UnsupportedQueryError as e:
                 raise PrivacyError(
-                    "an analyst's query over public tables may use only the functions a private "
-                    f"query may use: {str(e).replace(' in a private query', '')}") from None
-        hit = sorted(names & self.user_functions())
-        if hit:
-            raise PrivacyError(
-                f"an analyst cannot call the user-defined function {hit[0]}(): its body could "
-                "read protected tables")
+                    f"an analyst's query cannot use {str(e).replace(' is not supported in a private query', '')}"
+                ) from None
 
     def user_functions(self) -> set[str]:
         if self._user_functions is None:
@@ -214,7 +219,7 @@ class _Compiler:
     # ------------------------------------------------------------------ the emitted text
     def verify(self, sql: str) -> None:
         """The text we emit, read back: every table it names is one we checked, fully
-        qualified, or one of our fresh CTE names; nothing else reads anything."""
+        qualified, or one of our fresh CTE names, and every function it calls is allowed."""
         try:
             back = sqlglot.parse(sql, read="duckdb")
         except SqlglotError as e:  # our own text: a bug, never the analyst's doing
@@ -229,6 +234,7 @@ class _Compiler:
                 if key in self.checked or (len(key) == 1 and t.name in self.fresh):
                     continue
                 raise PrivacyError(f"the compiled statement names a table it did not check: {t.sql()}")
+            self._check_functions(tree)
 
 
 def _lower_names(tree: exp.Expression) -> None:
@@ -294,6 +300,6 @@ def compile_query(catalog: Catalog, tree: exp.Expression) -> tuple[str, _Compile
     analyst may not read."""
     c = _Compiler(catalog)
     c.query(tree)
-    sql = tree.sql(dialect="duckdb")
+    sql = tree.sql(dialect="duckdb", comments=False)
     c.verify(sql)
     return sql, c
