@@ -3,7 +3,7 @@
 A table reference resolves to the CTE visible in *its* scope (sqlglot's scope analysis,
 :func:`sqlglot.optimizer.scope.traverse_scope`), else to a table of the catalog. Then:
 
-* a CTE is renamed to a fresh, unguessable name, in its definition and in every reference
+* a CTE is renamed to a fresh name (``_pdp_cte_<n>``, no table's name), in its definition and in every reference
   resolved to it (the reference keeps its old name as its alias, so ``p.col`` still binds);
 * a real table is checked (not protected, not the provsql_dp catalog, a table of the database)
   and replaced by its fully qualified, quoted name (``"memory"."main"."t" AS t``);
@@ -29,8 +29,6 @@ checked, because a fresh CTE name is either the CTE we meant or no table at all.
 """
 
 from __future__ import annotations
-
-import secrets
 
 import sqlglot
 from sqlglot import exp
@@ -75,7 +73,6 @@ class _Compiler:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.protected = {(p.schema.lower(), p.table.lower()) for p in catalog.list_protected()}
-        self.token = secrets.token_hex(6)
         self.fresh: set[str] = set()
         self.checked: set[tuple[str, str, str]] = set()
         self._user_functions: set[str] | None = None
@@ -111,7 +108,11 @@ class _Compiler:
         return tree
 
     def _fresh_name(self) -> str:
-        name = f"{_FRESH}{len(self.fresh) + 1}_{self.token}"
+        # deterministic (an error text must not differ between runs); never a table's name
+        n = len(self.fresh) + 1
+        while self.catalog.find_table([f"{_FRESH}{n}"]) is not None:
+            n += 1
+        name = f"{_FRESH}{n}"
         self.fresh.add(name)
         return name
 
