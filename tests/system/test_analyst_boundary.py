@@ -324,3 +324,19 @@ def test_the_curator_keeps_full_power(db):
     cur = db["curator"]
     assert cur.execute("SELECT name FROM p ORDER BY id").fetchall() == [(CANARY,), ("bob",)]
     assert FILE_CANARY in str(cur.execute(f"SELECT * FROM read_text('{db['dir'] / 'secret.txt'}')").fetchall())
+
+
+def test_a_table_named_like_a_fresh_cte_name_is_never_read(tmp_path):
+    """The compiler's CTE names skip the names of real tables, so a CTE DuckDB cannot see is
+    no table at all."""
+    path = str(tmp_path / "f.duckdb")
+    cur = provsql_dp.connect(path)
+    cur.execute(f"CREATE TABLE _pdp_cte_1(name VARCHAR); INSERT INTO _pdp_cte_1 VALUES ('{CANARY}');"
+                "CREATE TABLE t(a INT); INSERT INTO t VALUES (1); PROTECT TABLE _pdp_cte_1")
+    an = provsql_dp.connect(path, role="analyst", user="ann")
+    try:
+        sql = "WITH a AS (SELECT 1 AS x), b AS (SELECT x FROM a) SELECT * FROM b, t"
+        assert an.execute(sql).fetchall() == [(1, 1)]
+    finally:
+        an.close()
+        cur.close()

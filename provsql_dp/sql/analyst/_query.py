@@ -74,6 +74,7 @@ class _Compiler:
         self.catalog = catalog
         self.protected = {(p.schema.lower(), p.table.lower()) for p in catalog.list_protected()}
         self.fresh: set[str] = set()
+        self._n = 0
         self.checked: set[tuple[str, str, str]] = set()
         self._user_functions: set[str] | None = None
 
@@ -109,10 +110,10 @@ class _Compiler:
 
     def _fresh_name(self) -> str:
         # deterministic (an error text must not differ between runs); never a table's name
-        n = len(self.fresh) + 1
-        while self.catalog.find_table([f"{_FRESH}{n}"]) is not None:
-            n += 1
-        name = f"{_FRESH}{n}"
+        self._n += 1
+        while self.catalog.find_table([f"{_FRESH}{self._n}"]) is not None:
+            self._n += 1
+        name = f"{_FRESH}{self._n}"
         self.fresh.add(name)
         return name
 
