@@ -39,7 +39,7 @@ import re
 
 from sqlglot import exp
 
-from ..errors import ProgrammingError
+from ..errors import Error, PrivacyError, ProgrammingError
 from ..sql import dialect as d
 from ..sql.analyst import Compiled, compile_statement
 from ..sql.analyst import refuse as _refuse
@@ -96,7 +96,13 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
         if type(tree).__name__ in ANALYST_STATEMENTS:
             return None
         raise _refuse(_statement_name(tree))
-    compiled = compile_statement(con._catalog, tree)
+    try:
+        compiled = compile_statement(con._catalog, tree)
+    except Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - sqlglot's scope analysis on a tree it cannot follow
+        raise PrivacyError(f"this statement could not be checked ({type(e).__name__}), so an "
+                           "analyst cannot run it") from None
     if compiled is None:
         raise _refuse(_statement_name(tree))
     return compiled
