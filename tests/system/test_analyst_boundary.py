@@ -340,3 +340,27 @@ def test_a_table_named_like_a_fresh_cte_name_is_never_read(tmp_path):
     finally:
         an.close()
         cur.close()
+
+
+def test_a_macro_shadowing_a_builtin_is_refused(tmp_path):
+    """DuckDB lets a user macro shadow a built-in function (``upper``) or aggregate (``stddev``):
+    every call is checked against the user's functions, allow-listed names included. (A macro
+    named like a function provsql_dp's own catalog queries use, ``lower``, breaks those queries:
+    reported, not tested here.)"""
+    path = str(tmp_path / "m.duckdb")
+    cur = provsql_dp.connect(path)
+    cur.execute(f"CREATE TABLE p(name VARCHAR); INSERT INTO p VALUES ('{CANARY}'); PROTECT TABLE p;"
+                "CREATE TABLE words(a VARCHAR); INSERT INTO words VALUES ('A');"
+                "CREATE MACRO upper(x) AS (SELECT max(name) FROM p); CREATE MACRO stddev(x) AS 1")
+    cur.commit()
+    assert cur.execute("SELECT upper(a) FROM words").fetchall() == [(CANARY,)]  # the attack is real
+    an = provsql_dp.connect(path, role="analyst", user="ann")
+    try:
+        for sql in ("SELECT upper(a) FROM words", "SELECT stddev(a) FROM words",
+                    "DESCRIBE SELECT upper(a) FROM words"):
+            kind, seen = _seen(an, sql)
+            assert kind is PrivacyError and "user-defined function" in seen and CANARY not in seen
+        assert an.execute("SELECT lower(a) FROM words").fetchall() == [("a",)]
+    finally:
+        an.close()
+        cur.close()

@@ -80,6 +80,11 @@ def compile_statement(catalog: Catalog, tree: exp.Expression) -> Compiled | None
     """Compile the analyst statement ``tree`` (parameters already bound); None when its kind is
     not on the allow-list (the caller refuses it by name). Raises :class:`PrivacyError` when the
     kind is allowed but the statement reads what an analyst may not."""
+    with catalog.snapshot():  # one read of the schema and declarations per statement
+        return _compile(catalog, tree)
+
+
+def _compile(catalog: Catalog, tree: exp.Expression) -> Compiled | None:
     if _is_query(tree):
         kind = "PIVOT" if isinstance(tree, exp.Pivot) else "query"
         return Compiled(kind, sql=compile_query(catalog, tree)[0])

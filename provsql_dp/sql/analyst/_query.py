@@ -110,8 +110,13 @@ class _Compiler:
 
     def _fresh_name(self) -> str:
         # deterministic (an error text must not differ between runs); never a table's name
+        taken = self.catalog.cached(("analyst", "fresh names taken"), lambda: {
+            r[0].lower() for r in self.catalog.con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE starts_with(lower(table_name), ?) "
+                "UNION ALL SELECT view_name FROM duckdb_views() "
+                "WHERE starts_with(lower(view_name), ?)", [_FRESH, _FRESH]).fetchall()})
         self._n += 1
-        while self.catalog.find_table([f"{_FRESH}{self._n}"]) is not None:
+        while f"{_FRESH}{self._n}" in taken:
             self._n += 1
         name = f"{_FRESH}{self._n}"
         self.fresh.add(name)
@@ -213,9 +218,14 @@ class _Compiler:
                 ) from None
 
     def user_functions(self) -> set[str]:
+        """Names of user-defined functions and macros (lower case). A macro may shadow a
+        built-in (``CREATE MACRO lower(x) AS (SELECT … FROM protected)``), so every call is
+        checked against them, allow-listed names and aggregates too. Read once per statement
+        and kept with the catalog's snapshot (a generation bump re-reads it)."""
         if self._user_functions is None:
-            self._user_functions = {r[0].lower() for r in self.catalog.con.execute(
-                "SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()}
+            self._user_functions = self.catalog.cached(("analyst", "user functions"), lambda: {
+                r[0].lower() for r in self.catalog.con.execute(
+                    "SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()})
         return self._user_functions
 
     # ------------------------------------------------------------------ the emitted text
