@@ -20,9 +20,9 @@ import sys
 
 import numpy as np
 
-from provsql_dp.mechanisms import error_estimate as ee
-from provsql_dp.mechanisms import single_owner as so
-from provsql_dp.mechanisms._framework import resolve_params
+from provsql_dp.mechanisms.recursive import error_estimate as ee
+from provsql_dp.mechanisms.recursive import single_owner as so
+from provsql_dp.mechanisms.recursive._framework import resolve_params
 
 CONFIGS = ((1.0, 1.0), (1.0, 0.5), (1.0, 0.25), (0.2, 0.1))
 LEVELS = (0.5, 0.8, 0.95)

@@ -34,8 +34,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from provsql_dp.graph import read_edge_list  # noqa: E402
-from provsql_dp.mechanisms.ktriangle import KTriangleCount  # noqa: E402
-from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount  # noqa: E402
+from provsql_dp.mechanisms.subgraph.ktriangle import KTriangleCount  # noqa: E402
+from provsql_dp.mechanisms.subgraph.ktriangle_node import NodeKTriangleCount  # noqa: E402
 
 DATA = Path("/work/shared/data/graphs")
 

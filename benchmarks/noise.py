@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))  # this checkout
 
-from provsql_dp.mechanisms import safe_noise  # noqa: E402
-from provsql_dp.mechanisms._dlap_reference import reference_discrete_laplace  # noqa: E402
-from provsql_dp.mechanisms.safe_noise import (  # noqa: E402
+from provsql_dp.mechanisms.noise import safe_noise  # noqa: E402
+from provsql_dp.mechanisms.noise._dlap_reference import reference_discrete_laplace  # noqa: E402
+from provsql_dp.mechanisms.noise.safe_noise import (  # noqa: E402
     discrete_laplace,
     plan_laplace,
     release_rng,

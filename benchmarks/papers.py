@@ -64,7 +64,7 @@ def paper_003(args):
     import subgraph as sg
 
     from provsql_dp.graph import relation
-    from provsql_dp.mechanisms import recursive as rm
+    from provsql_dp.mechanisms.recursive import efficient as rm
 
     if not sg.DATA.exists():  # run from a worktree: the shared data sit beside the main checkout
         sg.DATA = Path("/work/shared/data/graphs")

@@ -43,9 +43,9 @@ def run_one(graph: str, privacy: str, releases: int, recursive: bool, recursive_
             eps: float = 0.5, gap: float = 0.0625, time_limit: float | None = None,
             max_seconds: float = 0.0) -> dict:
     from provsql_dp.errors import SolverError
-    from provsql_dp.mechanisms import r2t
-    from provsql_dp.mechanisms import recursive as rm
-    from provsql_dp.mechanisms._highs import LPStats
+    from provsql_dp.mechanisms.r2t import race as r2t
+    from provsql_dp.mechanisms.recursive import efficient as rm
+    from provsql_dp.mechanisms.lp._highs import LPStats
 
     con, sql = capture_sql(DATA / f"{graph}.edges", privacy)
     out = {"graph": graph, "privacy": privacy}

@@ -129,8 +129,8 @@ def run_r2t(kr_of, releases: int, max_seconds: float, min_releases: int, gs: flo
     ``lp_gap`` is R2T's public LP tolerance γ, always passed (the package default was 0 before
     2026-11-23 and is 1/16 since), so a ``--variant`` checkout runs the same γ."""
     from provsql_dp.errors import SolverError
-    from provsql_dp.mechanisms import r2t
-    from provsql_dp.mechanisms._highs import LPStats
+    from provsql_dp.mechanisms.r2t import race as r2t
+    from provsql_dp.mechanisms.lp._highs import LPStats
 
     times, cpus, errs, n_lps, failed = [], [], [], [], 0
     kw = {"lp_gap": lp_gap}
@@ -163,7 +163,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
             min_releases: int = 3, time_limit: float | None = None, r2t_gs: float = 0.0,
             recursive: bool = True, lp_gap: float = 0.0625) -> dict:
     from provsql_dp.errors import SolverError
-    from provsql_dp.mechanisms import recursive as rm
+    from provsql_dp.mechanisms.recursive import efficient as rm
 
     path = DATA / f"{graph}.edges"
     captures, lps, others, n_lps, errs, failed = [], [], [], [], [], 0

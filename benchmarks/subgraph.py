@@ -87,7 +87,7 @@ from provsql_dp.graph.baselines import (  # noqa: E402
     smooth_beta,
     triangle_smooth_sensitivity,
 )
-from provsql_dp.mechanisms import recursive as rm  # noqa: E402
+from provsql_dp.mechanisms.recursive import efficient as rm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "graphs"
 REAL = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh"]

@@ -48,7 +48,7 @@ from provsql_dp.graph.baselines import (
     smooth_triangle_release,
     triangle_smooth_sensitivity,
 )
-from provsql_dp.mechanisms import graph_smooth as gs
+from provsql_dp.mechanisms.subgraph import smooth as gs
 
 PATTERNS = ["triangle", "2-star", "3-star", "2-triangle", "3-triangle"]
 AVGDEG = 10

@@ -33,12 +33,12 @@ from provsql_dp.graph.baselines import (
     rhms_release,
 )
 from provsql_dp.graph.karwa_ktriangle import karwa_ktriangle_release, ktriangle_stats
-from provsql_dp.mechanisms import graph_smooth as gs
-from provsql_dp.mechanisms import recursive as rm
-from provsql_dp.mechanisms.kstar import KStarCount
-from provsql_dp.mechanisms.ktriangle import KTriangleCount
-from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
-from provsql_dp.mechanisms.safe_noise import plan_laplace
+from provsql_dp.mechanisms.subgraph import smooth as gs
+from provsql_dp.mechanisms.recursive import efficient as rm
+from provsql_dp.mechanisms.subgraph.kstar import KStarCount
+from provsql_dp.mechanisms.subgraph.ktriangle import KTriangleCount
+from provsql_dp.mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
+from provsql_dp.mechanisms.noise.safe_noise import plan_laplace
 
 REAL = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh"]
 DELTA = 0.1  # papers/003 §6.1: δ = γ = 0.1, "the parameter setting of [7]"

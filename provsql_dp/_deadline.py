@@ -2,7 +2,7 @@
 
 A release runs ``with deadline(seconds):``. Inside it every HiGHS solve gets
 ``min(its own time limit, the time left)`` (:func:`time_limit`, applied in
-:mod:`provsql_dp.mechanisms._highs`), and the preparation between solves — colour refinement
+:mod:`provsql_dp.mechanisms.lp._highs`), and the preparation between solves — colour refinement
 rounds, per-threshold loops, the reading of a route's rows — calls :func:`check` at its loop
 points. Past the end both raise :class:`DeadlineExceeded`, a
 :class:`~provsql_dp.errors.SolverError`: the error an LP's own time limit raises, which every

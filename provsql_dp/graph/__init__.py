@@ -30,14 +30,14 @@ themselves are treated as public under edge privacy, and as the node's own data 
 privacy (removing a node removes every occurrence it is in, whatever its attributes).
 
 **k-stars: the degree construction.** A k-star count (``"k-star"``, ``"2-star"``, ``"2-path"``
-or a networkx star, k ≥ 2) is released by :mod:`provsql_dp.mechanisms.kstar` by default
+or a networkx star, k ≥ 2) is released by :mod:`provsql_dp.mechanisms.subgraph.kstar` by default
 (``construction="auto"``): the recursive mechanism on H and G built over node degrees, LPs with
 O(|V| + |E|) columns whatever k, instead of one K-relation tuple per star (the paper's footnote 2
 announces such a construction without giving it; this one is ours and its proofs are in that
 module). No size guard applies: 3-stars on ca-GrQc (2.5 M stars) take seconds under edge privacy.
 ``construction="enumerate"`` keeps the K-relation path below. k-triangles (``"k-triangle"``,
-k ≥ 2) likewise go to :mod:`provsql_dp.mechanisms.ktriangle` (edge privacy) or
-:mod:`provsql_dp.mechanisms.ktriangle_node` (node privacy): LPs of one column per node, edge and
+k ≥ 2) likewise go to :mod:`provsql_dp.mechanisms.subgraph.ktriangle` (edge privacy) or
+:mod:`provsql_dp.mechanisms.subgraph.ktriangle_node` (node privacy): LPs of one column per node, edge and
 triangle, whatever k.
 
 **Size limit (other patterns).** The K-relation has one tuple per occurrence, so the LPs of the
@@ -428,20 +428,20 @@ def count(
         :mod:`provsql_dp.graph._progress`). None (default): only when standard error is a
         terminal; True: always; False: never.
     mechanism : {"recursive", "r2t"}
-        The recursive mechanism (default), or R2T (:mod:`provsql_dp.mechanisms.r2t`): faster on
+        The recursive mechanism (default), or R2T (:mod:`provsql_dp.mechanisms.r2t.race`): faster on
         large graphs, at an accuracy cost.
     construction : {"auto", "degree", "enumerate"}
         For k-stars (k ≥ 2) with the recursive mechanism, ``"auto"`` and ``"degree"`` use the
-        degree construction (:mod:`provsql_dp.mechanisms.kstar`: no size limit, options
+        degree construction (:mod:`provsql_dp.mechanisms.subgraph.kstar`: no size limit, options
         ``theta``, ``beta``, ``mu``, ``eps1``, ``eps2``), and for k-triangles (k ≥ 2) the
-        triangle construction (:mod:`provsql_dp.mechanisms.ktriangle` under edge privacy,
-        :mod:`provsql_dp.mechanisms.ktriangle_node` under node privacy, LPs of
+        triangle construction (:mod:`provsql_dp.mechanisms.subgraph.ktriangle` under edge privacy,
+        :mod:`provsql_dp.mechanisms.subgraph.ktriangle_node` under node privacy, LPs of
         one column per edge and triangle); ``"enumerate"`` builds the K-relation of one tuple per
         occurrence. Other patterns always enumerate (``"degree"`` is refused).
     **mechanism_options
-        Passed to :func:`provsql_dp.mechanisms.recursive.release` (``theta``, ``beta``, ``mu``…;
+        Passed to :func:`provsql_dp.mechanisms.recursive.efficient.release` (``theta``, ``beta``, ``mu``…;
         the paper's settings are its defaults) or, for R2T, to
-        :func:`provsql_dp.mechanisms.r2t.release` (``max_contribution``, ``beta``, ``lp_gap``).
+        :func:`provsql_dp.mechanisms.r2t.race.release` (``max_contribution``, ``beta``, ``lp_gap``).
 
     Interrupting (Ctrl-C, ``KeyboardInterrupt``) before the budget is charged costs nothing;
     after it — during the release's LPs, the long phase — the ε stays charged to ``budget``'s
@@ -475,7 +475,7 @@ def count(
     if mechanism not in ("recursive", "r2t"):
         raise InterfaceError(f"mechanism must be 'recursive' or 'r2t', got {mechanism!r}")
     if mechanism == "r2t":
-        from ..mechanisms import r2t
+        from ..mechanisms.r2t import race as r2t
 
         extra = sorted(set(mechanism_options) - {"max_contribution", "beta", "lp_gap"})
         if extra:
@@ -491,8 +491,8 @@ def count(
     if shape is not None:  # k-stars, k-triangles: sizes independent of k
         return count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget,
                            progress, mechanism_options, load=_load_filtered, checks=_graph_checks)
-    from ..mechanisms import recursive as rm
-    from ..mechanisms._highs import LPStats
+    from ..mechanisms.recursive import efficient as rm
+    from ..mechanisms.lp._highs import LPStats
 
     name = pattern if isinstance(pattern, str) else f"graph with {pattern.number_of_nodes()} nodes"
     with Progress(f"count {name}", enabled=progress) as bar:

@@ -1,6 +1,6 @@
-"""Route k-star counts to the degree construction (:mod:`provsql_dp.mechanisms.kstar`), and
-k-triangle counts to the triangle construction (:mod:`provsql_dp.mechanisms.ktriangle` under edge
-privacy, :mod:`provsql_dp.mechanisms.ktriangle_node` under node privacy).
+"""Route k-star counts to the degree construction (:mod:`provsql_dp.mechanisms.subgraph.kstar`), and
+k-triangle counts to the triangle construction (:mod:`provsql_dp.mechanisms.subgraph.ktriangle` under edge
+privacy, :mod:`provsql_dp.mechanisms.subgraph.ktriangle_node` under node privacy).
 
 A k-star count's K-relation has Σ_v C(d_v, k) tuples (2.5 M 3-stars on ca-GrQc), which the
 enumerated path refuses above ``max_entries``. The degree construction needs only the edge list:
@@ -22,9 +22,9 @@ import duckdb
 import numpy as np
 
 from ..errors import InterfaceError
-from ..mechanisms.kstar import KStarCount
-from ..mechanisms.ktriangle import KTriangleCount
-from ..mechanisms.ktriangle_node import NodeKTriangleCount
+from ..mechanisms.subgraph.kstar import KStarCount
+from ..mechanisms.subgraph.ktriangle import KTriangleCount
+from ..mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
 from .load import duck_of, load_edges
 from .patterns import resolve_pattern
 
@@ -127,7 +127,7 @@ def count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budge
     with its construction (see the module docstring)."""
     import networkx as nx
 
-    from ..mechanisms._framework import resolve_params
+    from ..mechanisms.recursive._framework import resolve_params
     from ._progress import PHASES, Progress
 
     extra = sorted(set(options) - {"theta", "beta", "mu", "eps1", "eps2"})

@@ -20,7 +20,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   follows): Laplace noise, α = ε/2, β = ε/(2 ln(2/δ)).
 
 * :func:`kstar_pure_release`: Karwa et al.'s k-star count (edge privacy) as an **ε-DP** release —
-  the exact smooth sensitivity of :func:`provsql_dp.mechanisms.graph_smooth.kstar_smooth_sensitivity`
+  the exact smooth sensitivity of :func:`provsql_dp.mechanisms.subgraph.smooth.kstar_smooth_sensitivity`
   with Cauchy noise instead of the (ε, δ) Laplace calibration of ``graph_smooth.kstar_release``.
   Calibration (:func:`cauchy_params`): ``T + (S/α)·Z``, ``Z`` standard Cauchy (density
   ``h(z) = 1/(π(1 + z²))``), ``S`` the β-smooth sensitivity, ``α = β = ε/6`` — the Cauchy rule of
@@ -59,7 +59,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   (:func:`rhms_median_error_bounds`). The base of ``log n`` is not printed in the algorithm: the
   natural logarithm is used (base 2 would multiply ``λ`` by ``(1/ln 2)^(|E_H| − 1)``). λ grows
   like ``(c log n)^(|E_H| − 1)``: papers/003's "error grows exponentially with the number of
-  edges". Exactness: the Laplace noise is :func:`provsql_dp.mechanisms.safe_noise.plan_laplace`'s
+  edges". Exactness: the Laplace noise is :func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace`'s
   exact discrete Laplace on a public grid with scale ``≥ λ/(√2 ε)`` (``plan_laplace(λ/√2, ε)``);
   the θ coin (θ as an exact rational) and the uniform element are exact integer rejection
   sampling. Scales beyond that sampler's range (``Δ/ε > 2**64``: 3-triangles on every graph here)
@@ -67,7 +67,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   SQL.
 
 Floating-point safety. :func:`laplace_release` uses the exact discrete Laplace sampler on the
-public grid of :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` (an integer answer for an
+public grid of :func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace` (an integer answer for an
 integer count with ``integer=True``). The (ε, δ) smooth release adds *integer* discrete Laplace
 noise ``DLap(S*/α)`` to the integer count: the answer is an exact integer, and the smooth-sensitivity
 proof carries over (sliding: the pmf ratio at integer shifts ≤ S* is that of the continuous law;
@@ -99,8 +99,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InterfaceError
-from ..mechanisms.noise import discrete_laplace, resolve_rng
-from ..mechanisms.safe_noise import laplace_release as _safe_laplace_release, plan_laplace
+from ..mechanisms.noise.sources import discrete_laplace, resolve_rng
+from ..mechanisms.noise.safe_noise import laplace_release as _safe_laplace_release, plan_laplace
 from ._symmetry import automorphism_count
 from .patterns import resolve_pattern
 
@@ -325,7 +325,7 @@ def kstar_pure_release(src, dst, n: int, k: int, *, epsilon: float, rng=None,
     >>> bool(np.isfinite(r))
     True
     """
-    from ..mechanisms import graph_smooth as gsm
+    from ..mechanisms.subgraph import smooth as gsm
 
     alpha, beta = cauchy_params(epsilon)
     if isinstance(k, bool) or int(k) != k or k < 2:
@@ -426,7 +426,7 @@ def rhms_release(true_value: float, pattern, n_nodes: int, *, epsilon: float, ga
     Algorithm 2; module docstring). **(ε, γ)-adversarial privacy for (log(n)/n, log n)-bounded
     attackers — not differential privacy.** A benchmark baseline only.
 
-    Raises ``ValueError`` (from :func:`~provsql_dp.mechanisms.safe_noise.plan_laplace`) when the
+    Raises ``ValueError`` (from :func:`~provsql_dp.mechanisms.noise.safe_noise.plan_laplace`) when the
     Laplace scale is beyond the exact sampler's range.
 
     >>> import numpy as np

@@ -4,7 +4,7 @@ Source: Karwa, Raskhodnikova, Smith & Yaroslavtsev, "Private Analysis of Graph S
 PVLDB 4(11):1146–1157, 2011, §4 — **Algorithm 1** with Lemma 4.1 (the local sensitivity) and
 Lemma 4.2 (a bound on the local sensitivity of the local sensitivity); papers/003 §6.1 compares
 against it ("the k-triangle mechanism of [7] ... achieves only (ε, δ)-differential privacy").
-:mod:`provsql_dp.mechanisms.graph_smooth` has a smooth-sensitivity k-triangle release derived
+:mod:`provsql_dp.mechanisms.subgraph.smooth` has a smooth-sensitivity k-triangle release derived
 before this paper was readable here; this module is the paper's mechanism.
 
 With ``a_ij`` the common neighbours of ``i`` and ``j`` and ``x_ij`` the adjacency:
@@ -23,7 +23,7 @@ bound are kept): ``B`` is evaluated at ``⌈max(ã, 0)⌉`` with integer binomia
 at a real ``ã`` is a polynomial that is not monotone below ``k − 2``); ``B`` and ``L̃S`` are
 floored at 1 (a Laplace scale must be positive; the paper's algorithm is undefined when they are
 not). Noise: every Laplace draw is the exact discrete Laplace of
-:func:`provsql_dp.mechanisms.safe_noise.plan_laplace` on integers (``a_max``, ``LS`` and the count
+:func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace` on integers (``a_max``, ``LS`` and the count
 are integer-valued functions, so a real bound ``s`` on their change bounds it by ``⌊s⌋``).
 
 Examples
@@ -45,9 +45,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..mechanisms.graph_smooth import ktriangle_count
-from ..mechanisms.noise import resolve_rng
-from ..mechanisms.safe_noise import plan_laplace
+from ..mechanisms.subgraph.smooth import ktriangle_count
+from ..mechanisms.noise.sources import resolve_rng
+from ..mechanisms.noise.safe_noise import plan_laplace
 
 __all__ = ["ktriangle_local_sensitivity", "ktriangle_stats", "karwa_b", "karwa_ktriangle_release",
            "MAX_EPSILON"]

@@ -1,13 +1,17 @@
-"""Answering a private query: route, capture, charge, release.
+"""Releasing the aggregates of a private query: decide, charge, release.
 
-The pass structure, top to bottom:
+The route of each aggregate is chosen by :func:`provsql_dp.privacy.routing.decide` (the table
+:data:`provsql_dp.privacy.routing.ROUTES`, which also holds the statement routes tried first:
+quantiles, refusals, Blowfish/δ policies). Here, for one aggregate or several:
 
-1. :func:`provsql_dp.privacy.routing.route` — a Blowfish/δ-neighbourhood policy route, if one applies;
-2. capture the K-relation of the plan (``provsql_dp.provenance.capture``);
-3. charge the budget ledger (before any noise is drawn; a refusal spends nothing);
-4. release with the recursive mechanism — one release, or one per group of a ``GROUP BY``,
-   ε split evenly across groups (sequential composition: a participant may contribute to
-   several groups) unless the plan proves each participant's tuples fall in one group.
+1. :func:`facts` — the options every aggregate route shares, validated; the route's ``prepare``
+   (:func:`as_r2t`, :func:`as_laplace`, :func:`as_recursive`) validates its own;
+2. the pre-charge checks (``before_charge``), then the budget ledger is charged (before any
+   noise is drawn; a refusal spends nothing);
+3. each aggregate's route releases it (``release_*_route``) — the recursive mechanism's LPs
+   release one group after another, ε split evenly across groups (sequential composition: a
+   participant may contribute to several groups) unless the plan proves each participant's
+   tuples fall in one group.
 
 ``GROUP BY`` keys must have a public set of values: the groups released are the keys the curator
 declared for the column (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``… FROM public_table (col)``),
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -47,10 +51,10 @@ import numpy as np
 from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
-from ..mechanisms import recursive as rm
-from ..mechanisms._framework import resolve_params
-from ..mechanisms.noise import resolve_rng
-from ..mechanisms.release import Release, release_x
+from ..mechanisms.recursive import efficient as rm
+from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.noise.sources import resolve_rng
+from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, max_rows_of, q
 from ..provenance.owners import owners
@@ -58,14 +62,12 @@ from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
-from . import routing as _routing
-from .kstar_route import release_kstar, star_shape
-from .ktriangle_route import triangle_shape
+from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import AvgRelease, PrivacyInfo
 
-__all__ = ["answer_private", "privacy_style", "group_domain"]
+__all__ = ["answer_private", "privacy_style", "group_domain", "Decision", "facts"]
 
 
 def privacy_style(plan) -> str:
@@ -237,26 +239,31 @@ def _number(options: dict, key: str) -> float:
 
 
 @dataclass
-class _Decision:
+class Decision:
     """How one aggregate will be released — decided from the statement, the schema, the
-    declarations and public tables only, before any protected row is read or ε charged."""
+    declarations and public tables only, before any protected row is read or ε charged.
+    ``route`` is its row of :data:`provsql_dp.privacy.routing.ROUTES`, ``path`` its name."""
 
     plan: Aggregate
     epsilon: float
     groups: list
     key_names: list
-    path: str  # "laplace" | "single-owner" | "lp" | "kstar" | "r2t"
+    path: str | None = None  # the route's name: "laplace", "single-owner", "k-star", …
     own: object = None
     bounds: tuple | None = None
     style: str = "edge"
     kwargs: dict = field(default_factory=dict)
     signed: bool = False
     max_groups: int | None = None
-    star: object = None  # StarShape / TriangleShape (path "kstar": privacy.kstar_route)
+    star: object = None  # StarShape / TriangleShape (routes k-star, k-triangle)
+    choice: str | None = None  # OPTIONS (mechanism = …), validated
+    route: object = None
+    memo: dict = field(default_factory=dict)  # what the routes' applies computed (shapes)
 
 
-def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
-    """Validate the options and choose the mechanism of one aggregate (see :class:`_Decision`)."""
+def facts(con, plan: Aggregate, epsilon, options: dict) -> Decision:
+    """What every aggregate route is decided from, with the options they all share validated
+    (bounds, ``max_groups``, ``mechanism``); no route chosen yet."""
     bounds = (sum_bounds(options) or plan.bounds) if plan.kind == "sum" else None
     if plan.kind == "count" and (set(options) & {"lower", "upper"}):
         raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")
@@ -264,7 +271,6 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
     names = _key_names(plan) if plan.group_by else []
     own = owners(plan.child)
     max_groups = _max_groups(options, plan, own)
-    options = {k: v for k, v in options.items() if k != "max_groups"}
     choice = _mechanism_choice(options)
     if choice == "laplace" and not laplace_applies(plan, own, bounds):
         raise ProgrammingError(
@@ -272,54 +278,70 @@ def decide(con, plan: Aggregate, epsilon, options: dict) -> _Decision:
             "must own at most one tuple (one row per participant, public tables joined on a "
             "declared key) and a SUM needs bounds: OPTIONS (lower = …, upper = …) or "
             "SET BOUNDS ON t (c) BETWEEN a AND b")
-    options = {k: v for k, v in options.items() if k != "mechanism"}
-    if choice == "r2t":  # the user's choice, never the data's
-        return _Decision(plan, float(epsilon), groups, names, "r2t", own, bounds,
-                         kwargs=r2t_kwargs(options, plan.kind, bounds,
-                                           default_gap=getattr(con, "lp_gap", None)))
-    if choice != "recursive" and laplace_applies(plan, own, bounds):
-        extra = sorted(set(options) - set(BOUND_OPTIONS))
-        _refuse_unknown(options, R2T_OPTIONS)
-        if extra:
-            which = ("R2T (OPTIONS (mechanism = 'r2t', …))" if extra[0] not in OPTIONS
-                     else "the recursive mechanism")
-            raise ProgrammingError(
-                f"option {extra[0]} applies to {which}; this query is answered by "
-                "the Laplace mechanism (each participant owns one tuple of bounded weight)")
-        return _Decision(plan, float(epsilon), groups, names, "laplace", own, bounds)
-    eps = float(epsilon) / min(len(groups), max_groups or len(groups))
+    return Decision(plan, float(epsilon), groups, names, own=own, bounds=bounds,
+                    max_groups=max_groups, choice=choice)
+
+
+def as_r2t(con, d: Decision, options: dict) -> Decision:
+    """Route r2t: the user's choice, never the data's; its options validated."""
+    return replace(d, max_groups=None, kwargs=r2t_kwargs(
+        options, d.plan.kind, d.bounds, default_gap=getattr(con, "lp_gap", None)))
+
+
+def as_laplace(con, d: Decision, options: dict) -> Decision:
+    """Route laplace: refuses the options of the other mechanisms."""
+    extra = sorted(set(options) - set(BOUND_OPTIONS))
+    _refuse_unknown(options, R2T_OPTIONS)
+    if extra:
+        which = ("R2T (OPTIONS (mechanism = 'r2t', …))" if extra[0] not in OPTIONS
+                 else "the recursive mechanism")
+        raise ProgrammingError(
+            f"option {extra[0]} applies to {which}; this query is answered by "
+            "the Laplace mechanism (each participant owns one tuple of bounded weight)")
+    return replace(d, max_groups=None)
+
+
+def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
+    """Routes single-owner, k-star, k-triangle and recursive-lp: the recursive mechanism's
+    parameters at each group's ε; ``star`` the shape of a k-star or k-triangle count."""
+    plan = d.plan
+    eps = d.epsilon / min(len(d.groups), d.max_groups or len(d.groups))
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.
-    signed = plan.kind == "sum" and (bounds is None or bounds[0] < 0)
+    signed = plan.kind == "sum" and (d.bounds is None or d.bounds[0] < 0)
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")
-    # k-stars and k-triangles: their size-independent constructions (privacy.kstar_route)
-    star = (star_shape(con, plan) or triangle_shape(con, plan)) if own is None else None
-    path = "single-owner" if own is not None else "kstar" if star is not None else "lp"
-    return _Decision(plan, float(epsilon), groups, names, path, own, bounds, style, kwargs, signed,
-                     max_groups, star)
+    return replace(d, style=style, kwargs=kwargs, signed=signed, star=star)
 
 
-def execute(con, d: _Decision, charge_fn, rng=None):
-    """Run one decided release; ``charge_fn()`` charges the ledger before any noise is drawn.
-    Returns (description, rows, PrivacyInfo)."""
+def release_r2t_route(con, d: Decision, charge_fn, rng):
+    return release_r2t(con, d.plan, d.epsilon, d.groups, d.key_names, d.bounds, d.kwargs,
+                       charge_fn, rng, lambda kr, g: _restrict(kr, d.key_names, g))
+
+
+def release_laplace_route(con, d: Decision, charge_fn, rng):
+    return release_laplace(con, d.plan, d.epsilon, d.groups, d.key_names, d.bounds, charge_fn, rng)
+
+
+def release_single_owner_route(con, d: Decision, charge_fn, rng):
+    return release_single_owner(con, d.plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
+                                d.kwargs, d.signed, d.bounds, charge_fn, rng,
+                                fallback=lambda eps: _fallback(con, d.plan, eps, d, rng),
+                                max_groups=d.max_groups)
+
+
+def release_subgraph_route(con, d: Decision, charge_fn, rng):
+    return release_kstar(con, d.plan, d.star, d.epsilon, d.style, d.kwargs, charge_fn, rng,
+                         lambda eps, why: _fallback(con, d.plan, eps, d, rng, why=why),
+                         LP_TIME_LIMIT)
+
+
+def release_lp_route(con, d: Decision, charge_fn, rng):
+    """The recursive mechanism's LPs, one release per group; ``charge_fn()`` charges the ledger
+    before any row is read. Returns (description, rows, PrivacyInfo)."""
     plan = d.plan
-    if d.path == "r2t":
-        return release_r2t(con, plan, d.epsilon, d.groups, d.key_names, d.bounds, d.kwargs,
-                           charge_fn, rng, lambda kr, g: _restrict(kr, d.key_names, g))
-    if d.path == "laplace":
-        return release_laplace(con, plan, d.epsilon, d.groups, d.key_names, d.bounds, charge_fn, rng)
-    if d.path == "single-owner":
-        return release_single_owner(con, plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
-                                    d.kwargs, d.signed, d.bounds, charge_fn, rng,
-                                    fallback=lambda eps: _fallback(con, plan, eps, d, rng),
-                                    max_groups=d.max_groups)
-    if d.path == "kstar":
-        return release_kstar(con, plan, d.star, d.epsilon, d.style, d.kwargs, charge_fn, rng,
-                             lambda eps, why: _fallback(con, plan, eps, d, rng, why=why),
-                             LP_TIME_LIMIT)
     eps = d.epsilon / len(d.groups)
     charge = charge_fn()
     try:
@@ -328,21 +350,13 @@ def execute(con, d: _Decision, charge_fn, rng=None):
         kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
-    if plan.group_by and kr is not None:
-        keys = [kr.values[kr.columns.index(n)] for n in d.key_names]
     for i, g in enumerate(d.groups):
         report("releasing group", i + 1, len(d.groups))
         try:
             if kr is None:
                 raise SolverError(why)
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
-                sub = kr
-                if plan.group_by:
-                    mask = np.ones(len(kr), dtype=bool)
-                    for col, v in zip(keys, g):
-                        mask &= _equals(col, v)
-                    sub = kr.restrict(mask)
-                rel = release(sub, eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
+                rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
         except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             rel = _fallback(con, plan, eps, d, rng, why=why or late)
@@ -354,29 +368,25 @@ def execute(con, d: _Decision, charge_fn, rng=None):
     return desc, rows, info
 
 
-def answer_private(con, tree, plan: Aggregate | Aggregates, epsilon, text: str,
-                   options: dict | None = None, rng=None):
-    """Release ``plan`` privately at ``epsilon``; returns (description, rows, PrivacyInfo)."""
-    options = options or {}
-    rng = rng if rng is not None else getattr(con, "_rng", None)
+def answer_private(con, plan: Aggregate | Aggregates, epsilon, text: str, options: dict, rng,
+                   *, decide, before_charge):
+    """Release the aggregates of ``plan`` privately at ``epsilon``; returns (description, rows,
+    PrivacyInfo). ``decide`` picks each aggregate's route
+    (:func:`provsql_dp.privacy.routing.decide`); ``before_charge(con, decisions)`` runs the
+    checks that precede the charge (:func:`provsql_dp.privacy.routing.before_charge`)."""
     if isinstance(plan, Aggregates):
-        return answer_several(con, plan, epsilon, text, options, rng)
-    # A policy route refuses OPTIONS (the recursive mechanism's parameters) before it charges.
-    routed = _routing.route(con, tree, plan, epsilon, text)
-    if routed is not None:
-        return routed
+        return answer_several(con, plan, epsilon, text, options, rng, decide=decide,
+                              before_charge=before_charge)
     d = decide(con, plan, epsilon, options)
-    engine = engine_of(con)
-    if engine.dialect != "duckdb":  # another engine refuses what it cannot run, before the charge
-        engine.check(capture_sql(plan, d.bounds,
-                                 partitioned=bool(getattr(engine, "partitioned_ranks", False)))[0])
+    before_charge(con, [d])
     mechanism = d.path if d.path in ("laplace", "r2t") else "recursive"
     # charged before any protected row is read: the ε charged never depends on the data
     charge = con._ledger.charge(con.user, epsilon, text, mechanism)
-    return execute(con, d, lambda: charge, rng)
+    return d.route.release(con, d, lambda: charge, rng)
 
 
-def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng=None):
+def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng, *, decide,
+                   before_charge):
     """Several aggregates (or an AVG) in one select list: every aggregate column gets an equal
     share of ε (an AVG splits its share between its SUM and its COUNT); one ledger charge."""
     share = Fraction(epsilon) / len(plan.columns)
@@ -395,6 +405,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         opts = options if part.kind == "sum" else {k: v for k, v in options.items()
                                                    if k not in ("lower", "upper")}
         decisions.append(decide(con, part, eps, opts))  # everything validated before any charge
+    before_charge(con, decisions)
     paths = sorted({d.path if d.path in ("laplace", "r2t") else "recursive" for d in decisions})
     charged = []
 
@@ -414,7 +425,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
                 ds[0].key_names, ds[0].bounds, charge_once, rng)
             continue
         for i in col.parts:
-            results[i] = execute(con, decisions[i], charge_once, rng)
+            results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
     rows, releases = [], []
     for gi, g in enumerate(decisions[0].groups):
@@ -448,11 +459,11 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 LP_TIME_LIMIT = 120.0
 
 
-def _fallback(con, plan, eps: float, d: _Decision, rng, why: str | None = None):
+def _fallback(con, plan, eps: float, d: Decision, rng, why: str | None = None):
     """A release that reads no data, for a group whose LP failed (or whose capture passed
     ``max_capture_rows``, ``why``): ``0`` released like any
     recursive-mechanism release at ``Δ̂ = θe^μ`` (the ``Δ̂`` of ``ĵ = 0``), on the same public grid
-    (:func:`~provsql_dp.mechanisms.release.release_x`); a signed release is two such parts at
+    (:func:`~provsql_dp.mechanisms.recursive.release.release_x`); a signed release is two such parts at
     ε/2, like ``release_signed``. Its ε is spent either way. The curator finds the incident in
     ``_provsql_dp.incidents``; the analyst's outcome does not show it (same shape, same grid)."""
     what = why or "recursive-mechanism LP failed"

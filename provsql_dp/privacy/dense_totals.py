@@ -2,7 +2,7 @@
 the single-owner recursive mechanism's input for ``people ⋈ visits`` without a per-owner
 ``GROUP BY`` in DuckDB.
 
-The single-owner closed forms (:mod:`provsql_dp.mechanisms.single_owner`) need each
+The single-owner closed forms (:mod:`provsql_dp.mechanisms.recursive.single_owner`) need each
 participant's total. :func:`provsql_dp.provenance.owner_totals.owner_totals_sql` has DuckDB
 compute them with ``GROUP BY`` owner; on 10^7 visit rows of 10^6 people that aggregate costs
 about 2.5× the plain join (DuckDB's perfect hash aggregate updates an 8-byte state per row in a

@@ -6,7 +6,7 @@ A recursive-mechanism query's error cannot be known from public information (its
 nothing. This statement is the opt-in alternative: it **charges e** to the user's ledger (before
 any protected row is read, like every release) and releases, per aggregate and group, the index
 ``j`` of ``Δ = θe^{jβ}`` that the release at ε would compute, with exact discrete Laplace noise at
-e — ``e``-DP by the argument of :mod:`provsql_dp.mechanisms.error_estimate` (the release's own
+e — ``e``-DP by the argument of :mod:`provsql_dp.mechanisms.recursive.error_estimate` (the release's own
 Lemma 1/Lemma 4); e is split over the aggregates the recursive mechanism answers as the release
 splits ε (equal shares per column, the two parts of an AVG or a signed SUM), then over the
 groups (sequential composition — or the whole share per group when each participant's tuples
@@ -45,28 +45,24 @@ from fractions import Fraction
 from .. import _deadline
 from .._numbers import format_eps
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
-from ..mechanisms import error_estimate as ee
-from ..mechanisms._framework import resolve_params
-from ..mechanisms.safe_noise import plan_laplace
+from ..mechanisms.recursive import error_estimate as ee
+from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql, max_rows_of
+from ..provenance.capture import capture, max_rows_of
 from ..provenance.slots import analyse
 from ..sql import dialect as d
-from ..sql.plan import Aggregate, Aggregates, Scan, walk
-from ..sql.planner import plan_query
-from .answer import LP_TIME_LIMIT, _restrict, decide
+from ..sql.plan import Aggregate, Aggregates
+from .answer import LP_TIME_LIMIT, _restrict
+from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
-from .policy_route import prepare
 from .release_info import PrivacyInfo
+from .routing import DESC, Statement, before_charge, choose, decide
 
 __all__ = ["estimate_error", "MECHANISM"]
 
 #: the ledger's mechanism name of an error estimate
 MECHANISM = "error-estimate"
-
-_DESC = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
-         ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
-         ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
 
 
 def _refuse(why: str) -> ProgrammingError:
@@ -77,9 +73,6 @@ def _refuse(why: str) -> ProgrammingError:
 def estimate_error(con, tree, text: str, rng=None):
     """Run ``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``; returns (description, rows,
     PrivacyInfo). Everything is validated before the charge; the charge precedes any read."""
-    from .explain_route import _row  # noqa: PLC0415 - explain_route imports answer, as we do
-    from .quantile_route import is_quantile_query  # noqa: PLC0415
-
     rng = rng if rng is not None else getattr(con, "_rng", None)
     e = d.exact_number(tree.args["estimate"], "the estimate's epsilon")
     if not e >= MIN_EPSILON:
@@ -96,21 +89,22 @@ def estimate_error(con, tree, text: str, rng=None):
     eps = d.exact_number(inner.args["epsilon"], "epsilon")
     if not eps >= MIN_EPSILON:
         raise ProgrammingError(f"epsilon must be at least {MIN_EPSILON:g}")
-    query = inner.this
-    if is_quantile_query(query):
+    options = d.mechanism_options(inner)
+    options.pop("intervals", None)
+    st = Statement(con, inner.this, options)
+    route = choose(st)  # the statement routes of the table, as the release tries them
+    if route is not None and route.name == "quantile":
         raise _refuse("a quantile's error is public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")
-    plan = plan_query(query, con.catalog)
-    if not isinstance(plan, (Aggregate, Aggregates)):
-        raise UnsupportedQueryError("a private query must end in an aggregate; raw rows are "
-                                    "never released")
-    if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
+    plan = st.plan
+    if route is not None and route.name == "refused":
+        if not isinstance(plan, (Aggregate, Aggregates)):
+            raise UnsupportedQueryError("a private query must end in an aggregate; raw rows are "
+                                        "never released")
         raise _refuse("the query reads no protected table")
-    if prepare(con, query, plan) is not None:
+    if route is not None:
         raise _refuse("it is answered under a Blowfish policy, whose error is public (plain "
                       "EXPLAIN PRIVACY … WITH EPSILON gives it)")
-    options = d.mechanism_options(inner)
-    options.pop("raw", None)  # post-processing options: no effect on the release's noise
-    options.pop("intervals", None)
+    options.pop("raw", None)  # post-processing: no effect on the release's noise
     if str(options.get("mechanism", "")).lower() == "r2t":
         raise _refuse("it covers the recursive mechanism, not R2T (whose stated error is "
                       "public: plain EXPLAIN PRIVACY)")
@@ -126,8 +120,8 @@ def estimate_error(con, tree, text: str, rng=None):
         opts = options if part.kind == "sum" else {k: v for k, v in options.items()
                                                    if k not in ("lower", "upper")}
         decisions.append(decide(con, part, eps * share, opts))
-    chosen = [i for i, dec in enumerate(decisions) if dec.path in ("lp", "single-owner")]
-    if not chosen and any(dec.path == "kstar" for dec in decisions):
+    chosen = [i for i, dec in enumerate(decisions) if dec.path in ("recursive-lp", "single-owner")]
+    if not chosen and any(dec.path in ("k-star", "k-triangle") for dec in decisions):
         raise _refuse("it does not cover k-star and k-triangle counts released with their "
                       "size-independent constructions yet (privacy.kstar_route)")
     if not chosen:
@@ -135,11 +129,7 @@ def estimate_error(con, tree, text: str, rng=None):
                       "public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")
     total = sum(shares[i] for i in chosen)
     jobs = [_job(decisions[i], e * shares[i] / total) for i in chosen]  # validates, reads nothing
-    engine = engine_of(con)
-    if engine.dialect != "duckdb":
-        for i in chosen:
-            engine.check(capture_sql(decisions[i].plan, decisions[i].bounds,
-                                     partitioned=bool(getattr(engine, "partitioned_ranks", False)))[0])
+    before_charge(st, [decisions[i] for i in chosen])
     # charged before any protected row is read: e never depends on the data
     charge = con._ledger.charge(con.user, e, text, MECHANISM)
     found = {}
@@ -151,12 +141,14 @@ def estimate_error(con, tree, text: str, rng=None):
     rows = []
     for i, (dec, share) in enumerate(zip(decisions, shares)):
         if i in found:
-            rows.append(_estimate_row(dec, found[i], eps * share, float(conf)))
-        else:
-            rows.append(_row(con, dec, eps * share, eps, conf, None))
+            rows.append(with_route(_estimate_row(dec, found[i], eps * share, float(conf)),
+                                   dec.path))
+        else:  # the plain EXPLAIN PRIVACY row of its route
+            rows.append(with_route(dec.route.explain(con, dec, eps * share, eps, conf, None),
+                                   dec.path))
     info = PrivacyInfo(mechanism=MECHANISM, epsilon=charge.epsilon, remaining=charge.remaining,
                        estimates=tuple(found[i] for i in chosen))
-    return _DESC, rows, info
+    return DESC, rows, info
 
 
 def _job(dec, e_part: Fraction) -> tuple[float, float, object]:

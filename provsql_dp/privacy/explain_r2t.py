@@ -15,14 +15,14 @@ hence how many thresholds are decided without an LP.
 >>> _ = con.execute("PROTECT TABLE e BY (src, dst) AS node")
 >>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src "
 ...                   "WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 16)").fetchall()[0]
->>> row[0], row[3], "4 thresholds" in row[-1]
-('r2t', 1, True)
+>>> row[0], row[3], "4 thresholds" in row[-1], row[8]
+('r2t', 1, True, 'r2t')
 """
 
 from __future__ import annotations
 
-from ..mechanisms import r2t
-from ..mechanisms.r2t_lp import R2TModel
+from ..mechanisms.r2t import race as r2t
+from ..mechanisms.r2t.truncation import R2TModel
 from ..errors import CaptureTooLarge
 from ..provenance.capture import capture, max_rows_of
 
@@ -42,7 +42,8 @@ PUBLIC_NOTE = (
 
 
 def r2t_row(con, decision, eps, confidence: float):
-    """The ``EXPLAIN PRIVACY`` row of an R2T release decided by :func:`.answer.decide`."""
+    """The ``EXPLAIN PRIVACY`` row of an R2T release (route r2t of
+    :data:`provsql_dp.privacy.routing.ROUTES`)."""
     kwargs = decision.kwargs
     gs = kwargs.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION)
     beta = kwargs.get("beta", r2t.DEFAULT_BETA)

@@ -1,10 +1,10 @@
 """``EXPLAIN PRIVACY`` of a query answered by the recursive mechanism: what a release will cost.
 
-An analyst gets :data:`~provsql_dp.mechanisms.recursive_cost.PUBLIC_NOTE` only — the shapes of
+An analyst gets :data:`~provsql_dp.mechanisms.recursive.cost.PUBLIC_NOTE` only — the shapes of
 the LPs, the number of Δ probes of the search in general, the time limit and the fallback —
 because the LP sizes are functions of the private data. The **curator** (who may read the
 data anyway) also gets the sizes: the K-relation is captured (no noise is drawn, no budget is
-spent) and :func:`~provsql_dp.mechanisms.recursive_cost.lp_cost` reports its output tuples,
+spent) and :func:`~provsql_dp.mechanisms.recursive.cost.lp_cost` reports its output tuples,
 participants, the largest LP and the range the Δ search bisects.
 
 >>> import provsql_dp
@@ -19,7 +19,7 @@ participants, the largest LP and the range the Δ search bisects.
 
 from __future__ import annotations
 
-from ..mechanisms.recursive_cost import PUBLIC_NOTE, lp_cost
+from ..mechanisms.recursive.cost import PUBLIC_NOTE, lp_cost
 from ..errors import CaptureTooLarge
 from ..provenance.capture import capture, max_rows_of
 from ..sql.plan import Aggregate

@@ -1,28 +1,29 @@
-"""``EXPLAIN PRIVACY`` of a query the policy routes do not take: the route the release would
-actually use (Laplace, single-owner recursive, recursive LPs, R2T) and its ex-ante accuracy.
+"""``EXPLAIN PRIVACY`` rows of the aggregate routes (laplace, single-owner, k-star,
+k-triangle, recursive-lp; r2t's are in :mod:`.explain_r2t`) and their ex-ante accuracy.
 
-The route is chosen by :func:`provsql_dp.privacy.answer.decide` — from the plan, the options
-and the declarations only, never from the data — so ``EXPLAIN PRIVACY`` names exactly the route
-the release takes. Accuracy before the release, from public information only:
+The route of each aggregate is chosen by :func:`provsql_dp.privacy.routing.decide` — from the
+plan, the options and the declarations only, never from the data — the same choice the release
+makes, so ``EXPLAIN PRIVACY`` names exactly the route the release takes (column ``route``).
+Accuracy before the release, from public information only:
 
 * **laplace**: the noise is ``DLap`` on the public grid of ``plan_laplace(sensitivity, ε)`` with
   the sensitivity read from the declarations (rows per owner × the largest |bound|), so the
-  two-sided α at the confidence is exact (:func:`provsql_dp.mechanisms.noise.error_bound`), for
+  two-sided α at the confidence is exact (:func:`provsql_dp.mechanisms.noise.sources.error_bound`), for
   the exact COUNT or the SUM of values clamped to the bounds; ``WITH ACCURACY α`` finds the
   smallest ε (three significant digits, rounded up) whose α is within the target;
-* **recursive** (single-owner closed form or LPs) and **r2t**: the noise scale ``Δ̂/ε₂`` and the
-  truncation depend on the data, so no error can be stated in advance: the row says so and
-  ``WITH ACCURACY`` is refused before anything is spent (the released interval, one-sided, is
-  honest after the fact: :mod:`.intervals`). For the recursive mechanism, ``… WITH EPSILON ε
-  ESTIMATE ERROR WITH EPSILON e`` releases a charged private estimate instead
-  (:mod:`.error_estimate`).
+* **recursive** (single-owner closed form, k-star and k-triangle constructions, or LPs) and
+  **r2t**: the noise scale ``Δ̂/ε₂`` and the truncation depend on the data, so no error can be
+  stated in advance: the row says so and ``WITH ACCURACY`` is refused before anything is spent
+  (the released interval, one-sided, is honest after the fact: :mod:`.intervals`). For the
+  recursive mechanism, ``… WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e`` releases a charged
+  private estimate instead (:mod:`.error_estimate`).
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT); PROTECT TABLE p")
 >>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM p WITH EPSILON 1").fetchall()[0]
->>> row[0], row[2], row[6]
-('laplace', 'sensitivity 1, discrete Laplace on the unit grid', 3.0)
+>>> row[0], row[2], row[6], row[8]
+('laplace', 'sensitivity 1, discrete Laplace on the unit grid', 3.0, 'laplace')
 >>> row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM p WITH ACCURACY 10").fetchall()[0]
 >>> row[4], row[6] <= 10
 ('0.3', True)
@@ -36,24 +37,21 @@ from fractions import Fraction
 from .._numbers import format_eps
 from .._numbers import round_up_decimal as _round_up
 from ..errors import ProgrammingError
-from ..mechanisms.noise import error_bound
-from ..mechanisms.safe_noise import plan_laplace
+from ..mechanisms.noise.sources import error_bound
+from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
-from ..sql.plan import Aggregate, Aggregates
-from .answer import decide, sum_bounds
+from ..sql.plan import Aggregates
 from .explain_recursive import recursive_note
 from .kstar_route import kstar_note
 
-__all__ = ["explain_route", "laplace_alpha", "laplace_epsilon_for"]
+__all__ = ["explain_rows", "with_route", "laplace_row", "recursive_row", "laplace_alpha", "laplace_epsilon_for",
+           "shown"]
 
 _RECURSIVE_NOTE = ("answered by the recursive mechanism ({how}): its noise scale Δ̂/ε₂ and its "
                    "truncation depend on the data, so no error or accuracy-first ε can be given in "
                    "advance; the released interval (one-sided, from below) is honest after the "
                    "fact; a private estimate of the noise, charged e, is available: add ESTIMATE "
                    "ERROR WITH EPSILON e after WITH EPSILON ε; ")
-_R2T_NOTE = ("answered by R2T: its truncation depends on the data, so no error or accuracy-first "
-             "ε can be given in advance; the release exceeds the truth with probability ≤ β and "
-             "its interval (one-sided, from below) is honest after the fact")
 
 
 def laplace_alpha(sensitivity: float, eps: float, conf: float, integer: bool) -> float:
@@ -88,13 +86,22 @@ def _sensitivity(dec) -> tuple[float, bool]:
     return float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper))), False
 
 
-def explain_route(con, inner, plan, eps, tree):
-    """The rows of ``EXPLAIN PRIVACY`` (one per released aggregate) for a query the policy
-    routes do not take. ``inner`` is the statement (a PrivateQuery when it has WITH EPSILON),
-    ``eps`` the ε asked (or None), ``tree`` the EXPLAIN PRIVACY node (accuracy, confidence)."""
-    options = d.mechanism_options(inner) if isinstance(inner, d.PrivateQuery) else {}
-    options.pop("raw", None)  # post-processing: no effect on the route
-    options.pop("intervals", None)
+def with_route(row, name: str) -> tuple:
+    """An ``EXPLAIN PRIVACY`` row with its route's name inserted before the note (the last
+    column stays the note)."""
+    row = tuple(row)
+    return row[:8] + (name,) + row[8:]
+
+
+def shown(eps) -> str | None:
+    """The ε column of a row: the statement's ε, exactly (None when not given)."""
+    return None if eps is None else format_eps(eps)
+
+
+def explain_rows(con, plan, eps, tree, options: dict, decide):
+    """The rows of ``EXPLAIN PRIVACY`` (one per released aggregate, with its route) for a
+    statement no statement route takes. ``eps`` is the ε asked (or None), ``tree`` the EXPLAIN
+    PRIVACY node (accuracy, confidence), ``decide`` :func:`provsql_dp.privacy.routing.decide`."""
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
         conf = d.exact_number(tree.args["confidence"], "the confidence")
@@ -108,11 +115,8 @@ def explain_route(con, inner, plan, eps, tree):
     if isinstance(plan, Aggregates):
         parts = list(plan.parts)
         shares = [Fraction(1, len(plan.columns)) / len(c.parts) for c in plan.columns for _ in c.parts]
-    elif isinstance(plan, Aggregate):
-        parts, shares = [plan], [Fraction(1)]
     else:
-        return [("recursive", None, None, None, None if eps is None else format_eps(eps), None,
-                 None, None, recursive_note(con, plan, eps))]
+        parts, shares = [plan], [Fraction(1)]
     eps_probe = Fraction(1, 2) if eps is None else Fraction(eps)
     decisions = []
     for part, share in zip(parts, shares):
@@ -127,44 +131,44 @@ def explain_route(con, inner, plan, eps, tree):
                                            _sensitivity(dec)[1]) / share
                        for dec, share in zip(decisions, shares))
             eps = need if need.denominator in (1, 2, 4, 5, 8, 10) else _round_up(float(need))
-    rows = []
-    for dec, share in zip(decisions, shares):
-        rows.append(_row(con, dec, None if eps is None else Fraction(eps) * share, eps, conf,
-                         alpha_goal))
-    return rows
+    return [with_route(dec.route.explain(con, dec, None if eps is None else Fraction(eps) * share,
+                                         eps, conf, alpha_goal), dec.path)
+            for dec, share in zip(decisions, shares)]
 
 
-def _row(con, dec, part_eps, eps, conf, alpha_goal):
+def laplace_row(con, dec, part_eps, eps, conf, alpha_goal):
+    """The row of route laplace: the exact α of the discrete noise at ``part_eps``."""
     label = dec.plan.label
-    shown_eps = None if eps is None else format_eps(eps)
-    if dec.path == "laplace":
-        sens, integer = _sensitivity(dec)
-        what = ("the exact count" if integer
-                else "the SUM of the values clamped to the declared bounds")
-        strategy = (f"sensitivity {sens:g}, discrete Laplace on the unit grid" if integer
-                    else f"sensitivity {sens:g}, discrete Laplace on a power-of-two grid")
-        if part_eps is None:
-            return ("laplace", None, strategy, len(dec.groups), None, None, None, float(conf),
-                    f"{label}: no ε given")
-        e = float(part_eps)
-        alpha = laplace_alpha(sens, e, float(conf), integer)
-        rmse = math.sqrt(laplace_variance(sens, e, integer))
-        note = (f"{label}: α per group, P(|release − {what}| ≤ α) ≥ confidence (exact for the "
-                "discrete noise; every group at this ε, a participant is in one group)")
-        if alpha_goal is not None:
-            note = f"run the query WITH EPSILON {shown_eps}; " + note
-        return ("laplace", None, strategy, len(dec.groups), shown_eps, rmse, alpha, float(conf),
-                note)
-    if dec.path == "r2t":
-        return ("r2t", None, None, len(dec.groups), shown_eps, None, None, None,
-                f"{label}: {_R2T_NOTE}")
+    shown_eps = shown(eps)
+    sens, integer = _sensitivity(dec)
+    what = ("the exact count" if integer
+            else "the SUM of the values clamped to the declared bounds")
+    strategy = (f"sensitivity {sens:g}, discrete Laplace on the unit grid" if integer
+                else f"sensitivity {sens:g}, discrete Laplace on a power-of-two grid")
+    if part_eps is None:
+        return ("laplace", None, strategy, len(dec.groups), None, None, None, float(conf),
+                f"{label}: no ε given")
+    e = float(part_eps)
+    alpha = laplace_alpha(sens, e, float(conf), integer)
+    rmse = math.sqrt(laplace_variance(sens, e, integer))
+    note = (f"{label}: α per group, P(|release − {what}| ≤ α) ≥ confidence (exact for the "
+            "discrete noise; every group at this ε, a participant is in one group)")
+    if alpha_goal is not None:
+        note = f"run the query WITH EPSILON {shown_eps}; " + note
+    return ("laplace", None, strategy, len(dec.groups), shown_eps, rmse, alpha, float(conf), note)
+
+
+def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
+    """The row of routes single-owner, k-star, k-triangle and recursive-lp: no error in
+    advance; the cost note (the curator's sizes read the data: not for an accuracy refusal)."""
     how = ("single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
-           else dec.star.how if dec.path == "kstar"
+           else dec.star.how if dec.star is not None
            else "linear programs on HiGHS")
     note = _RECURSIVE_NOTE.format(how=how)
-    if alpha_goal is None:  # the cost note (the curator's sizes read the data: not for a refusal)
-        note += (kstar_note(con, dec.star) if dec.path == "kstar"
+    if alpha_goal is None:
+        note += (kstar_note(con, dec.star) if dec.star is not None
                  else recursive_note(con, dec.plan, part_eps))
     else:
         note = note.rstrip("; ")
-    return ("recursive", None, how, len(dec.groups), shown_eps, None, None, None, f"{label}: {note}")
+    return ("recursive", None, how, len(dec.groups), shown(eps), None, None, None,
+            f"{dec.plan.label}: {note}")

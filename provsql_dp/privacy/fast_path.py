@@ -12,7 +12,7 @@ never from the data:
 * **single-owner recursive mechanism** — every tuple has one owner but the declarations do not
   bound how many tuples a participant owns (people ⋈ visits): DuckDB computes each
   participant's total (``GROUP BY`` owner) and the closed forms of
-  :mod:`provsql_dp.mechanisms.single_owner` release it, exactly as the LPs would.
+  :mod:`provsql_dp.mechanisms.recursive.single_owner` release it, exactly as the LPs would.
 
 >>> import provsql_dp, numpy as np
 >>> con = provsql_dp.connect()
@@ -33,7 +33,8 @@ import duckdb
 import numpy as np
 from sqlglot import exp
 
-from ..mechanisms import laplace, single_owner
+from ..mechanisms.global_sensitivity import laplace
+from ..mechanisms.recursive import single_owner
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query

@@ -8,7 +8,7 @@ the demo, ``cursor.privacy`` and pandas.
 * **recursive** (LPs, the single-owner closed form, the k-star and k-triangle constructions):
   ``truth ≥ X`` always (papers/003 eq. 12 at
   ``i = |P|``), so ``[X̂ − γk, +∞)`` with ``k`` the exact one-sided quantile of the discrete
-  Laplace noise (:meth:`provsql_dp.mechanisms.release.Release.interval`). One-sided: the
+  Laplace noise (:meth:`provsql_dp.mechanisms.recursive.release.Release.interval`). One-sided: the
   truncation is data-dependent and not released. A signed SUM has no interval (both parts'
   truncations are unbounded): :func:`covers` says so.
 * **laplace** (one bounded tuple per participant): ``value ± b`` with ``b`` the exact quantile of
@@ -31,7 +31,7 @@ the demo, ``cursor.privacy`` and pandas.
 * a post-processed COUNT (:mod:`.postprocess`): the endpoints clipped the same way (rounded
   inwards to integers, at least 0) — the true count is a nonnegative integer, so coverage is kept.
 
->>> from provsql_dp.mechanisms import laplace
+>>> from provsql_dp.mechanisms.global_sensitivity import laplace
 >>> import numpy as np
 >>> rel = laplace.release(100, sensitivity=1, epsilon=1.0, integer=True, rng=np.random.default_rng(1))
 >>> lo, hi = interval_of(rel, 0.95)
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 
-from ..mechanisms.noise import tail_units
+from ..mechanisms.noise.sources import tail_units
 
 __all__ = ["interval_of", "covers", "shown", "one_sided_units"]
 

@@ -3,10 +3,10 @@
 A k-star count is a self-join of an edge table on a common centre with distinct leaves. Its
 K-relation has one tuple per star (Σ_v C(d_v, k): 2.5 M 3-stars on ca-GrQc), which the general
 path captures and hands to LPs of that size. :func:`star_shape` recognises such a query and
-:func:`release_kstar` releases it with :class:`~provsql_dp.mechanisms.kstar.KStarCount`, whose
+:func:`release_kstar` releases it with :class:`~provsql_dp.mechanisms.subgraph.kstar.KStarCount`, whose
 LPs have O(|V| + |E|) columns whatever k. The recursive mechanism is the same (papers/003 §4.1,
 the same ε, θ, β, μ, split and the same public grid); only its H and G sequences are built over
-degrees instead of over the enumerated stars (proofs in :mod:`provsql_dp.mechanisms.kstar`).
+degrees instead of over the enumerated stars (proofs in :mod:`provsql_dp.mechanisms.subgraph.kstar`).
 
 **What is recognised** — decided from the plan (the query text) and the declarations only, never
 from the data. ``COUNT(*)`` without ``GROUP BY``/``DISTINCT`` over ``k ≥ 2`` instances of one
@@ -64,8 +64,8 @@ from sqlglot import exp
 
 from .. import _deadline
 from ..errors import CaptureTooLarge, SolverError
-from ..mechanisms._framework import resolve_params
-from ..mechanisms.kstar import KStarCount
+from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.subgraph.kstar import KStarCount
 from ..provenance.backends import engine_of
 from ..provenance.capture import max_rows_of, q
 from ..sql.plan import Aggregate, Filter, Join, Project, Scan, Union

@@ -3,10 +3,10 @@
 A *k-triangle* is k triangles sharing one edge, its *base*; the count is ``Σ_e C(t_e, k)`` with
 ``t_e`` the triangles on ``e``. Enumerated, its K-relation has one tuple per k-triangle (2 M
 2-triangles on ca-GrQc); :func:`triangle_shape` recognises such a query and the release goes to
-:class:`~provsql_dp.mechanisms.ktriangle.KTriangleCount`, whose LPs have one column per edge and
+:class:`~provsql_dp.mechanisms.subgraph.ktriangle.KTriangleCount`, whose LPs have one column per edge and
 per triangle whatever k — the same recursive mechanism (ε, θ, β, μ, split, grid, fallback) as
 any recursive release, with H and G built over triangles (proofs in
-:mod:`provsql_dp.mechanisms.ktriangle`). Everything here reuses the k-star route's plan walk
+:mod:`provsql_dp.mechanisms.subgraph.ktriangle`). Everything here reuses the k-star route's plan walk
 (:mod:`provsql_dp.privacy.kstar_route`).
 
 **What is recognised** — decided from the plan and the declarations only, never from the data.
@@ -26,9 +26,9 @@ and nothing in the conditions but
 
 That is :func:`provsql_dp.graph.pattern_sql` of ``"k-triangle"``. The declarations must make the
 count the construction's: ``PROTECT TABLE T`` (edge privacy: a participant is a row, released by
-:class:`~provsql_dp.mechanisms.ktriangle.KTriangleCount`) or ``PROTECT TABLE T BY (X, Y)`` (node
+:class:`~provsql_dp.mechanisms.subgraph.ktriangle.KTriangleCount`) or ``PROTECT TABLE T BY (X, Y)`` (node
 privacy: a participant is a node value with its rows, released by
-:class:`~provsql_dp.mechanisms.ktriangle_node.NodeKTriangleCount`), a ``PRIMARY KEY``/``UNIQUE``
+:class:`~provsql_dp.mechanisms.subgraph.ktriangle_node.NodeKTriangleCount`), a ``PRIMARY KEY``/``UNIQUE``
 key within ``{X, Y}`` and ``CHECK (X < Y)`` (or ``X > Y``): each edge stored once, no self-loop,
 so every apex differs from both ends of the base and every arc of ``A`` occurs once. Rows with a
 NULL end join nothing and are left out. A ``<=`` between apexes, a missing key or CHECK, another
@@ -54,8 +54,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..mechanisms.ktriangle import KTriangleCount
-from ..mechanisms.ktriangle_node import NodeKTriangleCount
+from ..mechanisms.subgraph.ktriangle import KTriangleCount
+from ..mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
 from ..provenance.backends import engine_of
 from ..sql.plan import Aggregate, Scan
 from .kstar_route import (

@@ -1,7 +1,7 @@
 """The policy route: histogram, range, rectangle, marginal and cumulative counts over one
 row-per-participant table, released under its Blowfish policy (or plain DP without one).
 
-Registered in :data:`provsql_dp.privacy.routing.ROUTES`, so it is tried before the recursive mechanism.
+Route policy of :data:`provsql_dp.privacy.routing.ROUTES`, tried before the aggregate routes.
 It applies to a ``COUNT(*)`` over a single protected table whose rows are single participants
 (``PROTECT TABLE t``, or ``BY (c)`` with ``c`` unique):
 
@@ -420,13 +420,11 @@ def _case_cells(binx, b):
 
 
 # ---------------------------------------------------------------------------- the route
-def route(con, tree, plan, epsilon, text):
-    """Answer under the table's policy, or None (the recursive mechanism then answers)."""
+def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None = None):
+    """Answer under the table's policy (``prep``: :func:`prepare`'s, when the caller has it)."""
 
-    prep = prepare(con, tree, plan)
-    if prep is None:
-        return None
-    strategy = _strategy_option(text)
+    prep = prep if prep is not None else prepare(con, tree, plan)
+    strategy = strategy_of(options)
     eps = float(epsilon)
     planned = plan_for(prep, strategy)  # validates before anything is spent
     # charged before the protected rows are read: whatever happens next, the ε charged is the
@@ -504,17 +502,11 @@ def _known_counts_answer(plan, x, prep, eps, rng):
                   False, tuple(noise.plans))
 
 
-def _strategy_option(text):
+def strategy_of(options: dict):
     """``OPTIONS (strategy = 'name')`` (and ``raw``) of a query on the policy route: the
     strategy the analyst asks for (one of ``provsql_dp.policies.blowfish.STRATEGIES``, e.g.
     ``'dawa'``), or None for the least expected error. Other options are refused."""
-    try:
-        tree = d.parse_one(text)
-    except Exception:  # noqa: BLE001 - the text was parsed before; nothing to check
-        return None
-    if not isinstance(tree, d.PrivateQuery):
-        return None
-    opts = d.mechanism_options(tree)
+    opts = options
     extra = set(opts) - {"raw", "intervals", "strategy"}
     if extra:
         raise ProgrammingError(f"OPTIONS apply to the recursive mechanism only "

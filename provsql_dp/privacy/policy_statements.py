@@ -8,24 +8,20 @@ the query text) — never the data — and charges nothing.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
 from sqlglot import exp
 
-from .._numbers import format_eps
-from .._numbers import round_up_decimal as _round_up
-from ..errors import DeclarationError, OperationalError, ProgrammingError, UnsupportedQueryError
+from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.blowfish.catalog import PolicyCatalog
 from ..policies.blowfish.constraints import check_groups, histogram_sensitivity, marginal_groups
 from ..policies.blowfish.sql import ColumnDomain, TablePolicy
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
-from ..sql.plan import Aggregate, Aggregates, Scan, walk
-from ..sql.planner import plan_query
-from .policy_route import plan_for, prepare, row_per_participant, table_policies
+from . import routing
+from .policy_route import row_per_participant, table_policies
 
 __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
@@ -233,102 +229,19 @@ def _qualified(info) -> str:
 
 
 # ---------------------------------------------------------------------------- EXPLAIN PRIVACY
-def refuse_unreleasable(plan) -> None:
-    """Refuse a plan no private release answers: raw rows, or no protected table read (the
-    checks, and the words, of a private query's own release in the cursor)."""
-    if not isinstance(plan, (Aggregate, Aggregates)):
-        raise UnsupportedQueryError(
-            "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "
-            "AVG(expr); raw rows are never released")
-    if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
-        raise UnsupportedQueryError(
-            "the query reads no protected table, so there is nothing to protect; "
-            "run it without its privacy clause (WITH EPSILON / WITH ACCURACY)")
-
-
 def explain_privacy(con, tree: g.ExplainPrivacy):
-    """The strategy and expected error of a policy release, or the smallest ε for an accuracy.
+    """``EXPLAIN PRIVACY``: per released aggregate (or policy workload, or quantile) the
+    strategy and expected error of the route the release would take, or the smallest ε for an
+    accuracy; the route is read from :data:`provsql_dp.privacy.routing.ROUTES`, as the release
+    reads it (:func:`provsql_dp.privacy.routing.explain`).
 
     Data independent: it plans the query and builds the workload from public metadata only —
-    except that the curator also gets the private LP sizes of a recursive-mechanism query
-    (:mod:`.explain_recursive`)."""
-
+    except that the curator also gets the private LP sizes of a recursive-mechanism or R2T
+    query (:mod:`.explain_recursive`, :mod:`.explain_r2t`)."""
     if tree.args.get("estimate") is not None:  # a charged release: Cursor runs it, never here
         raise ProgrammingError("EXPLAIN PRIVACY … ESTIMATE ERROR spends budget: run it through a "
                                "cursor (provsql_dp.privacy.error_estimate.estimate_error)")
-    inner = tree.this
-    eps = None
-    if isinstance(inner, d.PrivateQuery):
-        eps = d.exact_number(inner.args["epsilon"], "epsilon")
-        if eps <= 0:
-            raise ProgrammingError("epsilon must be positive")
-        inner = inner.this
-    from . import quantile_route as _qr
-
-    if _qr.is_quantile_query(inner):
-        return _qr.explain(con, inner, eps, tree.args.get("accuracy"), tree.args.get("confidence"))
-    plan = plan_query(inner, con.catalog)
-    refuse_unreleasable(plan)  # what the release itself refuses, EXPLAIN refuses too
-    if isinstance(tree.this, d.PrivateQuery):
-        r2t_rows = _explain_r2t(con, tree, plan, eps)
-        if r2t_rows is not None:
-            return r2t_rows
-    prep = prepare(con, inner, plan)
-    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
-            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
-            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    if prep is None:  # the route the release would take (Laplace, recursive, R2T) and its accuracy
-        from .explain_route import explain_route  # noqa: PLC0415 - answer imports us
-
-        return desc, explain_route(con, tree.this, plan, eps, tree)
-    planned = plan_for(prep)
-    conf = Fraction(95, 100)
-    if tree.args.get("confidence") is not None:
-        conf = d.exact_number(tree.args["confidence"], "the confidence")
-        if not 0 < conf < 1:
-            raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
-    beta = float(1 - conf)
-    note = "α: per query, P(|error| ≤ α) ≥ confidence"
-    if planned.upper_bound:
-        note += ("; the ordered strategy's expected error is an upper bound (consistency only "
-                 "helps on average) and its α holds for every prefix count at once, through the "
-                 "isotonic consistency")
-    if eps is None:
-        alpha = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
-        if alpha <= 0:
-            raise ProgrammingError("the accuracy α must be positive")
-        need = planned.epsilon_for_alpha(alpha, beta)
-        eps = _round_up(need)
-        note = f"run the query WITH EPSILON {format_eps(eps)}; " + note
-    e = float(eps)
-    rmse = math.sqrt(planned.expected_mse(e))
-    alpha_out = float(max(planned.alphas(e, beta))) if planned.unit_var.size else 0.0
-    return desc, [("blowfish", prep.policy_name, planned.detail, int(prep.workload.q),
-                   format_eps(eps), rmse, alpha_out, float(conf), note)]
-
-
-def _explain_r2t(con, tree, plan, eps):
-    """The rows of ``EXPLAIN PRIVACY … OPTIONS (mechanism = 'r2t', …)``, or None for another
-    mechanism (:mod:`.explain_r2t`); the options are validated as the release would."""
-    from .answer import decide  # noqa: PLC0415 - answer imports us
-    from .explain_r2t import r2t_row  # noqa: PLC0415
-
-    options = d.mechanism_options(tree.this)
-    if str(options.get("mechanism", "")).lower() != "r2t":
-        return None
-    if not isinstance(plan, Aggregate):
-        raise ProgrammingError("EXPLAIN PRIVACY with mechanism = 'r2t' takes one aggregate")
-    conf = Fraction(95, 100)
-    if tree.args.get("confidence") is not None:
-        conf = d.exact_number(tree.args["confidence"], "the confidence")
-        if not 0 < conf < 1:
-            raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")
-    decision = decide(con, plan, 1 if eps is None else eps, options)
-    row = r2t_row(con, decision, eps, float(conf))
-    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
-            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
-            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    return desc, [row[:4] + (None if eps is None else format_eps(eps),) + row[5:]]
+    return routing.explain(con, tree)
 
 
 def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
@@ -336,13 +249,6 @@ def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
     the smallest ε that ``EXPLAIN PRIVACY`` finds for α — from public information only, so
     reading it spends nothing and looks at no data. Refused (nothing spent) when the route's
     error cannot be known in advance."""
-    from . import quantile_route as _qr
-
-    if _qr.is_quantile_query(tree.this):
-        conf = tree.args.get("confidence")
-        return _qr.accuracy_epsilon(
-            con, tree.this, d.exact_number(tree.args["accuracy"], "the accuracy"),
-            Fraction(95, 100) if conf is None else d.exact_number(conf, "the confidence"))
     ex = g.ExplainPrivacy(this=tree.this, accuracy=tree.args["accuracy"],
                           confidence=tree.args.get("confidence"))
     names, rows = explain_privacy(con, ex)

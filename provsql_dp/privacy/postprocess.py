@@ -16,7 +16,7 @@ groups, so their groups are rounded one by one.
 The interval is transformed the same way, which keeps its coverage: the true count is a
 nonnegative integer, so ``c ∈ [lo, hi]`` ⟺ ``c ∈ [max(0, ⌈lo⌉), ⌊hi⌋]``.
 
->>> from provsql_dp.mechanisms import laplace
+>>> from provsql_dp.mechanisms.global_sensitivity import laplace
 >>> import numpy as np
 >>> rel = laplace.release(0, sensitivity=1, epsilon=0.1, integer=True, rng=np.random.default_rng(2))
 >>> c = CountRelease.of(rel)

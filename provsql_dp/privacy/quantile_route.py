@@ -30,7 +30,7 @@ by δ in ``c``) changes one group's quantile, and the groups compose in parallel
 keys is refused. No join, ``DISTINCT``, ``HAVING``, ``ORDER BY``, ``LIMIT`` or ``OPTIONS``.
 
 The ledger is charged before the one DuckDB aggregate reads the column; noise comes from
-:func:`provsql_dp.mechanisms.quantile.release_quantile` (exact discrete Laplace). The smooth-
+:func:`provsql_dp.mechanisms.global_sensitivity.quantile.release_quantile` (exact discrete Laplace). The smooth-
 sensitivity Cauchy median is not reachable from SQL.
 
 >>> import provsql_dp
@@ -54,11 +54,15 @@ from fractions import Fraction
 import numpy as np
 from sqlglot import exp
 
+from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
-from ..mechanisms.quantile import quantile_sensitivity, release_quantile
+from ..mechanisms.global_sensitivity.quantile import quantile_sensitivity, release_quantile
+from ..mechanisms.noise.safe_noise import plan_laplace
+from ..mechanisms.noise.sources import error_bound
 from ..policies.delta.sql import delta_policy
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
+from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.total import make_total
@@ -195,7 +199,7 @@ def prepare(con, tree, options=None) -> QuantileQuery:
         tp = pols[0]
         pol = delta_policy(tp.graph, tp.domains)
         lo, hi = float(pol.lo[0]), float(pol.hi[0])
-        d = float(pol.delta)
+        delta = float(pol.delta)
         if reads_col:  # a δ-move can carry a record across the filter: the whole domain
             return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
                                  quantile_sensitivity(lo, hi),
@@ -203,8 +207,8 @@ def prepare(con, tree, options=None) -> QuantileQuery:
                                  f"δ-move can take a record in or out of the filter)", tp.name,
                                  **extra)
         return QuantileQuery(statistic, qv, table_sql, col, label, lo, hi,
-                             quantile_sensitivity(lo, hi, delta=d),
-                             f"δ = {d:g} (policy {tp.name}, BOUNDED)", tp.name, **extra)
+                             quantile_sensitivity(lo, hi, delta=delta),
+                             f"δ = {delta:g} (policy {tp.name}, BOUNDED)", tp.name, **extra)
     if bounds is not None:
         lo, hi = bounds
         if not hi > lo:
@@ -282,8 +286,6 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     """Charge, read, release: (description, rows, PrivacyInfo)."""
     qq = prepare(con, tree, options)
     eps = float(epsilon)
-    from ..mechanisms.safe_noise import plan_laplace
-
     plan_laplace(qq.sensitivity, eps)  # validates the public parameters before the charge
     rng = rng if rng is not None else getattr(con, "_rng", None)
     # charged before the protected column is read: the ε charged never depends on the data
@@ -331,16 +333,12 @@ def accuracy_epsilon(con, tree, alpha, confidence=0.95) -> Fraction:
     return Fraction(math.ceil(Fraction(eps) / unit)) * unit
 
 
-def explain(con, tree, epsilon=None, accuracy=None, confidence=None):
+def explain(con, tree, epsilon=None, accuracy=None, confidence=None, options=None):
     """``EXPLAIN PRIVACY`` of a quantile: the release's Δ, noise and error bound at ``epsilon``,
     or the ε for ``accuracy``; the columns of :func:`provsql_dp.privacy.policy_statements.
-    explain_privacy`. Reads no data, charges nothing."""
-    from .._numbers import format_eps
-    from ..mechanisms.noise import error_bound
-    from ..mechanisms.safe_noise import plan_laplace
-    from ..sql import dialect as d
-
-    qq = prepare(con, tree)
+    explain_privacy`; ``options`` refused as the release refuses them. Reads no data, charges
+    nothing."""
+    qq = prepare(con, tree, options)
     conf = 0.95 if confidence is None else float(d.exact_number(confidence, "the confidence"))
     if not 0 < conf < 1:
         raise ProgrammingError("the confidence must be strictly between 0 and 1 (e.g. 0.95)")

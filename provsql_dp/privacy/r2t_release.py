@@ -2,11 +2,11 @@
 
 The user chooses R2T; nothing here looks at the data to choose it. ``max_contribution`` (GS) is a
 public bound on one participant's contribution (default
-:data:`~provsql_dp.mechanisms.r2t.DEFAULT_MAX_CONTRIBUTION`); it only sets the thresholds
+:data:`~provsql_dp.mechanisms.r2t.race.DEFAULT_MAX_CONTRIBUTION`); it only sets the thresholds
 ``τ = 2, 4, …, 2^⌈log₂ GS⌉`` — privacy holds whatever it is. A SUM needs nonnegative declared
 bounds (``lower ≥ 0``): R2T releases nonnegative sums. Every validation happens before the ledger
 is charged; an LP that fails (time limit, solver status) is replaced by the data-independent
-:func:`~provsql_dp.mechanisms.r2t.fallback`, and the incident is recorded for the curator.
+:func:`~provsql_dp.mechanisms.r2t.race.fallback`, and the incident is recorded for the curator.
 
 >>> r2t_kwargs({"max_contribution": 64, "beta": 0.05}, "count", None)
 {'max_contribution': 64.0, 'beta': 0.05}
@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _deadline
 from ..errors import CaptureTooLarge, InterfaceError, ProgrammingError, SolverError
-from ..mechanisms import r2t
+from ..mechanisms.r2t import race as r2t
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..sql.expressions import option_text

@@ -48,12 +48,16 @@ class PrivacyInfo:
     #: then a tuple of releases, one per column
     columns: tuple = ()
     #: ``EXPLAIN PRIVACY … ESTIMATE ERROR`` (mechanism ``'error-estimate'``): per estimated
-    #: aggregate, one :class:`~provsql_dp.mechanisms.error_estimate.NoiseEstimate` per group
+    #: aggregate, one :class:`~provsql_dp.mechanisms.recursive.error_estimate.NoiseEstimate` per group
     #: (released values: ``alpha(p)``, ``rmse()``, ``delta_interval(p)``, …)
     estimates: tuple = ()
     #: the names of the released value columns of the result set (set by the cursor; the last
     #: ``len(value_names)`` columns of each row), used to name the interval columns
     value_names: tuple = ()
+    #: the route of each released aggregate (or of the policy workload, or the quantile), in the
+    #: order of ``EXPLAIN PRIVACY``'s rows, whose last column names the same routes
+    #: (:data:`provsql_dp.privacy.routing.ROUTES`)
+    routes: tuple = ()
     #: the exact values behind ``epsilon`` and ``remaining`` (filled in from them when not given)
     epsilon_exact: Fraction | None = field(default=None, repr=False)
     remaining_exact: Fraction | None = field(default=None, repr=False)

@@ -1,5 +1,5 @@
 """Each participant's total contribution, as one DuckDB query: the input of the single-owner
-closed forms (:mod:`provsql_dp.mechanisms.single_owner`).
+closed forms (:mod:`provsql_dp.mechanisms.recursive.single_owner`).
 
 For a single-owner plan (:func:`provsql_dp.provenance.owners.owners`) the query groups the plan's
 tuples by the group keys and the owner and aggregates their weights. The general form compiles the

@@ -5,7 +5,7 @@ A K-relation is *single-owner* when every tuple is annotated by exactly one part
 annotations together) in which every participant slot names the same participant on every row:
 after slot pruning (:func:`provsql_dp.provenance.slots.slot_sources`) exactly one slot is kept.
 Then the recursive mechanism needs only each participant's total contribution (see
-:mod:`provsql_dp.mechanisms.single_owner`), which DuckDB computes with one ``GROUP BY``.
+:mod:`provsql_dp.mechanisms.recursive.single_owner`), which DuckDB computes with one ``GROUP BY``.
 
 When, in addition, the declarations bound how many tuples one participant can own — each
 protected scan holds one row per participant (``PROTECT TABLE t``, or ``BY (c)`` with ``c`` a

@@ -13,8 +13,8 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import PrivacyError, UnsupportedQueryError
-from provsql_dp.mechanisms import single_owner
-from provsql_dp.mechanisms.noise import discrete_laplace, laplace
+from provsql_dp.mechanisms.recursive import single_owner
+from provsql_dp.mechanisms.noise.sources import discrete_laplace, laplace
 
 CITIES = ["Lyon", "Oslo", "Pune", "Rome"]  # Rome is never declared
 

@@ -9,7 +9,7 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import ProgrammingError
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms.r2t import race as r2t
 from provsql_dp.privacy.explain_r2t import PUBLIC_NOTE
 
 TRI = ("SELECT COUNT(*) FROM e e1 JOIN e e2 ON e1.dst = e2.src "
@@ -43,8 +43,8 @@ def test_public_row_is_data_independent_and_states_the_bound(tmp_path):
         assert an.execute("SHOW PRIVACY BUDGET").fetchall()[0][2] == "0"  # nothing spent
         an.close()
     assert rows[0] == rows[1]
-    (mech, _, strategy, queries, eps, _, alpha, conf, note), = rows[0]
-    assert mech == "r2t" and queries == 1 and eps == "0.5" and conf == 0.95
+    (mech, _, strategy, queries, eps, _, alpha, conf, route, note), = rows[0]
+    assert mech == route == "r2t" and queries == 1 and eps == "0.5" and conf == 0.95
     assert "Curator only" not in note and "10 thresholds" in note and "race over 10" in strategy
     expect = r2t.fallback(0.5, max_contribution=1000, beta=0.05).noise_bound(0.95)
     assert alpha == pytest.approx(expect)

@@ -4,7 +4,7 @@ analyst sees only data-independent text (the same on two databases with differen
 from __future__ import annotations
 
 import provsql_dp
-from provsql_dp.mechanisms.recursive_cost import PUBLIC_NOTE, lp_cost
+from provsql_dp.mechanisms.recursive.cost import PUBLIC_NOTE, lp_cost
 
 TRI = ("SELECT COUNT(*) FROM e e1 JOIN e e2 ON e1.dst = e2.src "
        "JOIN e e3 ON e1.src = e3.src AND e2.dst = e3.dst "

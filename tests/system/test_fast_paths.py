@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from provsql_dp.mechanisms import recursive as rm
-from provsql_dp.mechanisms.noise import discrete_laplace, laplace
+from provsql_dp.mechanisms.recursive import efficient as rm
+from provsql_dp.mechanisms.noise.sources import discrete_laplace, laplace
 
 
 def _db(build, n_people=60, seed=0):

@@ -7,7 +7,7 @@ import pytest
 import provsql_dp
 from provsql_dp.errors import InterfaceError, UnsupportedQueryError
 from provsql_dp.graph import count, load_edges, pattern_sql, relation, true_count
-from provsql_dp.mechanisms import recursive as rm
+from provsql_dp.mechanisms.recursive import efficient as rm
 
 
 def _graph():
@@ -91,7 +91,7 @@ def test_refusals_spend_nothing_and_say_why():
 def test_kstars_use_the_degree_construction_without_a_size_limit():
     """C(400, 4) = 1.06e9 4-stars: refused by the enumerated path, released by the degree one;
     count() is the degree mechanism on the same graph (same seed, same value)."""
-    from provsql_dp.mechanisms.kstar import KStarCount
+    from provsql_dp.mechanisms.subgraph.kstar import KStarCount
 
     g = nx.star_graph(400)
     g.add_edges_from([(1, 2), (2, 3)])
@@ -168,8 +168,8 @@ def test_ktriangles_use_the_triangle_constructions():
     """count() is KTriangleCount (edge privacy) / NodeKTriangleCount (node privacy) on the same
     graph (same seed, same value); 'enumerate' keeps the K-relation; 'degree' is refused where
     it does not apply."""
-    from provsql_dp.mechanisms.ktriangle import KTriangleCount
-    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
+    from provsql_dp.mechanisms.subgraph.ktriangle import KTriangleCount
+    from provsql_dp.mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
 
     g = nx.gnp_random_graph(25, 0.35, seed=4)
     e = np.array(list(g.edges()))

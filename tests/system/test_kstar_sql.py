@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import provsql_dp
 from provsql_dp.errors import SolverError
 from provsql_dp.graph import count, load_edges, pattern_sql
-from provsql_dp.mechanisms.kstar import KStarCount
-from provsql_dp.privacy.answer import decide
+from provsql_dp.mechanisms.subgraph.kstar import KStarCount
+from provsql_dp.privacy.routing import decide
 from provsql_dp.privacy.kstar_route import load_kstar, star_shape
 
 from graph_sql_kit import NODES, ORIENTED, ROWS, UNION, declared_db, graph_db
@@ -128,7 +128,7 @@ def test_recognised_queries(ddl, protect, sql, k, undirected, privacy):
     shape = star_shape(con, _plan(con, sql))
     assert shape is not None
     assert (shape.k, shape.undirected, shape.privacy) == (k, undirected, privacy)
-    assert decide(con, _plan(con, sql), 1.0, {}).path == "kstar"
+    assert decide(con, _plan(con, sql), 1.0, {}).path == "k-star"
     # the construction counts what the SQL counts
     assert load_kstar(con, shape).true_answer == con._duck.execute(sql).fetchone()[0]
 

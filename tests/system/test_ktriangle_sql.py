@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import provsql_dp
 from provsql_dp.errors import SolverError
 from provsql_dp.graph import count, load_edges, pattern_sql
-from provsql_dp.mechanisms.ktriangle import KTriangleCount
-from provsql_dp.privacy.answer import decide
+from provsql_dp.mechanisms.subgraph.ktriangle import KTriangleCount
+from provsql_dp.privacy.routing import decide
 from provsql_dp.privacy.kstar_route import star_shape
 from provsql_dp.privacy.ktriangle_route import load_ktriangle, triangle_shape
 
@@ -123,7 +123,7 @@ def test_recognised_queries(sql, k, protect, privacy):
     shape = triangle_shape(con, plan(con, sql))
     assert shape is not None and shape.k == k and shape.privacy == privacy
     assert star_shape(con, plan(con, sql)) is None
-    assert decide(con, plan(con, sql), 1.0, {}).path == "kstar"
+    assert decide(con, plan(con, sql), 1.0, {}).path == "k-triangle"
     truth = con._duck.execute(sql).fetchone()[0]
     assert truth > 0 and load_ktriangle(con, shape).true_answer == truth
 
@@ -192,7 +192,7 @@ def test_explain_privacy_names_the_node_construction():
 
 @pytest.mark.parametrize("privacy", ["edge", "node"])
 def test_a_failed_lp_releases_the_fallback_after_the_charge(monkeypatch, privacy):
-    from provsql_dp.mechanisms.ktriangle_node import NodeKTriangleCount
+    from provsql_dp.mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
 
     con = graph_db(nx.karate_club_graph(), privacy)
 

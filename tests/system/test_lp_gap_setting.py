@@ -9,7 +9,7 @@ import pytest
 
 import provsql_dp
 from provsql_dp.errors import InterfaceError
-from provsql_dp.mechanisms import r2t
+from provsql_dp.mechanisms.r2t import race as r2t
 
 from graph_sql_kit import TRIANGLES, example_db, example_file
 

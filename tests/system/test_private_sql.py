@@ -117,7 +117,8 @@ def test_signed_sum_is_two_half_releases(con):
 
 def test_a_failing_mechanism_keeps_the_charge(con, monkeypatch):
     """The charge is committed before the mechanism runs: a crash after it loses nothing."""
-    from provsql_dp.mechanisms import recursive, single_owner
+    from provsql_dp.mechanisms.recursive import efficient as recursive
+    from provsql_dp.mechanisms.recursive import single_owner
 
     def boom(*a, **k):
         raise RuntimeError("solver crashed")

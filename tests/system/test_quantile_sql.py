@@ -125,12 +125,12 @@ def test_failure_after_the_charge_is_opaque_to_an_analyst(con, monkeypatch):
 def test_explain_privacy_reads_nothing_and_matches_the_release(con):
     con.execute("CREATE POLICY near ON trips (km) AS DELTA 0.01 DOMAIN [0, 10) WIDTH 0.5 BOUNDED")
     rows = con.execute("EXPLAIN PRIVACY SELECT MEDIAN(km) FROM trips WITH EPSILON 1").fetchall()
-    mech, pol, _, n, eps, rmse, _alpha, conf, _ = rows[0]
-    assert (mech, pol, n, eps, conf) == ("quantile", "near", 1, "1", 0.95)
+    mech, pol, _, n, eps, rmse, _alpha, conf, route, _ = rows[0]
+    assert (mech, pol, n, eps, conf, route) == ("quantile", "near", 1, "1", 0.95, "quantile")
     assert rmse == pytest.approx(0.01 * np.sqrt(2), rel=1e-3)
     rows = con.execute("EXPLAIN PRIVACY SELECT MEDIAN(km) FROM trips WITH ACCURACY 0.05 "
                        "CONFIDENCE 0.9").fetchall()
-    assert rows[0][6] <= 0.05 and "WITH EPSILON" in rows[0][8]
+    assert rows[0][6] <= 0.05 and "WITH EPSILON" in rows[0][9]
     assert budget(con) == "0"
     cur = con.execute("SELECT MEDIAN(km) FROM trips WITH EPSILON 1")
     assert cur.privacy.noise_bound(0.95)[0] == pytest.approx(alpha_at(con, 1, 0.95))

@@ -10,7 +10,8 @@ import pytest
 
 from provsql_dp.errors import InterfaceError, ProgrammingError, SolverError
 from provsql_dp.graph import count, true_count
-from provsql_dp.mechanisms import r2t, r2t_lp
+from provsql_dp.mechanisms.r2t import race as r2t
+from provsql_dp.mechanisms.r2t import truncation as r2t_lp
 
 from graph_sql_kit import TRIANGLES, example_db
 

@@ -16,7 +16,7 @@ import pytest
 import provsql_dp
 from provsql_dp.errors import BudgetExceededError, Error, InterfaceError
 from provsql_dp.interfaces import cli
-from provsql_dp.interfaces.dbapi import cursor as cursor_module
+from provsql_dp.privacy import routing
 from provsql_dp.privacy.failures import ANALYST_FAILURE
 
 from graph_sql_kit import TRIANGLES, example_db
@@ -72,7 +72,7 @@ def test_a_failure_is_padded_and_says_nothing(tmp_path, monkeypatch):
     def failing(*args, **kwargs):  # a failure while protected rows are read
         raise RuntimeError("could not convert 'Alice'")
 
-    monkeypatch.setattr(cursor_module, "answer_private", failing)
+    monkeypatch.setattr(routing, "release", failing)  # the release of every route
     t = time.monotonic()
     with pytest.raises(Error) as err:
         con.execute(TRIANGLES + " WITH EPSILON 0.5")
@@ -123,7 +123,7 @@ def test_an_interrupt_is_not_padded(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cursor_module, "answer_private", interrupted)
+    monkeypatch.setattr(routing, "release", interrupted)
     t = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         con.execute(TRIANGLES + " WITH EPSILON 0.5")

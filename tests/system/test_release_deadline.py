@@ -17,7 +17,7 @@ import pytest
 import provsql_dp
 from provsql_dp import _deadline
 from provsql_dp.graph import load_edges, pattern_sql
-from provsql_dp.mechanisms import _lp_quotient
+from provsql_dp.mechanisms.lp import _quotient as _lp_quotient
 from provsql_dp.privacy.intervals import covers
 
 from graph_sql_kit import TRIANGLES, example_db, graph_db
@@ -94,7 +94,7 @@ def test_a_budget_passed_in_colour_refinement_releases_the_fallback(karate, monk
 def test_each_lp_gets_at_most_the_time_left(karate, monkeypatch):
     """Inside the budget every HiGHS solve is limited to the time left, below its own limit
     (the routes' 120 s per LP)."""
-    from provsql_dp.mechanisms import _highs
+    from provsql_dp.mechanisms.lp import _highs
 
     seen = []
     run = _highs._run

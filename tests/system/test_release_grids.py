@@ -4,7 +4,7 @@ For random small tables and a random neighbour (one protected person added), eac
 answered on both databases as an analyst would; for every release in ``cursor.privacy``:
 
 * the released value is an integer multiple of the release's power-of-two grid ``γ``
-  (``on_grid``): it came from the exact sampler of ``mechanisms.safe_noise``, not from a
+  (``on_grid``): it came from the exact sampler of ``mechanisms.noise.safe_noise``, not from a
   floating-point ``x + Laplace`` whose low bits carry ``x`` (Mironov 2012);
 * that grid is the plan's, computed from public quantities only: ``(Δ, ε)`` for the Laplace
   mechanism — hence *identical* on the two neighbours — and ``(Δ̂, ε₂)`` for the recursive
@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import provsql_dp
-from provsql_dp.mechanisms.noise import error_bound
-from provsql_dp.mechanisms.release import Release, x_plan
-from provsql_dp.mechanisms.safe_noise import on_grid, plan_laplace
+from provsql_dp.mechanisms.noise.sources import error_bound
+from provsql_dp.mechanisms.recursive.release import Release, x_plan
+from provsql_dp.mechanisms.noise.safe_noise import on_grid, plan_laplace
 
 # no shrinking: each example builds two databases (a failure still prints its inputs)
 SETTINGS = settings(max_examples=10, deadline=None, phases=[Phase.explicit, Phase.generate],
@@ -136,7 +136,8 @@ def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
     from unittest import mock
 
     from provsql_dp.errors import SolverError
-    from provsql_dp.mechanisms import recursive, single_owner
+    from provsql_dp.mechanisms.recursive import efficient as recursive
+    from provsql_dp.mechanisms.recursive import single_owner
 
     def fail(*a, **k):
         raise SolverError("no solution")

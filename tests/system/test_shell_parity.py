@@ -65,7 +65,7 @@ LONG_QUERY = "SELECT COUNT(*) FROM e a JOIN e b ON a.dst = b.src WITH EPSILON 1;
 #: release ``LONG_QUERY`` in ~4 s, too soon for an interrupt in the middle; the plain LPs take
 #: ~24 s on a loaded 2-core machine (the same release, only slower)
 PLAIN_LP_SHELL = [sys.executable, "-c",
-                  "import sys; import provsql_dp.mechanisms._lp as lp; lp.CUTS = False; "
+                  "import sys; import provsql_dp.mechanisms.recursive._lp as lp; lp.CUTS = False; "
                   "from provsql_dp.interfaces.cli import main; sys.exit(main(['shell'] + sys.argv[1:]))"]
 
 

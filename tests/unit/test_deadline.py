@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from provsql_dp import _deadline
 from provsql_dp._deadline import DeadlineExceeded, check, deadline, remaining, time_limit
 from provsql_dp.errors import SolverError
-from provsql_dp.mechanisms._highs import solve_lp
+from provsql_dp.mechanisms.lp._highs import solve_lp
 
 
 def test_no_clock_outside_a_release():

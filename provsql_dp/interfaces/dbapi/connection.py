@@ -378,7 +378,7 @@ class Connection:
         """The plan of a query and, for an aggregate, the recursive mechanism's private
         diagnostics (Δ, X, empirical sensitivities, H/G sizes) without drawing noise or charging
         anything. The diagnostics are functions of the private data: curator only."""
-        from ...mechanisms import recursive as rm
+        from ...mechanisms.recursive import efficient as rm
         from ...privacy.answer import mechanism_kwargs, privacy_style
         from ...sql.plan import explain as explain_plan
 

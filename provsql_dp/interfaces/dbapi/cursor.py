@@ -1,9 +1,10 @@
 """The PEP 249 cursor: runs each statement of a text where it belongs, then serves the rows.
 
 A privacy statement is run by provsql_dp (:mod:`.privacy_statements`), a private query is
-answered by :func:`provsql_dp.privacy.answer.answer_private` and charged to the connection's
-user, an analyst's other statements are compiled (:mod:`provsql_dp.sql.analyst`: DuckDB runs
-our text, never theirs), a curator's pass through to DuckDB; the rows are then fetched the PEP 249 way.
+released by its route (:func:`provsql_dp.privacy.routing.release`) and charged to the
+connection's user, an analyst's other statements are compiled (:mod:`provsql_dp.sql.analyst`:
+DuckDB runs our text, never theirs), a curator's pass through to DuckDB; the rows are then
+fetched the PEP 249 way.
 
 >>> import provsql_dp
 >>> cur = provsql_dp.connect().cursor()
@@ -19,7 +20,6 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
 from fractions import Fraction
 
 import duckdb
@@ -27,18 +27,15 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from ..._duckdb_errors import translate
-from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
-from ...privacy.answer import answer_private
+from ...errors import InterfaceError, ProgrammingError
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
-from ...privacy.postprocess import post_process, raw_option
-from ...privacy.quantile_route import answer as answer_quantile
-from ...privacy.quantile_route import is_quantile_query
+from ...privacy.policy_statements import accuracy_epsilon
+from ...privacy import routing
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
 from ...sql import dialect as d
-from ...sql.plan import Aggregate, Aggregates, Scan, walk
 from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
 from ...sql.suggest import with_hint
@@ -167,8 +164,6 @@ class Cursor:
             eps, options = epsilon_clause(tree)
             query = bind(tree.this, parameters)
             if eps is None:  # WITH ACCURACY α [CONFIDENCE c]: the ε EXPLAIN PRIVACY finds
-                from ...privacy.policy_statements import accuracy_epsilon
-
                 bound = tree.copy()
                 bound.set("this", query)
                 eps = accuracy_epsilon(con, bound)
@@ -317,42 +312,20 @@ class Cursor:
         con = self.connection
         options = dict(options or {})
         coverage = option_coverage(options.pop("intervals", None), coverage_of(self.interval_columns))
-        if is_quantile_query(tree):  # MEDIAN / QUANTILE_CONT / QUANTILE_DISC: their own route
-            try:
-                desc, rows, info = answer_quantile(con, tree, epsilon, text, options)
-            except REFUSALS:
-                raise
-            except Exception as e:  # noqa: BLE001 - a failure while reading protected data
-                raise release_failure(con, e) from (None if con.role == "analyst" else e)
-            self._release_result(desc, rows, replace(info, value_names=(desc[-1][0],)), coverage)
-            return
-        # a plan depends on the statement, the schema and the declarations only: it is kept
-        # while the catalog keeps what it read (Catalog.snapshot says when that is)
-        plan = con._catalog.cached(("plan", tree.sql(dialect="duckdb")),
-                                   lambda: plan_query(tree, con._catalog))
-        if not isinstance(plan, (Aggregate, Aggregates)):
-            raise UnsupportedQueryError(
-                "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "
-                "AVG(expr); "
-                "raw rows are never released"
-            )
-        if not any(isinstance(n, Scan) and n.slots for n in walk(plan)):
-            raise UnsupportedQueryError(
-                "the query reads no protected table, so there is nothing to protect; "
-                "run it without its privacy clause (WITH EPSILON / WITH ACCURACY)"
-            )
-        raw = raw_option(options.pop("raw", None), self.raw)
+        # the route: the first of privacy.routing.ROUTES that applies (the one EXPLAIN PRIVACY
+        # names), from the statement, its plan and the declarations only. A plan is kept while
+        # the catalog keeps what it read (Catalog.snapshot says when that is)
+        st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
+            ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
+        route = routing.choose(st)
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
-            desc, rows, info = answer_private(con, tree, plan, epsilon, text, options)
+            desc, rows, info = routing.release(st, epsilon, text, raw=self.raw, route=route)
         except REFUSALS:
             raise  # decided from the statement, the schema, the declarations and the budget
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
-        desc, rows, info = post_process(plan, desc, rows, info, raw)  # free: post-processing
-        k = len(info.columns) or 1
-        self._release_result(desc, rows, replace(info, value_names=tuple(c[0] for c in desc[-k:])),
-                             coverage)
+        self._release_result(desc, rows, info, coverage)
 
     def _release_result(self, desc, rows, info, coverage) -> None:
         """Serve a private answer (with its interval columns when ``coverage`` is set)."""

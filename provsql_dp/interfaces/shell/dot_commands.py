@@ -277,7 +277,7 @@ def explain_query(con, sql: str) -> str:
     if plan.group_by:
         return text + "\n(GROUP BY: per-group diagnostics are not shown)"
     try:
-        from ...mechanisms import recursive as rm
+        from ...mechanisms.recursive import efficient as rm
         from ...privacy.answer import mechanism_kwargs, privacy_style
     except ImportError:  # pragma: no cover - the mechanism is part of the package
         return text

@@ -124,7 +124,7 @@ def released_intervals(info, confidence: float) -> dict:
     ``interval_text`` — the same as the shell prints them (``[lo, hi]``, ``≥ lo``, ``—``);
     ``bounds`` — the noise bound of the last value column per row (``null`` without one).
 
-    >>> from provsql_dp.mechanisms import laplace
+    >>> from provsql_dp.mechanisms.global_sensitivity import laplace
     >>> from provsql_dp.privacy.release_info import PrivacyInfo
     >>> rel = laplace.release(10, sensitivity=1, epsilon=1.0, integer=True)
     >>> out = released_intervals(PrivacyInfo("laplace", 1.0, 0.0, (rel,)), 0.95)

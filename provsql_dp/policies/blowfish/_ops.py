@@ -8,7 +8,7 @@ strategy rows ``A·v`` (:meth:`apply`), how to map noisy rows back to the vector
 coefficient ``‖q A⁺‖²`` of any linear query ``q``.
 
 Releases (:meth:`_Op.release`) go through the floating-point-safe sampler of
-:mod:`provsql_dp.mechanisms.safe_noise`: the rows ``A·v`` are released with exact discrete Laplace
+:mod:`provsql_dp.mechanisms.noise.safe_noise`: the rows ``A·v`` are released with exact discrete Laplace
 noise on a public grid (:class:`SafeNoise`), then ``A⁺`` is applied — post-processing of the
 released rows. ``A`` has integer entries and a neighbour moves ``v`` by ±1 in at most ``Δ_A``
 rows' worth of coordinates, so at most ``⌊Δ⌋`` rows change (the plan's public ``changed``).
@@ -41,8 +41,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import discrete_laplace, plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import discrete_laplace, plan_laplace
 from ._exact import as_objects
 
 __all__ = ["Identity", "Hierarchical", "Privelet", "make_op", "SafeNoise", "as_noise",
@@ -61,9 +61,9 @@ def changed_rows(sensitivity, n_rows) -> int:
 
 class SafeNoise:
     """The noise of one Blowfish release: every noisy number comes from the exact discrete
-    Laplace sampler of :mod:`provsql_dp.mechanisms.safe_noise`, with one generator (``rng`` for
+    Laplace sampler of :mod:`provsql_dp.mechanisms.noise.safe_noise`, with one generator (``rng`` for
     tests, else a fresh per-release Philox from OS entropy). ``plans`` records the public
-    :class:`~provsql_dp.mechanisms.safe_noise.LaplacePlan` of every draw (grids, scales).
+    :class:`~provsql_dp.mechanisms.noise.safe_noise.LaplacePlan` of every draw (grids, scales).
     """
 
     def __init__(self, rng=None):

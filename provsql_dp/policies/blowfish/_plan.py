@@ -20,7 +20,7 @@ from .workload import Matrix, Ranges, Rects, Workload
 __all__ = ["Plan", "BRANCHINGS", "MAX_NNZ", "NOISE_INFLATION", "dp_factor", "matrix_ok"]
 
 #: The exact noise of a Blowfish release has scale ``γλ ≤ (1 + 2**−20)(1 + 2**−50)·Δ/ε`` per
-#: strategy row (the grid rule of ``mechanisms.safe_noise``, unless one of its floors binds,
+#: strategy row (the grid rule of ``mechanisms.noise.safe_noise``, unless one of its floors binds,
 #: which for these sensitivities ``Δ ≥ 1`` needs ``ε < r·2**−30``); its variance and moment generating function are at most those of a
 #: Laplace variable of that scale. Stated variances (and the (α, β) bounds and accuracy-first
 #: budgets derived from them) use Laplace of scale ``NOISE_INFLATION·Δ/ε``, so they bound the

@@ -4,7 +4,7 @@ Each of ``iterations`` rounds assigns the points to the nearest public centroid,
 per cluster the count ``N_j`` and the sum ``S_j`` of the points (both with Laplace noise, the
 round's budget split evenly), and moves the centroid to ``S_j / N_j``. The domain is the box
 ``[lo, hi]`` (public); the points are clipped into it. The noise is exact discrete Laplace on a
-public grid (:func:`provsql_dp.mechanisms.safe_noise.plan_laplace`): counts on the unit grid,
+public grid (:func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace`): counts on the unit grid,
 sums on ``γ ≤ 2**−20·min(Δ/r, Δ/ε)`` with ``r`` the coordinates one record can change — no
 floating-point Laplace noise touches a private number. (The sums are computed in floating point
 in the data's order: as for any library, their sensitivity holds for the exact sums, up to
@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import plan_laplace
 
 __all__ = ["kmeans", "KMeansResult", "objective", "sensitivities", "lloyd"]
 
@@ -171,7 +171,7 @@ def kmeans(X, k, epsilon, *, lo, hi, policy="dp", theta=None, cells=None, bounde
         sums = np.zeros((k, d))
         np.add.at(sums, lab, X - lo)
         e = eps_round / 2
-        # exact discrete Laplace on public grids (provsql_dp.mechanisms.safe_noise): counts are
+        # exact discrete Laplace on public grids (provsql_dp.mechanisms.noise.safe_noise): counts are
         # integers (the unit grid); the sums change in at most d coordinates per cluster a record
         # moves between (2 clusters when the counts change, else 1; one cluster when unbounded)
         if s_count > 0:

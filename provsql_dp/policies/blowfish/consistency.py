@@ -2,7 +2,7 @@
 
 The ordered mechanism (papers/002 §7.1; Hay et al. 2010) releases the ``m`` prefix counts
 ``c_1 ≤ … ≤ c_m`` of a path tree as ``y_i = c_i + e_i`` (exact discrete Laplace on a public grid,
-:meth:`provsql_dp.mechanisms.safe_noise.LaplacePlan.release_array`), then replaces ``y`` by its
+:meth:`provsql_dp.mechanisms.noise.safe_noise.LaplacePlan.release_array`), then replaces ``y`` by its
 isotonic regression ``f`` clipped to ``[0, n]``, and answers each query ``q`` as
 ``public_q + Σ_j W_T[q, j] f_j``. The variance of the unconstrained ``e`` does not bound the
 error of ``f``: the projection lowers the *total* squared error, not each coordinate's. What does
@@ -16,7 +16,7 @@ max_s c̄[s..i] + a ≤ c_i + a``; symmetrically ``f_i ≥ min_t ȳ[i..t] ≥ c_
 
 So with ``a`` the bound that holds for **all** ``m`` draws at once with probability ≥ ``p`` —
 the draws are independent, so each at level ``p^{1/m}``, exact for the discrete law
-(:func:`provsql_dp.mechanisms.noise.error_bound`, grid rounding included) — every query's error
+(:func:`provsql_dp.mechanisms.noise.sources.error_bound`, grid rounding included) — every query's error
 is at most ``a·‖W_T[q]‖₁`` simultaneously, with probability ≥ ``p``. Public: a function of the
 plan (``Δ = ℓ``, ε, the grid) and of the workload only.
 
@@ -37,8 +37,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..._numbers import round_up_decimal
-from ...mechanisms.noise import error_bound
-from ...mechanisms.safe_noise import LaplacePlan, plan_laplace
+from ...mechanisms.noise.sources import error_bound
+from ...mechanisms.noise.safe_noise import LaplacePlan, plan_laplace
 
 __all__ = ["SimultaneousBound", "per_draw_level"]
 

@@ -435,7 +435,7 @@ def allocate_online(weights_so_far, committed, delta, epsilon, n, sampler, n_sam
     if w.size != i + 1:
         raise ValueError("give the weights up to and including the current step, and the "
                          "budgets committed before it")
-    from ...mechanisms.noise import resolve_rng
+    from ...mechanisms.noise.sources import resolve_rng
     g = resolve_rng(rng)
     h = int(n) - i - 1
     fut = sampler(g, w, h, n_samples) if h > 0 else np.zeros((1, 0))
@@ -460,7 +460,7 @@ def simulate_online(weights, delta, epsilon, sampler, n_samples=1000, candidates
     single = W.ndim == 1
     W = np.atleast_2d(W)
     R, n = W.shape
-    from ...mechanisms.noise import resolve_rng
+    from ...mechanisms.noise.sources import resolve_rng
     g = resolve_rng(rng)
     cands = candidate_grid(eps) if candidates is None else np.sort(np.asarray(candidates, float))
     E = np.zeros((R, n + delta - 1))  # left-padded with δ−1 zeros

@@ -7,7 +7,7 @@ Bins are squares of side ``w = m·δ`` (a whole number ``m`` of shifts). Histogr
 m−1``) has its bin boundaries at ``lo − w + h·δ + j·w`` on both axes (the paper's diagonal
 shift), so together the ``m`` histograms have a boundary every δ on each axis, and each boundary
 belongs to exactly one histogram. Every bin is noised with Laplace(Δ/ε) — exact discrete Laplace
-on the unit grid (:func:`provsql_dp.mechanisms.safe_noise.plan_laplace` with ``integer=True``:
+on the unit grid (:func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace` with ``integer=True``:
 the noisy counts are integers, all bins of the series released as one vector of L1 sensitivity
 Δ) — and a range query is answered by eq. 8 on each histogram, averaged over the series.
 
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import plan_laplace
 from ._overlap import fractions_sq_1d, overlap_2d
 from .policy import Policy, exact
 

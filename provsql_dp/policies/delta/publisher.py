@@ -31,7 +31,7 @@ and each of its releases is still charged to the ledger, as before.)
 The order of a release: compute the exact statistic (a failure spends nothing) → in one
 transaction, check every window holding the step and reserve → release the value with exact
 discrete Laplace noise on the public grid of ``plan_laplace(sensitivity, ε)``
-(:mod:`provsql_dp.mechanisms.safe_noise`, OS entropy unless a test passes a generator; the plan is
+(:mod:`provsql_dp.mechanisms.noise.safe_noise`, OS entropy unless a test passes a generator; the plan is
 checked before anything is reserved) → store the value. From SQL: ``CREATE STREAM``,
 ``PUBLISH STREAM``, ``SHOW STREAMS`` (:mod:`provsql_dp.privacy.stream_statements`).
 
@@ -75,8 +75,8 @@ from ...errors import (
     OperationalError,
     ProgrammingError,
 )
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import plan_laplace
 from ...sql.catalog import SCHEMA
 
 __all__ = ["Publisher", "Release", "list_publishers", "published"]

@@ -21,7 +21,7 @@ Two releases (``noise=``):
 * ``"laplace"`` (default, floating-point safe): the median's *global* sensitivity under the
   δ-neighbourhood is ``min(δ, hi − lo)`` (one record moves by at most δ, so the median does), and
   ``median + Lap(that/ε)`` is released with exact discrete Laplace noise on the public grid of
-  :func:`provsql_dp.mechanisms.safe_noise.plan_laplace` — pure ε-DP, nothing data-dependent in
+  :func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace` — pure ε-DP, nothing data-dependent in
   the noise. It is the better choice when δ is small next to the spread of the data near the
   median.
 * ``"cauchy"``: ``median + (6·S/ε)·Z`` with ``Z`` standard Cauchy and ``β = ε/6`` (NRS07's
@@ -56,8 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import plan_laplace
 from .policy import Policy
 
 __all__ = ["MedianRelease", "median", "smooth_sensitivity", "local_sensitivity_bound"]

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from ...mechanisms.noise import resolve_rng
-from ...mechanisms.safe_noise import plan_laplace
+from ...mechanisms.noise.sources import resolve_rng
+from ...mechanisms.noise.safe_noise import plan_laplace
 from ..blowfish._transform import Forest, line_tree, source_path_tree
 from ._overlap import overlap_1d
 from .policy import Policy

@@ -100,7 +100,7 @@ def test_smooth_release_is_centred_on_the_count():
 
 # ----------------------------------------------------- Karwa k-star, ε-DP (Cauchy, NRS constants)
 from provsql_dp.graph.baselines import cauchy_params, kstar_pure_release  # noqa: E402
-from provsql_dp.mechanisms import graph_smooth as gsm  # noqa: E402
+from provsql_dp.mechanisms.subgraph import smooth as gsm  # noqa: E402
 
 
 def _toggle(g, pair):

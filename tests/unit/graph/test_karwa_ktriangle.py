@@ -17,7 +17,7 @@ from provsql_dp.graph.karwa_ktriangle import (
     karwa_ktriangle_release,
     ktriangle_local_sensitivity,
 )
-from provsql_dp.mechanisms.graph_smooth import ktriangle_count
+from provsql_dp.mechanisms.subgraph.smooth import ktriangle_count
 
 
 def _edges(g):

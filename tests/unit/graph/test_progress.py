@@ -54,7 +54,7 @@ def test_lp_counts_are_watched_while_the_release_runs(capfd):
 
 
 def test_interrupt_during_the_release_keeps_the_charge(monkeypatch):
-    from provsql_dp.mechanisms import recursive as rm
+    from provsql_dp.mechanisms.recursive import efficient as rm
 
     con = provsql_dp.connect()
     con.execute("SET PRIVACY BUDGET 2")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import provsql_dp
-from provsql_dp.mechanisms.noise import discrete_laplace
+from provsql_dp.mechanisms.noise.sources import discrete_laplace
 
 
 def _db(dept_rows, people_depts, regions=("north", "south")):

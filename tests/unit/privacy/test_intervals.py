@@ -11,8 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from provsql_dp.mechanisms import laplace, r2t
-from provsql_dp.mechanisms.release import Release
+from provsql_dp.mechanisms.global_sensitivity import laplace
+from provsql_dp.mechanisms.r2t import race as r2t
+from provsql_dp.mechanisms.recursive.release import Release
 from provsql_dp.privacy.intervals import covers, interval_of, shown
 from provsql_dp.privacy.postprocess import CountRelease, consistent_counts
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
 
-from provsql_dp.mechanisms.noise import tail_units
-from provsql_dp.mechanisms.safe_noise import plan_laplace
+from provsql_dp.mechanisms.noise.sources import tail_units
+from provsql_dp.mechanisms.noise.safe_noise import plan_laplace
 from provsql_dp.policies.blowfish import Policy
 from provsql_dp.policies.blowfish._ops import SafeNoise
 from provsql_dp.policies.blowfish.consistency import SimultaneousBound, per_draw_level

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from provsql_dp.mechanisms.safe_noise import on_grid
+from provsql_dp.mechanisms.noise.safe_noise import on_grid
 from provsql_dp.policies import blowfish as bf
 from provsql_dp.policies.blowfish import _exact
 from provsql_dp.policies.blowfish import grid_plans as gp

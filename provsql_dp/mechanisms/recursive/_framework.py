@@ -1,0 +1,154 @@
+"""The recursive-mechanism framework of papers/003 §4.1, shared by the efficient and the general
+mechanism: parameter defaults, the Δ search (eq. 11), the noise steps and Theorem 1's bound.
+
+Private: everything here except :func:`resolve_params` handles private quantities.
+
+>>> p = resolve_params(0.5, "node")
+>>> (p["theta"], p["beta"], p["mu"], p["eps1"], p["eps2"])
+(1.0, 0.1, 1.0, 0.25, 0.25)
+>>> delta_search(lambda j: [10.0, 5.0, 1.0][j], g_top=10.0, n=2, theta=1.0, beta=1.0)
+(2, 7.38905609893065)
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import Callable
+
+from ..._numbers import positive
+
+__all__ = ["resolve_params", "delta_search", "accuracy_bound", "DEFAULT_MU"]
+
+#: the paper's μ for node-style and edge-style privacy (papers/003 §6.1)
+DEFAULT_MU = {"node": 1.0, "edge": 0.5}
+
+#: relative slack when comparing an LP value with a threshold e^{jβ}θ
+_CMP_TOL = 1e-9
+
+
+
+
+def resolve_params(
+    epsilon: float,
+    privacy: str | None = "node",
+    *,
+    theta: float = 1.0,
+    beta: float | None = None,
+    mu: float | None = None,
+    eps1: float | None = None,
+    eps2: float | None = None,
+) -> MappingProxyType:
+    """Fill in the paper's defaults (θ = 1, β = ε/5, μ by privacy, ε₁ = ε₂ = ε/2) and validate.
+
+    ``privacy`` only selects the default μ (1 for ``"node"``, 0.5 for ``"edge"``). If only one of
+    ``eps1``/``eps2`` is given the other is ``epsilon`` minus it; if both are given they must add
+    up to ``epsilon``.
+    """
+    eps = positive("epsilon", epsilon)
+    if privacy is not None:
+        key = str(privacy).lower()
+        if key not in DEFAULT_MU:
+            raise ValueError(f"privacy must be 'node' or 'edge', got {privacy!r}")
+        privacy = key
+    if mu is None:
+        if privacy is None:
+            raise ValueError("give privacy='node' or 'edge', or an explicit mu")
+        mu = DEFAULT_MU[privacy]
+    mu = positive("mu", mu)
+    theta = positive("theta", theta)
+    beta = positive("beta", eps / 5 if beta is None else beta)
+    if eps1 is None and eps2 is None:
+        eps1 = eps2 = eps / 2
+    elif eps1 is None:
+        eps1 = eps - positive("eps2", eps2)
+    elif eps2 is None:
+        eps2 = eps - positive("eps1", eps1)
+    eps1 = positive("eps1", eps1)
+    eps2 = positive("eps2", eps2)
+    if abs(eps1 + eps2 - eps) > 1e-12 * max(1.0, eps):
+        raise ValueError(f"eps1 + eps2 must equal epsilon ({eps1} + {eps2} != {eps})")
+    return MappingProxyType(
+        {"theta": theta, "beta": beta, "mu": mu, "eps1": eps1, "eps2": eps2, "privacy": privacy}
+    )
+
+
+def delta_search(
+    g_at: Callable[[int], float], g_top: float, n: int, theta: float, beta: float
+) -> tuple[int, float]:
+    """Δ = min{e^{jβ}θ : G_{|P|−j} ≤ e^{jβ}θ} (eq. 11) by binary search on j (§5.3).
+
+    ``g_at(j)`` returns ``G_{|P|−j}``, nonincreasing in ``j`` and 0 for ``j ≥ n``; ``g_top`` is
+    ``G_{|P|}``. Only ``O(log(ln(G_|P|/θ)/β))`` entries of G are evaluated. Returns ``(j, Δ)``.
+    """
+
+    def threshold(j: int) -> float:
+        return math.exp(j * beta) * theta
+
+    def ok(value: float, j: int) -> bool:
+        t = threshold(j)
+        return value <= t * (1 + _CMP_TOL) + _CMP_TOL
+
+    if ok(g_top, 0):
+        return 0, theta
+    # the first j whose threshold reaches G_|P| satisfies the predicate, G being nonincreasing
+    hi = max(1, math.ceil(math.log(g_top / theta) / beta)) if g_top > 0 else 1
+    while threshold(hi - 1) >= g_top and hi > 1:
+        hi -= 1
+    while threshold(hi) < g_top:
+        hi += 1
+    hi = min(hi, max(n, 1))
+    lo = 0  # predicate false at lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(g_at(mid), mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, threshold(hi)
+
+
+def accuracy_bound(
+    g_top: float, *, theta: float, beta: float, mu: float, eps1: float, eps2: float, c: float,
+    g: int = 2, scale: float = 1.0,
+) -> tuple[float, float]:
+    """Theorem 1: ``|X̂ − q(supp R)| ≤ bound`` with probability at least ``prob``.
+
+    ``bound = e^{2μ} Δ* c / ε₂ + g ⌈ln(Δ*/θ)/β⌉ G_|P|`` with ``Δ* = max{θ, e^β G_|P|}``, and
+    ``prob = 1 − e^{−μ ε₁/β} − e^{−c}``. ``g`` is 2 for the efficient mechanism (Theorem 4), 1 for
+    the general one (Theorem 2).
+
+    ``scale = s > 1`` when only ``s·G`` is proved g-bounding (the k-triangle constructions, whose
+    G_|P| still bounds H's fall from the top: ``H_|P| − H_i ≤ (|P| − i)·G_|P|``): Lemma 8 then
+    needs ``Δ̂ ≥ sΔ`` instead of ``Δ̂ ≥ Δ``, which fails with probability
+    ``½e^{−(μ − ln s)ε₁/β}`` (Lemma 6's argument), so ``prob = 1 − ½e^{−μ ε₁/β} −
+    ½e^{−(μ − ln s)ε₁/β} − e^{−c}`` (vacuous unless ``μ > ln s``); ``s = 1`` is the formula above.
+    Both ``½`` are the continuous Laplace's tails; ``Δ̂`` is released with discrete Laplace noise
+    on the index (:func:`.release.release_delta_hat`), whose tails ``Pr[K ≥ m] = e^{−ε₁m}/(1 +
+    e^{−ε₁})`` are heavier, so ``½`` is replaced by ``1/(1 + e^{−ε₁})`` (at ``s = 1`` this is
+    slightly more conservative than the paper's ``e^{−μ ε₁/β}``). The ``e^{−c}`` of ``X̂``'s noise
+    is the continuous tail (the discrete law on the release grid has tail at most
+    ``2e^{−c}/(1 + e^{−1/λ})`` with ``λ`` the grid noise scale, and rounding adds one grid step).
+    A vacuous ``prob`` is returned as ``0.0``: the theorem guarantees nothing at these parameters
+    (the k-triangle constructions at the default μ).
+
+    >>> b1, p1 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0)
+    >>> b2, p2 = accuracy_bound(10.0, theta=1.0, beta=0.1, mu=1.0, eps1=0.5, eps2=0.5, c=3.0,
+    ...                         scale=1.5)
+    >>> b1 == b2 and p2 < p1
+    True
+    >>> accuracy_bound(10.0, theta=1.0, beta=0.1, mu=0.5, eps1=0.25, eps2=0.25, c=3.0,
+    ...                scale=10 / 3)[1]  # μ < ln s: nothing guaranteed
+    0.0
+    """
+    if scale < 1:
+        raise ValueError(f"scale must be at least 1, got {scale!r}")
+    d_star = max(theta, math.exp(beta) * g_top)
+    bound = math.exp(2 * mu) * d_star * c / eps2 + g * math.ceil(
+        math.log(d_star / theta) / beta
+    ) * g_top
+    half = 1.0 / (1.0 + math.exp(-eps1))  # the discrete Laplace tail factor of Δ̂ (not ½)
+    prob = (1.0 - half * math.exp(-mu * eps1 / beta)
+            - half * math.exp(-(mu - math.log(scale)) * eps1 / beta) - math.exp(-c))
+    return bound, max(0.0, prob)
+

@@ -1,0 +1,135 @@
+"""R2T: the truncation LP against PuLP, its sensitivity under removing one participant (brute
+force over neighbours), its limits, and the release's public grid, ε and one-sided guarantee."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pulp
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from provsql_dp.errors import SolverError
+from provsql_dp.mechanisms.r2t import race as r2t
+from provsql_dp.mechanisms.r2t import truncation as r2t_lp
+from provsql_dp.mechanisms.noise.safe_noise import on_grid
+
+from pulp_cbc import cbc_solver
+from recursive_testkit import make_kr, neighbour, random_kr
+
+
+def pulp_truncation(kr, tau):
+    """The paper's LP with projection, written out plainly: u per tuple, v per monomial."""
+    index = kr.participant_index
+    prob = pulp.LpProblem("R2T", pulp.LpMaximize)
+    u = [prob.add_variable(f"u{t}", 0, float(kr.weights[t])) for t in range(kr.n_tuples)]
+    loads = {}
+    for t in range(kr.n_tuples):
+        vs = []
+        for k, m in enumerate(sorted(kr.annotation(t), key=sorted)):
+            v = prob.add_variable(f"v{t}_{k}", 0)
+            vs.append(v)
+            for p in m:
+                loads.setdefault(index[p], []).append(v)
+        prob += u[t] <= pulp.lpSum(vs)
+    for vs in loads.values():
+        prob += pulp.lpSum(vs) <= tau
+    prob += pulp.lpSum(u)
+    prob.solve(cbc_solver())
+    return float(pulp.value(prob.objective) or 0.0)
+
+
+seeds = st.integers(0, 2**32 - 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+def test_lp_matches_pulp(seed, tau):
+    kr = random_kr(np.random.default_rng(seed), n=5, n_tuples=7, max_monos=3)
+    assert r2t.truncation_value(kr, tau) == pytest.approx(pulp_truncation(kr, tau), abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seeds, st.sampled_from([0.5, 1.0, 2.0, 8.0]))
+def test_sensitivity_at_most_tau_under_removal(seed, tau):
+    kr = random_kr(np.random.default_rng(seed), n=6, n_tuples=9, max_monos=3)
+    q = r2t.truncation_value(kr, tau)
+    for p in kr.participant_list:
+        q2 = r2t.truncation_value(neighbour(kr, p), tau)
+        assert q2 <= q + 1e-7          # removing a participant never raises Q(·, τ)
+        assert q - q2 <= tau + 1e-7    # and lowers it by at most τ
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds)
+def test_truncation_between_zero_and_answer_and_monotone(seed):
+    kr = random_kr(np.random.default_rng(seed), n=6, n_tuples=9)
+    vals = [r2t.truncation_value(kr, t) for t in (0.0, 1.0, 2.0, 4.0, 1e6)]
+    assert vals[0] == 0.0
+    assert all(a <= b + 1e-9 for a, b in zip(vals, vals[1:]))
+    assert vals[-1] == pytest.approx(kr.true_answer())
+
+
+def test_multi_monomial_tuple_is_not_double_counted():
+    # t0 = p0 ∨ p1, both alive: Q(I, τ) counts t0 once (weight 3) — and removing p0 keeps it
+    kr = make_kr([[[0], [1]]], weights=[3.0])
+    assert r2t.truncation_value(kr, 10.0) == pytest.approx(3.0)
+    assert r2t.truncation_value(kr, 1.0) == pytest.approx(2.0)
+
+
+def test_release_is_on_grid_and_charges_epsilon():
+    kr = random_kr(np.random.default_rng(1), n=6, n_tuples=9, integer_weights=True)
+    plans, shifts, taus, eps_each = r2t.plan(0.8, 16, 0.1)
+    assert eps_each * len(taus) == pytest.approx(0.8)
+    assert all(float(p.epsilon_spent) <= eps_each for p in plans)
+    rel = r2t.release(kr, 0.8, max_contribution=16, rng=np.random.default_rng(2))
+    assert rel.epsilon == 0.8 and rel.mechanism == "r2t"
+    assert rel.value == 0.0 or any(on_grid(rel.value, p.grid) for p in plans)
+
+
+def test_upper_side_guarantee_holds_empirically():
+    kr = random_kr(np.random.default_rng(3), n=8, n_tuples=30, max_monos=1, integer_weights=True)
+    truth = kr.true_answer()
+    rng = np.random.default_rng(4)
+    vals = np.array([r2t.release(kr, 1.0, max_contribution=64, beta=0.1, rng=rng).value
+                     for _ in range(300)])
+    assert np.mean(vals > truth) <= 0.1 + 0.05
+
+
+def test_accuracy_on_a_large_answer():
+    # 400 disjoint participants each with one unit tuple: DS = 1, error ≈ L·ln(L/β)·τ/ε
+    kr = make_kr([[[k]] for k in range(400)])
+    vals = [r2t.release(kr, 1.0, max_contribution=8, rng=np.random.default_rng(s)).value
+            for s in range(10)]
+    assert 300 < np.median(vals) <= 400
+
+
+def test_bad_parameters_are_refused():
+    kr = make_kr([[[0]]])
+    with pytest.raises(ValueError, match="max_contribution"):
+        r2t.release(kr, 1.0, max_contribution=0)
+    with pytest.raises(ValueError, match="beta"):
+        r2t.release(kr, 1.0, beta=1.5)
+    with pytest.raises(ValueError, match="nonnegative"):
+        r2t.release(make_kr([[[0]]], weights=[-1.0]), 1.0)
+
+
+def test_time_limit_failure_raises_solver_error(monkeypatch):
+    kr = random_kr(np.random.default_rng(5), n=8, n_tuples=40)
+
+    def boom(*a, **k):
+        raise SolverError("the R2T truncation LP did not solve to optimality; nothing was released")
+
+    stats = r2t.LPStats()
+    r2t.release(kr, 10.0, max_contribution=16, rng=np.random.default_rng(0), stats=stats)
+    assert stats.n_lps > 0  # this release needs an LP: its failure must surface
+    monkeypatch.setattr(r2t_lp, "solve_lp", boom)
+    with pytest.raises(SolverError):
+        r2t.release(kr, 10.0, max_contribution=16, time_limit=1e-9,
+                    rng=np.random.default_rng(0))
+
+
+def test_thresholds_are_public_powers_of_two():
+    assert r2t.thresholds(2**20) == tuple(2.0 ** j for j in range(1, 21))
+    assert math.isclose(r2t.DEFAULT_BETA, 0.1)
