@@ -2,8 +2,9 @@
 
 A privacy statement is run by provsql_dp (:mod:`.privacy_statements`), a private query is
 released by its route (:func:`provsql_dp.privacy.routing.release`) and charged to the
-connection's user, anything else passes through to DuckDB; the rows are then fetched the PEP 249
-way.
+connection's user, an analyst's other statements are compiled (:mod:`provsql_dp.sql.analyst`:
+DuckDB runs our text, never theirs), a curator's pass through to DuckDB; the rows are then
+fetched the PEP 249 way.
 
 >>> import provsql_dp
 >>> cur = provsql_dp.connect().cursor()
@@ -34,7 +35,7 @@ from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import routing
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
-from ...privacy.roles import check_analyst
+from ...privacy.roles import check_analyst, compile_analyst
 from ...sql import dialect as d
 from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
@@ -174,13 +175,32 @@ class Cursor:
                 return self._private_query(query, con.default_epsilon,
                                            _ledger_text(stmt, parameters), None, scope)
         if con.role == "analyst":
-            check_analyst(con, stmt, tree)
+            return self._analyst_statement(stmt, tree, parameters)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads
             con._catalog.changed()
+
+    def _analyst_statement(self, stmt: str, tree, parameters) -> None:
+        """An analyst's statement that is neither private nor ours: compiled
+        (:mod:`provsql_dp.sql.analyst`, parameters bound as literals first); DuckDB runs only
+        the text we emit, or nothing when the catalog answers."""
+        if tree is None:
+            try:
+                tree = d.parse_one(number_qmarks(stmt) if parameters is not None else stmt)
+            except ParseError:
+                tree = None  # refused by compile_analyst, by its first word
+        if tree is not None:
+            tree = bind(tree, parameters)
+        compiled = compile_analyst(self.connection, stmt, tree)
+        if compiled is None:  # private queries and our statements took their own paths above
+            raise InterfaceError(f"an analyst statement reached no path: {stmt[:80]!r}")
+        if compiled.rows is not None:
+            self._set_result(compiled.description, compiled.rows)
+            return None
+        return self._passthrough(compiled.sql, None, None)
 
     def _touches_protected(self, tree: exp.Expression) -> bool:
         prot = {(p.schema.lower(), p.table.lower()) for p in self.connection._catalog.list_protected()}
