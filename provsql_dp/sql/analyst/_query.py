@@ -38,6 +38,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
+from ..size_model import check_size
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
 
@@ -103,9 +104,7 @@ class _Compiler:
             else:
                 self._to_table(t, depth, home)
         self._check_functions(tree)
-        # SIZE MODEL (issue 26 item 3, h26t): each emitted expression's output size is checked
-        # here, once names are resolved and before anything is emitted; the lead wires
-        # provsql_dp.sql.size_model in at merge.
+        _check_sizes(tree)  # bounded cost per row, before DuckDB binds (and folds) anything
         return tree
 
     def _fresh_name(self) -> str:
@@ -315,3 +314,51 @@ def compile_query(catalog: Catalog, tree: exp.Expression) -> tuple[str, _Compile
     sql = tree.sql(dialect="duckdb", comments=False)
     c.verify(sql)
     return sql, c
+
+
+def _check_sizes(tree: exp.Expression) -> None:
+    """Every scalar expression of ``tree`` within the caps of :mod:`provsql_dp.sql.size_model`
+    (refused otherwise, naming it): a public statement's cost per row is bounded at plan time
+    too, so a statement cannot hold the engine for minutes by growing strings (the caps are the
+    private path's). Column types are not looked up: every column counts as a string read (the
+    model's conservative side). A subquery inside an expression is a query of its own, checked
+    where :func:`exp.Expression.walk` reaches its SELECT; here it stands for one value.
+
+    >>> check_size  # doctest: +ELLIPSIS
+    <function check_size at ...>
+    >>> _check_sizes(sqlglot.parse_one("SELECT upper(s) FROM t WHERE s IN (SELECT s FROM u)"))
+    >>> _check_sizes(sqlglot.parse_one("SELECT replace(replace(s, 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa') FROM t"))
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.UnsupportedQueryError: the expression ...
+    """
+    for node in tree.walk():
+        parent = node.parent
+        if parent is None or isinstance(node, _STRUCTURE) and not isinstance(node, exp.Func):
+            continue
+        if not (isinstance(parent, _STRUCTURE) and not isinstance(parent, exp.Func)):
+            continue  # not a root: checked as part of its root
+        root = _values_per_row(node.copy())
+        for sub in list(root.find_all(exp.Subquery, exp.Select, exp.Exists)):
+            if sub is root:
+                break
+            sub.replace(exp.null())
+        if isinstance(root, (exp.Subquery, exp.Select, exp.Exists)):
+            continue
+        check_size(root, {})
+
+
+def _values_per_row(root: exp.Expression) -> exp.Expression:
+    """``root`` with each aggregate or window function standing for its argument (its value's
+    size is at most its argument's, per row; a count or a row number is a number)."""
+    for node in list(root.find_all(exp.Func)):
+        if not isinstance(node, exp.AggFunc) and function_name(node) not in _WINDOW_ONLY:
+            continue
+        arg = node.this if isinstance(node, exp.AggFunc) else None
+        value = (arg.copy() if isinstance(arg, exp.Expression) and not isinstance(arg, exp.Star)
+                 else exp.Literal.number(0))
+        target = node.parent if isinstance(node.parent, exp.Window) else node  # f(…) OVER (…)
+        if node is root or target is root:
+            return value
+        target.replace(value)
+    return root

@@ -108,3 +108,25 @@ def test_the_emitted_text_is_read_back_and_checked(catalog):
         with pytest.raises(PrivacyError):
             c.verify(bad)
     assert sqlglot.parse_one(emit(catalog, "SELECT k /* a comment */ FROM pub"), read="duckdb").comments in (None, [])
+
+
+def test_public_statements_have_the_size_models_caps():
+    """A public statement cannot grow strings past the size model's caps (its cost per row is
+    bounded at plan time, as a private query's): refused naming the expression, before DuckDB
+    binds (and folds) it; capped with left(…, n) it is accepted."""
+    import duckdb
+
+    from provsql_dp.errors import UnsupportedQueryError
+    from provsql_dp.sql import dialect as d
+    from provsql_dp.sql.analyst import compile_statement
+    from provsql_dp.sql.catalog import Catalog
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE pub(s VARCHAR)")
+    grow = "replace(replace(replace(s, 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa')"
+    for sql in (f"SELECT {grow} FROM pub", f"SELECT count(*) FROM pub WHERE {grow} = 'x'",
+                f"SELECT max({grow}) FROM pub", f"SELECT s FROM pub ORDER BY {grow}"):
+        with pytest.raises(UnsupportedQueryError, match="(?i)replace.*bytes per byte"):
+            compile_statement(Catalog(con), d.parse_one(sql))
+    ok = "SELECT replace(left(s, 100), 'a', 'aaaaaaaaaa'), count(*) OVER () FROM pub"
+    assert compile_statement(Catalog(con), d.parse_one(ok)).sql is not None
