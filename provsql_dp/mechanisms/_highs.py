@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
+from .._cancel import solving
 from .._deadline import time_limit as _within_deadline
 from .._progress import interruptible, tick
 from ..errors import SolverError
@@ -181,7 +182,8 @@ def _run(h, t0: float, *, stats, what: str, time_limit, approximate: bool = Fals
         h.setOptionValue("time_limit", float(time_limit))
     n_row, n_col = h.getNumRow(), h.getNumCol()
     tick("solving LPs")
-    run_status = _run_interruptibly(h) if interruptible() else h.run()
+    with solving(h):  # a cancel of the statement stops the solve (provsql_dp._cancel)
+        run_status = _run_interruptibly(h) if interruptible() else h.run()
     model_status = h.getModelStatus()
     elapsed = time.perf_counter() - t0
     if stats is not None:

@@ -30,6 +30,7 @@ from ...errors import InterfaceError, ProgrammingError, UnsupportedQueryError
 from ...privacy.answer import answer_private
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import MIN_EPSILON, REFUSALS, release_failure
+from ...privacy.limits import check_statement
 from ...privacy.postprocess import post_process, raw_option
 from ...privacy.quantile_route import answer as answer_quantile
 from ...privacy.quantile_route import is_quantile_query
@@ -101,6 +102,7 @@ class Cursor:
         self.privacy = None
         self.connection.privacy = None
         self._frame_privacy = None
+        check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -108,14 +110,15 @@ class Cursor:
             raise ProgrammingError("parameters can only be used with a single statement")
         scope = caller_frame() if self.connection.scan_python else None
         try:
-            for stmt in stmts:
-                try:
-                    self._execute_one(stmt, parameters, scope)
-                except ProgrammingError as e:  # a misspelt keyword of ours: say which
-                    hinted = with_hint(str(e), stmt)
-                    if hinted == str(e):
-                        raise
-                    raise type(e)(hinted) from e
+            with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
+                for stmt in stmts:
+                    try:
+                        self._execute_one(stmt, parameters, scope)
+                    except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                        hinted = with_hint(str(e), stmt)
+                        if hinted == str(e):
+                            raise
+                        raise type(e)(hinted) from e
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -270,7 +273,7 @@ class Cursor:
         """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
         (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
         con = self.connection
-        with ReleaseClock(con.release_seconds), con._catalog.snapshot():
+        with ReleaseClock(con.release_seconds, con.release_time_limit), con._catalog.snapshot():
             desc, rows, info = estimate_error(con, tree, text)
         self._set_result(desc, rows)
         self.privacy = info
@@ -288,7 +291,7 @@ class Cursor:
                 "grows without bound as ε shrinks. Nothing was charged")
         # DataFrames the query names from the caller's scope are registered first (public);
         # the release is padded to the connection's public release time, if it has one
-        with ReleaseClock(con.release_seconds), scope_frames(con, tree, scope), \
+        with ReleaseClock(con.release_seconds, con.release_time_limit), scope_frames(con, tree, scope), \
                 con._catalog.snapshot():
             # one read of the schema and declarations per statement
             self._private_release(tree, epsilon, text, options)
