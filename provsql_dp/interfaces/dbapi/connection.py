@@ -71,7 +71,14 @@ from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
 from .interval_columns import coverage_of
 from .python_scope import register, unregister
-from .engines import attach_table, guard_rails_config, open_engine, open_error
+from .engines import (
+    attach_table,
+    guard_rails_config,
+    open_engine,
+    open_error,
+    shares_unguarded,
+    warn_unguarded,
+)
 from .statements import split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
@@ -144,7 +151,11 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     ``"50%"`` of RAM) and ``temp_directory_limit`` (the spill-to-disk cap, default ``"10GiB"``)
     in force. DuckDB keeps one database instance per file and process, with one configuration:
     a guarded and an unguarded connection cannot be open on the same file in one process at
-    once (:class:`~provsql_dp.errors.OperationalError` says so); a curator opened with
+    once. An analyst opened by default in a process that already holds the file without them
+    (a curator's connection in the same notebook or test) shares that instance without the
+    rails — ``con.guard_rails`` is then ``False`` and a ``UserWarning`` says so; whoever runs
+    that process is the curator anyway. ``guard_rails=True`` makes the rails mandatory (an
+    :class:`~provsql_dp.errors.OperationalError` instead); a curator opened with
     ``guard_rails=True`` (as the explorer opens every connection) cannot read files either.
 
     ``max_statement_bytes`` (default 64 KiB) and ``max_expression_depth`` (default 64) limit an
@@ -276,10 +287,20 @@ class Connection:
         self.max_expression_depth = max_expression_depth  # validated before anything opens
         #: whether DuckDB's own guard rails are on (see :func:`connect`)
         self.guard_rails = role == "analyst" if guard_rails is None else bool(guard_rails)
+        plain = config
         if self.guard_rails:
             config = guard_rails_config(config, memory_limit, temp_directory_limit)
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
+        except duckdb.ConnectionException as e:
+            if not (guard_rails is None and self.guard_rails and shares_unguarded(e)):
+                raise open_error(database, e, self.guard_rails) from e
+            # the default for an analyst in a process that already holds the file without
+            # them (a curator's connection): DuckDB has one configuration per file and
+            # process, so this connection shares it — documented; guard_rails=True refuses
+            self._duck = duckdb.connect(database, read_only=read_only, config=plain or {})
+            self.guard_rails = False
+            warn_unguarded(database)
         except duckdb.Error as e:
             raise open_error(database, e, self.guard_rails) from e
         self.database = database

@@ -50,7 +50,7 @@ from ...provenance.backends import DuckDBBackend
 from ...sql.catalog import SCHEMA
 
 __all__ = ["open_engine", "attach_table", "refuse_mirrored", "GUARD_RAILS", "guard_rails_config",
-           "open_error"]
+           "open_error", "shares_unguarded", "warn_unguarded"]
 
 #: the DuckDB settings of a guarded connection (besides its memory and spill limits), in the
 #: order DuckDB applies them; ``lock_configuration`` last: nothing can change them afterwards
@@ -97,10 +97,29 @@ def guard_rails_config(config: dict | None, memory_limit: str | None,
     return out
 
 
+def shares_unguarded(e: duckdb.Error) -> bool:
+    """Whether DuckDB refused a connection because the file is open in this process with
+    another configuration."""
+    return isinstance(e, duckdb.ConnectionException) and "different configuration" in str(e)
+
+
+def warn_unguarded(database: str) -> None:
+    """Say that an analyst connection shares an unguarded database instance (see
+    :func:`provsql_dp.connect`)."""
+    import warnings
+
+    warnings.warn(
+        f"analyst connection to {database!r} opened without DuckDB's guard rails: this process "
+        "already holds the file without them (a curator's connection), and DuckDB has one "
+        "configuration per file and process. provsql_dp's own checks still apply; to have the "
+        "rails, serve analysts from a process of their own (provsql-dp serve/shell) or pass "
+        "guard_rails=True (an error instead of this warning)", UserWarning, stacklevel=4)
+
+
 def open_error(database: str, e: duckdb.Error, guarded: bool) -> Error:
     """The PEP 249 error for a DuckDB database that would not open, with what to do."""
     text = str(e)
-    if isinstance(e, duckdb.ConnectionException) and "different configuration" in text:
+    if shares_unguarded(e):
         mine, other = ("with", "without") if guarded else ("without", "with")
         return OperationalError(
             f"cannot open {database!r} {mine} DuckDB's guard rails: this process already has "
