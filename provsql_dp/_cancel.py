@@ -11,7 +11,10 @@ the explorer's Cancel request, a wire protocol's CancelRequest):
   raise :class:`~provsql_dp.errors.StatementCancelled` from then on;
 * calls ``cancelSolve()`` on every HiGHS solve under way (registered by :func:`solving`; they
   run with highspy's user-interrupt callback, which stops simplex and interior-point solves
-  within a few milliseconds — PDLP has no interrupt callback and stops at its own time limit);
+  within a few milliseconds). PDLP has no interrupt callback: a PDLP solve runs in HiGHS's own
+  thread (:func:`run_solve`) and a cancel *abandons* it — the statement returns at once, the
+  solve goes on in the background until it ends or reaches its time limit, and its result is
+  dropped;
 * interrupts the connection's DuckDB query, again every :data:`POLL` seconds until the
   statement ends (an ``interrupt()`` that lands between two queries is a no-op in DuckDB, so
   one call could miss the next query).
@@ -42,7 +45,7 @@ from contextvars import ContextVar
 
 from .errors import StatementCancelled
 
-__all__ = ["CancelToken", "current", "check_current", "solving", "POLL"]
+__all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "POLL"]
 
 #: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
 #: between two looks at the clock of a deadline watcher, :mod:`provsql_dp._deadline`)
@@ -158,3 +161,45 @@ def solving(h):
     finally:
         token._remove(h)
     token.check()
+
+
+def run_solve(h, *, threaded: bool = False):
+    """``h.run()``, stoppable: in HiGHS's own thread when ``threaded`` (the shell's Ctrl-C: a
+    ``KeyboardInterrupt`` in this thread cancels the solve) or for a PDLP solve under a token
+    (which no callback can stop: on a cancel it is abandoned, see the module docstring).
+    Inside :func:`solving`, which raises once a cancelled solve has stopped."""
+    token = _current.get()
+    pdlp = _solver(h) == "pdlp"
+    if not (threaded or (pdlp and token is not None)):
+        return h.run()
+    h.startSolve()
+    try:
+        while True:
+            done, status = h.wait(POLL * 5)
+            if done:
+                return status
+            if token is not None and token.cancelled:
+                if pdlp:
+                    raise StatementCancelled()  # abandoned: it ends in the background
+                _wait_stopped(h)
+                return None
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        if not pdlp:
+            _wait_stopped(h)
+        raise
+
+
+def _wait_stopped(h) -> None:
+    """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds."""
+    while True:
+        try:
+            if h.wait(POLL)[0]:
+                return
+        except KeyboardInterrupt:  # a second Ctrl-C: the solver stops in a moment anyway
+            continue
+
+
+def _solver(h) -> str:
+    alg = h.getOptionValue("solver")
+    return str(alg[1] if isinstance(alg, tuple) else alg)

@@ -137,7 +137,7 @@ def open_error(database: str, e: duckdb.Error, guarded: bool) -> Error:
         else:
             hint = "check the path and its permissions"
         return OperationalError(f"cannot open {database!r}: {e}. {hint}")
-    if isinstance(e, duckdb.InvalidInputException) and guarded:
+    if isinstance(e, (duckdb.InvalidInputException, duckdb.ParserException)) and guarded:
         return InterfaceError(f"cannot open {database!r} with the guard rails: {e} (check "
                               "memory_limit and temp_directory_limit, e.g. '4GB' or '50%')")
     return translate(e)
