@@ -64,7 +64,7 @@ def check_statement(con, sql: str) -> None:
         return
     limit = getattr(con, "max_statement_bytes", None)
     if limit is not None and len(sql) * 4 > limit:  # a character is at most 4 bytes in UTF-8
-        size = len(sql) if len(sql) > limit else len(sql.encode("utf-8"))
+        size = len(sql.encode("utf-8", "surrogatepass"))
         if size > limit:
             raise ProgrammingError(
                 f"the statement is {size:,} bytes long, more than this connection allows "
