@@ -101,7 +101,7 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
     charge = charge_fn()
     try:
         kr, why = capture(engine_of(con), plan, bounds, max_rows=max_rows_of(con)), None
-    except CaptureTooLarge as e:  # every group reads no data
+    except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group reads no data
         kr, why = None, str(e)
     releases, rows = [], []
     for g in groups:

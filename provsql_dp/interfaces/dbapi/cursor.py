@@ -30,6 +30,7 @@ from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
+from ...privacy.limits import check_statement
 from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import routing
@@ -100,6 +101,7 @@ class Cursor:
         self.privacy = None
         self.connection.privacy = None
         self._frame_privacy = None
+        check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -107,14 +109,15 @@ class Cursor:
             raise ProgrammingError("parameters can only be used with a single statement")
         scope = caller_frame() if self.connection.scan_python else None
         try:
-            for stmt in stmts:
-                try:
-                    self._execute_one(stmt, parameters, scope)
-                except ProgrammingError as e:  # a misspelt keyword of ours: say which
-                    hinted = with_hint(str(e), stmt)
-                    if hinted == str(e):
-                        raise
-                    raise type(e)(hinted) from e
+            with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
+                for stmt in stmts:
+                    try:
+                        self._execute_one(stmt, parameters, scope)
+                    except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                        hinted = with_hint(str(e), stmt)
+                        if hinted == str(e):
+                            raise
+                        raise type(e)(hinted) from e
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -286,7 +289,7 @@ class Cursor:
         """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
         (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
         con = self.connection
-        with ReleaseClock(con.release_seconds), con._catalog.snapshot():
+        with ReleaseClock(con.release_seconds, con.release_time_limit), con._catalog.snapshot():
             desc, rows, info = estimate_error(con, tree, text)
         self._set_result(desc, rows)
         self.privacy = info
@@ -298,8 +301,8 @@ class Cursor:
         check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
         # DataFrames the query names from the caller's scope are registered first (public);
         # the release is padded to the connection's public release time, if it has one
-        with ReleaseClock(con.release_seconds), scope_frames(con, tree, scope), \
-                con._catalog.snapshot(), charge_watch() as watch:
+        with ReleaseClock(con.release_seconds, con.release_time_limit), \
+                scope_frames(con, tree, scope), con._catalog.snapshot(), charge_watch() as watch:
             # one read of the schema and declarations per statement
             try:
                 self._private_release(tree, epsilon, text, options)

@@ -263,7 +263,7 @@ def cancel(request, sess, body):
 
 def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                release_seconds: float | None = None, lp_gap: float | None = None,
-               release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Starlette:
+               release_time_limit: float | None = RELEASE_TIME_LIMIT, **options) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
     ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
     every connection it opens
@@ -284,17 +284,20 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit)
+    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit,
+                              **options)  # the guard rails' limits (provsql-dp serve flags)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
           max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
-          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT) -> None:
-    """Run the explorer on uvicorn until interrupted."""
+          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT,
+          **options) -> None:
+    """Run the explorer on uvicorn until interrupted (``options``: :func:`create_app`'s)."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit),
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit,
+                           **options),
                 host=host, port=port,
                 log_level="info")

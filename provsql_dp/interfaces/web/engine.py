@@ -4,7 +4,16 @@
 curator's is ``connect(db, role="curator", user=name)``, an analyst's ``connect(db,
 role="analyst", user=name)`` — so roles, ledger, routes and refusals are exactly the shell's. A
 lock serialises statements (a connection is not shared between threads); :meth:`cancel`
-interrupts the running statement of one user from another request.
+stops the running statement of one user from another request (``Connection.cancel``: its
+DuckDB query and its LPs).
+
+The server serves analysts, so its DuckDB instance runs with DuckDB's guard rails
+(``guard_rails=True`` for every connection it opens, its curator accounts' included:
+:mod:`provsql_dp.interfaces.dbapi.engines`): through the explorer a curator cannot read or
+write files from SQL (``read_csv``, ``COPY``, ``ATTACH``) nor change DuckDB settings; a
+curator's own ``provsql_dp.connect`` in another process keeps that power. ``options`` (such as
+``memory_limit``, ``temp_directory_limit``, ``max_statement_bytes``, ``max_expression_depth``)
+go to every :func:`provsql_dp.connect`.
 
 Errors reach the page as the shell prints them: ``Error: <text>`` for every PEP 249 error (whose
 text the engine already made safe for an analyst, :mod:`provsql_dp.privacy.failures`); anything
@@ -57,8 +66,9 @@ class Engine:
 
     def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                  release_seconds: float | None = None, lp_gap: float | None = None,
-                 release_time_limit: float | None = RELEASE_TIME_LIMIT):
+                 release_time_limit: float | None = RELEASE_TIME_LIMIT, **options):
         self.database = database
+        self.options = {"guard_rails": True, **options}
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
         self.lp_gap = lp_gap
@@ -76,7 +86,8 @@ class Engine:
                                                      max_capture_rows=self.max_capture_rows,
                                                      release_seconds=self.release_seconds,
                                                      lp_gap=self.lp_gap,
-                                                     release_time_limit=self.release_time_limit)
+                                                     release_time_limit=self.release_time_limit,
+                                                     **self.options)
                 con.autocommit = True  # like the shell: every statement commits
             return con
 
@@ -99,12 +110,11 @@ class Engine:
                 self._running.pop(user, None)
 
     def cancel(self, user: str) -> bool:
-        """Interrupt ``user``'s running statement (no lock: it is held by that statement)."""
+        """Stop ``user``'s running statement (no lock: it is held by that statement)."""
         con = self._running.get(user)
         if con is None:
             return False
-        con._duck.interrupt()
-        return True
+        return con.cancel() or True  # between two statements: nothing left to stop
 
     def close(self) -> None:
         with self.lock:
