@@ -17,7 +17,9 @@ horizon of ``--steps`` steps; total error Σ wᵢ/εᵢ² of the offline optimum
 §7.2 and the equal split, averaged over ``--reps`` repetitions.
 
 Usage: ``python benchmarks/delta.py [--quick] [--part 1|2] [--reps R] [--samples N]``; tables on
-stdout, plots (and the tables as Markdown) in ``benchmarks/out/``.
+stdout, plots (and the tables as Markdown) in ``benchmarks/out/``. ``--smoke`` (CI, seconds): both
+parts on 5,000 generated points, 20 queries, two draws, a few allocation repetitions; files go to
+a temporary directory.
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ from provsql_dp.policies.delta.allocation import solve_batch, window_matrix
 
 DATA = "/work/shared/data/hist1d/twitter_256_256.npy"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+
+
+def smoke_points(n=5000, seed=3):
+    """Generated points in [0, 1)² for ``--smoke``: a few Gaussian clusters over a uniform floor."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0.2, 0.8, (4, 2))
+    pts = np.concatenate([centres[rng.integers(0, 4, n // 2)] + rng.normal(0, 0.03, (n // 2, 2)),
+                          rng.random((n - n // 2, 2))])
+    return np.clip(pts, 0.0, np.nextafter(1.0, 0.0))
 
 
 def twitter_points(seed=20140604):
@@ -90,8 +101,8 @@ def part1(args):
     """MSE = approximation error (noiseless release) + noise variance (analytic), both measured,
     for the baseline and the shifted series; every MSE is the mean over ``--runs`` noise draws."""
     t0 = time.time()
-    pts = twitter_points()
-    print(f"Part 1: Twitter points n = {len(pts):,} (jittered, seed fixed), ε = {args.eps}, "
+    pts = smoke_points() if args.smoke else twitter_points()
+    print(f"Part 1: {'generated (--smoke)' if args.smoke else 'Twitter'} points n = {len(pts):,} (jittered, seed fixed), ε = {args.eps}, "
           f"{args.queries} queries per size, {args.runs} noise draws per configuration")
     rng = np.random.default_rng(7)
     sizes = (0.01, 0.1, 0.2)
@@ -120,7 +131,8 @@ def part1(args):
         return out, rel
 
     pol0 = Policy(0.001, dims=2)
-    widths = np.round(np.arange(0.0025, 0.04001, 0.0025), 4)
+    widths = (np.array(sorted(PAPER_TABLE5[0.1])) if args.smoke  # the widths explain() reads
+              else np.round(np.arange(0.0025, 0.04001, 0.0025), 4))
     base = {}
     for w in widths:
         base[w], _ = measure(lambda e, w=w: equiwidth_histogram(pts, pol0, e, w, rng=noise))
@@ -138,7 +150,8 @@ def part1(args):
     best = {s: min(widths, key=lambda w: base[w][s][0]) for s in sizes}
 
     res = {}
-    shift_widths = {0.001: (0.002, 0.005, 0.01, 0.02), 0.0001: (0.0025, 0.005, 0.01, 0.02)}
+    shift_widths = ({0.001: (0.01,), 0.0001: (0.01,)} if args.smoke else
+                    {0.001: (0.002, 0.005, 0.01, 0.02), 0.0001: (0.0025, 0.005, 0.01, 0.02)})
     for d in (0.001, 0.0001):
         pol = Policy(d, dims=2)
         dw = default_bin_width(pol, args.eps)
@@ -330,9 +343,19 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--online-reps", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: generated points, tiny settings, files to a temporary "
+                         "directory (CI)")
     args = ap.parse_args(argv)
     if args.quick:
         args.queries, args.runs, args.reps, args.online_reps, args.samples = 300, 2, 100, 10, 10
+    if args.smoke:
+        import _smoke
+
+        global OUT
+        OUT = str(_smoke.out_dir())
+        args.queries, args.runs, args.reps, args.online_reps, args.samples = 20, 1, 5, 2, 3
+        args.steps = 10
     if args.part in (None, 1):
         part1(args)
     if args.part in (None, 2):
