@@ -387,3 +387,10 @@ SHOW STREAMS;
 -- One stream's releases.
 -- covers: show_streams_stmt, stream_name | parses: ShowStreams | stream=daily
 SHOW STREAMS daily;
+
+-- Blowfish k-means (papers/002 §6) under the δ policy near on checkins (x, y): threshold θ = 0.01.
+-- covers: privacy_statement, policy_stmt, kmeans_stmt, positive_integer, column_name, table_name, epsilon | parses: KMeans
+KMEANS CLUSTERS 2 OF (x, y) FROM checkins WITH EPSILON 0.001;
+
+-- covers: kmeans_stmt, positive_integer | parses: KMeans
+KMEANS CLUSTERS 3 OF (x, y) FROM checkins ITERATIONS 5 WITH EPSILON 0.001;

@@ -373,6 +373,21 @@ PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT 1 WITH EPSILON 1;
 -- error: stream 'nope' does not exist | at: run
 PUBLISH STREAM nope STEP 1 WITH EPSILON 1 AS SELECT 1;
 
+-- error: Expected the number of clusters | at: parse
+KMEANS CLUSTERS OF (a) FROM p WITH EPSILON 1;
+
+-- error: Expected OF | at: parse
+KMEANS CLUSTERS 2 (a) FROM p WITH EPSILON 1;
+
+-- error: no accuracy-first form | at: parse
+KMEANS CLUSTERS 2 OF (a) FROM p WITH ACCURACY 1;
+
+-- error: table 'p' has no column 'b' | at: run
+KMEANS CLUSTERS 2 OF (b) FROM p WITH EPSILON 1;
+
+-- error: is not protected | at: run
+KMEANS CLUSTERS 2 OF (a) FROM t WITH EPSILON 1;
+
 -- error: Expected OFFLINE WEIGHTS (…) or ONLINE HORIZON n PROBABILITY p | at: parse
 CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE EVENLY;
 
