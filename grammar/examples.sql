@@ -394,3 +394,7 @@ KMEANS CLUSTERS 2 OF (x, y) FROM checkins WITH EPSILON 0.001;
 
 -- covers: kmeans_stmt, positive_integer | parses: KMeans
 KMEANS CLUSTERS 3 OF (x, y) FROM checkins ITERATIONS 5 WITH EPSILON 0.001;
+
+-- papers/004's shifted histograms for a rectangle under the δ policy near (checkins is empty).
+-- covers: range_stmt, range_query, range_head, range_condition, privacy_clause, epsilon_clause, options_clause, option, option_name, string_literal | parses: PrivateQuery | query=Select; epsilon=1/1000; options=strategy=shifted_histograms
+COUNT RANGES (x >= 0.1 AND x < 0.4 AND y >= 0.2 AND y < 0.6) FROM checkins WITH EPSILON 0.001 OPTIONS (strategy = 'shifted_histograms');
