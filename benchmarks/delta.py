@@ -364,6 +364,15 @@ def part3(args):
                              f"δ={d} (w={shifted[d][0]:g}) = approximation "
                              f"{shifted[d][1][s][2]:,.1f} + noise {shifted[d][1][s][3]:,.1f}"
                              for d in deltas))
+        for d in deltas:  # a diagnostic: other fixed widths (not a release setting)
+            pol = Policy(d, dims=2)
+            for w in (0.01, 0.02) if not args.smoke else (0.02,):
+                out = measure_mse(lambda e, pol=pol, w=w: shifted_histograms(
+                    pts, pol, e, bin_width=w, rng=noise), Q, T, sizes, args.runs, args.eps)[0]
+                notes.append(f"  {label}, δ={d} at the fixed width {w} (diagnostic, not tuned "
+                             "for a release): " + "; ".join(
+                                 f"s={s}: {out[s][0]:,.1f} = {out[s][2]:,.1f} + {out[s][3]:,.1f}"
+                                 for s in sizes))
     print("\n".join(lines))
     print("\nMSE = approximation + noise (shifted histograms):")
     print("\n".join(notes))

@@ -78,7 +78,7 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "COUNT CUMULATIVE age FROM people WITH EPSILON 1"),
     ("KMEANS CLUSTERS k OF (c, ...) FROM t [ITERATIONS n] [WITH EPSILON eps]",
      "Blowfish k-means centres of t's points (c, ...) under their policy (FULL, (FULL, FULL), "
-     "DELTA, PARTITION BY WIDTH) or SET BOUNDS",
+     "DELTA, PARTITION BY WIDTH) or each column's declared range",
      "KMEANS CLUSTERS 3 OF (x, y) FROM checkins WITH EPSILON 1"),
     ("EXPLAIN PRIVACY <query> (WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c])",
      "the strategy and expected error of a release, or the ε an accuracy needs; reads no data, "
