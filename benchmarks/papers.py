@@ -227,8 +227,8 @@ def paper_004(args):
               f"   paper {paper:g}", flush=True)
     for d, paper in dl.PAPER_SHIFTED.items():
         p = Policy(d, dims=2)
-        w = default_bin_width(p, 1.0)
-        m = mse(lambda p=p: shifted_histograms(pts, p, 1.0, rng=g))
+        w = dl.smoke_width(d) if SMOKE else default_bin_width(p, 1.0)
+        m = mse(lambda p=p, w=w: shifted_histograms(pts, p, 1.0, bin_width=w, rng=g))
         print(f"  shifted δ={d:<7} (width {w:g}): {m:>9.0f}   paper {paper:g}", flush=True)
     print("  (the gap is the data and the paper's unstated setup, not the sensitivity or the "
           "estimator: benchmarks/delta.py part 1 splits every MSE into approximation + noise)")
@@ -273,8 +273,8 @@ def paper_004_world(args):
         print(f"  baseline width {w:<6}: {base[w]:>9.0f}   paper {paper:g}", flush=True)
     for d, paper in dl.PAPER_SHIFTED.items():
         p = Policy(d, dims=2)
-        w = default_bin_width(p, 1.0)
-        m = mse(lambda p=p: shifted_histograms(pts, p, 1.0, rng=g))
+        w = dl.smoke_width(d) if SMOKE else default_bin_width(p, 1.0)
+        m = mse(lambda p=p, w=w: shifted_histograms(pts, p, 1.0, bin_width=w, rng=g))
         print(f"  shifted δ={d:<7} (width {w:g}): {m:>9.0f}   paper {paper:g}   gain over the "
               f"best baseline ×{min(base.values()) / m:.1f} (paper ×"
               f"{min(dl.PAPER_TABLE5[s].values()) / paper:.0f})", flush=True)
