@@ -14,7 +14,8 @@ coordinate are not read (as a policy's domain treats NULL: an absent record).
 Everything that decides the release — the policy, the box, k, n, ε — is read from the catalog
 before the ledger is charged; the table is read once after the charge, by a query built from the
 catalog's names only (no text of the statement reaches DuckDB). A refused statement charges
-nothing. The output: one row per cluster (``cluster`` 1 … k, then one column per clustered
+nothing and returns at once; an accepted one is padded to the connection's ``release_seconds``
+(:mod:`provsql_dp.privacy.release_clock`), as private queries are. The output: one row per cluster (``cluster`` 1 … k, then one column per clustered
 column); a cluster whose noisy count falls below 1 keeps its previous centre.
 
 >>> import numpy as np, provsql_dp
@@ -46,6 +47,7 @@ from ..provenance.capture import q
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import exact_number
 from .policy_route import row_per_participant, table_policies
+from .release_clock import ReleaseClock
 
 __all__ = ["run_kmeans", "MAX_CLUSTERS", "MAX_ITERATIONS"]
 
@@ -119,13 +121,16 @@ def run_kmeans(con, tree, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     text = (f"KMEANS CLUSTERS {k} OF ({', '.join(cols)}) FROM {table_sql} ITERATIONS "
             f"{iterations} WITH EPSILON {format_eps(eps)}")
-    # charged before the table is read: the ε charged never depends on the data
-    con._ledger.charge(con.user, eps, text, "kmeans")
-    sel = ", ".join(f"CAST({q(c)} AS DOUBLE)" for c in cols)
-    where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
-    X = np.asarray(con._duck.execute(f"SELECT {sel} FROM {table_sql} WHERE {where}").fetchall(),
-                   dtype=float).reshape(-1, len(cols))
-    res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy, bounded=kp.bounded,
-                 iterations=iterations, rng=rng, **kp.kwargs)
+    # charged before the table is read: the ε charged never depends on the data; the accepted
+    # release is padded to the connection's public release_seconds (the side-channel rule: the
+    # work grows with the number of rows, which is private under an unbounded neighbourhood)
+    with ReleaseClock(getattr(con, "release_seconds", None)):
+        con._ledger.charge(con.user, eps, text, "kmeans")
+        sel = ", ".join(f"CAST({q(c)} AS DOUBLE)" for c in cols)
+        where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
+        X = np.asarray(con._duck.execute(f"SELECT {sel} FROM {table_sql} WHERE {where}")
+                       .fetchall(), dtype=float).reshape(-1, len(cols))
+        res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy,
+                     bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
     desc = [("cluster", "INTEGER")] + [(c, "DOUBLE") for c in cols]
     return desc, [(j + 1, *map(float, res.centers[j])) for j in range(k)]

@@ -137,3 +137,15 @@ def test_syntax_errors(sql, text):
     con = _con()
     with pytest.raises(ProgrammingError, match=text):
         con.execute(sql)
+
+
+def test_an_accepted_release_is_padded_to_release_seconds():
+    import time
+
+    con = _con()
+    con.execute("SET BOUNDS ON pts (x) BETWEEN 0 AND 1")
+    con.release_seconds = 0.5
+    t = time.monotonic()
+    con.execute("KMEANS CLUSTERS 2 OF (x) FROM pts ITERATIONS 1 WITH EPSILON 1")
+    assert time.monotonic() - t >= 0.5
+    assert con.ledger.budget(con.user)[1] == 1
