@@ -20,8 +20,9 @@ column values themselves (read once, after the ledger is charged):
   the noise's; the approximation of partly covered bins is a data-dependent bias, so the
   interval covers the noise only.
 
-They need a ``BOUNDED`` δ policy (papers/004's setting: the table size is public), the whole
-workload on the policy's columns without a ``WHERE`` that filters rows. Values outside the
+They need a ``BOUNDED`` δ policy (papers/004's setting: the table size is public) without KNOWN
+COUNTS (constraints change the neighbours, papers/002 §8), the whole workload on the policy's
+columns without a ``WHERE`` that filters rows. Values outside the
 domain are clamped into it (as the bins count them); NULLs are not counted. Clamping is a
 contraction, so two δ-neighbours stay δ-neighbours.
 
@@ -113,6 +114,10 @@ def _check(prep, strategy):
         raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') needs a BOUNDED δ policy "
                                f"(the table size public, papers/004's setting); policy {tp.name} "
                                "has SOURCES")
+    if tp.known is not None:
+        raise ProgrammingError(f"policy {tp.name} declares KNOWN COUNTS {tp.known_sql}: its "
+                               "neighbours must keep those counts, which papers/004's "
+                               "sensitivities do not account for; drop OPTIONS (strategy)")
     if prep.residual:
         raise UnsupportedQueryError(f"OPTIONS (strategy = '{strategy}') answers ranges of the "
                                     "policy's columns only: drop the WHERE filter on other "

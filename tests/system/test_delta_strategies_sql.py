@@ -115,6 +115,10 @@ def test_shifted_histograms_answer_rectangles():
     ("CREATE POLICY p ON pts (x, y) AS DELTA 0.1 DOMAIN [0, 1) WIDTH 0.1, [0, 1) WIDTH 0.1 "
      "BOUNDED", "COUNT RANGES (x < 0.5) FROM pts WITH EPSILON 1 "
      "OPTIONS (strategy = 'cumulative')", ProgrammingError, "one column"),
+    ("CREATE POLICY p ON pts (x) AS DELTA 0.1 DOMAIN [0, 1) WIDTH 0.1 BOUNDED KNOWN COUNTS "
+     "((0, 0.1, 0.2, 0.3, 0.4), (0.5, 0.6, 0.7, 0.8, 0.9))",
+     "COUNT RANGES (x < 0.5) FROM pts WITH EPSILON 1 OPTIONS (strategy = 'cumulative')",
+     ProgrammingError, "KNOWN COUNTS"),
     ("CREATE POLICY p ON pts (x) AS DELTA 0.1 DOMAIN [0, 1) WIDTH 0.1 BOUNDED",
      "COUNT RANGES (x < 0.5) FROM pts WITH EPSILON 1 OPTIONS (strategy = 'smooth')",
      ProgrammingError, "sorted_points"),

@@ -143,7 +143,7 @@ class Schedule:
             raise DeclarationError(f"the horizon must be 1 to {MAX_STEPS:,} steps, got {n}")
         p = float(probability)
         if not 0 <= p <= 1:
-            raise DeclarationError(f"PROBABILITY must be in [0, 1], got {probability}")
+            raise DeclarationError(f"PROBABILITY must be in [0, 1], got {float(probability):g}")
         s = DEFAULT_SAMPLES if samples is None else int(samples)
         if not 1 <= s <= 10_000:
             raise DeclarationError(f"SAMPLES must be 1 to 10,000, got {s}")
