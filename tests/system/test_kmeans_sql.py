@@ -95,6 +95,9 @@ def test_session_default_epsilon():
      "KMEANS CLUSTERS 2 OF (x, y) FROM pts WITH EPSILON 1", DeclarationError, "is UNBOUNDED"),
     ("CREATE POLICY p ON pts (x) AS PARTITION BY WIDTH 0.3 DOMAIN [0, 0.9) WIDTH 0.1 BOUNDED",
      "KMEANS CLUSTERS 2 OF (x) FROM pts WITH EPSILON 1", None, None),
+    ("CREATE POLICY p ON pts (x, y) AS FULL DOMAIN [0, 1) WIDTH 0.5, [0, 1) WIDTH 0.5 BOUNDED "
+     "KNOWN COUNTS TOTAL", "KMEANS CLUSTERS 2 OF (x, y) FROM pts WITH EPSILON 1",
+     DeclarationError, "KNOWN COUNTS"),
     ("SET BOUNDS ON pts (x) BETWEEN 0 AND 1",
      "KMEANS CLUSTERS 0 OF (x) FROM pts WITH EPSILON 1", ProgrammingError, "1 to 1000"),
     ("SET BOUNDS ON pts (x) BETWEEN 0 AND 1",

@@ -21,7 +21,8 @@ protect come from the declarations alone, never from the data:
 * else ``SET BOUNDS ON t (c) BETWEEN lo AND hi`` on every column — ``dp``, unbounded (PROTECT's
   presence and absence: a record appears or disappears).
 
-Other declarations are refused, naming what applies. The sensitivities are those
+Other declarations are refused, naming what applies — so is a policy with KNOWN COUNTS (its
+neighbours must keep the counts: papers/002 §8's constrained sensitivity, not these). The sensitivities are those
 :func:`.clustering.sensitivities` proves, including pairs split by a cluster boundary (papers/002
 Lemma 6.1 states the same-cluster bound only, which is not private; see ``benchmarks/kmeans.py``).
 
@@ -96,6 +97,10 @@ def kmeans_policy(tp, columns) -> KMeansPolicy:
     kind = tp.graph.get("kind")
     lo, hi = _box(tp, order)
     name = f"policy {tp.name} ({tp.graph_sql()}"
+    if getattr(tp, "known", None) is not None:
+        raise DeclarationError(f"{name}) declares KNOWN COUNTS: its neighbours must keep those "
+                               "counts, which the k-means sensitivities do not account for "
+                               "(papers/002 §8)")
     if tp.sources is not None:
         raise DeclarationError(f"{name}) has SOURCES: k-means releases sums over every record, "
                                "so its presence rule must be BOUNDED or UNBOUNDED without "
