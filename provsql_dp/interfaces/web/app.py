@@ -107,8 +107,7 @@ async def login(request: Request):
     from starlette.concurrency import run_in_threadpool
 
     def check():
-        with app.state.engine.lock:
-            return accounts.verify(app.state.engine.duck, get("user"), get("password"))
+        return accounts.verify(app.state.engine.duck, get("user"), get("password"))
     role = await run_in_threadpool(check)
     if role is None:
         return _login_page(secrets.token_urlsafe(32), "Sign-in failed: unknown account or wrong password.", 401)
@@ -178,8 +177,7 @@ def a_budget(request, sess, body):
 @api()
 def a_history(request, sess, body):
     eng = _engine(request)
-    with eng.lock:
-        return {"entries": history.entries(eng.duck, sess.user)}
+    return {"entries": history.entries(eng.duck, sess.user)}
 
 
 @api()
@@ -189,8 +187,7 @@ def a_history_entry(request, sess, body):
         entry_id = int(request.path_params["entry"])
     except ValueError:
         raise ProgrammingError("a history entry is named by its number") from None
-    with eng.lock:
-        entry = history.get(eng.duck, sess.user, entry_id)
+    entry = history.get(eng.duck, sess.user, entry_id)
     if entry is None:
         raise ProgrammingError(f"you have no history entry {entry_id}")
     return entry
@@ -215,7 +212,7 @@ def cancel(request, sess, body):
 
 def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                release_seconds: float | None = None, lp_gap: float | None = None,
-               release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Starlette:
+               release_time_limit: float | None = RELEASE_TIME_LIMIT, engine: Engine | None = None) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
     ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
     every connection it opens
@@ -236,17 +233,19 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit)
+    app.state.engine = engine or Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
           max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
-          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT) -> None:
-    """Run the explorer on uvicorn until interrupted."""
+          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT,
+          engine: Engine | None = None) -> None:
+    """Run the explorer on uvicorn until interrupted (on ``engine`` when given: the one the wire
+    server shares, :mod:`provsql_dp.interfaces.pgwire`)."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit),
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit, engine),
                 host=host, port=port,
                 log_level="info")
