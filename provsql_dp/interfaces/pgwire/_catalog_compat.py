@@ -37,6 +37,30 @@ _EMPTY = {
     "pg_opclass": "oid BIGINT, opcname VARCHAR, opcnamespace BIGINT, opcdefault BOOLEAN",
 }
 
+#: PostgreSQL's names of types, as format_type gives them (DuckDB's gives the short ones)
+_TYPE_NAMES = {"int2": "smallint", "int4": "integer", "int8": "bigint", "float4": "real",
+               "float8": "double precision", "varchar": "character varying", "bool": "boolean",
+               "timestamp": "timestamp without time zone", "timestamptz": "timestamp with time zone",
+               "time": "time without time zone", "timetz": "time with time zone"}
+
+
+#: what current_setting() tells catalog queries (PostgreSQL's values where drivers read them)
+_SETTINGS = {"default_table_access_method": "heap", "server_version": "15.0",
+             "server_version_num": "150000", "standard_conforming_strings": "on",
+             "max_identifier_length": "63", "search_path": "main", "server_encoding": "UTF8",
+             "client_encoding": "UTF8", "datestyle": "ISO, MDY", "timezone": "UTC"}
+
+
+def _json_build_object() -> str:
+    """PostgreSQL's json_build_object(k1, v1, …) as DuckDB's json_object, up to 8 pairs."""
+    arities = []
+    for n in range(2, 17, 2):
+        args = ", ".join(f"a{i}" for i in range(n))
+        body = ", ".join(f"a{i}::VARCHAR" if i % 2 == 0 else f"a{i}" for i in range(n))
+        arities.append(f"({args}) AS json_object({body})")
+    return f"CREATE MACRO {SCHEMA}.json_build_object" + ", ".join(arities)
+
+
 STATEMENTS = [
     f"CREATE SCHEMA {SCHEMA}",
     f"CREATE MACRO {SCHEMA}.pg_get_userbyid(x) AS 'provsql_dp'",
@@ -48,11 +72,27 @@ STATEMENTS = [
     f"CREATE MACRO {SCHEMA}.pg_get_triggerdef(x) AS NULL::VARCHAR, (x, y) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.pg_backend_pid() AS 0",
     f"CREATE MACRO {SCHEMA}.array_upper(a, d) AS len(a)",
+    f"CREATE MACRO {SCHEMA}.pg_get_serial_sequence(t, c) AS NULL::VARCHAR",
+    f"CREATE MACRO {SCHEMA}.current_setting(x) AS CASE lower(x) " + " ".join(
+        f"WHEN '{k}' THEN '{v}'" for k, v in _SETTINGS.items()) + " ELSE NULL::VARCHAR END",
+    f"CREATE MACRO {SCHEMA}.format_type(t, m) AS CASE pg_catalog.format_type(t, m) " + " ".join(
+        f"WHEN '{short}' THEN '{long}'" for short, long in _TYPE_NAMES.items())
+    + " ELSE pg_catalog.format_type(t, m) END",
+    _json_build_object(),
+    # object-identifier types: names or numbers alike read as text (no object is looked up by them)
+    *(f"CREATE TYPE {SCHEMA}.{t} AS VARCHAR" for t in ("regclass", "regtype", "regproc", "regnamespace",
+                                                       "regrole", "regoper", "regconfig")),
+    f"CREATE VIEW {SCHEMA}.pg_index AS SELECT *, false AS indnullsnotdistinct FROM pg_catalog.pg_index",
+    f"CREATE MACRO {SCHEMA}.to_regtype(x) AS (SELECT min(oid) FROM pg_catalog.pg_type WHERE typname = x)",
+    f"CREATE MACRO {SCHEMA}.to_regclass(x) AS (SELECT min(oid) FROM pg_catalog.pg_class WHERE relname = x)",
     f"CREATE MACRO {SCHEMA}.pg_get_expr(x, y) AS NULL::VARCHAR, (x, y, z) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.pg_is_in_recovery() AS false",
     f"CREATE MACRO {SCHEMA}.version() AS 'PostgreSQL 15.0 (provsql_dp wire server)'",
     f"CREATE VIEW {SCHEMA}.pg_class AS SELECT *, false AS relforcerowsecurity FROM pg_catalog.pg_class "
     f"WHERE relnamespace NOT IN {_HIDE}",
+    f"CREATE VIEW {SCHEMA}.pg_collation AS SELECT oid, collname, 0::BIGINT AS collnamespace, "
+    "10::BIGINT AS collowner, 'c' AS collprovider, true AS collisdeterministic, -1 AS collencoding, "
+    "'C' AS collcollate, 'C' AS collctype FROM pg_catalog.pg_collation",
     f"CREATE VIEW {SCHEMA}.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> '{SCHEMA}'",
     f"CREATE VIEW {SCHEMA}.pg_tables AS SELECT * FROM pg_catalog.pg_tables WHERE schemaname <> '{SCHEMA}'",
     f"CREATE VIEW {SCHEMA}.pg_views AS SELECT * FROM pg_catalog.pg_views WHERE schemaname <> '{SCHEMA}'",

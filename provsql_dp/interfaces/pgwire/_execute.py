@@ -11,7 +11,9 @@ the wire session itself, never the data:
   ``<col>_low``/``<col>_high`` columns (**on by default for wire clients**, coverage 0.95);
 * transaction control (``BEGIN``, ``COMMIT``, ``ROLLBACK``): passed to the curator's connection;
   for an analyst, who can change nothing, acknowledged with no effect (a release is committed when
-  it is made; a ROLLBACK never refunds ε);
+  it is made; a ROLLBACK never refunds ε); ``SAVEPOINT`` and ``RELEASE`` (drivers' nested
+  transactions) are acknowledged; ``ROLLBACK TO`` is refused to a curator (DuckDB has no
+  savepoints);
 * the client settings drivers send (``SET extra_float_digits``, ``SET application_name``,
   ``SHOW transaction isolation level``, …): acknowledged and remembered, never sent to DuckDB;
 * catalog queries (``pg_catalog``, ``information_schema``): answered from the schema replica
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from ..._duckdb_errors import translate
-from ...errors import Error, ProgrammingError
+from ...errors import Error, NotSupportedError, ProgrammingError
 from ..dbapi.interval_columns import coverage_of
 from ._catalog import is_catalog_query
 
@@ -52,6 +54,7 @@ _SET = re.compile(r"^\s*SET\s+(SESSION\s+|LOCAL\s+)?(?P<name>[\w.]+(\s+ZONE)?)\s
                   re.IGNORECASE | re.DOTALL)
 _SHOW = re.compile(r"^\s*SHOW\s+(?P<name>[\w. ]+?)\s*;?\s*$", re.IGNORECASE)
 _TX = re.compile(r"^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\b", re.IGNORECASE)
+_SAVEPOINT = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK\s+(WORK\s+|TRANSACTION\s+)?TO)\b", re.IGNORECASE)
 _NOOP = re.compile(r"^\s*(DISCARD\s+ALL|RESET\s+ALL|DEALLOCATE\b|UNLISTEN\b|SET\s+SESSION\s+CHARACTERISTICS\b"
                    r"|SET\s+TRANSACTION\b)", re.IGNORECASE)
 _LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
@@ -160,6 +163,12 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
         return _last_release(session.last_privacy)
     if parameters is None and (out := _setting(session, stmt)) is not None:
         return out
+    if m := _SAVEPOINT.match(stmt):
+        word = m[1].split()[0].upper()
+        if word == "ROLLBACK" and session.con.role == "curator":
+            raise NotSupportedError("DuckDB has no savepoints: ROLLBACK TO SAVEPOINT cannot undo part of "
+                                    "a transaction; ROLLBACK the whole transaction instead")
+        return Outcome(word)  # nothing to undo for an analyst, who can change nothing
     if _TX.match(stmt):
         return _transaction(session, stmt)
     if _NOOP.match(stmt):
