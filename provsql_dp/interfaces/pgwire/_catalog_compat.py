@@ -75,9 +75,15 @@ STATEMENTS = [
     f"CREATE MACRO {SCHEMA}.pg_get_serial_sequence(t, c) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.current_setting(x) AS CASE lower(x) " + " ".join(
         f"WHEN '{k}' THEN '{v}'" for k, v in _SETTINGS.items()) + " ELSE NULL::VARCHAR END",
-    f"CREATE MACRO {SCHEMA}.format_type(t, m) AS CASE pg_catalog.format_type(t, m) " + " ".join(
-        f"WHEN '{short}' THEN '{long}'" for short, long in _TYPE_NAMES.items())
-    + " ELSE pg_catalog.format_type(t, m) END",
+    # pg_attribute.atttypid as PostgreSQL's type OIDs (DuckDB's own ids collide with them: its
+    # INTEGER is 13, its DOUBLE 23 — int4 in pg_type), and format_type reading those OIDs
+    f"CREATE VIEW {SCHEMA}.pg_attribute AS SELECT * REPLACE ((SELECT min(t.oid) FROM pg_catalog.pg_type t "
+    "WHERE t.typname = regexp_replace(pg_catalog.format_type(a.atttypid, a.atttypmod), '\\(.*', '')) "
+    "AS atttypid) FROM pg_catalog.pg_attribute a",
+    f"CREATE MACRO {SCHEMA}._typname(t) AS (SELECT min(typname) FROM pg_catalog.pg_type WHERE oid = t)",
+    f"CREATE MACRO {SCHEMA}.format_type(t, m) AS CASE WHEN t = 1700 AND m > 0 THEN "
+    "'numeric(' || (m // 1000) || ',' || (m % 1000) || ')' ELSE CASE _typname(t) " + " ".join(
+        f"WHEN '{short}' THEN '{long}'" for short, long in _TYPE_NAMES.items()) + " ELSE _typname(t) END END",
     _json_build_object(),
     # object-identifier types: names or numbers alike read as text (no object is looked up by them)
     *(f"CREATE TYPE {SCHEMA}.{t} AS VARCHAR" for t in ("regclass", "regtype", "regproc", "regnamespace",

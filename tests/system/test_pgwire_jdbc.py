@@ -1,0 +1,74 @@
+"""The wire server driven by JDBC (Debian's libpostgresql-jdbc-java) from a small Java program
+(tests/system/jdbc/WireClient.java, compiled by the test): prepared statements with parameters,
+a private answer, a refusal with its SQLSTATE, DatabaseMetaData's tables and columns."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pgwire_support import PASSWORDS, make_database, running_server, spent
+
+JAR = next((p for p in ("/usr/share/java/postgresql.jar",) if os.path.exists(p)), None)
+JAVA, JAVAC = shutil.which("java"), shutil.which("javac")
+pytestmark = pytest.mark.skipif(
+    not (JAR and JAVA and JAVAC),
+    reason="JDBC needs a JDK (java, javac) and Debian's libpostgresql-jdbc-java (/usr/share/java/postgresql.jar)")
+SOURCE = Path(__file__).parent / "jdbc" / "WireClient.java"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    out = tmp_path_factory.mktemp("jdbc")
+    subprocess.run([JAVAC, "-d", str(out), str(SOURCE)], check=True, capture_output=True, timeout=180)
+    return str(out)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("pgwire_jdbc") / "jdbc.duckdb")
+    make_database(path)
+    with running_server(path) as srv:
+        yield srv
+
+
+def run(client, server, user, *statements, columns="emp"):
+    url = f"jdbc:postgresql://127.0.0.1:{server.port}/demo"
+    out = subprocess.run([JAVA, "-cp", f"{client}:{JAR}", f"-Dcolumns={columns}", "WireClient", url, user,
+                          PASSWORDS[user], *statements], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_jdbc_analyst(client, server):
+    lines = run(client, server, "ann",
+                "SELECT COUNT(*) AS n FROM emp WHERE salary > ? WITH EPSILON 0.5||100",
+                "SELECT name FROM depts WHERE floor = ? ORDER BY name||2",
+                "SELECT * FROM emp",
+                "SELECT COUNT(*) FROM emp WITH EPSILON 40",
+                "SHOW LAST RELEASE")
+    assert lines[0] == "COLUMNS n:int8 n_low:float8 n_high:float8"
+    n, lo, hi = lines[1].split()[1:]
+    assert float(lo) <= int(n) <= float(hi)
+    assert lines[2:5] == ["COLUMNS name:text", "ROW d1", "ROW d2"]
+    assert lines[5].startswith("ERROR 42501 ERROR: table 'emp' is protected")
+    assert lines[6].startswith("ERROR 53400 ERROR: privacy budget exceeded") and "nothing was spent" in lines[6]
+    assert lines[7].startswith("COLUMNS mechanism:text epsilon:float8") and lines[8].startswith("ROW laplace 0.5")
+    assert {"TABLE main.emp", "TABLE main.depts", "TABLE main.pub"} <= set(lines)
+    assert not any("_provsql_dp" in line for line in lines)
+    assert [x for x in lines if x.startswith("COLUMN ")] == ["COLUMN id int4", "COLUMN dept varchar",
+                                                               "COLUMN salary float8"]
+    assert spent(server.engine, "ann") == "1/2"
+
+
+def test_jdbc_curator(client, server):
+    lines = run(client, server, "cu", "CREATE TABLE jt(a INT, b VARCHAR)",
+                "INSERT INTO jt VALUES (?, ?)||1||one", "SELECT b FROM jt WHERE a = ?||1",
+                "SELECT COUNT(*) AS n FROM emp", columns="jt")
+    assert lines[:5] == ["OK 0", "OK 1", "COLUMNS b:text", "ROW one", "COLUMNS n:int8"]
+    assert lines[5] == "ROW 200" and "TABLE main.jt" in lines
+    assert [x for x in lines if x.startswith("COLUMN ")] == ["COLUMN a int4", "COLUMN b varchar"]
