@@ -59,7 +59,8 @@ class Exchange:
             self.real = True
         self.v = verifier
 
-    def server_first(self, client_first: str) -> str:
+    def server_first(self, client_first: str, server_nonce: str | None = None) -> str:
+        """The server-first message (``server_nonce``: a fixed nonce, for test vectors only)."""
         if not client_first.startswith(("n,", "y,")):
             if client_first.startswith("p="):
                 raise ScramError("channel binding is not offered by this server; connect with "
@@ -71,7 +72,7 @@ class Exchange:
         nonce = _attrs(self.client_first_bare).get("r")
         if not nonce:
             raise ScramError("SCRAM client-first message without a nonce")
-        self.nonce = nonce + base64.b64encode(secrets.token_bytes(18)).decode()
+        self.nonce = nonce + (server_nonce or base64.b64encode(secrets.token_bytes(18)).decode())
         self.server_first_msg = (f"r={self.nonce},s={base64.b64encode(self.v.salt).decode()},"
                                  f"i={self.v.iterations}")
         return self.server_first_msg
