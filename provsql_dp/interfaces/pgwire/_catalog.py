@@ -50,8 +50,11 @@ _REWRITES = [
     (re.compile(r"::\s*(pg_catalog\s*\.\s*)?reg(type|class|proc|namespace|role)\b", re.IGNORECASE), ""),
     (re.compile(r"\bpg_catalog\s*\.\s*", re.IGNORECASE), ""),  # pgcompat first, then DuckDB's own
 ]
+# DuckDB refuses to turn external access back on while the database runs; a catalog query is a
+# SELECT (see is_catalog_query), which cannot change a setting
 _GUARDS = ["SET enable_external_access = false", "SET python_enable_replacements = false",
-           "SET memory_limit = '512MB'", "SET threads = 1", "SET lock_configuration = true"]
+           "SET memory_limit = '512MB'", "SET threads = 1"]
+CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs longer is stopped
 
 
 def is_catalog_query(stmt: str) -> bool:
@@ -97,15 +100,13 @@ class Replica:
             duck.execute(f"CREATE TABLE {_ident(schema)}.{_ident(table)} ({', '.join(cols)})")
         for stmt in STATEMENTS:
             duck.execute(stmt)
-        duck.execute(f"SET search_path = '{COMPAT},main'")
         for stmt in _GUARDS:
             duck.execute(stmt)
         return duck
 
-    def run(self, source_duck, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
-        """(description, rows) of a catalog query on the replica of ``source_duck``'s database,
-        brought up to date first. Queries on the replica take turns (they read no data: each takes
-        milliseconds); the connection keeps the search path its guard rails locked."""
+    def cursor(self, source_duck):
+        """A connection of its own to the replica of ``source_duck``'s database (brought up to
+        date first), with the compatibility schema first on its search path."""
         columns = _schema_of(source_duck)
         key = hash(tuple(columns))
         with self._lock:
@@ -114,6 +115,19 @@ class Replica:
                 self._key = key
                 if old is not None:
                     old.close()
-            res = self._duck.execute(compatible(sql), parameters)
+            cur = self._duck.cursor()
+        cur.execute(f"SET search_path = '{COMPAT},main'")
+        return cur
+
+    def run(self, cur, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
+        """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`); stopped after
+        :data:`CATALOG_SECONDS` (it reads no data: it takes milliseconds)."""
+        timer = threading.Timer(CATALOG_SECONDS, cur.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            res = cur.execute(compatible(sql), parameters)
             desc = res.description
             return desc, (res.fetchall() if desc else [])
+        finally:
+            timer.cancel()

@@ -134,12 +134,17 @@ def _setting(session, stmt: str) -> Outcome | None:
 
 
 def _catalog(session, stmt: str, parameters) -> Outcome:
+    replica = session.server.replica
+    cur = session.catalog_cursor = replica.cursor(session.con._duck)
     try:
-        desc, rows = session.server.replica.run(session.con._duck, stmt, parameters)
+        desc, rows = replica.run(cur, stmt, parameters)
     except duckdb.Error as e:
         raise type(translate(e))(
             f"this catalog query is answered from the server's catalog (names and types only), and "
             f"could not be answered there: {str(e).splitlines()[0]}") from e
+    finally:
+        session.catalog_cursor = None
+        cur.close()
     cols = [(c[0], c[1]) for c in desc] if desc else None
     return Outcome(command_tag(stmt, desc, len(rows)), cols, rows)
 

@@ -38,6 +38,7 @@ __all__ = ["Session"]
 
 log = logging.getLogger("provsql_dp.pgwire")
 _FLUSH_AT = 1 << 16
+SIGN_IN_SECONDS = 30.0
 
 
 class _Refused(Exception):
@@ -78,6 +79,7 @@ class Session:
         self._out: list[bytes] = []
         self._size = 0
         self._running = None  # the engine's entry of the statement under way
+        self.catalog_cursor = None  # the schema replica's connection of a catalog query under way
         self._cancelled = False
 
     # ------------------------------------------------------------------ output
@@ -113,7 +115,9 @@ class Session:
     # ------------------------------------------------------------------ lifetime
     def run(self) -> None:
         try:
+            self.sock.settimeout(SIGN_IN_SECONDS)  # a client that never finishes signing in
             if self._startup():
+                self.sock.settimeout(None)
                 self._loop()
         except (EOFError, ConnectionError, OSError, ssl.SSLError):
             pass  # the client went away
@@ -292,15 +296,16 @@ class Session:
             except OSError:
                 peek = b""
             if peek in (b"", b"X"):
-                self._cancelled = True
-                interrupt(entry.con)
+                self.cancel()
             return  # data: the client's next message (read after this statement)
 
     def cancel(self) -> None:
-        entry = self._running
+        entry, replica = self._running, self.catalog_cursor
         if entry is not None:
             self._cancelled = True
             interrupt(entry.con)
+        if replica is not None:
+            replica.interrupt()
 
     # ------------------------------------------------------------------ simple query
     def _simple(self, sql: str) -> None:
