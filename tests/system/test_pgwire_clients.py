@@ -53,6 +53,16 @@ def test_psql_analyst_script_describe_refusals_and_budget(server):
 
 
 @pytest.mark.skipif(PSQL is None, reason="psql is not installed (Debian: apt-get install postgresql-client)")
+def test_psql_meta_commands_show_names_and_types_only(server):
+    out = psql(server, "ann", "\\l\n\\dn\n\\du\n\\df\n\\dt+\n\\d+ emp\n", "-A", "-F", "|")
+    assert out.returncode == 0 and "ERROR" not in out.stderr, out.stderr
+    assert "provsql_dp|provsql_dp|UTF8" in out.stdout and "main|provsql_dp" in out.stdout
+    # sizes would tell how much protected data there is: the replica has none
+    assert "main|emp|table|provsql_dp|permanent|art|0 bytes|" in out.stdout
+    assert "salary|double precision|" in out.stdout
+
+
+@pytest.mark.skipif(PSQL is None, reason="psql is not installed (Debian: apt-get install postgresql-client)")
 def test_psql_stops_on_error_with_its_exit_status_and_sqlstate(server):
     out = psql(server, "bob", "SELECT * FROM emp;\nSELECT 1;\n", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose")
     assert out.returncode == 3 and "ERROR:  42501: table 'emp' is protected" in out.stderr

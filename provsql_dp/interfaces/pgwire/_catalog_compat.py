@@ -35,6 +35,7 @@ _EMPTY = {
     "pg_extension": "oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, extversion VARCHAR",
     "pg_event_trigger": "oid BIGINT, evtname VARCHAR",
     "pg_opclass": "oid BIGINT, opcname VARCHAR, opcnamespace BIGINT, opcdefault BOOLEAN",
+    "pg_auth_members": "oid BIGINT, roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN",
 }
 
 #: PostgreSQL's names of types, as format_type gives them (DuckDB's gives the short ones)
@@ -71,6 +72,18 @@ STATEMENTS = [
     f"CREATE MACRO {SCHEMA}.pg_get_partkeydef(x) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.pg_get_triggerdef(x) AS NULL::VARCHAR, (x, y) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.pg_backend_pid() AS 0",
+    # sizes: the replica has no rows, and the real sizes would tell how much protected data there is
+    *(f"CREATE MACRO {SCHEMA}.{f}(x) AS 0::BIGINT" for f in ("pg_table_size", "pg_relation_size",
+                                                             "pg_total_relation_size", "pg_indexes_size",
+                                                             "pg_database_size")),
+    *(f"CREATE MACRO {SCHEMA}.{f}(x) AS NULL::VARCHAR" for f in ("pg_get_function_result",
+                                                                "pg_get_function_arguments",
+                                                                "pg_get_function_identity_arguments")),
+    f"CREATE VIEW {SCHEMA}.pg_database AS SELECT oid, 'provsql_dp' AS datname, 10::BIGINT AS datdba, 6 AS encoding, "
+    "'c' AS datlocprovider, true AS datallowconn, datistemplate, 'C' AS datcollate, 'C' AS datctype, "
+    "NULL::VARCHAR AS daticulocale, NULL::VARCHAR[] AS datacl, -1 AS datconnlimit FROM pg_catalog.pg_database "
+    "WHERE datname = current_database()",
+    f"CREATE VIEW {SCHEMA}.pg_proc AS SELECT * FROM pg_catalog.pg_proc WHERE pronamespace NOT IN {_HIDE}",
     f"CREATE MACRO {SCHEMA}.array_upper(a, d) AS len(a)",
     f"CREATE MACRO {SCHEMA}.pg_get_serial_sequence(t, c) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.current_setting(x) AS CASE lower(x) " + " ".join(
@@ -94,7 +107,8 @@ STATEMENTS = [
     f"CREATE MACRO {SCHEMA}.pg_get_expr(x, y) AS NULL::VARCHAR, (x, y, z) AS NULL::VARCHAR",
     f"CREATE MACRO {SCHEMA}.pg_is_in_recovery() AS false",
     f"CREATE MACRO {SCHEMA}.version() AS 'PostgreSQL 15.0 (provsql_dp wire server)'",
-    f"CREATE VIEW {SCHEMA}.pg_class AS SELECT *, false AS relforcerowsecurity FROM pg_catalog.pg_class "
+    f"CREATE VIEW {SCHEMA}.pg_class AS SELECT * REPLACE (NULL::VARCHAR[] AS reloptions), "
+    "false AS relforcerowsecurity FROM pg_catalog.pg_class "
     f"WHERE relnamespace NOT IN {_HIDE}",
     f"CREATE VIEW {SCHEMA}.pg_collation AS SELECT oid, collname, 0::BIGINT AS collnamespace, "
     "10::BIGINT AS collowner, 'c' AS collprovider, true AS collisdeterministic, -1 AS collencoding, "
