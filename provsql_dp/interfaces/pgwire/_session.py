@@ -81,6 +81,7 @@ class Session:
         self._running = None  # the engine's entry of the statement under way
         self.catalog_cursor = None  # the schema replica's connection of a catalog query under way
         self._cancelled = False
+        self._timed_out = False
 
     # ------------------------------------------------------------------ output
     def send(self, data: bytes) -> None:
@@ -98,10 +99,10 @@ class Session:
         if isinstance(e, _Refused):
             self.send(m.error_response(e.code, str(e), e.hint, severity="FATAL"))
             return
-        if self._cancelled or (self._running is not None and self._running.timed_out):
+        if self._cancelled or self._timed_out:
             why = ("the statement ran longer than the server's statement time limit "
-                   f"({self.server.engine.statement_timeout:g} s)" if self._running is not None
-                   and self._running.timed_out else "the statement was cancelled at the client's request")
+                   f"({self.server.engine.statement_timeout:g} s)" if self._timed_out
+                   else "the statement was cancelled at the client's request")
             self.send(m.error_response(QUERY_CANCELED, f"{why}; anything it had released stands"))
             return
         if isinstance(e, Error):
@@ -256,7 +257,7 @@ class Session:
 
     def _run(self, stmt: str, params=None):
         """Run one statement with cancel and disconnect watching."""
-        self._cancelled = False
+        self._cancelled = self._timed_out = False
         engine = self.server.engine
         with engine.running(self.role, self.user, self.con) as entry:
             self._running = entry
@@ -268,6 +269,8 @@ class Session:
             finally:
                 done.set()
                 watcher.join()
+                self._timed_out = entry.timed_out
+                self._running = None
         if out.privacy is not None:
             info = out.privacy
             self.send(m.notice_response(f"private release: mechanism {info.mechanism}, ε charged "
@@ -305,6 +308,7 @@ class Session:
             self._cancelled = True
             interrupt(entry.con)
         if replica is not None:
+            self._cancelled = True
             replica.interrupt()
 
     # ------------------------------------------------------------------ simple query

@@ -49,6 +49,7 @@ class WireServer:
         self._listener = socket.create_server((host, port), reuse_port=False, backlog=128)
         self.host, self.port = self._listener.getsockname()[:2]
         self._thread: threading.Thread | None = None
+        self._threads: list[tuple[threading.Thread, Session]] = []
         self._closing = False
 
     def start(self) -> "WireServer":
@@ -76,7 +77,10 @@ class WireServer:
                 sock.close()
                 continue
             session = Session(self, sock, address)
-            threading.Thread(target=session.run, name=f"pgwire-{address[1]}", daemon=True).start()
+            thread = threading.Thread(target=session.run, name=f"pgwire-{address[1]}", daemon=True)
+            with self._lock:
+                self._threads = [(t, s) for t, s in self._threads if t.is_alive()] + [(thread, session)]
+            thread.start()
 
     def _register(self, session: Session) -> None:
         with self._lock:
@@ -95,17 +99,22 @@ class WireServer:
                                                           secret.to_bytes(4, "big", signed=True)):
             session.cancel()
 
-    def close(self) -> None:
+    def close(self, wait: float = 10.0) -> None:
+        """Stop accepting, stop every session's statement, end the sessions (waiting up to
+        ``wait`` seconds for their threads, which close their connections)."""
         self._closing = True
         try:
-            self._listener.close()
+            self._listener.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self._listener.close()
         with self._lock:
-            sessions = list(self._sessions.values())
-        for s in sessions:
+            running = list(self._threads)  # signed in or still signing in
+        for _, s in running:
             s.cancel()
             try:
                 s.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        for t in [t for t, _ in running] + ([self._thread] if self._thread else []):
+            t.join(wait)

@@ -40,6 +40,8 @@ import logging
 import threading
 from dataclasses import dataclass
 
+import duckdb
+
 from ... import connect
 from ...errors import Error, OperationalError
 from ..._deadline import RELEASE_TIME_LIMIT
@@ -79,10 +81,13 @@ def interrupt(con) -> None:
     (stopping DuckDB and the release's LPs), else DuckDB's ``interrupt`` (which stops DuckDB's
     work; an LP under way then runs to its own time limit)."""
     stop = getattr(con, "cancel", None)
-    if callable(stop):
-        stop()
-    else:
-        con._duck.interrupt()
+    try:
+        if callable(stop):
+            stop()
+        else:
+            con._duck.interrupt()
+    except duckdb.ConnectionException:
+        pass  # closed meanwhile: nothing runs on it
 
 
 class _Running:
@@ -140,7 +145,9 @@ class Engine:
         finally:
             with self._lock:
                 idle = self._idle.setdefault((role, user), [])
-                keep = len(idle) < _POOL_IDLE and not con._closed
+                # back to the pool only in its first state: a request's SET PRIVACY EPSILON does
+                # not carry over to the next request (the explorer's requests are stateless)
+                keep = len(idle) < _POOL_IDLE and not con._closed and con.default_epsilon is None
                 if keep:
                     idle.append(con)
             if not keep:
