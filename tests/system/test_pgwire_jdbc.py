@@ -36,9 +36,10 @@ def server(tmp_path_factory):
         yield srv
 
 
-def run(client, server, user, *statements, columns="emp"):
+def run(client, server, user, *statements, columns="emp", repeat=1):
     url = f"jdbc:postgresql://127.0.0.1:{server.port}/demo"
-    out = subprocess.run([JAVA, "-cp", f"{client}:{JAR}", f"-Dcolumns={columns}", "WireClient", url, user,
+    out = subprocess.run([JAVA, "-cp", f"{client}:{JAR}", f"-Dcolumns={columns}", f"-Drepeat={repeat}",
+                          "WireClient", url, user,
                           PASSWORDS[user], *statements], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
@@ -72,3 +73,14 @@ def test_jdbc_curator(client, server):
     assert lines[:5] == ["OK 0", "OK 1", "COLUMNS b:text", "ROW one", "COLUMNS n:int8"]
     assert lines[5] == "ROW 200" and "TABLE main.jt" in lines
     assert [x for x in lines if x.startswith("COLUMN ")] == ["COLUMN a int4", "COLUMN b varchar"]
+
+
+def test_jdbc_binary_results_of_a_server_prepared_statement(client, server):
+    # the seventh run of a PreparedStatement is server-prepared and asks for binary results
+    lines = run(client, server, "cu",
+                "SELECT 12345.678::DECIMAL(12,3) AS d, -0.5::DECIMAL(5,4) AS e, DATE '2026-11-28' AS day, "
+                "TIMESTAMP '2026-11-28 13:05:01.25' AS ts, 2.5::DOUBLE AS f, 7::BIGINT AS i, true AS b, "
+                "TIME '10:11:12' AS t, 'x' AS s WHERE ? = 1||1", repeat=7)
+    assert lines[0] == ("COLUMNS d:numeric e:numeric day:date ts:timestamp f:float8 i:int8 b:bool t:time "
+                        "s:text")
+    assert lines[1] == "ROW 12345.678 -0.5000 2026-11-28 2026-11-28 13:05:01.25 2.5 7 true 10:11:12 x"

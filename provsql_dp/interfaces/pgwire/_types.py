@@ -112,7 +112,43 @@ def encode_binary(v, oid: int) -> bytes | None:
         return struct.pack("!q", (d.days * 86400 + d.seconds) * 10 ** 6 + d.microseconds)
     if oid == 2950:
         return uuid.UUID(str(v)).bytes
-    return encode_text(v)
+    if oid == 1700:
+        return _numeric_to_binary(decimal.Decimal(v))
+    if oid == 1083:
+        return struct.pack("!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 10 ** 6 + v.microsecond)
+    if oid == 1184:
+        d = v.astimezone(datetime.timezone.utc).replace(tzinfo=None) - _EPOCH if v.tzinfo else v - _EPOCH
+        return struct.pack("!q", (d.days * 86400 + d.seconds) * 10 ** 6 + d.microseconds)
+    if oid == 1186:
+        return struct.pack("!qii", v.seconds * 10 ** 6 + v.microseconds, v.days, 0)
+    return encode_text(v)  # text, varchar, json: their binary format is their text
+
+
+def _numeric_to_binary(v: decimal.Decimal) -> bytes:
+    """PostgreSQL's binary NUMERIC: base-10000 digits, weight, sign, display scale."""
+    if not v.is_finite():
+        return struct.pack("!hhHH", 0, 0, 0xC000, 0)
+    sign, digits, exp = v.as_tuple()
+    dscale = max(-exp, 0)
+    text = "".join(map(str, digits)) or "0"
+    if exp > 0:
+        text += "0" * exp
+        exp = 0
+    point = len(text) + exp  # digits before the decimal point
+    int_part, frac_part = text[:max(point, 0)] or "0", ("0" * max(-point, 0)) + text[max(point, 0):]
+    int_part = int_part.zfill((len(int_part) + 3) // 4 * 4)
+    frac_part = frac_part + "0" * (-len(frac_part) % 4)
+    groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)]
+    weight = len(groups) - 1
+    groups += [int(frac_part[i:i + 4]) for i in range(0, len(frac_part), 4)]
+    while groups and groups[0] == 0:  # leading zero groups lower the weight
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight = 0
+    return struct.pack(f"!hhHH{len(groups)}H", len(groups), weight, 0x4000 if sign else 0, dscale, *groups)
 
 
 def _numeric_binary(data: bytes) -> decimal.Decimal:

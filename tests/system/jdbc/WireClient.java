@@ -2,16 +2,20 @@
 // after the URL, user and password is one SQL statement, run as a PreparedStatement (JDBC's
 // extended query protocol) — "?" parameters are bound from "||"-separated values after the SQL.
 // Prints the columns, each row, and for a failure "ERROR <SQLSTATE> <message>"; then the tables
-// DatabaseMetaData lists, and the columns of the table named by -Dcolumns=NAME.
+// DatabaseMetaData lists, and the columns of the table named by -Dcolumns=NAME. -Drepeat=N runs each
+// statement N times and prints the last run (past 5 runs JDBC prepares it on the server and asks
+// for binary results).
 import java.sql.*;
 
 public class WireClient {
     public static void main(String[] args) throws Exception {
         try (Connection c = DriverManager.getConnection(args[0], args[1], args[2])) {
+            int repeat = Integer.getInteger("repeat", 1);
             for (int i = 3; i < args.length; i++) {
                 String[] parts = args[i].split("\\|\\|");
                 try (PreparedStatement ps = c.prepareStatement(parts[0])) {
                     for (int p = 1; p < parts.length; p++) ps.setObject(p, parse(parts[p]));
+                    for (int r = 1; r < repeat; r++) ps.executeQuery().close();
                     if (ps.execute()) {
                         ResultSet rs = ps.getResultSet();
                         ResultSetMetaData md = rs.getMetaData();

@@ -54,6 +54,12 @@ def test_binary_encodings_round_trip(oid, value):
     assert decode_param(oid, encode_binary(value, oid), 1) == value
 
 
+@pytest.mark.parametrize("text", ["12345.678", "-0.5000", "0", "0.00", "100000000", "0.0001", "-98765432.1",
+                                  "1E+5", "3.14159265358979323846"])
+def test_numeric_binary_round_trip(text):
+    assert decode_param(1700, encode_binary(decimal.Decimal(text), 1700), 1) == decimal.Decimal(text)
+
+
 def test_numeric_binary_and_text_parameters():
     # 12345.678 as PostgreSQL sends NUMERIC in binary: digits 1, 2345, 6780; weight 1; scale 3
     data = struct.pack("!hhHH3H", 3, 1, 0, 3, 1, 2345, 6780)
