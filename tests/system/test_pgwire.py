@@ -90,6 +90,11 @@ def test_curator_reads_writes_and_transactions(server):
         c.execute("INSERT INTO notes VALUES (2, 'rolled back')")
         c.rollback()
         assert c.execute("SELECT * FROM notes ORDER BY id").fetchall() == [(1, "kept")]
+        c.execute("INSERT INTO notes VALUES (3, 'lost with the failed transaction')")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute("SELECT * FROM no_such_table")
+        c.rollback()
+        assert c.execute("SELECT count(*) FROM notes").fetchone() == (1,)
         assert c.execute("SELECT salary FROM emp WHERE id = 7").fetchone() == (70.0,)
         c.execute("SET PRIVACY BUDGET 1 FOR USER 'cu'")
         cur = c.execute("SELECT COUNT(*) FROM emp WITH EPSILON 0.1")

@@ -216,7 +216,8 @@ class Session:
         if final is None:
             raise _Refused(INVALID_PASSWORD, f'password authentication failed for user "{user}"',
                            "check the name and password; the curator creates accounts with "
-                           "provsql-dp serve DATABASE --add-account NAME --role ROLE")
+                           "provsql-dp serve DATABASE --add-account NAME --role ROLE (an account made "
+                           "before SCRAM verifiers signs in to the explorer once first)")
         self.sock.sendall(m.auth(12, final.encode()))
         return verifier.role
 
@@ -253,6 +254,10 @@ class Session:
                 skipping = True
 
     def _status(self) -> str:
+        """ReadyForQuery's status: the curator's DuckDB transaction as the connection tracks it
+        (a failed statement rolls it back: ``I``), an analyst's acknowledged BEGIN."""
+        if self.con is not None and self.con.role == "curator":
+            return "T" if self.con._in_tx else "I"
         return "T" if self.in_transaction else "I"
 
     def _run(self, stmt: str, params=None):
