@@ -63,6 +63,15 @@ def test_extended_protocol_parameters_private_and_public(server):
         assert cur.fetchone() == ("x",)
 
 
+def test_a_large_public_result_crosses_in_chunks(server):
+    with psycopg.connect(dsn(server, "cu"), autocommit=True) as c:
+        rows = c.execute("SELECT range AS i FROM range(25003) ORDER BY i").fetchall()
+        assert len(rows) == 25003 and rows[-1] == (25002,)
+    with psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
+        cur = c.execute("SELECT x FROM pub ORDER BY x")
+        assert cur.rowcount == 3000 and cur.fetchall()[-1] == (2999,)
+
+
 def test_refusals_carry_sqlstate_and_spend_nothing(server):
     with psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
         before = spent(server.engine, "ann")

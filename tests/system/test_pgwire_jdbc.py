@@ -36,9 +36,10 @@ def server(tmp_path_factory):
         yield srv
 
 
-def run(client, server, user, *statements, columns="emp", repeat=1):
+def run(client, server, user, *statements, columns="emp", repeat=1, fetch=0):
     url = f"jdbc:postgresql://127.0.0.1:{server.port}/demo"
     out = subprocess.run([JAVA, "-cp", f"{client}:{JAR}", f"-Dcolumns={columns}", f"-Drepeat={repeat}",
+                          f"-Dfetch={fetch}", f"-Dcount={'true' if fetch else 'false'}",
                           "WireClient", url, user,
                           PASSWORDS[user], *statements], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
@@ -84,3 +85,11 @@ def test_jdbc_binary_results_of_a_server_prepared_statement(client, server):
     assert lines[0] == ("COLUMNS d:numeric e:numeric day:date ts:timestamp f:float8 i:int8 b:bool t:time "
                         "s:text")
     assert lines[1] == "ROW 12345.678 -0.5000 2026-11-28 2026-11-28 13:05:01.25 2.5 7 true 10:11:12 x"
+
+
+def test_jdbc_fetch_size_reads_a_large_result_in_batches(client, server):
+    # setFetchSize in a transaction: Execute with max_rows, PortalSuspended between batches
+    lines = run(client, server, "cu", "SELECT range FROM range(25003) ORDER BY range", fetch=1000)
+    assert lines[0] == "COUNTED 25003 LAST 25002"
+    lines = run(client, server, "ann", "SELECT x FROM pub ORDER BY x", fetch=7)
+    assert lines[0] == "COUNTED 3000 LAST 2999"

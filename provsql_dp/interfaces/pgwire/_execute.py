@@ -61,14 +61,39 @@ _LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
 _INTERVALS = "provsql_dp.interval_columns"
 
 
+_CHUNK = 10_000  # rows turned into Python tuples at a time while a result is sent
+
+
 @dataclass
 class Outcome:
-    """A statement's result: ``columns`` (name, DuckDB type) or None, its rows, its tag."""
+    """A statement's result: ``columns`` (name, DuckDB type) or None, its rows (a list, or a
+    cursor read in chunks as they are sent), its tag (a result set's is ``SELECT <rows sent>``)."""
 
     tag: str
     columns: list[tuple[str, object]] | None = None
     rows: list[tuple] = field(default_factory=list)
     privacy: object | None = None
+    cursor: object | None = None  # rows not read yet come from here
+    done: bool = False  # every row read
+
+    def take(self, n: int) -> list[tuple]:
+        """The next ``n`` rows (``n`` ≤ 0: all the rest): those held first, then the cursor's."""
+        out = list(self.rows[:n] if n > 0 else self.rows)
+        self.rows = self.rows[len(out):]
+        while self.cursor is not None and (n <= 0 or len(out) < n):
+            chunk = self.cursor.fetchmany(_CHUNK if n <= 0 else min(_CHUNK, n - len(out)))
+            if not chunk:
+                self.close()
+                break
+            out.extend(chunk)
+        self.done = self.cursor is None and not self.rows
+        return out
+
+    def close(self) -> None:
+        self.done = True
+        if self.cursor is not None:
+            self.cursor.close()
+            self.cursor = None
 
 
 def command_tag(stmt: str, description, rowcount: int) -> str:
@@ -183,11 +208,14 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     cur = session.con.cursor()
     try:
         cur.execute(stmt, parameters)
-        desc = cur.description
-        rows = cur.fetchall() if desc else []
-    finally:
+    except BaseException:
         cur.close()
+        raise
     if cur.privacy is not None:
         session.last_privacy = cur.privacy
-    cols = [(c[0], c[1]) for c in desc] if desc else None
-    return Outcome(command_tag(stmt, desc, len(rows) if desc else cur.rowcount), cols, rows, cur.privacy)
+    desc = cur.description
+    if desc is None:
+        cur.close()
+        return Outcome(command_tag(stmt, None, cur.rowcount), None, [], cur.privacy, done=True)
+    # the rows go out in chunks (a large public table is not turned into tuples at once)
+    return Outcome("SELECT", [(c[0], c[1]) for c in desc], [], cur.privacy, cursor=cur)

@@ -137,6 +137,9 @@ class Session:
                 pass
         finally:
             self.server._forget(self)
+            for portal in self.portals.values():
+                if portal.outcome is not None:
+                    portal.outcome.close()
             if self.con is not None:
                 self.con.close()
             try:
@@ -334,8 +337,10 @@ class Session:
                 return
             if out.columns is not None:
                 self._row_description(out, [0] * len(out.columns))
-                self._rows(out, [0] * len(out.columns), 0, 0)
-            self.send(m.command_complete(out.tag))
+                sent = self._rows(out, [0] * len(out.columns), 0, 0)
+                self.send(m.command_complete(f"SELECT {sent}"))
+            else:
+                self.send(m.command_complete(out.tag))
 
     # ------------------------------------------------------------------ extended query
     def _parse(self, r: m.Reader) -> None:
@@ -365,6 +370,9 @@ class Session:
             except (ValueError, struct.error, UnicodeDecodeError) as e:
                 raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
         result_fmts = [r.int16() for _ in range(r.int16())]
+        old = self.portals.get(portal)
+        if old is not None and old.outcome is not None:
+            old.outcome.close()
         self.portals[portal] = _Portal(sql, values if values or _placeholders(sql) else None, result_fmts)
         self.send(m.message(b"2"))
 
@@ -408,14 +416,18 @@ class Session:
             return
         if out.columns is not None:
             portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows)
-            if max_rows > 0 and portal.sent < len(out.rows):
+            if not out.done:
                 self.send(m.message(b"s"))  # PortalSuspended
                 return
+            self.send(m.command_complete(f"SELECT {portal.sent}"))
+            return
         self.send(m.command_complete(out.tag))
 
     def _close(self, r: m.Reader) -> None:
         kind, name = r.bytes(1), r.cstring()
-        (self.statements if kind == b"S" else self.portals).pop(name, None)
+        gone = (self.statements if kind == b"S" else self.portals).pop(name, None)
+        if isinstance(gone, _Portal) and gone.outcome is not None:
+            gone.outcome.close()
         self.send(m.message(b"3"))
 
     # ------------------------------------------------------------------ results
@@ -427,10 +439,15 @@ class Session:
         self.send(m.row_description(cols, formats))
 
     def _rows(self, out, formats: list[int], start: int, max_rows: int) -> int:
+        """Send up to ``max_rows`` rows (≤ 0: all) after the ``start`` sent; the count sent so far.
+        With a row limit, one row more is read to know whether the portal is done."""
         oids = [type_oid(t) for _, t in out.columns]
-        end = len(out.rows) if max_rows <= 0 else min(len(out.rows), start + max_rows)
-        for row in out.rows[start:end]:
+        rows = out.take(max_rows + 1 if max_rows > 0 else 0)
+        if max_rows > 0 and len(rows) > max_rows:
+            out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
+            out.done = False
+        for row in rows:
             self.send(m.data_row([encode_binary(v, o) if f else encode_text(v)
                                   for v, o, f in zip(row, oids, formats)]))
-        return end
+        return start + len(rows)
 

@@ -11,9 +11,19 @@ public class WireClient {
     public static void main(String[] args) throws Exception {
         try (Connection c = DriverManager.getConnection(args[0], args[1], args[2])) {
             int repeat = Integer.getInteger("repeat", 1);
+            int fetch = Integer.getInteger("fetch", 0);  // > 0: rows in batches (Execute with max_rows)
+            if (fetch > 0) c.setAutoCommit(false);
             for (int i = 3; i < args.length; i++) {
                 String[] parts = args[i].split("\\|\\|");
                 try (PreparedStatement ps = c.prepareStatement(parts[0])) {
+                    if (fetch > 0) ps.setFetchSize(fetch);
+                    if (Boolean.getBoolean("count")) {
+                        ResultSet rs = ps.executeQuery();
+                        long n = 0, last = -1;
+                        while (rs.next()) { n++; last = rs.getLong(1); }
+                        System.out.println("COUNTED " + n + " LAST " + last);
+                        continue;
+                    }
                     for (int p = 1; p < parts.length; p++) ps.setObject(p, parse(parts[p]));
                     for (int r = 1; r < repeat; r++) ps.executeQuery().close();
                     if (ps.execute()) {
