@@ -193,6 +193,19 @@ def test_statement_time_limit(db):
             assert "time limit" in str(e.value) and time.time() - t0 < 20
 
 
+def test_a_session_sets_its_own_statement_timeout(server):
+    with psycopg.connect(dsn(server, "cu"), autocommit=True) as c:
+        c.execute("SET statement_timeout = '300ms'")
+        assert c.execute("SHOW statement_timeout").fetchone() == ("300ms",)
+        with pytest.raises(psycopg.errors.QueryCanceled) as e:
+            c.execute(SLOW)
+        assert "time limit (0.3 s" in str(e.value)
+        c.execute("SET statement_timeout = 0")
+        assert c.execute("SELECT 1 AS one").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.SyntaxErrorOrAccessRuleViolation):
+            c.execute("SET statement_timeout = 'soon'")
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is needed to make a test certificate")
 def test_tls_when_the_operator_gives_a_certificate(db, tmp_path):
     from provsql_dp.interfaces.pgwire import WireServer, tls_context

@@ -16,6 +16,7 @@ the wire session itself, never the data:
   savepoints);
 * the client settings drivers send (``SET extra_float_digits``, ``SET application_name``,
   ``SHOW transaction isolation level``, …): acknowledged and remembered, never sent to DuckDB;
+  ``SET statement_timeout`` bounds the session's statements (:func:`_statement_timeout`);
 * catalog queries (``pg_catalog``, ``information_schema``): answered from the schema replica
   (:mod:`._catalog`).
 
@@ -131,6 +132,26 @@ def _last_release(info) -> Outcome:
     return Outcome(f"SELECT {len(rows)}", cols, rows)
 
 
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|min|h)?\s*$", re.IGNORECASE)
+
+
+def _statement_timeout(session, value: str) -> Outcome:
+    """``SET statement_timeout``: PostgreSQL's units (a bare number is milliseconds; 0: none).
+    The session's statements stop after it (the server's --statement-timeout still applies when
+    shorter); private releases get it as their release time limit, so they stop their own work by
+    then and release their data-independent fallback."""
+    m = _DURATION.match(value)
+    if m is None:
+        raise ProgrammingError(f"statement_timeout takes a duration such as 5000 (ms), '5s' or '1min', got {value!r}")
+    seconds = float(m[1]) * {"ms": 0.001, "s": 1, "min": 60, "h": 3600}[(m[2] or "ms").lower()]
+    session.statement_timeout = seconds or None
+    engine_limit = session.server.engine.release_time_limit
+    limits = [t for t in (engine_limit, session.statement_timeout) if t is not None]
+    session.con.release_time_limit = min(limits) if limits else None
+    session.settings["statement_timeout"] = value
+    return Outcome("SET")
+
+
 def _setting(session, stmt: str) -> Outcome | None:
     """A client setting (SET/SHOW of a driver's parameter); None when the statement is not one."""
     if m := _SET.match(stmt):
@@ -146,6 +167,8 @@ def _setting(session, stmt: str) -> Outcome | None:
                                        f"got {value!r}") from None
             session.con.interval_columns = setting
             return Outcome("SET")
+        if name == "statement_timeout":
+            return _statement_timeout(session, value)
         if name in CLIENT_SETTINGS or name == "time zone" or name == "names":
             session.settings[name] = value
             return Outcome("SET")

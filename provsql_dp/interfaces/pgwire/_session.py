@@ -74,6 +74,8 @@ class Session:
         self.settings: dict[str, str] = {}
         self.last_privacy = None
         self.in_transaction = False
+        self.statement_timeout: float | None = None  # SET statement_timeout (seconds; None: none)
+        self._limit: float | None = None
         self.statements: dict[str, tuple[str, list[int]]] = {}
         self.portals: dict[str, _Portal] = {}
         self._out: list[bytes] = []
@@ -100,8 +102,8 @@ class Session:
             self.send(m.error_response(e.code, str(e), e.hint, severity="FATAL"))
             return
         if self._cancelled or self._timed_out:
-            why = ("the statement ran longer than the server's statement time limit "
-                   f"({self.server.engine.statement_timeout:g} s)" if self._timed_out
+            why = (f"the statement ran longer than its time limit ({self._limit:g} s: the server's "
+                   "--statement-timeout or the session's statement_timeout)" if self._timed_out
                    else "the statement was cancelled at the client's request")
             self.send(m.error_response(QUERY_CANCELED, f"{why}; anything it had released stands"))
             return
@@ -267,7 +269,7 @@ class Session:
         """Run one statement with cancel and disconnect watching."""
         self._cancelled = self._timed_out = False
         engine = self.server.engine
-        with engine.running(self.role, self.user, self.con) as entry:
+        with engine.running(self.role, self.user, self.con, self.statement_timeout) as entry:
             self._running = entry
             done = threading.Event()
             watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)
@@ -278,6 +280,7 @@ class Session:
                 done.set()
                 watcher.join()
                 self._timed_out = entry.timed_out
+                self._limit = entry.limit
                 self._running = None
         if out.privacy is not None:
             info = out.privacy

@@ -97,6 +97,7 @@ class _Running:
         self.con = con
         self.timed_out = False
         self.cancelled = False
+        self.limit: float | None = None  # the watchdog's seconds
 
 
 class Engine:
@@ -167,9 +168,10 @@ class Engine:
             return self._admin._duck.cursor()
 
     @contextlib.contextmanager
-    def running(self, role: str, user: str, con):
+    def running(self, role: str, user: str, con, timeout: float | None = None):
         """Register a statement of ``user`` on ``con`` while it runs: the concurrency limit, the
-        watchdog of ``statement_timeout``, and :meth:`cancel`'s registry."""
+        watchdog of ``statement_timeout`` (or ``timeout``, a session's own, when shorter), and
+        :meth:`cancel`'s registry."""
         entry = _Running(con)
         with self._lock:
             mine = self._running.setdefault(user, set())
@@ -180,10 +182,12 @@ class Engine:
                     "wait for one to finish")
             mine.add(entry)
         timer = None
-        if self.statement_timeout is not None:
+        limits = [t for t in (self.statement_timeout, timeout) if t is not None]
+        entry.limit = min(limits) if limits else None
+        if entry.limit is not None:
             # past the release's own deadline (a private release stops its work and releases its
             # fallback by then): the watchdog is for what has no deadline of its own
-            timer = threading.Timer(self.statement_timeout + 1.0, self._time_out, (entry,))
+            timer = threading.Timer(entry.limit + 1.0, self._time_out, (entry,))
             timer.daemon = True
             timer.start()
         try:
