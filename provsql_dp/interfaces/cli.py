@@ -2,7 +2,8 @@
 
 ``demo`` runs the main job on the embedded example database; ``shell`` opens an SQL shell on a
 database (see :mod:`provsql_dp.interfaces.shell`); ``serve`` starts the explorer in the browser
-(:mod:`provsql_dp.interfaces.web`, needs the ``web`` extra).
+(:mod:`provsql_dp.interfaces.web`, needs the ``web`` extra) and, beside it, the PostgreSQL wire
+protocol (:mod:`provsql_dp.interfaces.pgwire`).
 
 >>> main(["--version"])
 provsql_dp 0.1.0
@@ -196,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="fill an empty database with the example data, declarations and accounts first")
     _add_capture_rows(serve)
     _add_guard_rails(serve)
+    from .pgwire.launch import add_arguments as add_wire_arguments
+
+    add_wire_arguments(serve)
     args = parser.parse_args(argv)
     if args.version:
         print(f"provsql_dp {__version__}")
@@ -262,10 +266,16 @@ def _serve(parser, args) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
+    from .pgwire import launch
+
+    engine = launch.engine_for(args, **_guard_options(args))  # one engine, one ledger: the explorer and the wire server
+    wire = launch.start(parser, args, engine)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
-    app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows,
-              release_seconds=args.release_seconds, lp_gap=args.lp_gap,
-              release_time_limit=args.release_time_limit, **_guard_options(args))
+    try:
+        app.serve(args.database, host=args.host, port=args.port, engine=engine)
+    finally:
+        if wire is not None:
+            wire.close()
     return 0
 
 
