@@ -2,8 +2,9 @@
 
 The user chooses R2T; nothing here looks at the data to choose it. ``max_contribution`` (GS) is a
 public bound on one participant's contribution (default
-:data:`~provsql_dp.mechanisms.r2t.race.DEFAULT_MAX_CONTRIBUTION`); it only sets the thresholds
-``τ = 2, 4, …, 2^⌈log₂ GS⌉`` — privacy holds whatever it is. A SUM needs nonnegative declared
+:data:`~provsql_dp.mechanisms.r2t.race.DEFAULT_MAX_CONTRIBUTION`); with β it only sets the
+thresholds ``τ = GS^{1/L}, …, GS`` (:func:`~provsql_dp.mechanisms.r2t.race.threshold_count`
+picks ``L``) — privacy holds whatever it is. A SUM needs nonnegative declared
 bounds (``lower ≥ 0``): R2T releases nonnegative sums. Every validation happens before the ledger
 is charged; an LP that fails (time limit, solver status) is replaced by the data-independent
 :func:`~provsql_dp.mechanisms.r2t.race.fallback`, and the incident is recorded for the curator.
@@ -32,8 +33,10 @@ __all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap"]
 R2T_OPTIONS = {
     "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
                         f"contribution (default 2**{int(np.log2(r2t.DEFAULT_MAX_CONTRIBUTION))}); "
-                        "R2T races L = ⌈log₂ GS⌉ thresholds 2, 4, …, GS at ε/L each, so its "
-                        "error grows like L·ln(L/β): declare the smallest public bound you can",
+                        "R2T races L thresholds GS^(1/L), …, GS at ε/L each (L chosen from GS "
+                        "and β to minimise the error bound, 8 at the default), so its error "
+                        "grows like log(GS)·ln(log(GS)/β): declare the smallest public bound "
+                        "you can",
     "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
             f"(default {r2t.DEFAULT_BETA})",
     "lp_gap": "with mechanism = 'r2t': a public tolerance γ ≥ 0 (default "
