@@ -16,7 +16,8 @@ with one variable ``v_m`` per monomial (join result) and ``D_t`` the monomials o
 is bounded by ``ψ(t)`` directly. Removing one participant ``i`` removes the monomials containing
 it: ``Q`` drops by at most ``τ`` (the ``v`` on those monomials sum to ≤ τ) and never rises, so
 ``Q(·, τ)`` has sensitivity ``τ``. Each ``Q(I, τ_j)`` is released with ``ε/L`` through the exact
-sampler, shifted down by ``s_j·ln(L/β)`` (``s_j`` the noise scale actually used), and the output
+sampler, shifted down by ``s_j·ln(L/(β(1 + e^{−1/λ_j})))`` ≈ ``s_j·ln(L/(2β))`` (``s_j`` the
+noise scale actually used, ``λ_j`` it in grid units; :func:`plan`), and the output
 is the largest of these and 0. Privacy is ε by basic composition whatever ``GS`` and ``L`` are
 (the race is post-processing of ``L`` releases, each ``ε/L``-DP); ``GS`` and ``L`` only set which
 thresholds race. Both are public: the thresholds, noise scales and shifts are fixed before the
@@ -27,13 +28,13 @@ largest contribution of one participant and ``τ*`` the smallest threshold ``≥
 ``DS ≤ GS``). Then ``Q(I, τ*) = Q(I)``, and the release, at least threshold ``τ*``'s, is below
 ``Q(I)`` by at most its shift plus its noise: with probability ``≥ 1 − β``,
 
-    Q(I) − release ≤ τ*·(L/ε)·(ln(L/β) + ln(1/β))     (+ the grid and γ·τ*, below),
+    Q(I) − release ≤ τ*·(L/ε)·(ln(L/(2β)) + ln(1/β))     (+ the grid and γ·τ*, below),
 
 one noise, no union bound on this side (the union bound over the ``L`` noises is the shift's
-``ln(L/β)``, for the upper side). ``τ*/DS`` lies in ``[1, b)``; where ``DS`` falls between two
+``ln(L/(2β))``, for the upper side). ``τ*/DS`` lies in ``[1, b)``; where ``DS`` falls between two
 thresholds is unknown, and over a log-uniform position its mean is ``(b − 1)/ln b``. The rule
-minimises the mean bound ``(b − 1)/ln b · L · (ln(L/β) + ln(1/β))`` over ``L = 1 … ⌈log₂ GS⌉``:
-fewer thresholds cut ``L`` and ``ln(L/β)``, wider spacing costs ``(b − 1)/ln b``. At
+minimises the mean bound ``(b − 1)/ln b · L · (ln(L/(2β)) + ln(1/β))`` over
+``L = 1 … ⌈log₂ GS⌉``: fewer thresholds cut ``L`` and ``ln(L/(2β))``, wider spacing costs ``(b − 1)/ln b``. At
 ``GS = 2^20, β = 0.1`` it picks ``L = 8`` (``b ≈ 5.66``) — 8 thresholds, not 20 powers of two:
 a bound 1.5× lower (the authors' code uses base 5.5 for the same reason). The rule reads ``GS``
 and ``β`` only (``ε`` and ``γ`` scale every ``L`` alike), never the data. ``count = L`` forces a
@@ -58,8 +59,8 @@ solver runs depends on the reduced LP's shape (data), like the block split; it c
 running time, never the calibration, which depends on ``γ`` only.
 
 Guarantees. *Upper side* (paper Theorem 5.1; proven here for the exact sampler): each noise
-exceeds its shift ``s_j·ln(L/β)`` with probability ``≤ β/L`` (discrete Laplace:
-``P(K ≥ k) ≤ e^{−k/λ}``), so by the union bound over the ``L`` thresholds the release exceeds
+exceeds its shift with probability ``≤ β/L`` (discrete Laplace:
+``P(K ≥ k) = q^k/(1 + q)``, ``q = e^{−1/λ}``; :func:`_shift_units`), so by the union bound over the ``L`` thresholds the release exceeds
 ``Q(I)`` with probability ``≤ β``. *Lower side*, stated ex ante by
 :meth:`R2TRelease.error_bound`: for any one threshold ``τ_j``, with probability ``≥ p`` the
 release is at least ``Q(I, τ_j) − (s_j·ln(1/(1 − p)) + shift_j + 2·grid_j + γ·τ_j)``; at
@@ -115,17 +116,17 @@ DEFAULT_LP_GAP = 1.0 / 16
 def threshold_cost(max_contribution: float, count: int, beta: float = DEFAULT_BETA) -> float:
     """The mean lower-side bound of ``count`` thresholds, in units of ``DS/ε`` (module docstring).
 
-    ``(b − 1)/ln b · L · (ln(L/β) + ln(1/β))`` with ``b = GS^{1/L}``: the factor ``(b − 1)/ln b``
+    ``(b − 1)/ln b · L · (ln(L/(2β)) + ln(1/β))`` with ``b = GS^{1/L}``: the factor ``(b − 1)/ln b``
     is the mean of ``τ*/DS`` over a log-uniform position of ``DS`` between two thresholds
     (``1`` when ``b = 1``). Public: ``GS``, ``L`` and ``β`` only.
 
     >>> round(threshold_cost(2 ** 20, 20), 1), round(threshold_cost(2 ** 20, 8), 1)
-    (219.3, 143.7)
+    (199.3, 128.8)
     """
     gs, big_l = float(max_contribution), int(count)
     log_b = math.log(gs) / big_l if gs > 1 else 0.0
     spread = math.expm1(log_b) / log_b if log_b > 0 else 1.0
-    return spread * big_l * (math.log(big_l / beta) + math.log(1.0 / beta))
+    return spread * big_l * (max(0.0, math.log(big_l / (2.0 * beta))) + math.log(1.0 / beta))
 
 
 def threshold_count(max_contribution: float, beta: float = DEFAULT_BETA) -> int:
@@ -372,7 +373,9 @@ def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0
          count: int | None = None):
     """The public plan of a release: per-threshold noise plans, shifts, thresholds, ε each.
 
-    The shift ``s·ln(L/β)`` is rounded up to the plan's grid, so released values stay on it.
+    The shift is ``s·ln(L/(β(1 + e^{−1/λ})))`` ≈ ``s·ln(L/(2β))`` rounded up to the plan's
+    grid (:func:`_shift_units`: the exact one-sided tail of the discrete Laplace noise; the
+    paper's ``s·ln(L/β)`` bounds the two-sided tail), so released values stay on the grid.
     Threshold ``τ``'s noise is calibrated to the sensitivity ``(1 + lp_gap)·τ``.
 
     >>> plans, shifts, taus, eps_each = plan(1.0, 4, 0.1, count=2)
@@ -393,6 +396,19 @@ def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0
     big_l = len(taus)
     eps_each = eps / big_l
     plans = tuple(plan_laplace(t * (1.0 + gap), eps_each) for t in taus)
-    shifts = tuple(math.ceil(p.noise_scale * math.log(big_l / beta) / p.grid) * p.grid
-                   for p in plans)
+    shifts = tuple(_shift_units(p, big_l, beta) * p.grid for p in plans)
     return plans, shifts, taus, eps_each
+
+
+def _shift_units(p, big_l: int, beta: float) -> int:
+    """``k``, the shift in grid units: the least ``k ≥ 0`` with ``P(K > k) ≤ β/L`` guaranteed.
+
+    ``K`` is discrete Laplace with ``λ`` = ``p.noise_units``: ``P(K ≥ k + 1) = q^{k+1}/(1 + q)``
+    with ``q = e^{−1/λ}``, which is ``≤ β/L`` once ``k ≥ λ·ln(L/(β(1 + q)))`` (a relative margin
+    of 10⁻⁹ covers the floating-point evaluation; ``k = 0`` when that is negative: then
+    ``P(K ≥ 1) = q/(1 + q) ≤ β/L`` already).
+    """
+    lam = float(p.noise_units)
+    q = math.exp(-1.0 / lam)
+    x = lam * math.log(big_l / (beta * (1.0 + q)))
+    return max(0, math.ceil(x * (1.0 + 1e-9) + 1e-9))

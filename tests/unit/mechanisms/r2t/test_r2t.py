@@ -169,3 +169,20 @@ def test_error_bound_holds_against_the_true_answer():
     vals = [r2t.release(kr, eps, max_contribution=gs, lp_gap=0, rng=rng).value for _ in range(200)]
     assert np.mean([v >= truth - bound for v in vals]) >= 0.9 - 0.04
     assert bound < r2t.fallback(eps, max_contribution=gs, lp_gap=0).error_bound(0.9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-3, 1e6), st.floats(0.01, 20), st.integers(1, 64), st.floats(1e-4, 0.9))
+def test_shift_is_the_exact_discrete_laplace_tail(sens, eps, big_l, beta):
+    # P(K > k) = q^(k+1)/(1 + q) ≤ β/L for the shift's k, and k is the least such k ≥ 0
+    p = r2t.plan_laplace(sens, eps)
+    k = r2t._shift_units(p, big_l, beta)
+    lam = float(p.noise_units)
+    q = math.exp(-1.0 / lam)
+
+    def tail(j):  # P(K ≥ j + 1) in logs, to stay finite for large λ
+        return math.exp((j + 1) * math.log(q) - math.log1p(q))
+
+    assert tail(k) <= beta / big_l * (1 + 1e-6)
+    x = lam * math.log(big_l / (beta * (1.0 + q)))
+    assert k <= max(0.0, x) * (1 + 1e-8) + 2  # the least such k, up to the rounding margin
