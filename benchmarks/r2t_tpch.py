@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import resource
 import shutil
 import statistics
@@ -128,9 +129,10 @@ def connect(data: Path, query: str):
     import provsql_dp
 
     con = provsql_dp.connect(":memory:")
-    for t in TABLES:
-        con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet('{data / (t + '.parquet')}')")
     sql, protected = QUERIES[query]
+    for t in TABLES:  # only the tables the query reads (column names carry a prefix: c_, o_, …)
+        if re.search(rf"\b{t}\b", sql, re.IGNORECASE):
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet('{data / (t + '.parquet')}')")
     for t in protected:
         con.execute(f"PROTECT TABLE {t} BY ({KEYS[t]}) AS {t}")
     if query in BOUNDS:

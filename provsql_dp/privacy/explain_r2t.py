@@ -27,6 +27,7 @@ from ..mechanisms.r2t import race as r2t
 from ..mechanisms.r2t.truncation import R2TModel
 from ..errors import CaptureTooLarge
 from ..provenance.capture import capture, max_rows_of
+from .r2t_release import with_declared_bound
 
 __all__ = ["r2t_row", "PUBLIC_NOTE"]
 
@@ -46,7 +47,7 @@ PUBLIC_NOTE = (
 
 def r2t_row(con, decision, eps, confidence: float):
     """The ``EXPLAIN PRIVACY`` row of an R2T release decided by :func:`.answer.decide`."""
-    kwargs = decision.kwargs
+    kwargs = with_declared_bound(decision.plan, decision.bounds, decision.kwargs)
     gs = kwargs.get("max_contribution", r2t.DEFAULT_MAX_CONTRIBUTION)
     beta = kwargs.get("beta", r2t.DEFAULT_BETA)
     n_groups = len(decision.groups)

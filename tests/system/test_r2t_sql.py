@@ -129,3 +129,32 @@ def test_merged_and_plain_lps_agree_on_the_sql_capture(con):
     m = r2t_lp.R2TModel(kr)
     for tau in r2t.thresholds(max(2.0, 2 * m.max_load)):
         assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+
+
+def test_the_declarations_give_the_default_bound():
+    """One row per participant: GS = 1 for a COUNT, the declared upper bound for a SUM; a join
+    that multiplies rows keeps the default; a stated max_contribution wins."""
+    import provsql_dp
+
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE people(id INT PRIMARY KEY, x DOUBLE); "
+                "INSERT INTO people SELECT i, i % 7 FROM range(200) t(i)")
+    con.execute("CREATE TABLE visits(pid INT, d INT); "
+                "INSERT INTO visits SELECT i % 200, i FROM range(600) t(i)")
+    con.execute("PROTECT TABLE people; PROTECT TABLE visits BY (pid) AS people; "
+                "SET PRIVACY BUDGET 100")
+    r2t_ = " OPTIONS (mechanism = 'r2t')"
+    (rel,) = con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1" + r2t_).privacy.releases
+    assert rel.params["max_contribution"] == 1.0 and rel.params["thresholds"] == (1.0,)
+    (rel,) = con.execute("SELECT SUM(x) FROM people WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                         "lower = 0, upper = 6)").privacy.releases
+    assert rel.params["max_contribution"] == 6.0
+    (rel,) = con.execute("SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                         "WITH EPSILON 1" + r2t_).privacy.releases
+    assert rel.params["max_contribution"] == r2t.DEFAULT_MAX_CONTRIBUTION
+    (rel,) = con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                         "max_contribution = 4)").privacy.releases
+    assert rel.params["max_contribution"] == 4.0
+    row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH EPSILON 1" + r2t_).fetchall()[0]
+    assert "more than max_contribution = 1," in row[-1] and "1 thresholds" in row[-1]
+    assert row[6] == pytest.approx(r2t.fallback(1.0, max_contribution=1.0).error_bound(row[7]))
