@@ -119,9 +119,9 @@ def make_data(sf: float, root: Path) -> Path:
 
 def trimmed_mean(errors: list[float]) -> float:
     """The authors' metric: drop the 2 largest and 2 smallest (of 10), average the rest; with
-    fewer than 10 errors, the same fraction (20 % each side, at least none)."""
+    another number of errors, the same fraction (20 % each side, rounded down)."""
     e = sorted(errors)
-    k = 2 if len(e) >= 10 else int(0.2 * len(e))
+    k = int(0.2 * len(e))
     return statistics.fmean(e[k:len(e) - k])
 
 
