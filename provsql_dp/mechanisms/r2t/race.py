@@ -34,7 +34,8 @@ one noise, no union bound on this side (the union bound over the ``L`` noises is
 ``ln(L/(2β))``, for the upper side). ``τ*/DS`` lies in ``[1, b)``; where ``DS`` falls between two
 thresholds is unknown, and over a log-uniform position its mean is ``(b − 1)/ln b``. The rule
 minimises the mean bound ``(b − 1)/ln b · L · (ln(L/(2β)) + ln(1/β))`` over
-``L = 1 … ⌈log₂ GS⌉``: fewer thresholds cut ``L`` and ``ln(L/(2β))``, wider spacing costs ``(b − 1)/ln b``. At
+``L = 1 … ⌈log₂ GS⌉``: fewer thresholds cut ``L`` and ``ln(L/(2β))``, wider spacing costs
+``(b − 1)/ln b``. At
 ``GS = 2^20, β = 0.1`` it picks ``L = 8`` (``b ≈ 5.66``) — 8 thresholds, not 20 powers of two:
 a bound 1.5× lower (the authors' code uses base 5.5 for the same reason). The rule reads ``GS``
 and ``β`` only (``ε`` and ``γ`` scale every ``L`` alike), never the data. ``count = L`` forces a
@@ -60,10 +61,12 @@ running time, never the calibration, which depends on ``γ`` only.
 
 Guarantees. *Upper side* (paper Theorem 5.1; proven here for the exact sampler): each noise
 exceeds its shift with probability ``≤ β/L`` (discrete Laplace:
-``P(K ≥ k) = q^k/(1 + q)``, ``q = e^{−1/λ}``; :func:`_shift_units`), so by the union bound over the ``L`` thresholds the release exceeds
+``P(K ≥ k) = q^k/(1 + q)``, ``q = e^{−1/λ}``; :func:`_shift_units`), so by the union bound
+over the ``L`` thresholds the release exceeds
 ``Q(I)`` with probability ``≤ β``. *Lower side*, stated ex ante by
 :meth:`R2TRelease.error_bound`: for any one threshold ``τ_j``, with probability ``≥ p`` the
-release is at least ``Q(I, τ_j) − (s_j·ln(1/(1 − p)) + shift_j + 2·grid_j + γ·τ_j)``; at
+release is at least ``Q(I, τ_j) − (s_j·ln(1/(1 − p)) + shift_j + grid_j + γ·τ_j)`` (the
+value rounded down to the grid loses ``< grid_j``; ``P(γK < −s·t) ≤ P(K ≤ −⌊λt⌋ − 1) ≤ e^{−t}``); at
 ``τ_j = τ*`` that is ``Q(I)`` minus a bound proportional to ``τ* < b·DS``. How large ``DS`` is
 depends on the data and is not published (``EXPLAIN PRIVACY`` states the bound at ``DS = GS``
 and its factor per unit of ``DS``).
