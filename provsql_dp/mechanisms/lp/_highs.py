@@ -103,7 +103,8 @@ def solve_lp(
     Returns ``(objective, col_value, row_dual)`` as numpy arrays (and the ``Highs`` object as a
     fourth item when ``keep``, for warm-started re-solves with :func:`resolve_lp`); raises
     :class:`SolverError` unless HiGHS reports an optimal solution. With ``approximate`` (for a
-    first-order solver whose answer is certified by the caller, see :mod:`provsql_dp.mechanisms.recursive._certify`) whatever
+    first-order solver whose answer is certified by the caller, see
+    :mod:`provsql_dp.mechanisms.recursive._certify`) whatever
     primal and dual iterate HiGHS holds is returned even without an optimal status, and ``None``
     when it holds none.
     """
