@@ -325,6 +325,30 @@ class Catalog:
 
         return self._cached(("checks", catalog, schema, table), read)
 
+    def shadowed_builtins(self) -> list[str]:
+        """Names of user-defined macros and functions that shadow a DuckDB built-in (lower case).
+
+        DuckDB lets ``CREATE MACRO lower(x) AS (SELECT … FROM protected)`` replace what
+        ``lower()`` means, in an analyst's expression and in provsql_dp's own SQL (``sum``,
+        ``count``, ``list`` of the provenance capture) alike; a private release is refused while
+        any exists (:class:`provsql_dp.sql.planner.Planner`). Read once per statement and kept
+        with the snapshot (a change made outside provsql_dp is seen at the next generation).
+
+        >>> import duckdb
+        >>> con = duckdb.connect()
+        >>> cat = Catalog(con)
+        >>> cat.shadowed_builtins()
+        []
+        >>> _ = con.execute("CREATE MACRO lower(x) AS x")
+        >>> cat.shadowed_builtins()
+        ['lower']
+        """
+        return list(self._cached(("shadowed builtins",), lambda: sorted({
+            r[0].lower() for r in self.con.execute(
+                "SELECT function_name FROM duckdb_functions() WHERE NOT internal AND "
+                "lower(function_name) IN (SELECT lower(function_name) FROM duckdb_functions() "
+                "WHERE internal)").fetchall()})))
+
     # ------------------------------------------------------------------ declarations
     def list_protected(self) -> list[Protection]:
         return list(self._cached(("protected",), self._list_protected))

@@ -78,6 +78,13 @@ class Planner:
     """Turns one query's syntax tree into a plan; holds the id counter and the CTE environment."""
 
     def __init__(self, catalog: Catalog):
+        shadowed = catalog.shadowed_builtins()
+        if shadowed:  # decided from the schema alone, before anything is charged
+            raise UnsupportedQueryError(
+                f"the database defines {', '.join(f'{n}()' for n in shadowed)} as a user macro "
+                "or function with the name of a DuckDB built-in, which would change what the "
+                "private query and provsql_dp's own SQL compute (and could read protected rows); "
+                "no private query runs until the curator drops or renames it")
         self.catalog = catalog
         self._ids = itertools.count()
         self._view_depth = 0

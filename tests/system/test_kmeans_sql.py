@@ -152,3 +152,25 @@ def test_an_accepted_release_is_padded_to_release_seconds():
     con.execute("KMEANS CLUSTERS 2 OF (x) FROM pts ITERATIONS 1 WITH EPSILON 1")
     assert time.monotonic() - t >= 0.5
     assert con.ledger.budget(con.user)[1] == 1
+
+
+def test_an_analyst_runs_kmeans_on_their_own_budget(tmp_path):
+    """KMEANS is on the analyst's allow-list (our grammar parses it whole; the table is read by
+    its catalog name): it releases centres and charges the analyst's own budget, never the rows."""
+    path = str(tmp_path / "k.duckdb")
+    cur = _con_at(path)
+    cur.execute("SET BOUNDS ON pts (x) BETWEEN 0 AND 1; SET PRIVACY BUDGET 3 FOR USER 'ann'")
+    cur.close()
+    an = provsql_dp.connect(path, role="analyst", user="ann")
+    rows = an.execute("KMEANS CLUSTERS 2 OF (x) FROM pts ITERATIONS 3 WITH EPSILON 1").fetchall()
+    assert len(rows) == 2
+    assert an.ledger.remaining("ann") == 2
+    an.close()
+
+
+def _con_at(path):
+    con = provsql_dp.connect(path)
+    con.execute("CREATE TABLE pts(id INT PRIMARY KEY, x DOUBLE, y DOUBLE, tag VARCHAR)")
+    con.execute("INSERT INTO pts SELECT i, (i % 7) / 10, (i % 3) / 10, 't' FROM range(300) t(i)")
+    con.execute("PROTECT TABLE pts")
+    return con
