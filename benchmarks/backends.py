@@ -105,6 +105,8 @@ COUNT = "SELECT COUNT(*) FROM people WHERE age > 40 WITH EPSILON 1"
 #: each annotated by the OR of its paths' monomials {a, middle, end}; the middle and end
 #: participants are read from slot columns (not output values), so the query exercises the
 #: engine's participant ids and the DISTINCT's tuple ids
+#: --smoke: the bundled karate club instead of ca-HepPh (whose 2-paths DISTINCT filters on)
+SMOKE_GRAPH = None
 DISTINCT = ("SELECT DISTINCT e1.src AS a FROM edge e1 JOIN edge e2 ON e1.dst = e2.src "
             "WHERE e1.src < e2.dst AND e2.dst % 10 = 0")
 
@@ -161,7 +163,7 @@ def run_one(workload: str, backend: str, rows: int, repeats: int) -> dict:
     if workload in ("triangles", "distinct"):
         from provsql_dp.graph.load import read_edge_list
 
-        src, dst, _ = read_edge_list(DATA / "ca-HepPh.edges")
+        src, dst, _ = read_edge_list(SMOKE_GRAPH or DATA / "ca-HepPh.edges")
         # each undirected edge both ways, as load_edges stores it
         a = np.concatenate([src, dst]).astype(np.int64)
         b = np.concatenate([dst, src]).astype(np.int64)
@@ -218,20 +220,34 @@ def main() -> None:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the bundled karate club, 1,000 rows, one repeat; Spark (one "
+                         "JVM start) on the count only, when pyspark is installed; any failure "
+                         "exits 1 (CI)")
     args = ap.parse_args()
+    global SMOKE_GRAPH
+    smoke = ["--smoke"] if args.smoke else []
+    if args.smoke:
+        import _smoke
+
+        SMOKE_GRAPH = _smoke.graphs_dir() / f"{_smoke.GRAPH}.edges"
+        args.rows, args.repeats = min(args.rows, 1000), 1
     if args.one:
         print(json.dumps(run_one(args.one[0], args.one[1], int(args.rows), args.repeats)))
         return
     workloads = [args.only] if args.only else ["triangles", "distinct", "count"]
-    results = []
+    results, failed = [], 0
     for w in workloads:
         for b in ("duckdb", "spark"):
+            if args.smoke and b == "spark" and (w != "count" or not _has_spark()):
+                continue
             p = subprocess.run([sys.executable, __file__, "--one", w, b, "--rows", str(args.rows),
-                                "--repeats", str(args.repeats)], capture_output=True, text=True,
-                               cwd=Path(__file__).resolve().parents[1])
+                                "--repeats", str(args.repeats), *smoke], capture_output=True,
+                               text=True, cwd=Path(__file__).resolve().parents[1])
             line = [x for x in p.stdout.splitlines() if x.startswith("{")]
             if p.returncode or not line:
                 print(f"{w} on {b} failed:\n{p.stderr[-2000:]}", file=sys.stderr)
+                failed += 1
                 continue
             results.append(json.loads(line[-1]))
     print(f"{'workload':<10} {'backend':<7} {'result':>10} {'build s':>8} {'median s':>9} "
@@ -240,6 +256,15 @@ def main() -> None:
         jvm = "-" if r["jvm_peak_mb"] is None else f"{r['jvm_peak_mb']:.0f}"
         print(f"{r['workload']:<10} {r['backend']:<7} {r['result']:>10} {r['build_s']:>8.1f} "
               f"{r['median_s']:>9.2f} {r['py_peak_mb']:>10.0f} {jvm:>11} {r['crossed_mb']:>10.1f}")
+    if args.smoke and failed:
+        sys.exit(1)
+
+
+def _has_spark() -> bool:
+    import importlib.util
+    import shutil
+
+    return importlib.util.find_spec("pyspark") is not None and shutil.which("java") is not None
 
 
 if __name__ == "__main__":

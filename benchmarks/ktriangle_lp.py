@@ -67,7 +67,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-plain", action="store_true", help="only the new formulation")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--privacy", choices=("edge", "node"), default="edge")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the bundled karate club, two releases (CI)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        import _smoke
+
+        args.data, args.graphs, args.releases = str(_smoke.graphs_dir()), _smoke.GRAPH, 2
     old, new = (("plain", "segments") if args.privacy == "edge"
                 else ("node-plain", "node-quotient"))
     print("| graph | k | formulation | first release s wall / CPU | later median s wall / CPU | LPs solved "

@@ -51,7 +51,13 @@ def old_scalar_release(plan, value):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: vectors of 10^3 and 10^4 draws, one repeat (CI)")
     args = ap.parse_args()
+    big = 10**4 if args.smoke else 10**6  # the large vectors
+    n_scalar = 50 if args.smoke else 2000
+    if args.smoke:
+        args.repeats = 1
     plan = plan_laplace(1.0, 1.0)  # λ ≈ 2**20 grid units, the common real-valued case
     lam = plan.noise_units
     scale = plan.noise_scale
@@ -59,14 +65,15 @@ def main() -> None:
     rows = []
 
     # scalar release
-    n_scalar = 2000
     new = median_time(lambda: [plan.release(1.0) for _ in range(n_scalar)], args.repeats) / n_scalar
-    old = median_time(lambda: [old_scalar_release(plan, 1.0) for _ in range(200)], args.repeats) / 200
+    n_old = n_scalar // 10
+    old = median_time(lambda: [old_scalar_release(plan, 1.0) for _ in range(n_old)],
+                      args.repeats) / n_old
     ref = median_time(lambda: [npg.laplace(1.0, scale) for _ in range(n_scalar)], args.repeats) / n_scalar
     rows.append(("scalar release", new, old, ref))
 
-    for n in (10**3, 10**6):
-        reps = args.repeats if n < 10**6 else max(3, args.repeats // 2)
+    for n in (10**3, big):
+        reps = args.repeats if n < big else max(min(3, args.repeats), args.repeats // 2)
         new = median_time(lambda: discrete_laplace(lam, size=n), reps) / n  # OS entropy, as releases
         old = median_time(lambda: reference_discrete_laplace(lam, size=n, rng=release_rng()), reps) / n
         ref = median_time(lambda: npg.laplace(0.0, scale, size=n), reps) / n
@@ -77,10 +84,11 @@ def main() -> None:
         rows.append((f"release_array 10^{len(str(n)) - 1}", new, old, ref))
 
     # tiny and integer scales
-    for name, lam2 in (("vector 10^6, λ=2 (counts)", Fraction(2)),
-                       ("vector 10^6, λ=1/2", Fraction(1, 2))):
-        n = 10**6
-        reps = max(3, args.repeats // 2)
+    exp10 = len(str(big)) - 1
+    for name, lam2 in ((f"vector 10^{exp10}, λ=2 (counts)", Fraction(2)),
+                       (f"vector 10^{exp10}, λ=1/2", Fraction(1, 2))):
+        n = big
+        reps = max(min(3, args.repeats), args.repeats // 2)
         new = median_time(lambda: discrete_laplace(lam2, size=n), reps) / n
         old = median_time(lambda: reference_discrete_laplace(lam2, size=n, rng=release_rng()), reps) / n
         ref = median_time(lambda: npg.laplace(0.0, float(lam2), size=n), reps) / n

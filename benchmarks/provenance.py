@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/provenance.py                      # ca-GrQc, ca-HepTh, ca-HepPh
     python benchmarks/provenance.py --graphs ca-GrQc --repeats 3
+    python benchmarks/provenance.py --smoke              # seconds: the bundled karate club (CI)
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
+if not DATA.exists():  # run from a worktree (/work/wt/<name>): the shared data
+    DATA = Path("/work/shared/data/graphs")
 
 TRIANGLES = (
     "SELECT e1.src AS a, e1.dst AS b, e2.dst AS c "
@@ -33,13 +36,13 @@ TRIANGLES = (
 )
 
 
-def run_one(graph: str, privacy: str, repeats: int) -> dict:
+def run_one(graph: str, privacy: str, repeats: int, data: Path = DATA) -> dict:
     import provsql_dp
     from provsql_dp.graph import load_edges
 
     con = provsql_dp.connect(":memory:")
     t0 = time.perf_counter()
-    load_edges(con, DATA / f"{graph}.edges", table="edge")
+    load_edges(con, Path(data) / f"{graph}.edges", table="edge")
     load_s = time.perf_counter() - t0
     if privacy == "node":
         con.execute("PROTECT TABLE edge BY (src, dst) AS node")
@@ -75,11 +78,18 @@ def main() -> None:
     ap.add_argument("--graphs", nargs="+", default=["ca-GrQc", "ca-HepTh", "ca-HepPh"])
     ap.add_argument("--privacy", nargs="+", default=["node", "edge"])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--data", default=str(DATA), help="directory of the <graph>.edges files")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the bundled karate club, one repeat (CI)")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.smoke:
+        import _smoke
+
+        args.graphs, args.data, args.repeats = [_smoke.GRAPH], str(_smoke.graphs_dir()), 1
     if args.child:
         graph, privacy, repeats = args.child
-        print(json.dumps(run_one(graph, privacy, int(repeats))))
+        print(json.dumps(run_one(graph, privacy, int(repeats), args.data)))
         return
     header = f"{'graph':<10} {'privacy':<7} {'triangles':>10} {'plain s':>8} {'capture s':>9} {'ratio':>6} {'peak MB':>8}"
     print(header)
@@ -87,7 +97,8 @@ def main() -> None:
     for graph in args.graphs:
         for privacy in args.privacy:
             out = subprocess.run(
-                [sys.executable, __file__, "--child", graph, privacy, str(args.repeats)],
+                [sys.executable, __file__, "--child", graph, privacy, str(args.repeats),
+                 "--data", args.data],
                 capture_output=True, text=True, check=True,
             )
             r = json.loads(out.stdout.strip().splitlines()[-1])

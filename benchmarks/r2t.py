@@ -17,6 +17,8 @@ Usage::
     python benchmarks/r2t.py --graphs ca-HepPh --privacy node --no-recursive
     # R2T's public LP tolerance: exact LPs and γ = 1/16 side by side
     python benchmarks/r2t.py --graphs ca-GrQc --no-recursive --gap 0 0.0625
+    python benchmarks/r2t.py --smoke     # seconds: the bundled karate club, 2 releases, a failure
+                                         # exits 1 (CI)
 """
 
 from __future__ import annotations
@@ -122,8 +124,16 @@ def main() -> None:
                     help="seconds per LP before the fallback (the SQL path's 120 s)")
     ap.add_argument("--max-seconds", type=float, default=0.0,
                     help="stop a row's releases after this many seconds (at least 3 releases)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the bundled karate club, 2 releases (CI)")
     ap.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.smoke:
+        import _smoke
+
+        os.environ["GRAPH_DATA"] = str(_smoke.graphs_dir())  # read by the children
+        a.graphs, a.releases = [_smoke.GRAPH], 2
+    failures = 0
     if a.child:
         g, p, n, rec, secs, gap, tl, ms = a.child
         print(json.dumps(run_one(g, p, int(n), rec == "1", float(secs), gap=float(gap),
@@ -140,8 +150,11 @@ def main() -> None:
                 if res.returncode:
                     print(f"{g:<11} {p:<5} failed: {res.stderr.strip().splitlines()[-1:]}",
                           flush=True)
+                    failures += 1
                     continue
                 print(fmt(json.loads(res.stdout.strip().splitlines()[-1])), flush=True)
+    if a.smoke and failures:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

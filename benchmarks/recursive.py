@@ -37,6 +37,8 @@ Usage::
     git worktree add /tmp/before <commit>
     python benchmarks/recursive.py --name cmp --variant before=/tmp/before --variant after=
     python benchmarks/recursive.py --compare cmp-before cmp-after
+    python benchmarks/recursive.py --smoke   # seconds: the bundled karate club, 2 releases, R2T too,
+                                             # files to a temporary directory, a failure exits 1 (CI)
 """
 
 from __future__ import annotations
@@ -316,8 +318,17 @@ def main() -> None:
     ap.add_argument("--lp-gap", type=float, default=0.0625, metavar="GAMMA",
                     help="with --r2t: R2T's public LP tolerance (OPTIONS (lp_gap = γ)); default "
                     "1/16, the package's; 0 = exact")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: the bundled karate club, 2 releases, R2T beside (CI)")
     ap.add_argument("--child", nargs=10, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.smoke:
+        import _smoke
+
+        global OUT
+        OUT = _smoke.out_dir()
+        os.environ["PROVSQL_DP_GRAPHS"] = str(_smoke.graphs_dir())  # read by the children
+        args.graphs, args.releases, args.r2t = [_smoke.GRAPH], 2, args.r2t or 2.0 ** 20
     if args.compare:
         compare(*args.compare)
         return
@@ -339,6 +350,7 @@ def main() -> None:
         print(f"(each mechanism stops after {args.max_seconds:g} s per graph once it has "
               f"{args.min_releases} releases: 'rel' says how many the medians are over)")
     rows: dict[str, list] = {v: [] for v, _ in variants}
+    failures = 0
     names = {v: f"{args.name}-{v}" if v else args.name for v, _ in variants}
     for graph in args.graphs:
         for privacy in args.privacy:
@@ -359,6 +371,7 @@ def main() -> None:
                 if out.returncode:
                     last = (out.stderr.strip().splitlines() or ["?"])[-1]
                     print(f"{graph:<11} {privacy:<7} failed{tag}: {last}", flush=True)
+                    failures += 1
                     continue
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 rows[variant].append(r)
@@ -371,6 +384,8 @@ def main() -> None:
                 )
     for variant, _ in variants:
         plot(rows[variant], names[variant])
+    if args.smoke and failures:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

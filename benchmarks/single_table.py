@@ -719,9 +719,20 @@ def main() -> None:
                     help="JSON results (default benchmarks/out/single_table_<timestamp>.json)")
     ap.add_argument("--profile", default=None, metavar="KEY",
                     help="print a cProfile (top 15 cumulative) of one private query and exit")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: 2,000 rows, one round, 2 releases, one memory subprocess, "
+                         "JSON to a temporary directory (CI); the peers run when installed")
     ap.add_argument("--child-timing", nargs=6, help=argparse.SUPPRESS)
     ap.add_argument("--child-memory", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    smoke_memory = None
+    if args.smoke:
+        import _smoke
+
+        args.sizes, args.repeats, args.releases = "2000", 1, 2
+        args.query_budget, args.accuracy_budget, args.memory_timeout = 5.0, 1.0, 60.0
+        args.out = str(_smoke.out_dir() / "single_table.json")
+        smoke_memory = next(iter(BY_KEY))  # the memory path, for one query
 
     if args.child_timing:
         n, keys, repeats, releases, qb, ab = args.child_timing
@@ -764,7 +775,7 @@ def main() -> None:
               flush=True)
         if args.no_memory:
             continue
-        for k in keys:
+        for k in keys if smoke_memory is None else [smoke_memory]:
             if not applicable(BY_KEY[k], n):
                 continue
             if "refused" in results[n].get("queries", {}).get(k, {}):

@@ -54,6 +54,10 @@ Usage::
     python benchmarks/subgraph.py --quick                  # a few minutes
     python benchmarks/subgraph.py --sizes 100,500 --graphs netscience --releases 5 --budget 60
     python benchmarks/subgraph.py --no-synthetic --real-patterns triangle,2-star
+    python benchmarks/subgraph.py --smoke [--kstars | --fig4 | --rhms | --karwa-kt]   # seconds (CI)
+
+``--smoke`` runs the chosen mode at a tiny size: 2 releases, G(40, p) random graphs, the bundled
+karate club as the real graph, files to a temporary directory.
 
 Without a mode flag, writes ``benchmarks/out/subgraph/results.csv``, ``results.md`` and ``fig4_error.png``,
 ``fig5_time.png``, ``fig7_real.png`` (matplotlib), and prints the tables.
@@ -248,7 +252,19 @@ def main(argv=None) -> int:
     ap.add_argument("--fig4-patterns", default=None,
                     help="with --fig4: patterns (default triangle,2-star,3-star,2-triangle,"
                          "3-triangle)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="seconds: 2 releases, |V| = 40, the bundled karate club, files to a "
+                         "temporary directory (CI); combines with the mode flags")
     args = ap.parse_args(argv)
+    if args.smoke:
+        import _smoke
+
+        global DATA
+        DATA = args.data = _smoke.graphs_dir()
+        args.graphs, args.sizes, args.out = _smoke.GRAPH, "40", str(_smoke.out_dir())
+        args.releases, args.min_releases, args.budget, args.seed = 2, 1, 10.0, 2013
+        args.kt_ks = "2"
+        args.patterns = "triangle,2-star"
     if args.fig4:
         from subgraph_fig4 import run_fig4
 
@@ -270,6 +286,8 @@ def main(argv=None) -> int:
 
         if not DATA.exists():
             args.data = Path("/work/shared/data/graphs")
+        elif not args.smoke:
+            args.data = DATA
         return run_kstars(args, real_graph_at)
     if args.quick:
         args.releases, args.budget = 5, min(args.budget, 60.0)

@@ -362,9 +362,39 @@ PUBLISH STREAM daily STEP 1 WITH EPSILON 0.0001 AS SELECT COUNT(*) FROM daily_vi
 -- covers: publish_stmt, unsigned_number | parses: Publish | stream=daily; step=2; sensitivity=3; epsilon=1/5000; query=Select
 PUBLISH STREAM daily STEP 2 SENSITIVITY 3 WITH EPSILON 0.0002 AS SELECT COUNT(*) * 1 FROM daily_visits WHERE day = 2;
 
+-- Budget allocation (papers/004 §7): the stream picks each step's ε from public weights.
+-- The curator raises the budget for two more streams.
+-- covers: set_budget_stmt | parses: SetPrivacyBudget | epsilon=1/100
+SET PRIVACY BUDGET 0.01;
+
+-- covers: create_stream_stmt, allocate_clause, offline_allocation, unsigned_number | parses: CreateStream | stream=weekly; window=2; epsilon=1/1000
+CREATE STREAM weekly WINDOW 2 STEPS WITH EPSILON 0.001 ALLOCATE OFFLINE WEIGHTS (1, 1, 0, 4);
+
+-- Step 4 is published at the allocation's ε (no WITH EPSILON).
+-- covers: publish_stmt | parses: Publish | stream=weekly; step=4; query=Select
+PUBLISH STREAM weekly STEP 4 AS SELECT COUNT(*) FROM daily_visits WHERE day = 4;
+
+-- covers: create_stream_stmt, allocate_clause, online_allocation, positive_integer | parses: CreateStream | stream=hourly; window=3; epsilon=1/1000
+CREATE STREAM hourly WINDOW 3 STEPS WITH EPSILON 0.001 ALLOCATE ONLINE HORIZON 24 PROBABILITY 0.5 SAMPLES 50;
+
+-- Online: the step's weight is given when it is published.
+-- covers: publish_stmt, unsigned_number | parses: Publish | stream=hourly; step=1; weight=2; query=Select
+PUBLISH STREAM hourly STEP 1 WEIGHT 2 AS SELECT COUNT(*) FROM daily_visits WHERE day = 1;
+
 -- covers: stream_stmt, show_streams_stmt | parses: ShowStreams
 SHOW STREAMS;
 
 -- One stream's releases.
 -- covers: show_streams_stmt, stream_name | parses: ShowStreams | stream=daily
 SHOW STREAMS daily;
+
+-- Blowfish k-means (papers/002 §6) under the δ policy near on checkins (x, y): threshold θ = 0.01.
+-- covers: privacy_statement, policy_stmt, kmeans_stmt, positive_integer, column_name, table_name, epsilon | parses: KMeans
+KMEANS CLUSTERS 2 OF (x, y) FROM checkins WITH EPSILON 0.001;
+
+-- covers: kmeans_stmt, positive_integer | parses: KMeans
+KMEANS CLUSTERS 3 OF (x, y) FROM checkins ITERATIONS 5 WITH EPSILON 0.001;
+
+-- papers/004's shifted histograms for a rectangle under the δ policy near (checkins is empty).
+-- covers: range_stmt, range_query, range_head, range_condition, privacy_clause, epsilon_clause, options_clause, option, option_name, string_literal | parses: PrivateQuery | query=Select; epsilon=1/1000; options=strategy=shifted_histograms
+COUNT RANGES (x >= 0.1 AND x < 0.4 AND y >= 0.2 AND y < 0.6) FROM checkins WITH EPSILON 0.001 OPTIONS (strategy = 'shifted_histograms');

@@ -373,6 +373,36 @@ PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT 1 WITH EPSILON 1;
 -- error: stream 'nope' does not exist | at: run
 PUBLISH STREAM nope STEP 1 WITH EPSILON 1 AS SELECT 1;
 
+-- error: Expected the number of clusters | at: parse
+KMEANS CLUSTERS OF (a) FROM p WITH EPSILON 1;
+
+-- error: Expected OF | at: parse
+KMEANS CLUSTERS 2 (a) FROM p WITH EPSILON 1;
+
+-- error: no accuracy-first form | at: parse
+KMEANS CLUSTERS 2 OF (a) FROM p WITH ACCURACY 1;
+
+-- error: table 'p' has no column 'b' | at: run
+KMEANS CLUSTERS 2 OF (b) FROM p WITH EPSILON 1;
+
+-- error: is not protected | at: run
+KMEANS CLUSTERS 2 OF (a) FROM t WITH EPSILON 1;
+
+-- error: Expected OFFLINE WEIGHTS (…) or ONLINE HORIZON n PROBABILITY p | at: parse
+CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE EVENLY;
+
+-- error: Expected WEIGHTS | at: parse
+CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE OFFLINE (1, 2);
+
+-- error: every weight is 0 | at: run
+CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE OFFLINE WEIGHTS (0, 0);
+
+-- error: Expected PROBABILITY p | at: parse
+CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE ONLINE HORIZON 10;
+
+-- error: PROBABILITY must be in [0, 1] | at: run
+CREATE STREAM s WINDOW 2 STEPS WITH EPSILON 1 ALLOCATE ONLINE HORIZON 10 PROBABILITY 1.5;
+
 -- The recursive mechanism's error depends on the data: no accuracy-first ε.
 -- error: WITH ACCURACY is not available for this query | at: run
 SELECT COUNT(*) FROM p p1 JOIN p p2 ON p1.a = p2.a WITH ACCURACY 5;

@@ -11,6 +11,17 @@ incident recorded for the curator). So an analyst waits at most the budget plus 
 between two checks, whatever the data (issue 10's side-channel rule: the outcome differs only
 within the class "release or fallback", which the LP time limit already has).
 
+The DuckDB steps of a release — the reads of protected rows, run by
+:class:`~provsql_dp.provenance.backends.DuckDBBackend` and the single-owner/Laplace paths inside
+:func:`reading` — are *interrupted* at the end: a watcher thread calls the DuckDB connection's
+``interrupt()`` when the budget (or the connection's ``release_time_limit`` for one read,
+:func:`read_limit`) runs out, and the step raises :class:`DeadlineExceeded` like any other
+step past the budget. So a DuckDB step is never awaited past the clock (measured: a read that
+would take minutes returns within about 0.1 s of the budget); the release answers with its
+data-independent fallback, the same shape and ε. A cancel (:mod:`provsql_dp._cancel`) stops the
+same points: :func:`check`, :func:`time_limit` and :func:`reading` raise
+:class:`~provsql_dp.errors.StatementCancelled` once the statement was cancelled.
+
 The clock is a context variable: it follows the work into the functions it calls (in the same
 thread) and costs one lookup when no release is under way, where :func:`check` does nothing and
 :func:`time_limit` returns the limit it is given. Nested budgets keep the earlier end.
@@ -32,14 +43,18 @@ provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.0
 from __future__ import annotations
 
 import numbers
+import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+import duckdb
+
+from ._cancel import POLL, check_current
 from .errors import InterfaceError, SolverError
 
 __all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "deadline", "remaining", "check",
-           "time_limit", "budget_of", "check_budget"]
+           "time_limit", "budget_of", "check_budget", "reading", "read_limit"]
 
 #: seconds one private release may take as a whole by default — reading the protected rows it
 #: needs, building its linear programs and solving every one of them (each LP also keeps its
@@ -50,6 +65,9 @@ RELEASE_TIME_LIMIT = 300.0
 
 #: (end on time.monotonic(), the budget in seconds) of the release under way, or None
 _clock: ContextVar[tuple[float, float] | None] = ContextVar("provsql_dp_deadline", default=None)
+
+#: seconds one DuckDB step of the release under way may take (:func:`read_limit`), or None
+_read_limit: ContextVar[float | None] = ContextVar("provsql_dp_read_limit", default=None)
 
 
 class DeadlineExceeded(SolverError):
@@ -110,6 +128,7 @@ def remaining() -> float | None:
 def check(where: str = "the preparation of the release") -> None:
     """Raise :class:`DeadlineExceeded` if the budget under way has passed (``where``: what was
     running, for the curator's incident). Without a budget: nothing."""
+    check_current()
     clock = _clock.get()
     if clock is not None and time.monotonic() >= clock[0]:
         raise DeadlineExceeded(clock[1], where)
@@ -118,6 +137,7 @@ def check(where: str = "the preparation of the release") -> None:
 def time_limit(own: float | None, where: str = "a linear program") -> float | None:
     """The time limit for one solve: ``min(own, the time left)`` (``own``: the solve's own
     limit, ``None``: none). Raises :class:`DeadlineExceeded` when nothing is left."""
+    check_current()
     clock = _clock.get()
     if clock is None:
         return own
@@ -125,3 +145,73 @@ def time_limit(own: float | None, where: str = "a linear program") -> float | No
     if left <= 0:
         raise DeadlineExceeded(clock[1], where)
     return left if own is None else min(float(own), left)
+
+
+@contextmanager
+def read_limit(seconds: float | None):
+    """Inside the block, every :func:`reading` step may take at most ``seconds`` (``None``: no
+    limit of its own; the budget under way still applies). Set by
+    :class:`~provsql_dp.privacy.release_clock.ReleaseClock` to the connection's
+    ``release_time_limit``: a release's reads are bounded like its LPs."""
+    token = _read_limit.set(None if seconds is None else float(seconds))
+    try:
+        yield
+    finally:
+        _read_limit.reset(token)
+
+
+@contextmanager
+def reading(duck, where: str = "the reading of the protected rows"):
+    """Run the DuckDB queries of the ``with`` block (on ``duck``) as one step of the release under
+    way: refused at once past the budget or after a cancel, **interrupted** when the budget (or
+    :func:`read_limit`) runs out while they run — :class:`DeadlineExceeded` then, or
+    :class:`~provsql_dp.errors.StatementCancelled` after a cancel. Without a budget or a read
+    limit the queries run as they come (a cancel still stops them).
+
+    >>> con = duckdb.connect()
+    >>> with reading(con):                          # no budget: nothing changes
+    ...     con.execute("SELECT 42").fetchall()
+    [(42,)]
+    >>> with deadline(0.2), reading(con):           # a step past its budget is cut off
+    ...     con.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
+    Traceback (most recent call last):
+    ...
+    provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.2 s during the reading of the protected rows; nothing was released from the data
+    """
+    check(where)
+    ends = []
+    clock, limit = _clock.get(), _read_limit.get()
+    if clock is not None:
+        ends.append(clock)
+    if limit is not None:
+        ends.append((time.monotonic() + limit, limit))
+    end = min(ends) if ends else None
+    done, lock = threading.Event(), threading.Lock()
+    if end is not None and duck is not None:
+        threading.Thread(target=_interrupt_at, args=(duck, end[0], done, lock),
+                         name="provsql-dp-deadline", daemon=True).start()
+    try:
+        yield
+    except duckdb.InterruptException:
+        check_current()  # cancelled: say so, not "past the budget"
+        if end is not None and time.monotonic() >= end[0]:
+            raise DeadlineExceeded(end[1], where) from None
+        raise
+    finally:
+        with lock:  # no interrupt after this point can reach the caller's next query
+            done.set()
+
+
+def _interrupt_at(duck, end: float, done: threading.Event, lock: threading.Lock) -> None:
+    """From ``end`` on, interrupt ``duck`` every :data:`~provsql_dp._cancel.POLL` seconds until
+    ``done`` (DuckDB drops an interrupt that lands between two queries of the step)."""
+    wait = end - time.monotonic()
+    while not done.wait(max(wait, 0.0)):
+        with lock:
+            if done.is_set():
+                return
+            try:
+                duck.interrupt()
+            except Exception:  # noqa: BLE001 - a closed connection: nothing left to stop
+                return
+        wait = POLL

@@ -27,6 +27,7 @@ __all__ = [
     "PrivacyError",
     "SolverError",
     "CaptureTooLarge",
+    "StatementCancelled",
 ]
 
 
@@ -106,3 +107,14 @@ class CaptureTooLarge(OperationalError):
             "narrow the query, or on a machine with more memory raise the limit: "
             "provsql_dp.connect(..., max_capture_rows=N) or con.max_capture_rows = N "
             "(None: no limit), or provsql-dp shell/serve --max-capture-rows N")
+
+
+class StatementCancelled(OperationalError):
+    """The statement was cancelled while it ran (``con.cancel()``: the shell's Ctrl-C, the
+    explorer's Cancel) — by the caller, not because of the data. Nothing of it was released; ε
+    that a release had charged before the cancel stays spent (see :mod:`provsql_dp._cancel`)."""
+
+    def __init__(self):
+        super().__init__(
+            "the statement was interrupted (cancelled) before it finished; nothing was released. "
+            "ε already charged for a release stays spent (SHOW PRIVACY BUDGET shows what is left)")

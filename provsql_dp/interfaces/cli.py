@@ -2,7 +2,8 @@
 
 ``demo`` runs the main job on the embedded example database; ``shell`` opens an SQL shell on a
 database (see :mod:`provsql_dp.interfaces.shell`); ``serve`` starts the explorer in the browser
-(:mod:`provsql_dp.interfaces.web`, needs the ``web`` extra).
+(:mod:`provsql_dp.interfaces.web`, needs the ``web`` extra) and, beside it, the PostgreSQL wire
+protocol (:mod:`provsql_dp.interfaces.pgwire`).
 
 >>> main(["--version"])
 provsql_dp 0.1.0
@@ -16,6 +17,7 @@ import sys
 
 from .. import __version__
 from .._deadline import RELEASE_TIME_LIMIT
+from ..privacy.limits import DEFAULT_MAX_EXPRESSION_DEPTH, DEFAULT_MAX_STATEMENT_BYTES
 from ..provenance.capture import DEFAULT_MAX_ROWS
 from .shell.formatting import MODES
 
@@ -51,6 +53,62 @@ def _time_limit(text: str) -> float | None:
     if text.strip().lower() == "none":
         return None
     return _seconds(text)
+
+
+def _limit(text: str) -> int | None:
+    """``--max-statement-bytes`` / ``--max-expression-depth``: a positive whole number (``64KiB``
+    style suffixes for bytes), or ``none`` for no limit."""
+    t = text.strip().lower().replace("_", "").replace(",", "")
+    if t == "none":
+        return None
+    scale = 1
+    for suffix, factor in (("kib", 1024), ("mib", 1024 ** 2), ("kb", 1000), ("mb", 1000 ** 2)):
+        if t.endswith(suffix):
+            t, scale = t[:-len(suffix)], factor
+            break
+    try:
+        n = int(t) * scale
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number or 'none', got {text!r}")
+    return n
+
+
+def _size(text: str) -> str | None:
+    """``--memory-limit`` / ``--temp-directory-limit``: a DuckDB size (``4GB``, ``50%``), or
+    ``none`` for DuckDB's default (still locked)."""
+    t = text.strip()
+    if t.lower() == "none":
+        return None
+    if not t or not (t[0].isdigit() or t[0] == "."):
+        raise argparse.ArgumentTypeError(f"expected a size such as 4GB or 50%, got {text!r}")
+    return t
+
+
+def _add_guard_rails(sub) -> None:
+    from .dbapi.connection import DEFAULT_MEMORY_LIMIT, DEFAULT_TEMP_DIRECTORY_LIMIT
+
+    sub.add_argument("--memory-limit", type=_size, default=DEFAULT_MEMORY_LIMIT, metavar="SIZE",
+                     help="DuckDB's memory limit on a connection with guard rails (analysts; "
+                          f"every connection of serve): e.g. 4GB or 50%% (default {DEFAULT_MEMORY_LIMIT}; "
+                          "locked, no statement can change it)")
+    sub.add_argument("--temp-directory-limit", type=_size, default=DEFAULT_TEMP_DIRECTORY_LIMIT,
+                     metavar="SIZE", help="how much such a connection's queries may spill to "
+                     f"disk (default {DEFAULT_TEMP_DIRECTORY_LIMIT})")
+    sub.add_argument("--max-statement-bytes", type=_limit, default=DEFAULT_MAX_STATEMENT_BYTES,
+                     metavar="N", help="the largest analyst statement, in bytes (default "
+                     f"{DEFAULT_MAX_STATEMENT_BYTES // 1024}KiB; 'none': no limit); refused "
+                     "before it is parsed, nothing charged")
+    sub.add_argument("--max-expression-depth", type=_limit, default=DEFAULT_MAX_EXPRESSION_DEPTH,
+                     metavar="N", help="the deepest nesting of parentheses in an analyst "
+                     f"statement (default {DEFAULT_MAX_EXPRESSION_DEPTH}; 'none': no limit)")
+
+
+def _guard_options(args) -> dict:
+    return {"memory_limit": args.memory_limit, "temp_directory_limit": args.temp_directory_limit,
+            "max_statement_bytes": args.max_statement_bytes,
+            "max_expression_depth": args.max_expression_depth}
 
 
 def _gap(text: str) -> float:
@@ -124,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     shell.add_argument("--no-headers", dest="headers", action="store_false",
                        help="leave out column names (as .headers off)")
     _add_capture_rows(shell)
+    _add_guard_rails(shell)
     serve = sub.add_parser(
         "serve", help="the explorer in the browser: curator and analyst tabs (needs the web extra)",
         description="Start the explorer on a database file. Accounts are stored in the database: "
@@ -137,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--example", action="store_true",
                        help="fill an empty database with the example data, declarations and accounts first")
     _add_capture_rows(serve)
+    _add_guard_rails(serve)
+    from .pgwire.launch import add_arguments as add_wire_arguments
+
+    add_wire_arguments(serve)
     args = parser.parse_args(argv)
     if args.version:
         print(f"provsql_dp {__version__}")
@@ -164,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                           script=args.script or args.file, headers=args.headers,
                           max_capture_rows=args.max_capture_rows,
                           release_seconds=args.release_seconds, lp_gap=args.lp_gap,
-                          release_time_limit=args.release_time_limit)
+                          release_time_limit=args.release_time_limit, **_guard_options(args))
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()
@@ -203,10 +266,16 @@ def _serve(parser, args) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
+    from .pgwire import launch
+
+    engine = launch.engine_for(args, **_guard_options(args))  # one engine, one ledger: the explorer and the wire server
+    wire = launch.start(parser, args, engine)
     print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
-    app.serve(args.database, host=args.host, port=args.port, max_capture_rows=args.max_capture_rows,
-              release_seconds=args.release_seconds, lp_gap=args.lp_gap,
-              release_time_limit=args.release_time_limit)
+    try:
+        app.serve(args.database, host=args.host, port=args.port, engine=engine)
+    finally:
+        if wire is not None:
+            wire.close()
     return 0
 
 

@@ -346,7 +346,7 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     charge = charge_fn()
     try:
         kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con)), None
-    except CaptureTooLarge as e:  # every group reads no data (the incident says why)
+    except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # no data read (incident: why)
         kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release
     releases, rows = [], []
@@ -356,7 +356,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
             if kr is None:
                 raise SolverError(why)
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
-                rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng, time_limit=LP_TIME_LIMIT, **d.kwargs)
+                rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng,
+                              time_limit=LP_TIME_LIMIT, **d.kwargs)
         except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             rel = _fallback(con, plan, eps, d, rng, why=why or late)

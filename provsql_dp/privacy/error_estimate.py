@@ -177,7 +177,7 @@ def _estimate(con, dec, job, rng) -> tuple:
     eps_g, est_g, _ = job
     try:
         kr, why = capture(engine_of(con), dec.plan, dec.bounds, max_rows=max_rows_of(con)), None
-    except CaptureTooLarge as e:  # every group gets the data-free index
+    except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group gets the data-free index
         kr, why = None, str(e)
     out = []
     for g in dec.groups:

@@ -44,8 +44,8 @@ from ..sql.plan import Aggregates
 from .explain_recursive import recursive_note
 from .kstar_route import kstar_note
 
-__all__ = ["explain_rows", "with_route", "laplace_row", "recursive_row", "laplace_alpha", "laplace_epsilon_for",
-           "shown"]
+__all__ = ["explain_rows", "with_route", "laplace_row", "recursive_row", "laplace_alpha",
+           "laplace_epsilon_for", "shown"]
 
 _RECURSIVE_NOTE = ("answered by the recursive mechanism ({how}): its noise scale Δ̂/ε₂ and its "
                    "truncation depend on the data, so no error or accuracy-first ε can be given in "

@@ -14,6 +14,11 @@ The mechanisms make such failures unreachable for accepted statements (expressio
 evaluated totally, values clamped, solver failures replaced by a data-independent release):
 this is the last line of defence, not the mechanism.
 
+A statement cancelled by its caller (``con.cancel()``, :mod:`provsql_dp._cancel`) is not a
+failure of the release: whatever the cancel interrupted (a DuckDB query, an LP, a loop) ends
+as :class:`~provsql_dp.errors.StatementCancelled`, for an analyst as for the curator — the
+caller's own act, which says nothing about the data.
+
 >>> class Con:
 ...     role = "analyst"
 ...     class _catalog:
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import duckdb
 
+from .._cancel import current
 from .._duckdb_errors import translate
 from ..errors import (
     BudgetExceededError,
@@ -35,6 +41,7 @@ from ..errors import (
     InternalError,
     NotSupportedError,
     ProgrammingError,
+    StatementCancelled,
 )
 
 __all__ = ["MIN_EPSILON", "REFUSALS", "ANALYST_FAILURE", "release_failure"]
@@ -56,7 +63,11 @@ ANALYST_FAILURE = (
 
 def release_failure(con, e: BaseException) -> Error:
     """The PEP 249 error to raise for a failure inside a release: a fixed message for an
-    analyst, the full one (DuckDB's, mapped to PEP 249) for the curator."""
+    analyst, the full one (DuckDB's, mapped to PEP 249) for the curator; a cancelled
+    statement's is :class:`~provsql_dp.errors.StatementCancelled` (nothing recorded)."""
+    token = current()
+    if isinstance(e, StatementCancelled) or (token is not None and token.cancelled):
+        return e if isinstance(e, StatementCancelled) else StatementCancelled()
     what = f"{type(e).__name__}: {e}"
     try:
         con._catalog.record_incident(f"release failed: {what}"[:2000])

@@ -33,6 +33,7 @@ import duckdb
 import numpy as np
 from sqlglot import exp
 
+from .._deadline import DeadlineExceeded, reading
 from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.recursive import single_owner
 from ..provenance.backends import DuckDBBackend, engine_of
@@ -118,8 +119,14 @@ def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
 
 
 def _true_values(con, sql: str, n: int) -> list[dict]:
-    """The ``n`` aggregates of each group, as ``{group key tuple: value}`` (NULL as 0)."""
-    rows = engine_of(con).fetchall(sql)
+    """The ``n`` aggregates of each group, as ``{group key tuple: value}`` (NULL as 0). A read
+    cut off at the release's deadline (:mod:`provsql_dp._deadline`) reads no data: every group's
+    value is 0, released with the same noise (the data-independent fallback)."""
+    try:
+        rows = engine_of(con).fetchall(sql)
+    except DeadlineExceeded as e:
+        _no_data(con, e, "the Laplace release of 0 in every group")
+        rows = []
     return [{tuple(r[:-n]): (r[len(r) - n + j] or 0) for r in rows} for j in range(n)]
 
 
@@ -180,13 +187,20 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
     histogram = plan.weight is None
     dense = None
-    if embedded and not keys:
-        dense = dense_owner_totals(con._duck, plan.child, values, weight_ids, histogram)
-    if dense is not None:
-        g, totals, mult = dense
-    else:
-        g, totals, mult = _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts,
-                                                 weight_ids, truncate, max_groups, histogram)
+    try:
+        if embedded and not keys:
+            with reading(con._duck):  # a release's step: interrupted at its deadline
+                dense = dense_owner_totals(con._duck, plan.child, values, weight_ids, histogram)
+        if dense is not None:
+            g, totals, mult = dense
+        else:
+            g, totals, mult = _owner_totals_sql_path(con, engine, embedded, plan, own, groups,
+                                                     parts, weight_ids, truncate, max_groups,
+                                                     histogram)
+    except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
+        _no_data(con, e, "the single-owner release of no participant in every group")
+        g, totals = np.zeros(0, dtype=np.int64), [np.zeros(0) for _ in parts]
+        mult = np.zeros(0) if histogram else None
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
     if parallel:
         eps = float(epsilon)
@@ -240,7 +254,7 @@ def _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts, weig
     else:
         sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
     if embedded:
-        with _hash_aggregate_settings(con._duck):
+        with _hash_aggregate_settings(con._duck), reading(con._duck):
             data = con._duck.execute(sql, params).fetchnumpy()
     else:
         data = engine.fetchnumpy(sql)[0]
@@ -262,6 +276,9 @@ def _hash_aggregate_settings(duck):
     """Within the block, DuckDB uses a perfect hash aggregate for key ranges up to
     :data:`PERFECT_HASH_BITS` bits; the connection's own setting is restored after."""
     prev = duck.execute("SELECT current_setting('perfect_ht_threshold')").fetchone()[0]
+    if int(prev) >= PERFECT_HASH_BITS:  # already (a guarded connection's locked configuration)
+        yield
+        return
     duck.execute(f"SET perfect_ht_threshold = {max(int(prev), PERFECT_HASH_BITS)}")
     try:
         yield
@@ -270,6 +287,11 @@ def _hash_aggregate_settings(duck):
             duck.execute(f"SET perfect_ht_threshold = {int(prev)}")
         except duckdb.Error:  # an aborted transaction: the caller's error stands, not this one
             pass
+
+
+def _no_data(con, e: DeadlineExceeded, fallback: str) -> None:
+    """Record for the curator that a read was cut off and the release reads no data."""
+    con._catalog.record_incident(f"{e}; released the data-independent fallback ({fallback})")
 
 
 def _group_relation(groups: list, n_keys: int, embedded: bool) -> tuple[str, list | None]:

@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import duckdb
 
+from .._cancel import check_current
 from .._numbers import format_eps, to_fraction
 from .._progress import CHARGED, report
 from ..errors import BudgetExceededError, DeclarationError, OperationalError
@@ -181,6 +182,7 @@ class Ledger:
                 "released; open the database read-write"
             )
         eps = _positive(epsilon)
+        check_current()  # a statement cancelled before its charge charges nothing (_cancel)
         charge = self._charge_known(user, eps, statement, mechanism)
         if charge is not None:
             report(CHARGED, public=True)

@@ -61,6 +61,8 @@ from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
 from . import _range_predicates as rp
 from .blowfish_release import BlowfishRelease
+from .delta_route import DELTA_STRATEGIES
+from .delta_route import answer as delta_answer
 from .release_info import PrivacyInfo
 
 __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
@@ -425,6 +427,8 @@ def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None =
 
     prep = prep if prep is not None else prepare(con, tree, plan)
     strategy = strategy_of(options)
+    if strategy in DELTA_STRATEGIES:  # papers/004's own strategies, from the values
+        return delta_answer(con, prep, strategy, epsilon, text)
     eps = float(epsilon)
     planned = plan_for(prep, strategy)  # validates before anything is spent
     # charged before the protected rows are read: whatever happens next, the ε charged is the
@@ -471,6 +475,10 @@ def plan_for(prep: Prepared, strategy=None):
                                    "histogram has one mechanism (Laplace at the constrained "
                                    "sensitivity); drop OPTIONS (strategy)")
         return known_counts_plan(prep.table.policy(), known)
+    if strategy in DELTA_STRATEGIES:
+        raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') releases from the values "
+                               "(papers/004); EXPLAIN PRIVACY covers the Blowfish strategies "
+                               "over the bins only")
     try:  # the choice reads the user's option only
         return best_plan(prep.workload, prep.bpolicy, strategy)
     except ValueError as e:
@@ -516,7 +524,8 @@ def strategy_of(options: dict):
     name = opts.get("strategy")
     if name is None:
         return None
-    if not isinstance(name, str) or name.lower() not in STRATEGIES:
+    if not isinstance(name, str) or name.lower() not in STRATEGIES + DELTA_STRATEGIES:
         raise ProgrammingError(f"OPTIONS (strategy = {option_text(name)}) is not a strategy; "
-                               f"choose one of {', '.join(STRATEGIES)}")
+                               f"choose one of {', '.join(STRATEGIES)} (or, under a DELTA "
+                               f"policy, {', '.join(DELTA_STRATEGIES)})")
     return name.lower()

@@ -59,7 +59,16 @@ def execute_policy_statement(con, tree):
                  ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR")], out)
     if isinstance(tree, g.ExplainPrivacy):
         return explain_privacy(con, tree)
+    if isinstance(tree, g.KMeans):
+        return _kmeans(con, tree)
     raise ProgrammingError(f"unhandled policy statement {type(tree).__name__}")  # pragma: no cover
+
+
+def _kmeans(con, tree):
+    """``KMEANS CLUSTERS …`` (papers/002 §6): :mod:`provsql_dp.privacy.kmeans_statement`."""
+    from .kmeans_statement import run_kmeans
+
+    return run_kmeans(con, tree)
 
 
 def _status(msg):

@@ -2,8 +2,9 @@
 
 The user chooses R2T; nothing here looks at the data to choose it. ``max_contribution`` (GS) is a
 public bound on one participant's contribution (default
-:data:`~provsql_dp.mechanisms.r2t.race.DEFAULT_MAX_CONTRIBUTION`); it only sets the thresholds
-``τ = 2, 4, …, 2^⌈log₂ GS⌉`` — privacy holds whatever it is. A SUM needs nonnegative declared
+:data:`~provsql_dp.mechanisms.r2t.race.DEFAULT_MAX_CONTRIBUTION`); with β it only sets the
+thresholds ``τ = GS^{1/L}, …, GS`` (:func:`~provsql_dp.mechanisms.r2t.race.threshold_count`
+picks ``L``) — privacy holds whatever it is. A SUM needs nonnegative declared
 bounds (``lower ≥ 0``): R2T releases nonnegative sums. Every validation happens before the ledger
 is charged; an LP that fails (time limit, solver status) is replaced by the data-independent
 :func:`~provsql_dp.mechanisms.r2t.race.fallback`, and the incident is recorded for the curator.
@@ -24,16 +25,22 @@ from ..errors import CaptureTooLarge, InterfaceError, ProgrammingError, SolverEr
 from ..mechanisms.r2t import race as r2t
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
+from ..provenance.owners import owners
 from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
-__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap"]
+__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap", "declared_max_contribution",
+           "with_declared_bound"]
 
 R2T_OPTIONS = {
     "max_contribution": "with mechanism = 'r2t': a public bound GS on one participant's "
-                        f"contribution (default 2**{int(np.log2(r2t.DEFAULT_MAX_CONTRIBUTION))}); "
-                        "R2T races L = ⌈log₂ GS⌉ thresholds 2, 4, …, GS at ε/L each, so its "
-                        "error grows like L·ln(L/β): declare the smallest public bound you can",
+                        "contribution (default: what the declarations imply when each participant "
+                        "owns a bounded number of rows, else "
+                        f"2**{int(np.log2(r2t.DEFAULT_MAX_CONTRIBUTION))}); "
+                        "R2T races L thresholds GS^(1/L), …, GS at ε/L each (L chosen from GS "
+                        "and β to minimise the error bound, 8 at the default), so its error "
+                        "grows like log(GS)·ln(log(GS)/β): declare the smallest public bound "
+                        "you can",
     "beta": "with mechanism = 'r2t': the probability that the release exceeds the true answer "
             f"(default {r2t.DEFAULT_BETA})",
     "lp_gap": "with mechanism = 'r2t': a public tolerance γ ≥ 0 (default "
@@ -94,14 +101,51 @@ def r2t_kwargs(options: dict, kind: str, bounds, default_gap: float | None = Non
     return kwargs
 
 
+def declared_max_contribution(plan, bounds) -> float | None:
+    """The bound on one participant's contribution that the declarations imply, or None.
+
+    When every participant owns at most ``rows_per_owner`` tuples
+    (:func:`~provsql_dp.provenance.owners.owners`: one row per participant, public tables joined
+    on declared keys) and each tuple adds at most 1 (a COUNT) or ``upper`` (a SUM clamped to
+    its declared bounds), a participant contributes at most their product: a public GS, from the
+    plan and the declarations only. (Privacy never depends on GS; a GS below the largest
+    contribution would only truncate.)
+
+    >>> from provsql_dp.sql.plan import Aggregate, Scan, Slot
+    >>> people = Scan("people", "main", ("id",), ("v0",), ("id",),
+    ...               (Slot("people", "column", "id"),), unique_keys=(("id",),))
+    >>> declared_max_contribution(Aggregate(people, "count"), None)
+    1.0
+    >>> declared_max_contribution(Aggregate(people, "sum"), (0.0, 40.0))
+    40.0
+    """
+    own = owners(plan.child)
+    if own is None or own.rows_per_owner is None:
+        return None
+    per_row = 1.0 if plan.kind == "count" else (float(bounds[1]) if bounds else None)
+    if per_row is None or not (math.isfinite(per_row) and per_row > 0):
+        return None
+    return float(own.rows_per_owner) * per_row
+
+
+def with_declared_bound(plan, bounds, kwargs: dict) -> dict:
+    """``kwargs`` with ``max_contribution`` from the declarations when the statement gives none
+    and the declarations bound it (:func:`declared_max_contribution`); otherwise unchanged."""
+    if "max_contribution" in kwargs:
+        return kwargs
+    gs = declared_max_contribution(plan, bounds)
+    return kwargs if gs is None else {**kwargs, "max_contribution": gs}
+
+
 def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: dict, charge_fn,
                 rng, restrict_group):
     """One R2T release per group (ε split equally); returns (description, rows, PrivacyInfo)."""
     eps = eps_total / len(groups)
+    kwargs = with_declared_bound(plan, bounds, kwargs)
     charge = charge_fn()
     try:
         kr, why = capture(engine_of(con), plan, bounds, max_rows=max_rows_of(con)), None
-    except CaptureTooLarge as e:  # every group reads no data
+    except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group reads no data
         kr, why = None, str(e)
     releases, rows = [], []
     for g in groups:

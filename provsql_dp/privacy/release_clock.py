@@ -39,8 +39,8 @@ import numbers
 import time
 from contextlib import ExitStack
 
-from .._deadline import deadline
-from ..errors import InterfaceError
+from .._deadline import deadline, read_limit
+from ..errors import InterfaceError, StatementCancelled
 from .failures import REFUSALS
 
 __all__ = ["ReleaseClock", "check_release_seconds"]
@@ -58,10 +58,13 @@ def check_release_seconds(seconds) -> float | None:
 
 
 class ReleaseClock:
-    """Pad the enclosed release to ``seconds`` of wall-clock time (``None``: no padding)."""
+    """Pad the enclosed release to ``seconds`` of wall-clock time (``None``: no padding); each
+    DuckDB step of the release is also cut off after ``step_limit`` seconds (the connection's
+    ``release_time_limit``, :func:`~provsql_dp._deadline.read_limit`)."""
 
-    def __init__(self, seconds: float | None):
+    def __init__(self, seconds: float | None, step_limit: float | None = None):
         self.seconds = check_release_seconds(seconds)
+        self.step_limit = step_limit
         self.start = time.monotonic()
 
     def __enter__(self) -> ReleaseClock:
@@ -70,6 +73,7 @@ class ReleaseClock:
         # preparation stop there, and the data-independent fallback is released)
         self._work = ExitStack()
         self._work.enter_context(deadline(self.seconds))
+        self._work.enter_context(read_limit(self.step_limit))
         return self
 
     def remaining(self) -> float | None:
@@ -81,8 +85,9 @@ class ReleaseClock:
     def __exit__(self, exc_type, exc, tb) -> None:
         self._work.close()
         if self.seconds is None or (exc_type is not None and (
-                issubclass(exc_type, REFUSALS) or not issubclass(exc_type, Exception))):
-            return  # a refusal, or the caller's own interrupt (Ctrl-C): nothing to hide
+                issubclass(exc_type, (*REFUSALS, StatementCancelled))
+                or not issubclass(exc_type, Exception))):
+            return  # a refusal, or the caller's own interrupt (Ctrl-C, a cancel): nothing to hide
         left = self.remaining()
         while left:  # sleep may wake early (signals); the padded end is what counts
             time.sleep(left)

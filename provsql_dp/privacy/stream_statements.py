@@ -19,6 +19,15 @@ curator statement; ``SHOW STREAMS`` lists what was published (public) to anyone.
 ['stream', 'step', 'value', 'epsilon', 'noise_scale', 'available_at_step']
 >>> con.execute("SHOW STREAMS").fetchall()
 [('daily', 3, '1', 1, 1, 'open')]
+
+With ``ALLOCATE`` the stream picks each step's ε (papers/004 §7, public weights only):
+
+>>> msg = con.execute("CREATE STREAM weekly WINDOW 2 STEPS WITH EPSILON 0.5 "
+...                   "ALLOCATE OFFLINE WEIGHTS (1, 1, 0, 4)").fetchone()[0]
+>>> msg.split("; ")[1]
+'offline allocation over steps 1–4 (papers/004 Problem 1): 0.25, 0.25, 0, 0.5'
+>>> con.execute("PUBLISH STREAM weekly STEP 4 AS SELECT count(*) FROM visits").fetchone()[3]
+'0.5'
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 from .._numbers import format_eps
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.delta.publisher import Publisher, list_publishers, published
+from ..policies.delta.schedule import Schedule
 from ..sql import stream_grammar as g
 from ..sql.expressions import exact_number
 
@@ -48,23 +58,61 @@ def execute_stream_statement(con, tree):
         window = int(tree.text("window"))
         if window < 1:
             raise DeclarationError("the window must be at least 1 step")
-        Publisher(con, name, delta=window, epsilon=eps)
-        return (f"created stream {name}: any {window} consecutive steps spend at most "
-                f"ε = {format_eps(eps)} (charged once)")
+        if eps <= 0:
+            raise DeclarationError("the stream's ε must be positive")
+        planned = _allocation(tree.args.get("allocate"), window, eps)  # before any charge
+        pub = Publisher(con, name, delta=window, epsilon=eps)
+        msg = (f"created stream {name}: any {window} consecutive steps spend at most "
+               f"ε = {format_eps(eps)} (charged once)")
+        if planned is not None:
+            msg += "; " + Schedule.store(pub, planned).describe()
+        return msg
     if isinstance(tree, g.Publish):
         pub = _existing(con, tree.name)
         sens = tree.args.get("sensitivity")
         sensitivity = float(exact_number(sens, "the sensitivity")) if sens is not None else 1.0
         query = tree.args["query"].sql(dialect="duckdb")
         step = int(tree.text("step"))
-        rel = pub.release(step, query, exact_number(tree.args["epsilon"], "epsilon"),
-                          sensitivity=sensitivity)
+        schedule = Schedule.load(pub)
+        weight = tree.args.get("weight")
+        weight = exact_number(weight, "the weight") if weight is not None else None
+        if schedule is None:
+            if weight is not None:
+                raise ProgrammingError(f"WEIGHT applies to a stream created with ALLOCATE; "
+                                       f"stream {pub.name!r} takes WITH EPSILON ε per release")
+            if tree.args.get("epsilon") is None:
+                raise ProgrammingError(f"stream {pub.name!r} has no allocation: give the step's "
+                                       "budget with WITH EPSILON ε before AS")
+            eps = exact_number(tree.args["epsilon"], "epsilon")
+        else:
+            if tree.args.get("epsilon") is not None:
+                raise ProgrammingError(f"stream {pub.name!r} allocates each step's ε itself "
+                                       f"({schedule.mode}): drop WITH EPSILON")
+            eps = schedule.epsilon_for(step, weight)
+        rel = pub.release(step, query, eps, sensitivity=sensitivity)
+        if schedule is not None:
+            schedule.commit(step, weight, eps)
         return ([("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),
                  ("epsilon", "VARCHAR"), ("noise_scale", "DOUBLE"),
                  ("available_at_step", "VARCHAR")],
                 [(pub.name, rel.step, rel.value, format_eps(rel.epsilon), rel.scale,
                   format_eps(pub.available(step)))])
     raise ProgrammingError(f"unhandled stream statement {type(tree).__name__}")  # pragma: no cover
+
+
+def _allocation(node, window: int, eps):
+    """The planned schedule of an ``ALLOCATE`` clause (None without one); refused clauses
+    raise before the stream is created, so they charge nothing."""
+    if node is None:
+        return None
+    mode = node.text("mode").lower()
+    if mode == "offline":
+        return Schedule.plan(mode, window, eps,
+                             weights=[exact_number(w, "a weight") for w in node.expressions])
+    samples = node.args.get("samples")
+    return Schedule.plan(mode, window, eps, horizon=int(node.text("horizon")),
+                         probability=exact_number(node.args["probability"], "the probability"),
+                         samples=int(samples.name) if samples is not None else None)
 
 
 def _existing(con, name: str) -> Publisher:

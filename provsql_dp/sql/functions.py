@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from ..errors import InternalError, ProgrammingError, UnsupportedQueryError
 
-__all__ = ["ALLOWED_FUNCTIONS", "MAX_NODES", "check_functions", "function_name"]
+__all__ = ["ALLOWED_FUNCTIONS", "MAX_NODES", "check_functions", "check_node", "function_name"]
 
 # --------------------------------------------------------------------------------- the allow-list
 _EXACT = (
@@ -391,3 +391,17 @@ def check_functions(tree: exp.Expression) -> None:
     """
     for node in tree.walk():
         _check_node(node)
+
+
+def check_node(node: exp.Expression) -> None:
+    """Refuse one node of a tree (not its children) unless it is on the allow-list, with the
+    constants it needs: the step :func:`check_functions` takes at every node, for callers that
+    walk a tree themselves (the analyst compiler, :mod:`provsql_dp.sql.analyst`).
+
+    >>> import sqlglot
+    >>> check_node(sqlglot.parse_one("getenv('HOME')", read="duckdb"))
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.UnsupportedQueryError: the function getenv() is not on the allow-list of functions a private query may use ...
+    """
+    _check_node(node)

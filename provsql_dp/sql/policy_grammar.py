@@ -15,6 +15,9 @@ Statements (formal grammar: ``grammar/provsql_dp.ebnf``, section "policies"):
 * ``COUNT RANGES (cond, …) FROM table [WHERE …] [WITH EPSILON ε]`` and
   ``COUNT CUMULATIVE col FROM table [WHERE …] [WITH EPSILON ε]``: a batch of range counts or a
   cumulative histogram, released under the table's policy (a private query);
+* ``KMEANS CLUSTERS k OF (col, …) FROM table [ITERATIONS n] [WITH EPSILON ε]``: the centres of
+  SuLQ k-means under the table's Blowfish policy on those columns, or under its bounds
+  (papers/002 §6; :mod:`provsql_dp.privacy.kmeans_statement`);
 * ``EXPLAIN PRIVACY query (WITH EPSILON ε | WITH ACCURACY α [CONFIDENCE c])``: the strategy and
   the expected error of a release, or the smallest ε meeting an accuracy — reads no data and
   spends nothing; ``… WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]`` instead
@@ -42,7 +45,7 @@ from .stream_grammar import STREAM_KEYWORD_PAIRS, STREAM_STATEMENTS, parse_strea
 
 __all__ = [
     "parse_policy_statement", "POLICY_STATEMENTS", "KEYWORD_PAIRS", "POLICY_KINDS",
-    "register_policy_kind", "CreatePolicy", "DropPolicy", "ShowPolicies", "ExplainPrivacy",
+    "register_policy_kind", "CreatePolicy", "DropPolicy", "ShowPolicies", "ExplainPrivacy", "KMeans",
     "PolicyGraph", "PolicyDomain", "range_spec",
 ]
 
@@ -98,6 +101,14 @@ class ExplainPrivacy(exp.Expression):
     arg_types = {"this": True, "accuracy": False, "confidence": False, "estimate": False}
 
 
+class KMeans(exp.Expression):
+    """``KMEANS CLUSTERS k OF (col, …) FROM table [ITERATIONS n] [WITH EPSILON ε]``: ``this`` the
+    number of clusters, ``expressions`` the columns, ``table``, ``iterations``, ``epsilon``."""
+
+    arg_types = {"this": True, "expressions": True, "table": True, "iterations": False,
+                 "epsilon": False}
+
+
 def range_spec(query) -> dict | None:
     """The batch a ``COUNT RANGES`` / ``COUNT CUMULATIVE`` query carries, or None.
 
@@ -109,11 +120,11 @@ def range_spec(query) -> dict | None:
     return meta.get("provsql_dp_ranges")
 
 
-POLICY_STATEMENTS: tuple = (CreatePolicy, DropPolicy, ShowPolicies, ExplainPrivacy,
+POLICY_STATEMENTS: tuple = (CreatePolicy, DropPolicy, ShowPolicies, ExplainPrivacy, KMeans,
                             *STREAM_STATEMENTS)
 KEYWORD_PAIRS: set[tuple[str, str]] = {
     ("CREATE", "POLICY"), ("DROP", "POLICY"), ("SHOW", "POLICIES"), ("EXPLAIN", "PRIVACY"),
-    ("COUNT", "RANGES"), ("COUNT", "CUMULATIVE"), *STREAM_KEYWORD_PAIRS,
+    ("COUNT", "RANGES"), ("COUNT", "CUMULATIVE"), ("KMEANS", "CLUSTERS"), *STREAM_KEYWORD_PAIRS,
 }
 
 
@@ -439,6 +450,46 @@ def _no_estimate(parser):
                            "with WITH ACCURACY)")
 
 
+# ---------------------------------------------------------------------- KMEANS
+def _parse_kmeans(parser):
+    """After ``KMEANS CLUSTERS``: ``k OF (col, …) FROM table [ITERATIONS n] [WITH EPSILON ε]``."""
+    tok = parser._curr
+    if tok is None or tok.token_type != TokenType.NUMBER or not tok.text.isdigit():
+        parser.raise_error("Expected the number of clusters after KMEANS CLUSTERS")
+    parser._advance()
+    k = exp.Literal.number(tok.text)
+    if not _word(parser, "OF"):
+        parser.raise_error("Expected OF (col, …) after the number of clusters")
+    parser._advance()
+    _expect(parser, TokenType.L_PAREN, "Expected ( and the columns to cluster after OF")
+    cols = [parser._parse_plain_identifier("a column name")]
+    while parser._match(TokenType.COMMA):
+        cols.append(parser._parse_plain_identifier("a column name"))
+    _expect(parser, TokenType.R_PAREN, "Expected ) after the columns")
+    if not parser._match(TokenType.FROM):
+        parser.raise_error("Expected FROM table after the columns")
+    table = _table(parser)
+    iterations = None
+    if _word(parser, "ITERATIONS"):
+        parser._advance()
+        tok = parser._curr
+        if tok is None or tok.token_type != TokenType.NUMBER or not tok.text.isdigit():
+            parser.raise_error("Expected a whole number of iterations after ITERATIONS")
+        parser._advance()
+        iterations = exp.Literal.number(tok.text)
+    eps = None
+    if parser._match_text_seq("WITH", "EPSILON"):
+        eps = parser._parse_privacy_number("epsilon")
+        if _word(parser, "OPTIONS"):
+            parser.raise_error("KMEANS takes no OPTIONS")
+    elif parser._match_text_seq("WITH", "ACCURACY"):
+        parser.raise_error("KMEANS has no accuracy-first form (its error depends on the data): "
+                           "give WITH EPSILON ε")
+    return KMeans(this=k, expressions=[exp.to_identifier(c) if isinstance(c, str) else c
+                                       for c in cols],
+                  table=table, iterations=iterations, epsilon=eps)
+
+
 # ---------------------------------------------------------------------- entry point
 def parse_policy_statement(parser):
     """Parse a policy statement at the parser's position, or return None (consuming nothing)."""
@@ -457,6 +508,8 @@ def parse_policy_statement(parser):
         return _parse_count_ranges(parser, cumulative=True)
     if parser._match_text_seq("EXPLAIN", "PRIVACY"):
         return parser.expression(_parse_explain_privacy(parser))
+    if parser._match_text_seq("KMEANS", "CLUSTERS"):
+        return parser.expression(_parse_kmeans(parser))
     if _explain_command(parser):
         return _parse_explain_command(parser)
     return parse_stream_statement(parser)

@@ -708,12 +708,58 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 1e308",
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
+    out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
         if sql not in seen:
             seen.add(sql)
             unique.append((cat, sql))
     return unique
+
+
+# every analyst statement kind that is not a private query (issue 26: compiled, never passed
+# through): public reads, the scoping corpus, DESCRIBE/SHOW/SUMMARIZE/EXPLAIN/PIVOT, table
+# functions and file paths. On every neighbour the outcome and its text must be the same.
+ANALYST_PUBLIC = (
+    "SELECT * FROM depts ORDER BY dept_id", "FROM depts SELECT dname", "VALUES (1), (2)",
+    "WITH people AS (SELECT dept_id FROM depts) SELECT * FROM people ORDER BY 1",
+    "SELECT dname FROM depts UNION ALL SELECT 'x'", "PIVOT depts ON dname USING count(*)",
+    "SELECT d.dname, row_number() OVER (ORDER BY d.dept_id) FROM depts d",
+    "DESCRIBE depts", "DESCRIBE people", "DESCRIBE visits", "DESCRIBE SELECT * FROM depts",
+    "SHOW TABLES", "SHOW ALL TABLES", "SUMMARIZE depts", "EXPLAIN SELECT * FROM depts",
+    "SHOW PROTECTED", "SHOW POLICIES", "SHOW BOUNDS", "SHOW PRIVACY BUDGET",
+)
+ANALYST_REFUSED = (
+    "SELECT * FROM people", "SELECT name FROM people", "TABLE people", "FROM visits",
+    "SELECT * FROM (WITH people AS (SELECT 1 AS one) SELECT * FROM people) a, (SELECT name FROM people) b",
+    "SELECT b.name FROM (WITH people AS (SELECT 1) SELECT * FROM people) a, LATERAL (SELECT name FROM people) b",
+    "SELECT dname FROM depts WHERE EXISTS (WITH people AS (SELECT 1) SELECT 1 FROM people) "
+    "AND EXISTS (SELECT 1 FROM people WHERE salary > 60000)",
+    "SELECT dname FROM depts WHERE dept_id IN (SELECT dept FROM people WHERE age > 50)",
+    "SELECT (SELECT max(name) FROM people), (WITH people AS (SELECT 'x' AS n) SELECT n FROM people)",
+    "SELECT * FROM (WITH people AS (SELECT 'x' AS name) SELECT name FROM people) UNION ALL SELECT name FROM people",
+    "FROM (WITH people AS (SELECT 1 AS one) FROM people) a, people SELECT name",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2) SELECT name FROM r, people",
+    "WITH people AS (SELECT name FROM people) SELECT name FROM people",
+    "WITH a AS (WITH people AS (SELECT 1 AS one) SELECT * FROM people) SELECT name FROM a, people",
+    'SELECT name FROM "PEOPLE"', "SELECT name FROM main.People", "SELECT name FROM memory.main.people",
+    "WITH people AS (SELECT 'x' AS name) SELECT name FROM main.people",
+    "PIVOT people ON name USING sum(salary)", "DESCRIBE PIVOT people ON name USING sum(salary)",
+    "DESCRIBE SELECT * FROM (PIVOT people ON name USING count(*))", "SUMMARIZE people",
+    "SUMMARIZE SELECT name FROM people", "EXPLAIN SELECT name FROM people WHERE salary > 60000",
+    "EXPLAIN ANALYZE SELECT name FROM people", "SELECT * FROM people PIVOT (count(*) FOR name IN ('Alice'))",
+    "SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM read_text('/etc/hostname')",
+    "SELECT * FROM glob('/*')", "SELECT * FROM '/etc/passwd'",
+    "DESCRIBE SELECT * FROM read_csv('/etc/passwd', header = true, skip = 1)",
+    "COPY people TO '/tmp/people.csv'", "ATTACH ':memory:' AS other",
+    "SELECT * FROM query('SELECT name FROM people')", "SELECT getenv('HOME')",
+    "SELECT * FROM _provsql_dp.ledger", "SELECT * FROM duckdb_tables()",
+)
+
+
+def _analyst_kinds() -> list[tuple[str, str]]:
+    return [("analyst-public", s) for s in ANALYST_PUBLIC] + \
+        [("analyst-refused", s) for s in ANALYST_REFUSED]
 
 
 #: the issue's statements, with the plants that trigger each

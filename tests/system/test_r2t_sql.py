@@ -31,7 +31,7 @@ def test_r2t_from_sql_charges_and_reports(con):
     info = cur.privacy
     assert info.mechanism == "r2t" and info.epsilon == Fraction(1)
     (rel,) = info.releases
-    assert rel.params["thresholds"] == (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+    assert rel.params["thresholds"] == r2t.thresholds(64) == (8.0, 64.0)  # the rule's L = 2
     assert row[0] == rel.value >= 0 and info.noise_bound(0.95)[0] > 0
     assert con.ledger.entries()[-1].mechanism == "r2t"
 
@@ -85,13 +85,16 @@ def test_lp_failure_releases_the_data_independent_fallback(con, monkeypatch):
     monkeypatch.setattr(r2t_lp, "solve_lp", boom)
     # loose bounds, so that the race must solve an LP (and meet the failure)
     monkeypatch.setattr(r2t_lp.R2TModel, "bounds", lambda self, tau: (0.0, self.total))
+    monkeypatch.setattr(r2t_lp.R2TModel, "dual_bound", lambda self, tau: self.total)
     con._rng = np.random.default_rng(3)
-    cur = con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', max_contribution = 8)")
-    expected = r2t.fallback(1.0, max_contribution=8, rng=np.random.default_rng(3)).value
+    cur = con.execute(TRIANGLES + " WITH EPSILON 4 OPTIONS (mechanism = 'r2t', max_contribution = 8)")
+    rng = np.random.default_rng(3)
+    r2t.fallback(4.0, max_contribution=8, rng=rng)  # the race's draws, made before its LP fails
+    expected = r2t.fallback(4.0, max_contribution=8, rng=rng).value
     assert cur.fetchall()[0][0] == expected
-    assert cur.privacy.epsilon == Fraction(1)  # spent either way
+    assert cur.privacy.epsilon == Fraction(4)  # spent either way
     incidents = con._duck.execute("SELECT what FROM _provsql_dp.incidents").fetchall()
-    assert any("R2T" in w for (w,) in incidents)
+    assert any("R2T" in w for (w,) in incidents), incidents
 
 
 def test_graph_count_with_r2t():
@@ -114,7 +117,7 @@ def test_graph_count_with_r2t():
 def test_a_wrong_option_names_how_gs_drives_the_error(con):
     """The refusal lists R2T's options; max_contribution's entry says how GS sets the error."""
     before = state(con)
-    with pytest.raises(ProgrammingError, match=r"L = ⌈log₂ GS⌉.*error grows like L·ln\(L/β\)"):
+    with pytest.raises(ProgrammingError, match=r"races L thresholds .* chosen from GS and β.*error grows like log\(GS\)"):
         con.execute(TRIANGLES + " WITH EPSILON 1 OPTIONS (mechanism = 'r2t', mu = 1)")
     assert state(con) == before
 
@@ -126,3 +129,32 @@ def test_merged_and_plain_lps_agree_on_the_sql_capture(con):
     m = r2t_lp.R2TModel(kr)
     for tau in r2t.thresholds(max(2.0, 2 * m.max_load)):
         assert m.value(tau) == pytest.approx(m.plain_value(tau), abs=1e-6)
+
+
+def test_the_declarations_give_the_default_bound():
+    """One row per participant: GS = 1 for a COUNT, the declared upper bound for a SUM; a join
+    that multiplies rows keeps the default; a stated max_contribution wins."""
+    import provsql_dp
+
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE people(id INT PRIMARY KEY, x DOUBLE); "
+                "INSERT INTO people SELECT i, i % 7 FROM range(200) t(i)")
+    con.execute("CREATE TABLE visits(pid INT, d INT); "
+                "INSERT INTO visits SELECT i % 200, i FROM range(600) t(i)")
+    con.execute("PROTECT TABLE people; PROTECT TABLE visits BY (pid) AS people; "
+                "SET PRIVACY BUDGET 100")
+    r2t_ = " OPTIONS (mechanism = 'r2t')"
+    (rel,) = con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1" + r2t_).privacy.releases
+    assert rel.params["max_contribution"] == 1.0 and rel.params["thresholds"] == (1.0,)
+    (rel,) = con.execute("SELECT SUM(x) FROM people WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                         "lower = 0, upper = 6)").privacy.releases
+    assert rel.params["max_contribution"] == 6.0
+    (rel,) = con.execute("SELECT COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
+                         "WITH EPSILON 1" + r2t_).privacy.releases
+    assert rel.params["max_contribution"] == r2t.DEFAULT_MAX_CONTRIBUTION
+    (rel,) = con.execute("SELECT COUNT(*) FROM people WITH EPSILON 1 OPTIONS (mechanism = 'r2t', "
+                         "max_contribution = 4)").privacy.releases
+    assert rel.params["max_contribution"] == 4.0
+    row = con.execute("EXPLAIN PRIVACY SELECT COUNT(*) FROM people WITH EPSILON 1" + r2t_).fetchall()[0]
+    assert "more than max_contribution = 1," in row[-1] and "1 thresholds" in row[-1]
+    assert row[6] == pytest.approx(r2t.fallback(1.0, max_contribution=1.0).error_bound(row[7]))

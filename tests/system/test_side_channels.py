@@ -37,6 +37,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from side_channel_corpus import (
+    ANALYST_PUBLIC,
+    ANALYST_REFUSED,
     PLANTS_BY_NAME,
     REGRESSIONS,
     Harness,
@@ -99,7 +101,7 @@ def test_the_corpus_is_large_and_varied():
     categories = {c for c, _ in CORPUS}
     assert {"where-numeric", "where-string", "where-date", "where-boolean", "join", "sum",
             "group-by", "policy-histogram", "policy-ranges", "policy-cumulative",
-            "explain-privacy"} <= categories
+            "explain-privacy", "analyst-public", "analyst-refused"} <= categories
     assert all(plants_for(sql) for _, sql in CORPUS)
 
 
@@ -121,6 +123,17 @@ def test_only_pep249_errors_escape_execute(harness):
                 escaped.append(f"{o.kind} on {name}: {sql}\n      {o.short()}")
     assert not escaped, f"{len(escaped)} non-PEP 249 exceptions escaped execute:\n  " + \
         "\n  ".join(escaped[:40])
+
+
+@pytest.mark.parametrize("sql", ANALYST_REFUSED + ANALYST_PUBLIC)
+def test_analyst_statement_kinds_on_every_neighbour(harness, sql):
+    """Issue 26: every analyst statement kind is compiled, never passed through. A read of
+    protected rows or of a file is refused on every neighbour, nothing charged; a public read,
+    DESCRIBE, SHOW, SUMMARIZE, EXPLAIN or PIVOT of public tables answers on every neighbour
+    (identically: checked with the corpus above)."""
+    want = "PrivacyError" if sql in ANALYST_REFUSED else "answer"
+    for name, o in harness.run(sql).items():
+        assert (o.kind, o.epsilon) == (want, 0), f"{name}: {o.short()}"
 
 
 # ----------------------------------------------------------------------------------------------

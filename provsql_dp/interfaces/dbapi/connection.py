@@ -50,7 +50,13 @@ from ...errors import (
     Warning,
 )
 from ...privacy.ledger import Ledger
+from ..._cancel import CancelToken
 from ..._deadline import RELEASE_TIME_LIMIT, check_budget
+from ...privacy.limits import (
+    DEFAULT_MAX_EXPRESSION_DEPTH,
+    DEFAULT_MAX_STATEMENT_BYTES,
+    check_limit,
+)
 from ...privacy.r2t_release import check_lp_gap
 from ...privacy.release_clock import check_release_seconds
 from ...privacy.release_info import PrivacyInfo
@@ -65,10 +71,22 @@ from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
 from .interval_columns import coverage_of
 from .python_scope import register, unregister
-from .engines import attach_table, open_engine
+from .engines import (
+    attach_table,
+    guard_rails_config,
+    open_engine,
+    open_error,
+    shares_unguarded,
+    warn_unguarded,
+)
 from .statements import split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
+
+#: DuckDB's memory limit on a guarded connection by default (a share of the machine's RAM)
+DEFAULT_MEMORY_LIMIT = "50%"
+#: how much a guarded connection's queries may spill to disk by default
+DEFAULT_TEMP_DIRECTORY_LIMIT = "10GiB"
 
 
 def connect(database: str = ":memory:", *, role: str = "curator", user: str | None = None,
@@ -76,7 +94,11 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
             raw: bool = False, interval_columns: bool | float = False,
             max_capture_rows: int | None = DEFAULT_MAX_ROWS,
             release_seconds: float | None = None, lp_gap: float | None = None,
-            release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Connection:
+            release_time_limit: float | None = RELEASE_TIME_LIMIT,
+            guard_rails: bool | None = None, memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+            temp_directory_limit: str | None = DEFAULT_TEMP_DIRECTORY_LIMIT,
+            max_statement_bytes: int | None = DEFAULT_MAX_STATEMENT_BYTES,
+            max_expression_depth: int | None = DEFAULT_MAX_EXPRESSION_DEPTH) -> Connection:
     """Open a provsql_dp connection over a DuckDB database (a file path or ``":memory:"``).
 
     ``role`` is ``"curator"`` (everything, including reading protected rows) or ``"analyst"``
@@ -119,11 +141,36 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     private release as a whole — the rows it reads, its LPs and their preparation, for the
     k-star/k-triangle routes and each group of the recursive mechanism, R2T and ESTIMATE ERROR
     (:mod:`provsql_dp._deadline`): past it the data-independent fallback is released, its ε
-    charged (public, like the per-LP time limit)."""
+    charged (public, like the per-LP time limit); each read of protected rows is interrupted
+    past it too.
+
+    ``guard_rails`` (default: on for an analyst, off for a curator) opens the DuckDB database
+    with its own walls as a second line of defence (:mod:`.engines`, :data:`GUARD_RAILS`): no
+    file, network or extension access from SQL, no DataFrames of the process's scope, and the
+    configuration locked so that no statement can change it — with ``memory_limit`` (default
+    ``"50%"`` of RAM) and ``temp_directory_limit`` (the spill-to-disk cap, default ``"10GiB"``)
+    in force. DuckDB keeps one database instance per file and process, with one configuration:
+    a guarded and an unguarded connection cannot be open on the same file in one process at
+    once. An analyst opened by default in a process that already holds the file without them
+    (a curator's connection in the same notebook or test) shares that instance without the
+    rails — ``con.guard_rails`` is then ``False`` and a ``UserWarning`` says so; whoever runs
+    that process is the curator anyway. ``guard_rails=True`` makes the rails mandatory (an
+    :class:`~provsql_dp.errors.OperationalError` instead); a curator opened with
+    ``guard_rails=True`` (as the explorer opens every connection) cannot read files either.
+
+    ``max_statement_bytes`` (default 64 KiB) and ``max_expression_depth`` (default 64) limit an
+    analyst's statements, checked before they are parsed and before anything is charged
+    (:mod:`provsql_dp.privacy.limits`; ``None``: no limit; a curator's are not limited).
+
+    :meth:`Connection.cancel` stops the statement under way from another thread."""
     return Connection(database, role=role, user=user, read_only=read_only, config=config,
                       engine=engine, raw=raw, interval_columns=interval_columns,
                       max_capture_rows=max_capture_rows, release_seconds=release_seconds,
-                      lp_gap=lp_gap, release_time_limit=release_time_limit)
+                      lp_gap=lp_gap, release_time_limit=release_time_limit,
+                      guard_rails=guard_rails, memory_limit=memory_limit,
+                      temp_directory_limit=temp_directory_limit,
+                      max_statement_bytes=max_statement_bytes,
+                      max_expression_depth=max_expression_depth)
 
 
 class Connection:
@@ -181,6 +228,35 @@ class Connection:
         self._release_time_limit = check_budget(seconds)
 
     @property
+    def max_statement_bytes(self) -> int | None:
+        """The largest analyst statement, in bytes (``None``: no limit); see :func:`connect`."""
+        return self._max_statement_bytes
+
+    @max_statement_bytes.setter
+    def max_statement_bytes(self, n: int | None) -> None:
+        self._max_statement_bytes = check_limit("max_statement_bytes", n)
+
+    @property
+    def max_expression_depth(self) -> int | None:
+        """The deepest nesting an analyst statement may have (``None``: no limit)."""
+        return self._max_expression_depth
+
+    @max_expression_depth.setter
+    def max_expression_depth(self, n: int | None) -> None:
+        self._max_expression_depth = check_limit("max_expression_depth", n)
+
+    def cancel(self) -> bool:
+        """Stop the statement this connection is running, from any thread (the shell's Ctrl-C,
+        the explorer's Cancel): its DuckDB query is interrupted, its LPs cancelled, and it
+        raises :class:`~provsql_dp.errors.StatementCancelled` within moments. Returns whether a
+        statement was running. Nothing is released; ε a release charged before the cancel stays
+        spent (a cancel that arrives before the charge charges nothing); the ledger is written
+        whole or not at all (:mod:`provsql_dp._cancel`)."""
+        if self._closed:
+            return False
+        return self._cancel.cancel()
+
+    @property
     def lp_gap(self) -> float | None:
         """R2T's ``lp_gap`` for statements that give none (``None``: R2T's default); see
         :func:`connect`."""
@@ -195,7 +271,11 @@ class Connection:
                  engine=None, raw: bool = False, interval_columns: bool | float = False,
                  max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                  release_seconds: float | None = None, lp_gap: float | None = None,
-                 release_time_limit: float | None = RELEASE_TIME_LIMIT):
+                 release_time_limit: float | None = RELEASE_TIME_LIMIT,
+                 guard_rails: bool | None = None, memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+                 temp_directory_limit: str | None = DEFAULT_TEMP_DIRECTORY_LIMIT,
+                 max_statement_bytes: int | None = DEFAULT_MAX_STATEMENT_BYTES,
+                 max_expression_depth: int | None = DEFAULT_MAX_EXPRESSION_DEPTH):
         if role not in ROLES:
             raise InterfaceError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
         coverage_of(interval_columns)  # validated before anything opens
@@ -203,20 +283,26 @@ class Connection:
         self.release_seconds = release_seconds  # validated before anything opens
         self.lp_gap = lp_gap  # validated before anything opens
         self.release_time_limit = release_time_limit  # validated before anything opens
+        self.max_statement_bytes = max_statement_bytes  # validated before anything opens
+        self.max_expression_depth = max_expression_depth  # validated before anything opens
+        #: whether DuckDB's own guard rails are on (see :func:`connect`)
+        self.guard_rails = role == "analyst" if guard_rails is None else bool(guard_rails)
+        plain = config
+        if self.guard_rails:
+            config = guard_rails_config(config, memory_limit, temp_directory_limit)
         try:
             self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
-        except duckdb.IOException as e:
-            if "lock" in str(e).lower():
-                hint = ("DuckDB lets one process write a database file at a time; close the other "
-                        "process's connection, or open this one read_only=True")
-            elif "no such file or directory" in str(e).lower():
-                hint = ("check the path: its directory must exist (DuckDB creates the file, not "
-                        "the directories above it)")
-            else:
-                hint = "check the path and its permissions"
-            raise OperationalError(f"cannot open {database!r}: {e}. {hint}") from e
+        except duckdb.ConnectionException as e:
+            if not (guard_rails is None and self.guard_rails and shares_unguarded(e)):
+                raise open_error(database, e, self.guard_rails) from e
+            # the default for an analyst in a process that already holds the file without
+            # them (a curator's connection): DuckDB has one configuration per file and
+            # process, so this connection shares it — documented; guard_rails=True refuses
+            self._duck = duckdb.connect(database, read_only=read_only, config=plain or {})
+            self.guard_rails = False
+            warn_unguarded(database)
         except duckdb.Error as e:
-            raise translate(e) from e
+            raise open_error(database, e, self.guard_rails) from e
         self.database = database
         self.role = role
         self.read_only = read_only
@@ -239,9 +325,11 @@ class Connection:
         self.privacy: PrivacyInfo | None = None
         #: whether queries may name the DataFrames of the caller's scope (curators only: an
         #: analyst's SQL must not reach the variables of the process serving it)
-        self.scan_python = role == "curator"
-        if not self.scan_python:
+        self.scan_python = role == "curator" and not self.guard_rails
+        if not self.scan_python and not self.guard_rails:  # (the guard rails' config has it)
             self._duck.execute("SET python_enable_replacements = false")
+        #: stops the statement under way from another thread (:meth:`cancel`)
+        self._cancel = CancelToken(self._duck)
         self._engine = open_engine(self, engine)
 
     def _before(self, kind: str) -> None:

@@ -2,8 +2,9 @@
 
 A privacy statement is run by provsql_dp (:mod:`.privacy_statements`), a private query is
 released by its route (:func:`provsql_dp.privacy.routing.release`) and charged to the
-connection's user, anything else passes through to DuckDB; the rows are then fetched the PEP 249
-way.
+connection's user, an analyst's other statements are compiled (:mod:`provsql_dp.sql.analyst`:
+DuckDB runs our text, never theirs), a curator's pass through to DuckDB; the rows are then
+fetched the PEP 249 way.
 
 >>> import provsql_dp
 >>> cur = provsql_dp.connect().cursor()
@@ -29,12 +30,13 @@ from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
+from ...privacy.limits import check_statement
 from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import routing
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
-from ...privacy.roles import check_analyst
+from ...privacy.roles import check_analyst, compile_analyst
 from ...sql import dialect as d
 from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
@@ -99,6 +101,7 @@ class Cursor:
         self.privacy = None
         self.connection.privacy = None
         self._frame_privacy = None
+        check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
         stmts = split_statements(sql)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
@@ -106,14 +109,15 @@ class Cursor:
             raise ProgrammingError("parameters can only be used with a single statement")
         scope = caller_frame() if self.connection.scan_python else None
         try:
-            for stmt in stmts:
-                try:
-                    self._execute_one(stmt, parameters, scope)
-                except ProgrammingError as e:  # a misspelt keyword of ours: say which
-                    hinted = with_hint(str(e), stmt)
-                    if hinted == str(e):
-                        raise
-                    raise type(e)(hinted) from e
+            with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
+                for stmt in stmts:
+                    try:
+                        self._execute_one(stmt, parameters, scope)
+                    except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                        hinted = with_hint(str(e), stmt)
+                        if hinted == str(e):
+                            raise
+                        raise type(e)(hinted) from e
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -174,13 +178,32 @@ class Cursor:
                 return self._private_query(query, con.default_epsilon,
                                            _ledger_text(stmt, parameters), None, scope)
         if con.role == "analyst":
-            check_analyst(con, stmt, tree)
+            return self._analyst_statement(stmt, tree, parameters)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads
             con._catalog.changed()
+
+    def _analyst_statement(self, stmt: str, tree, parameters) -> None:
+        """An analyst's statement that is neither private nor ours: compiled
+        (:mod:`provsql_dp.sql.analyst`, parameters bound as literals first); DuckDB runs only
+        the text we emit, or nothing when the catalog answers."""
+        if tree is None:
+            try:
+                tree = d.parse_one(number_qmarks(stmt) if parameters is not None else stmt)
+            except ParseError:
+                tree = None  # refused by compile_analyst, by its first word
+        if tree is not None:
+            tree = bind(tree, parameters)
+        compiled = compile_analyst(self.connection, stmt, tree)
+        if compiled is None:  # private queries and our statements took their own paths above
+            raise InterfaceError(f"an analyst statement reached no path: {stmt[:80]!r}")
+        if compiled.rows is not None:
+            self._set_result(compiled.description, compiled.rows)
+            return None
+        return self._passthrough(compiled.sql, None, None)
 
     def _touches_protected(self, tree: exp.Expression) -> bool:
         prot = {(p.schema.lower(), p.table.lower()) for p in self.connection._catalog.list_protected()}
@@ -266,7 +289,7 @@ class Cursor:
         """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
         (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
         con = self.connection
-        with ReleaseClock(con.release_seconds), con._catalog.snapshot():
+        with ReleaseClock(con.release_seconds, con.release_time_limit), con._catalog.snapshot():
             desc, rows, info = estimate_error(con, tree, text)
         self._set_result(desc, rows)
         self.privacy = info
@@ -278,8 +301,8 @@ class Cursor:
         check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
         # DataFrames the query names from the caller's scope are registered first (public);
         # the release is padded to the connection's public release time, if it has one
-        with ReleaseClock(con.release_seconds), scope_frames(con, tree, scope), \
-                con._catalog.snapshot(), charge_watch() as watch:
+        with ReleaseClock(con.release_seconds, con.release_time_limit), \
+                scope_frames(con, tree, scope), con._catalog.snapshot(), charge_watch() as watch:
             # one read of the schema and declarations per statement
             try:
                 self._private_release(tree, epsilon, text, options)

@@ -1,4 +1,17 @@
-"""The engine a connection reads data from: its own DuckDB database, or Apache Spark.
+"""The engine a connection reads data from: its own DuckDB database (with its guard rails), or Spark.
+
+**Guard rails.** A connection that serves an analyst opens its DuckDB database with
+:data:`GUARD_RAILS` (:func:`guard_rails_config`): no file system or network access from SQL
+(``enable_external_access = false``: ``read_csv``, ``COPY … TO``, ``ATTACH``, ``INSTALL`` are
+refused by DuckDB itself), no extension installed or loaded behind the scenes, no DataFrames
+of the process's scope, a memory limit and a cap on what queries may spill to disk — and
+``lock_configuration = true``, so that no ``SET``/``RESET``/``PRAGMA`` can undo any of it.
+This is a second wall behind provsql_dp's own checks of analyst statements. DuckDB applies
+these settings to the whole database instance, and its Python client keeps one instance per
+file and process: every connection on that file in the process has the same configuration
+(:func:`open_error` explains a clash). provsql_dp's own work runs under the rails unchanged
+(its catalog schema, the ledger, captures, ICU time-zone functions — ICU is built into the
+DuckDB wheel, nothing is loaded).
 
 With ``provsql_dp.connect("ledger.duckdb", engine=spark)`` the DuckDB file is the *catalog of
 record* — privacy declarations, policies, budgets and the ledger live there, as on the embedded
@@ -28,11 +41,106 @@ catalog of record: declare the keys with ``VALUES`` for an attached table.
 
 from __future__ import annotations
 
-from ...errors import InterfaceError, NotSupportedError
+import duckdb
+
+from ..._duckdb_errors import translate
+from ...errors import Error, InterfaceError, NotSupportedError, OperationalError
+from ...privacy.fast_path import PERFECT_HASH_BITS
 from ...provenance.backends import DuckDBBackend
 from ...sql.catalog import SCHEMA
 
-__all__ = ["open_engine", "attach_table", "refuse_mirrored"]
+__all__ = ["open_engine", "attach_table", "refuse_mirrored", "GUARD_RAILS", "guard_rails_config",
+           "open_error", "shares_unguarded", "warn_unguarded"]
+
+#: the DuckDB settings of a guarded connection (besides its memory and spill limits), in the
+#: order DuckDB applies them; ``lock_configuration`` last: nothing can change them afterwards
+GUARD_RAILS = {
+    "enable_external_access": False,  # no files, no network, no ATTACH/COPY/INSTALL from SQL
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+    "python_enable_replacements": False,  # no DataFrame of the serving process by its name
+    # the single-owner path's hash aggregate setting (privacy.fast_path): it cannot be SET
+    # once the configuration is locked
+    "perfect_ht_threshold": PERFECT_HASH_BITS,
+    "lock_configuration": True,
+}
+
+
+def guard_rails_config(config: dict | None, memory_limit: str | None,
+                       temp_directory_limit: str | None) -> dict:
+    """The DuckDB config of a guarded connection: ``config`` (the caller's own settings) with
+    :data:`GUARD_RAILS`, ``memory_limit`` and ``max_temp_directory_size`` (``None``: DuckDB's
+    default, still locked). A caller's setting that would lower a rail is refused by name.
+
+    >>> cfg = guard_rails_config({"threads": 2}, "1GB", None)
+    >>> cfg["enable_external_access"], cfg["lock_configuration"], cfg["memory_limit"], cfg["threads"]
+    (False, True, '1GB', 2)
+    >>> guard_rails_config({"enable_external_access": True}, None, None)
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.InterfaceError: config sets enable_external_access = True, which the guard rails forbid; open the connection with guard_rails=False (a curator in a process of its own) to have it
+    """
+    out = dict(config or {})
+    for key, value in GUARD_RAILS.items():
+        if key in out and out[key] != value and key != "perfect_ht_threshold":
+            raise InterfaceError(
+                f"config sets {key} = {out[key]!r}, which the guard rails forbid; open the "
+                "connection with guard_rails=False (a curator in a process of its own) to have it")
+    for key, value in (("memory_limit", memory_limit),
+                       ("max_temp_directory_size", temp_directory_limit)):
+        if value is not None:
+            out[key] = str(value)
+    out.update({k: v for k, v in GUARD_RAILS.items() if k != "lock_configuration"})
+    out["lock_configuration"] = True  # last
+    return out
+
+
+def shares_unguarded(e: duckdb.Error) -> bool:
+    """Whether DuckDB refused a connection because the file is open in this process with
+    another configuration."""
+    return isinstance(e, duckdb.ConnectionException) and "different configuration" in str(e)
+
+
+def warn_unguarded(database: str) -> None:
+    """Say that an analyst connection shares an unguarded database instance (see
+    :func:`provsql_dp.connect`)."""
+    import warnings
+
+    warnings.warn(
+        f"analyst connection to {database!r} opened without DuckDB's guard rails: this process "
+        "already holds the file without them (a curator's connection), and DuckDB has one "
+        "configuration per file and process. provsql_dp's own checks still apply; to have the "
+        "rails, serve analysts from a process of their own (provsql-dp serve/shell) or pass "
+        "guard_rails=True (an error instead of this warning)", UserWarning, stacklevel=4)
+
+
+def open_error(database: str, e: duckdb.Error, guarded: bool) -> Error:
+    """The PEP 249 error for a DuckDB database that would not open, with what to do."""
+    text = str(e)
+    if shares_unguarded(e):
+        mine, other = ("with", "without") if guarded else ("without", "with")
+        return OperationalError(
+            f"cannot open {database!r} {mine} DuckDB's guard rails: this process already has "
+            f"a connection to it {other} them, and DuckDB shares one database instance (one "
+            "configuration) per file and process. Close the other connection first, or open "
+            "both the same way (guard_rails=True for the curator too, who then cannot read "
+            "files), or serve the analysts from another process (provsql-dp serve)")
+    if isinstance(e, duckdb.IOException):
+        if "lock" in text.lower():
+            hint = ("DuckDB lets one process write a database file at a time; close the other "
+                    "process's connection, or open this one read_only=True")
+        elif "no such file or directory" in text.lower():
+            hint = ("check the path: its directory must exist (DuckDB creates the file, not "
+                    "the directories above it)")
+        else:
+            hint = "check the path and its permissions"
+        return OperationalError(f"cannot open {database!r}: {e}. {hint}")
+    if isinstance(e, (duckdb.InvalidInputException, duckdb.ParserException)) and guarded:
+        return InterfaceError(f"cannot open {database!r} with the guard rails: {e} (check "
+                              "memory_limit and temp_directory_limit, e.g. '4GB' or '50%')")
+    return translate(e)
 
 _TABLE = f"{SCHEMA}.engine_tables"
 

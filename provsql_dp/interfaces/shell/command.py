@@ -77,14 +77,15 @@ def _interactive(shell: Shell, stdin, banner: str) -> None:
 
 def _open(database: str, role: str, user: str | None, read_only: bool,
           max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
-          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT):
+          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT,
+          **options):
     """A connection for the shell: every statement commits at once, as in the duckdb and
     sqlite3 shells (explicit BEGIN … COMMIT still groups statements)."""
     from ... import connect
 
     con = connect(database, role=role, user=user, read_only=read_only,
                   max_capture_rows=max_capture_rows, release_seconds=release_seconds,
-                  lp_gap=lp_gap, release_time_limit=release_time_limit)
+                  lp_gap=lp_gap, release_time_limit=release_time_limit, **options)
     con.autocommit = True
     return con
 
@@ -95,17 +96,18 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
          stdin=None, stdout=None, stderr=None,
          max_capture_rows: int | None = DEFAULT_MAX_ROWS,
          release_seconds: float | None = None, lp_gap: float | None = None,
-         release_time_limit: float | None = RELEASE_TIME_LIMIT) -> int:
+         release_time_limit: float | None = RELEASE_TIME_LIMIT, **options) -> int:
     """Run the shell; returns the exit status (see the module docstring). ``script`` (a file)
     runs before ``command``; with either, the shell exits after them. ``max_capture_rows``,
-    ``release_seconds``, ``lp_gap`` and ``release_time_limit`` are the connection's
+    ``release_seconds``, ``lp_gap``, ``release_time_limit`` and ``options`` (the guard rails'
+    and the statement limits, such as ``memory_limit``) are the connection's
     (:func:`provsql_dp.connect`)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     try:
         con = _open(database, role, user, read_only, max_capture_rows, release_seconds, lp_gap,
-                    release_time_limit)
+                    release_time_limit, **options)
     except (Error, ShellError) as e:
         print(f"Error: {first_line(e)}", file=stderr, flush=True)
         return 1

@@ -1,4 +1,4 @@
-"""Ctrl-C that always reaches DuckDB while the shell runs a statement.
+"""Ctrl-C that always reaches DuckDB and the LPs while the shell runs a statement.
 
 DuckDB's Python client notices Ctrl-C only where its query loop asks Python for pending
 signals; a query whose work happens elsewhere (measured: about one run in two of a long
@@ -6,8 +6,11 @@ signals; a query whose work happens elsewhere (measured: about one run in two of
 shell kept running it whatever the user pressed. :func:`ctrl_c_interrupts` closes that gap:
 Python's C-level signal handler writes the signal number to a *wakeup fd*
 (:func:`signal.set_wakeup_fd`) even while the main thread is inside DuckDB, and a watcher
-thread reading it calls ``duck.interrupt()`` — DuckDB's own, thread-safe way to stop the running
-query. Python's handler still raises :class:`KeyboardInterrupt` in the main thread once it runs
+thread reading it calls the connection's ``cancel()`` (:mod:`provsql_dp._cancel`: it interrupts
+the DuckDB query, again until the statement ends, and cancels the HiGHS solve under way — which
+releases the interpreter lock, so a solve in the main thread never saw Ctrl-C before it ended),
+or, between statements or for a bare DuckDB connection, ``interrupt()`` — DuckDB's own,
+thread-safe way to stop the running query. Python's handler still raises :class:`KeyboardInterrupt` in the main thread once it runs
 Python code again, so the shell's existing handling (and the "nothing was charged" message) is
 unchanged. ``interrupt()`` with no query running is a no-op for the next query.
 
@@ -30,12 +33,15 @@ __all__ = ["ctrl_c_interrupts"]
 
 
 @contextmanager
-def ctrl_c_interrupts(duck):
-    """Inside the block, a SIGINT also calls ``duck.interrupt()`` from a watcher thread.
+def ctrl_c_interrupts(con):
+    """Inside the block, a SIGINT also stops ``con``'s statement from a watcher thread:
+    ``con.cancel()`` for a provsql_dp connection (``duck.interrupt()`` when it runs none), or
+    ``con.interrupt()`` for a DuckDB connection.
 
     A no-op outside the main thread (where :func:`signal.set_wakeup_fd` is not allowed) or
-    without a DuckDB connection."""
-    if duck is None or threading.current_thread() is not threading.main_thread():
+    without a connection."""
+    stop = _stopper(con)
+    if stop is None or threading.current_thread() is not threading.main_thread():
         yield
         return
     r, w = os.pipe()
@@ -54,7 +60,7 @@ def ctrl_c_interrupts(duck):
             ready, _, _ = select.select([r], [], [], 0.05)
             if ready and signal.SIGINT in os.read(r, 64):
                 try:
-                    duck.interrupt()
+                    stop()
                 except Exception:  # a closed connection: nothing to stop
                     pass
 
@@ -68,3 +74,19 @@ def ctrl_c_interrupts(duck):
         signal.set_wakeup_fd(old)
         os.close(r)
         os.close(w)
+
+
+def _stopper(con):
+    """What stops ``con``'s running work, or None without a connection."""
+    if con is None:
+        return None
+    cancel, duck = getattr(con, "cancel", None), getattr(con, "_duck", con)
+    interrupt = getattr(duck, "interrupt", None)
+    if cancel is None:
+        return interrupt
+
+    def stop():
+        if not cancel() and interrupt is not None:  # no statement of ours: DuckDB's own
+            interrupt()
+
+    return stop

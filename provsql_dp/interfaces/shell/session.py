@@ -185,7 +185,7 @@ class Shell(DotCommands, IOCommands):
         progress = Progress(self.err, delay=self.progress_delay, public_only=self.role != "curator")
         try:
             with progress, listening(progress.update, interruptible=True), \
-                    ctrl_c_interrupts(getattr(self.con, "_duck", None)):
+                    ctrl_c_interrupts(self.con):
                 cur = self.con.cursor()
                 cur.execute(stmt)
                 rows = cur.fetchall() if cur.description is not None else None

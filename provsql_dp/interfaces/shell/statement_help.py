@@ -76,6 +76,10 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("COUNT CUMULATIVE c FROM t [WHERE ...] [WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c]]",
      "a cumulative histogram of c under t's policy",
      "COUNT CUMULATIVE age FROM people WITH EPSILON 1"),
+    ("KMEANS CLUSTERS k OF (c, ...) FROM t [ITERATIONS n] [WITH EPSILON eps]",
+     "Blowfish k-means centres of t's points (c, ...) under their policy (FULL, (FULL, FULL), "
+     "DELTA, PARTITION BY WIDTH) or each column's declared range",
+     "KMEANS CLUSTERS 3 OF (x, y) FROM checkins WITH EPSILON 1"),
     ("EXPLAIN PRIVACY <query> (WITH EPSILON eps | WITH ACCURACY a [CONFIDENCE c])",
      "the strategy and expected error of a release, or the ε an accuracy needs; reads no data, "
      "charges nothing",
@@ -87,11 +91,12 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "in participants",
      "EXPLAIN PRIVACY SELECT COUNT(*) FROM friendship a JOIN friendship b ON a.dst = b.src "
      "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.2"),
-    ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps",
+    ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps [ALLOCATE OFFLINE WEIGHTS (w, ...) | "
+     "ALLOCATE ONLINE HORIZON n PROBABILITY p [SAMPLES N]]",
      "a series of releases where any d consecutive steps spend at most ε; the ledger is "
-     "charged ε once (curator)",
+     "charged ε once; ALLOCATE: the stream picks each step's ε (papers/004 §7) (curator)",
      "CREATE STREAM daily WINDOW 7 STEPS WITH EPSILON 1"),
-    ("PUBLISH STREAM s STEP t [SENSITIVITY x] WITH EPSILON eps AS <query>",
+    ("PUBLISH STREAM s STEP t [SENSITIVITY x] [WEIGHT w] [WITH EPSILON eps] AS <query>",
      "release step t's statistic under the stream's window rule (curator)",
      "PUBLISH STREAM daily STEP 1 WITH EPSILON 0.1 AS SELECT COUNT(*) FROM visits WHERE day = 1"),
     ("SHOW STREAMS [s]", "the streams, or one stream's releases", "SHOW STREAMS"),

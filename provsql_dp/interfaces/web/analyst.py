@@ -157,13 +157,12 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
         if not alpha > 0 or not 0 < beta < 1:
             raise ProgrammingError("the accuracy needs α > 0 and 0 < β < 1 (β: the chance an answer misses α)")
         confidence = 1 - beta
-        with engine.lock:
-            plan = engine.run(role, user, f"EXPLAIN PRIVACY {sql} WITH ACCURACY {alpha!r} CONFIDENCE {confidence!r}")
-            rec = dict(zip(plan.columns, plan.rows[0]))
-            if rec.get("mechanism") != "blowfish":
-                raise ProgrammingError(f"no accuracy-first release for this query: {rec.get('note')}; give an ε instead")
-            statement = f"{sql} WITH EPSILON {rec['epsilon']}"
-            res = engine.run(role, user, statement)
+        plan = engine.run(role, user, f"EXPLAIN PRIVACY {sql} WITH ACCURACY {alpha!r} CONFIDENCE {confidence!r}")
+        rec = dict(zip(plan.columns, plan.rows[0]))
+        if rec.get("mechanism") != "blowfish":
+            raise ProgrammingError(f"no accuracy-first release for this query: {rec.get('note')}; give an ε instead")
+        statement = f"{sql} WITH EPSILON {rec['epsilon']}"
+        res = engine.run(role, user, statement)
     else:
         eps = sandbox._num(f.get("epsilon"), "ε")
         statement = f"{sql} WITH EPSILON {eps!r}"
@@ -179,9 +178,8 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
                       strategy=getattr(info, "strategy", None), **released_intervals(info, confidence))
         if f.get("mode") == "accuracy":
             answer["alpha"] = float(f.get("alpha"))
-    with engine.lock:
-        answer["history_id"] = history.add(engine.duck, user, statement, eps_text, answer,
-                                           title=f.get("title") or statement[:80])
+    answer["history_id"] = history.add(engine.duck, user, statement, eps_text, answer,
+                                       title=f.get("title") or statement[:80])
     answer["statement"] = statement + ";"
     answer["budget"] = budget(engine, role, user)
     return answer

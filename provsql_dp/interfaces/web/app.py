@@ -155,8 +155,7 @@ async def login(request: Request):
     from starlette.concurrency import run_in_threadpool
 
     def check():
-        with app.state.engine.lock:
-            return accounts.verify(app.state.engine.duck, get("user"), get("password"))
+        return accounts.verify(app.state.engine.duck, get("user"), get("password"))
     role = await run_in_threadpool(check)
     if role is None:
         return _login_page(secrets.token_urlsafe(32), "Sign-in failed: unknown account or wrong password.", 401)
@@ -226,8 +225,7 @@ def a_budget(request, sess, body):
 @api()
 def a_history(request, sess, body):
     eng = _engine(request)
-    with eng.lock:
-        return {"entries": history.entries(eng.duck, sess.user)}
+    return {"entries": history.entries(eng.duck, sess.user)}
 
 
 @api()
@@ -237,8 +235,7 @@ def a_history_entry(request, sess, body):
         entry_id = int(request.path_params["entry"])
     except ValueError:
         raise ProgrammingError("a history entry is named by its number") from None
-    with eng.lock:
-        entry = history.get(eng.duck, sess.user, entry_id)
+    entry = history.get(eng.duck, sess.user, entry_id)
     if entry is None:
         raise ProgrammingError(f"you have no history entry {entry_id}")
     return entry
@@ -263,12 +260,13 @@ def cancel(request, sess, body):
 
 def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                release_seconds: float | None = None, lp_gap: float | None = None,
-               release_time_limit: float | None = RELEASE_TIME_LIMIT) -> Starlette:
+               release_time_limit: float | None = RELEASE_TIME_LIMIT, engine: Engine | None = None,
+               **options) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
     ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
     every connection it opens
-    (:func:`provsql_dp.connect`); statements run one at a time, so a padded release holds the
-    others back for its whole padded time."""
+    (:func:`provsql_dp.connect`), as ``options`` do (the guard rails' limits); statements run
+    concurrently, each on a connection of its own (:class:`~.engine.Engine`)."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
     routes = [
         Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
@@ -284,17 +282,22 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
         Mount("/static", StaticFiles(packages=[("provsql_dp.interfaces.web", "static")]), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.engine = Engine(database, max_capture_rows, release_seconds, lp_gap, release_time_limit)
+    # ``options``: the guard rails' limits (provsql-dp serve flags), for an engine made here
+    app.state.engine = engine or Engine(database, max_capture_rows, release_seconds, lp_gap,
+                                        release_time_limit, **options)
     app.state.sessions = accounts.Sessions()
     return app
 
 
 def serve(database: str, host: str = "127.0.0.1", port: int = 8765,
           max_capture_rows: int | None = DEFAULT_MAX_ROWS, release_seconds: float | None = None,
-          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT) -> None:
-    """Run the explorer on uvicorn until interrupted."""
+          lp_gap: float | None = None, release_time_limit: float | None = RELEASE_TIME_LIMIT,
+          engine: Engine | None = None, **options) -> None:
+    """Run the explorer on uvicorn until interrupted (on ``engine`` when given: the one the wire
+    server shares, :mod:`provsql_dp.interfaces.pgwire`; ``options``: :func:`create_app`'s)."""
     import uvicorn
 
-    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit),
+    uvicorn.run(create_app(database, max_capture_rows, release_seconds, lp_gap, release_time_limit,
+                           engine, **options),
                 host=host, port=port,
                 log_level="info")

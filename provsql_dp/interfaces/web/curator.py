@@ -115,8 +115,8 @@ def histogram(engine, user: str, f: dict) -> dict:
     h = sandbox.Histogram(f.get("table"), f.get("column"), f.get("lo"), f.get("hi"), f.get("bins"))
     bounded = bool(f.get("bounded"))
     cumulative = f.get("query") == "cumulative"
-    with engine.lock:
-        counts = sandbox.true_counts(engine.connection("curator", user), h)
+    with engine.checkout("curator", user) as con:
+        counts = sandbox.true_counts(con, h)
     truth = counts
     if cumulative:
         truth = [sum(counts[: i + 1]) for i in range(len(counts))]
@@ -142,5 +142,5 @@ def tradeoff(f: dict) -> dict:
 
 def declared_graph(engine, user: str, f: dict) -> dict:
     """The graph of a declared policy, projected to one of its columns."""
-    with engine.lock:
-        return policy_graphs.declared_graph(engine.connection("curator", user), f.get("name"), f.get("column"))
+    with engine.checkout("curator", user) as con:
+        return policy_graphs.declared_graph(con, f.get("name"), f.get("column"))

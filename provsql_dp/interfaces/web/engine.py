@@ -1,10 +1,32 @@
-"""The explorer's way to the engine: the same :func:`provsql_dp.connect` the shell and DB-API use.
+"""The server's way to the engine, shared by the explorer and the wire server: connections of the
+same :func:`provsql_dp.connect` the shell and DB-API use, run concurrently.
 
-:class:`Engine` keeps one provsql_dp connection per (role, user) on the database file — a
-curator's is ``connect(db, role="curator", user=name)``, an analyst's ``connect(db,
-role="analyst", user=name)`` — so roles, ledger, routes and refusals are exactly the shell's. A
-lock serialises statements (a connection is not shared between threads); :meth:`cancel`
-interrupts the running statement of one user from another request.
+There is **no global lock**. Every statement runs on a provsql_dp connection of its own for the
+time it runs: the explorer checks one out of a pool kept per (role, user) (:meth:`Engine.run`),
+a wire client holds one for its whole session (:meth:`Engine.open`, state such as ``SET PRIVACY
+EPSILON`` is per session as in PostgreSQL). All of them are DuckDB connections to the one database
+instance of this process, so two analysts' releases run in parallel; the ledger keeps every charge
+exact under concurrency (each charge is one transaction, retried on a write conflict:
+:mod:`provsql_dp.privacy.ledger`).
+
+Each running statement is registered (:meth:`Engine.running`) under its user:
+
+* an **analyst** may have at most ``max_concurrent`` statements running at once (the operator's
+  ``--max-concurrent``); one more is refused at once (nothing runs, nothing is charged);
+* a statement running longer than ``statement_timeout`` seconds is stopped (the connections also
+  get it as their ``release_time_limit``, so a private release stops its own work by then and
+  releases its data-independent fallback; the watchdog stops whatever else runs, e.g. a scan of a
+  public table);
+* :meth:`Engine.cancel` stops a user's running statements (the explorer's Cancel, a wire
+  client's CancelRequest or disconnect): :func:`interrupt` is the one call site.
+
+The server serves analysts, so its DuckDB instance runs with DuckDB's guard rails
+(``guard_rails=True`` for every connection it opens, its curator accounts' included:
+:mod:`provsql_dp.interfaces.dbapi.engines`): through the server a curator cannot read or
+write files from SQL (``read_csv``, ``COPY``, ``ATTACH``) nor change DuckDB settings; a
+curator's own ``provsql_dp.connect`` in another process keeps that power. ``options`` (such as
+``memory_limit``, ``temp_directory_limit``, ``max_statement_bytes``, ``max_expression_depth``)
+go to every :func:`provsql_dp.connect`.
 
 Errors reach the page as the shell prints them: ``Error: <text>`` for every PEP 249 error (whose
 text the engine already made safe for an analyst, :mod:`provsql_dp.privacy.failures`); anything
@@ -21,20 +43,30 @@ provsql_dp.errors.PrivacyError: an analyst cannot run CREATE: analysts get priva
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from dataclasses import dataclass
 
+import duckdb
+
 from ... import connect
-from ...errors import Error
+from ...errors import Error, OperationalError
 from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
 from ..shell.formatting import first_line
 
-__all__ = ["Engine", "Result", "error_text", "INTERNAL"]
+__all__ = ["Engine", "Result", "error_text", "interrupt", "INTERNAL", "TooManyStatements",
+           "MAX_CONCURRENT"]
 
 log = logging.getLogger("provsql_dp.web")
 INTERNAL = "Error: the server could not complete this request (an internal error; nothing was released)"
+MAX_CONCURRENT = 4
+_POOL_IDLE = 4  # idle connections kept per (role, user)
+
+
+class TooManyStatements(OperationalError):
+    """An analyst already runs as many statements as the operator allows at once."""
 
 
 @dataclass
@@ -52,62 +84,157 @@ def error_text(e: BaseException) -> str:
     return INTERNAL
 
 
+def interrupt(con) -> None:
+    """Stop what the provsql_dp connection ``con`` runs now: its own ``cancel`` when it has one
+    (stopping DuckDB and the release's LPs), else DuckDB's ``interrupt`` (which stops DuckDB's
+    work; an LP under way then runs to its own time limit)."""
+    stop = getattr(con, "cancel", None)
+    try:
+        if callable(stop):
+            stop()
+        else:
+            con._duck.interrupt()
+    except duckdb.ConnectionException:
+        pass  # closed meanwhile: nothing runs on it
+
+
+class _Running:
+    """One statement under way: its connection and whether the watchdog stopped it."""
+
+    def __init__(self, con):
+        self.con = con
+        self.timed_out = False
+        self.cancelled = False
+        self.limit: float | None = None  # the watchdog's seconds
+
+
 class Engine:
-    """Connections to one database, by (role, user), used under one lock."""
+    """Connections to one database: pooled per (role, user), run concurrently."""
 
     def __init__(self, database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                  release_seconds: float | None = None, lp_gap: float | None = None,
-                 release_time_limit: float | None = RELEASE_TIME_LIMIT):
+                 release_time_limit: float | None = RELEASE_TIME_LIMIT,
+                 max_concurrent: int | None = MAX_CONCURRENT, statement_timeout: float | None = None,
+                 **options):
+        if max_concurrent is not None and max_concurrent < 1:
+            raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent!r}")
+        if statement_timeout is not None and not statement_timeout > 0:
+            raise ValueError(f"statement_timeout must be positive seconds, got {statement_timeout!r}")
         self.database = database
+        self.options = {"guard_rails": True, **options}
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
         self.lp_gap = lp_gap
+        if statement_timeout is not None:
+            release_time_limit = min(release_time_limit or statement_timeout, statement_timeout)
         self.release_time_limit = release_time_limit
-        self.lock = threading.RLock()
-        self._cons: dict[tuple[str, str], object] = {}
-        self._running: dict[str, object] = {}
+        self.max_concurrent = max_concurrent
+        self.statement_timeout = statement_timeout
+        self._lock = threading.Lock()  # guards the dictionaries below, never a statement
+        self._idle: dict[tuple[str, str], list] = {}
+        self._running: dict[str, set[_Running]] = {}
+        self._admin = None
+
+    def open(self, role: str, user: str, **options):
+        """A new provsql_dp connection with the server's settings (every statement commits)."""
+        con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
+                      release_seconds=self.release_seconds, lp_gap=self.lp_gap,
+                      release_time_limit=self.release_time_limit, **{**self.options, **options})
+        con.autocommit = True  # like the shell: every statement commits
+        return con
+
+    @contextlib.contextmanager
+    def checkout(self, role: str, user: str):
+        """A connection for (role, user) used by nobody else until the block ends."""
+        with self._lock:
+            idle = self._idle.get((role, user))
+            con = idle.pop() if idle else None
+        if con is None:
+            con = self.open(role, user)
+        try:
+            yield con
+        finally:
+            with self._lock:
+                idle = self._idle.setdefault((role, user), [])
+                # back to the pool only in its first state: a request's SET PRIVACY EPSILON does
+                # not carry over to the next request (the explorer's requests are stateless)
+                keep = len(idle) < _POOL_IDLE and not con._closed and con.default_epsilon is None
+                if keep:
+                    idle.append(con)
+            if not keep:
+                con.close()
 
     def connection(self, role: str, user: str):
-        key = (role, user)
-        with self.lock:
-            con = self._cons.get(key)
-            if con is None:
-                con = self._cons[key] = connect(self.database, role=role, user=user,
-                                                     max_capture_rows=self.max_capture_rows,
-                                                     release_seconds=self.release_seconds,
-                                                     lp_gap=self.lp_gap,
-                                                     release_time_limit=self.release_time_limit)
-                con.autocommit = True  # like the shell: every statement commits
-            return con
+        """A new connection of (role, user) for the caller alone (close it when done)."""
+        return self.open(role, user)
 
     @property
     def duck(self):
-        """The raw DuckDB connection of the server's own curator connection (accounts, history)."""
-        return self.connection("curator", "_web")._duck
+        """A raw DuckDB connection (a fresh cursor of the server's own curator connection) for
+        the server's tables: accounts, history. Each call gives its own, so threads share none."""
+        with self._lock:
+            if self._admin is None:
+                self._admin = connect(self.database, role="curator", user="_web", **self.options)
+            return self._admin._duck.cursor()
+
+    @contextlib.contextmanager
+    def running(self, role: str, user: str, con, timeout: float | None = None):
+        """Register a statement of ``user`` on ``con`` while it runs: the concurrency limit, the
+        watchdog of ``statement_timeout`` (or ``timeout``, a session's own, when shorter), and
+        :meth:`cancel`'s registry."""
+        entry = _Running(con)
+        with self._lock:
+            mine = self._running.setdefault(user, set())
+            if role == "analyst" and self.max_concurrent is not None and len(mine) >= self.max_concurrent:
+                raise TooManyStatements(
+                    f"user {user!r} already runs {len(mine)} statements at once, the most this server "
+                    f"allows (--max-concurrent {self.max_concurrent}); nothing was run or charged: "
+                    "wait for one to finish")
+            mine.add(entry)
+        timer = None
+        limits = [t for t in (self.statement_timeout, timeout) if t is not None]
+        entry.limit = min(limits) if limits else None
+        if entry.limit is not None:
+            # past the release's own deadline (a private release stops its work and releases its
+            # fallback by then): the watchdog is for what has no deadline of its own
+            timer = threading.Timer(entry.limit + 1.0, self._time_out, (entry,))
+            timer.daemon = True
+            timer.start()
+        try:
+            yield entry
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with self._lock:
+                mine.discard(entry)
+                if not mine:
+                    self._running.pop(user, None)
+
+    def _time_out(self, entry: _Running) -> None:
+        entry.timed_out = True
+        interrupt(entry.con)
 
     def run(self, role: str, user: str, sql: str, parameters=None) -> Result:
-        """Execute ``sql`` on the (role, user) connection and fetch everything."""
-        con = self.connection(role, user)
-        with self.lock:
-            self._running[user] = con
-            try:
-                cur = con.execute(sql, parameters)
-                rows = cur.fetchall() if cur.description else []
-                cols = [c[0] for c in cur.description or ()]
-                return Result(cols, rows, getattr(cur, "privacy", None))
-            finally:
-                self._running.pop(user, None)
+        """Execute ``sql`` as (role, user) on a connection of its own and fetch everything."""
+        with self.checkout(role, user) as con, self.running(role, user, con):
+            cur = con.execute(sql, parameters)
+            rows = cur.fetchall() if cur.description else []
+            cols = [c[0] for c in cur.description or ()]
+            return Result(cols, rows, getattr(cur, "privacy", None))
 
     def cancel(self, user: str) -> bool:
-        """Interrupt ``user``'s running statement (no lock: it is held by that statement)."""
-        con = self._running.get(user)
-        if con is None:
-            return False
-        con._duck.interrupt()
-        return True
+        """Stop every statement ``user`` runs now; whether there was one."""
+        with self._lock:
+            entries = list(self._running.get(user, ()))
+        for entry in entries:
+            entry.cancelled = True
+            interrupt(entry.con)
+        return bool(entries)
 
     def close(self) -> None:
-        with self.lock:
-            for con in self._cons.values():
-                con.close()
-            self._cons.clear()
+        with self._lock:
+            cons = [c for idle in self._idle.values() for c in idle]
+            self._idle.clear()
+            admin, self._admin = self._admin, None
+        for con in cons + ([admin] if admin else []):
+            con.close()

@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
 
+from ..._cancel import run_solve, solving
 from ..._deadline import time_limit as _within_deadline
 from ..._progress import interruptible, tick
 from ...errors import SolverError
@@ -103,7 +103,8 @@ def solve_lp(
     Returns ``(objective, col_value, row_dual)`` as numpy arrays (and the ``Highs`` object as a
     fourth item when ``keep``, for warm-started re-solves with :func:`resolve_lp`); raises
     :class:`SolverError` unless HiGHS reports an optimal solution. With ``approximate`` (for a
-    first-order solver whose answer is certified by the caller, see :mod:`provsql_dp.mechanisms.recursive._certify`) whatever
+    first-order solver whose answer is certified by the caller, see
+    :mod:`provsql_dp.mechanisms.recursive._certify`) whatever
     primal and dual iterate HiGHS holds is returned even without an optimal status, and ``None``
     when it holds none.
     """
@@ -151,37 +152,15 @@ def resolve_lp(h, *, solver: str = "simplex", time_limit=None, stats=None, what=
     return _run(h, time.perf_counter(), stats=stats, what=what, time_limit=time_limit)
 
 
-def _run_interruptibly(h):
-    """``h.run()`` in HiGHS's solver thread, so that Ctrl-C (``KeyboardInterrupt`` in this
-    thread) cancels the solve through HiGHS's interrupt callback and is raised here once the
-    solver has stopped. Used when the shell asked for interruptible work."""
-    if threading.current_thread() is not threading.main_thread():
-        return h.run()
-    h.HandleUserInterrupt = True
-    h.startSolve()
-    try:
-        while True:
-            done, status = h.wait(0.1)
-            if done:
-                return status
-    except KeyboardInterrupt:
-        h.cancelSolve()
-        while True:
-            try:
-                if h.wait(0.1)[0]:
-                    break
-            except KeyboardInterrupt:  # a second Ctrl-C: still wait for the solver to stop
-                continue
-        raise
-
-
 def _run(h, t0: float, *, stats, what: str, time_limit, approximate: bool = False):
     time_limit = _within_deadline(time_limit, f"the {what}")  # the release's budget (_deadline)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     n_row, n_col = h.getNumRow(), h.getNumCol()
     tick("solving LPs")
-    run_status = _run_interruptibly(h) if interruptible() else h.run()
+    # a cancel of the statement stops the solve; the shell's Ctrl-C too (provsql_dp._cancel)
+    with solving(h):
+        run_status = run_solve(h, threaded=interruptible())
     model_status = h.getModelStatus()
     elapsed = time.perf_counter() - t0
     if stats is not None:

@@ -1,6 +1,8 @@
-"""Hashes of incidence patterns that *propose* twin participants (see :mod:`provsql_dp.mechanisms.recursive._symmetry`).
+"""Hashes of incidence patterns that *propose* twin participants (see
+:mod:`provsql_dp.mechanisms.recursive._symmetry`).
 
-Private: computes functions of the private data; reached only through :mod:`provsql_dp.mechanisms.recursive._symmetry`.
+Private: computes functions of the private data; reached only through
+:mod:`provsql_dp.mechanisms.recursive._symmetry` (and :mod:`._quotient`).
 
 Nothing here decides a twin class: hashes only propose candidate pairs, and every pair is then
 verified exactly (``_symmetry._Verifier``) before a merge. What matters here is that the

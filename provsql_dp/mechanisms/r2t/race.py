@@ -4,8 +4,9 @@ A second mechanism on the same :class:`~provsql_dp.provenance.krelation.KRelatio
 recursive mechanism: faster (one truncation LP per threshold, no binary search), at an accuracy
 cost (a ``log(GS)·ln(log(GS)/β)`` factor in the error).
 
-For every threshold ``τ_j = 2^j``, ``j = 1..L`` with ``L = ⌈log₂ GS⌉`` (``GS`` a *public* bound
-on one participant's contribution, never read from the data), the truncation LP is
+For every threshold ``τ_j = GS^{j/L}``, ``j = 1..L`` (``GS`` a *public* bound on one participant's
+contribution, never read from the data; ``L`` chosen by :func:`threshold_count` from ``GS`` and
+``β`` only), the truncation LP is
 
     Q(I, τ) = max Σ_t u_t   s.t.   0 ≤ u_t ≤ ψ(t),   u_t ≤ Σ_{m ∈ D_t} v_m,
                                   Σ_{m ∋ i} v_m ≤ τ for every participant i,   v ≥ 0,
@@ -15,9 +16,30 @@ with one variable ``v_m`` per monomial (join result) and ``D_t`` the monomials o
 is bounded by ``ψ(t)`` directly. Removing one participant ``i`` removes the monomials containing
 it: ``Q`` drops by at most ``τ`` (the ``v`` on those monomials sum to ≤ τ) and never rises, so
 ``Q(·, τ)`` has sensitivity ``τ``. Each ``Q(I, τ_j)`` is released with ``ε/L`` through the exact
-sampler, shifted down by ``s_j·ln(L/β)`` (``s_j`` the noise scale actually used), and the output
-is the largest of these and 0. Privacy is ε by basic composition whatever ``GS`` is; ``GS`` only
-sets how far the race goes.
+sampler, shifted down by ``s_j·ln(L/(β(1 + e^{−1/λ_j})))`` ≈ ``s_j·ln(L/(2β))`` (``s_j`` the
+noise scale actually used, ``λ_j`` it in grid units; :func:`plan`), and the output
+is the largest of these and 0. Privacy is ε by basic composition whatever ``GS`` and ``L`` are
+(the race is post-processing of ``L`` releases, each ``ε/L``-DP); ``GS`` and ``L`` only set which
+thresholds race. Both are public: the thresholds, noise scales and shifts are fixed before the
+data is read.
+
+**The threshold rule** (:func:`threshold_count`). With base ``b = GS^{1/L}``, let ``DS`` be the
+largest contribution of one participant and ``τ*`` the smallest threshold ``≥ DS`` (when
+``DS ≤ GS``). Then ``Q(I, τ*) = Q(I)``, and the release, at least threshold ``τ*``'s, is below
+``Q(I)`` by at most its shift plus its noise: with probability ``≥ 1 − β``,
+
+    Q(I) − release ≤ τ*·(L/ε)·(ln(L/(2β)) + ln(1/β))     (+ the grid and γ·τ*, below),
+
+one noise, no union bound on this side (the union bound over the ``L`` noises is the shift's
+``ln(L/(2β))``, for the upper side). ``τ*/DS`` lies in ``[1, b)``; where ``DS`` falls between two
+thresholds is unknown, and over a log-uniform position its mean is ``(b − 1)/ln b``. The rule
+minimises the mean bound ``(b − 1)/ln b · L · (ln(L/(2β)) + ln(1/β))`` over
+``L = 1 … ⌈log₂ GS⌉``: fewer thresholds cut ``L`` and ``ln(L/(2β))``, wider spacing costs
+``(b − 1)/ln b``. At
+``GS = 2^20, β = 0.1`` it picks ``L = 8`` (``b ≈ 5.66``) — 8 thresholds, not 20 powers of two:
+a bound 1.5× lower (the authors' code uses base 5.5 for the same reason). The rule reads ``GS``
+and ``β`` only (``ε`` and ``γ`` scale every ``L`` alike), never the data. ``count = L`` forces a
+ladder (``count = ⌈log₂ GS⌉`` with ``GS`` a power of two is the powers of two ``2, 4, …, GS``).
 
 **Approximate LPs with a public tolerance** (``lp_gap = γ ≥ 0``, fixed before the data is read;
 default :data:`DEFAULT_LP_GAP` = 1/16; ``0``: every LP exact). With ``γ > 0`` the value released
@@ -37,10 +59,17 @@ holds unchanged because ``f ≤ Q``: an approximate value can only lower the rel
 solver runs depends on the reduced LP's shape (data), like the block split; it changes the
 running time, never the calibration, which depends on ``γ`` only.
 
-Guarantee (paper Theorem 5.1 for the upper side; proven here for the exact sampler): with
-probability at least ``1 − β`` the released value is ≤ ``Q(I)``, the true answer. The lower side
-(error ≤ ``4·L·ln(L/β)·DS_Q(I)/ε``) depends on the downward sensitivity of the data and is not
-published.
+Guarantees. *Upper side* (paper Theorem 5.1; proven here for the exact sampler): each noise
+exceeds its shift with probability ``≤ β/L`` (discrete Laplace:
+``P(K ≥ k) = q^k/(1 + q)``, ``q = e^{−1/λ}``; :func:`_shift_units`), so by the union bound
+over the ``L`` thresholds the release exceeds
+``Q(I)`` with probability ``≤ β``. *Lower side*, stated ex ante by
+:meth:`R2TRelease.error_bound`: for any one threshold ``τ_j``, with probability ``≥ p`` the
+release is at least ``Q(I, τ_j) − (s_j·ln(1/(1 − p)) + shift_j + grid_j + γ·τ_j)`` (the
+value rounded down to the grid loses ``< grid_j``; ``P(γK < −s·t) ≤ P(K ≤ −⌊λt⌋ − 1) ≤ e^{−t}``); at
+``τ_j = τ*`` that is ``Q(I)`` minus a bound proportional to ``τ* < b·DS``. How large ``DS`` is
+depends on the data and is not published (``EXPLAIN PRIVACY`` states the bound at ``DS = GS``
+and its factor per unit of ``DS``).
 
 Example
 -------
@@ -51,8 +80,10 @@ Example
 >>> truncation_value(kr, 2.0), truncation_value(kr, 8.0)
 (2.0, 6.0)
 >>> rel = release(kr, 1.0, max_contribution=8, rng=np.random.default_rng(0))
->>> rel.mechanism, rel.params["thresholds"]
-('r2t', (2.0, 4.0, 8.0))
+>>> rel.mechanism, rel.params["thresholds"]  # GS = 8: one threshold beats 2, 4, 8
+('r2t', (8.0,))
+>>> release(kr, 1.0, max_contribution=2 ** 20).params["thresholds"][:2]  # base 2^(20/8)
+(5.656854249492381, 32.0)
 """
 
 from __future__ import annotations
@@ -85,19 +116,62 @@ DEFAULT_BETA = 0.1
 DEFAULT_LP_GAP = 1.0 / 16
 
 
-def thresholds(max_contribution: float) -> tuple[float, ...]:
-    """The public thresholds ``2, 4, …, 2^⌈log₂ GS⌉``.
+def threshold_cost(max_contribution: float, count: int, beta: float = DEFAULT_BETA) -> float:
+    """The mean lower-side bound of ``count`` thresholds, in units of ``DS/ε`` (module docstring).
 
-    >>> thresholds(8), thresholds(9), thresholds(1)
-    ((2.0, 4.0, 8.0), (2.0, 4.0, 8.0, 16.0), (2.0,))
+    ``(b − 1)/ln b · L · (ln(L/(2β)) + ln(1/β))`` with ``b = GS^{1/L}``: the factor ``(b − 1)/ln b``
+    is the mean of ``τ*/DS`` over a log-uniform position of ``DS`` between two thresholds
+    (``1`` when ``b = 1``). Public: ``GS``, ``L`` and ``β`` only.
+
+    >>> round(threshold_cost(2 ** 20, 20), 1), round(threshold_cost(2 ** 20, 8), 1)
+    (199.3, 128.8)
     """
+    gs, big_l = float(max_contribution), int(count)
+    log_b = math.log(gs) / big_l if gs > 1 else 0.0
+    spread = math.expm1(log_b) / log_b if log_b > 0 else 1.0
+    return spread * big_l * (max(0.0, math.log(big_l / (2.0 * beta))) + math.log(1.0 / beta))
+
+
+def threshold_count(max_contribution: float, beta: float = DEFAULT_BETA) -> int:
+    """``L``, the number of thresholds: the one of ``1 … ⌈log₂ GS⌉`` that minimises
+    :func:`threshold_cost` (the first on a tie). Reads ``GS`` and ``β`` only.
+
+    >>> threshold_count(2 ** 20), threshold_count(1000, 0.05), threshold_count(8), threshold_count(1)
+    (8, 4, 1, 1)
+    """
+    gs = _check_gs(max_contribution)
+    top = max(1, math.ceil(math.log2(gs))) if gs > 1 else 1
+    return min(range(1, top + 1), key=lambda n: (threshold_cost(gs, n, beta), n))
+
+
+def thresholds(max_contribution: float, beta: float = DEFAULT_BETA,
+               count: int | None = None) -> tuple[float, ...]:
+    """The public thresholds ``GS^{1/L}, GS^{2/L}, …, GS`` (``L`` = ``count``, by default
+    :func:`threshold_count`); exact powers of two when ``GS = 2^k`` and ``L`` divides ``k``.
+
+    >>> thresholds(2 ** 20, count=20)[:3], len(thresholds(2 ** 20)), thresholds(2 ** 20)[-1]
+    ((2.0, 4.0, 8.0), 8, 1048576.0)
+    >>> thresholds(16, count=2), thresholds(9, count=1), thresholds(0.5)
+    ((4.0, 16.0), (9.0,), (0.5,))
+    """
+    gs = _check_gs(max_contribution)
+    big_l = threshold_count(gs, beta) if count is None else int(count)
+    if not 1 <= big_l <= 64 or (count is not None and big_l != count):
+        raise ValueError(f"the number of thresholds must be an integer from 1 to 64, got {count!r}")
+    k = math.log2(gs)
+    if k.is_integer() and k > 0 and int(k) % big_l == 0:  # an exact ladder of powers of two
+        step = int(k) // big_l
+        return tuple(math.ldexp(1.0, step * j) for j in range(1, big_l + 1))
+    return tuple(gs ** (j / big_l) for j in range(1, big_l)) + (gs,)
+
+
+def _check_gs(max_contribution) -> float:
     gs = float(max_contribution)
     if not (math.isfinite(gs) and gs > 0):
         raise ValueError(f"max_contribution must be a positive number, got {max_contribution!r}")
-    top = max(1, math.ceil(math.log2(gs)))
-    if top > 64:
+    if gs > 2.0 ** 64:
         raise ValueError("max_contribution must be at most 2**64")
-    return tuple(math.ldexp(1.0, j) for j in range(1, top + 1))
+    return gs
 
 
 def truncation_value(kr: KRelation, tau: float) -> float:
@@ -108,7 +182,7 @@ def truncation_value(kr: KRelation, tau: float) -> float:
 def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
             beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None,
             time_limit: float | None = None, stats: LPStats | None = None,
-            lp_gap: float = DEFAULT_LP_GAP) -> R2TRelease:
+            lp_gap: float = DEFAULT_LP_GAP, count: int | None = None) -> R2TRelease:
     """One ε-DP R2T release of ``Σ_t ψ(t)`` over the present tuples of ``kr``.
 
     The plans (grids, noise scales, shifts) are fixed from ``epsilon``, ``max_contribution`` and
@@ -116,14 +190,15 @@ def release(kr: KRelation, epsilon: float, *, max_contribution: float = DEFAULT_
     the :class:`~provsql_dp.errors.SolverError` propagates and the caller releases its fallback.
     ``lp_gap = γ > 0``: each threshold's LP may be solved approximately within ``γτ`` on the
     safe side, and the noise is calibrated to ``(1 + γ)τ`` (see the module docstring).
+    ``count`` forces the number of thresholds (default: :func:`threshold_count`).
     """
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap, count)
     # the noise of every threshold, drawn in order before the data is read (as _race would)
     noises = [p.release(0.0, rng=rng) for p in plans]
     model = R2TModel(kr, stats=stats)
     best = race_value(model, plans, shifts, taus, noises, time_limit=time_limit,
                       lp_gap=float(lp_gap))
-    return _describe(best, epsilon, max_contribution, beta, lp_gap)
+    return _describe(best, epsilon, max_contribution, beta, lp_gap, count)
 
 
 def released_with(p, q: float, noise: float) -> float:
@@ -191,7 +266,7 @@ def race_value(model: R2TModel, plans, shifts, taus, noises, *, time_limit=None,
 
 def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTION,
              beta: float = DEFAULT_BETA, rng: np.random.Generator | None = None,
-             lp_gap: float = DEFAULT_LP_GAP) -> R2TRelease:
+             lp_gap: float = DEFAULT_LP_GAP, count: int | None = None) -> R2TRelease:
     """The release of an empty instance (every ``Q(I, τ) = 0``): reads no data.
 
     What :mod:`provsql_dp.privacy` releases when an LP fails, shaped like any R2T release.
@@ -199,20 +274,20 @@ def fallback(epsilon: float, *, max_contribution: float = DEFAULT_MAX_CONTRIBUTI
     >>> fallback(1.0, max_contribution=4, rng=np.random.default_rng(0)).value >= 0
     True
     """
-    return _race([0.0] * len(thresholds(max_contribution)), epsilon, max_contribution, beta, rng,
-                 lp_gap)
+    n = len(thresholds(max_contribution, beta, count))
+    return _race([0.0] * n, epsilon, max_contribution, beta, rng, lp_gap, count)
 
 
-def _race(values, epsilon, max_contribution, beta, rng, lp_gap=0.0) -> R2TRelease:
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
+def _race(values, epsilon, max_contribution, beta, rng, lp_gap=0.0, count=None) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap, count)
     best = 0.0
     for q, p, shift in zip(values, plans, shifts):
         best = max(best, p.release(q, rng=rng) - shift)
-    return _describe(best, epsilon, max_contribution, beta, lp_gap)
+    return _describe(best, epsilon, max_contribution, beta, lp_gap, count)
 
 
-def _describe(best, epsilon, max_contribution, beta, lp_gap=0.0) -> R2TRelease:
-    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap)
+def _describe(best, epsilon, max_contribution, beta, lp_gap=0.0, count=None) -> R2TRelease:
+    plans, shifts, taus, eps_each = plan(epsilon, max_contribution, beta, lp_gap, count)
     params = MappingProxyType({
         "max_contribution": float(max_contribution), "beta": float(beta), "thresholds": taus,
         "lp_gap": float(lp_gap),
@@ -257,15 +332,60 @@ class R2TRelease:
             self.params["thresholds"]))
 
 
-def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0.0):
+    def error_bound(self, p: float = 0.95, largest: float | None = None) -> float:
+        """The ex-ante bound on how far below the truth the release lies: a ``b`` such that,
+        with probability ≥ ``p``, the release is at least ``Q(I) − b`` whenever no participant
+        contributes more than ``largest`` (default: ``GS``, every instance the declared bound
+        admits; above ``GS``, ``Q(I)`` is to be read as ``Q(I, GS)``).
+
+        Threshold ``τ*``, the smallest ``≥ largest``, has ``Q(I, τ*) = Q(I)``; the release is at
+        least its value: ``Q(I) − γτ*`` rounded down to the grid (``≥ − grid``), plus a noise
+        ``≥ −s·ln(1/(1 − p))`` with probability ``≥ p`` (discrete Laplace:
+        ``P(K ≤ −k) ≤ e^{−k/λ}``), minus the shift. One noise: no union bound. ``largest``
+        is private data in general — the analyst's bound is the default; the curator may ask
+        at the true largest contribution.
+
+        >>> rel = fallback(1.0, max_contribution=2 ** 20, rng=np.random.default_rng(0))
+        >>> rel.error_bound(0.95, largest=3) < rel.error_bound(0.95) / 1000
+        True
+        """
+        if not 0 < p < 1:
+            raise ValueError(f"p must be a probability strictly between 0 and 1, got {p!r}")
+        taus = self.params["thresholds"]
+        j = len(taus) - 1 if largest is None else next(
+            (i for i, t in enumerate(taus) if t >= largest), len(taus) - 1)
+        t = math.log(1.0 / (1.0 - p))
+        gap = self.params.get("lp_gap", 0.0)
+        return (self.params["noise_scales"][j] * t + self.params["shifts"][j]
+                + self.params["grids"][j] + gap * taus[j])
+
+    def error_factor(self, p: float = 0.95) -> float:
+        """``c`` with :meth:`error_bound` ``≤ c·max(τ₁, b·DS)`` for every largest contribution
+        ``DS ≤ GS`` (``b = GS^{1/L}``, ``τ₁`` the lowest threshold): the bound per unit of the
+        threshold that covers ``DS``, the largest over the thresholds.
+
+        >>> rel = fallback(0.8, max_contribution=2 ** 20, rng=np.random.default_rng(0))
+        >>> 70 < rel.error_factor(0.95) < 90
+        True
+        """
+        taus = self.params["thresholds"]
+        return max(self.error_bound(p, t) / t for t in taus)
+
+
+def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0.0,
+         count: int | None = None):
     """The public plan of a release: per-threshold noise plans, shifts, thresholds, ε each.
 
-    The shift ``s·ln(L/β)`` is rounded up to the plan's grid, so released values stay on it.
+    The shift is ``s·ln(L/(β(1 + e^{−1/λ})))`` ≈ ``s·ln(L/(2β))`` rounded up to the plan's
+    grid (:func:`_shift_units`: the exact one-sided tail of the discrete Laplace noise; the
+    paper's ``s·ln(L/β)`` bounds the two-sided tail), so released values stay on the grid.
     Threshold ``τ``'s noise is calibrated to the sensitivity ``(1 + lp_gap)·τ``.
 
-    >>> plans, shifts, taus, eps_each = plan(1.0, 4, 0.1)
+    >>> plans, shifts, taus, eps_each = plan(1.0, 4, 0.1, count=2)
     >>> taus, eps_each, [s > 0 for s in shifts]
     ((2.0, 4.0), 0.5, [True, True])
+    >>> plan(1.0, 4, 0.1)[2]  # the rule: one threshold at GS = 4 beats two
+    (4.0,)
     """
     eps = float(epsilon)
     if not (math.isfinite(eps) and eps > 0):
@@ -275,10 +395,23 @@ def plan(epsilon: float, max_contribution: float, beta: float, lp_gap: float = 0
     gap = float(lp_gap)
     if not (math.isfinite(gap) and gap >= 0):
         raise ValueError(f"lp_gap must be a nonnegative number, got {lp_gap!r}")
-    taus = thresholds(max_contribution)
+    taus = thresholds(max_contribution, beta, count)
     big_l = len(taus)
     eps_each = eps / big_l
     plans = tuple(plan_laplace(t * (1.0 + gap), eps_each) for t in taus)
-    shifts = tuple(math.ceil(p.noise_scale * math.log(big_l / beta) / p.grid) * p.grid
-                   for p in plans)
+    shifts = tuple(_shift_units(p, big_l, beta) * p.grid for p in plans)
     return plans, shifts, taus, eps_each
+
+
+def _shift_units(p, big_l: int, beta: float) -> int:
+    """``k``, the shift in grid units: the least ``k ≥ 0`` with ``P(K > k) ≤ β/L`` guaranteed.
+
+    ``K`` is discrete Laplace with ``λ`` = ``p.noise_units``: ``P(K ≥ k + 1) = q^{k+1}/(1 + q)``
+    with ``q = e^{−1/λ}``, which is ``≤ β/L`` once ``k ≥ λ·ln(L/(β(1 + q)))`` (a relative margin
+    of 10⁻⁹ covers the floating-point evaluation; ``k = 0`` when that is negative: then
+    ``P(K ≥ 1) = q/(1 + q) ≤ β/L`` already).
+    """
+    lam = float(p.noise_units)
+    q = math.exp(-1.0 / lam)
+    x = lam * math.log(big_l / (beta * (1.0 + q)))
+    return max(0, math.ceil(x * (1.0 + 1e-9) + 1e-9))

@@ -13,8 +13,11 @@ Blowfish route on that policy:
 * two columns: the grid policy ``Gᶿ`` (L1 on bin indices) with the smallest θ covering every
   pair of bins holding points within δ (Euclidean or L1) — a superset of the δ-neighbourhood's
   pairs, so the release protects at least what the declaration asks; the 2-D grid strategies
-  apply. (The shifted histograms of :func:`provsql_dp.policies.delta.shifted_histograms` are the Python
-  API's 2-D release; they answer arbitrary rectangles, not bins.)
+  apply.
+
+Under a BOUNDED δ policy, ``OPTIONS (strategy = 'cumulative' | 'sorted_points' |
+'shifted_histograms')`` releases papers/004's own strategies from the values instead
+(:mod:`provsql_dp.privacy.delta_route`).
 
 ``UNBOUNDED SOURCES (v, …)`` names source values; every bin within δ of a source's bin becomes a
 ⊥-neighbour (conservative: the source is known to its bin). Without sources, use ``BOUNDED``.

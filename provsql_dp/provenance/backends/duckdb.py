@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ..._deadline import reading
+
 __all__ = ["DuckDBBackend"]
 
 #: temporal values numpy can hold (datetime64[us] spans about ±290,000 years)
@@ -29,11 +31,17 @@ class DuckDBBackend:
         """Every capture query runs on DuckDB as written: nothing to refuse."""
 
     def fetchall(self, sql: str) -> list[tuple]:
-        return self.con.execute(sql).fetchall()
+        with reading(self.con):  # a release's step: interrupted at its deadline (_deadline)
+            return self.con.execute(sql).fetchall()
 
     def fetchnumpy(self, sql: str) -> tuple[dict, list[str]]:
         """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
-        are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on)."""
+        are read as VARCHAR (numpy conversion of ENUM needs pandas, which we do not depend on).
+        A release's step: interrupted at its deadline (:func:`provsql_dp._deadline.reading`)."""
+        with reading(self.con):
+            return self._fetchnumpy(sql)
+
+    def _fetchnumpy(self, sql: str) -> tuple[dict, list[str]]:
         res = self.con.execute(sql)
         names = [d[0] for d in res.description]
         types = [str(d[1]) for d in res.description]

@@ -362,7 +362,7 @@ _CLASS_FIELDS = {
     d.DropGroupKeys: ("table", "column"),
     d.ShowGroupKeys: ("table",),
     sg.CreateStream: ("stream", "window", "epsilon"),
-    sg.Publish: ("stream", "step", "sensitivity", "epsilon", "query"),
+    sg.Publish: ("stream", "step", "sensitivity", "weight", "epsilon", "query"),
     sg.ShowStreams: ("stream",),
 }
 
@@ -382,7 +382,7 @@ def _field(stmt: exp.Expression, key: str):
         return "BOUNDED" if node.this else "UNBOUNDED"
     if key == "graph":
         return node.name
-    if key in ("epsilon", "accuracy", "sensitivity", "estimate"):
+    if key in ("epsilon", "accuracy", "sensitivity", "estimate", "weight"):
         value = d.exact_number(node, "epsilon")
         assert type(value) is Fraction
         return value
@@ -407,7 +407,7 @@ def _expected(key: str, text: str):
         return dict(pair.split("=", 1) for pair in text.split(","))
     if key in ("columns", "values"):
         return [c.strip() for c in text.split(",")]
-    if key in ("epsilon", "accuracy", "lower", "upper", "sensitivity", "estimate"):
+    if key in ("epsilon", "accuracy", "lower", "upper", "sensitivity", "estimate", "weight"):
         return Fraction(text)
     return text
 
@@ -461,7 +461,7 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
     assert budgets["alice"] == Fraction(5, 2)
     assert budgets["bob"] == Fraction(1, 1000)
     assert budgets["carol"] == 30
-    assert budgets[con.user] == Fraction(1, 1000)
+    assert budgets[con.user] == Fraction(1, 100)  # raised before the allocated streams
     assert con.default_epsilon == Fraction(1, 4)
     from provsql_dp.policies.blowfish.catalog import PolicyCatalog
 

@@ -24,13 +24,32 @@ from provsql_dp.interfaces.web.engine import INTERNAL, Engine, error_text  # noq
 def test_accounts_hash_and_refuse_bad_input():
     duck = duckdb.connect()
     accounts.add_account(duck, "cu", "curator", "long enough")
-    salt, h = duck.execute(f"SELECT salt, hash FROM {accounts.ACCOUNTS}").fetchone()
-    assert len(bytes(salt)) == 16 and b"long enough" not in bytes(h)
+    salt, stored, server, scrypt = duck.execute(
+        f"SELECT scram_salt, stored_key, server_key, hash FROM {accounts.ACCOUNTS}").fetchone()
+    assert len(bytes(salt)) == 16 and scrypt is None  # only the SCRAM verifier is kept
+    assert b"long enough" not in bytes(stored) + bytes(server)
     assert accounts.verify(duck, "cu", "long enough") == "curator"
+    assert accounts.verify(duck, "cu", "long enougH") is None
     for args in (("x", "admin", "long enough"), ("", "analyst", "long enough"), ("y", "analyst", "short")):
         with pytest.raises(ValueError):
             accounts.add_account(duck, *args)
     assert accounts.list_accounts(duck) == [("cu", "curator")]
+
+
+def test_scrypt_account_of_before_gains_a_scram_verifier_at_sign_in():
+    duck = duckdb.connect()
+    duck.execute("CREATE SCHEMA _provsql_dp")
+    duck.execute(f"CREATE TABLE {accounts.ACCOUNTS} (name VARCHAR PRIMARY KEY, role VARCHAR NOT NULL, "
+                 "salt BLOB NOT NULL, hash BLOB NOT NULL)")
+    salt = b"s" * 16
+    duck.execute(f"INSERT INTO {accounts.ACCOUNTS} VALUES ('old', 'analyst', ?, ?)",
+                 [salt, accounts._scrypt("old password", salt)])
+    assert accounts.scram_verifier(duck, "old") is None  # the wire server cannot sign it in yet
+    assert accounts.verify(duck, "old", "wrong password") is None
+    assert accounts.verify(duck, "old", "old password") == "analyst"
+    v = accounts.scram_verifier(duck, "old")
+    assert v.role == "analyst" and v.stored_key == accounts.salted_keys("old password", v.salt, v.iterations)[0]
+    assert accounts.verify(duck, "old", "old password") == "analyst"
 
 
 def test_sessions_expire_and_close():

@@ -130,6 +130,59 @@ def test_time_limit_failure_raises_solver_error(monkeypatch):
                     rng=np.random.default_rng(0))
 
 
-def test_thresholds_are_public_powers_of_two():
-    assert r2t.thresholds(2**20) == tuple(2.0 ** j for j in range(1, 21))
+def test_thresholds_are_a_public_ladder_chosen_by_the_bound():
     assert math.isclose(r2t.DEFAULT_BETA, 0.1)
+    # the old ladder on request: the powers of two up to GS
+    assert r2t.thresholds(2**20, count=20) == tuple(2.0 ** j for j in range(1, 21))
+    for gs in (3, 8, 100, 1000, 2**20, 10**6, 2.0**64):
+        for beta in (0.01, 0.1, 0.3):
+            taus = r2t.thresholds(gs, beta)
+            n = len(taus)
+            assert taus[-1] == gs and all(a < b for a, b in zip(taus, taus[1:]))
+            assert all(math.isclose(b / a, taus[0]) for a, b in zip(taus, taus[1:]))
+            costs = [r2t.threshold_cost(gs, k, beta) for k in range(1, max(2, math.ceil(math.log2(gs))) + 1)]
+            assert r2t.threshold_cost(gs, n, beta) == min(costs)  # the minimiser of the bound
+    assert len(r2t.thresholds(2**20)) == 8  # 8 thresholds, base ≈ 5.66, not 20 powers of two
+    with pytest.raises(ValueError, match="number of thresholds"):
+        r2t.thresholds(16, count=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(1.5, 2.0**40), st.floats(0.01, 0.5), st.integers(1, 30), st.floats(0.05, 5))
+def test_the_stated_factor_covers_every_largest_contribution(gs, beta, count, eps):
+    rel = r2t.fallback(eps, max_contribution=gs, beta=beta, count=count)
+    taus = rel.params["thresholds"]
+    c = rel.error_factor(0.9)
+    base = gs ** (1 / count)
+    for ds in (taus[0] / 3, taus[0], taus[0] * 1.0001, taus[-1] / base * 1.01, gs):
+        assert rel.error_bound(0.9, ds) <= c * max(taus[0], base * ds) * (1 + 1e-9)
+
+
+def test_error_bound_holds_against_the_true_answer():
+    # 60 participants; participant k owns k % 4 + 1 unit tuples: DS = 4, Q(I) = 150
+    ann = [[[k]] for k in range(60) for _ in range(k % 4 + 1)]
+    kr = make_kr(ann)
+    truth = kr.true_answer()
+    gs, eps = 1000, 2.0
+    bound = r2t.fallback(eps, max_contribution=gs, lp_gap=0).error_bound(0.9, largest=4)
+    rng = np.random.default_rng(11)
+    vals = [r2t.release(kr, eps, max_contribution=gs, lp_gap=0, rng=rng).value for _ in range(200)]
+    assert np.mean([v >= truth - bound for v in vals]) >= 0.9 - 0.04
+    assert bound < r2t.fallback(eps, max_contribution=gs, lp_gap=0).error_bound(0.9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(1e-3, 1e6), st.floats(0.01, 20), st.integers(1, 64), st.floats(1e-4, 0.9))
+def test_shift_is_the_exact_discrete_laplace_tail(sens, eps, big_l, beta):
+    # P(K > k) = q^(k+1)/(1 + q) ≤ β/L for the shift's k, and k is the least such k ≥ 0
+    p = r2t.plan_laplace(sens, eps)
+    k = r2t._shift_units(p, big_l, beta)
+    lam = float(p.noise_units)
+    q = math.exp(-1.0 / lam)
+
+    def tail(j):  # P(K ≥ j + 1) in logs, to stay finite for large λ
+        return math.exp((j + 1) * math.log(q) - math.log1p(q))
+
+    assert tail(k) <= beta / big_l * (1 + 1e-6)
+    x = lam * math.log(big_l / (beta * (1.0 + q)))
+    assert k <= max(0.0, x) * (1 + 1e-8) + 2  # the least such k, up to the rounding margin

@@ -1,0 +1,205 @@
+"""Cancel a statement from another thread: one token per connection stops DuckDB and the LPs.
+
+A :class:`CancelToken` belongs to one provsql_dp connection (``con._cancel``; the public call is
+``con.cancel()``). Every ``Cursor.execute`` runs inside :meth:`CancelToken.statement`, which
+makes the token the *current* one (a context variable, so it follows the work into the
+functions it calls). :meth:`CancelToken.cancel`, from any thread (the shell's Ctrl-C watcher,
+the explorer's Cancel request, a wire protocol's CancelRequest):
+
+* sets the token's flag: the release's loop points (:func:`provsql_dp._deadline.check`, every
+  LP's :func:`~provsql_dp._deadline.time_limit`, the start of every read of protected rows)
+  raise :class:`~provsql_dp.errors.StatementCancelled` from then on;
+* calls ``cancelSolve()`` on every HiGHS solve under way (registered by :func:`solving`; they
+  run with highspy's user-interrupt callback, which stops simplex and interior-point solves
+  within a few milliseconds). PDLP has no interrupt callback: a PDLP solve runs in HiGHS's own
+  thread (:func:`run_solve`) and a cancel *abandons* it — the statement returns at once, the
+  solve goes on in the background until it ends or reaches its time limit, and its result is
+  dropped;
+* interrupts the connection's DuckDB query, again every :data:`POLL` seconds until the
+  statement ends (an ``interrupt()`` that lands between two queries is a no-op in DuckDB, so
+  one call could miss the next query).
+
+A cancel never touches the ledger's own DuckDB connection (``Ledger`` writes through a cursor,
+which ``interrupt()`` does not reach), so a charge is either recorded whole or not at all; and
+:func:`check_current` at the start of a charge means a cancel that arrives before it charges
+nothing. ε charged before the cancel stays charged: the release may have read protected rows.
+
+>>> tok = CancelToken()
+>>> tok.cancel()               # no statement under way: nothing to stop
+False
+>>> with tok.statement():
+...     tok.cancel()
+...     check_current()
+Traceback (most recent call last):
+...
+provsql_dp.errors.StatementCancelled: the statement was interrupted (cancelled) before it finished; nothing was released. ε already charged for a release stays spent (SHOW PRIVACY BUDGET shows what is left)
+>>> with tok.statement():      # the next statement starts afresh
+...     check_current()
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .errors import StatementCancelled
+
+__all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "POLL"]
+
+#: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
+#: between two looks at the clock of a deadline watcher, :mod:`provsql_dp._deadline`)
+POLL = 0.02
+
+_current: ContextVar[CancelToken | None] = ContextVar("provsql_dp_cancel", default=None)
+
+
+class CancelToken:
+    """The cancel switch of one connection (``duck``: its DuckDB connection, or ``None``)."""
+
+    def __init__(self, duck=None):
+        self.duck = duck
+        self._lock = threading.Lock()
+        self._requested = False
+        self._running = 0  # statements under way (an execute may run inside another's release)
+        self._solvers: set = set()
+        self._stopped = threading.Condition(self._lock)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the statement under way was cancelled."""
+        return self._requested
+
+    def cancel(self) -> bool:
+        """Stop the statement under way (DuckDB, LPs, the release's loops); ``False`` when no
+        statement runs. Thread-safe and quick: it does not wait for the statement to stop."""
+        with self._lock:
+            if not self._running:
+                return False
+            first = not self._requested
+            self._requested = True
+            solvers = list(self._solvers)
+        for h in solvers:
+            h.cancelSolve()
+        if first and self.duck is not None:
+            threading.Thread(target=self._interrupt_until_done, name="provsql-dp-cancel",
+                             daemon=True).start()
+        return True
+
+    def _interrupt_until_done(self) -> None:
+        with self._lock:
+            while self._requested and self._running:
+                try:
+                    self.duck.interrupt()
+                except Exception:  # noqa: BLE001 - a closed connection: nothing left to stop
+                    return
+                self._stopped.wait(POLL)
+
+    def check(self) -> None:
+        """Raise :class:`~provsql_dp.errors.StatementCancelled` if the statement was cancelled."""
+        if self._requested:
+            raise StatementCancelled()
+
+    @contextmanager
+    def statement(self):
+        """Run one statement under this token (nested statements share the outer one's state)."""
+        with self._lock:
+            if not self._running:
+                self._requested = False
+            self._running += 1
+        token = _current.set(self)
+        try:
+            yield self
+        finally:
+            _current.reset(token)
+            with self._lock:
+                self._running -= 1
+                if not self._running:
+                    self._requested = False
+                    self._stopped.notify_all()
+
+    def _add(self, h) -> None:
+        with self._lock:
+            self._solvers.add(h)
+            requested = self._requested
+        if requested:
+            h.cancelSolve()
+
+    def _remove(self, h) -> None:
+        with self._lock:
+            self._solvers.discard(h)
+
+
+def current() -> CancelToken | None:
+    """The token of the statement under way in this context, or ``None``."""
+    return _current.get()
+
+
+def check_current() -> None:
+    """Raise :class:`~provsql_dp.errors.StatementCancelled` if the statement under way was
+    cancelled (nothing without a statement)."""
+    token = _current.get()
+    if token is not None:
+        token.check()
+
+
+@contextmanager
+def solving(h):
+    """Run one HiGHS solve ``h`` so that a cancel stops it (highspy's user-interrupt callback;
+    measured overhead about 2 % of a simplex solve). Raises
+    :class:`~provsql_dp.errors.StatementCancelled` after a cancelled solve, before its status
+    is read as a solver failure."""
+    token = _current.get()
+    if token is None:
+        yield
+        return
+    token.check()
+    h.HandleUserInterrupt = True
+    token._add(h)
+    try:
+        yield
+    finally:
+        token._remove(h)
+    token.check()
+
+
+def run_solve(h, *, threaded: bool = False):
+    """``h.run()``, stoppable: in HiGHS's own thread when ``threaded`` (the shell's Ctrl-C: a
+    ``KeyboardInterrupt`` in this thread cancels the solve) or for a PDLP solve under a token
+    (which no callback can stop: on a cancel it is abandoned, see the module docstring).
+    Inside :func:`solving`, which raises once a cancelled solve has stopped."""
+    token = _current.get()
+    pdlp = _solver(h) == "pdlp"
+    if not (threaded or (pdlp and token is not None)):
+        return h.run()
+    h.startSolve()
+    try:
+        while True:
+            done, status = h.wait(POLL * 5)
+            if done:
+                return status
+            if token is not None and token.cancelled:
+                if pdlp:
+                    raise StatementCancelled()  # abandoned: it ends in the background
+                _wait_stopped(h)
+                return None
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        if not pdlp:
+            _wait_stopped(h)
+        raise
+
+
+def _wait_stopped(h) -> None:
+    """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds."""
+    while True:
+        try:
+            if h.wait(POLL)[0]:
+                return
+        except KeyboardInterrupt:  # a second Ctrl-C: the solver stops in a moment anyway
+            continue
+
+
+def _solver(h) -> str:
+    alg = h.getOptionValue("solver")
+    return str(alg[1] if isinstance(alg, tuple) else alg)

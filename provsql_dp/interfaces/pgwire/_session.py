@@ -1,0 +1,456 @@
+"""One wire client from its first byte to its last: TLS, sign-in, then simple and extended query.
+
+The session thread reads the client's messages and runs each statement on the session's own
+provsql_dp connection (:mod:`._execute`). While a statement runs, a watcher notices the client
+leaving (its socket closed) and stops the statement, as a CancelRequest does
+(:meth:`provsql_dp.interfaces.web.engine.Engine.cancel` of this session only).
+
+Extended query protocol: Parse stores a statement, Bind makes a portal with its parameters
+(text or binary, by the client's type OIDs), Describe of a portal runs it (its columns are known
+only then) and Execute sends its rows (``max_rows`` honoured with PortalSuspended); after an
+error every message up to Sync is skipped, as PostgreSQL does. Describe of a statement answers
+the parameter types and NoData (columns are known once the statement runs).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import select
+import socket
+import ssl
+import struct
+import threading
+
+from ...errors import Error, InterfaceError
+from ..dbapi.statements import split_statements
+from ..web import accounts
+from ..web.engine import TooManyStatements, interrupt
+from . import _messages as m
+from ._execute import CLIENT_SETTINGS, execute
+from ._scram import MECHANISM, Exchange, ScramError
+from ._sqlstate import (INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL, QUERY_CANCELED, TOO_MANY,
+                        sqlstate)
+from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
+
+__all__ = ["Session"]
+
+log = logging.getLogger("provsql_dp.pgwire")
+_FLUSH_AT = 1 << 16
+SIGN_IN_SECONDS = 30.0
+
+
+class _Refused(Exception):
+    """Sign-in refused: the session ends after the error is sent."""
+
+    def __init__(self, code: str, text: str, hint: str | None = None):
+        super().__init__(text)
+        self.code, self.hint = code, hint
+
+
+class _Portal:
+    def __init__(self, sql: str, params, formats: list[int]):
+        self.sql, self.params, self.formats = sql, params, formats
+        self.outcome = None
+        self.sent = 0
+
+
+def _placeholders(sql: str) -> int:
+    import re
+
+    return max((int(n) for n in re.findall(r"\$(\d+)", sql)), default=0)
+
+
+class Session:
+    """The server side of one client connection."""
+
+    def __init__(self, server, sock: socket.socket, address):
+        self.server, self.sock, self.address = server, sock, address
+        self.pid = secrets.randbits(31)
+        self.secret = secrets.randbits(31)
+        self.con = None
+        self.role = self.user = None
+        self.settings: dict[str, str] = {}
+        self.last_privacy = None
+        self.in_transaction = False
+        self.statement_timeout: float | None = None  # SET statement_timeout (seconds; None: none)
+        self._limit: float | None = None
+        self.statements: dict[str, tuple[str, list[int]]] = {}
+        self.portals: dict[str, _Portal] = {}
+        self._out: list[bytes] = []
+        self._size = 0
+        self._running = None  # the engine's entry of the statement under way
+        self.catalog_cursor = None  # the schema replica's connection of a catalog query under way
+        self._cancelled = False
+        self._timed_out = False
+
+    # ------------------------------------------------------------------ output
+    def send(self, data: bytes) -> None:
+        self._out.append(data)
+        self._size += len(data)
+        if self._size >= _FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._out:
+            data, self._out, self._size = b"".join(self._out), [], 0
+            self.sock.sendall(data)
+
+    def error(self, e: BaseException) -> None:
+        if isinstance(e, _Refused):
+            self.send(m.error_response(e.code, str(e), e.hint, severity="FATAL"))
+            return
+        if self._cancelled or self._timed_out:
+            why = (f"the statement ran longer than its time limit ({self._limit:g} s: the server's "
+                   "--statement-timeout or the session's statement_timeout)" if self._timed_out
+                   else "the statement was cancelled at the client's request")
+            self.send(m.error_response(QUERY_CANCELED, f"{why}; anything it had released stands"))
+            return
+        if isinstance(e, Error):
+            self.send(m.error_response(TOO_MANY if isinstance(e, TooManyStatements) else sqlstate(e),
+                                       str(e)))
+            return
+        log.error("internal error serving %s", self.user, exc_info=e)
+        self.send(m.error_response(INTERNAL, "the server could not complete this statement (an internal "
+                                   "error; details are in the server's log)"))
+
+    # ------------------------------------------------------------------ lifetime
+    def run(self) -> None:
+        try:
+            self.sock.settimeout(SIGN_IN_SECONDS)  # a client that never finishes signing in
+            if self._startup():
+                self.sock.settimeout(None)
+                self._loop()
+        except (EOFError, ConnectionError, OSError, ssl.SSLError):
+            pass  # the client went away
+        except _Refused as e:
+            try:
+                self.error(e)
+                self.flush()
+            except OSError:
+                pass
+        except Exception as e:  # noqa: BLE001 - a protocol error ends this session only
+            log.warning("wire session from %s ended on an error: %s", self.address, e)
+            try:
+                self.send(m.error_response(PROTOCOL, f"protocol error: {e}", severity="FATAL"))
+                self.flush()
+            except OSError:
+                pass
+        finally:
+            self.server._forget(self)
+            for portal in self.portals.values():
+                if portal.outcome is not None:
+                    portal.outcome.close()
+            if self.con is not None:
+                self.con.close()
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+
+    def _startup(self) -> bool:
+        while True:
+            code, body = m.read_startup(self.sock)
+            if code == m.SSL_REQUEST:
+                if self.server.tls is None:
+                    self.sock.sendall(b"N")
+                    continue
+                self.sock.sendall(b"S")
+                self.sock = self.server.tls.wrap_socket(self.sock, server_side=True)
+                continue
+            if code == m.GSS_REQUEST:
+                self.sock.sendall(b"N")
+                continue
+            if code == m.CANCEL_REQUEST:
+                pid, secret = struct.unpack("!ii", body[:8])
+                self.server.cancel(pid, secret)
+                return False
+            if code != m.PROTOCOL_3:
+                raise _Refused(PROTOCOL, f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}: "
+                                         "this server speaks protocol 3.0")
+            break
+        parts = body.split(b"\0")
+        params = {k.decode(): v.decode() for k, v in zip(parts[0::2], parts[1::2]) if k}
+        if self.server.tls is not None and self.server.require_tls and not isinstance(self.sock, ssl.SSLSocket):
+            raise _Refused(INVALID_AUTH, "this server accepts TLS connections only", "connect with sslmode=require")
+        self.user = params.get("user", "")
+        self.role = self._authenticate(self.user)
+        self.con = self.server.engine.open(self.role, self.user, interval_columns=True)
+        self.settings["application_name"] = params.get("application_name", "")
+        self.send(m.auth(0))
+        status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
+                      session_authorization=self.user, is_superuser="off")
+        for name in ("server_version", "server_encoding", "client_encoding", "application_name",
+                     "DateStyle", "integer_datetimes", "IntervalStyle", "is_superuser",
+                     "session_authorization", "standard_conforming_strings", "TimeZone"):
+            self.send(m.parameter_status(name, status[name.lower()]))
+        self.send(m.backend_key(self.pid, self.secret))
+        self.server._register(self)
+        self.send(m.ready("I"))
+        self.flush()
+        return True
+
+    def _authenticate(self, user: str) -> str:
+        """SCRAM-SHA-256 against the account's stored verifier; the account's role."""
+        duck = self.server.engine.duck
+        try:
+            verifier = accounts.scram_verifier(duck, user)
+        finally:
+            duck.close()
+        self.sock.sendall(m.auth(10, MECHANISM.encode() + b"\0\0"))
+        kind, body = m.read_message(self.sock)
+        if kind != b"p":
+            raise _Refused(PROTOCOL, "expected a SASL initial response")
+        r = m.Reader(body)
+        mechanism = r.cstring()
+        if mechanism != MECHANISM:
+            raise _Refused(INVALID_AUTH, f"authentication mechanism {mechanism!r} is not supported; "
+                                         f"this server uses {MECHANISM}")
+        n = r.int32()
+        exchange = Exchange(verifier, self.server.secret, user)
+        try:
+            first = exchange.server_first(r.bytes(n).decode())
+            self.sock.sendall(m.auth(11, first.encode()))
+            kind, body = m.read_message(self.sock)
+            if kind != b"p":
+                raise _Refused(PROTOCOL, "expected a SASL response")
+            final = exchange.client_final(body.decode())
+        except ScramError as e:
+            raise _Refused(INVALID_AUTH, f"sign-in failed: {e}") from None
+        if final is None:
+            raise _Refused(INVALID_PASSWORD, f'password authentication failed for user "{user}"',
+                           "check the name and password; the curator creates accounts with "
+                           "provsql-dp serve DATABASE --add-account NAME --role ROLE (an account made "
+                           "before SCRAM verifiers signs in to the explorer once first)")
+        self.sock.sendall(m.auth(12, final.encode()))
+        return verifier.role
+
+    # ------------------------------------------------------------------ messages
+    def _loop(self) -> None:
+        skipping = False  # after an error in extended query: skip to Sync
+        while True:
+            kind, body = m.read_message(self.sock)
+            if kind == b"X":
+                return
+            if kind == b"S":
+                skipping = False
+                self.send(m.ready(self._status()))
+                self.flush()
+                continue
+            if kind == b"H":
+                self.flush()
+                continue
+            if kind == b"Q":
+                self._simple(m.Reader(body).cstring())
+                self.send(m.ready(self._status()))
+                self.flush()
+                continue
+            if skipping:
+                continue
+            try:
+                handler = {b"P": self._parse, b"B": self._bind, b"D": self._describe,
+                           b"E": self._execute, b"C": self._close}.get(kind)
+                if handler is None:
+                    raise InterfaceError(f"unsupported message type {kind!r}")
+                handler(m.Reader(body))
+            except Exception as e:  # noqa: BLE001 - reported to the client, the session goes on
+                self.error(e)
+                skipping = True
+
+    def _status(self) -> str:
+        """ReadyForQuery's status: the curator's DuckDB transaction as the connection tracks it
+        (a failed statement rolls it back: ``I``), an analyst's acknowledged BEGIN."""
+        if self.con is not None and self.con.role == "curator":
+            return "T" if self.con._in_tx else "I"
+        return "T" if self.in_transaction else "I"
+
+    def _run(self, stmt: str, params=None):
+        """Run one statement with cancel and disconnect watching."""
+        self._cancelled = self._timed_out = False
+        engine = self.server.engine
+        with engine.running(self.role, self.user, self.con, self.statement_timeout) as entry:
+            self._running = entry
+            done = threading.Event()
+            watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)
+            watcher.start()
+            try:
+                out = execute(self, stmt, params)
+            finally:
+                done.set()
+                watcher.join()
+                self._timed_out = entry.timed_out
+                self._limit = entry.limit
+                self._running = None
+        if out.privacy is not None:
+            info = out.privacy
+            self.send(m.notice_response(f"private release: mechanism {info.mechanism}, ε charged "
+                                        f"{info.epsilon:g}, remaining {info.remaining:g} "
+                                        "(SHOW LAST RELEASE for the intervals)"))
+        return out
+
+    def _watch(self, done: threading.Event, entry) -> None:
+        """Stop the statement when the client closes its connection while it runs."""
+        raw = self.sock
+        while not done.wait(0.05):
+            try:
+                readable, _, _ = select.select([raw], [], [], 0)
+                if not readable:
+                    continue
+                if isinstance(raw, ssl.SSLSocket):  # peek at the encrypted stream (nothing consumed)
+                    with socket.socket(fileno=os.dup(raw.fileno())) as dup:
+                        peek = dup.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                    peek = peek or b""
+                    if peek:
+                        return
+                else:
+                    peek = raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                peek = b""
+            if peek in (b"", b"X"):
+                self.cancel()
+            return  # data: the client's next message (read after this statement)
+
+    def cancel(self) -> None:
+        entry, replica = self._running, self.catalog_cursor
+        if entry is not None:
+            self._cancelled = True
+            interrupt(entry.con)
+        if replica is not None:
+            self._cancelled = True
+            replica.interrupt()
+
+    # ------------------------------------------------------------------ simple query
+    def _simple(self, sql: str) -> None:
+        try:
+            stmts = split_statements(sql)
+        except Error as e:
+            self.error(e)
+            return
+        if not stmts:
+            self.send(m.message(b"I"))  # EmptyQueryResponse
+            return
+        for stmt in stmts:
+            try:
+                out = self._run(stmt)
+            except Exception as e:  # noqa: BLE001 - the rest of the text does not run
+                self.error(e)
+                return
+            if out.columns is not None:
+                self._row_description(out, [0] * len(out.columns))
+                sent = self._rows(out, [0] * len(out.columns), 0, 0)
+                self.send(m.command_complete(f"SELECT {sent}"))
+            else:
+                self.send(m.command_complete(out.tag))
+
+    # ------------------------------------------------------------------ extended query
+    def _parse(self, r: m.Reader) -> None:
+        name, sql = r.cstring(), r.cstring()
+        n = r.int16()
+        oids = [r.int32() for _ in range(n)]
+        stmts = split_statements(sql)
+        if len(stmts) > 1:
+            raise InterfaceError("a prepared statement holds one statement, not several")
+        self.statements[name] = (stmts[0] if stmts else "", oids)
+        self.send(m.message(b"1"))
+
+    def _bind(self, r: m.Reader) -> None:
+        portal, name = r.cstring(), r.cstring()
+        if name not in self.statements:
+            raise InterfaceError(f"prepared statement {name!r} does not exist")
+        sql, oids = self.statements[name]
+        fmts = [r.int16() for _ in range(r.int16())]
+        values = []
+        for i in range(r.int16()):
+            n = r.int32()
+            data = None if n < 0 else r.bytes(n)
+            fmt = fmts[i] if len(fmts) > 1 else (fmts[0] if fmts else 0)
+            oid = oids[i] if i < len(oids) else 0
+            try:
+                values.append(decode_param(oid, data, fmt))
+            except (ValueError, struct.error, UnicodeDecodeError) as e:
+                raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
+        result_fmts = [r.int16() for _ in range(r.int16())]
+        old = self.portals.get(portal)
+        if old is not None and old.outcome is not None:
+            old.outcome.close()
+        self.portals[portal] = _Portal(sql, values if values or _placeholders(sql) else None, result_fmts)
+        self.send(m.message(b"2"))
+
+    def _formats(self, portal: _Portal) -> list[int]:
+        n = len(portal.outcome.columns or ())
+        f = portal.formats
+        return [0] * n if not f else (f * n if len(f) == 1 else f)
+
+    def _ensure_run(self, portal: _Portal) -> None:
+        if portal.outcome is None:
+            portal.outcome = self._run(portal.sql, portal.params) if portal.sql else None
+
+    def _describe(self, r: m.Reader) -> None:
+        kind, name = r.bytes(1), r.cstring()
+        if kind == b"S":
+            if name not in self.statements:
+                raise InterfaceError(f"prepared statement {name!r} does not exist")
+            sql, oids = self.statements[name]
+            n = max(_placeholders(sql), len(oids))
+            self.send(m.parameter_description([(oids[i] if i < len(oids) and oids[i] else 25) for i in range(n)]))
+            self.send(m.message(b"n"))  # NoData: the columns are known when it runs
+            return
+        portal = self.portals.get(name)
+        if portal is None:
+            raise InterfaceError(f"portal {name!r} does not exist")
+        self._ensure_run(portal)
+        if portal.outcome is None or portal.outcome.columns is None:
+            self.send(m.message(b"n"))
+        else:
+            self._row_description(portal.outcome, self._formats(portal))
+
+    def _execute(self, r: m.Reader) -> None:
+        name, max_rows = r.cstring(), r.int32()
+        portal = self.portals.get(name)
+        if portal is None:
+            raise InterfaceError(f"portal {name!r} does not exist")
+        self._ensure_run(portal)
+        out = portal.outcome
+        if out is None:
+            self.send(m.message(b"I"))
+            return
+        if out.columns is not None:
+            portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows)
+            if not out.done:
+                self.send(m.message(b"s"))  # PortalSuspended
+                return
+            self.send(m.command_complete(f"SELECT {portal.sent}"))
+            return
+        self.send(m.command_complete(out.tag))
+
+    def _close(self, r: m.Reader) -> None:
+        kind, name = r.bytes(1), r.cstring()
+        gone = (self.statements if kind == b"S" else self.portals).pop(name, None)
+        if isinstance(gone, _Portal) and gone.outcome is not None:
+            gone.outcome.close()
+        self.send(m.message(b"3"))
+
+    # ------------------------------------------------------------------ results
+    def _row_description(self, out, formats: list[int]) -> None:
+        cols = []
+        for name, dtype in out.columns:
+            oid = type_oid(dtype)
+            cols.append((name, oid, type_size(oid)))
+        self.send(m.row_description(cols, formats))
+
+    def _rows(self, out, formats: list[int], start: int, max_rows: int) -> int:
+        """Send up to ``max_rows`` rows (≤ 0: all) after the ``start`` sent; the count sent so far.
+        With a row limit, one row more is read to know whether the portal is done."""
+        oids = [type_oid(t) for _, t in out.columns]
+        rows = out.take(max_rows + 1 if max_rows > 0 else 0)
+        if max_rows > 0 and len(rows) > max_rows:
+            out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
+            out.done = False
+        for row in rows:
+            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v)
+                                  for v, o, f in zip(row, oids, formats)]))
+        return start + len(rows)
+

@@ -1,0 +1,205 @@
+"""Values between Python and PostgreSQL's wire formats: type OIDs, text and binary encodings.
+
+Result columns carry PostgreSQL type OIDs chosen from DuckDB's type names, so a client decodes
+them as it would a PostgreSQL server's (psycopg gives back ``int``, ``float``, ``Decimal``,
+``date``…). Parameters arrive in text or binary format with the client's OID (0: unspecified,
+read as text).
+
+>>> type_oid("INTEGER"), type_oid("DECIMAL(10,2)"), type_oid("VARCHAR"), type_oid("STRUCT(a INT)")
+(23, 1700, 25, 25)
+>>> encode_text(True), encode_text(2.5), encode_text(b"\\x01"), encode_text(None)
+(b't', b'2.5', b'\\\\x01', None)
+>>> decode_param(23, b"42", 0), decode_param(20, (7).to_bytes(8, "big"), 1), decode_param(0, b"O'Hare", 0)
+(42, 7, "O'Hare")
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import math
+import struct
+import uuid
+
+__all__ = ["type_oid", "type_size", "encode_text", "encode_binary", "decode_param", "OIDS"]
+
+#: DuckDB type name (its first word) → PostgreSQL type OID
+OIDS = {
+    "BOOLEAN": 16, "TINYINT": 21, "SMALLINT": 21, "INTEGER": 23, "BIGINT": 20,
+    "UTINYINT": 21, "USMALLINT": 23, "UINTEGER": 20, "UBIGINT": 1700, "HUGEINT": 1700,
+    "UHUGEINT": 1700, "FLOAT": 700, "DOUBLE": 701, "DECIMAL": 1700, "VARCHAR": 25, "BLOB": 17,
+    "DATE": 1082, "TIME": 1083, "TIMESTAMP": 1114, "TIMESTAMP_NS": 1114, "TIMESTAMP_MS": 1114,
+    "TIMESTAMP_S": 1114, "TIMESTAMP WITH TIME ZONE": 1184, "TIMESTAMPTZ": 1184,
+    "INTERVAL": 1186, "UUID": 2950, "JSON": 114,
+}
+_SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1082: 4, 1083: 8, 1114: 8, 1184: 8, 2950: 16}
+_EPOCH_DATE = datetime.date(2000, 1, 1)
+_EPOCH = datetime.datetime(2000, 1, 1)
+
+
+def type_oid(duck_type) -> int:
+    """The PostgreSQL OID for a DuckDB type (its name or type object); text for the rest."""
+    name = str(duck_type).upper().strip('"')
+    if name in OIDS:
+        return OIDS[name]
+    return OIDS.get(name.split("(")[0].strip(), 25)
+
+
+def type_size(oid: int) -> int:
+    """``typlen`` of the OID for RowDescription (-1: variable)."""
+    return _SIZES.get(oid, -1)
+
+
+def _float_text(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return repr(v)
+
+
+def _interval_text(v: datetime.timedelta) -> str:
+    sign = "-" if v < datetime.timedelta(0) else ""
+    v = abs(v)
+    secs = v.seconds + v.microseconds / 1e6
+    h, rem = divmod(v.seconds, 3600)
+    m, s = divmod(rem, 60)
+    frac = f".{v.microseconds:06d}" if v.microseconds else ""
+    days = f"{sign}{v.days} days " if v.days else ""
+    return f"{days}{sign if not v.days and secs else ''}{h:02d}:{m:02d}:{s:02d}{frac}"
+
+
+def encode_text(v) -> bytes | None:
+    """A value in PostgreSQL's text format (None: SQL NULL)."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return b"t" if v else b"f"
+    if isinstance(v, float):
+        return _float_text(v).encode()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return b"\\x" + bytes(v).hex().encode()
+    if isinstance(v, datetime.datetime):
+        return v.isoformat(sep=" ").encode()
+    if isinstance(v, (datetime.date, datetime.time)):
+        return v.isoformat().encode()
+    if isinstance(v, datetime.timedelta):
+        return _interval_text(v).encode()
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, default=str).encode()
+    return str(v).encode()
+
+
+def encode_binary(v, oid: int) -> bytes | None:
+    """A value in PostgreSQL's binary format for the common OIDs (others: text's bytes)."""
+    if v is None:
+        return None
+    if oid == 16:
+        return b"\1" if v else b"\0"
+    if oid in (21, 23, 20):
+        return struct.pack({21: "!h", 23: "!i", 20: "!q"}[oid], int(v))
+    if oid == 700:
+        return struct.pack("!f", float(v))
+    if oid == 701:
+        return struct.pack("!d", float(v))
+    if oid == 17:
+        return bytes(v)
+    if oid == 1082:
+        return struct.pack("!i", (v - _EPOCH_DATE).days)
+    if oid == 1114:
+        d = v - _EPOCH
+        return struct.pack("!q", (d.days * 86400 + d.seconds) * 10 ** 6 + d.microseconds)
+    if oid == 2950:
+        return uuid.UUID(str(v)).bytes
+    if oid == 1700:
+        return _numeric_to_binary(decimal.Decimal(v))
+    if oid == 1083:
+        return struct.pack("!q", ((v.hour * 60 + v.minute) * 60 + v.second) * 10 ** 6 + v.microsecond)
+    if oid == 1184:
+        d = v.astimezone(datetime.timezone.utc).replace(tzinfo=None) - _EPOCH if v.tzinfo else v - _EPOCH
+        return struct.pack("!q", (d.days * 86400 + d.seconds) * 10 ** 6 + d.microseconds)
+    if oid == 1186:
+        return struct.pack("!qii", v.seconds * 10 ** 6 + v.microseconds, v.days, 0)
+    return encode_text(v)  # text, varchar, json: their binary format is their text
+
+
+def _numeric_to_binary(v: decimal.Decimal) -> bytes:
+    """PostgreSQL's binary NUMERIC: base-10000 digits, weight, sign, display scale."""
+    if not v.is_finite():
+        return struct.pack("!hhHH", 0, 0, 0xC000, 0)
+    sign, digits, exp = v.as_tuple()
+    dscale = max(-exp, 0)
+    text = "".join(map(str, digits)) or "0"
+    if exp > 0:
+        text += "0" * exp
+        exp = 0
+    point = len(text) + exp  # digits before the decimal point
+    int_part, frac_part = text[:max(point, 0)] or "0", ("0" * max(-point, 0)) + text[max(point, 0):]
+    int_part = int_part.zfill((len(int_part) + 3) // 4 * 4)
+    frac_part = frac_part + "0" * (-len(frac_part) % 4)
+    groups = [int(int_part[i:i + 4]) for i in range(0, len(int_part), 4)]
+    weight = len(groups) - 1
+    groups += [int(frac_part[i:i + 4]) for i in range(0, len(frac_part), 4)]
+    while groups and groups[0] == 0:  # leading zero groups lower the weight
+        groups.pop(0)
+        weight -= 1
+    while groups and groups[-1] == 0:
+        groups.pop()
+    if not groups:
+        weight = 0
+    return struct.pack(f"!hhHH{len(groups)}H", len(groups), weight, 0x4000 if sign else 0, dscale, *groups)
+
+
+def _numeric_binary(data: bytes) -> decimal.Decimal:
+    ndigits, weight, sign, dscale = struct.unpack("!hhHH", data[:8])
+    if sign == 0xC000:
+        return decimal.Decimal("NaN")
+    digits = struct.unpack(f"!{ndigits}H", data[8:8 + 2 * ndigits])
+    value = decimal.Decimal(0)
+    for i, dgt in enumerate(digits):
+        value += decimal.Decimal(dgt).scaleb(4 * (weight - i))
+    value = value.quantize(decimal.Decimal(1).scaleb(-dscale)) if dscale else value.to_integral_value()
+    return -value if sign == 0x4000 else value
+
+
+def decode_param(oid: int, data: bytes | None, fmt: int):
+    """A bound parameter as a Python value (its OID tells how; 0 or a text type: a string)."""
+    if data is None:
+        return None
+    if fmt == 1:
+        if oid in (21, 23, 20):
+            return struct.unpack({2: "!h", 4: "!i", 8: "!q"}[len(data)], data)[0]
+        if oid == 700:
+            return struct.unpack("!f", data)[0]
+        if oid == 701:
+            return struct.unpack("!d", data)[0]
+        if oid == 16:
+            return data != b"\0"
+        if oid == 17:
+            return bytes(data)
+        if oid == 1700:
+            return _numeric_binary(data)
+        if oid == 1082:
+            return _EPOCH_DATE + datetime.timedelta(days=struct.unpack("!i", data)[0])
+        if oid in (1114, 1184):
+            return _EPOCH + datetime.timedelta(microseconds=struct.unpack("!q", data)[0])
+        if oid == 2950:
+            return str(uuid.UUID(bytes=bytes(data)))
+        return data.decode()
+    text = data.decode()
+    if oid in (21, 23, 20, 26):
+        return int(text)
+    if oid in (700, 701):
+        return float(text)
+    if oid == 1700:
+        return decimal.Decimal(text)
+    if oid == 16:
+        return text.lower() in ("t", "true", "1", "on", "yes", "y")
+    if oid == 17:
+        return bytes.fromhex(text[2:]) if text.startswith("\\x") else text.encode()
+    if oid == 1082:
+        return datetime.date.fromisoformat(text)
+    if oid in (1114, 1184):
+        return datetime.datetime.fromisoformat(text)
+    return text

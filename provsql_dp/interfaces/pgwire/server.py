@@ -1,0 +1,120 @@
+"""The wire server: a listening socket, one thread per client session, CancelRequests routed.
+
+:class:`WireServer` runs beside the explorer in the same process and on the same
+:class:`~provsql_dp.interfaces.web.engine.Engine` (one database, one ledger). Each accepted
+connection gets a thread running a :class:`~._session.Session`; a CancelRequest (a new connection
+carrying a session's process id and secret key) stops that session's statement.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import socket
+import ssl
+import threading
+
+from ._catalog import Replica
+from ._session import Session
+
+__all__ = ["WireServer", "tls_context"]
+
+log = logging.getLogger("provsql_dp.pgwire")
+
+
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    """A server TLS context from the operator's certificate chain and private key (PEM files)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+class WireServer:
+    """PostgreSQL's wire protocol on ``host:port`` over ``engine``.
+
+    ``tls``: an :class:`ssl.SSLContext` (clients may then ask for TLS); ``require_tls``: refuse
+    clients that do not. ``port=0`` picks a free port (see :attr:`port`)."""
+
+    def __init__(self, engine, host: str = "127.0.0.1", port: int = 5433, *,
+                 tls: ssl.SSLContext | None = None, require_tls: bool = False, max_sessions: int = 256):
+        self.engine = engine
+        self.tls = tls
+        self.require_tls = require_tls and tls is not None
+        self.max_sessions = max_sessions
+        self.secret = secrets.token_bytes(32)  # for the decoy salts of unknown accounts
+        self.replica = Replica()
+        self._sessions: dict[int, Session] = {}
+        self._lock = threading.Lock()
+        self._listener = socket.create_server((host, port), reuse_port=False, backlog=128)
+        self.host, self.port = self._listener.getsockname()[:2]
+        self._thread: threading.Thread | None = None
+        self._threads: list[tuple[threading.Thread, Session]] = []
+        self._closing = False
+
+    def start(self) -> "WireServer":
+        """Accept clients on a background thread; returns at once."""
+        self._thread = threading.Thread(target=self.serve_forever, name="pgwire-accept", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        while not self._closing:
+            try:
+                sock, address = self._listener.accept()
+            except OSError:
+                if self._closing:
+                    return
+                raise
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                full = len(self._sessions) >= self.max_sessions
+            if full:
+                from . import _messages as m
+
+                sock.sendall(m.error_response("53300", "too many clients are connected to this server; "
+                                              "try again later", severity="FATAL"))
+                sock.close()
+                continue
+            session = Session(self, sock, address)
+            thread = threading.Thread(target=session.run, name=f"pgwire-{address[1]}", daemon=True)
+            with self._lock:
+                self._threads = [(t, s) for t, s in self._threads if t.is_alive()] + [(thread, session)]
+            thread.start()
+
+    def _register(self, session: Session) -> None:
+        with self._lock:
+            self._sessions[session.pid] = session
+
+    def _forget(self, session: Session) -> None:
+        with self._lock:
+            if self._sessions.get(session.pid) is session:
+                del self._sessions[session.pid]
+
+    def cancel(self, pid: int, secret: int) -> None:
+        """A CancelRequest: stop the statement of the session with that key (else nothing)."""
+        with self._lock:
+            session = self._sessions.get(pid)
+        if session is not None and secrets.compare_digest(session.secret.to_bytes(4, "big"),
+                                                          secret.to_bytes(4, "big", signed=True)):
+            session.cancel()
+
+    def close(self, wait: float = 10.0) -> None:
+        """Stop accepting, stop every session's statement, end the sessions (waiting up to
+        ``wait`` seconds for their threads, which close their connections)."""
+        self._closing = True
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        with self._lock:
+            running = list(self._threads)  # signed in or still signing in
+        for _, s in running:
+            s.cancel()
+            try:
+                s.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for t in [t for t, _ in running] + ([self._thread] if self._thread else []):
+            t.join(wait)

@@ -1,0 +1,58 @@
+"""A wire server on a small database for the client tests (tests/system/test_pgwire*.py).
+
+``emp`` (200 rows) is protected, ``depts`` and ``pub`` are public; ``ann`` and ``bob`` are
+analysts with budget 3, ``cu`` the curator. The server runs in the test's process on a free
+loopback port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import provsql_dp
+from provsql_dp.interfaces.pgwire import WireServer
+from provsql_dp.interfaces.web import accounts
+from provsql_dp.interfaces.web.engine import Engine
+
+PASSWORDS = {"ann": "ann-password", "bob": "bob-password", "cu": "cu-password"}
+
+
+def make_database(path: str) -> None:
+    con = provsql_dp.connect(path)
+    con.execute("CREATE TABLE emp(id INT PRIMARY KEY, dept VARCHAR, salary DOUBLE)")
+    con.execute("INSERT INTO emp SELECT range, 'd' || (range % 3), range * 10.0 FROM range(200)")
+    con.execute("CREATE TABLE depts(name VARCHAR, floor INT)")
+    con.execute("INSERT INTO depts VALUES ('d0', 1), ('d1', 2), ('d2', 2)")
+    con.execute("CREATE TABLE pub(x INT)")
+    con.execute("INSERT INTO pub SELECT range FROM range(3000)")
+    con.execute("PROTECT TABLE emp")
+    con.execute("SET GROUP KEYS ON emp (dept) VALUES ('d0', 'd1', 'd2')")
+    for user in ("ann", "bob"):
+        con.execute(f"SET PRIVACY BUDGET 3 FOR USER '{user}'")
+        accounts.add_account(con._duck, user, "analyst", PASSWORDS[user])
+    accounts.add_account(con._duck, "cu", "curator", PASSWORDS["cu"])
+    con.commit()
+    con.close()
+
+
+@contextlib.contextmanager
+def running_server(path: str, **engine_options):
+    engine = Engine(path, **engine_options)
+    server = WireServer(engine, "127.0.0.1", 0, **engine_options.pop("_wire", {})).start()
+    try:
+        yield server
+    finally:
+        server.close()
+        engine.close()
+
+
+def spent(path_or_engine, user: str) -> str:
+    """The ε ``user`` has spent, read on a curator connection of the server's engine."""
+    with path_or_engine.checkout("curator", "_test") as con:
+        return str(con.ledger.budget(user)[1])
+
+
+def dsn(server, user: str, **extra) -> str:
+    parts = {"host": "127.0.0.1", "port": server.port, "user": user, "password": PASSWORDS.get(user, "x"),
+             "dbname": "demo", **extra}
+    return " ".join(f"{k}={v}" for k, v in parts.items())

@@ -1,0 +1,97 @@
+"""provsql_dp._cancel: one token per connection stops DuckDB queries and HiGHS solves from
+another thread; provsql_dp._deadline.reading interrupts a DuckDB step at the deadline."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import duckdb
+import highspy
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from provsql_dp import _deadline
+from provsql_dp._cancel import CancelToken, check_current, run_solve, solving
+from provsql_dp.errors import StatementCancelled
+
+LONG = "SELECT count(*) FROM range(10000000000000)"
+
+
+def later(seconds, fn):
+    t = threading.Timer(seconds, fn)
+    t.start()
+    return t
+
+
+def lp(solver: str):
+    """A random LP that takes a second or more to solve (simplex: ~1.3 s of CPU)."""
+    n = 1500
+    a = sp.random(n, n, density=0.02, random_state=1, format="csr")
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("solver", solver)
+    h.passModel(n, n, a.nnz, 2, 1, 0.0, -np.random.default_rng(0).random(n), np.zeros(n),
+                np.full(n, 10.0), np.full(n, -np.inf), np.full(n, 5.0),
+                a.indptr[:n].astype(np.int32), a.indices.astype(np.int32), a.data,
+                np.zeros(n, dtype=np.int32))
+    return h
+
+
+def test_a_token_acts_on_the_statement_under_way_only():
+    tok = CancelToken()
+    assert tok.cancel() is False and not tok.cancelled
+    with tok.statement():
+        with tok.statement():  # nested: one statement
+            assert tok.cancel() is True
+        with pytest.raises(StatementCancelled):
+            check_current()
+    assert not tok.cancelled
+    check_current()  # no statement: nothing to check
+
+
+@pytest.mark.parametrize("solver", ["simplex", "pdlp"])
+def test_cancel_stops_a_solve(solver):
+    """Simplex/IPM stop through highspy's interrupt callback; PDLP has none and is abandoned."""
+    tok, h = CancelToken(), lp(solver)
+    with tok.statement():
+        timer = later(0.2, tok.cancel)
+        t = time.monotonic()
+        with pytest.raises(StatementCancelled):
+            with solving(h):
+                run_solve(h)
+        assert time.monotonic() - t < 0.2 + 2.0  # measured: a few ms after the cancel
+        timer.join()
+    if solver == "pdlp":
+        assert h.is_solver_running()  # abandoned, not awaited: it ends in the background
+    else:
+        assert h.getModelStatus() == highspy.HighsModelStatus.kInterrupt  # stopped, not finished
+
+
+def test_cancel_stops_a_duckdb_step():
+    duck = duckdb.connect()
+    tok = CancelToken(duck)
+    with tok.statement():
+        later(0.2, tok.cancel)
+        t = time.monotonic()
+        with pytest.raises(StatementCancelled):
+            with _deadline.reading(duck):
+                duck.execute(LONG).fetchall()
+        assert time.monotonic() - t < 0.2 + 2.0
+    assert duck.execute("SELECT 42").fetchall() == [(42,)]  # nothing left over for the next
+
+
+def test_a_step_past_its_read_limit_is_interrupted_and_the_next_query_is_not():
+    duck = duckdb.connect()
+    with _deadline.read_limit(0.2):
+        t = time.monotonic()
+        with pytest.raises(_deadline.DeadlineExceeded, match="0.2 s"):
+            with _deadline.reading(duck):
+                duck.execute(LONG).fetchall()
+        assert time.monotonic() - t < 1.0
+        for _ in range(50):  # steps that end just before their limit never hit a later query
+            with _deadline.reading(duck):
+                duck.execute("SELECT 1").fetchall()
+            assert duck.execute("SELECT 2").fetchall() == [(2,)]
