@@ -56,6 +56,7 @@ from ..sql.plan import Aggregate, Aggregates
 from .answer import LP_TIME_LIMIT, _restrict
 from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
+from .precheck import check_epsilon
 from .release_info import PrivacyInfo
 from .routing import DESC, Statement, before_charge, choose, decide
 
@@ -77,6 +78,7 @@ def estimate_error(con, tree, text: str, rng=None):
     e = d.exact_number(tree.args["estimate"], "the estimate's epsilon")
     if not e >= MIN_EPSILON:
         raise ProgrammingError(f"the estimate's epsilon must be at least {MIN_EPSILON:g}")
+    check_epsilon(e)  # finite, at most MAX_EPSILON (precheck): named before the charge
     conf = Fraction(95, 100)
     if tree.args.get("confidence") is not None:
         conf = d.exact_number(tree.args["confidence"], "the confidence")
@@ -89,6 +91,7 @@ def estimate_error(con, tree, text: str, rng=None):
     eps = d.exact_number(inner.args["epsilon"], "epsilon")
     if not eps >= MIN_EPSILON:
         raise ProgrammingError(f"epsilon must be at least {MIN_EPSILON:g}")
+    check_epsilon(eps)
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
     st = Statement(con, inner.this, options)
