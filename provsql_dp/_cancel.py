@@ -45,7 +45,9 @@ import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .errors import StatementCancelled
+import duckdb
+
+from .errors import Error, StatementCancelled
 
 __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "POLL"]
 
@@ -106,7 +108,9 @@ class CancelToken:
 
     @contextmanager
     def statement(self):
-        """Run one statement under this token (nested statements share the outer one's state)."""
+        """Run one statement under this token (nested statements share the outer one's state).
+        Once cancelled, whatever error the statement ends with (DuckDB's "Interrupted!", an
+        LP's status) is raised as :class:`~provsql_dp.errors.StatementCancelled`."""
         with self._lock:
             if not self._running:
                 self._requested = False
@@ -114,6 +118,10 @@ class CancelToken:
         token = _current.set(self)
         try:
             yield self
+        except (Error, duckdb.Error) as e:
+            if not self._requested or isinstance(e, StatementCancelled):
+                raise
+            raise StatementCancelled() from e
         finally:
             _current.reset(token)
             with self._lock:

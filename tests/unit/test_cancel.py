@@ -95,3 +95,13 @@ def test_a_step_past_its_read_limit_is_interrupted_and_the_next_query_is_not():
             with _deadline.reading(duck):
                 duck.execute("SELECT 1").fetchall()
             assert duck.execute("SELECT 2").fetchall() == [(2,)]
+
+
+def test_a_cancelled_plain_statement_says_so():
+    import provsql_dp
+
+    con = provsql_dp.connect()
+    later(0.2, con.cancel)
+    with pytest.raises(StatementCancelled, match="interrupted"):
+        con.execute(LONG)
+    assert con.execute("SELECT 1").fetchall() == [(1,)]

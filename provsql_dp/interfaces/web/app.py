@@ -217,8 +217,10 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                release_seconds: float | None = None, lp_gap: float | None = None,
                release_time_limit: float | None = RELEASE_TIME_LIMIT, **options) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
-    ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
-    every connection it opens
+    ``max_capture_rows``, ``release_seconds``, ``lp_gap``, ``release_time_limit`` and ``options``
+    (the guard rails' ``memory_limit``/``temp_directory_limit``, ``max_statement_bytes``,
+    ``max_expression_depth``; every connection has the guard rails) apply to every connection
+    it opens
     (:func:`provsql_dp.connect`); statements run one at a time, so a padded release holds the
     others back for its whole padded time."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
