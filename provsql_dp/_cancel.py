@@ -13,8 +13,9 @@ the explorer's Cancel request, a wire protocol's CancelRequest):
   run with highspy's user-interrupt callback, which stops simplex and interior-point solves
   within a few milliseconds). PDLP has no interrupt callback: a PDLP solve runs in HiGHS's own
   thread (:func:`run_solve`) and a cancel *abandons* it — the statement returns at once, the
-  solve goes on in the background until it ends or reaches its time limit, and its result is
-  dropped;
+  solve goes on in the background until it ends or reaches its time limit (the release's budget
+  bounds it), and its result is dropped. The process waits for abandoned solves when it exits
+  (HiGHS aborts the process if it exits while one runs);
 * interrupts the connection's DuckDB query, again every :data:`POLL` seconds until the
   statement ends (an ``interrupt()`` that lands between two queries is a no-op in DuckDB, so
   one call could miss the next query).
@@ -39,11 +40,14 @@ provsql_dp.errors.StatementCancelled: the statement was interrupted (cancelled) 
 
 from __future__ import annotations
 
+import atexit
 import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from .errors import StatementCancelled
+import duckdb
+
+from .errors import Error, StatementCancelled
 
 __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "POLL"]
 
@@ -52,6 +56,9 @@ __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "P
 POLL = 0.02
 
 _current: ContextVar[CancelToken | None] = ContextVar("provsql_dp_cancel", default=None)
+
+#: PDLP solves abandoned by a cancel, still running in the background (joined at exit)
+_abandoned: set[threading.Thread] = set()
 
 
 class CancelToken:
@@ -81,18 +88,17 @@ class CancelToken:
             solvers = list(self._solvers)
         for h in solvers:
             h.cancelSolve()
-        if first and self.duck is not None:
-            threading.Thread(target=self._interrupt_until_done, name="provsql-dp-cancel",
-                             daemon=True).start()
+        if self.duck is not None:
+            _interrupt(self.duck)  # at once (again at every cancel), then until the end
+            if first:
+                threading.Thread(target=self._interrupt_until_done, name="provsql-dp-cancel",
+                                 daemon=True).start()
         return True
 
     def _interrupt_until_done(self) -> None:
         with self._lock:
             while self._requested and self._running:
-                try:
-                    self.duck.interrupt()
-                except Exception:  # noqa: BLE001 - a closed connection: nothing left to stop
-                    return
+                _interrupt(self.duck)
                 self._stopped.wait(POLL)
 
     def check(self) -> None:
@@ -102,7 +108,9 @@ class CancelToken:
 
     @contextmanager
     def statement(self):
-        """Run one statement under this token (nested statements share the outer one's state)."""
+        """Run one statement under this token (nested statements share the outer one's state).
+        Once cancelled, whatever error the statement ends with (DuckDB's "Interrupted!", an
+        LP's status) is raised as :class:`~provsql_dp.errors.StatementCancelled`."""
         with self._lock:
             if not self._running:
                 self._requested = False
@@ -110,6 +118,10 @@ class CancelToken:
         token = _current.set(self)
         try:
             yield self
+        except (Error, duckdb.Error) as e:
+            if not self._requested or isinstance(e, StatementCancelled):
+                raise
+            raise StatementCancelled() from e
         finally:
             _current.reset(token)
             with self._lock:
@@ -128,6 +140,13 @@ class CancelToken:
     def _remove(self, h) -> None:
         with self._lock:
             self._solvers.discard(h)
+
+
+def _interrupt(duck) -> None:
+    try:
+        duck.interrupt()
+    except Exception:  # noqa: BLE001 - a closed connection: nothing left to stop
+        pass
 
 
 def current() -> CancelToken | None:
@@ -164,38 +183,48 @@ def solving(h):
 
 
 def run_solve(h, *, threaded: bool = False):
-    """``h.run()``, stoppable: in HiGHS's own thread when ``threaded`` (the shell's Ctrl-C: a
+    """``h.run()``, stoppable: in a thread of its own when ``threaded`` (the shell's Ctrl-C: a
     ``KeyboardInterrupt`` in this thread cancels the solve) or for a PDLP solve under a token
     (which no callback can stop: on a cancel it is abandoned, see the module docstring).
-    Inside :func:`solving`, which raises once a cancelled solve has stopped."""
+    Inside :func:`solving`, which raises once a cancelled solve has stopped. (Not highspy's
+    ``startSolve``: its locks are shared by every ``Highs`` of the process, so a second
+    threaded solve anywhere — another connection's, an abandoned one — would fail.)"""
     token = _current.get()
     pdlp = _solver(h) == "pdlp"
     if not (threaded or (pdlp and token is not None)):
         return h.run()
-    h.startSolve()
+    out = {}
+
+    def work():
+        out["status"] = h.run()  # releases the interpreter lock while it solves
+
+    solver = threading.Thread(target=work, name="provsql-dp-highs", daemon=True)
+    solver.start()
     try:
-        while True:
-            done, status = h.wait(POLL * 5)
-            if done:
-                return status
-            if token is not None and token.cancelled:
+        while solver.is_alive():
+            solver.join(POLL * 5)
+            if token is not None and token.cancelled and solver.is_alive():
                 if pdlp:
-                    raise StatementCancelled()  # abandoned: it ends in the background
-                _wait_stopped(h)
-                return None
+                    for done in [t for t in _abandoned if not t.is_alive()]:
+                        _abandoned.discard(done)
+                    _abandoned.add(solver)  # it ends in the background, by its time limit
+                    raise StatementCancelled()
+                _wait_stopped(solver)
+        return out.get("status")
     except KeyboardInterrupt:
         h.cancelSolve()
-        if not pdlp:
-            _wait_stopped(h)
+        if pdlp:
+            _abandoned.add(solver)  # PDLP ignores the cancel: joined at exit like the others
+        else:
+            _wait_stopped(solver)
         raise
 
 
-def _wait_stopped(h) -> None:
+def _wait_stopped(solver: threading.Thread) -> None:
     """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds."""
-    while True:
+    while solver.is_alive():
         try:
-            if h.wait(POLL)[0]:
-                return
+            solver.join(POLL)
         except KeyboardInterrupt:  # a second Ctrl-C: the solver stops in a moment anyway
             continue
 
@@ -203,3 +232,11 @@ def _wait_stopped(h) -> None:
 def _solver(h) -> str:
     alg = h.getOptionValue("solver")
     return str(alg[1] if isinstance(alg, tuple) else alg)
+
+
+@atexit.register
+def _join_abandoned() -> None:
+    """Let abandoned PDLP solves end before the process does (bounded by their time limits)."""
+    for solver in list(_abandoned):
+        solver.join()
+    _abandoned.clear()

@@ -12,15 +12,22 @@ the release's own work is bounded by the same duration (LP time limits, construc
 outcome still has the same shape and the same ε. The padding is also the statement's
 :func:`~provsql_dp._deadline.deadline`: every LP and every preparation step of its releases
 stops by the padded end (within one step between two checks), inside the per-release
-``release_time_limit`` (:func:`~provsql_dp._deadline.budget_of`).
+``release_time_limit`` (:func:`~provsql_dp._deadline.budget_of`) — and a DuckDB read of
+protected rows still running at the padded end (or longer than ``release_time_limit``, the
+``step_limit`` here) is **interrupted**, not awaited (:func:`~provsql_dp._deadline.reading`):
+the release answers with its data-independent fallback, same shape and ε (measured: within
+about 0.05 s of the padded end, ``benchmarks/interrupt.py``).
 
 :class:`ReleaseClock` is the padding: a context manager that, on leaving, sleeps until
 ``seconds`` have passed since it was entered — whether the release answered or failed. A refusal
 (:data:`~provsql_dp.privacy.failures.REFUSALS`: decided from the statement, the declarations and
 the budget before any protected row is read) is not padded: its timing carries nothing about the
-data, and an analyst should not wait for a typo. A release that overruns ``seconds`` returns when
-it is done: the padding cannot shorten it, which is why the curator picks ``seconds`` above the
-release's limits (see the README's "No side channels").
+data, and an analyst should not wait for a typo; nor is a cancelled statement
+(:class:`~provsql_dp.errors.StatementCancelled`: the caller chose when it ended). What can still
+overrun ``seconds`` is what no interrupt reaches: Python work between two checks, HiGHS's presolve
+on a huge model, the fallback's own milliseconds. Such a release returns when it is done (the
+padding cannot shorten it), which is why the curator picks ``seconds`` above what a release's
+preparation takes (see the README's "No side channels").
 
 >>> import time
 >>> t = time.monotonic()

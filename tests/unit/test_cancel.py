@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from provsql_dp import _deadline
+from provsql_dp import _cancel, _deadline
 from provsql_dp._cancel import CancelToken, check_current, run_solve, solving
 from provsql_dp.errors import StatementCancelled
 
@@ -64,8 +64,8 @@ def test_cancel_stops_a_solve(solver):
                 run_solve(h)
         assert time.monotonic() - t < 0.2 + 2.0  # measured: a few ms after the cancel
         timer.join()
-    if solver == "pdlp":
-        assert h.is_solver_running()  # abandoned, not awaited: it ends in the background
+    if solver == "pdlp":  # abandoned, not awaited: it ends in the background
+        assert any(t.is_alive() for t in _cancel._abandoned)
     else:
         assert h.getModelStatus() == highspy.HighsModelStatus.kInterrupt  # stopped, not finished
 
@@ -95,3 +95,13 @@ def test_a_step_past_its_read_limit_is_interrupted_and_the_next_query_is_not():
             with _deadline.reading(duck):
                 duck.execute("SELECT 1").fetchall()
             assert duck.execute("SELECT 2").fetchall() == [(2,)]
+
+
+def test_a_cancelled_plain_statement_says_so():
+    import provsql_dp
+
+    con = provsql_dp.connect()
+    later(0.2, con.cancel)
+    with pytest.raises(StatementCancelled, match="interrupted"):
+        con.execute(LONG)
+    assert con.execute("SELECT 1").fetchall() == [(1,)]

@@ -131,8 +131,9 @@ def connect(database: str = ":memory:", *, role: str = "curator", user: str | No
     an answer or a failure, not a refusal — take at least that many seconds of wall-clock time,
     so that how long a release takes does not tell an analyst how much protected data it read
     (:mod:`provsql_dp.privacy.release_clock`); the releases' work stops by then too (LPs and
-    their preparation, :mod:`provsql_dp._deadline`: past it the data-independent fallback), so
-    only a step under way or a provenance capture can overrun it and return late.
+    their preparation, :mod:`provsql_dp._deadline`: past it the data-independent fallback; a
+    DuckDB read still running is interrupted), so only the Python work between two checks can
+    overrun it and return late.
 
     ``lp_gap`` (default ``None``: R2T's own, 1/16) is R2T's tolerance γ ≥ 0 for the statements
     that give no ``OPTIONS (lp_gap = …)`` (public; ``0``: every truncation LP exact).

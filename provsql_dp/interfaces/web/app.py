@@ -263,10 +263,11 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
                release_time_limit: float | None = RELEASE_TIME_LIMIT, engine: Engine | None = None,
                **options) -> Starlette:
     """The explorer over ``database`` (a DuckDB file; accounts are stored in it).
-    ``max_capture_rows``, ``release_seconds``, ``lp_gap`` and ``release_time_limit`` apply to
-    every connection it opens
-    (:func:`provsql_dp.connect`), as ``options`` do (the guard rails' limits); statements run
-    concurrently, each on a connection of its own (:class:`~.engine.Engine`)."""
+    ``max_capture_rows``, ``release_seconds``, ``lp_gap``, ``release_time_limit`` and ``options``
+    (the guard rails' ``memory_limit``/``temp_directory_limit``, ``max_statement_bytes``,
+    ``max_expression_depth``; every connection has the guard rails) apply to every connection
+    it opens (:func:`provsql_dp.connect`); statements run concurrently, each on a connection of
+    its own (:class:`~.engine.Engine`)."""
     charting.require()  # the charts' library: a clear ImportError now rather than blank charts later
     routes = [
         Route("/", index), Route("/login", login_form, methods=["GET"]), Route("/login", login, methods=["POST"]),
