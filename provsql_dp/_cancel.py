@@ -71,6 +71,7 @@ class CancelToken:
         self._running = 0  # statements under way (an execute may run inside another's release)
         self._solvers: set = set()
         self._stopped = threading.Condition(self._lock)
+        self._interrupters: list[threading.Thread] = []  # joined when the statement ends
 
     @property
     def cancelled(self) -> bool:
@@ -91,8 +92,11 @@ class CancelToken:
         if self.duck is not None:
             _interrupt(self.duck)  # at once (again at every cancel), then until the end
             if first:
-                threading.Thread(target=self._interrupt_until_done, name="provsql-dp-cancel",
-                                 daemon=True).start()
+                interrupter = threading.Thread(target=self._interrupt_until_done,
+                                               name="provsql-dp-cancel", daemon=True)
+                interrupter.start()
+                with self._lock:
+                    self._interrupters.append(interrupter)
         return True
 
     def _interrupt_until_done(self) -> None:
@@ -124,11 +128,15 @@ class CancelToken:
             raise StatementCancelled() from e
         finally:
             _current.reset(token)
+            ended = []
             with self._lock:
                 self._running -= 1
                 if not self._running:
                     self._requested = False
                     self._stopped.notify_all()
+                    ended, self._interrupters = self._interrupters, []
+            for t in ended:  # they stop now (the statement ended): none outlives it
+                t.join()
 
     def _add(self, h) -> None:
         with self._lock:

@@ -187,9 +187,11 @@ def reading(duck, where: str = "the reading of the protected rows"):
         ends.append((time.monotonic() + limit, limit))
     end = min(ends) if ends else None
     done, lock = threading.Event(), threading.Lock()
+    watcher = None
     if end is not None and duck is not None:
-        threading.Thread(target=_interrupt_at, args=(duck, end[0], done, lock),
-                         name="provsql-dp-deadline", daemon=True).start()
+        watcher = threading.Thread(target=_interrupt_at, args=(duck, end[0], done, lock),
+                                   name="provsql-dp-deadline", daemon=True)
+        watcher.start()
     try:
         yield
     except duckdb.InterruptException:
@@ -200,6 +202,10 @@ def reading(duck, where: str = "the reading of the protected rows"):
     finally:
         with lock:  # no interrupt after this point can reach the caller's next query
             done.set()
+        if watcher is not None:
+            # joined, not left to end by itself: a watcher still alive when the interpreter
+            # exits can be torn down inside DuckDB's C++ (an abort: "exception not rethrown")
+            watcher.join()
 
 
 def _interrupt_at(duck, end: float, done: threading.Event, lock: threading.Lock) -> None:
