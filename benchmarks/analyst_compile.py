@@ -69,7 +69,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=50)
+    ap.add_argument("--smoke", action="store_true", help="200 rows, 3 repeats: seconds (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.rows, args.repeats = 200, 3
     path = str(Path(tempfile.mkdtemp()) / "bench.duckdb")
     cur = provsql_dp.connect(path)
     cur.execute(f"""CREATE TABLE pub AS SELECT i AS k, chr(CAST(120 + i % 3 AS INT)) AS v FROM range({args.rows}) r(i);

@@ -176,7 +176,10 @@ def main(argv=None) -> int:
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--smoke", action="store_true", help="4 clients, 2 s per phase, 1,000 rows (CI)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.clients, args.seconds, args.rows = 4, 2.0, 1000
     tmp = tempfile.mkdtemp(prefix="pdp_server_bench_")
     path = os.path.join(tmp, "bench.duckdb")
     everyone = build(path, args.rows, args.clients)

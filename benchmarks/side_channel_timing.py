@@ -99,7 +99,10 @@ def main() -> None:
     ap.add_argument("--people", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--smoke", action="store_true", help="100 people, 1 repeat: seconds (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.people, args.repeats = 100, 1
     keep = [database(":memory:bench_base", args.people, False),
             database(":memory:bench_plant", args.people, True)]
     print(f"{'attack':<12} {'base s':>8} {'neighbour s':>12} {'ratio':>6}  outcome")

@@ -22,7 +22,8 @@ from sqlglot import exp
 
 from ..errors import InternalError, ProgrammingError, UnsupportedQueryError
 
-__all__ = ["ALLOWED_FUNCTIONS", "MAX_NODES", "check_functions", "check_node", "function_name"]
+__all__ = ["ALLOWED_FUNCTIONS", "MAX_NODES", "check_functions", "check_node", "function_name",
+           "refuse_shadowed_builtins"]
 
 # --------------------------------------------------------------------------------- the allow-list
 _EXACT = (
@@ -405,3 +406,27 @@ def check_node(node: exp.Expression) -> None:
     provsql_dp.errors.UnsupportedQueryError: the function getenv() is not on the allow-list of functions a private query may use ...
     """
     _check_node(node)
+
+
+def refuse_shadowed_builtins(catalog) -> None:
+    """Refuse a private query while a user macro or function has a DuckDB built-in's name
+    (``catalog.shadowed_builtins()``): it would change what the analyst's expression and
+    provsql_dp's own SQL compute, and could read protected rows outside the mechanism.
+
+    >>> import duckdb
+    >>> from provsql_dp.sql.catalog import Catalog
+    >>> con = duckdb.connect()
+    >>> refuse_shadowed_builtins(Catalog(con))
+    >>> _ = con.execute("CREATE MACRO upper(x) AS x")
+    >>> refuse_shadowed_builtins(Catalog(con))
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.UnsupportedQueryError: the database defines upper() as a user macro or function with the name of a DuckDB built-in, ...
+    """
+    shadowed = catalog.shadowed_builtins()
+    if shadowed:
+        raise UnsupportedQueryError(
+            f"the database defines {', '.join(f'{n}()' for n in shadowed)} as a user macro or "
+            "function with the name of a DuckDB built-in, which would change what the private "
+            "query and provsql_dp's own SQL compute (and could read protected rows); no private "
+            "query runs until the curator drops or renames it")

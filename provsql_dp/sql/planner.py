@@ -32,6 +32,7 @@ from ._names import alias_columns, analyst_names, output_name
 from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
 from .column_declarations import declared_bounds
+from .functions import refuse_shadowed_builtins
 from .plan import (
     Aggregate,
     AggregateColumn,
@@ -78,13 +79,7 @@ class Planner:
     """Turns one query's syntax tree into a plan; holds the id counter and the CTE environment."""
 
     def __init__(self, catalog: Catalog):
-        shadowed = catalog.shadowed_builtins()
-        if shadowed:  # decided from the schema alone, before anything is charged
-            raise UnsupportedQueryError(
-                f"the database defines {', '.join(f'{n}()' for n in shadowed)} as a user macro "
-                "or function with the name of a DuckDB built-in, which would change what the "
-                "private query and provsql_dp's own SQL compute (and could read protected rows); "
-                "no private query runs until the curator drops or renames it")
+        refuse_shadowed_builtins(catalog)  # decided from the schema alone, before any charge
         self.catalog = catalog
         self._ids = itertools.count()
         self._view_depth = 0

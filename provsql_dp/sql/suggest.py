@@ -32,13 +32,14 @@ __all__ = ["KEYWORDS", "did_you_mean", "with_hint"]
 #: The words of our statements and clauses (``grammar/provsql_dp.ebnf``) that "did you mean"
 #: suggests (a shell test checks that every word of the ``.help`` syntax lines is here).
 KEYWORDS: list[str] = sorted({
-    "ACCURACY", "AND", "BETWEEN", "BINS", "BOUNDED", "BOUNDS", "BUDGET", "CONFIDENCE", "COUNT",
-    "COUNTS", "CREATE", "CUMULATIVE", "DELTA", "DOMAIN", "DROP", "EPSILON", "ERROR", "ESTIMATE",
-    "EUCLIDEAN", "EXPLAIN", "FROM", "FULL", "GRID", "GROUP", "KEYS", "KNOWN", "LINE", "METRIC",
-    "OPTIONS", "PARTITION", "POLICIES", "POLICY", "PRIVACY", "PROTECT", "PROTECTED", "PUBLISH",
-    "RANGES", "SELECT", "SENSITIVITY", "SET", "SHOW", "SOURCES", "STEP", "STEPS", "STREAM",
-    "STREAMS", "TABLE", "TABLES", "THRESHOLD", "TOTAL", "UNBOUNDED", "UNPROTECT", "USER",
-    "VALUES", "WIDTH", "WINDOW", "WITH",
+    "ACCURACY", "ALLOCATE", "AND", "BETWEEN", "BINS", "BOUNDED", "BOUNDS", "BUDGET", "CLUSTERS",
+    "CONFIDENCE", "COUNT", "COUNTS", "CREATE", "CUMULATIVE", "DELTA", "DOMAIN", "DROP", "EPSILON",
+    "ERROR", "ESTIMATE", "EUCLIDEAN", "EXPLAIN", "FROM", "FULL", "GRID", "GROUP", "HORIZON",
+    "KEYS", "KMEANS", "KNOWN", "LINE", "METRIC", "OFFLINE", "ONLINE", "OPTIONS", "PARTITION",
+    "POLICIES", "POLICY", "PRIVACY", "PROBABILITY", "PROTECT", "PROTECTED", "PUBLISH", "RANGES",
+    "SELECT", "SENSITIVITY", "SET", "SHOW", "SOURCES", "STEP", "STEPS", "STREAM", "STREAMS",
+    "TABLE", "TABLES", "THRESHOLD", "TOTAL", "UNBOUNDED", "UNPROTECT", "USER", "VALUES",
+    "WEIGHTS", "WIDTH", "WINDOW", "WITH",
 })
 
 #: two-word near misses that :func:`_close` cannot see, because each word is a known one (or an

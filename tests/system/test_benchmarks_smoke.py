@@ -24,11 +24,13 @@ BENCH = REPO / "benchmarks"
 TIMEOUT = 180  # seconds per case; each takes a few seconds on a loaded 2-core machine
 
 CASES = [
+    ("analyst_compile.py",),
     ("backends.py",),
     ("blowfish.py",),
     ("coverage.py",),
     ("delta.py",),
     ("error_estimate.py",),
+    ("interrupt.py",),
     ("kmeans.py",),
     ("ktriangle_lp.py",),
     ("ktriangle_lp.py", "--privacy", "node"),
@@ -36,7 +38,10 @@ CASES = [
     ("papers.py",),
     ("provenance.py",),
     ("r2t.py",),
+    ("r2t_tpch.py",),
     ("recursive.py",),
+    ("server.py",),
+    ("side_channel_timing.py",),
     ("single_table.py",),
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
