@@ -42,6 +42,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -228,6 +229,8 @@ def main() -> None:
         return
     if a.smoke:  # the queries with a published SF 0.125 figure, tiny data, few releases
         a.sf, a.releases, a.queries = [0.01], 3, ["Q3", "Q12", "Q20"]
+        a.data = Path(tempfile.mkdtemp(prefix="r2t_tpch_smoke_"))  # never beside the repository
+    failed = False
     for sf in a.sf:
         data = make_data(sf, a.data)
         print(f"\nTPC-H SF {sf:g}, ε = {a.eps:g}, β = 0.1, GS = {a.gs:g}, lp_gap = {a.gap:g}, "
@@ -241,8 +244,11 @@ def main() -> None:
                 if res.returncode:
                     print(f"{q:<5} {m:<10} failed: {res.stderr.strip().splitlines()[-1:]}",
                           flush=True)
+                    failed = True
                     continue
                 print(fmt(json.loads(res.stdout.strip().splitlines()[-1]), sf), flush=True)
+    if failed and a.smoke:
+        sys.exit(1)  # a smoke run fails loudly (tests/system/test_benchmarks_smoke.py)
 
 
 if __name__ == "__main__":
