@@ -13,6 +13,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+pytestmark = pytest.mark.slow  # .ci/run's second step: pytest tests -m 'slow or spark'
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "subgraph.py"
 PATTERNS = ["triangle", "2-star", "3-star", "2-triangle", "3-triangle"]

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # .ci/run's second step: pytest tests -m 'slow or spark'
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks"
 TIMEOUT = 180  # seconds per case; each takes a few seconds on a loaded 2-core machine

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NUMBER = r"-?\d+(?:\.\d+)?"
 
@@ -100,6 +102,7 @@ def test_shell_session(tmp_path):
         assert "private answer: blowfish mechanism, ε charged 0.4, budget left 0.8 of user 'default'" in out
 
 
+@pytest.mark.spark
 def test_spark_engine(tmp_path, spark):
     """The Spark example (skipped, with the reason, without pyspark or Java: the ``spark``
     fixture)."""

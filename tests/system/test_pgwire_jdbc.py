@@ -15,9 +15,9 @@ from pgwire_support import PASSWORDS, make_database, running_server, spent
 
 JAR = next((p for p in ("/usr/share/java/postgresql.jar",) if os.path.exists(p)), None)
 JAVA, JAVAC = shutil.which("java"), shutil.which("javac")
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (JAR and JAVA and JAVAC),
-    reason="JDBC needs a JDK (java, javac) and Debian's libpostgresql-jdbc-java (/usr/share/java/postgresql.jar)")
+    reason="JDBC needs a JDK (java, javac) and Debian's libpostgresql-jdbc-java (/usr/share/java/postgresql.jar)")]
 SOURCE = Path(__file__).parent / "jdbc" / "WireClient.java"
 
 
