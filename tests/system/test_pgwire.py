@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real clients end to end: .ci/run's second step
+
 psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[test]')")
 
 from pgwire_support import dsn, make_database, running_server, spent  # noqa: E402

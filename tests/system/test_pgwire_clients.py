@@ -11,6 +11,8 @@ import pytest
 
 from pgwire_support import PASSWORDS, make_database, running_server, spent
 
+pytestmark = pytest.mark.slow  # real clients end to end: .ci/run's second step
+
 PSQL = shutil.which("psql")
 
 
