@@ -6,33 +6,14 @@ changed to a canary) give the same responses."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 pytest.importorskip("starlette")
 
-from starlette.testclient import TestClient  # noqa: E402
+from test_web_side_channels import session  # noqa: E402  (one sign-in helper for both suites)
 
-from provsql_dp.interfaces.web import example  # noqa: E402
-from provsql_dp.interfaces.web.app import create_app  # noqa: E402
-
-PASSWORDS = {"curator": "curator-pass", "ann": "ann-pass-1"}
 CANARY = "CANARY_e41d"
 FILE_CANARY = "FILE_CANARY_9b7e"
-
-
-def _session(tmp_path, name, change=None):
-    db = str(tmp_path / name / "explorer.duckdb")
-    (tmp_path / name).mkdir()
-    example.prepare(db, PASSWORDS)
-    app = create_app(db)
-    if change:
-        app.state.engine.run("curator", "_setup", change)
-    c = TestClient(app, base_url="http://127.0.0.1")
-    token = re.search(r'name="token" value="([^"]+)"', c.get("/login").text).group(1)
-    c.post("/login", data={"user": "ann", "password": PASSWORDS["ann"], "token": token})
-    return app, c, {"X-CSRF-Token": c.get("/api/me").json()["csrf"]}
 
 
 def _attacks(tmp_path):
@@ -60,7 +41,7 @@ def _post(c, h, sql):
 
 
 def test_the_sql_editor_refuses_free_reads_and_answers_public_ones(tmp_path):
-    app, c, h = _session(tmp_path, "a", f"UPDATE employees SET name = '{CANARY}' WHERE id = 1")
+    app, c, h = session(tmp_path, "a", f"UPDATE employees SET name = '{CANARY}' WHERE id = 1")
     try:
         names = [r[0] for r in app.state.engine.run("curator", "_setup",
                                                     "SELECT name FROM employees").rows]
@@ -87,8 +68,8 @@ def test_the_sql_editor_refuses_free_reads_and_answers_public_ones(tmp_path):
 def test_neighbours_give_the_same_responses(tmp_path):
     apps = []
     try:
-        a_app, a, ha = _session(tmp_path, "a")
-        b_app, b, hb = _session(tmp_path, "b", f"UPDATE employees SET name = '{CANARY}', "
+        a_app, a, ha = session(tmp_path, "a")
+        b_app, b, hb = session(tmp_path, "b", f"UPDATE employees SET name = '{CANARY}', "
                                                "salary = 1 WHERE id = 1")
         apps = [a_app, b_app]
         for sql in _attacks(tmp_path) + ["SHOW TABLES", "DESCRIBE employees",

@@ -36,7 +36,8 @@ REQUESTS = [
 ]
 
 
-def session(tmp_path, name, change):
+def session(tmp_path, name, change=None):
+    """A signed-in analyst (ann) on a fresh explorer database, ``change`` run by the curator first."""
     db = str(tmp_path / f"{name}.duckdb")
     example.prepare(db, PASSWORDS)
     app = create_app(db)
