@@ -76,6 +76,8 @@ def test_offline_refusals_spend_nothing():
     ("ALLOCATE OFFLINE WEIGHTS (0, 0)", "every weight is 0"),
     ("ALLOCATE ONLINE HORIZON 5 PROBABILITY 1.5", "PROBABILITY must be in"),
     ("ALLOCATE ONLINE HORIZON 0 PROBABILITY 0.5", "the horizon must be"),
+    ("ALLOCATE ONLINE HORIZON 51 PROBABILITY 0.5", "the horizon must be 1 to 50"),
+    ("ALLOCATE OFFLINE WEIGHTS (" + ", ".join(["1"] * 1001) + ")", "1 to 1,000 weights"),
     ("ALLOCATE ONLINE HORIZON 5 PROBABILITY 0.5 SAMPLES 0", "SAMPLES must be"),
 ])
 def test_a_refused_allocation_creates_and_charges_nothing(clause, text):

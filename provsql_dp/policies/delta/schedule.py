@@ -47,10 +47,14 @@ from ...errors import BudgetExceededError, DeclarationError, ProgrammingError
 from ...sql.catalog import SCHEMA
 from .allocation import allocate_offline, allocate_online, bernoulli_future, candidate_grid
 
-__all__ = ["Schedule", "MAX_STEPS", "DEFAULT_SAMPLES"]
+__all__ = ["Schedule", "MAX_STEPS", "MAX_HORIZON", "DEFAULT_SAMPLES"]
 
-#: the most steps an allocation may plan (offline weights or the online horizon)
-MAX_STEPS = 10_000
+#: the most steps an offline allocation may plan: Problem 1's dense Newton steps cost O(n³)
+#: (about 20 s for 1,000 steps on a loaded 2-core machine)
+MAX_STEPS = 1_000
+#: the longest online horizon: each decision solves Problem 2 for every sampled future, about
+#: 6 s at 50 steps and N = 200 (2 minutes at 100): the paper's experiments use 20
+MAX_HORIZON = 50
 #: sampled futures per online decision unless SAMPLES says otherwise (the paper uses 1,000)
 DEFAULT_SAMPLES = 200
 _GRID = 10 ** 6  # offline budgets are multiples of ε/_GRID (a window over ε is trimmed)
@@ -139,8 +143,10 @@ class Schedule:
             raise DeclarationError("ALLOCATE is OFFLINE WEIGHTS (…) or ONLINE HORIZON n "
                                    "PROBABILITY p")
         n = int(horizon)
-        if not 1 <= n <= MAX_STEPS:
-            raise DeclarationError(f"the horizon must be 1 to {MAX_STEPS:,} steps, got {n}")
+        if not 1 <= n <= MAX_HORIZON:
+            raise DeclarationError(f"the horizon must be 1 to {MAX_HORIZON} steps, got {n} (each "
+                                   "online decision solves the rest of the horizon for every "
+                                   "sampled future; start a new stream for the next period)")
         p = float(probability)
         if not 0 <= p <= 1:
             raise DeclarationError(f"PROBABILITY must be in [0, 1], got {float(probability):g}")
