@@ -53,10 +53,10 @@ def ctrl_c_interrupts(con):
         os.close(w)
         yield
         return
-    stop = threading.Event()
+    done = threading.Event()  # not ``stop``: that name is the stopper the watcher calls
 
     def watch():
-        while not stop.is_set():
+        while not done.is_set():
             ready, _, _ = select.select([r], [], [], 0.05)
             if ready and signal.SIGINT in os.read(r, 64):
                 try:
@@ -69,7 +69,7 @@ def ctrl_c_interrupts(con):
     try:
         yield
     finally:
-        stop.set()
+        done.set()
         watcher.join()
         signal.set_wakeup_fd(old)
         os.close(r)

@@ -1,0 +1,31 @@
+"""provsql_dp.interfaces.shell.interrupt: a SIGINT reaches the connection's ``cancel()`` from the
+watcher thread, whatever the main thread is doing (its event was once named like the stopper
+and shadowed it: the watcher called the event, the error was swallowed, and Ctrl-C stopped a
+long DuckDB query only when DuckDB happened to look at Python's signals)."""
+
+import os
+import signal
+import threading
+import time
+
+from provsql_dp.interfaces.shell.interrupt import ctrl_c_interrupts
+
+
+class _Con:
+    def __init__(self):
+        self.cancelled = threading.Event()
+
+    def cancel(self):
+        self.cancelled.set()
+        return True
+
+
+def test_sigint_calls_the_connections_cancel_from_the_watcher():
+    con = _Con()
+    with ctrl_c_interrupts(con):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # Python's own handler raises here; the watcher runs meanwhile
+        except KeyboardInterrupt:
+            pass
+        assert con.cancelled.wait(2.0), "the watcher never called cancel()"
