@@ -218,8 +218,7 @@ def paper_004(args):
     g = np.random.default_rng(11)
 
     def mse(make):
-        return float(np.mean([np.mean((make().range_count(*q) - truth) ** 2)
-                              for _ in range(args.draws)]))
+        return _range_mse(make, q, truth, args.draws)
 
     pol = Policy(0.001, dims=2)
     for w, paper in dl.PAPER_TABLE5[s].items():
@@ -232,6 +231,11 @@ def paper_004(args):
         print(f"  shifted δ={d:<7} (width {w:g}): {m:>9.0f}   paper {paper:g}", flush=True)
     print("  (the gap is the data and the paper's unstated setup, not the sensitivity or the "
           "estimator: benchmarks/delta.py part 1 splits every MSE into approximation + noise)")
+
+
+def _range_mse(make, q, truth, draws: int) -> float:
+    """Mean squared error of ``draws`` releases ``make()`` over the range queries ``q``."""
+    return float(np.mean([np.mean((make().range_count(*q) - truth) ** 2) for _ in range(draws)]))
 
 
 def paper_004_world(args):
@@ -263,8 +267,7 @@ def paper_004_world(args):
     g = np.random.default_rng(11)
 
     def mse(make):
-        return float(np.mean([np.mean((make().range_count(*q) - truth) ** 2)
-                              for _ in range(args.draws)]))
+        return _range_mse(make, q, truth, args.draws)
 
     pol = Policy(0.001, dims=2)
     base = {w: mse(lambda w=w: equiwidth_histogram(pts, pol, 1.0, w, rng=g))
