@@ -262,7 +262,10 @@ LEGITIMATE = [
 @pytest.mark.parametrize("sql", LEGITIMATE)
 def test_public_reads_give_duckdbs_rows(db, sql):
     got = db["analyst"].execute(sql).fetchall()
-    assert got == db["curator"].execute(sql).fetchall()
+    want = db["curator"].execute(sql).fetchall()
+    if "ORDER BY" not in sql:  # SQL leaves the order open (PIVOT's groups came back shuffled in CI)
+        got, want = sorted(got, key=repr), sorted(want, key=repr)
+    assert got == want
 
 
 @pytest.mark.parametrize("table", ["pub", "pub2", "pubv", "p", "pv"])
