@@ -158,8 +158,28 @@ class Catalog:
             self._persist, self._persist_key = {}, None
             return {}
         if key != self._persist_key:
-            self._persist, self._persist_key = {}, key
+            if not self._only_new_names(self._persist_key, key):
+                self._persist = {}
+            self._persist_key = key
         return self._persist
+
+    @staticmethod
+    def _only_new_names(old: tuple | None, new: tuple) -> bool:
+        """Whether ``new`` differs from ``old`` only by names first looked up since: the same
+        generation and search path, and every table definition ``old`` saw unchanged. The kept
+        memo then stays, so statements over different tables do not evict each other's catalog
+        reads (measured: 256 plans over two tables alternately, 41 s → 13 s, most of it
+        ``duckdb_functions()`` read again for every plan)."""
+        if old is None:
+            return False
+        names = set(old[0])
+        if not names <= set(new[0]):
+            return False
+
+        def seen(key):  # the generation row, and the rows of the tables named in ``old``
+            return {r for r in key[1:] if r[0] == "g" or r[3].lower() in names}
+
+        return seen(old) == seen(new)  # a table of an old name added, changed or dropped: no
 
     @staticmethod
     def _names(memo: dict) -> tuple[str, ...]:

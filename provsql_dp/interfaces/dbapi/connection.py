@@ -445,7 +445,8 @@ class Connection:
         A plan depends on the schema and declarations only, not on the data."""
         self._check_open()
         tree = self._parse_query(sql)
-        return plan_query(tree, self._catalog)
+        with self._catalog.snapshot():  # the catalog reads a statement keeps (as execute does)
+            return plan_query(tree, self._catalog)
 
     def provenance(self, sql: str) -> KRelation:
         """Capture the K-relation of a query: its rows (before the final aggregate), weights
