@@ -100,7 +100,9 @@ def print_peers(table: dict[str, dict], statements) -> None:
         cells = []
         for n in names:
             r = table[n].get(st.name, {"status": "not run"})
-            if r["status"] == "answered":
+            if r["status"] == "answered" and r["groups"].startswith("0/"):
+                cells.append(f"{'no group released':>24}")
+            elif r["status"] == "answered":
                 mark = "*" if r["note"] else ""
                 cells.append(f"{pct(r['rel']) + mark:>9} {1000 * r['seconds']:>8.1f} ms   ")
             else:
