@@ -34,7 +34,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE))
 import _analyst_workload as w  # noqa: E402
 
-DELTA = 1e-6  # OpenDP's largest accepted δ for its partition selection; the same for both peers
+DELTA = w.DELTA  # OpenDP's largest accepted δ for its partition selection; the same for all
 
 
 def smartnoise_sql(sql: str) -> str:

@@ -8,7 +8,8 @@ counts, the median, semi-joins — each released ``--releases`` times at ε = ``
 1. **ours**: per statement the truth, a release, the median absolute and relative error over the
    releases, the median time per release, or ``refused: <reason>`` (nothing charged);
 2. **the peer table**: the same statements through smartnoise-sql and OpenDP (Polars API), same
-   ε (δ = 10⁻⁶ where a peer needs one), relative error and time side by side
+   ε (δ = 10⁻⁶ where a peer needs one, and for us where the checkout has (ε, δ)), relative
+   error and time side by side
    (:mod:`_analyst_peers`; a peer not installed is skipped with a printed line; smartnoise-sql
    needs ``pandas < 3`` and runs from its own virtualenv: ``--smartnoise-python``);
 3. the other issue-28 sections when their modules are on this branch
@@ -26,8 +27,10 @@ The last measured run is ``benchmarks/analyst_sql_measured.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import io
 import math
 import sys
 from pathlib import Path
@@ -120,9 +123,11 @@ def run_sections(smoke: bool) -> None:
         if importlib.util.find_spec(module) is None:
             print(f"\n{fn}: benchmarks/{module}.py is not on this branch (skipped)")
             continue
-        out = getattr(importlib.import_module(module), fn)(smoke)
-        if isinstance(out, str):
-            print(out)
+        buf = io.StringIO()  # a section may print its table, return it, or both: print once
+        with contextlib.redirect_stdout(buf):
+            out = getattr(importlib.import_module(module), fn)(smoke)
+        printed = buf.getvalue()
+        print(printed if printed.strip() or not isinstance(out, str) else out, flush=True)
 
 
 def main() -> None:
