@@ -61,6 +61,11 @@ class Query:
 
     sql: str
     aggregates: tuple[int, ...]
+    #: its groups are not public (a private column or a computed key): released by private
+    #: partition selection under (ε, δ) where the checkout has it, with these contribution
+    #: bounds (Tumult's MaxGroupsPerID / MaxRowsPerGroupPerID): a customer's orders in the
+    #: query's groups, and TPC-H's at most 7 line items per order
+    selection: str = ""
 
 
 QUERIES = {
@@ -71,7 +76,8 @@ WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey AND l_orderkey = o_ord
   AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'
 GROUP BY l_orderkey, o_orderdate, o_shippriority
 ORDER BY revenue DESC, o_orderdate
-LIMIT 10""", (1,)),
+LIMIT 10""", (1,),
+    "OPTIONS (max_groups = 10, max_rows = 7, lower = 0, upper = 105000)"),
     "Q5": Query("""SELECT n_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue
 FROM customer, orders, lineitem, supplier, nation, region
 WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
@@ -90,7 +96,8 @@ FROM (SELECT n1.n_name AS supp_nation, n2.n_name AS cust_nation,
           OR (n1.n_name = 'GERMANY' AND n2.n_name = 'FRANCE'))
         AND l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1996-12-31') AS shipping
 GROUP BY supp_nation, cust_nation, l_year
-ORDER BY supp_nation, cust_nation, l_year""", (3,)),
+ORDER BY supp_nation, cust_nation, l_year""", (3,),
+    "OPTIONS (max_groups = 2, max_rows = 50, lower = 0, upper = 105000)"),
     "Q8": Query("""SELECT o_year, SUM(CASE WHEN nation = 'BRAZIL' THEN volume ELSE 0 END)
        / SUM(volume) AS mkt_share
 FROM (SELECT EXTRACT(year FROM o_orderdate) AS o_year,
@@ -112,7 +119,8 @@ WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey
   AND l_returnflag = 'R' AND c_nationkey = n_nationkey
 GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment
 ORDER BY revenue DESC
-LIMIT 20""", (2,)),
+LIMIT 20""", (2,),
+    "OPTIONS (max_groups = 1, max_rows = 50, lower = 0, upper = 105000)"),
     "Q11": Query("""SELECT ps_partkey, SUM(ps_supplycost * ps_availqty) AS value
 FROM partsupp, supplier, nation
 WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = 'GERMANY'
@@ -141,7 +149,8 @@ WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey
   AND c_custkey = o_custkey AND o_orderkey = l_orderkey
 GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
 ORDER BY o_totalprice DESC, o_orderdate
-LIMIT 100""", (5,)),
+LIMIT 100""", (5,),
+    "OPTIONS (max_groups = 10, max_rows = 7, lower = 1, upper = 50)"),
     "Q20": Query("""SELECT s_name, s_address
 FROM supplier, nation
 WHERE s_suppkey IN (

@@ -6,8 +6,11 @@ where the checkout has it, else the tables carrying a customer key). The data is
 by ``tpchgen-cli`` (the ``test`` extra), the same way as ``benchmarks/r2t_tpch.py``.
 
 Per query one subprocess (so the peak memory is the query's own) loads the tables it reads,
-declares the ownership and TPC-H's public facts (bounds, the ship modes' domain), runs the query
-on plain DuckDB (the truth and its time), then releases it ``--releases`` times at ε = ``--eps``
+declares the ownership and TPC-H's public facts (bounds, the ship modes' domain; an (ε, δ)
+budget where the checkout has one, and ``DELTA 1e-6 OPTIONS (max_groups …, max_rows …)`` for
+the queries grouped by private keys),
+runs the query on plain DuckDB (the truth and its time), then releases it ``--releases`` times
+at ε = ``--eps``
 and prints: answered or ``refused: <reason>`` (nothing charged), the route(s), the median time
 per release and its ratio to DuckDB's, the process's peak RSS (a parent thread also kills a
 child past ``--max-rss-gb``), the true answer's first row and the median relative error over
@@ -41,6 +44,8 @@ sys.path[:0] = [str(_HERE.parent), str(_HERE)]  # this checkout's provsql_dp, th
 
 import _tpch_queries as tq  # noqa: E402
 from r2t_tpch import make_data  # noqa: E402  (tpchgen-cli → Parquet, once per scale factor)
+
+DELTA = 1e-6  # per query whose groups need private partition selection (Query.selection)
 
 
 def declare(con, sql: str, ownership: str) -> str:
@@ -81,7 +86,13 @@ def run_child(data: Path, name: str, releases: int, eps: float, ownership: str) 
         if t in tq.PRIMARY_KEYS:
             con.execute(f"ALTER TABLE {t} ADD PRIMARY KEY ({tq.PRIMARY_KEYS[t]})")
     model = declare(con, sql, ownership)
-    con.execute(f"SET PRIVACY BUDGET {10 * eps * releases}")
+    try:  # an (ε, δ) budget where the checkout has one (issue 28's accounting), else pure ε
+        con.execute(f"SET PRIVACY BUDGET EPSILON {10 * eps * releases:g} DELTA 0.01")
+        sel = tq.QUERIES[name].selection
+        clause = f"WITH EPSILON {eps:g}" + (f" DELTA {DELTA:g} {sel}" if sel else "")
+    except Error:
+        con.execute(f"SET PRIVACY BUDGET {10 * eps * releases:g}")
+        clause = f"WITH EPSILON {eps:g}"
     plain = duckdb.connect()
     for t in tq.tables_read(sql):
         plain.execute(f"CREATE TABLE {t} AS SELECT * FROM read_parquet('{data / (t + '.parquet')}')")
@@ -90,12 +101,12 @@ def run_child(data: Path, name: str, releases: int, eps: float, ownership: str) 
     duck_s = time.perf_counter() - t0
     plain.close()
     out = {"query": name, "ownership": model, "duckdb_s": duck_s, "truth": _plain(truth[:1]),
-           "true_rows": len(truth)}
+           "true_rows": len(truth), "clause": clause}
     runs, routes = [], ()
     try:
         for _ in range(releases):
             t0 = time.perf_counter()
-            cur = con.execute(f"{sql}\nWITH EPSILON {eps:g}")
+            cur = con.execute(f"{sql}\n{clause}")
             rows = cur.fetchall()
             runs.append((rows, time.perf_counter() - t0))
             routes = cur.privacy.routes
@@ -164,13 +175,17 @@ HEADER = (f"{'query':<5} {'status':<9} {'route':<22} {'s/release':>9} {'× DuckD
           f"{'peak MB':>8} {'groups':>7} {'rel. err':>9}  true answer (first row) → a release")
 
 
+def _pct(x: float) -> str:
+    return "—" if math.isnan(x) else f"{x:.2%}"
+
+
 def fmt(r: dict) -> str:
     if r["status"] != "answered":
         return (f"{r['query']:<5} {'refused':<9} {'':<22} {'':>9} {'':>9} "
                 f"{r['peak_rss_mb']:8.0f} {'':>7} {'':>9}  {r['status'][9:]}")
     return (f"{r['query']:<5} {'answered':<9} {','.join(r['routes']):<22.22} "
             f"{r['seconds']:9.2f} {r['seconds'] / max(r['duckdb_s'], 1e-4):9.1f} "
-            f"{r['peak_rss_mb']:8.0f} {r['groups']:>7} {r['rel_err']:9.2%}  "
+            f"{r['peak_rss_mb']:8.0f} {r['groups']:>7} {_pct(r['rel_err']):>9}  "
             f"{r['truth'][:1]} → {r['answer'][:1]}")
 
 
