@@ -38,8 +38,10 @@ from ..sql.plan import (
     Filter,
     Join,
     Node,
+    OneRow,
     Project,
     Scan,
+    SemiJoin,
     Slot,
     Union,
     walk,
@@ -123,6 +125,10 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
             cond = f" ON {_sql(node.condition)}"
         sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
         return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
+    if isinstance(node, SemiJoin):
+        return _compile_semijoin(node, disc)
+    if isinstance(node, OneRow):
+        return Compiled(f"SELECT 0 AS {'__d0' if disc else '__one'}", (), (), int(disc))
     if isinstance(node, Union):
         parts = [compile_node(c, disc) for c in node.inputs]
         slots = tuple(s for c in parts for s in c.slots)
@@ -155,6 +161,31 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
     raise InternalError(f"unknown plan node {type(node).__name__}")
 
 
+def _protected(node: Node) -> bool:
+    return any(isinstance(n, Scan) and n.slots for n in walk(node))
+
+
+def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
+    """``left ⋉ right``. A public right side annotates every match True, so the left row keeps
+    its own annotation: ``WHERE EXISTS`` (one row per left row, nothing multiplied). A protected
+    right side: one derivation row per (left row, match) pair, with both sides' participants,
+    and the *left* row's discriminators only — the capture groups them into one tuple per left
+    row whose annotation is the left's AND the OR of the matches' (see :func:`capture_sql`)."""
+    left = compile_node(node.left, disc)
+    if not _protected(node.right):
+        right = compile_node(node.right, False)
+        sql = (f"SELECT * FROM ({left.sql}) AS l WHERE EXISTS (SELECT 1 FROM ({right.sql}) AS r "
+               f"WHERE {_sql(node.condition)})")
+        return Compiled(sql, node.ids, left.slots, left.n_disc)
+    right = compile_node(node.right, False)
+    cols = [f"l.{q(i)}" for i in left.ids] + [f"l.{h}" for h in _hidden("s", len(left.slots))]
+    cols += [f"r.__s{k} AS __s{k + len(left.slots)}" for k in range(len(right.slots))]
+    cols += [f"l.{h}" for h in _hidden("d", left.n_disc)]
+    sql = (f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l JOIN ({right.sql}) AS r "
+           f"ON {_sql(node.condition)}")
+    return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc)
+
+
 def _compile_scan(node: Scan, disc: bool = True) -> Compiled:
     cols = [f"{q(c)} AS {q(i)}" for c, i in zip(node.columns, node.ids)]
     for k, slot in enumerate(node.slots):
@@ -176,7 +207,10 @@ def _slot_expr(slot: Slot) -> str:
 
 
 def _has_distinct(node: Node) -> bool:
-    return any(isinstance(n, Distinct) for n in walk(node))
+    """Whether derivation rows must be grouped into tuples: a DISTINCT, or a semi-join with a
+    protected right side (several matches of one left row are one tuple)."""
+    return any(isinstance(n, Distinct) or isinstance(n, SemiJoin) and _protected(n.right)
+               for n in walk(node))
 
 
 def capture_sql(

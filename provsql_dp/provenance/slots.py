@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from ..sql.plan import Distinct, Filter, Join, Node, Project, Scan, Union
+from ..sql.plan import Distinct, Filter, Join, Node, OneRow, Project, Scan, SemiJoin, Union
 
 __all__ = ["slot_sources", "analyse"]
 
@@ -59,7 +59,9 @@ def analyse(node: Node) -> _Info:
     if isinstance(node, Filter):
         c = analyse(node.child)
         return _Info(c.base, c.equal + _equalities(node.predicate, c.base), c.slots)
-    if isinstance(node, Join):
+    if isinstance(node, OneRow):
+        return _Info()
+    if isinstance(node, (Join, SemiJoin)):  # a semi-join's condition holds on each derivation
         left, right = analyse(node.left), analyse(node.right)
         base = {**left.base, **right.base}
         eq = left.equal + right.equal
