@@ -36,6 +36,7 @@ from ..sql.plan import (
     Aggregate,
     Distinct,
     Filter,
+    GroupFilter,
     Join,
     Node,
     OneRow,
@@ -127,6 +128,8 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
         return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
     if isinstance(node, SemiJoin):
         return _compile_semijoin(node, disc)
+    if isinstance(node, GroupFilter):
+        return _compile_group_filter(node, disc)
     if isinstance(node, OneRow):
         return Compiled(f"SELECT 0 AS {'__d0' if disc else '__one'}", (), (), int(disc))
     if isinstance(node, Union):
@@ -184,6 +187,22 @@ def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
     sql = (f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l JOIN ({right.sql}) AS r "
            f"ON {_sql(node.condition)}")
     return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc)
+
+
+def _compile_group_filter(node: GroupFilter, disc: bool) -> Compiled:
+    """``GROUP BY keys HAVING …``: one derivation row per passing group. The planner admits it
+    only where the keys determine every participant slot (:mod:`provsql_dp.sql.grouped`), so
+    grouping by the slots too splits no group, and each group's one monomial is its slots. Its
+    discriminators are the keys (bag semantics: one tuple per group)."""
+    c = compile_node(node.child, False)
+    slots = _hidden("s", len(c.slots))
+    keys = [_sql(k) for k in node.keys]
+    cols = [f"{_sql(e)} AS {q(i)}" for e, i in zip(node.exprs, node.ids)] + slots
+    if disc:
+        cols += [f"{k} AS __d{j}" for j, k in enumerate(keys)]
+    sql = (f"SELECT {', '.join(cols)} FROM ({c.sql}) AS g GROUP BY {', '.join(keys + slots)} "
+           f"HAVING {_sql(node.having)}")
+    return Compiled(sql, node.ids, c.slots, len(keys) if disc else 0)
 
 
 def _compile_scan(node: Scan, disc: bool = True) -> Compiled:

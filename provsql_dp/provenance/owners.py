@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ..sql.plan import Distinct, Filter, Join, Node, Project, Scan, SemiJoin, Union, walk
+from ..sql.plan import (Distinct, Filter, GroupFilter, Join, Node, Project, Scan, SemiJoin,
+                        Union, walk)
 from .slots import analyse, slot_sources
 
 __all__ = ["Owners", "owners"]
@@ -61,7 +62,7 @@ class Owners:
 def owners(node: Node) -> Owners | None:
     """The single-owner analysis of ``node`` (the child of the final aggregate), or None."""
     if any(isinstance(n, (Distinct, Union)) or isinstance(n, SemiJoin) and _protected(n.right)
-           for n in walk(node)):
+           or isinstance(n, GroupFilter) and _protected(n) for n in walk(node)):
         return None  # a tuple may have several monomials
     kept = [k for k, (kind, _) in enumerate(slot_sources(node)) if kind != "drop"]
     if len(kept) != 1:

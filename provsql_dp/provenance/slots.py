@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from ..sql.plan import Distinct, Filter, Join, Node, OneRow, Project, Scan, SemiJoin, Union
+from ..sql.plan import (Distinct, Filter, GroupFilter, Join, Node, OneRow, Project, Scan,
+                        SemiJoin, Union)
 
 __all__ = ["slot_sources", "analyse"]
 
@@ -68,7 +69,7 @@ def analyse(node: Node) -> _Info:
         if node.condition is not None:
             eq += _equalities(node.condition, base)
         return _Info(base, eq, left.slots + right.slots)
-    if isinstance(node, Project):
+    if isinstance(node, (Project, GroupFilter)):  # a group's rows share its keys' lineage
         c = analyse(node.child)
         base = {
             new: c.base[e.name]

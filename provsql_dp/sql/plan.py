@@ -26,6 +26,7 @@ __all__ = [
     "Join",
     "SemiJoin",
     "OneRow",
+    "GroupFilter",
     "Union",
     "Distinct",
     "Aggregate",
@@ -170,6 +171,26 @@ class OneRow:
 
 
 @dataclass(frozen=True)
+class GroupFilter:
+    """``SELECT keys FROM child GROUP BY keys HAVING having``: one row per group whose
+    aggregates pass ``having`` (an expression over ``child.ids`` holding aggregates). The
+    planner admits it only where its provenance is exact (:mod:`provsql_dp.sql.grouped`): the
+    child is public (annotation True) or the keys determine every participant of a group's rows
+    (each group is one conjunction of participants, all of whose rows it holds)."""
+
+    child: Node
+    exprs: tuple[exp.Expression, ...]
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    having: exp.Expression
+    keys: tuple[exp.Expression, ...] = ()  # the GROUP BY expressions, over ``child.ids``
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
 class Union:
     """Bag union (UNION ALL) of children with the same arity; output columns renamed to ``ids``."""
 
@@ -258,8 +279,8 @@ class Aggregates:
         return self.parts
 
 
-Node = (Scan | Filter | Project | Join | SemiJoin | OneRow | Union | Distinct | Aggregate
-        | Aggregates)
+Node = (Scan | Filter | Project | Join | SemiJoin | OneRow | GroupFilter | Union | Distinct
+        | Aggregate | Aggregates)
 
 
 def walk(node: Node):
@@ -299,6 +320,9 @@ def explain(node: Node, indent: int = 0) -> str:
         line = f"{pad}SemiJoin ON {node.condition.sql(dialect='duckdb')}"
     elif isinstance(node, OneRow):
         line = f"{pad}OneRow"
+    elif isinstance(node, GroupFilter):
+        cols = ", ".join(f"{e.sql(dialect='duckdb')}→{i}" for e, i in zip(node.exprs, node.ids))
+        line = f"{pad}GroupFilter [{cols}] HAVING {node.having.sql(dialect='duckdb')}"
     elif isinstance(node, Union):
         line = f"{pad}Union ALL [{', '.join(node.ids)}]"
     elif isinstance(node, Distinct):

@@ -36,6 +36,7 @@ from .functions import refuse_shadowed_builtins
 from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Join, Node, OneRow,
                    Project, Scan, Union)
 from .scalar import scalar_expression
+from .grouped import plan_grouped
 from .semijoin import plan_where
 from .values import plan_values
 from .size_model import RowBudget
@@ -325,6 +326,8 @@ class Planner:
         return Source(alias, tuple(names), node.ids)
 
     def _plan_select(self, sel: exp.Select, env: dict) -> Node:
+        if sel.args.get("having") is not None and sel.args.get("group") is not None:
+            return plan_grouped(self, sel, env)  # GROUP BY … HAVING below the top (sql.grouped)
         self._check_select_clauses(sel)
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:  # IN / EXISTS: semi-joins (sql.semijoin)
