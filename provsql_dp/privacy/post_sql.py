@@ -40,12 +40,13 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
+import re
 from dataclasses import dataclass, replace
 
 import duckdb
 from sqlglot import exp
 
-from ..errors import DataError, InternalError
+from ..errors import DataError, InternalError, ProgrammingError, UnsupportedQueryError
 from ..sql._typing import expression_types
 from ..sql.plan import Aggregate, Aggregates, Distinct, Filter, Join, Project, Scan, Union
 from ..sql.post_split import Post
@@ -127,8 +128,12 @@ def compile_post(post: Post, plan) -> CompiledPost:
     budget = RowBudget()
 
     def total(e: exp.Expression, where: str, predicate: bool = False) -> str:
-        checked = scalar_expression(e, scope, where)
-        return make_total(checked, types, predicate=predicate, budget=budget).sql(dialect="duckdb")
+        try:
+            checked = scalar_expression(e, scope, where)
+            return make_total(checked, types, predicate=predicate,
+                              budget=budget).sql(dialect="duckdb")
+        except (UnsupportedQueryError, ProgrammingError) as err:  # in the analyst's words
+            raise type(err)(_analyst_words(str(err), post)) from err
 
     cols = [f"{total(e, 'the select list')} AS __o{j}" for j, (_, e) in enumerate(post.outputs)]
     sql = f"SELECT __row, {', '.join(cols)} FROM released"
@@ -156,6 +161,14 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
         return None
     plan = None if route is not None and route.name in ("quantile", "refused") else st.plan
     return compile_post(post, plan)
+
+
+def _analyst_words(message: str, post: Post) -> str:
+    """``message`` with the released columns ``__k{i}``/``__a{j}`` named as the analyst wrote
+    them (the GROUP BY key, the aggregate)."""
+    names = {f"__k{i}": k.sql(dialect="duckdb") for i, k in enumerate(post.keys)}
+    names.update({f"__a{j}": a.sql(dialect="duckdb") for j, a in enumerate(post.aggregates)})
+    return re.sub(r"\b__[ka]\d+\b", lambda m: names.get(m.group(0), m.group(0)), message)
 
 
 def _run(c: CompiledPost, rows: list[tuple]) -> tuple[list[tuple], list[str]]:
