@@ -169,11 +169,9 @@ def _protected(node: Node) -> bool:
 
 
 def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
-    """``left ⋉ right``. A public right side annotates every match True, so the left row keeps
-    its own annotation: ``WHERE EXISTS`` (one row per left row, nothing multiplied). A protected
-    right side: one derivation row per (left row, match) pair, with both sides' participants,
-    and the *left* row's discriminators only — the capture groups them into one tuple per left
-    row whose annotation is the left's AND the OR of the matches' (see :func:`capture_sql`)."""
+    """``left ⋉ right``. Public right side: ``WHERE EXISTS`` (the left row keeps its annotation).
+    Protected: one derivation row per (left row, match), with the left's discriminators only, so
+    one tuple per left row: its annotation AND the OR of its matches' (:func:`capture_sql`)."""
     left = compile_node(node.left, disc)
     if not _protected(node.right):
         right = compile_node(node.right, False)
@@ -190,10 +188,8 @@ def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
 
 
 def _compile_group_filter(node: GroupFilter, disc: bool) -> Compiled:
-    """``GROUP BY keys HAVING …``: one derivation row per passing group. The planner admits it
-    only where the keys determine every participant slot (:mod:`provsql_dp.sql.grouped`), so
-    grouping by the slots too splits no group, and each group's one monomial is its slots. Its
-    discriminators are the keys (bag semantics: one tuple per group)."""
+    """``GROUP BY keys HAVING …``: one derivation row (and tuple) per passing group, whose keys
+    determine its slots (:mod:`provsql_dp.sql.grouped`): grouping by them too splits nothing."""
     c = compile_node(node.child, False)
     slots = _hidden("s", len(c.slots))
     keys = [_sql(k) for k in node.keys]

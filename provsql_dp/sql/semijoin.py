@@ -37,6 +37,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import ProgrammingError
+from .plan import Filter, SemiJoin
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
 from .total import make_total
@@ -127,7 +128,6 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
         else:
             correlated.append(e)
     if mine:
-        from .plan import Filter
         node = Filter(node, _total(planner, exp.and_(*mine)))
     for kind, left, query in subs:
         node, more = _semijoin(planner, kind, left, query, node, scope, env, ids)
@@ -143,13 +143,11 @@ def _total(planner, e: exp.Expression) -> exp.Expression:
 
 def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
     """``node ⋉ query``; the conditions that refer to a query further out are returned."""
-    from .plan import SemiJoin
-    from .planner import is_aggregate_query
-
     q = query.this if isinstance(query, exp.Subquery) else query
     if isinstance(query, exp.Subquery):
         planner._check_modifiers(query, top=False)
-    if isinstance(q, exp.Select) and is_aggregate_query(q):
+    if isinstance(q, exp.Select) and any(a.find_ancestor(exp.Window) is None
+                                         for e in q.expressions for a in e.find_all(exp.AggFunc)):
         raise refuse(f"an aggregate in an {kind} subquery", NON_MONOTONE)
     # DISTINCT changes nothing under a semi-join (duplicates of a match OR their annotations)
     simple = isinstance(q, exp.Select) and not any(
