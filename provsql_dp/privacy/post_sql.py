@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import math
 import re
 from dataclasses import dataclass, replace
 
@@ -230,9 +229,10 @@ class PostRelease:
         return tuple(ends)
 
     def noise_bound(self, p: float = 0.95):
+        """The largest distance from the value to its interval's ends (None: no interval)."""
         lo, hi = self.interval(p)
         if lo is None or hi is None or self.value is None:
-            return math.inf
+            return None
         return float(max(abs(float(self.value) - lo), abs(hi - float(self.value))))
 
 

@@ -118,3 +118,11 @@ def test_nothing_is_dropped_without_post_processing(con):
     cur = con.execute("SELECT k, COUNT(*) FROM p GROUP BY k WITH EPSILON 1")
     assert [c[0] for c in cur.description] == ["k", "COUNT(*)"]
     assert [r[0] for r in cur.fetchall()] == list(KEYS)
+
+
+def test_post_processing_of_a_released_median(con):
+    cur = con.execute("SELECT k, MEDIAN(m) + 1 AS m1 FROM p GROUP BY k ORDER BY k WITH EPSILON 1")
+    rows = cur.fetchall()
+    assert [r[0] for r in rows] == list(KEYS)
+    for (k, m1), (lo, hi) in zip(rows, (iv[0] for iv in cur.privacy.intervals())):
+        assert 1 <= m1 <= 11 and (lo is None or lo <= m1 <= hi)
