@@ -5,7 +5,7 @@ routes release and a :class:`~provsql_dp.sql.post_split.Post`: output columns co
 released keys and aggregates, ``HAVING``, ``ORDER BY``, ``LIMIT``/``OFFSET``. Here it is compiled
 (:func:`compile_post`, before any charge: a refused expression spends nothing) like any analyst
 expression — functions from the allow-list, evaluated totally (a failing row is NULL) — and run
-(:func:`apply_post`) in a **separate, empty in-memory DuckDB** that holds only the released rows:
+(:func:`apply_post`) in a **separate in-memory DuckDB** that holds only the released rows:
 nothing but released values and public keys can reach it. Ties of ``ORDER BY`` are broken by the
 groups' public order, so the result is a function of the released values only.
 
@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+import threading
 from dataclasses import dataclass, replace
 
 import duckdb
@@ -170,11 +171,27 @@ def _analyst_words(message: str, post: Post) -> str:
     return re.sub(r"\b__[ka]\d+\b", lambda m: names.get(m.group(0), m.group(0)), message)
 
 
+_SCRATCH: list = []
+_SCRATCH_LOCK = threading.Lock()
+
+
+def _scratch():
+    """A cursor of the process's post-processing database: in memory, one thread, no external
+    access, holding no table but each run's own TEMP table (a cursor is a connection of its
+    own, so concurrent runs do not see each other's). Nothing but released rows enters it."""
+    with _SCRATCH_LOCK:
+        if not _SCRATCH:
+            _SCRATCH.append(duckdb.connect(config={"threads": 1, "enable_external_access": False,
+                                                   "autoinstall_known_extensions": False,
+                                                   "autoload_known_extensions": False}))
+        return _SCRATCH[0].cursor()
+
+
 def _run(c: CompiledPost, rows: list[tuple]) -> tuple[list[tuple], list[str]]:
-    con = duckdb.connect()  # empty, in memory: only the released rows are ever in it
+    con = _scratch()
     try:
         cols = ", ".join(f'"{n}" {t}' for n, t in c.types.items())
-        con.execute(f"CREATE TABLE released(__row BIGINT{', ' if cols else ''}{cols})")
+        con.execute(f"CREATE TEMP TABLE released(__row BIGINT{', ' if cols else ''}{cols})")
         if rows:
             marks = ", ".join("?" for _ in range(len(c.types) + 1))
             con.executemany(f"INSERT INTO released VALUES ({marks})",
@@ -237,7 +254,7 @@ class PostRelease:
 
 
 def _eval(function: str, x: float) -> float | None:
-    con = duckdb.connect()
+    con = _scratch()
     try:
         v = con.execute(f"SELECT ({function}) FROM (SELECT CAST(? AS DOUBLE) AS __a0)", [x]).fetchone()[0]
     finally:
