@@ -739,7 +739,12 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WHERE id NOT IN (SELECT pid FROM visits)",
         "SELECT COUNT(*) FROM (SELECT id FROM people EXCEPT SELECT pid FROM visits) t",
         f"SELECT d.dname, COUNT(*) AS n {GROUPED} WHERE p.id IN (SELECT pid FROM visits) "
-        "GROUP BY d.dname ORDER BY n DESC")]
+        "GROUP BY d.dname ORDER BY n DESC",
+        # GROUP BY … HAVING below the top: one participant per group, or refused
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT pid FROM visits GROUP BY pid "
+        "HAVING SUM(amount * amount) > 10 AND MAX(CAST(tag AS INT)) IS NULL)",
+        "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
+        "HAVING COUNT(*) > 1)")]
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
