@@ -39,7 +39,7 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from ._names import output_name
-from .scope import refuse
+from .scope import NOT_YET, refuse
 
 __all__ = ["Post", "split_post"]
 
@@ -146,6 +146,11 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
             uniq.append(a.copy())
 
     def over_released(e: exp.Expression, where: str, outputs=None) -> exp.Expression:
+        if any(isinstance(n, (exp.Subquery, exp.Select)) for n in e.walk()):
+            raise refuse(f"a subquery in {where}", NOT_YET,
+                         "release the aggregates it computes in a statement of their own and "
+                         "compare the released values yourself")
+
         def swap(n: exp.Expression) -> exp.Expression:
             if _is_agg(n):
                 return exp.column(f"__a{distinct[n.sql(dialect='duckdb').lower()]}")

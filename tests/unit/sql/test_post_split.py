@@ -67,6 +67,9 @@ def test_functions_of_the_keys_and_having_aliases():
     ("SELECT COUNT(*) FROM t LIMIT 1 + 1", UnsupportedQueryError, "whole number"),
     ("SELECT COUNT(*) FROM t ORDER BY 2", ProgrammingError, "out of range"),
     ("SELECT *, COUNT(*) FROM t", UnsupportedQueryError, "SELECT \\*"),
+    # TPC-H Q11: a threshold computed by another aggregate query
+    ("SELECT k, SUM(x) FROM t GROUP BY k HAVING SUM(x) > (SELECT SUM(x) * 0.01 FROM t)",
+     UnsupportedQueryError, "a subquery in HAVING"),
 ])
 def test_refusals_name_the_problem(sql, err, text):
     with pytest.raises(err, match=text):
