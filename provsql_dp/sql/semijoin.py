@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import ProgrammingError
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ._names import analyst_names
 from .plan import Filter, SemiJoin
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
@@ -128,7 +129,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
         else:
             correlated.append(e)
     if mine:
-        node = Filter(node, _total(planner, exp.and_(*mine)))
+        node = Filter(node, _total(planner, exp.and_(*mine), scope))
     for kind, left, query in subs:
         node, more = _semijoin(planner, kind, left, query, node, scope, env, ids)
         if more:
@@ -137,8 +138,12 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
     return node, correlated
 
 
-def _total(planner, e: exp.Expression) -> exp.Expression:
-    return make_total(e, planner.types, predicate=True, budget=planner.row_budget)
+def _total(planner, e: exp.Expression, scope: Scope) -> exp.Expression:
+    """``e`` made total as a condition; an error names columns as the analyst wrote them."""
+    try:
+        return make_total(e, planner.types, predicate=True, budget=planner.row_budget)
+    except (UnsupportedQueryError, ProgrammingError) as err:
+        raise type(err)(analyst_names(str(err), scope)) from err
 
 
 def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
@@ -164,9 +169,11 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
             right, corr = plan_where(planner, q.args["where"].this, right, chained, env,
                                      local=right_ids)
         values = [] if kind == "EXISTS" else _select_values(q, chained)
+        named = chained
     else:
         right = planner._plan_query(query, env)
         corr, values = [], [exp.column(i) for i in right.ids]
+        named = scope
     parts = list(corr)
     if kind == "IN":
         if len(values) != len(left):
@@ -178,7 +185,7 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
     cond, further = [], []
     for p in parts:
         (cond if {c.name for c in p.find_all(exp.Column)} <= both else further).append(p)
-    condition = _total(planner, exp.and_(*cond)) if cond else exp.true()
+    condition = _total(planner, exp.and_(*cond), named) if cond else exp.true()
     return SemiJoin(node, right, condition), further
 
 
