@@ -69,6 +69,8 @@ from .fast_path import laplace_applies
 from .kstar_route import star_shape
 from .ktriangle_route import triangle_shape
 from .postprocess import post_process, raw_option
+from .post_sql import explain_row as post_row, prepare_post
+from ..sql.post_split import split_post
 from .precheck import check_decision
 
 __all__ = ["ROUTES", "Route", "Statement", "choose", "decide", "release", "explain", "DESC",
@@ -288,9 +290,12 @@ def explain(con, tree) -> tuple[list, list]:
     """``EXPLAIN PRIVACY``: ``(DESC, rows)``, each row from the route the release would take,
     its name in column ``route``. Reads no protected row (but the curator's private sizes)."""
     st, eps = statement_of(con, tree)
+    st.query, post = split_post(st.query)  # ORDER BY, HAVING, LIMIT, …: after the release
     route = choose(st)
+    post = prepare_post(st, route, post)
+    extra = [post_row(post.post, DESC)] if post is not None else []
     if route is not None:
-        return DESC, [with_route(row, route.name) for row in route.explain(st, eps, tree)]
+        return DESC, [with_route(row, route.name) for row in route.explain(st, eps, tree)] + extra
     options = dict(st.options)
     options.pop("raw", None)  # post-processing: no effect on the route
-    return DESC, explain_route.explain_rows(con, st.plan, eps, tree, options, decide)
+    return DESC, explain_route.explain_rows(con, st.plan, eps, tree, options, decide) + extra

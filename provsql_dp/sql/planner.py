@@ -33,19 +33,12 @@ from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
 from .column_declarations import declared_bounds
 from .functions import refuse_shadowed_builtins
-from .plan import (
-    Aggregate,
-    AggregateColumn,
-    Aggregates,
-    Distinct,
-    Filter,
-    Join,
-    Node,
-    Project,
-    Scan,
-    Union,
-)
+from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Join, Node, OneRow,
+                   Project, Scan, Union)
 from .scalar import scalar_expression
+from .grouped import plan_grouped
+from .semijoin import plan_where
+from .values import plan_values
 from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 from ._typing import finite_predicate
@@ -173,7 +166,7 @@ class Planner:
             proj = self._project(joined, tuple(exp.column(i) for i in left.ids), ids, left.names)
             return Distinct(proj)
         if isinstance(q, exp.Values):
-            raise refuse("VALUES lists", hint="put the constants in a table")
+            return plan_values(self, q)
         raise refuse(f"the query form {type(q).__name__.upper()}")
 
     def _check_arity(self, op: str, left: Node, right: Node) -> None:
@@ -205,8 +198,8 @@ class Planner:
     def _from(self, sel: exp.Select, env: dict) -> tuple[Node | None, Scope]:
         scope = Scope()
         from_ = sel.args.get("from_") or sel.args.get("from")
-        if from_ is None:
-            raise refuse("a SELECT without FROM", hint="select from a table")
+        if from_ is None:  # constants: projected from one public row (sql.values)
+            return OneRow(), scope
         node, src = self._source(from_.this, env)
         scope.add(src)
         for j in sel.args.get("joins") or []:
@@ -297,7 +290,8 @@ class Planner:
         if isinstance(t, exp.Lateral):
             raise refuse("LATERAL")
         if isinstance(t, exp.Values):
-            raise refuse("VALUES lists", hint="put the constants in a table")
+            node = plan_values(self, t)
+            return node, self._rename(node, t.alias or "valueslist", alias_cols)
         if isinstance(t, exp.Unnest):
             raise refuse("UNNEST")
         raise refuse(f"the FROM item {t.sql(dialect='duckdb')}")
@@ -332,10 +326,12 @@ class Planner:
         return Source(alias, tuple(names), node.ids)
 
     def _plan_select(self, sel: exp.Select, env: dict) -> Node:
+        if sel.args.get("having") is not None and sel.args.get("group") is not None:
+            return plan_grouped(self, sel, env)  # GROUP BY … HAVING below the top (sql.grouped)
         self._check_select_clauses(sel)
         node, scope = self._from(sel, env)
-        if sel.args.get("where") is not None:
-            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
+        if sel.args.get("where") is not None:  # IN / EXISTS: semi-joins (sql.semijoin)
+            node = plan_where(self, sel.args["where"].this, node, scope, env)[0]
         if sel.args.get("group") is not None:
             return self._group_as_distinct(sel, node, scope)
         exprs, ids, names = self._select_list(sel, scope)
@@ -448,7 +444,7 @@ class Planner:
             raise refuse("SELECT DISTINCT with an aggregate")
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
+            node = plan_where(self, sel.args["where"].this, node, scope, env)[0]
         for e in sel.expressions:
             if e.find(exp.Window) is not None:
                 raise refuse("window functions", NON_MONOTONE)

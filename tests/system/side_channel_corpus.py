@@ -708,6 +708,43 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 1e308",
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
+    # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
+    g = f"{GROUPED} GROUP BY d.dname"
+    out += [("post-processing", sql) for sql in (
+        f"SELECT d.dname, COUNT(*) AS n {g} ORDER BY n DESC LIMIT 2 {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} HAVING COUNT(*) > 1 {EPS}",
+        f"SELECT d.dname {g} HAVING COUNT(*) > 1 ORDER BY d.dname {EPS}",
+        f"SELECT d.dname, SUM(p.salary) / COUNT(*) AS r {g} ORDER BY r DESC {EPS}",
+        f"SELECT d.dname, 1 // COUNT(*) AS q {g} HAVING 1 // COUNT(*) > 0 ORDER BY q {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} WHERE 1 // p.i > 0 ORDER BY 2 LIMIT 1 OFFSET 1 {EPS}"
+        .replace(f" GROUP BY d.dname WHERE 1 // p.i > 0", " WHERE 1 // p.i > 0 GROUP BY d.dname"),
+        f"SELECT ROUND(COUNT(*), -1), -SUM(p.salary) {GROUPED} {EPS}",
+        f"SELECT upper(d.dname), COUNT(*) * 2 AS twice {g} ORDER BY twice {EPS}",
+        f"SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 LIMIT 1 {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} HAVING p.name > 'a' {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} LIMIT d.dname {EPS}",
+        f"EXPLAIN PRIVACY SELECT d.dname, SUM(p.salary) / COUNT(*) AS r {g} ORDER BY r LIMIT 1 "
+        "WITH EPSILON 0.5")]
+    # semi-joins (IN / EXISTS), constants as public relations, and the non-monotone refusals
+    out += [("semi-join", f"{sql} {EPS}") for sql in (
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT pid FROM visits WHERE 1 // amount > 0)",
+        "SELECT COUNT(*) FROM people p WHERE EXISTS (SELECT 1 FROM visits v WHERE v.pid = p.id "
+        "AND CAST(v.tag AS INT) > 0)",
+        "SELECT COUNT(*) FROM visits WHERE pid IN (SELECT id FROM people WHERE error(name) IS NULL)",
+        "SELECT COUNT(*) FROM people WHERE dept IN (SELECT dept_id FROM depts WHERE dname = 'eng')",
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT x FROM (VALUES (1), (1000)) v(x))",
+        "SELECT SUM(salary) FROM people p WHERE EXISTS (SELECT * FROM visits v WHERE v.pid = p.id "
+        "AND v.amount * v.amount > 0)",
+        "SELECT COUNT(*) FROM people WHERE NOT EXISTS (SELECT 1 FROM visits WHERE pid = id)",
+        "SELECT COUNT(*) FROM people WHERE id NOT IN (SELECT pid FROM visits)",
+        "SELECT COUNT(*) FROM (SELECT id FROM people EXCEPT SELECT pid FROM visits) t",
+        f"SELECT d.dname, COUNT(*) AS n {GROUPED} WHERE p.id IN (SELECT pid FROM visits) "
+        "GROUP BY d.dname ORDER BY n DESC",
+        # GROUP BY … HAVING below the top: one participant per group, or refused
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT pid FROM visits GROUP BY pid "
+        "HAVING SUM(amount * amount) > 10 AND MAX(CAST(tag AS INT)) IS NULL)",
+        "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
+        "HAVING COUNT(*) > 1)")]
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:

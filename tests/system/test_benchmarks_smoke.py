@@ -43,6 +43,7 @@ CASES = [
     ("r2t.py",),
     ("r2t_tpch.py",),
     ("recursive.py",),
+    ("semijoin_post.py",),
     ("server.py",),
     ("side_channel_timing.py",),
     ("single_table.py",),

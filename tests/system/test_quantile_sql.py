@@ -37,7 +37,7 @@ def test_refused_without_a_declaration_naming_both_fixes(con):
     ("SELECT who, MEDIAN(km) FROM trips GROUP BY who WITH EPSILON 1", ProgrammingError),
     ("SELECT km, MEDIAN(km) FROM trips GROUP BY km WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT MEDIAN(km) FROM trips GROUP BY who WITH EPSILON 1", UnsupportedQueryError),
-    ("SELECT MEDIAN(km) + 1 FROM trips WITH EPSILON 1", UnsupportedQueryError),
+    # (MEDIAN(km) + 1 is post-processing of the released median: tests/system/test_post_sql.py)
     ("SELECT MEDIAN(km), COUNT(*) FROM trips WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT MEDIAN(who) FROM trips WITH EPSILON 1", UnsupportedQueryError),
     ("SELECT QUANTILE_CONT(km, 2) FROM trips WITH EPSILON 1", ProgrammingError),

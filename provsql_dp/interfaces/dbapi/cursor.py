@@ -34,6 +34,8 @@ from ...privacy.limits import check_statement
 from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import routing
+from ...privacy.post_sql import apply_post, prepare_post
+from ...sql.post_split import split_post
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -319,9 +321,12 @@ class Cursor:
         # the route: the first of privacy.routing.ROUTES that applies (the one EXPLAIN PRIVACY
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
+        # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
+        tree, post = split_post(tree)
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
             ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
         route = routing.choose(st)
+        post = prepare_post(st, route, post)  # refused here, before any charge
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
             desc, rows, info = routing.release(st, epsilon, text, raw=self.raw, route=route)
@@ -329,6 +334,8 @@ class Cursor:
             raise  # decided from the statement, the schema, the declarations and the budget
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
+        if post is not None:  # free: a function of the released values only
+            desc, rows, info = apply_post(post, desc, rows, info)
         self._release_result(desc, rows, info, coverage)
 
     def _release_result(self, desc, rows, info, coverage) -> None:
