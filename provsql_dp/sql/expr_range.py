@@ -50,7 +50,7 @@ from typing import Callable
 
 from sqlglot import exp
 
-__all__ = ["Range", "expression_range", "bounded_argument"]
+__all__ = ["Range", "expression_range", "bounded_argument", "clamp_columns"]
 
 _INF = math.inf
 
@@ -77,6 +77,7 @@ def _out(lo: float, hi: float, nullable: bool) -> Range | None:
     integers below 2**53, which every operation of integers computes exactly); None if NaN."""
     if math.isnan(lo) or math.isnan(hi):
         return None
+    lo, hi = float(lo), float(hi)
     if all(math.isfinite(v) and v.is_integer() and abs(v) < 2 ** 53 for v in (lo, hi)):
         return Range(lo, hi, nullable)
     return Range(math.nextafter(lo, -_INF), math.nextafter(hi, _INF), nullable)
@@ -158,17 +159,17 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         branches = ([i.args.get("true") for i in e.args.get("ifs") or []]
                     if isinstance(e, exp.Case) else [e.args.get("true")])
         branches.append(e.args.get("default"))
-        return _union([exp.Null() if b is None else b for b in branches], go)
-    if isinstance(e, exp.Coalesce):
-        return _union([e.this] + list(e.expressions), go)
+        return _union([exp.Null() if b is None else b for b in branches], go, any)
+    if isinstance(e, exp.Coalesce):  # NULL only when every argument is
+        return _union([e.this] + list(e.expressions), go, all)
     if isinstance(e, (exp.Least, exp.Greatest)):
         return _extreme([e.this] + list(e.expressions), go, isinstance(e, exp.Least))
     if isinstance(e, (exp.Floor, exp.Ceil)):
         a = go(e.this)
         if a is None or a.lo > a.hi or e.args.get("decimals") is not None:
             return None if a is None or e.args.get("decimals") is not None else a
-        return Range(math.floor(a.lo) if math.isfinite(a.lo) else a.lo,
-                     math.ceil(a.hi) if math.isfinite(a.hi) else a.hi, a.nullable)
+        return Range(float(math.floor(a.lo)) if math.isfinite(a.lo) else a.lo,
+                     float(math.ceil(a.hi)) if math.isfinite(a.hi) else a.hi, a.nullable)
     return None
 
 
@@ -190,12 +191,13 @@ def _cast(a: Range | None, to: exp.DataType) -> Range | None:
     return None
 
 
-def _union(parts, go) -> Range | None:
-    """The hull of the ranges of ``parts`` (a CASE's branches, a COALESCE's arguments)."""
+def _union(parts, go, nullable) -> Range | None:
+    """The hull of the ranges of ``parts`` (a CASE's branches, a COALESCE's arguments), NULL
+    when ``nullable`` (any, all) of them may be."""
     rs = [go(p) for p in parts]
     if any(r is None for r in rs):
         return None
-    return Range(min(r.lo for r in rs), max(r.hi for r in rs), all(r.nullable for r in rs))
+    return Range(min(r.lo for r in rs), max(r.hi for r in rs), nullable(r.nullable for r in rs))
 
 
 def _extreme(parts, go, least: bool) -> Range | None:
@@ -243,18 +245,29 @@ def bounded_argument(arg: exp.Expression, column_bounds: Callable[[str], tuple |
     r = expression_range(arg, column_bounds, column_type)
     if r is None or r.lo > r.hi or not r.finite:
         return arg, None
-    out = arg.copy()
-    for col in list(out.find_all(exp.Column)):
-        b = column_bounds(col.name)
-        if b is not None:
-            lo, hi = (exp.Literal.number(_num(v)) for v in b)
-            col.replace(exp.Least(this=exp.Greatest(this=col.copy(), expressions=[lo],
-                                                    ignore_nulls=True),
-                                  expressions=[hi], ignore_nulls=True))
+    out = clamp_columns(arg, column_bounds)
     lo, hi = float(r.lo), float(r.hi)
     if not hi > lo:
         lo, hi = lo - 0.5, hi + 0.5
     return out, (lo, hi)
+
+
+def clamp_columns(e: exp.Expression, column_bounds: Callable[[str], tuple | None]
+                  ) -> exp.Expression:
+    """A copy of ``e`` with every column that has declared bounds replaced by its clamp
+    ``LEAST(GREATEST(col, lo), hi)`` (NULL stays NULL, NaN becomes ``hi``)."""
+    out = e.copy()
+    for col in list(out.find_all(exp.Column)):
+        b = column_bounds(col.name)
+        if b is not None:
+            lo, hi = (exp.Literal.number(_num(v)) for v in b)
+            clamp = exp.Least(this=exp.Greatest(this=col.copy(), expressions=[lo],
+                                                ignore_nulls=True),
+                              expressions=[hi], ignore_nulls=True)
+            if col is out:
+                return clamp
+            col.replace(clamp)
+    return out
 
 
 def _num(v) -> str:
