@@ -1,0 +1,61 @@
+"""What the single-table statement routes (quantile, variance, distinct count) share: the one
+protected table a statement reads, read from the declarations only, never from its rows.
+
+>>> import provsql_dp, sqlglot
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, x DOUBLE); PROTECT TABLE p")
+>>> t = one_table(con, sqlglot.parse_one("SELECT VAR_POP(x) FROM p", read="duckdb"), "VAR_POP")
+>>> t.info.name, t.column("X"), t.table_sql
+('p', 'x', '"memory"."main"."p"')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ..provenance.capture import q as quote
+from .policy_route import row_per_participant
+
+__all__ = ["OneTable", "one_table", "select_of"]
+
+
+def select_of(tree):
+    """The SELECT of a statement (parentheses without an alias dropped)."""
+    while isinstance(tree, exp.Subquery) and not tree.alias:
+        tree = tree.this
+    return tree
+
+
+@dataclass(frozen=True)
+class OneTable:
+    """The table of a single-table private statement (row per participant)."""
+
+    info: object
+    lower: dict          # lower-cased column name → column name
+    types: dict          # column name → DuckDB type
+    table_sql: str
+
+    def column(self, name: str) -> str | None:
+        return self.lower.get(name.lower())
+
+
+def one_table(con, sel, statistic: str) -> OneTable:
+    """The one protected, row-per-participant table ``sel`` reads directly; refusals name the
+    statistic (nothing is charged)."""
+    from_ = sel.args.get("from_") or sel.args.get("from")
+    if from_ is None or not isinstance(from_.this, exp.Table) or sel.args.get("joins"):
+        raise UnsupportedQueryError(f"{statistic} reads one protected table directly (no join, "
+                                    "no subquery in FROM)")
+    t = from_.this
+    info = con.catalog.find_table([p for p in (t.catalog, t.db, t.name) if p])
+    if info is None:
+        raise ProgrammingError(f"table {t.name!r} does not exist")
+    ok, why = row_per_participant(con, info, con.catalog.protection(info.schema, info.name))
+    if not ok:
+        raise UnsupportedQueryError(f"{statistic} cannot be released: {why}")
+    table_sql = ".".join(quote(p) for p in (info.catalog, info.schema, info.name) if p)
+    return OneTable(info, {c.lower(): c for c in info.columns},
+                    dict(zip(info.columns, info.types)), table_sql)
