@@ -156,9 +156,11 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         lo = 0.0 if a.lo <= 0 <= a.hi else min(abs(a.lo), abs(a.hi))
         return Range(lo, max(abs(a.lo), abs(a.hi)), a.nullable)
     if isinstance(e, (exp.Case, exp.If)):
-        branches = ([i.args.get("true") for i in e.args.get("ifs") or []]
-                    if isinstance(e, exp.Case) else [e.args.get("true")])
-        branches.append(e.args.get("default"))
+        if isinstance(e, exp.Case):
+            branches = [i.args.get("true") for i in e.args.get("ifs") or []]
+            branches.append(e.args.get("default"))
+        else:  # IF(c, a, b): sqlglot names the else branch "false"
+            branches = [e.args.get("true"), e.args.get("false")]
         return _union([exp.Null() if b is None else b for b in branches], go, any)
     if isinstance(e, exp.Coalesce):  # NULL only when every argument is
         return _union([e.this] + list(e.expressions), go, all)

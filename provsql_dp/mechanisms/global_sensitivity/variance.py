@@ -19,7 +19,7 @@ by at most ``h`` and ``Q`` by at most ``h²``. Each is released with exact discr
 carries the variance, so its numerator gets the largest share; the three shares add to ε
 (sequential composition). Post-processing: ``n̂ = max(ñ, 1)``; the variance is clamped to
 ``[0, h²]`` (``h² = (hi − lo)²/4`` is the largest population variance of values in
-``[lo, hi]``; for VAR_SAMP the bound is ``h²·n̂/(n̂ − 1)``, ``n̂ ≥ 2``).
+``[lo, hi]``; for VAR_SAMP the bound is ``h²·n̂/(n̂ − 1)``, and ``2h²`` when ``n̂ < 2``).
 
 Interval (:meth:`VarianceRelease.interval`)
 -------------------------------------------
@@ -61,6 +61,14 @@ def _formula(n: float, s: float, q: float, sample: bool) -> float:
     return v * n / (n - 1) if sample else v
 
 
+def _cap(h2: float, n: float, sample: bool) -> float:
+    """The largest variance of ``n`` values in an interval of half-width ``h``: ``h²`` (population),
+    ``h²·n/(n − 1)`` (sample; ``2h²`` at ``n = 2``, the most when ``n`` is not known ≥ 2)."""
+    if not sample:
+        return h2
+    return h2 * (n / (n - 1) if n >= 2 else 2.0)
+
+
 @dataclass(frozen=True)
 class VarianceRelease:
     """A released variance or standard deviation and its three noisy parts (public)."""
@@ -88,7 +96,7 @@ class VarianceRelease:
         an, as_, aq = (r.noise_bound(pp) for r in (self.count, self.total, self.squares))
         h2, h = self._h2, math.sqrt(self._h2)
         n_lo, n_hi = max(self.count.value - an, 1.0), self.count.value + an
-        cap = h2 * (n_lo / (n_lo - 1) if sample and n_lo > 1 else 1.0)
+        cap = _cap(h2, n_lo, sample)
         if n_hi < 1 or (sample and n_lo <= 1):
             lo, hi = 0.0, (h2 if not sample else math.inf)
         else:
@@ -144,7 +152,7 @@ def release_many_variances(parts, lo: float, hi: float, epsilon, statistic: str 
             v = h * h
         else:
             v = _formula(nh, float(rs.value), float(rq.value), sample)
-        cap = h * h * (nh / (nh - 1) if sample else 1.0)
+        cap = _cap(h * h, nh, sample)
         v = min(max(v, 0.0), cap)
         out.append(VarianceRelease(math.sqrt(v) if root else v, statistic, float(lo), float(hi),
                                    rn, rs, rq))

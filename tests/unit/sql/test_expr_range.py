@@ -18,7 +18,7 @@ TYPES = {"a": "DOUBLE", "b": "DOUBLE", "u": "DOUBLE", "f": "BOOLEAN", "s": "VARC
 
 LEAVES = ["a", "b", "u", "f", "NULL", "(s = 'x')", "(a > 2)", "TRUE", "0", "1", "-3", "2.5",
           "0.1", "-7.25", "100"]
-UNARY = ["(- ({0}))", "ABS({0})", "CAST({0} AS INTEGER)", "FLOOR({0})", "(CASE WHEN f THEN {0} END)"]
+UNARY = ["(- ({0}))", "IF(f, {0}, 3)", "ABS({0})", "CAST({0} AS INTEGER)", "FLOOR({0})", "(CASE WHEN f THEN {0} END)"]
 BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / {1})", "LEAST({0}, {1})",
           "GREATEST({0}, {1})", "COALESCE({0}, {1})", "(CASE WHEN {0} > 1 THEN {1} ELSE 2 END)",
           "LEAST(GREATEST({0}, -1), {1})"]
