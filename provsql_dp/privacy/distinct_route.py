@@ -2,8 +2,9 @@
 domain (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``FROM`` a public table): a histogram of
 presence (:mod:`provsql_dp.mechanisms.global_sensitivity.presence`).
 
-It applies when the statement is exactly that shape on one row-per-participant protected table
-whose column ``c`` has declared keys — decided from the statement and the declarations only.
+It applies when the statement is exactly that shape, without OPTIONS, on one row-per-participant
+protected table whose column ``c`` has declared keys — decided from the statement and the
+declarations only.
 Any other ``COUNT(DISTINCT …)`` keeps its route (the recursive mechanism, interval "≥ …").
 One DuckDB aggregate counts the rows per declared value (``WHERE`` evaluated totally; rows
 whose value is outside the domain are not read); each count gets exact discrete Laplace noise
@@ -103,9 +104,10 @@ def prepare(con, tree) -> DistinctQuery | None:
     return DistinctQuery(col, label, t.table_sql, t.types[col], keys, where_sql)
 
 
-def applies(con, tree) -> bool:
-    """Whether the statement takes this route (declarations only)."""
-    return prepare(con, tree) is not None
+def applies(con, tree, options=None) -> bool:
+    """Whether the statement takes this route (declarations only). A statement with OPTIONS
+    (e.g. ``mechanism = 'recursive'``) keeps the route those options choose."""
+    return not options and prepare(con, tree) is not None
 
 
 def _detail(dq: DistinctQuery, epsilon) -> str:

@@ -201,7 +201,7 @@ ROUTES: tuple[Route, ...] = (
           _quantile_explain, _quantile_release),
     Route("variance", "statement", lambda st: variance_route.is_variance_query(st.query),
           *_statement_route(variance_route)),
-    Route("distinct", "statement", lambda st: distinct_route.applies(st.con, st.query),
+    Route("distinct", "statement", lambda st: distinct_route.applies(st.con, st.query, st.options),
           *_statement_route(distinct_route)),
     Route("refused", "statement", lambda st: not _releasable(st.plan), _refuse, _refuse),
     Route("policy", "statement", lambda st: st.policy is not None, _policy_explain,

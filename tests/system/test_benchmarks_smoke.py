@@ -27,6 +27,7 @@ TIMEOUT = 180  # seconds per case; each takes a few seconds on a loaded 2-core m
 
 CASES = [
     ("analyst_compile.py",),
+    ("_analyst_aggregates.py",),  # issue 28 item 4; also a section of analyst_sql.py
     ("backends.py",),
     ("blowfish.py",),
     ("coverage.py",),
