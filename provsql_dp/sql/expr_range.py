@@ -10,9 +10,9 @@ like ``COUNT(*) … WHERE sex = 'male'``, instead of the recursive mechanism's u
 contains every non-NULL value the expression takes on any row, or None when nothing is known.
 NULLs do not matter: SUM skips them. :func:`bounded_argument` is the planner's hook: for a SUM
 argument that is not a bare column, it substitutes every column that has declared bounds by its
-clamp ``LEAST(GREATEST(col, lo), hi)`` (declared bounds are a declaration, not a constraint on
-the data: the clamp is what makes the proved range hold on every row) and returns the rewritten
-argument with its range when that range is finite.
+clamp ``LEAST(GREATEST(col, lo), hi)``, NULL when the value is not finite (declared bounds are a
+declaration, not a constraint on the data: the clamp is what makes the proved range hold on
+every row) and returns the rewritten argument with its range when that range is finite.
 
 Soundness rules (each also checked by a property test that evaluates random expressions in
 DuckDB over random rows, ``tests/unit/sql/test_expr_range.py``):
@@ -22,9 +22,9 @@ DuckDB over random rows, ``tests/unit/sql/test_expr_range.py``):
 * ``LEAST``/``GREATEST`` ignore NULL arguments in DuckDB, so an upper end of ``LEAST`` comes only
   from arguments that are never NULL (constants and expressions of constants);
 * a division's range is known only when the divisor's range excludes 0; casts to integer round
-  (``[⌊lo⌋, ⌈hi⌉]``); predicates and booleans are ``[0, 1]``; ``NaN`` never appears in a clamped
-  column (``LEAST(GREATEST(NaN, lo), hi) = hi`` in DuckDB) and any other source of NaN (``0·∞``)
-  needs an unbounded operand, which makes the range unknown.
+  (``[⌊lo⌋, ⌈hi⌉]``); predicates and booleans are ``[0, 1]``; ``NaN`` and ±∞ never appear in a clamped
+  column (they become NULL) and any other source of NaN (``0·∞``) needs an unbounded operand,
+  which makes the range unknown.
 
 >>> import sqlglot
 >>> def r(sql, bounds=None):
@@ -239,7 +239,7 @@ def bounded_argument(arg: exp.Expression, column_bounds: Callable[[str], tuple |
     >>> a, b = bounded_argument(sqlglot.parse_one("x * 2", read="duckdb"),
     ...                         lambda c: (0, 5) if c == "x" else None)
     >>> print(a.sql(dialect="duckdb")), b[0] <= 0 and b[1] >= 10
-    LEAST(GREATEST(x, 0), 5) * 2
+    CASE WHEN x > CAST('-inf' AS DOUBLE) AND x < CAST('inf' AS DOUBLE) THEN LEAST(GREATEST(x, 0), 5) END * 2
     (None, True)
     """
     if isinstance(arg, exp.Column):
@@ -257,15 +257,20 @@ def bounded_argument(arg: exp.Expression, column_bounds: Callable[[str], tuple |
 def clamp_columns(e: exp.Expression, column_bounds: Callable[[str], tuple | None]
                   ) -> exp.Expression:
     """A copy of ``e`` with every column that has declared bounds replaced by its clamp
-    ``LEAST(GREATEST(col, lo), hi)`` (NULL stays NULL, NaN becomes ``hi``)."""
+    ``CASE WHEN col > -inf AND col < inf THEN LEAST(GREATEST(col, lo), hi) END``: a non-finite
+    value (NaN, ±∞) is NULL and adds nothing, as in a bare column's bounded SUM."""
     out = e.copy()
     for col in list(out.find_all(exp.Column)):
         b = column_bounds(col.name)
         if b is not None:
             lo, hi = (exp.Literal.number(_num(v)) for v in b)
-            clamp = exp.Least(this=exp.Greatest(this=col.copy(), expressions=[lo],
-                                                ignore_nulls=True),
-                              expressions=[hi], ignore_nulls=True)
+            inf = [exp.cast(exp.Literal.string(t), exp.DataType.build("DOUBLE"))
+                   for t in ("-inf", "inf")]
+            finite = exp.and_(exp.GT(this=col.copy(), expression=inf[0]),
+                              exp.LT(this=col.copy(), expression=inf[1]))
+            clamp = exp.Case(ifs=[exp.If(this=finite, true=exp.Least(
+                this=exp.Greatest(this=col.copy(), expressions=[lo], ignore_nulls=True),
+                expressions=[hi], ignore_nulls=True))])
             if col is out:
                 return clamp
             col.replace(clamp)
