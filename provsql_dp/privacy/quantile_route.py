@@ -178,6 +178,10 @@ def _statistic(node) -> tuple[str, float]:
     qv = float(qn.this)
     if not 0 <= qv <= 1:
         raise ProgrammingError(f"{name}: q = {qn.this} is outside [0, 1]")
+    try:
+        rank_fraction(qv)  # the grid selection reads q as an exact fraction
+    except ValueError as e:
+        raise ProgrammingError(f"{name}: {e}") from None
     return name, qv
 
 
