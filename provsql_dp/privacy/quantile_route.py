@@ -378,7 +378,7 @@ def _answer_grid(con, qq, epsilon, text, rng):
         if key in counts:
             counts[key][:, int(r[-3])] += (int(r[-2]), int(r[-1]))
     rels = tuple(release_from_counts(counts[g][0], counts[g][1], qq.q, qq.lower, qq.upper,
-                                     float(epsilon), rng=rng, statistic=qq.statistic)
+                                     epsilon, rng=rng, statistic=qq.statistic)
                  for g in groups)
     info = PrivacyInfo(mechanism="quantile", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=rels, policy=qq.policy, strategy=_grid_detail(qq, rels[0]))

@@ -47,7 +47,7 @@ whose score is within ``O(Δu·log G/ε)`` of the best).
 
 **Exactness.** The scores are integers and the noise is the codebase's exact discrete Laplace
 sampler (Canonne, Kamath & Steinke 2020; :mod:`provsql_dp.mechanisms.noise`) at the exact
-rational scale ``2b/ε`` (ε taken as its exact binary fraction): no floating-point number enters
+rational scale ``2b/ε`` (ε read exactly, :func:`noise_scale`): no floating-point number enters
 the selection, so there is no Mironov-style leak. (A floating-point Gumbel-max — the textbook
 sampler of the exponential mechanism — is not exact: its low-order bits depend on the scores.)
 The released value ``g_{k*}`` is a public function of ``k*``.
@@ -82,7 +82,8 @@ import numpy as np
 from ..noise.safe_noise import discrete_laplace
 from ..noise.sources import resolve_rng, tail_units
 
-__all__ = ["GRID_STEPS", "GridQuantileRelease", "grid_of", "grid_scores", "rank_fraction",
+__all__ = ["GRID_STEPS", "GridQuantileRelease", "grid_of", "grid_scores", "noise_scale",
+           "rank_fraction",
            "release_from_counts", "release_grid_quantile"]
 
 #: the number of grid steps between the declared bounds (G): 256 points of step (hi − lo)/256
@@ -144,7 +145,7 @@ class GridQuantileRelease:
     @property
     def noise_units(self) -> Fraction:
         """The discrete Laplace scale of each score's noise, ``2b/ε`` (score units)."""
-        return Fraction(2 * self.q.denominator) / Fraction(self.epsilon)
+        return noise_scale(self.q, self.epsilon)
 
     @property
     def grid(self) -> float:
@@ -184,13 +185,30 @@ def release_from_counts(bin_counts: np.ndarray, on_point: np.ndarray, q, lo: flo
                          "on_point ≤ bin_counts")
     cum = np.cumsum(counts)
     scores = grid_scores(cum, cum - exact, int(cum[-1]), qf)
-    scale = Fraction(2 * qf.denominator) / Fraction(float(epsilon))
-    noise = discrete_laplace(scale, size=steps + 1, rng=resolve_rng(rng))
+    noise = discrete_laplace(noise_scale(qf, epsilon), size=steps + 1, rng=resolve_rng(rng))
     noisy = scores + noise
     tied = np.flatnonzero(noisy == noisy.max())
     k = int(tied[np.argmin(_priority(steps)[tied])])  # a fixed public tie-break
     value = float(grid_of(lo, hi, steps)[k])
     return GridQuantileRelease(value, float(epsilon), float(lo), float(hi), steps, qf, statistic)
+
+
+def noise_scale(q: Fraction, epsilon) -> Fraction:
+    """The exact scale ``2b/ε`` of each score's noise (``q = a/b``), ε read exactly (a
+    Fraction as it is, a float or string by its decimal text: ``0.1`` is 1/10), rounded *up* to
+    a multiple of 2**−20 when its numerator or denominator would exceed the sampler's limits
+    (a larger scale only lowers the privacy loss below the ε charged).
+
+    >>> noise_scale(Fraction(1, 2), 0.1), noise_scale(Fraction(9, 10), Fraction(1, 3))
+    (Fraction(40, 1), Fraction(60, 1))
+    """
+    eps = epsilon if isinstance(epsilon, Fraction) else Fraction(str(epsilon))
+    if not eps > 0:
+        raise ValueError("epsilon must be positive")
+    lam = Fraction(2 * q.denominator) / eps
+    if lam.numerator > 2 ** 53 or lam.denominator > 2 ** 62:
+        lam = Fraction(math.ceil(lam * 2 ** 20), 2 ** 20)
+    return lam
 
 
 def _priority(steps: int) -> np.ndarray:
