@@ -161,3 +161,29 @@ def test_route_parts_move_by_their_sensitivity_on_neighbours(seed):
                              ).fetchall()) for c in (a, b))
     keys = set(ca) | set(cb)
     assert sum(abs(ca.get(k, 0) - cb.get(k, 0)) for k in keys) <= 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_filtered_and_proved_range_parts_move_by_their_sensitivity(seed):
+    """FILTER (WHERE …) and a SUM of a CASE of constants, through the Laplace route's own SQL on
+    databases one row apart: each part's true value moves by at most its sensitivity (1, and
+    max(|lo|, |hi|) of the proved range)."""
+    from provsql_dp.privacy.fast_path import _laplace_sql
+    from provsql_dp.sql.plan import Aggregates
+
+    sql = ("SELECT COUNT(*) FILTER (WHERE sex = 'male' OR id = 60), "
+           "SUM(CASE WHEN species = 'Gentoo' THEN 2 ELSE -1 END) FILTER (WHERE id % 2 = 0), "
+           "SUM(LEAST(GREATEST(body_mass_g, 3000), 5000) / 1000) FROM penguins")
+    a, b = _neighbour_pair(seed)
+    values = []
+    for c in (a, b):
+        plan = c.plan(sql)
+        parts = plan.parts if isinstance(plan, Aggregates) else (plan,)
+        values.append([c._duck.execute(_laplace_sql(p, p.bounds, False)[0]).fetchone()[0] or 0
+                       for p in parts])
+        bounds = [p.bounds for p in parts]
+    assert bounds[0] is None and bounds[1] == (-1.0, 2.0)
+    assert bounds[2][0] <= 3 and 5 <= bounds[2][1] < 5.001
+    sens = [1, 2, 5.001]
+    for x, y, s in zip(*values, sens):
+        assert abs(x - y) <= s
