@@ -37,8 +37,8 @@ every release shares before that charge run in one place, :func:`before_charge`,
 routes are chosen and every option is validated.
 
 >>> [r.name for r in ROUTES]  # doctest: +NORMALIZE_WHITESPACE
-['quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner', 'k-star', 'k-triangle',
- 'recursive-lp']
+['quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner',
+ 'k-star', 'k-triangle', 'recursive-lp']
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT); PROTECT TABLE p")
