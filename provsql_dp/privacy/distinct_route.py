@@ -99,9 +99,12 @@ def prepare(con, tree) -> DistinctQuery | None:
     decl = decls.group_keys(t.info.schema, t.info.name, col)
     if decl is None:
         return None
+    try:  # a WHERE beyond the table's own columns (a subquery, a join's): the former route
+        where_sql, _ = _where(sel, t.lower, t.types, col)
+    except Error:
+        return None
     keys = tuple(decls.key_values(decl, t.types[col]))
     label = item.alias if isinstance(item, exp.Alias) else item.sql(dialect="duckdb")
-    where_sql, _ = _where(sel, t.lower, t.types, col)
     return DistinctQuery(col, label, t.table_sql, t.types[col], keys, where_sql)
 
 
