@@ -37,14 +37,17 @@ class OneTable:
     lower: dict          # lower-cased column name → column name
     types: dict          # column name → DuckDB type
     table_sql: str
+    owner: str | None = None  # the owner column when a participant may own several rows
 
     def column(self, name: str) -> str | None:
         return self.lower.get(name.lower())
 
 
-def one_table(con, sel, statistic: str) -> OneTable:
+def one_table(con, sel, statistic: str, owned: bool = False) -> OneTable:
     """The one protected, row-per-participant table ``sel`` reads directly; refusals name the
-    statistic (nothing is charged)."""
+    statistic (nothing is charged). ``owned``: also accept a table protected ``BY (owner)``
+    whose owner is not declared unique (a participant may own several rows): its
+    :attr:`OneTable.owner` names the column."""
     from_ = sel.args.get("from_") or sel.args.get("from")
     if from_ is None or not isinstance(from_.this, exp.Table) or sel.args.get("joins"):
         raise UnsupportedQueryError(f"{statistic} reads one protected table directly (no join, "
@@ -53,9 +56,13 @@ def one_table(con, sel, statistic: str) -> OneTable:
     info = con.catalog.find_table([p for p in (t.catalog, t.db, t.name) if p])
     if info is None:
         raise ProgrammingError(f"table {t.name!r} does not exist")
-    ok, why = row_per_participant(con, info, con.catalog.protection(info.schema, info.name))
-    if not ok:
+    prot = con.catalog.protection(info.schema, info.name)
+    ok, why = row_per_participant(con, info, prot)
+    owner = None
+    if not ok and owned and prot is not None and len(prot.by_columns) == 1:
+        owner = prot.by_columns[0]
+    elif not ok:
         raise UnsupportedQueryError(f"{statistic} cannot be released: {why}")
     table_sql = ".".join(quote(p) for p in (info.catalog, info.schema, info.name) if p)
     return OneTable(info, {c.lower(): c for c in info.columns},
-                    dict(zip(info.columns, info.types)), table_sql)
+                    dict(zip(info.columns, info.types)), table_sql, owner)

@@ -2,14 +2,19 @@
 domain (``SET GROUP KEYS ON t (c) VALUES (…)`` or ``FROM`` a public table): a histogram of
 presence (:mod:`provsql_dp.mechanisms.global_sensitivity.presence`).
 
-It applies when the statement is exactly that shape, without OPTIONS, on one row-per-participant
-protected table whose column ``c`` has declared keys — decided from the statement and the
+It applies when the statement is exactly that shape, without OPTIONS, on one protected table
+(one row per participant, or ``BY (owner)`` with one owner column) whose column ``c`` has
+declared keys — decided from the statement and the
 declarations only.
 Any other ``COUNT(DISTINCT …)`` keeps its route (the recursive mechanism, interval "≥ …").
-One DuckDB aggregate counts the rows per declared value (``WHERE`` evaluated totally; rows
-whose value is outside the domain are not read); each count gets exact discrete Laplace noise
-of scale 1/ε at the full ε (a participant's row holds one value: ℓ1-sensitivity 1), and the
-answer and its interval are post-processing of the noisy counts.
+One DuckDB aggregate counts the participants per declared value (``WHERE`` evaluated totally;
+rows whose value is outside the domain are not read); each count gets exact discrete Laplace
+noise of scale Δ/ε at the full ε, and the answer and its interval are post-processing of the
+noisy counts. Δ = 1 on a row-per-participant table (a participant's row holds one value); on a
+table protected ``BY (owner)`` whose owner may own several rows, the counts are of distinct
+owners and Δ = the number of keys (a participant may hold every one) — said in the release's
+strategy and in ``EXPLAIN PRIVACY``. (Rows with a NULL owner belong to no participant and are not
+counted.)
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -32,6 +37,7 @@ from sqlglot import exp
 from .._numbers import format_eps
 from ..errors import Error, ProgrammingError
 from ..mechanisms.global_sensitivity.presence import release_presence, threshold
+from ..mechanisms.noise.safe_noise import plan_laplace
 from ..mechanisms.noise.sources import tail_units
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
@@ -53,13 +59,21 @@ class DistinctQuery:
     column_type: str
     keys: tuple
     where_sql: str | None = None
+    owner: str | None = None  # participants may own several rows: counted by owner
+
+    @property
+    def sensitivity(self) -> int:
+        """ℓ1 bound of the per-key participant counts: 1 with one row per participant, else
+        every key (a participant may hold them all)."""
+        return 1 if self.owner is None else max(len(self.keys), 1)
 
     def sql(self) -> str:
         keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
                          f"{self.column_type})" for k in self.keys)
         conds = [f"({self.where_sql})"] if self.where_sql else []
         conds.append(f"{quote(self.column)} IN ({keys})")
-        return (f"SELECT {quote(self.column)} AS __v, count(*) AS __n FROM {self.table_sql} "
+        n = "count(*)" if self.owner is None else f"count(DISTINCT {quote(self.owner)})"
+        return (f"SELECT {quote(self.column)} AS __v, {n} AS __n FROM {self.table_sql} "
                 f"WHERE {' AND '.join(conds)} GROUP BY 1")
 
 
@@ -89,7 +103,7 @@ def prepare(con, tree) -> DistinctQuery | None:
         return None
     sel, item, col_node = shape
     try:
-        t = one_table(con, sel, "COUNT(DISTINCT …)")
+        t = one_table(con, sel, "COUNT(DISTINCT …)", owned=True)
     except Error:
         return None
     col = t.column(col_node.name)
@@ -105,7 +119,7 @@ def prepare(con, tree) -> DistinctQuery | None:
         return None
     keys = tuple(decls.key_values(decl, t.types[col]))
     label = item.alias if isinstance(item, exp.Alias) else item.sql(dialect="duckdb")
-    return DistinctQuery(col, label, t.table_sql, t.types[col], keys, where_sql)
+    return DistinctQuery(col, label, t.table_sql, t.types[col], keys, where_sql, t.owner)
 
 
 def applies(con, tree, options=None) -> bool:
@@ -115,11 +129,13 @@ def applies(con, tree, options=None) -> bool:
 
 
 def _detail(dq: DistinctQuery, epsilon) -> str:
+    why = ("one row per participant" if dq.owner is None else
+           f"a participant (owner {dq.owner}) may hold every key")
     return (f"COUNT(DISTINCT {dq.column}) over its {len(dq.keys)} declared keys: per key, the "
             f"count of participants with that value + exact discrete Laplace noise of scale "
-            f"1/ε (ε = {format_eps(epsilon)}, ℓ1-sensitivity 1: one row per participant); a key "
-            f"counts as present when its noisy count reaches τ = "
-            f"{threshold(len(dq.keys), float(epsilon))} (post-processing)")
+            f"Δ/ε (ε = {format_eps(epsilon)}, ℓ1-sensitivity Δ = {dq.sensitivity}: {why}); a "
+            f"key counts as present when its noisy count reaches τ = "
+            f"{threshold(len(dq.keys), float(epsilon), dq.sensitivity)} (post-processing)")
 
 
 def answer(con, tree, epsilon, text: str, options=None, rng=None):
@@ -130,7 +146,8 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     charge = con._ledger.charge(con.user, epsilon, text, "presence")
     found = {r[0]: int(r[1]) for r in engine_of(con).fetchall(dq.sql())}
-    rel = release_presence([found.get(k, 0) for k in dq.keys], float(epsilon), rng=rng)
+    rel = release_presence([found.get(k, 0) for k in dq.keys], float(epsilon), rng=rng,
+                           sensitivity=dq.sensitivity)
     info = PrivacyInfo(mechanism="presence", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,), strategy=_detail(dq, epsilon))
     return [(dq.label, "BIGINT")], [(rel.value,)], info
@@ -144,7 +161,8 @@ def explain(con, tree, epsilon, options=None, confidence=0.95) -> list:
     if epsilon is None:
         raise ProgrammingError("WITH ACCURACY is not offered for COUNT(DISTINCT …) over "
                                "declared keys; give WITH EPSILON ε")
-    t = tail_units(1 / float(epsilon), 1 - (1 - confidence) / max(len(dq.keys), 1))
+    units = plan_laplace(dq.sensitivity, float(epsilon), integer=True).noise_units
+    t = tail_units(units, 1 - (1 - confidence) / max(len(dq.keys), 1))
     return [("presence", None, _detail(dq, epsilon), 1, format_eps(epsilon), None, None,
              float(confidence),
              f"interval: the keys whose noisy count is ≥ {t + 1} are surely present and those "

@@ -187,3 +187,17 @@ def test_filtered_and_proved_range_parts_move_by_their_sensitivity(seed):
     sens = [1, 2, 5.001]
     for x, y, s in zip(*values, sens):
         assert abs(x - y) <= s
+
+
+def test_count_distinct_when_participants_own_several_rows():
+    c = provsql_dp.connect()
+    c.execute("CREATE TABLE v(owner INT, s VARCHAR); INSERT INTO v SELECT range % 40, "
+              "['a', 'b', 'c'][range % 3 + 1] FROM range(600); PROTECT TABLE v BY (owner)")
+    c.execute("SET PRIVACY BUDGET 10; SET GROUP KEYS ON v (s) VALUES ('a', 'b', 'c', 'd')")
+    c._rng = np.random.default_rng(1)
+    row = explain(c, "SELECT COUNT(DISTINCT s) FROM v WITH EPSILON 2")[0]
+    assert row[8] == "distinct" and "Δ = 4" in row[2]
+    cur = c.execute("SELECT COUNT(DISTINCT s) FROM v WITH EPSILON 2")
+    (v,), = cur.fetchall()
+    lo, hi = cur.privacy.intervals()[0][0]
+    assert lo <= 3 <= hi and v in (3, 4) and cur.privacy.releases[0].sensitivity == 4

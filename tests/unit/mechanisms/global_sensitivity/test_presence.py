@@ -43,3 +43,20 @@ def test_interval_covers_and_answer_is_close():
         errs.append(r.value - present)
     assert hits >= 0.9 * 300 - 10
     assert abs(np.mean(errs)) < 6
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(DOMAIN + [None])), max_size=40),
+       st.integers(0, 6), st.lists(st.sampled_from(DOMAIN), max_size=8))
+def test_an_owner_of_several_rows_moves_the_counts_by_at_most_the_domain(rows, who, new):
+    """Participants owning several rows (BY (owner)): per value, the number of distinct owners;
+    removing every row of one owner, or adding an owner with any rows, moves the counts by at
+    most |D| in ℓ1 — the sensitivity the route uses."""
+    def owners(rs):
+        return np.array([len({o for o, v in rs if v == d}) for d in DOMAIN])
+    c = owners(rows)
+    removed = [(o, v) for o, v in rows if o != who]
+    added = rows + [(99, v) for v in new]
+    for other in (removed, added):
+        assert np.abs(owners(other) - c).sum() <= len(DOMAIN)
+        assert np.abs(owners(other) - c).max() <= 1
