@@ -88,6 +88,7 @@ DECLARATIONS = [
     "SET BOUNDS ON people (x) BETWEEN -10 AND 10",
     # COUNT(DISTINCT name) over declared keys: the presence route (issue 28)
     "SET GROUP KEYS ON people (name) VALUES ('Alice', 'Bob', 'Zed')",
+    "SET GROUP KEYS ON visits (tag) VALUES ('a', 'b', 'CANARY_7f3a')",  # owned rows: Δ = |keys|
 ]
 
 
@@ -624,6 +625,8 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT VAR_SAMP(x) FROM people WHERE CAST(name AS INT) > 0",
         "SELECT STDDEV_SAMP(salary) FROM people",  # no bounds: refused alike everywhere
         "SELECT COUNT(DISTINCT name) FROM people WHERE 1 // i > 0",
+        "SELECT COUNT(DISTINCT tag) FROM visits", "SELECT COUNT(DISTINCT tag) FROM visits "
+        "WHERE 1 // amount > 0",
         "SELECT SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) FROM people",
         "SELECT SUM((name = 'Bob')::INT) FROM people",
         "SELECT SUM(LEAST(GREATEST(salary, 0), 100000)) FROM people",
