@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -158,6 +159,8 @@ def aggregates_section(releases: int = 200, n: int = 300, out=sys.stdout) -> lis
     med = next(r for r in rows if r["statement"] == "MEDIAN(mass) ε=1")
     print(f"\nMEDIAN at ε = 1: RMSE {med['rmse']:.3g} g = {med['rmse'] / (4000 / 256):.2f} grid "
           f"steps of {4000 / 256:g} g (target: within a few grid steps).", file=out)
+    print(f"ms/release: wall time per release including the first (cold) one; 1-minute load "
+          f"average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores.", file=out)
     return rows
 
 
