@@ -23,10 +23,29 @@ __all__ = ["OneTable", "one_table", "select_of"]
 
 
 def select_of(tree):
-    """The SELECT of a statement (parentheses without an alias dropped)."""
+    """The SELECT of a statement (parentheses without an alias dropped), with an aggregate's
+    ``FILTER (WHERE c)`` moved into the WHERE when it is the select list's only aggregate (the
+    single-table routes release one aggregate: over the rows where ``c`` holds, as WHERE says).
+
+    >>> import sqlglot
+    >>> t = sqlglot.parse_one("SELECT MEDIAN(x) FILTER (WHERE y > 1) AS m FROM t WHERE z",
+    ...                       read="duckdb")
+    >>> select_of(t).sql(dialect="duckdb")
+    'SELECT MEDIAN(x) AS m FROM t WHERE z AND (y > 1)'
+    """
     while isinstance(tree, exp.Subquery) and not tree.alias:
         tree = tree.this
-    return tree
+    if not isinstance(tree, exp.Select):
+        return tree
+    filters = [e for e in tree.expressions if isinstance(e.unalias(), exp.Filter)]
+    if len(filters) != 1 or sum(1 for e in tree.expressions if e.find(exp.AggFunc)) != 1:
+        return tree
+    tree = tree.copy()
+    item = next(e for e in tree.expressions if isinstance(e.unalias(), exp.Filter))
+    filt = item.unalias()
+    cond = filt.expression.this if isinstance(filt.expression, exp.Where) else filt.expression
+    filt.replace(filt.this)
+    return tree.where(exp.paren(cond), copy=False)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.total import make_total
+from ._single_table import select_of
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
@@ -157,9 +158,7 @@ _DESC = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"
 
 
 def _select(tree):
-    while isinstance(tree, exp.Subquery) and not tree.alias:
-        tree = tree.this
-    return tree
+    return select_of(tree)  # the FILTER (WHERE …) of the one quantile becomes a WHERE
 
 
 def is_quantile_query(tree) -> bool:

@@ -201,3 +201,14 @@ def test_count_distinct_when_participants_own_several_rows():
     (v,), = cur.fetchall()
     lo, hi = cur.privacy.intervals()[0][0]
     assert lo <= 3 <= hi and v in (3, 4) and cur.privacy.releases[0].sensitivity == 4
+
+
+def test_a_filter_on_a_single_table_statistic_is_its_where(con):
+    for stat in ("MEDIAN(body_mass_g)", "STDDEV_POP(body_mass_g)", "COUNT(DISTINCT species)"):
+        a = explain(con, f"SELECT {stat} FILTER (WHERE sex = 'male') FROM penguins "
+                         "WITH EPSILON 1")[0]
+        b = explain(con, f"SELECT {stat} FROM penguins WHERE sex = 'male' WITH EPSILON 1")[0]
+        assert a == b
+    cur = con.execute("SELECT MEDIAN(body_mass_g) FILTER (WHERE species = 'Gentoo') AS m "
+                      "FROM penguins WITH EPSILON 1")
+    assert cur.description[0][0] == "m" and cur.privacy.routes == ("quantile",)
