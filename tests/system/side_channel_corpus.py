@@ -632,6 +632,8 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT SUM(LEAST(GREATEST(salary, 0), 100000)) FROM people",
         "SELECT SUM(x * 2 + 1) FROM people", "SELECT SUM(x / (i * 0 + 2)) FROM people",
         "SELECT COUNT(*) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT MEDIAN(x) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT STDDEV_POP(x) FILTER (WHERE CAST(name AS INT) > 0) FROM people",
         "SELECT COUNT(*) FILTER (WHERE x > 0), SUM(x) FILTER (WHERE CAST(name AS INT) > 0) "
         "FROM people")]
     out += [("aggregates", "EXPLAIN PRIVACY SELECT STDDEV(x) FROM people WITH EPSILON 1"),
