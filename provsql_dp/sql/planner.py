@@ -28,6 +28,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
+from ._aggregate_hooks import bounded_argument, split_filter
 from ._names import alias_columns, analyst_names, output_name
 from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
@@ -49,7 +50,7 @@ __all__ = ["plan_query", "Planner", "is_aggregate_query"]
 _MAX_VIEW_DEPTH = 32
 
 #: where an expression is a condition (its result must be BOOLEAN; NULL counts as false)
-_PREDICATES = {"WHERE", "a join condition"}
+_PREDICATES = {"WHERE", "a join condition", "FILTER (WHERE …)"}
 
 
 def plan_query(tree: exp.Expression, catalog: Catalog) -> Node:
@@ -450,7 +451,7 @@ class Planner:
                 raise refuse("window functions", NON_MONOTONE)
         aggs = [e for e in sel.expressions if e.find(exp.AggFunc) is not None]
         for item in aggs:
-            self._check_aggregate(item.unalias() if isinstance(item, exp.Alias) else item)
+            self._check_aggregate(split_filter(item.unalias())[0])
         keys = self._group_keys(sel, scope) if sel.args.get("group") is not None else []
         key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
         for item in sel.expressions:
@@ -464,25 +465,25 @@ class Planner:
         for item in aggs:
             agg = item.unalias() if isinstance(item, exp.Alias) else item
             label = item.alias if isinstance(item, exp.Alias) else agg.sql(dialect="duckdb")
+            agg, cond = split_filter(agg)  # FILTER (WHERE c): this aggregate's rows only
+            rows = node if cond is None else Filter(node, self._scalar(cond, scope, "FILTER (WHERE …)"))
             if isinstance(agg, exp.Avg):
                 # AVG(x) = SUM(x) / COUNT(x) over the finite x, each with half of the column's ε
                 count = exp.Count(this=agg.this.copy())
                 start = len(parts)
                 parts.append(self._one_aggregate(exp.Sum(this=agg.this.copy()), f"SUM for {label}",
-                                                 node, scope, keys))
-                parts.append(self._one_aggregate(count, f"COUNT for {label}", node, scope, keys,
+                                                 rows, scope, keys))
+                parts.append(self._one_aggregate(count, f"COUNT for {label}", rows, scope, keys,
                                                  finite=True))
                 columns.append(AggregateColumn(label, "avg", (start, start + 1)))
             else:
                 columns.append(AggregateColumn(label, agg.key, (len(parts),)))
-                parts.append(self._one_aggregate(agg, label, node, scope, keys))
+                parts.append(self._one_aggregate(agg, label, rows, scope, keys))
         if len(parts) == 1:
             return parts[0]
         return Aggregates(tuple(parts), tuple(columns))
 
     def _check_aggregate(self, agg: exp.Expression) -> None:
-        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
-            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
         if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)):
             if isinstance(agg, exp.AggFunc):
                 raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
@@ -529,13 +530,12 @@ class Planner:
                 filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
             child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
-        # SUM
-        raw = scalar_expression(arg, scope, "SUM(…)")
+        # SUM; an argument that is no bare column may have a range the statement proves
+        raw, proved = bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: declared_bounds(self.catalog, node, c), self.types.get)
         weight = total_weight(raw, self.types, self.row_budget)
         star_names, star_ids = scope.star()
         wid = self.new_id()
-        # declared bounds apply to a bare column: looked up on the argument before the rewrite
-        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid)
+        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid) or proved  # bare column
         child = self._project(
             node,
             tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),

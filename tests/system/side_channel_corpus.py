@@ -86,6 +86,9 @@ DECLARATIONS = [
     # quantiles (MEDIAN / QUANTILE_*): a bounded δ policy on i, bounds on x
     "CREATE POLICY near_i ON people (i) AS DELTA 1 DOMAIN [-20, 20) WIDTH 1 BOUNDED",
     "SET BOUNDS ON people (x) BETWEEN -10 AND 10",
+    # COUNT(DISTINCT name) over declared keys: the presence route (issue 28)
+    "SET GROUP KEYS ON people (name) VALUES ('Alice', 'Bob', 'Zed')",
+    "SET GROUP KEYS ON visits (tag) VALUES ('a', 'b', 'CANARY_7f3a')",  # owned rows: Δ = |keys|
 ]
 
 
@@ -616,6 +619,26 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT MEDIAN(i) FROM people WHERE x > 0")]
     out += [("quantile", "EXPLAIN PRIVACY SELECT MEDIAN(i) FROM people WITH ACCURACY 0.5"),
             ("quantile", "SELECT QUANTILE_CONT(x, 0.5) FROM people WITH ACCURACY 2")]
+    # issue 28: variance, presence, SUM of a proved range, FILTER (WHERE …)
+    out += [("aggregates", f"{q} {EPS}") for q in (
+        "SELECT VAR_POP(x) FROM people", "SELECT STDDEV(x) FROM people WHERE 1 // i > 0",
+        "SELECT VAR_SAMP(x) FROM people WHERE CAST(name AS INT) > 0",
+        "SELECT STDDEV_SAMP(salary) FROM people",  # no bounds: refused alike everywhere
+        "SELECT COUNT(DISTINCT name) FROM people WHERE 1 // i > 0",
+        "SELECT COUNT(DISTINCT tag) FROM visits", "SELECT COUNT(DISTINCT tag) FROM visits "
+        "WHERE 1 // amount > 0",
+        "SELECT SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) FROM people",
+        "SELECT SUM((name = 'Bob')::INT) FROM people",
+        "SELECT SUM(LEAST(GREATEST(salary, 0), 100000)) FROM people",
+        "SELECT SUM(x * 2 + 1) FROM people", "SELECT SUM(x / (i * 0 + 2)) FROM people",
+        "SELECT COUNT(*) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT MEDIAN(x) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT STDDEV_POP(x) FILTER (WHERE CAST(name AS INT) > 0) FROM people",
+        "SELECT COUNT(*) FILTER (WHERE x > 0), SUM(x) FILTER (WHERE CAST(name AS INT) > 0) "
+        "FROM people")]
+    out += [("aggregates", "EXPLAIN PRIVACY SELECT STDDEV(x) FROM people WITH EPSILON 1"),
+            ("aggregates", "EXPLAIN PRIVACY SELECT COUNT(DISTINCT name) FROM people "
+                           "WITH EPSILON 1")]
     out += _numeric_where()
     out += [("where-string", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in STRING_PREDICATES]
     out += [("where-date", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in DATE_PREDICATES]

@@ -226,10 +226,6 @@ MISNAMED = [
      "SELECT COUNT(*) FROM (SELECT a, SUM(b) OVER () AS w FROM r) t", "window function",
      NON_MONOTONE,
      "is_aggregate_query finds the SUM inside the window: refused as 'an aggregate below the top'"),
-    ("aggregate-filter", "SELECT COUNT(*) FILTER (WHERE b > 1) FROM r", "aggregate FILTER clause",
-     NOT_YET,
-     "sqlglot wraps the aggregate in exp.Filter, so the dedicated 'aggregate FILTER clause' "
-     "message is unreachable: refused as 'the expression … around an aggregate'"),
     ("rollup", "SELECT a FROM r GROUP BY ROLLUP (a)", "ROLLUP", NOT_YET,
      "the ROLLUP/CUBE/GROUPING SETS check in _group_keys does not see sqlglot 30's rollup "
      "argument: refused as 'the select item a with GROUP BY'"),
