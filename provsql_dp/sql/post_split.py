@@ -73,13 +73,18 @@ class Post:
 
 
 def _is_agg(node: exp.Expression) -> bool:
-    return isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Window) is None
+    """An aggregate released as one value: ``AGG(…)``, or ``AGG(…) FILTER (WHERE …)`` whole."""
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.AggFunc):
+        return node.find_ancestor(exp.Window) is None
+    return isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Window) is None \
+        and not isinstance(node.parent, exp.Filter)
 
 
 def _aggs_in(e: exp.Expression | None) -> list[exp.Expression]:
     if e is None:
         return []
-    return [a for a in e.find_all(exp.AggFunc) if a.find_ancestor(exp.Window) is None
+    found = (a.parent if isinstance(a.parent, exp.Filter) else a for a in e.find_all(exp.AggFunc))
+    return [a for a in found if a.find_ancestor(exp.Window) is None
             and not any(isinstance(p, exp.AggFunc) for p in _ancestors(a))]
 
 
