@@ -176,7 +176,7 @@ class Session:
             raise _Refused(INVALID_AUTH, "this server accepts TLS connections only", "connect with sslmode=require")
         self.user = params.get("user", "")
         self.role = self._authenticate(self.user)
-        self.con = self.server.engine.open(self.role, self.user, interval_columns=True)
+        self.con = self.server.engine.open(self.role, self.user, "wire", interval_columns=True)
         self.settings["application_name"] = params.get("application_name", "")
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),

@@ -87,6 +87,7 @@ def _open(database: str, role: str, user: str | None, read_only: bool,
                   max_capture_rows=max_capture_rows, release_seconds=release_seconds,
                   lp_gap=lp_gap, release_time_limit=release_time_limit, **options)
     con.autocommit = True
+    con.client = "shell"  # as the audit log records it
     return con
 
 

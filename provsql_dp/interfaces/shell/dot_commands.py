@@ -46,6 +46,8 @@ charged for a release stays spent.
 """
 
 DOT_HELP = """\
+.audit [N]           the audit log's last N rows (default 20): every release and refusal, with
+                     user, role, client, route and ε (curator only; SQL: _provsql_dp.audit_log)
 .budget              the privacy budget (a curator sees every user, an analyst their own)
 .dump [TABLE]        the database (or one table) as SQL: tables, rows, views, our declarations,
                      budgets and ε spent (curator only)
@@ -257,6 +259,26 @@ class DotCommands:
 
     def _dot_budget(self, rest: str) -> None:
         self.run_statement("SHOW PRIVACY BUDGET")
+
+    def _dot_audit(self, rest: str) -> None:
+        if self.role != "curator":
+            raise PrivacyError(".audit is for the curator only: the audit log names every user's "
+                               "statements")
+        try:
+            n = int(rest or 20)
+        except ValueError:
+            n = 0
+        if n <= 0:
+            raise ShellError(f"usage: .audit [N] (the last N rows, N > 0), got {rest!r}")
+        names, rows = self._query(
+            "SELECT id, strftime(logged_at, '%Y-%m-%d %H:%M:%S') AS at, user_name AS user, role, "
+            "client, outcome, route, epsilon, reason, statement FROM "
+            f"(SELECT * FROM {_CATALOG_SCHEMA}.audit_log ORDER BY id DESC LIMIT {n}) ORDER BY id")
+        if not rows:
+            self._print("(nothing in the audit log)")
+            return
+        rows = [r[:-1] + (_shorten(r[-1]),) for r in rows]
+        self._print(render(self.mode, names, rows, headers=self.headers))
 
     def _dot_ledger(self, rest: str) -> None:
         self._local_only(".ledger")

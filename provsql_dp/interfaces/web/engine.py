@@ -135,12 +135,14 @@ class Engine:
         self._running: dict[str, set[_Running]] = {}
         self._admin = None
 
-    def open(self, role: str, user: str, **options):
-        """A new provsql_dp connection with the server's settings (every statement commits)."""
+    def open(self, role: str, user: str, client: str = "explorer", **options):
+        """A new provsql_dp connection with the server's settings (every statement commits);
+        ``client`` (``explorer`` or ``wire``) is what the audit log records of its statements."""
         con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
                       release_seconds=self.release_seconds, lp_gap=self.lp_gap,
                       release_time_limit=self.release_time_limit, **{**self.options, **options})
         con.autocommit = True  # like the shell: every statement commits
+        con.client = client
         return con
 
     @contextlib.contextmanager
