@@ -40,6 +40,19 @@ def test_analyst_release_is_charged_on_the_server_with_its_interval_and_notice(s
     assert "private release: mechanism laplace, ε charged 0.25" in out  # the server's notice
     from fractions import Fraction
     assert Fraction(spent(server.engine, "ann")) - Fraction(before) == Fraction(1, 4)
+    with server.engine.checkout("curator", "_test") as cur:  # the audit log: a wire client's release
+        last = cur.execute("SELECT user_name, role, client, outcome, route, epsilon "
+                           "FROM _provsql_dp.audit_log ORDER BY id DESC LIMIT 1").fetchall()
+    assert last == [("ann", "analyst", "wire", "released", "laplace", "1/4")]
+
+
+def test_the_curator_reads_the_audit_log_over_the_server_and_an_analyst_cannot(server):
+    run(server, "bob", "SELECT * FROM emp;")  # a refusal, logged
+    code, out, err = run(server, "cu", ".audit 50", mode="csv")
+    assert code == 0, err
+    assert ",bob,analyst,wire,refused,,0,PrivacyError," in out
+    code, _, err = run(server, "bob", "SELECT * FROM _provsql_dp.audit_log;\n.audit")
+    assert code == 1 and err.count("Error: ") == 2 and ".audit is for the curator only" in err
 
 
 def test_analyst_refusals_keep_their_class_and_charge_nothing(server):
@@ -86,3 +99,26 @@ def test_cli_refuses_a_role_with_server_and_needs_a_user():
     assert r.returncode == 2 and "the role is the account's" in r.stderr
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 2 and "--server needs --user NAME" in r.stderr
+
+
+def test_cancel_stops_the_servers_statement(server):
+    """What Ctrl-C does over --server: a CancelRequest, and the server stops the statement."""
+    import threading
+    import time
+
+    from provsql_dp.interfaces.shell import Shell
+    from provsql_dp.interfaces.shell.remote import connect_remote
+
+    con = connect_remote(f"127.0.0.1:{server.port}", "cu", PASSWORDS["cu"])
+    out = io.StringIO()
+    sh = Shell(con, out=out, err=out)
+    t = threading.Thread(target=sh.run_text, args=("SELECT COUNT(*) FROM range(1000000000000) a, range(10) b;",))
+    t0 = time.monotonic()
+    t.start()
+    time.sleep(0.5)
+    assert con.cancel()
+    t.join(30)
+    assert not t.is_alive() and time.monotonic() - t0 < 30
+    assert "Error: the statement was cancelled at the client's request" in out.getvalue()
+    assert con.execute("SELECT 42").fetchall() == [(42,)]  # the session goes on
+    con.close()

@@ -224,7 +224,10 @@ class Shell(DotCommands, IOCommands):
                 self.redirect(None)
 
     def _interrupted(self, progress) -> None:
-        if progress.charged:
+        if getattr(self.con, "remote", False):  # the charge, if any, was the server's: not seen here
+            self.error("interrupted: the server stopped the statement; ε it had charged before the "
+                       "interrupt stays spent (.budget shows what is left)")
+        elif progress.charged:
             self.error("interrupted after the release was charged: that ε stays spent "
                        "(nothing was released); .budget shows what is left")
         else:
