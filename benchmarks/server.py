@@ -171,6 +171,19 @@ def ledger(path: str):
         con.close()
 
 
+def audit_matches(path: str) -> bool:
+    """Every charge has its audit row (same ledger id, same ε) and no release row lacks its charge:
+    the audit log is written in the charge's own transaction (provsql_dp.privacy.audit)."""
+    con = provsql_dp.connect(path)
+    try:
+        charged = con.execute("SELECT id, epsilon FROM _provsql_dp.ledger ORDER BY id").fetchall()
+        logged = con.execute("SELECT ledger_id, epsilon FROM _provsql_dp.audit WHERE outcome = 'released' "
+                             "ORDER BY ledger_id").fetchall()
+        return charged == logged
+    finally:
+        con.close()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=32)
@@ -202,8 +215,10 @@ def main(argv=None) -> int:
     budgets, charges, counts = ledger(path)
     exact = all(budgets.get(u, 0) == charges.get(u, 0) == EPS * len(private[u][0]) for u in passwords)
     total = sum(charges.values(), Fraction(0))
+    audited = audit_matches(path)
     print(f"ledger after the private phase: total ε {total} = {float(total):g} over {sum(counts.values())} "
-          f"charges; spent = sum of charges = ε × releases seen, for every analyst: {exact}")
+          f"charges; spent = sum of charges = ε × releases seen, for every analyst: {exact}; "
+          f"the audit log has exactly the charges: {audited}")
 
     proc, port = start_server(path, args.clients)
     seen_before = counts
@@ -215,9 +230,11 @@ def main(argv=None) -> int:
     budgets, charges, counts = ledger(path)
     consistent = all(budgets.get(u, 0) == charges.get(u, 0) for u in passwords)
     complete = all(counts.get(u, 0) - seen_before.get(u, 0) >= len(killed[u][0]) for u in passwords)
+    audited_after = audit_matches(path)
     print(f"after kill -9 and reopening: spent = sum of charges for every analyst: {consistent}; "
-          f"every release a client saw is charged: {complete}")
-    return 0 if exact and consistent and complete else 1
+          f"every release a client saw is charged: {complete}; the audit log has exactly the charges: "
+          f"{audited_after}")
+    return 0 if exact and consistent and complete and audited and audited_after else 1
 
 
 if __name__ == "__main__":
