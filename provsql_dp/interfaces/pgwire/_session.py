@@ -273,7 +273,7 @@ class Session:
         """Run one statement with cancel and disconnect watching."""
         self._cancelled = self._timed_out = False
         engine = self.server.engine
-        with engine.running(self.role, self.user, self.con, self.statement_timeout) as entry:
+        with engine.running(self.role, self.user, self.con, self.statement_timeout, stmt) as entry:
             self._running = entry
             done = threading.Event()
             watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)

@@ -117,3 +117,15 @@ def test_concurrent_releases_the_log_matches_the_ledger_exactly(path):
     n_refused = curator.execute("SELECT COUNT(*) FROM _provsql_dp.audit WHERE outcome = 'refused' "
                                 "AND epsilon = '0' AND reason = 'BudgetExceededError'").fetchone()[0]
     assert n_refused == len(refused) == 8 * 6 - 20
+
+
+def test_a_statement_failing_after_its_charge_is_logged_as_failed(path):
+    """(A cancel during the LP, say: the charge keeps its released row, the statement its own.)"""
+    from provsql_dp.interfaces.dbapi.audit_failures import audit_failure, worth_logging
+    from provsql_dp.errors import StatementCancelled
+
+    cur = provsql_dp.connect(path)
+    assert worth_logging(cur, "CREATE TABLE x(a INT)", True) and not worth_logging(cur, "CREATE TABLE x(a INT)", False)
+    audit_failure(cur, "SELECT COUNT(*) FROM t WITH EPSILON 0.5", StatementCancelled(), True)
+    assert cur.execute(LOG).fetchall() == [
+        ("failed", "default", "curator", "dbapi", None, "0", "StatementCancelled")]
