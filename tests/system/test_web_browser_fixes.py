@@ -86,3 +86,21 @@ def test_demo1_opens_on_the_declared_policy_and_a_key_column_gets_one_bin_per_va
     assert (page.input_value("#h-lo"), page.input_value("#h-hi"), page.input_value("#h-bins")) == ("1", "6", "5")
     assert page.console_errors == []
     page.close()
+
+
+def test_the_sql_editor_reads_a_public_table_as_written(server, browser):
+    base, app = server
+    page = signed_in(browser, base, "ann")
+    page.wait_for_selector("#history table")
+    assert page.is_hidden("#a-written")
+    page.select_option("#a-template", "sql")
+    page.fill("#a-sql", "SELECT name FROM departments ORDER BY name")
+    page.check("#a-mode-written")
+    before = remaining(app)
+    page.click("#a-run")
+    expect(page.locator("#a-statement")).to_contain_text("public data, no ε")
+    assert page.locator("#a-table-out td").count() == 5 and remaining(app) == before
+    page.select_option("#a-template", "histogram")  # the option is the SQL editor's only
+    assert page.is_hidden("#a-written") and page.is_checked("#a-mode-eps")
+    assert page.console_errors == []
+    page.close()

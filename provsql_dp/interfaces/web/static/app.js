@@ -196,6 +196,8 @@ function askTemplate() {
   $("a-col2").hidden = t !== "histogram2d";
   $("a-gran").hidden = !(t === "histogram" || t === "cumulative");
   for (const id of ["a-table", "a-column"]) $(id).disabled = t === "sql";
+  $("a-written").hidden = t !== "sql";  // the SQL editor may also read public tables as written
+  if (t !== "sql" && $("a-mode-written").checked) $("a-mode-eps").checked = true;
 }
 const pct = a => `${((a.confidence || 0.95) * 100).toFixed(0)}%`;
 function plotAnswer(host, a, title) {
