@@ -93,6 +93,21 @@ def test_open_leaves_the_server_for_a_local_file(server, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_command_line_signs_in_with_pgpassword(server):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PROVSQL_DP_PASSWORD")}
+    cmd = [sys.executable, "-m", "provsql_dp.interfaces.cli", "shell", "--server", f"127.0.0.1:{server.port}",
+           "--user", "ann", "-c", "SELECT COUNT(*) AS n FROM emp WITH EPSILON 0.1;"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**env, "PGPASSWORD": PASSWORDS["ann"]},
+                       stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "n_low" in r.stdout and "private release: mechanism laplace, ε charged 0.1" in r.stdout
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode == 1 and "$PGPASSWORD" in r.stderr and "no password" in r.stderr
+
+
+@pytest.mark.slow
 def test_cli_refuses_a_role_with_server_and_needs_a_user():
     cmd = [sys.executable, "-m", "provsql_dp.interfaces.cli", "shell", "--server", "127.0.0.1:1"]
     r = subprocess.run(cmd + ["--role", "analyst", "--user", "a"], capture_output=True, text=True)
