@@ -4,7 +4,8 @@ Budgets are exact fractions (stored as text such as ``'1/1000'``), so a thousand
 add up to exactly 1 — no float drift can let a user overspend. :meth:`Ledger.charge` is the one
 API every mechanism charges through, *before* any noise is drawn: it checks the remaining budget,
 records the charge and commits, in one transaction on a connection of its own, so a refused
-charge spends nothing and a crash after the charge loses nothing. Concurrent charges against the
+charge spends nothing and a crash after the charge loses nothing. The same transaction appends the
+release's row to the audit log (:mod:`provsql_dp.privacy.audit`). Concurrent charges against the
 same user conflict on the user's budget row; the loser retries against the new balance.
 
 Example
@@ -36,6 +37,7 @@ from .._numbers import format_eps, to_fraction
 from .._progress import CHARGED, report
 from ..errors import BudgetExceededError, DeclarationError, OperationalError
 from ..sql.catalog import SCHEMA
+from . import audit
 
 __all__ = ["Ledger", "Charge", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
 
@@ -81,8 +83,12 @@ class Ledger:
         #: {user: (total, spent)} as stored, after this object's last charge: the guess
         #: :meth:`_charge_known` verifies inside its transaction (never trusted as such)
         self._known: dict[str, tuple[str, str]] = {}
+        #: who charges through this ledger, for the audit log's rows (:mod:`.audit`)
+        self.source = audit.Source()
+        #: charges recorded by this object (a statement that fails after one is ``failed``)
+        self.charges = 0
         if not read_only:
-            for stmt in _DDL:
+            for stmt in _DDL + audit.DDL:
                 con.execute(stmt)
 
     def _rows(self, sql: str, params=()) -> list:
@@ -213,10 +219,13 @@ class Ledger:
                 f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
                 [at, user, statement, mechanism, _enc(eps)],
             ).fetchone()[0]
+            # the audit row in the charge's transaction: both are committed, or neither
+            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(eps), cid, at=at)
             return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
 
         charge = self._transaction(body, "record the charge")
         self._known[user] = read[0]  # committed
+        self.charges += 1
         report(CHARGED, public=True)  # the shell's status line (data-independent)
         return charge
 
@@ -251,6 +260,7 @@ class Ledger:
                 f"INSERT INTO {SCHEMA}.ledger VALUES "
                 f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
                 [at, user, statement, mechanism, _enc(eps)]).fetchone()[0]
+            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(eps), cid, at=at)
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
             _rollback(cur)
@@ -258,6 +268,7 @@ class Ledger:
         finally:
             cur.close()
         self._known[user] = (known[0], _enc(spent + eps))
+        self.charges += 1
         return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
 
     def entries(self, user: str | None = None) -> list[Charge]:

@@ -49,6 +49,7 @@ from ...errors import (
     UnsupportedQueryError,
     Warning,
 )
+from ...privacy import audit
 from ...privacy.ledger import Ledger
 from ..._cancel import CancelToken
 from ..._deadline import RELEASE_TIME_LIMIT, check_budget
@@ -316,6 +317,7 @@ class Connection:
         self.interval_columns = interval_columns
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
+        self._ledger.source = audit.Source(role, "dbapi")
         self.default_epsilon: Fraction | None = None
         self.autocommit = False
         self._in_tx = False
@@ -342,6 +344,18 @@ class Connection:
             self._in_tx = True
         elif kind == "end":
             self._in_tx = False
+
+    @property
+    def client(self) -> str:
+        """Where this connection's statements come from, as the audit log records it
+        (:data:`provsql_dp.privacy.audit.CLIENTS`: ``dbapi`` unless a server or the shell says)."""
+        return self._ledger.source.client
+
+    @client.setter
+    def client(self, client: str) -> None:
+        if client not in audit.CLIENTS:
+            raise InterfaceError(f"client must be one of {', '.join(audit.CLIENTS)}, got {client!r}")
+        self._ledger.source = audit.Source(self.role, client)
 
     @property
     def catalog(self):

@@ -28,6 +28,7 @@ from sqlglot.errors import ParseError
 
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
+from .audit_failures import audit_failure
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
 from ...privacy.limits import check_statement
@@ -110,6 +111,7 @@ class Cursor:
         if parameters is not None and len(stmts) > 1:
             raise ProgrammingError("parameters can only be used with a single statement")
         scope = caller_frame() if self.connection.scan_python else None
+        charges = self.connection._ledger.charges
         try:
             with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
                 for stmt in stmts:
@@ -120,6 +122,9 @@ class Cursor:
                         if hinted == str(e):
                             raise
                         raise type(e)(hinted) from e
+        except Error as e:
+            audit_failure(self.connection, sql, e, self.connection._ledger.charges != charges)
+            raise
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
