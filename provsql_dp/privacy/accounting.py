@@ -132,7 +132,7 @@ def budget_text(unit: str, amount: Fraction, delta: Fraction = Fraction(0)) -> s
     """``'ε = 1'``, ``'ε = 1, δ = 1e-06'``, ``'ρ = 0.5'``.
 
     >>> budget_text("epsilon-delta", Fraction(1), Fraction(1, 10**6))
-    'ε = 1, δ = 1e-06'
+    'ε = 1, δ = 0.000001'
     """
     if unit == "rho":
         return f"ρ = {format_eps(amount)}"
@@ -146,7 +146,7 @@ def equivalent(unit: str, amount: Fraction, delta: Fraction = Fraction(0)) -> st
     ``ε = ρ + 2√(ρ ln(1/δ))``; pure ε and (ε, δ) as they are.
 
     >>> equivalent("rho", Fraction(1, 2))
-    '(ε = 5.757, δ = 1e-06)'
+    '(ε = 5.757, δ = 0.000001)'
     """
     if unit == "rho":
         from ..mechanisms.noise.discrete_gaussian import epsilon_of
