@@ -287,10 +287,6 @@ def statement_of(con, tree) -> tuple[Statement, Fraction | None]:
 def explain(con, tree) -> tuple[list, list]:
     """``EXPLAIN PRIVACY``: ``(DESC, rows)``, each row from the route the release would take,
     its name in column ``route``. Reads no protected row (but the curator's private sizes)."""
-    from . import gaussian_route  # WITH EPSILON ε DELTA δ / WITH RHO ρ: its own rows
-
-    if gaussian_route.cost_of(tree.this) is not None:
-        return DESC, gaussian_route.explain(con, tree)
     st, eps = statement_of(con, tree)
     route = choose(st)
     if route is not None:
