@@ -88,12 +88,17 @@ def _refuse(why: str, cost: Cost):
         f"declared keys (partition selection); {why}. Write WITH EPSILON ε instead")
 
 
-def _decision(st, cost: Cost):
-    """The Laplace-route decision of the statement's one aggregate, or a refusal."""
-    from . import quantile_route, routing
+def _no_quantile(st, cost: Cost) -> None:
+    from . import quantile_route
 
     if quantile_route.is_quantile_query(st.query):
         _refuse("a quantile is released by its own pure-ε mechanism", cost)
+
+
+def _decision(st, cost: Cost):
+    """The Laplace-route decision of the statement's one aggregate, or a refusal."""
+    from . import routing
+
     if routing.choose(st) is not None:  # refused (raw rows, nothing protected) or a policy
         if not routing._releasable(st.plan):
             routing._refuse(st)
@@ -144,6 +149,7 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
+    _no_quantile(st, cost)
     if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
         from . import partition_selection
 
@@ -186,6 +192,7 @@ def explain(con, tree, conf: float = 0.95) -> list[tuple]:
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
     st = routing.Statement(con, inner.this, options)
+    _no_quantile(st, cost)
     if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
         from . import partition_selection
 

@@ -155,9 +155,10 @@ def epsilon_clause(tree: d.PrivateQuery) -> tuple[Fraction, dict]:
     >>> epsilon_clause(d.parse_one("SELECT COUNT(*) FROM t WITH EPSILON 0.5"))
     (Fraction(1, 2), {})
     """
-    if tree.args.get("epsilon") is None:  # WITH ACCURACY α (ε from EXPLAIN PRIVACY), WITH RHO ρ
-        return None, {}
-    eps = d.exact_number(tree.args["epsilon"], "epsilon")
+    if tree.args.get("epsilon") is None and tree.args.get("rho") is None:
+        return None, {}  # WITH ACCURACY α: ε comes from EXPLAIN PRIVACY
+    eps = (d.exact_number(tree.args["epsilon"], "epsilon") if tree.args.get("epsilon") is not None
+           else None)  # WITH RHO ρ: no ε (privacy.gaussian_route.cost_of reads ρ)
     try:
         options = d.mechanism_options(tree)
     except ParseError as e:
