@@ -153,9 +153,10 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
         from . import partition_selection
 
-        desc, rows, info = partition_selection.release(con, st.plan, cost, text, options, rng)
+        desc, rows, info, final = partition_selection.release(con, st.plan, cost, text,
+                                                              options, rng)
         return routing._served(st.plan, desc, rows, replace(info, routes=("partition-selection",)),
-                               keep_raw)
+                               keep_raw or final)
     dec = _decision(st, cost)
     sens, integer, changed = _sensitivity(dec)
     plan, charged = gaussian_choice(cost, sens, integer, changed)

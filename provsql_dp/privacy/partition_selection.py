@@ -55,7 +55,8 @@ from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.noise.safe_noise import plan_laplace
-from ..provenance.backends import engine_of
+from .._deadline import reading
+from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import compile_node, q
 from ..provenance.clamp import clamp_sql
 from ..provenance.owners import owners
@@ -155,6 +156,16 @@ def selection_sql(plan: Aggregate, own, m: int, r: int, bounds) -> str:
     kind, ref = slot_sources(plan.child)[own.slot]
     owner = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
     olist = ", ".join(owner)
+    if m == 1 and r == 1 and w is None:
+        # one group per participant, counted once: the group of least hash, in one aggregate
+        # over the participants (no per-(participant, group) pass, no window); ties of the
+        # hash are broken by the key itself, so the choice reads that participant's rows only
+        ks = "struct_pack(" + ", ".join(f"k{j} := {k}" for j, k in enumerate(keys)) + ")"
+        pick = f"arg_min({ks}, struct_pack(h := hash({olist}, {klist}), k := {ks}))"
+        out = ", ".join(f"s.k{j} AS {k}" for j, k in enumerate(keys))
+        return (f"SELECT {out}, count(*) AS u, count(*) AS v FROM (SELECT {pick} AS s FROM "
+                f"({compiled.sql}) AS t GROUP BY {olist}) AS o GROUP BY "
+                + ", ".join(f"s.k{j}" for j in range(len(keys))))
     per = "count(*)" if w is None else f"coalesce(sum({w}), 0)"
     inner = (f"SELECT {klist}, {olist}, {per} AS c FROM ({compiled.sql}) AS t "
              f"GROUP BY {klist}, {olist}")
@@ -177,7 +188,9 @@ def _value_sensitivity(plan, m: int, r: int, bounds) -> tuple[float, bool]:
 
 
 def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
-    """Select and release the groups of ``plan`` at ``cost`` (ε, δ): ``(desc, rows, info)``."""
+    """Select and release the groups of ``plan`` at ``cost`` (ε, δ): ``(desc, rows, info,
+    final)``, ``final`` when the values are post-processed already (a COUNT that is the noisy
+    participant count: integers ≥ T ≥ 1, wrapped as :class:`~.postprocess.CountRelease`)."""
     own, m, r, bounds, eps_sel, eps_val = _parameters(con, plan, cost, options)
     try:
         sel_plan = plan_laplace(m, float(eps_sel), integer=True)
@@ -190,26 +203,81 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
     sql = selection_sql(plan, own, m, r, bounds)
     order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
     charge = con._ledger.charge(con.user, cost.epsilon, text, "partition-selection", cost=cost)
-    rows = engine_of(con).fetchall(f"SELECT * FROM ({sql}) AS s ORDER BY {order}")
-    n = len(plan.group_by)
-    u = np.array([row[n] for row in rows], dtype=np.float64)
-    noisy_u = sel_plan.release_array(u, rng=rng) if len(rows) else np.zeros(0)
+    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", len(plan.group_by))
+    noisy_u = sel_plan.release_array(u, rng=rng) if len(u) else np.zeros(0)
     keep = np.flatnonzero(noisy_u >= t)
-    if eps_val is None:
-        releases = [laplace.LaplaceRelease(value=int(noisy_u[i]), epsilon=float(eps_sel),
-                                           sensitivity=float(m), integer=True) for i in keep]
+    if eps_val is None:  # already post-processed: an integer ≥ T ≥ 1 is its max(0, round(·))
+        base = laplace.LaplaceRelease(0, float(eps_sel), float(m), True)
+        releases = [SelectedCount(v, base) for v in noisy_u[keep].astype(np.int64).tolist()]
     else:
         sens, integer = _value_sensitivity(plan, m, r, bounds)
-        vals = [row[n + 1] or 0 for row in rows]
-        drawn = laplace.release_many(vals, sensitivity=sens, epsilon=float(eps_val),
-                                     integer=integer, rng=rng) if vals else []
+        drawn = laplace.release_many(v, sensitivity=sens, epsilon=float(eps_val),
+                                     integer=integer, rng=rng) if len(v) else []
         releases = [drawn[i] for i in keep]
-    out = [tuple(rows[i][:n]) + (rel.value,) for i, rel in zip(keep, releases)]
+    kept_keys = [col[keep].tolist() for col in keys]
+    out = [tuple(k) + (rel.value,) for k, rel in zip(zip(*kept_keys), releases)] if keys else []
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
     info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
-    return desc, out, info
+    return desc, out, info, eps_val is None
+
+
+def _fetch(con, sql: str, n_keys: int):
+    """``([key column arrays], u, v)`` of the selection query, columnar (one row per group)."""
+    engine = engine_of(con)
+    if isinstance(engine, DuckDBBackend):
+        with reading(con._duck):
+            data = con._duck.execute(sql).fetchnumpy()
+        cols = list(data.values())
+        keys = [np.asarray(np.ma.filled(c, None) if np.ma.isMaskedArray(c) and c.dtype == object
+                           else c, dtype=object) if np.ma.isMaskedArray(c) else np.asarray(c)
+                for c in cols[:n_keys]]
+        u = np.asarray(np.ma.filled(cols[n_keys], 0), dtype=np.float64)
+        v = np.asarray(np.ma.filled(cols[n_keys + 1], 0), dtype=np.float64)
+        return keys, u, v
+    rows = engine.fetchall(sql)
+    keys = [np.array([r[j] for r in rows], dtype=object) for j in range(n_keys)]
+    u = np.array([r[n_keys] for r in rows], dtype=np.float64)
+    v = np.array([r[n_keys + 1] or 0 for r in rows], dtype=np.float64)
+    return keys, u, v
+
+
+class SelectedCount:
+    """A COUNT released by partition selection: the noisy participant count that cleared the
+    threshold (an integer ≥ T ≥ 1, so already its own post-processing); the public noise
+    parameters are ``base``'s (one :class:`~provsql_dp.mechanisms.global_sensitivity.laplace.
+    LaplaceRelease` shared by every group). Its interval covers the true count with the stated
+    probability *before* selection: a group near the threshold is released more often when its
+    noise is positive."""
+
+    __slots__ = ("value", "_base")
+    mechanism = "laplace"
+    integer = True
+    covers = ("the true count (before selection: a group near the threshold is released more "
+              "often when its noise is positive)")
+
+    def __init__(self, value: int, base):
+        self.value, self._base = value, base
+
+    @property
+    def raw(self):
+        return self.value
+
+    @property
+    def epsilon(self):
+        return self._base.epsilon
+
+    @property
+    def sensitivity(self):
+        return self._base.sensitivity
+
+    @property
+    def noise_scale(self):
+        return self._base.noise_scale
+
+    def noise_bound(self, p: float = 0.95) -> float:
+        return self._base.noise_bound(p)
 
 
 def explain_row(con, plan: Aggregate, cost: Cost, options: dict, conf: float = 0.95) -> tuple:
