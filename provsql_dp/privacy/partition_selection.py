@@ -41,7 +41,7 @@ the budget. Caveat, stated: the noise is drawn for every non-empty group, so the
 grows with their number (within the time DuckDB's GROUP BY over those groups takes anyway).
 
 >>> threshold(Fraction(1), 1, Fraction(1, 10**6))
-14
+15
 """
 
 from __future__ import annotations
