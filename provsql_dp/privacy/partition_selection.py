@@ -55,8 +55,7 @@ from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.noise.safe_noise import plan_laplace
-from .._deadline import reading
-from ..provenance.backends import DuckDBBackend, engine_of
+from ..provenance.backends import engine_of
 from ..provenance.capture import compile_node, q
 from ..provenance.clamp import clamp_sql
 from ..provenance.owners import owners
@@ -214,8 +213,7 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
         drawn = laplace.release_many(v, sensitivity=sens, epsilon=float(eps_val),
                                      integer=integer, rng=rng) if len(v) else []
         releases = [drawn[i] for i in keep]
-    kept_keys = [col[keep].tolist() for col in keys]
-    out = [tuple(k) + (rel.value,) for k, rel in zip(zip(*kept_keys), releases)] if keys else []
+    out = [tuple(keys[i]) + (rel.value,) for i, rel in zip(keep.tolist(), releases)]
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
     info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
@@ -224,22 +222,12 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
 
 
 def _fetch(con, sql: str, n_keys: int):
-    """``([key column arrays], u, v)`` of the selection query, columnar (one row per group)."""
-    engine = engine_of(con)
-    if isinstance(engine, DuckDBBackend):
-        with reading(con._duck):
-            data = con._duck.execute(sql).fetchnumpy()
-        cols = list(data.values())
-        keys = [np.asarray(np.ma.filled(c, None) if np.ma.isMaskedArray(c) and c.dtype == object
-                           else c, dtype=object) if np.ma.isMaskedArray(c) else np.asarray(c)
-                for c in cols[:n_keys]]
-        u = np.asarray(np.ma.filled(cols[n_keys], 0), dtype=np.float64)
-        v = np.asarray(np.ma.filled(cols[n_keys + 1], 0), dtype=np.float64)
-        return keys, u, v
-    rows = engine.fetchall(sql)
-    keys = [np.array([r[j] for r in rows], dtype=object) for j in range(n_keys)]
-    u = np.array([r[n_keys] for r in rows], dtype=np.float64)
-    v = np.array([r[n_keys + 1] or 0 for r in rows], dtype=np.float64)
+    """``(key tuples, u, v)`` of the selection query (one row per group): the keys exactly as
+    DuckDB returns them (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
+    rows = engine_of(con).fetchall(sql)
+    keys = [r[:n_keys] for r in rows]
+    u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
+    v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))
     return keys, u, v
 
 

@@ -172,3 +172,17 @@ def test_show_budget_in_each_unit():
     con.execute("SELECT COUNT(*) FROM p WITH RHO 0.1")
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == [
         ("default", "ρ = 0.5", "ρ = 0.1", "ρ = 0.4 ≈ (ε = 5.102, δ = 0.000001)")]
+
+
+def test_null_and_decimal_keys_come_back_as_sql_gives_them():
+    from decimal import Decimal as D
+
+    con = _con("EPSILON 1000 DELTA 0.1")
+    con.execute("CREATE TABLE w(id INT PRIMARY KEY, k INT, d DECIMAL(6, 2))")
+    con.execute("INSERT INTO w SELECT range, CASE WHEN range % 2 = 0 THEN NULL ELSE 7 END, "
+                "CASE WHEN range % 2 = 0 THEN 1.25 ELSE 2.50 END FROM range(400)")
+    con.execute("PROTECT TABLE w")
+    rows = con.execute("SELECT k, COUNT(*) FROM w GROUP BY k WITH EPSILON 2 DELTA 1e-6").fetchall()
+    assert [r[0] for r in rows] == [7, None]
+    rows = con.execute("SELECT d, COUNT(*) FROM w GROUP BY d WITH EPSILON 2 DELTA 1e-6").fetchall()
+    assert [r[0] for r in rows] == [D("1.25"), D("2.50")]
