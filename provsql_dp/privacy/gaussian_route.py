@@ -34,6 +34,8 @@ import math
 from dataclasses import replace
 from fractions import Fraction
 
+import numpy as np
+
 from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ..mechanisms.global_sensitivity import gaussian
@@ -172,8 +174,12 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     else:
         from ..mechanisms.global_sensitivity import laplace
 
-        releases = laplace.release_many(values, sensitivity=sens, epsilon=float(charged.epsilon),
-                                        integer=integer, rng=rng)
+        # the plan chosen (its grid indices allow ``changed`` coordinates to move), drawn here
+        x = np.round(np.asarray(values, dtype=np.float64)) if integer else values
+        noisy = plan.release_array(x, rng=rng)
+        eps = float(charged.epsilon)
+        releases = [laplace.LaplaceRelease(value=v, epsilon=eps, sensitivity=sens, integer=integer)
+                    for v in (noisy.astype(np.int64).tolist() if integer else noisy.tolist())]
     rows = [tuple(g) + (r.value,) for g, r in zip(dec.groups, releases)]
     desc = [(n, "VARCHAR") for n in dec.key_names] + [(dec.plan.label,
                                                        "BIGINT" if integer else "DOUBLE")]
