@@ -21,7 +21,23 @@ from ..errors import ProgrammingError
 from ..sql import dialect as d
 from .accounting import budget_text, equivalent
 
-__all__ = ["set_budget", "budget_rows"]
+__all__ = ["set_budget", "budget_rows", "with_budget_unit"]
+
+
+def with_budget_unit(con, info):
+    """``info`` with the unit of the user's budget (and the δ of the last charge): what its
+    ``epsilon`` and ``remaining`` are counted in. A budget this connection charged in pure ε
+    last is known without a read (:class:`~.ledger.Ledger` keeps only those)."""
+    from dataclasses import replace
+
+    ledger = con._ledger
+    if con.user in getattr(ledger, "_known", {}):
+        return info
+    acct = ledger.account(con.user)
+    if acct is None or acct[0] == "epsilon":
+        return info
+    last = ledger.entries(con.user)[-1:] if acct[0] == "epsilon-delta" else []
+    return replace(info, unit=acct[0], delta=float(last[0].delta) if last else 0.0)
 
 
 def set_budget(ledger, name: str, tree) -> str:

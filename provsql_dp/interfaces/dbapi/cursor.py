@@ -35,6 +35,7 @@ from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import gaussian_route, routing
 from ...privacy.accounting import Cost
+from ...privacy.budget_statements import with_budget_unit
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -334,6 +335,7 @@ class Cursor:
                 desc, rows, info = gaussian_route.release(st, epsilon, text, raw=self.raw)
             else:
                 desc, rows, info = routing.release(st, epsilon, text, raw=self.raw, route=route)
+            info = with_budget_unit(con, info)  # ε, or ρ on a zCDP budget
         except REFUSALS:
             raise  # decided from the statement, the schema, the declarations and the budget
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
