@@ -105,13 +105,16 @@ def _decision(st, cost: Cost):
         if not routing._releasable(st.plan):
             routing._refuse(st)
         _refuse("a query under a Blowfish or δ policy is released in pure ε", cost)
-    if not isinstance(st.plan, Aggregate):
-        _refuse("this statement releases several aggregates (or an AVG); ask one per statement",
-                cost)
     options = {k: v for k, v in st.options.items() if k != "raw"}
-    dec = routing.decide(st.con, st.plan, float(cost.epsilon or 1), options)
+    return _decide_one(st, cost, st.plan, options)
+
+
+def _decide_one(st, cost: Cost, plan, options: dict):
+    from . import routing
+
+    dec = routing.decide(st.con, plan, float(cost.epsilon or 1), options)
     if dec.path != "laplace":
-        _refuse(f"this aggregate takes route {dec.path}, calibrated in pure ε", cost)
+        _refuse(f"{plan.label} takes route {dec.path}, calibrated in pure ε", cost)
     return dec
 
 
@@ -159,6 +162,17 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
                                                               options, rng)
         return routing._served(st.plan, desc, rows, replace(info, routes=("partition-selection",)),
                                keep_raw or final)
+    if not isinstance(st.plan, Aggregate):
+        if routing.choose(st) is not None and not routing._releasable(st.plan):
+            routing._refuse(st)
+        if routing.choose(st) is not None:
+            _refuse("a query under a Blowfish or δ policy is released in pure ε", cost)
+        from .gaussian_several import release_several
+
+        desc, rows, info = release_several(
+            st, cost, text, lambda part, opts: _decide_one(st, cost, part, opts), _sensitivity,
+            rng)
+        return routing._served(st.plan, desc, rows, info, keep_raw)
     dec = _decision(st, cost)
     sens, integer, changed = _sensitivity(dec)
     plan, charged = gaussian_choice(cost, sens, integer, changed)
@@ -205,6 +219,12 @@ def explain(con, tree, conf: float = 0.95) -> list[tuple]:
 
         return [with_route(partition_selection.explain_row(con, st.plan, cost, options),
                            "partition-selection")]
+    if not isinstance(st.plan, Aggregate) and routing.choose(st) is None:
+        from .gaussian_several import explain_several
+
+        rows = explain_several(st, cost, lambda part, opts: _decide_one(st, cost, part, opts),
+                               _sensitivity, conf)
+        return [with_route(r, r[0]) for r in rows]
     dec = _decision(st, cost)
     sens, integer, changed = _sensitivity(dec)
     plan, charged = gaussian_choice(cost, sens, integer, changed)

@@ -62,7 +62,8 @@ def test_epsilon_delta_takes_the_smaller_variance_and_charges_what_it_used():
     ("RHO 1", "SELECT SUM(salary) FROM p WITH RHO 0.1", "route single-owner"),
     ("RHO 1", "SELECT MEDIAN(age) FROM p WITH RHO 0.1", "quantile"),
     ("RHO 1", "SELECT COUNT(*) FROM p JOIN v ON p.id = v.pid WITH RHO 0.1", "route single-owner"),
-    ("RHO 1", "SELECT COUNT(*), SUM(salary) FROM p WITH RHO 0.1", "one per statement"),
+    ("RHO 1", "SELECT COUNT(*), SUM(salary) FROM p WITH RHO 0.1", "SUM.salary. takes route"),
+    ("RHO 1", "SELECT AVG(age) FROM p WITH RHO 0.1", "needs bounds"),
     ("RHO 1", "SELECT city, COUNT(*) FROM p GROUP BY city WITH RHO 0.1", "partition selection"),
     ("EPSILON 3 DELTA 1e-3", "SELECT place, COUNT(*) FROM v GROUP BY place "
      "WITH EPSILON 1 DELTA 1e-6", "max_groups"),
@@ -186,3 +187,23 @@ def test_null_and_decimal_keys_come_back_as_sql_gives_them():
     assert [r[0] for r in rows] == [7, None]
     rows = con.execute("SELECT d, COUNT(*) FROM w GROUP BY d WITH EPSILON 2 DELTA 1e-6").fetchall()
     assert [r[0] for r in rows] == [D("1.25"), D("2.50")]
+
+
+def test_several_aggregates_share_rho_and_an_avg_is_released():
+    con = _con("RHO 1")
+    con.execute("SET GROUP KEYS ON p (city) VALUES (" + ", ".join(f"'c{i}'" for i in range(7)) + ")")
+    cur = con.execute("SELECT city, AVG(salary), COUNT(*) FROM p GROUP BY city "
+                      "WITH RHO 0.5 OPTIONS (lower = 0, upper = 1000)")
+    assert cur.privacy.mechanism == "gaussian" and cur.privacy.columns == ("AVG(salary)", "COUNT(*)")
+    rows = cur.fetchall()
+    assert [r[0] for r in rows] == [f"c{i}" for i in range(7)]
+    for _, avg, n in rows:
+        assert 0 <= avg <= 1000 and abs(avg - 500) < 60 and abs(n - 2000 / 7) < 15
+    assert con.ledger.account(con.user)[2] == Fraction(1, 2)
+
+
+def test_explain_of_several_aggregates():
+    con = _con("RHO 1")
+    rows = con.execute("EXPLAIN PRIVACY SELECT AVG(salary), COUNT(*) FROM p WITH RHO 0.5 "
+                       "OPTIONS (lower = 0, upper = 1000)").fetchall()
+    assert [r[8] for r in rows] == ["gaussian"] * 3 and all(r[4] == "ρ = 0.5" for r in rows)
