@@ -112,7 +112,7 @@ def _timed(fn, repeats: int):
 def partition_selection_section(smoke: bool = False) -> str:
     """(b) partition selection on 10⁶ rows with 10⁴ true groups (10⁴ / 10² with ``smoke``)."""
     n_rows, n_groups = (10_000, 100) if smoke else (1_000_000, 10_000)
-    repeats = 1 if smoke else 3
+    repeats = 1 if smoke else 7
     g = _zipf_groups(n_rows, n_groups)
     perm = np.random.default_rng(0).permutation(n_rows)
     con = provsql_dp.connect()
