@@ -52,8 +52,7 @@ CASES = [
 ]
 #: modules of benchmarks/ that are not scripts: run through subgraph.py's mode flags above
 #: (``--kstars``, ``--rhms``, ``--karwa-kt``; ``--fig4`` by test_benchmark_subgraph_fig4.py)
-LIBRARIES = {"subgraph_kstars.py", "subgraph_fig4.py", "_smoke.py",
-             "_analyst_accounting.py"}  # sections of analyst_sql.py (issue 28)
+LIBRARIES = {"subgraph_kstars.py", "subgraph_fig4.py", "_smoke.py"}
 
 
 def _measured_tables() -> dict[str, bytes]:
