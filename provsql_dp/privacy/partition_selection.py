@@ -193,11 +193,15 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
     own, m, r, bounds, eps_sel, eps_val = _parameters(con, plan, cost, options)
     try:
         sel_plan = plan_laplace(m, float(eps_sel), integer=True)
+        val_plan = None
         if eps_val is not None:
             sens, integer = _value_sensitivity(plan, m, r, bounds)
-            plan_laplace(sens, float(eps_val), integer=integer)
+            val_plan = plan_laplace(sens, float(eps_val), integer=integer, changed=m)
     except ValueError as e:
         raise ProgrammingError(f"cannot release at {cost.describe()}: {e}") from e
+    if sel_plan.grid != 1:  # the threshold is in counts: the participant counts stay exact
+        raise ProgrammingError(f"cannot release at {cost.describe()}: ε is too small for "
+                               f"max_groups = {m} (the noise would pass 2**50 participants)")
     t = threshold(sel_plan.noise_units, m, cost.delta)
     sql = selection_sql(plan, own, m, r, bounds)
     order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
@@ -209,10 +213,11 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
         base = laplace.LaplaceRelease(0, float(eps_sel), float(m), True)
         releases = [SelectedCount(v, base) for v in noisy_u[keep].astype(np.int64).tolist()]
     else:
-        sens, integer = _value_sensitivity(plan, m, r, bounds)
-        drawn = laplace.release_many(v, sensitivity=sens, epsilon=float(eps_val),
-                                     integer=integer, rng=rng) if len(v) else []
-        releases = [drawn[i] for i in keep]
+        # one plan for the vector of values: a participant moves at most m of them (changed)
+        noisy_v = val_plan.release_array(np.round(v) if integer else v, rng=rng) if len(v) else v
+        e = float(eps_val)
+        releases = [laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
+                    for x in noisy_v[keep].tolist()]
     out = [tuple(keys[i]) + (rel.value,) for i, rel in zip(keep.tolist(), releases)]
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
