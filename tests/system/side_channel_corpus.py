@@ -303,9 +303,21 @@ class Outcome:
         return f"{self.kind}({msg!r}), ε charged {self.epsilon}"
 
 
-def run_analyst(db: Database, sql: str, user: str, *, budget: str = "1000",
+def budget_for(sql: str) -> str:
+    """The fresh budget a corpus statement runs on: (ε, δ) for ``… DELTA δ``, ρ for ``WITH RHO``,
+    else pure ε (every database gets the same one, so the unit is public)."""
+    upper = sql.upper()
+    if " DELTA " in upper:
+        return "EPSILON 1000 DELTA 0.001"
+    if "WITH RHO" in upper:
+        return "RHO 1000"
+    return "1000"
+
+
+def run_analyst(db: Database, sql: str, user: str, *, budget: str | None = None,
                 seed: int = 0) -> Outcome:
     """Run ``sql`` as a fresh analyst ``user`` (fresh budget set by the curator first) on ``db``."""
+    budget = budget if budget is not None else budget_for(sql)
     db.curator.execute(f"SET PRIVACY BUDGET {budget} FOR USER '{user}'")
     an = provsql_dp.connect(db.name, role="analyst", user=user)
     an._rng = np.random.default_rng(seed)
@@ -768,6 +780,7 @@ def corpus() -> list[tuple[str, str]]:
         "HAVING SUM(amount * amount) > 10 AND MAX(CAST(tag AS INT)) IS NULL)",
         "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
         "HAVING COUNT(*) > 1)")]
+    out += _beyond_pure()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -775,6 +788,45 @@ def corpus() -> list[tuple[str, str]]:
             seen.add(sql)
             unique.append((cat, sql))
     return unique
+
+
+#: (ε, δ) at which no group of six people clears the partition-selection threshold (T ≈ 83 at
+#: λ = 2): the answer is empty on every neighbour, so what is compared is the shape, the charge
+#: and the errors (a GROUP BY expression failing on an extreme value must not show)
+PS = "WITH EPSILON 0.5 DELTA 1e-18"
+
+
+def _beyond_pure() -> list[tuple[str, str]]:
+    """WITH EPSILON ε DELTA δ (partition selection over protected keys and binned expressions
+    of them, the Gaussian/Laplace choice) and WITH RHO ρ (Gaussian), refusals included."""
+    keys = ("name", "age", "dept", "ROUND(salary, -3)", "FLOOR(x / 10)", "date_trunc('year', born)",
+            "1 // i", "CAST(name AS INT)", "h * h", "dec * 1000", "length(name) * 922337203685477")
+    out = [("partition-selection", f"SELECT {k} AS g, COUNT(*) FROM people GROUP BY {k} {PS}")
+           for k in keys]
+    out += [("partition-selection", sql) for sql in (
+        f"SELECT FLOOR(age / 10) AS b, SUM(salary) FROM people GROUP BY 1 {PS} "
+        "OPTIONS (lower = 0, upper = 100000)",
+        f"SELECT name, SUM(x) FROM people GROUP BY name {PS}",
+        f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS} OPTIONS (max_groups = 1, max_rows = 2)",
+        f"SELECT v.vday, COUNT(*) FROM visits v WHERE 1 // v.amount > 0 GROUP BY v.vday {PS} "
+        "OPTIONS (max_groups = 2, max_rows = 1)",
+        f"SELECT p.name, COUNT(*) {JOIN} GROUP BY p.name {PS} OPTIONS (max_groups = 1, max_rows = 1)",
+        f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS}",
+        "SELECT name, COUNT(*) FROM people GROUP BY name WITH RHO 0.1",
+        f"EXPLAIN PRIVACY SELECT ROUND(salary, -3), COUNT(*) FROM people GROUP BY 1 {PS}")]
+    out += [("gaussian", sql) for sql in (
+        "SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1",
+        "SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 WITH RHO 0.1",
+        "SELECT SUM(salary) FROM people WITH RHO 0.1 OPTIONS (lower = 0, upper = 1000)",
+        "SELECT SUM(x) FROM people WITH RHO 0.001",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE p.x * 2 > 0 GROUP BY d.dname WITH RHO 0.1",
+        "SELECT COUNT(*) FROM people WHERE error(name) IS NULL WITH EPSILON 20 DELTA 1e-9",
+        "SELECT COUNT(*) FROM people WITH EPSILON 0.5 DELTA 1e-6",
+        "SELECT MEDIAN(i) FROM people WITH RHO 0.1",
+        f"SELECT SUM(v.amount) {JOIN} WITH RHO 0.1",
+        "SELECT COUNT(*), SUM(x) FROM people WITH RHO 0.1",
+        "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1")]
+    return out
 
 
 # every analyst statement kind that is not a private query (issue 26: compiled, never passed

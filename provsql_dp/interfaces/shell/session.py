@@ -300,7 +300,10 @@ class Shell(DotCommands, IOCommands):
             value = f"{cell(rows[0][-2])}, 95% interval {rows[0][-1]}, "
         user = getattr(self.con, "user", None)
         who = f" of user {user!r}" if user else ""
-        line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
+        unit = "ρ" if getattr(info, "unit", "epsilon") == "rho" else "ε"
+        if getattr(info, "delta", 0):
+            eps = f"{eps}, δ {info.delta:g}"
+        line = (f"private answer: {value}{info.mechanism} mechanism, {unit} charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
         labels = info.columns or ("the interval",)
         line += "".join(f"\n{label if info.columns else 'the interval'} covers {w}"
