@@ -8,6 +8,10 @@ Private: everything here except :func:`resolve_params` handles private quantitie
 (1.0, 0.1, 1.0, 0.25, 0.25)
 >>> delta_search(lambda j: [10.0, 5.0, 1.0][j], g_top=10.0, n=2, theta=1.0, beta=1.0)
 (2, 7.38905609893065)
+>>> resolve_params(50.0, "node")["beta"]  # β = ε/5 is capped at BETA_CAP
+1.0
+>>> threshold(1, 1.0, 800.0)  # e^{800} overflows: +inf, never an exception
+inf
 """
 
 from __future__ import annotations
@@ -17,14 +21,49 @@ from types import MappingProxyType
 from typing import Callable
 
 from ..._numbers import positive
+from ..noise.safe_noise import MIN_EPSILON, MIN_SCALE
 
-__all__ = ["resolve_params", "delta_search", "accuracy_bound", "DEFAULT_MU"]
+__all__ = [
+    "resolve_params", "delta_search", "accuracy_bound", "threshold", "DEFAULT_MU", "BETA_CAP",
+    "MAX_EPS1",
+]
 
 #: the paper's μ for node-style and edge-style privacy (papers/003 §6.1)
 DEFAULT_MU = {"node": 1.0, "edge": 0.5}
 
 #: relative slack when comparing an LP value with a threshold e^{jβ}θ
 _CMP_TOL = 1e-9
+
+#: the largest *default* β. The paper's β = ε/5 (papers/003 §6.1) keeps the failure probability
+#: e^{−με₁/β} of Lemma 6 constant, but it also makes the thresholds θe^{jβ} of eq. 11 a factor
+#: e^{β} apart: Δ then overshoots G by up to e^{ε/5}, so the noise Δ̂/ε₂ grows with ε past
+#: ε = 5 (at ε = 50, Δ = e^{10} for a count of 5 rows per participant) and the thresholds
+#: overflow (β ≥ 710). Past ε = 5 the default keeps β = 1: Δ stays within a factor e of the
+#: smallest admissible threshold, the failure probability keeps falling (μ ε₁/β grows with ε) and
+#: only ε₁, ε₂ grow, so a larger ε gives a less noisy release. An explicit ``beta`` is kept as
+#: given (any β > 0 is private; the thresholds saturate at +inf, :func:`threshold`).
+BETA_CAP = 1.0
+
+#: the largest ε₁: Δ̂'s index is released with ``plan_laplace(1, ε₁, integer=True)``, whose scale
+#: 1/ε₁ may not fall below ``MIN_SCALE = 2**−24``. Larger ε are refused before any charge (at
+#: ε₁ = 2**24 the index noise is 0 with probability 1 − 2e^{−16777216}: no privacy left to tune).
+MAX_EPS1 = 1.0 / MIN_SCALE
+
+#: e^x overflows a double past this
+_EXP_MAX = 709.0
+
+
+def threshold(j: float, theta: float, beta: float) -> float:
+    """``θ·e^{jβ}`` (eq. 11's thresholds), ``+inf`` once ``e^{jβ}`` overflows a double.
+
+    Every finite G satisfies an infinite threshold, so a search reaching one stops there; the
+    released Δ̂ is capped (:func:`.release.release_delta_hat`).
+
+    >>> threshold(2, 1.0, 0.5) == math.exp(1.0), threshold(10**6, 1.0, 1.0)
+    (True, inf)
+    """
+    e = j * beta
+    return math.exp(e) * theta if e <= _EXP_MAX else math.inf
 
 
 
@@ -39,11 +78,18 @@ def resolve_params(
     eps1: float | None = None,
     eps2: float | None = None,
 ) -> MappingProxyType:
-    """Fill in the paper's defaults (θ = 1, β = ε/5, μ by privacy, ε₁ = ε₂ = ε/2) and validate.
+    """Fill in the paper's defaults (θ = 1, β = min(ε/5, :data:`BETA_CAP`), μ by privacy,
+    ε₁ = ε₂ = ε/2) and validate.
 
     ``privacy`` only selects the default μ (1 for ``"node"``, 0.5 for ``"edge"``). If only one of
     ``eps1``/``eps2`` is given the other is ``epsilon`` minus it; if both are given they must add
-    up to ``epsilon``.
+    up to ``epsilon``. ε₁ and ε₂ must lie in ``[MIN_EPSILON, MAX_EPS1]`` (the exact sampler's
+    range): a ValueError otherwise, raised before anything is charged.
+
+    >>> resolve_params(4e7, "edge")
+    Traceback (most recent call last):
+    ...
+    ValueError: eps1 = 2e+07 (the part of epsilon that releases the noisy scale) exceeds the recursive mechanism's maximum 2**24 = 1.678e+07: its noise would fall below the exact sampler's smallest scale, i.e. no privacy at all; use epsilon below 3.355e+07
     """
     eps = positive("epsilon", epsilon)
     if privacy is not None:
@@ -57,7 +103,7 @@ def resolve_params(
         mu = DEFAULT_MU[privacy]
     mu = positive("mu", mu)
     theta = positive("theta", theta)
-    beta = positive("beta", eps / 5 if beta is None else beta)
+    beta = positive("beta", min(eps / 5, BETA_CAP) if beta is None else beta)
     if eps1 is None and eps2 is None:
         eps1 = eps2 = eps / 2
     elif eps1 is None:
@@ -68,6 +114,17 @@ def resolve_params(
     eps2 = positive("eps2", eps2)
     if abs(eps1 + eps2 - eps) > 1e-12 * max(1.0, eps):
         raise ValueError(f"eps1 + eps2 must equal epsilon ({eps1} + {eps2} != {eps})")
+    if eps1 > MAX_EPS1:
+        raise ValueError(
+            f"eps1 = {eps1:.4g} (the part of epsilon that releases the noisy scale) exceeds the "
+            f"recursive mechanism's maximum 2**24 = {MAX_EPS1:.4g}: its noise would fall below "
+            "the exact sampler's smallest scale, i.e. no privacy at all; use epsilon below "
+            f"{MAX_EPS1 * eps / eps1:.4g}"
+        )
+    for name, value in (("eps1", eps1), ("eps2", eps2)):
+        if value < MIN_EPSILON:
+            raise ValueError(f"{name} = {value:.4g} is below the smallest epsilon the exact "
+                             "sampler takes (2**-40); use a larger epsilon")
     return MappingProxyType(
         {"theta": theta, "beta": beta, "mu": mu, "eps1": eps1, "eps2": eps2, "privacy": privacy}
     )
@@ -82,20 +139,17 @@ def delta_search(
     ``G_{|P|}``. Only ``O(log(ln(G_|P|/θ)/β))`` entries of G are evaluated. Returns ``(j, Δ)``.
     """
 
-    def threshold(j: int) -> float:
-        return math.exp(j * beta) * theta
-
     def ok(value: float, j: int) -> bool:
-        t = threshold(j)
+        t = threshold(j, theta, beta)
         return value <= t * (1 + _CMP_TOL) + _CMP_TOL
 
     if ok(g_top, 0):
         return 0, theta
     # the first j whose threshold reaches G_|P| satisfies the predicate, G being nonincreasing
     hi = max(1, math.ceil(math.log(g_top / theta) / beta)) if g_top > 0 else 1
-    while threshold(hi - 1) >= g_top and hi > 1:
+    while threshold(hi - 1, theta, beta) >= g_top and hi > 1:
         hi -= 1
-    while threshold(hi) < g_top:
+    while threshold(hi, theta, beta) < g_top:
         hi += 1
     hi = min(hi, max(n, 1))
     lo = 0  # predicate false at lo
@@ -105,7 +159,7 @@ def delta_search(
             hi = mid
         else:
             lo = mid
-    return hi, threshold(hi)
+    return hi, threshold(hi, theta, beta)
 
 
 def accuracy_bound(
@@ -143,10 +197,13 @@ def accuracy_bound(
     """
     if scale < 1:
         raise ValueError(f"scale must be at least 1, got {scale!r}")
-    d_star = max(theta, math.exp(beta) * g_top)
-    bound = math.exp(2 * mu) * d_star * c / eps2 + g * math.ceil(
-        math.log(d_star / theta) / beta
-    ) * g_top
+    d_star = max(theta, threshold(1, g_top, beta)) if g_top > 0 else theta
+    if math.isinf(d_star):  # e^β G_|P| overflows: the theorem bounds nothing
+        bound = math.inf
+    else:
+        bound = threshold(2, 1.0, mu) * d_star * c / eps2 + g * math.ceil(
+            math.log(d_star / theta) / beta
+        ) * g_top
     half = 1.0 / (1.0 + math.exp(-eps1))  # the discrete Laplace tail factor of Δ̂ (not ½)
     prob = (1.0 - half * math.exp(-mu * eps1 / beta)
             - half * math.exp(-(mu - math.log(scale)) * eps1 / beta) - math.exp(-c))

@@ -66,11 +66,13 @@ from typing import Any
 
 import numpy as np
 
-from provsql_dp.mechanisms.recursive._framework import _CMP_TOL, accuracy_bound, resolve_params
+from provsql_dp.mechanisms.recursive._framework import (_CMP_TOL, accuracy_bound,
+                                                       resolve_params, threshold)
 from provsql_dp.mechanisms.recursive._lp import LPStats, Solver, Structure
 from provsql_dp.mechanisms.recursive._structure import ls_tilde
 from provsql_dp.mechanisms.noise.sources import resolve_rng
-from provsql_dp.mechanisms.recursive.release import Release, release_delta_hat, release_x
+from provsql_dp.mechanisms.recursive.release import (Release, capped_delta_hat,
+                                                     release_delta_hat, release_x)
 from provsql_dp.provenance.krelation import KRelation
 
 __all__ = ["H", "G", "release", "release_signed", "explain", "Explanation", "LPStats"]
@@ -206,7 +208,7 @@ class _Run:
         self.g_values[0] = g_top
 
         def tau(j: int) -> float:
-            return math.exp(j * beta) * theta
+            return threshold(j, theta, beta)  # +inf past e^709: never raises
 
         def holds(value: float, bound: float) -> bool:
             return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
@@ -510,7 +512,7 @@ def explain(
     run = _Run(st, params, solver=solver, symmetry=symmetry)
     j_delta, delta = run.delta()
     if delta_hat is None:
-        delta_hat = math.exp(params["mu"]) * delta
+        delta_hat = capped_delta_hat(math.exp(params["mu"]) * delta, params["eps2"])  # as released
     x, j_x = run.x(float(delta_hat))
     stats = run.solver.stats
     n_total = st.n_total

@@ -153,7 +153,7 @@ class NoiseEstimate:
         """``Δ`` lies in this interval with probability ``≥ p`` (Δ ≥ θ always)."""
         k = tail_units(self._units(), p)
         theta, beta = self.params["theta"], self.params["beta"]
-        lo = theta * math.exp(max(0.0, beta * (self.j_hat - k)))
+        lo = theta * math.exp(min(max(0.0, beta * (self.j_hat - k)), _MAX_EXPONENT))
         return lo, theta * math.exp(min(beta * (self.j_hat + k), _MAX_EXPONENT))
 
     def alpha(self, p: float = 0.95) -> float:
@@ -175,7 +175,7 @@ class NoiseEstimate:
         ``inf`` when ``2β ≥ ε₁``-ish makes ``E e^{2βK₁}`` infinite. Not a bound."""
         a = math.exp(-1.0 / float(plan_laplace(1, self.params["eps1"], integer=True).noise_units))
         t = 2.0 * self.params["beta"]
-        if a * math.exp(t) >= 1.0:
+        if t >= _MAX_EXPONENT or a * math.exp(t) >= 1.0:  # (e^t would overflow)
             return math.inf
         mgf = (1.0 - a) ** 2 / ((1.0 - a * math.exp(t)) * (1.0 - a * math.exp(-t)))
         return math.sqrt(2.0 * mgf) * _delta_hat(self.params, self.j_hat) / self.params["eps2"]

@@ -29,7 +29,7 @@ from typing import Any
 from ..noise.sources import error_bound, tail_units
 from ..noise.safe_noise import LaplacePlan, at_least_min_scale, plan_laplace
 
-__all__ = ["Release", "release_delta_hat", "release_x", "x_plan"]
+__all__ = ["Release", "capped_delta_hat", "release_delta_hat", "release_x", "x_plan"]
 
 #: Δ̂ = θ·e^{μ+βĵ} is computed with its exponent capped here (e^700 ≈ 1e304; reached with
 #: probability far below 2**-1000): capping a released number is post-processing, and X is then
@@ -44,6 +44,17 @@ def x_plan(delta_hat: float, eps2: float) -> LaplacePlan:
     admissible minimum only adds noise.
     """
     return plan_laplace(at_least_min_scale(delta_hat, eps2), eps2)
+
+
+def capped_delta_hat(delta_hat: float, eps2: float) -> float:
+    """``min(Δ̂, e^700, 2**63·ε₂)``: the cap :func:`release_delta_hat` applies (post-processing),
+    so that the release of ``X`` can always be planned. Also for a Δ̂ computed outside a release
+    (``efficient.explain``'s ``e^μΔ``, which is ``+inf`` when the thresholds overflowed).
+
+    >>> capped_delta_hat(math.inf, 1.0) == math.exp(_MAX_EXPONENT), capped_delta_hat(3.0, 1.0)
+    (True, 3.0)
+    """
+    return min(float(delta_hat), math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63))
 
 
 def release_delta_hat(j: int, params: Mapping[str, Any], rng) -> float:
@@ -62,8 +73,7 @@ def release_delta_hat(j: int, params: Mapping[str, Any], rng) -> float:
     plan = plan_laplace(1, params["eps1"], integer=True)
     j_hat = plan.release(int(j), rng=rng)  # an integer-valued float on the unit grid
     exponent = math.log(params["theta"]) + params["mu"] + params["beta"] * j_hat
-    delta_hat = math.exp(min(exponent, _MAX_EXPONENT))
-    return min(delta_hat, math.ldexp(params["eps2"], 63))
+    return capped_delta_hat(math.exp(min(exponent, _MAX_EXPONENT)), params["eps2"])
 
 
 def release_x(x: float, delta_hat: float, eps2: float, rng) -> float:

@@ -124,7 +124,7 @@ from typing import Any
 import numpy as np
 
 from ..._numbers import positive
-from ._framework import _CMP_TOL, resolve_params
+from ._framework import _CMP_TOL, resolve_params, threshold
 from ..noise.sources import resolve_rng
 from .release import Release, release_delta_hat, release_x
 
@@ -307,7 +307,7 @@ def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int
     beta = positive("beta", beta)
 
     def tau(j: int) -> float:
-        return math.exp(j * beta) * theta
+        return threshold(j, theta, beta)  # +inf past e^709: never raises
 
     def holds(value: float, bound: float) -> bool:
         return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
@@ -326,7 +326,7 @@ def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int
     if hi <= 1:
         return hi, tau(hi)
     js = np.arange(1, hi, dtype=np.float64)  # candidates j = 1 … hi−1 (hi is feasible)
-    taus = np.exp(js * beta) * theta
+    taus = np.exp(js * beta) * theta  # finite: τ_j < G_|P| for j < hi
     w = np.maximum.accumulate(taus / 2)  # thresholds W_j = τ_j/2 (kept monotone)
     gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)  # greedy: 2 M[j] ≤ τ_j
     L = len(js)
