@@ -51,7 +51,7 @@ def capped_delta_hat(delta_hat: float, eps2: float) -> float:
     so that the release of ``X`` can always be planned. Also for a Δ̂ computed outside a release
     (``efficient.explain``'s ``e^μΔ``, which is ``+inf`` when the thresholds overflowed).
 
-    >>> capped_delta_hat(math.inf, 1.0) == math.exp(_MAX_EXPONENT), capped_delta_hat(3.0, 1.0)
+    >>> capped_delta_hat(math.inf, 1.0) == 2.0 ** 63, capped_delta_hat(3.0, 1.0)
     (True, 3.0)
     """
     return min(float(delta_hat), math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63))
