@@ -305,7 +305,7 @@ def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
     """Routes single-owner, k-star, k-triangle and recursive-lp: the recursive mechanism's
     parameters at each group's ε; ``star`` the shape of a k-star or k-triangle count."""
     plan = d.plan
-    eps = d.epsilon / min(len(d.groups), d.max_groups or len(d.groups))
+    eps = d.epsilon / max(1, min(len(d.groups), d.max_groups or len(d.groups)))  # 0 groups: none
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.
@@ -342,7 +342,7 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     """The recursive mechanism's LPs, one release per group; ``charge_fn()`` charges the ledger
     before any row is read. Returns (description, rows, PrivacyInfo)."""
     plan = d.plan
-    eps = d.epsilon / len(d.groups)
+    eps = d.epsilon / max(1, len(d.groups))  # no group: nothing released
     charge = charge_fn()
     try:
         kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con)), None
@@ -364,7 +364,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
         releases.append(rel)
         rows.append(tuple(g) + (rel.value,))
     desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
-    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
+    mech = releases[0].mechanism if releases else "recursive-signed" if d.signed else "recursive"
+    info = PrivacyInfo(mechanism=mech, epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
     return desc, rows, info
 

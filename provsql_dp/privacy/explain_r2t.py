@@ -53,7 +53,7 @@ def r2t_row(con, decision, eps, confidence: float):
     beta = kwargs.get("beta", r2t.DEFAULT_BETA)
     n_groups = len(decision.groups)
     e = 1.0 if eps is None else float(eps)
-    per_group = e / n_groups
+    per_group = e / max(1, n_groups)  # no group: nothing is released
     rel = r2t.fallback(per_group, max_contribution=gs, beta=beta, rng=None,
                        lp_gap=kwargs.get("lp_gap", r2t.DEFAULT_LP_GAP))  # plan only: public
     alpha = rel.error_bound(confidence)

@@ -205,7 +205,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     if parallel:
         eps = float(epsilon)
     else:
-        eps = float(epsilon) / (int(max_groups) if truncate else len(groups))
+        eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):
@@ -222,7 +222,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]
-    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
+    mech = releases[0].mechanism if releases else "recursive-signed" if signed else "recursive"
+    info = PrivacyInfo(mechanism=mech, epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
     return desc, out, info
 

@@ -140,7 +140,7 @@ def with_declared_bound(plan, bounds, kwargs: dict) -> dict:
 def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: dict, charge_fn,
                 rng, restrict_group):
     """One R2T release per group (ε split equally); returns (description, rows, PrivacyInfo)."""
-    eps = eps_total / len(groups)
+    eps = eps_total / max(1, len(groups))  # no group: nothing released
     kwargs = with_declared_bound(plan, bounds, kwargs)
     charge = charge_fn()
     try:
