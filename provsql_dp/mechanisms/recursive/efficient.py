@@ -334,7 +334,7 @@ def release(
     rng : numpy.random.Generator, optional
         For tests only. By default noise comes from OS entropy.
     theta, beta, mu, eps1, eps2 : float, optional
-        The mechanism's parameters; defaults θ = 1, β = ε/5, μ by ``privacy``, ε₁ = ε₂ = ε/2.
+        The mechanism's parameters; defaults θ = 1, β = min(ε/5, 1), μ by ``privacy``, ε₁ = ε₂ = ε/2.
     solver : {"simplex", "ipm"}
         HiGHS algorithm for the LPs (default "ipm": measured several times faster than simplex
         on the triangle-counting models; crossover gives the duals the generation needs).

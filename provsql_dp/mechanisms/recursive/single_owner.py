@@ -398,9 +398,9 @@ def release(
         1-D nonnegative finite per-participant totals ``c_p = Σ_{t owned by p} q(t)``. Absent
         participants may be given as zeros or left out: the result does not depend on them.
     epsilon, privacy, rng, theta, beta, mu, eps1, eps2
-        As for :func:`provsql_dp.mechanisms.recursive.efficient.release` (defaults θ = 1, β = ε/5, μ by
-        privacy, ε₁ = ε₂ = ε/2). ``rng`` is for tests only; by default noise comes from OS
-        entropy.
+        As for :func:`provsql_dp.mechanisms.recursive.efficient.release` (defaults θ = 1,
+        β = min(ε/5, 1), μ by privacy, ε₁ = ε₂ = ε/2). ``rng`` is for tests only; by default
+        noise comes from OS entropy.
     public : float
         Total weight of public tuples (annotation ``True``): added to every H and to X, to no G.
     counts : array_like, optional
