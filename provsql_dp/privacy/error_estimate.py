@@ -132,6 +132,9 @@ def estimate_error(con, tree, text: str, rng=None):
     if not chosen:
         raise _refuse("every aggregate is answered by the Laplace mechanism, whose error is "
                       "public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")
+    if not any(decisions[i].groups for i in chosen):
+        raise _refuse("the GROUP BY has no group (its public key table is empty): no release, "
+                      "nothing to estimate")
     total = sum(shares[i] for i in chosen)
     jobs = [_job(decisions[i], e * shares[i] / total) for i in chosen]  # validates, reads nothing
     before_charge(st, [decisions[i] for i in chosen])

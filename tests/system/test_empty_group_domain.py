@@ -47,3 +47,13 @@ def test_no_group_no_row_and_explain_shows_zero_groups(con, name):
     assert cur.fetchall() == []
     assert cur.privacy.releases == ()
     assert float(con.execute("SHOW PRIVACY BUDGET").fetchall()[0][2]) == spent + 1
+
+
+def test_estimate_error_on_no_group_is_refused_before_any_charge(con):
+    from provsql_dp.errors import ProgrammingError
+
+    before = con.execute("SHOW PRIVACY BUDGET").fetchall()
+    with pytest.raises(ProgrammingError, match="no group.*nothing was spent"):
+        con.execute(f"EXPLAIN PRIVACY {QUERIES['single-owner count']} "
+                    "ESTIMATE ERROR WITH EPSILON 0.1")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == before
