@@ -140,9 +140,12 @@ def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bou
         integer = False
         sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
     charge = charge_fn()
-    eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
+    eps = float(epsilon)
+    # a participant's k = rows_per_owner tuples may lie in k groups: ℓ1 ≤ sens over at most k
+    # coordinates (one row per participant: one group, parallel composition)
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
-                                    epsilon=eps, integer=integer, rng=rng)
+                                    epsilon=eps, integer=integer, rng=rng,
+                                    changed=int(own.rows_per_owner))
     out = [tuple(g) + (rel.value,) for g, rel in zip(groups, releases)]
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
     info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,
