@@ -225,11 +225,15 @@ class SparkBackend:
         self.to_spark(sql)
 
     def _rewrite(self, tree: exp.Expression) -> exp.Expression:
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+
         def visit(node):
-            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            if (isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier)
+                    and not (node.name.lower() in ctes and not node.db)):
                 view = self._views.get(node.name.lower())
                 if node.name.lower() in getattr(self, "_gone", {}):
-                    raise OperationalError(self._gone[node.name.lower()])
+                    # refused like an unattached table: before anything is charged or read
+                    raise NotSupportedError(self._gone[node.name.lower()])
                 if view is None and node.name in getattr(self, "_key_views", ()):
                     view = node.name
                 if view is None:
