@@ -72,8 +72,8 @@ def _spark():
     return s
 
 
-def _median(fn, repeats: int) -> tuple[float, object]:
-    out = fn()  # warm-up
+def _median(fn, repeats: int, warm: bool = True) -> tuple[float, object]:
+    out = fn() if warm else None  # warm-up
     times = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -82,7 +82,7 @@ def _median(fn, repeats: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-def run(rows: int, repeats: int, workdir: str) -> dict:
+def run(rows: int, repeats: int, workdir: str, warm: bool = True, only=None) -> dict:
     import numpy as np
 
     import provsql_dp
@@ -117,7 +117,9 @@ def run(rows: int, repeats: int, workdir: str) -> dict:
         _reset_hwm(jvm)
     out = {"rows": rows, "jvm_s": jvm_s, "attach_s": attach_s, "reuse_s": reuse_s, "work": []}
     for name, (private, plain) in WORKLOADS.items():
-        plain_s, _ = _median(lambda: spark.sql(plain).collect(), repeats)
+        if only and name != only:
+            continue
+        plain_s, _ = _median(lambda: spark.sql(plain).collect(), repeats, warm)
         got0 = con._engine.bytes_received
         mech = []
 
@@ -126,8 +128,8 @@ def run(rows: int, repeats: int, workdir: str) -> dict:
             mech[:] = [cur.privacy.mechanism]
             return cur.fetchall()
 
-        ours_s, _ = _median(ours, repeats)
-        crossed = (con._engine.bytes_received - got0) / (repeats + 1) / 2**20
+        ours_s, _ = _median(ours, repeats, warm)
+        crossed = (con._engine.bytes_received - got0) / (repeats + warm) / 2**20
         out["work"].append({"workload": name, "mechanism": mech[0], "plain_s": plain_s,
                             "ours_s": ours_s, "crossed_mb": crossed})
     out["py_peak_mb"] = _hwm()
@@ -140,13 +142,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--smoke", action="store_true", help="10,000 rows, one repeat (seconds)")
+    ap.add_argument("--only", choices=sorted(WORKLOADS), default=None)
+    ap.add_argument("--smoke", action="store_true",
+                    help="10,000 rows, one run without warm-up; says so and exits 0 without "
+                         "pyspark or Java (CI)")
     args = ap.parse_args()
     if args.smoke:
         args.rows, args.repeats = 1e4, 1
+        from backends import _has_spark
+
+        if not _has_spark():
+            print("spark_scale: skipped, pyspark or Java is missing (pip install '.[spark]')")
+            return
     workdir = tempfile.mkdtemp(prefix="provsql_dp_spark_scale_")
     try:
-        r = run(int(args.rows), args.repeats, workdir)
+        r = run(int(args.rows), args.repeats, workdir, warm=not args.smoke, only=args.only)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"rows={r['rows']:,}  JVM start {r['jvm_s']:.1f} s  attach (snapshot + key check, "
