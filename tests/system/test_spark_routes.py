@@ -136,3 +136,30 @@ def test_kmeans_reads_spark_and_publish_is_refused(spark, tmp_path):
     with pytest.raises(NotSupportedError, match="PUBLISH reads the catalog's own DuckDB tables"):
         sc.execute("PUBLISH STREAM s STEP 1 WITH EPSILON 0.5 AS SELECT count(*) FROM pts")
     sc.close()
+
+
+def test_a_delta_table_at_a_version(spark, tmp_path):
+    """A Delta table is read at the version asked for (its log resolved by deltalake, the
+    Parquet files read by Spark) and that version is recorded with the snapshot."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    table = str(tmp_path / "events")
+    write_deltalake(table, pa.table({"id": pa.array(range(30), pa.int64()),
+                                     "v": pa.array([i % 4 for i in range(30)], pa.int32())}))
+    write_deltalake(table, pa.table({"id": pa.array(range(30, 1030), pa.int64()),
+                                     "v": pa.array([1] * 1000, pa.int32())}), mode="append")
+    con = provsql_dp.connect(str(tmp_path / "d.duckdb"), engine=spark)
+    con.attach("events", f"delta:{table}", primary_key=["id"], version=0)
+    con.execute("PROTECT TABLE events; SET PRIVACY BUDGET 10")
+    assert con._duck.execute("SELECT source, version, source_version FROM "
+                             "_provsql_dp.engine_tables").fetchall() == [(f"delta:{table}", 1, 0)]
+    con._rng = np.random.default_rng(0)
+    # 30 rows at version 0 (1,030 at the latest): a count with ε = 5 lands within a few units
+    assert abs(con.execute("SELECT COUNT(*) FROM events WITH EPSILON 5").fetchone()[0] - 30) < 10
+    con.attach("events", f"delta:{table}", primary_key=["id"])  # the latest version
+    assert con._duck.execute("SELECT version, source_version FROM "
+                             "_provsql_dp.engine_tables").fetchall() == [(2, 1)]
+    with pytest.raises(InterfaceError, match="version= applies to a Delta source"):
+        con.attach("other", "iso_t", version=3)
+    con.close()

@@ -28,7 +28,8 @@ by name:
   statements see the table exactly as they would a local one — the k-star and k-triangle routes
   read the declared key and ``CHECK (src < dst)`` there, as on DuckDB;
 * ``_provsql_dp.engine_tables`` records the name, its Spark source, the key and checks, the
-  snapshot's path and version (1, 2, … per attach of the name) and when it was attached, so
+  snapshot's path and version (1, 2, … per attach of the name), when it was attached and, for a
+  Delta source (``"delta:/path"``, read through the ``deltalake`` package), the Delta version, so
   that a later ``connect(..., engine=spark)`` — a curator's or an analyst's — reads the same
   snapshot again without copying or checking anything.
 
@@ -199,10 +200,11 @@ def _upgrade(con) -> set[str]:
 
 #: the columns of the record of an attached table (besides table_name, source, primary_key)
 _COLUMNS = {"checks": "VARCHAR[]", "snapshot": "VARCHAR", "version": "BIGINT",
-            "attached_at": "TIMESTAMPTZ"}
+            "attached_at": "TIMESTAMPTZ", "source_version": "BIGINT"}
 
 
-def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapshot=None) -> None:
+def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapshot=None,
+                 version=None) -> None:
     """Snapshot ``source`` (a Spark DataFrame or table name; default ``name``) to Parquet, check
     it once, mirror its schema in the catalog of record and record where the snapshot is (see
     the module docstring)."""
@@ -220,11 +222,11 @@ def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapsho
     _upgrade(con)
     prev = duck.execute(f"SELECT max(version) FROM {_TABLE} WHERE lower(table_name) = lower(?)",
                         [name]).fetchone()[0]
-    version = (prev or 0) + 1
+    number = (prev or 0) + 1
     db = duck.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
                       "current_database()").fetchone()[0]
-    path = snapshot if snapshot is not None else snapshot_path(db, name, version)
-    columns = backend.attach(name, source, primary_key, checks, path)
+    path = snapshot if snapshot is not None else snapshot_path(db, name, number)
+    columns = backend.attach(name, source, primary_key, checks, path, version)
     ddl = ", ".join(f'{_q(c)} {t}' for c, t in columns)
     if primary_key:
         ddl += f", PRIMARY KEY ({', '.join(_q(c) for c in primary_key)})"
@@ -236,8 +238,9 @@ def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapsho
     # connections read; a scratch snapshot of an in-memory catalog is not recorded)
     recorded = name if source is None else source if isinstance(source, str) else None
     duck.execute(f"INSERT INTO {_TABLE} (table_name, source, primary_key, checks, snapshot, "
-                 "version, attached_at) VALUES (?, ?, ?, ?, ?, ?, now())",
-                 [name, recorded, list(primary_key), list(checks), path, version])
+                 "version, attached_at, source_version) VALUES (?, ?, ?, ?, ?, ?, now(), ?)",
+                 [name, recorded, list(primary_key), list(checks), path, number,
+                  backend.source_version])
 
 
 def _q(name: str) -> str:

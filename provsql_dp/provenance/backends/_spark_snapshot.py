@@ -13,6 +13,14 @@ The declared ``primary_key`` (no NULL, no duplicate) and ``CHECK`` expressions (
 which one is false; NULL passes, as in SQL) are checked on the written snapshot, in one Spark
 aggregate; a snapshot that fails is removed and the attach refused.
 
+**Delta tables** (``source="delta:/path"``, optionally ``version=``): Spark's own Delta reader
+is a Maven package (``delta-spark``'s wheel holds only its Python API and fetches the jars at
+start-up), so a Delta table is read without it: the ``deltalake`` package (delta-rs, a PyPI
+wheel) resolves the table's log at the requested version (default: the latest) to its Parquet
+files, which Spark reads (:func:`delta_frame`). Tables whose readers need more than the files —
+deletion vectors, column mapping (reader protocol above 1 or reader features) — are refused.
+The version read is recorded with the snapshot.
+
 >>> snapshot_path("/data/ledger.duckdb", "Edge", 3)
 '/data/ledger.duckdb.spark/edge/v3'
 >>> snapshot_path(None, "edge", 1) is None
@@ -26,9 +34,13 @@ import shutil
 
 import sqlglot
 
-from ...errors import InterfaceError, OperationalError
+from ...errors import InterfaceError, NotSupportedError, OperationalError
 
-__all__ = ["snapshot_path", "write_snapshot", "read_snapshot", "check_rows", "remove_local"]
+__all__ = ["snapshot_path", "write_snapshot", "read_snapshot", "check_rows", "remove_local",
+           "DELTA", "delta_frame"]
+
+#: the prefix of a ``source`` naming a Delta table by its path: ``"delta:/data/events"``
+DELTA = "delta:"
 
 
 def snapshot_path(database: str | None, name: str, version: int) -> str | None:
@@ -121,3 +133,46 @@ def _local(path: str) -> str | None:
     if "://" not in path:
         return path
     return path[len("file://"):] if path.startswith("file://") else None
+
+
+def delta_frame(spark, name: str, source: str, version: int | None):
+    """``(DataFrame, version)``: the rows of the Delta table at ``source`` (``"delta:/path"``)
+    as of ``version`` (default: the latest), read by Spark from the Parquet files that the
+    table's log lists at that version (see the module docstring)."""
+    path = source[len(DELTA):]
+    try:
+        from deltalake import DeltaTable
+    except ImportError:
+        raise InterfaceError(
+            f"attaching {name} from a Delta table needs the deltalake package (pip install "
+            "deltalake; Spark's own Delta reader is a Maven package this does not use)") from None
+    try:
+        table = DeltaTable(path, version=version)
+    except Exception as e:  # noqa: BLE001 - deltalake's TableNotFoundError, bad version, …
+        raise InterfaceError(f"cannot read the Delta table at {path}"
+                             + ("" if version is None else f" at version {version}")
+                             + f": {e}") from None
+    proto = table.protocol()
+    if proto.min_reader_version > 1 or proto.reader_features:
+        raise NotSupportedError(
+            f"the Delta table at {path} needs reader features ({proto.reader_features or 'reader version ' + str(proto.min_reader_version)}) "
+            "that a read of its Parquet files would ignore; attach a copy without them")
+    files = table.file_uris()
+    schema = _spark_schema(table)
+    if not files:
+        return spark.createDataFrame([], schema), table.version()
+    reader = spark.read.option("basePath", path)
+    if schema is not None:
+        reader = reader.schema(schema)
+    return reader.parquet(*files), table.version()
+
+
+def _spark_schema(table):
+    """The table's schema in Spark's DDL (partition columns included), or None."""
+    try:
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return from_arrow_schema(pa.schema(table.schema().to_arrow()))
+    except Exception:  # noqa: BLE001 - an older deltalake or pyspark: let Spark infer it
+        return None

@@ -118,13 +118,15 @@ class SparkBackend:
         self._key_views: set[str] = set()
         self._gone: dict[str, str] = {}
         self._scratch: str | None = None
+        #: the source's own version read by the last attach (a Delta table's), else None
+        self.source_version: int | None = None
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
         #: bytes of Arrow results that crossed back to the driver's Python process so far
         self.bytes_received = 0
 
     # ------------------------------------------------------------------ attaching tables
     def attach(self, name: str, source=None, primary_key=(), checks=(),
-               path: str | None = None) -> list[tuple[str, str]]:
+               path: str | None = None, version: int | None = None) -> list[tuple[str, str]]:
         """Snapshot a Spark table (``source``: a DataFrame, or the name of a table or view in
         the caller's session; default ``name``) under ``name`` as Parquet at ``path`` (default:
         a scratch directory of this backend, removed by :meth:`close`); return its columns and
@@ -132,10 +134,17 @@ class SparkBackend:
 
         ``primary_key`` names columns that identify a row and ``checks`` CHECK expressions
         (Spark has no constraints): both are checked once, on the snapshot, before it is used
-        (:mod:`._spark_snapshot`)."""
+        (:mod:`._spark_snapshot`). ``source="delta:/path"`` reads a Delta table at ``version``
+        (default: its latest), which :attr:`source_version` then holds."""
         from pyspark.sql import DataFrame, functions as F
 
-        df = source if isinstance(source, DataFrame) else self.user_spark.table(source or name)
+        self.source_version = None
+        if isinstance(source, str) and source.startswith(snapshot.DELTA):
+            df, self.source_version = snapshot.delta_frame(self.user_spark, name, source, version)
+        elif version is not None:
+            raise InterfaceError("version= applies to a Delta source (source='delta:/path')")
+        else:
+            df = source if isinstance(source, DataFrame) else self.user_spark.table(source or name)
         if "rowid" not in df.columns:
             df = df.withColumn("rowid", F.monotonically_increasing_id())
         columns = [(f.name, _duck_type(name, f)) for f in df.schema.fields if f.name != "rowid"]
