@@ -117,6 +117,10 @@ def test_attach_once_then_reuse(spark, tmp_path, monkeypatch):
         ann.execute("SELECT COUNT(*) FROM edge WITH EPSILON 1")
     assert ann.ledger.budget("ann")[1] == 1  # one ε spent above, none by the refusal
     ann.close()
+    cur = provsql_dp.connect(path, engine=spark)
+    with pytest.raises(NotSupportedError, match="attached from Spark"):  # not the empty mirror
+        cur.execute("SELECT count(*) FROM edge")
+    cur.close()
 
 
 def test_kmeans_reads_spark_and_publish_is_refused(spark, tmp_path):
