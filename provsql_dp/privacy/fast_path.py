@@ -187,8 +187,11 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
-    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
-    histogram = plan.weight is None
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)). On
+    # another engine (Spark) every SUM's totals come back as a histogram too: the engine
+    # aggregates them, and what crosses to the driver is one row per distinct total instead of
+    # one per participant (a few KB for whole-number data, at most as many rows otherwise).
+    histogram = plan.weight is None or not embedded
     dense = None
     try:
         if embedded and not keys:
