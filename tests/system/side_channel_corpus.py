@@ -823,6 +823,12 @@ def _beyond_pure() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WHERE error(name) IS NULL WITH EPSILON 20 DELTA 1e-9",
         "SELECT COUNT(*) FROM people WITH EPSILON 0.5 DELTA 1e-6",
         "SELECT MEDIAN(i) FROM people WITH RHO 0.1",
+        # the smooth-sensitivity median (a bounded δ policy on i; x has bounds only)
+        "SELECT MEDIAN(i) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "SELECT MEDIAN(x) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "SELECT MEDIAN(i) FROM people WHERE x > 0 WITH EPSILON 1 DELTA 1e-6",
+        "SELECT QUANTILE_CONT(i, 0.9) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "EXPLAIN PRIVACY SELECT MEDIAN(i) FROM people WITH EPSILON 1 DELTA 1e-6",
         f"SELECT SUM(v.amount) {JOIN} WITH RHO 0.1",
         "SELECT COUNT(*), SUM(x) FROM people WITH RHO 0.1",
         "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1")]
