@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
+from .foreign_owners import declare_reference
 from .plan import Slot
 
 __all__ = ["Catalog", "Protection", "TableInfo", "SCHEMA"]
@@ -429,9 +430,8 @@ class Catalog:
                 f"run UNPROTECT TABLE {info.name} first to change the declaration"
             )
         if references is not None:
-            from .foreign_owners import declare_reference
-
-            prot = declare_reference(self, info, by, domain, *references)
+            dom, by_cols, ref = declare_reference(self, info, by, domain, *references, _type_family)
+            prot = Protection(info.schema, info.name, dom, by_cols, (), ref)
             self.con.execute(
                 f"INSERT INTO {SCHEMA}.owner_references VALUES (?, ?, ?, ?, ?)",
                 [prot.schema, prot.table, *prot.references[:2], list(prot.references[2])])

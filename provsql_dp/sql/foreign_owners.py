@@ -71,12 +71,11 @@ def _qualified(info) -> str:
 
 
 def declare_reference(cat, info, by: list[str] | None, domain: str | None,
-                      ref_parts: list[str], ref_cols: list[str] | None):
-    """The :class:`~provsql_dp.sql.catalog.Protection` of ``PROTECT TABLE info BY (by)
-    REFERENCES ref_parts (ref_cols)``, validated (module docstring); raises
-    :class:`~provsql_dp.errors.DeclarationError` and stores nothing when a rule is broken."""
-    from .catalog import Protection, _type_family
-
+                      ref_parts: list[str], ref_cols: list[str] | None, type_family):
+    """``(domain, by columns, references)`` of ``PROTECT TABLE info BY (by) REFERENCES
+    ref_parts (ref_cols)``, validated (module docstring; ``type_family`` maps a DuckDB type to
+    the family whose values compare equal); raises :class:`~provsql_dp.errors.DeclarationError`
+    and stores nothing when a rule is broken."""
     what = f"cannot protect {info.name!r} along a foreign key"
     if domain is not None:
         raise DeclarationError(f"{what}: AS {domain} cannot be combined with REFERENCES — the rows "
@@ -128,7 +127,7 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
             f"ADD PRIMARY KEY ({', '.join(ref_cols)}) (or UNIQUE in CREATE TABLE)")
     types, rtypes = dict(zip(info.columns, info.types)), dict(zip(rinfo.columns, rinfo.types))
     for c, k in zip(by, ref_cols):
-        if _type_family(types[c]) != _type_family(rtypes[k]):
+        if type_family(types[c]) != type_family(rtypes[k]):
             raise DeclarationError(f"{what}: {c} ({types[c]}) and {rinfo.name}.{k} ({rtypes[k]}) "
                                    "have different types; a key must equal the key it references")
     end = _chain_end(cat, rprot)
@@ -137,8 +136,7 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
             f"{what}: its chain ends at {end.table!r}, whose participants are named by a "
             f"composite key; a chain must end at participants named by one column (or rowid)")
     _check_rows(cat, info, rinfo, by, ref_cols, what)
-    return Protection(info.schema, info.name, rprot.domain, tuple(by), (),
-                      (rinfo.schema, rinfo.name, tuple(ref_cols)))
+    return rprot.domain, tuple(by), (rinfo.schema, rinfo.name, tuple(ref_cols))
 
 
 def _chain_end(cat, prot):
