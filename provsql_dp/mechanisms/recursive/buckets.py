@@ -55,22 +55,22 @@ __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bu
            "params_for"]
 
 
-def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str]:
-    """SQL of the two bucket estimates ``(k, m)`` of the positive finite total ``c`` (NULL for
-    a total that is not: zero, negative, NaN or infinite — the bucket the checks read)."""
-    ok = f"{c} > 0 AND {c} < 'inf'::DOUBLE"
+def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
+    """SQL of ``ln c`` for a positive finite total ``c`` (NULL otherwise: zero, negative, NaN or
+    infinite — the rows the checks read), and of the two bucket estimates ``(k, m)`` over a
+    column ``l`` holding it."""
+    ln = f"CASE WHEN {c} > 0 AND {c} < 'inf'::DOUBLE THEN ln({c}) END"
     inv_beta = f"{1.0 / beta!r}::DOUBLE"
-    k = (f"CASE WHEN {ok} THEN ceil((ln({c}) + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta})"
-         f"::BIGINT - 1 END")
-    m = (f"CASE WHEN {ok} THEN ceil((ln({c}) - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})"
-         f"::BIGINT END")
-    return k, m
+    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta})::BIGINT - 1"
+    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})::BIGINT"
+    return ln, k, m
 
 
 @dataclass
 class Buckets:
     """One part's positive totals, summarised per bucket ``(k, m)`` (see the module docstring).
-    ``rest``: ``(count, min, max)`` of the totals outside the buckets (they must all be 0).
+    ``rest``: ``(count, min, max)`` of the nonzero totals outside the buckets (there must be
+    none: they are negative, NaN or infinite).
     ``exact(kind, value)``: the totals whose estimate ``kind`` (``"k"`` or ``"m"``) is ``value``,
     read exactly (a further pass). Private."""
 
@@ -102,7 +102,7 @@ class Buckets:
             (np.minimum if how == "min" else np.maximum).at(out, inverse, values)
             return out
 
-        other = c[~((c > 0) & np.isfinite(c))]
+        other = c[~((c > 0) & np.isfinite(c)) & (c != 0)]
         rest = (float(len(other)), float(other.min()) if len(other) else 0.0,
                 float(other.max()) if len(other) else 0.0)
         by = {"k": k, "m": m}
@@ -114,7 +114,7 @@ class Buckets:
     def check(self) -> None:
         """The validation of :func:`~.single_owner.release` (ValueError as it raises)."""
         count, lo, hi = self.rest
-        if count and not (lo == 0 and hi == 0):  # NaN, ±inf or negative
+        if count:  # NaN, ±inf or negative
             if math.isnan(lo) or math.isnan(hi) or math.isinf(lo) or math.isinf(hi):
                 raise ValueError("per-participant totals must be finite")
             raise ValueError("the recursive mechanism needs nonnegative totals; for a signed SUM "
