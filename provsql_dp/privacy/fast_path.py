@@ -36,7 +36,7 @@ from sqlglot import exp
 from .._deadline import DeadlineExceeded, reading
 from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.recursive import single_owner
-from ..mechanisms.recursive.buckets import release_buckets
+from ..mechanisms.recursive import buckets
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query
@@ -214,7 +214,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
                                        len(groups))
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
-                             release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
+                             buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
     # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
     histogram = plan.weight is None

@@ -74,3 +74,35 @@ def test_no_per_owner_totals_reach_python(monkeypatch):
     monkeypatch.setattr(fast_path, "dense_owner_totals", fail)
     for sql in QUERIES:
         con.execute(sql).fetchall()
+
+
+def test_buckets_whose_estimates_are_off_are_read_exactly(monkeypatch):
+    """A bucket whose estimate disagrees with the exact thresholds (here: every other total's
+    estimate moved by one) is read again exactly: the release does not change."""
+    from provsql_dp.mechanisms.recursive import buckets as bk
+    from provsql_dp.privacy import engine_buckets as eb
+
+    sql = "SELECT SUM(amount) FROM visits WITH EPSILON 1"
+    want = _release(sql, False, monkeypatch)
+    calls = []
+    real = bk.bucket_sql
+
+    def skewed(*a):
+        ln, k, m = real(*a)
+        return ln, f"({k}) + (hash(c) % 2)::BIGINT", f"({m}) - (hash(c) % 2)::BIGINT"
+
+    monkeypatch.setattr(eb, "bucket_sql", skewed)
+    con = _db()
+    con._rng = np.random.default_rng(11)
+    original = eb.engine_buckets
+
+    def spy(run, sql, sql_params, params, n_parts, n_groups, run_exact, **k):
+        def exact(text, p=None):
+            calls.append(text)
+            return run_exact(text, p)
+        return original(run, sql, sql_params, params, n_parts, n_groups, exact, **k)
+
+    monkeypatch.setattr(fast_path, "engine_buckets", spy)
+    got = sorted(con.execute(sql).fetchall())
+    assert calls  # exact reads happened
+    assert got[0][0] == pytest.approx(want[0][0][0], rel=1e-9)
