@@ -204,9 +204,13 @@ def _owners(cat, prot, depth: int, joins: list[str]) -> list[tuple[Slot, str]]:
     return _owners(cat, rprot, depth + 1, joins)
 
 
-def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None]:
-    """The slots and source (:func:`owned_scan`) of a scan of a table with protection ``prot``
-    (None: a public table, no slots)."""
+def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None, tuple]:
+    """The slots, source (:func:`owned_scan`) and first hop (``Scan.owner_ref``: the
+    referencing columns, the referenced schema, table and columns; empty without a source) of a
+    scan of a table with protection ``prot`` (None: a public table, no slots)."""
     if prot is None:
-        return (), None
-    return owned_scan(cat, prot) if prot.references is not None else (prot.slots(), None)
+        return (), None, ()
+    if prot.references is None:
+        return prot.slots(), None, ()
+    slots, source = owned_scan(cat, prot)
+    return slots, source, () if source is None else (prot.by_columns, *prot.references)

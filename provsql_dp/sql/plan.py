@@ -65,6 +65,9 @@ class Scan:
     #: a table owned along foreign keys: the relation read instead of the table (its columns,
     #: ``__pdp_rowid`` and the owner columns the slots name; :mod:`provsql_dp.sql.foreign_owners`)
     source: str | None = None
+    #: with ``source``: ``(columns, ref schema, ref table, ref columns)`` of the first hop — a row
+    #: has the owners of the ``ref table`` row whose ``ref columns`` equal its ``columns``
+    owner_ref: tuple = ()
 
     @property
     def children(self) -> tuple:

@@ -282,13 +282,13 @@ class Planner:
             names = info.columns
             if alias_cols:
                 names = alias_cols + info.columns[len(alias_cols):]
-            slots, source = scan_owners(self.catalog, prot)  # along foreign keys, if declared
+            slots, source, ref = scan_owners(self.catalog, prot)  # along foreign keys, if any
             scan = Scan(
                 table=info.name, schema=info.schema, catalog=info.catalog,
                 columns=info.columns,
                 ids=ids,
                 names=names,
-                slots=slots, types=info.types, source=source,
+                slots=slots, types=info.types, source=source, owner_ref=ref,
                 unique_keys=self.catalog.unique_keys(info),
             )
             self.types.update(zip(ids, info.types))

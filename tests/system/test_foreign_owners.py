@@ -235,3 +235,20 @@ def test_random_snowflakes_match_brute_force_over_neighbours(flake):
             kept = sum(w for t, w in enumerate(kr.weights.tolist())
                        if any(set(m) <= world for m in kr.annotation(t)))
             assert kept == pytest.approx(float(db.execute(sql).fetchone()[0] or 0)), (sql, c)
+
+
+@pytest.mark.parametrize("sql, single", [
+    ("SELECT COUNT(*) FROM lineitem JOIN orders ON l_orderkey = o_orderkey", True),
+    ("SELECT SUM(l_quantity) FROM lineitem, orders, customer WHERE l_orderkey = o_orderkey "
+     "AND o_custkey = c_custkey AND c_name <> 'bob'", True),
+    ("SELECT COUNT(*) FROM lineitem JOIN orders ON l_orderkey + 0 = o_orderkey", False),
+    ("SELECT COUNT(*) FROM lineitem JOIN orders ON l_linenumber = o_orderkey", False),
+])
+def test_a_join_to_the_referenced_row_keeps_one_owner_per_tuple(sql, single):
+    """lineitem's owner is its order's owner when the plan joins that very order (its declared
+    key equals the referencing column on every row): one slot, the single-owner closed form."""
+    from provsql_dp.provenance.owners import owners
+
+    con = _tpch(True)
+    assert (owners(con.plan(sql).child) is not None) is single
+    assert _annotated(con.provenance(sql)) == _annotated(_tpch(False).provenance(sql))
