@@ -2,7 +2,7 @@
 
 ``EXPLAIN PRIVACY … WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e`` states α with
 ``Pr[|release − X| ≤ α] ≥ p`` over the estimate and the release together
-(:mod:`provsql_dp.mechanisms.error_estimate`). This script draws the estimate and then the
+(:mod:`provsql_dp.mechanisms.recursive.error_estimate`). This script draws the estimate and then the
 release, independently, many times, on single-owner per-participant totals (a heavy-tailed
 table: many participants with 1–3 rows, a few with 40–300; X in closed form), and prints, per
 (ε, e, p): the observed coverage (which must be ≥ p) and the median ratio of α to the bound the

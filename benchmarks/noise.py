@@ -2,9 +2,9 @@
 
 Prints one table, all figures measured in this run (medians of repeats, µs per value):
 
-* ``new``    — :mod:`provsql_dp.mechanisms._dlap` as releases use it (OS-entropy Philox; scalars
+* ``new``    — :mod:`provsql_dp.mechanisms.noise._dlap` as releases use it (OS-entropy Philox; scalars
   from the per-scale pre-drawn pool);
-* ``old``    — the previous sampler, kept callable as :mod:`provsql_dp.mechanisms._dlap_reference`,
+* ``old``    — the previous sampler, kept callable as :mod:`provsql_dp.mechanisms.noise._dlap_reference`,
   on the previous release path (a fresh :func:`release_rng` and the array code for a scalar);
 * ``numpy``  — ``Generator.laplace`` (continuous, floating point: *not* private, shown for scale).
 

@@ -21,11 +21,11 @@ the mechanism's LPs, which grow with the count (2-stars at |V| = 5,000 are ~225,
 **k-stars and k-triangles (issue 15, papers/003 Fig. 4's patterns with its baselines)**:
 ``--kstars`` runs only that part — for k-stars and k-triangles (k = 2, 3) on the real
 graphs, our recursive mechanism (k-stars: the degree construction of
-``provsql_dp.mechanisms.kstar``; k-triangles: under edge privacy the triangle construction of
-``provsql_dp.mechanisms.ktriangle``, under node privacy the one of
-``provsql_dp.mechanisms.ktriangle_node``, and the enumerated K-relation, refused above
+``provsql_dp.mechanisms.subgraph.kstar``; k-triangles: under edge privacy the triangle construction of
+``provsql_dp.mechanisms.subgraph.ktriangle``, under node privacy the one of
+``provsql_dp.mechanisms.subgraph.ktriangle_node``, and the enumerated K-relation, refused above
 ``--kt-max-entries``; ``--ktriangles-only`` skips the k-stars) under node and edge privacy beside Karwa et al.'s k-star and k-triangle
-mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.graph_smooth``; k-stars also ε-DP with
+mechanisms ((ε, δ = 0.1)-DP, ``provsql_dp.mechanisms.subgraph.smooth``; k-stars also ε-DP with
 Cauchy noise, ``provsql_dp.graph.baselines.kstar_pure_release``) and the Laplace mechanism
 with global sensitivity, and RHMS ((ε, γ = 0.1)-adversarial privacy, NOT differential privacy:
 Karwa et al.'s statement of it, ``provsql_dp.graph.baselines.rhms_release``), with a line per

@@ -8,8 +8,8 @@ mechanism:
 
 * **ours**, node and edge privacy (recursive mechanism, ε = 0.5, θ = 1, β = ε/5, μ = 1 node /
   0.5 edge: the library defaults): k-stars through the degree construction
-  (:mod:`provsql_dp.mechanisms.kstar`), k-triangles through the triangle constructions
-  (:mod:`provsql_dp.mechanisms.ktriangle` edge, :mod:`provsql_dp.mechanisms.ktriangle_node` node) —
+  (:mod:`provsql_dp.mechanisms.subgraph.kstar`), k-triangles through the triangle constructions
+  (:mod:`provsql_dp.mechanisms.subgraph.ktriangle` edge, :mod:`provsql_dp.mechanisms.subgraph.ktriangle_node` node) —
   the structures :func:`provsql_dp.graph.count` routes these patterns to, built once per graph —
   and triangles through the enumerated K-relation (:func:`provsql_dp.graph.relation`);
 * **the paper's baselines** for that pattern (papers/003 §6.1, all edge privacy): triangles — the

@@ -63,7 +63,7 @@ RHMS_DEVIATION = (
 )
 
 KSTAR_OURS = (
-    "k-stars, ours: the degree construction of provsql_dp.mechanisms.kstar (H, G as LPs over node "
+    "k-stars, ours: the degree construction of provsql_dp.mechanisms.subgraph.kstar (H, G as LPs over node "
     "degrees, O(|V|+|E|) columns whatever k) — our own, since papers/003 footnote 2 does not publish "
     "its 'clever construction'; its H and G differ from the enumerated K-relation's (edge privacy: "
     "H is never lower, G_|P| = 2 max_v C(d_v, k-1) instead of 2 max_e (C(d_u-1,k-1)+C(d_v-1,k-1)); "
@@ -87,12 +87,12 @@ KARWA_KTRIANGLE = (
 )
 KTRIANGLE_OURS = (
     "k-triangles, ours: under edge privacy the triangle construction of "
-    "provsql_dp.mechanisms.ktriangle (our own: LPs of one column per edge and per triangle whatever "
+    "provsql_dp.mechanisms.subgraph.ktriangle (our own: LPs of one column per edge and per triangle whatever "
     "k; H, G proved recursive, G = 3k max_e C_k(x_e) bounding checked by brute force, not proved)"
 )
 KTRIANGLE_NODE_OURS = (
     "Under node privacy the node triangle "
-    "construction of provsql_dp.mechanisms.ktriangle_node (our own: H as above over node triangles, "
+    "construction of provsql_dp.mechanisms.subgraph.ktriangle_node (our own: H as above over node triangles, "
     "G = S(K) with load k·Σ_{e∋v} C_k(x_e) + K·tri_v; H, G proved recursive, bounding with c = 1 "
     "checked by brute force, not proved)"
 )

@@ -118,6 +118,14 @@ SET PRIVACY BUDGET 1e-3 FOR USER bob;
 -- covers: set_budget_stmt, unsigned_number, exponent, digits | parses: SetPrivacyBudget | epsilon=30; user=carol
 SET PRIVACY BUDGET 3.E+1 FOR USER 'carol';
 
+-- A zCDP budget: ρ adds up (a pure-ε release costs ρ = ε²/2).
+-- covers: set_budget_stmt, budget_amount, rho, unsigned_number | parses: SetPrivacyBudget | rho=1/2; user=dana
+SET PRIVACY BUDGET RHO 0.5 FOR USER 'dana';
+
+-- An (ε, δ) budget: ε and δ each add up.
+-- covers: set_budget_stmt, budget_amount, epsilon, delta, exponent | parses: SetPrivacyBudget | epsilon=2; delta=1/100000; user=erin
+SET PRIVACY BUDGET EPSILON 2 DELTA 1e-5 FOR USER 'erin';
+
 -- covers: privacy_statement, budget_stmt, show_budget_stmt | parses: ShowPrivacyBudget
 SHOW PRIVACY BUDGET;
 
@@ -150,6 +158,15 @@ SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (raw = true);
 -- An option with a string value.
 -- covers: epsilon_clause, options_clause, option, string_literal | parses: PrivateQuery | query=Select; epsilon=1/2; options=privacy=edge
 SELECT COUNT(*) FROM edge WITH EPSILON 0.5 OPTIONS (privacy = 'edge');
+
+-- Gaussian noise at ρ-zCDP (a ρ budget): many such counts compose in ρ.
+-- covers: private_query, privacy_clause, rho_clause, rho | parses: PrivateQuery | query=Select; rho=1/100
+SELECT COUNT(*) FROM employee WITH RHO 0.01;
+
+-- Partition selection: the departments are not declared, so the groups released are those
+-- whose noisy number of employees clears a threshold fixed by ε and δ.
+-- covers: private_query, epsilon_clause, delta, options_clause | parses: PrivateQuery | query=Select; epsilon=1; delta=1/1000000; options=max_groups=1
+SELECT dept, COUNT(*) FROM employee GROUP BY dept WITH EPSILON 1 DELTA 1e-6 OPTIONS (max_groups = 1);
 
 -- COUNT(DISTINCT …) merges equal rows (OR-ing their annotations).
 -- covers: private_query, query, epsilon_clause | parses: PrivateQuery | query=Select; epsilon=1

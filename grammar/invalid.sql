@@ -102,6 +102,21 @@ SHOW PRIVACY BUDGET 1;
 -- error: must be positive | at: run
 SET PRIVACY BUDGET 0;
 
+-- error: Expected a number for the budget's ρ | at: parse
+SET PRIVACY BUDGET RHO;
+
+-- error: strictly between 0 and 1 | at: run
+SET PRIVACY BUDGET EPSILON 1 DELTA 2;
+
+-- error: Expected a number for rho | at: parse
+SELECT COUNT(*) FROM p WITH RHO;
+
+-- error: rho must be positive | at: run
+SELECT COUNT(*) FROM p WITH RHO 0;
+
+-- error: delta must lie strictly between 0 and 1 | at: run
+SELECT COUNT(*) FROM p WITH EPSILON 1 DELTA 1;
+
 -- error: Expected a number for epsilon | at: parse
 SET PRIVACY EPSILON;
 

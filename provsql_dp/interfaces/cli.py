@@ -163,14 +163,21 @@ def main(argv: list[str] | None = None) -> int:
                "  provsql-dp shell db.duckdb --role analyst --user ann\n"
                "  provsql-dp shell db.duckdb setup.sql                run a script and exit\n"
                "  provsql-dp shell db.duckdb -c \"SELECT COUNT(*) FROM t WITH EPSILON 0.1; .budget\"\n"
-               "  provsql-dp shell db.duckdb -c \".import people.csv people\"   (curator)")
+               "  provsql-dp shell db.duckdb -c \".import people.csv people\"   (curator)\n"
+               "  provsql-dp shell --server 127.0.0.1:5433 --user ann   a running serve, as account ann")
     shell.add_argument("database", nargs="?", default=":memory:",
                        help="a DuckDB database file (default: an in-memory database)")
     shell.add_argument("script", nargs="?", default=None,
                        help="a file of statements and dot-commands to run (same as -f SCRIPT)")
-    shell.add_argument("--role", choices=("curator", "analyst"), default="curator",
+    shell.add_argument("--role", choices=("curator", "analyst"), default=None,
                        help="curator (default): everything; analyst: private answers and public tables only")
-    shell.add_argument("--user", help="whose privacy budget private queries spend (required for an analyst)")
+    shell.add_argument("--user", help="whose privacy budget private queries spend (required for an analyst); "
+                                      "with --server, the account to sign in as")
+    shell.add_argument("--server", metavar="HOST:PORT",
+                       help="sign in to a running 'provsql-dp serve' (its wire port, e.g. 127.0.0.1:5433) "
+                            "instead of opening a database: the role is the account's; the password comes "
+                            "from $PROVSQL_DP_PASSWORD or $PGPASSWORD, else it is asked (needs the client "
+                            "extra: pip install 'provsql_dp[client]')")
     shell.add_argument("--read-only", action="store_true", help="open the database read-only")
     shell.add_argument("-c", "--command", dest="sql", metavar="SQL",
                        help="run SQL and exit; statements and dot-commands may share a line, "
@@ -214,6 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "shell":
         from .shell import main as shell_main
 
+        if args.server is not None:
+            if args.database != ":memory:" and args.script is None:  # shell --server H:P script.sql
+                args.database, args.script = ":memory:", args.database
+            if args.role is not None or args.read_only or args.database != ":memory:":
+                parser.error("--server signs in to a running server: the role is the account's and the "
+                             "server holds the database, so give no --role, --read-only or DATABASE")
+            if not args.user:
+                parser.error("--server needs --user NAME (the account to sign in as)")
+        args.role = args.role or "curator"
         if args.role == "analyst" and not args.user:
             parser.error("an analyst needs --user NAME (budgets are per user)")
         if args.script and args.file:
@@ -227,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
                           script=args.script or args.file, headers=args.headers,
                           max_capture_rows=args.max_capture_rows,
                           release_seconds=args.release_seconds, lp_gap=args.lp_gap,
-                          release_time_limit=args.release_time_limit, **_guard_options(args))
+                          release_time_limit=args.release_time_limit, server=args.server,
+                          **_guard_options(args))
     if args.command == "serve":
         return _serve(parser, args)
     parser.print_help()

@@ -51,6 +51,7 @@ from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..provenance.slots import analyse
+from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from .answer import LP_TIME_LIMIT, _restrict
@@ -94,7 +95,8 @@ def estimate_error(con, tree, text: str, rng=None):
     check_epsilon(eps)
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
-    st = Statement(con, inner.this, options)
+    # the aggregates the statement releases (its ORDER BY, HAVING, LIMIT: post-processing)
+    st = Statement(con, split_post(inner.this)[0], options)
     route = choose(st)  # the statement routes of the table, as the release tries them
     if route is not None and route.name == "quantile":
         raise _refuse("a quantile's error is public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")

@@ -142,9 +142,12 @@ def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bou
         integer = False
         sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
     charge = charge_fn()
-    eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
+    eps = float(epsilon)
+    # a participant's k = rows_per_owner tuples may lie in k groups: ℓ1 ≤ sens over at most k
+    # coordinates (one row per participant: one group, parallel composition)
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
-                                    epsilon=eps, integer=integer, rng=rng)
+                                    epsilon=eps, integer=integer, rng=rng,
+                                    changed=int(own.rows_per_owner))
     out = [tuple(g) + (rel.value,) for g, rel in zip(groups, releases)]
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
     info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,
@@ -216,8 +219,11 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
                              buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
-    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
-    histogram = plan.weight is None
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)). On
+    # another engine (Spark) every SUM's totals come back as a histogram too: the engine
+    # aggregates them, and what crosses to the driver is one row per distinct total instead of
+    # one per participant (a few KB for whole-number data, at most as many rows otherwise).
+    histogram = plan.weight is None or not embedded
     dense = None
     try:
         if embedded and not keys:

@@ -122,7 +122,7 @@ def covers(release) -> str:
         return "the true count"
     if mech == "avg":
         parts = (release.sum_release, release.count_release)
-        if all(getattr(r, "mechanism", "") == "laplace" for r in parts):
+        if all(getattr(r, "mechanism", "") in ("laplace", "gaussian") for r in parts):
             return "the true mean of the values clamped to the declared bounds"
         return "noise only: the SUM and COUNT parts' truncation is not bounded"
     return "noise only"

@@ -118,7 +118,7 @@ def star_shape(con, plan) -> StarShape | None:
     releases with the same semantics (see the module doc), else None. Reads the plan and the
     declarations (schema constraints, ``PROTECT TABLE``) only."""
     if (not isinstance(plan, Aggregate) or plan.kind != "count" or plan.weight is not None
-            or plan.group_by or getattr(engine_of(con), "dialect", None) != "duckdb"):
+            or plan.group_by):
         return None
     try:
         return _match(con, plan.child)

@@ -4,7 +4,8 @@ Budgets are exact fractions (stored as text such as ``'1/1000'``), so a thousand
 add up to exactly 1 — no float drift can let a user overspend. :meth:`Ledger.charge` is the one
 API every mechanism charges through, *before* any noise is drawn: it checks the remaining budget,
 records the charge and commits, in one transaction on a connection of its own, so a refused
-charge spends nothing and a crash after the charge loses nothing. Concurrent charges against the
+charge spends nothing and a crash after the charge loses nothing. The same transaction appends the
+release's row to the audit log (:mod:`provsql_dp.privacy.audit`). Concurrent charges against the
 same user conflict on the user's budget row; the loser retries against the new balance.
 
 Example
@@ -36,6 +37,8 @@ from .._numbers import format_eps, to_fraction
 from .._progress import CHARGED, report
 from ..errors import BudgetExceededError, DeclarationError, OperationalError
 from ..sql.catalog import SCHEMA
+from . import audit
+from .accounting import UNITS, Cost, budget_text, converted_spending, debit
 
 __all__ = ["Ledger", "Charge", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
 
@@ -54,6 +57,13 @@ _DDL = [
         statement VARCHAR,
         mechanism VARCHAR NOT NULL,
         epsilon VARCHAR NOT NULL)""",
+    # budgets in (ε, δ) and in zCDP ρ (privacy.accounting): added to a ledger made before them,
+    # whose rows keep their meaning (pure ε, δ = 0)
+    f"ALTER TABLE {SCHEMA}.budget ADD COLUMN IF NOT EXISTS unit VARCHAR DEFAULT 'epsilon'",
+    f"ALTER TABLE {SCHEMA}.budget ADD COLUMN IF NOT EXISTS total_delta VARCHAR DEFAULT '0/1'",
+    f"ALTER TABLE {SCHEMA}.budget ADD COLUMN IF NOT EXISTS spent_delta VARCHAR DEFAULT '0/1'",
+    f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS unit VARCHAR DEFAULT 'epsilon'",
+    f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS delta VARCHAR DEFAULT '0/1'",
 ]
 
 _RETRIES = 50
@@ -68,8 +78,10 @@ class Charge:
     user: str
     statement: str | None
     mechanism: str
-    epsilon: Fraction
+    epsilon: Fraction  # the amount debited, in ``unit`` (ε, or ρ for a zCDP budget)
     remaining: Fraction
+    unit: str = "epsilon"
+    delta: Fraction = Fraction(0)
 
 
 class Ledger:
@@ -81,8 +93,12 @@ class Ledger:
         #: {user: (total, spent)} as stored, after this object's last charge: the guess
         #: :meth:`_charge_known` verifies inside its transaction (never trusted as such)
         self._known: dict[str, tuple[str, str]] = {}
+        #: who charges through this ledger, for the audit log's rows (:mod:`.audit`)
+        self.source = audit.Source()
+        #: charges recorded by this object (a statement that fails after one is ``failed``)
+        self.charges = 0
         if not read_only:
-            for stmt in _DDL:
+            for stmt in _DDL + audit.DDL:
                 con.execute(stmt)
 
     def _rows(self, sql: str, params=()) -> list:
@@ -118,32 +134,45 @@ class Ledger:
         finally:
             cur.close()
 
-    def set_budget(self, user: str, total) -> None:
-        """Set ``user``'s total budget (``SET PRIVACY BUDGET``). Spending so far is kept."""
+    def set_budget(self, user: str, total, *, unit: str = "epsilon", delta=None) -> None:
+        """Set ``user``'s total budget (``SET PRIVACY BUDGET``) in ``unit`` (``'epsilon'``,
+        ``'epsilon-delta'`` with ``delta``, or ``'rho'``; :mod:`.accounting`). Spending so far
+        is kept, converted exactly when the unit changes (or the change is refused)."""
         total = to_fraction(total)
         if total <= 0:
             raise DeclarationError("a privacy budget must be positive")
+        if unit not in UNITS:
+            raise DeclarationError(f"unknown budget unit {unit!r}; one of {', '.join(UNITS)}")
+        total_delta = to_fraction(delta) if unit == "epsilon-delta" else Fraction(0)
+        if unit == "epsilon-delta" and not 0 < total_delta < 1:
+            raise DeclarationError("the δ of a privacy budget must lie strictly between 0 and 1")
 
         def body(cur):
             row = cur.execute(
-                f"SELECT spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
+                f"SELECT spent, unit, spent_delta FROM {SCHEMA}.budget WHERE user_name = ?", [user]
             ).fetchone()
-            spent = Fraction(row[0]) if row else Fraction(0)
-            if total < spent:
+            spent, spent_delta = Fraction(0), Fraction(0)
+            if row:
+                spent, spent_delta = converted_spending(row[1], unit, Fraction(row[0]),
+                                                        Fraction(row[2]), user)
+            if total < spent or total_delta < spent_delta:
                 raise DeclarationError(
-                    f"user {user!r} has already spent ε = {format_eps(spent)}; the total "
-                    f"cannot be set below that (asked for {format_eps(total)})"
+                    f"user {user!r} has already spent {budget_text(unit, spent, spent_delta)}; "
+                    f"the total cannot be set below that (asked for "
+                    f"{budget_text(unit, total, total_delta)})"
                 )
             if row:
                 cur.execute(
-                    f"UPDATE {SCHEMA}.budget SET total = ?, updated = current_timestamp "
-                    "WHERE user_name = ?",
-                    [_enc(total), user],
+                    f"UPDATE {SCHEMA}.budget SET total = ?, spent = ?, unit = ?, total_delta = ?, "
+                    "spent_delta = ?, updated = current_timestamp WHERE user_name = ?",
+                    [_enc(total), _enc(spent), unit, _enc(total_delta), _enc(spent_delta), user],
                 )
             else:
                 cur.execute(
-                    f"INSERT INTO {SCHEMA}.budget (user_name, total, spent) VALUES (?, ?, ?)",
-                    [user, _enc(total), _enc(Fraction(0))],
+                    f"INSERT INTO {SCHEMA}.budget (user_name, total, spent, unit, total_delta, "
+                    "spent_delta) VALUES (?, ?, ?, ?, ?, ?)",
+                    [user, _enc(total), _enc(Fraction(0)), unit, _enc(total_delta),
+                     _enc(Fraction(0))],
                 )
 
         self._known.pop(user, None)
@@ -156,6 +185,25 @@ class Ledger:
             return None
         return Fraction(rows[0][0]), Fraction(rows[0][1])
 
+    def account(self, user: str) -> tuple[str, Fraction, Fraction, Fraction, Fraction] | None:
+        """``(unit, total, spent, total δ, spent δ)`` for ``user``, or None when no budget."""
+        rows = self._account_rows(" WHERE user_name = ?", [user])
+        return rows[0][1:] if rows else None
+
+    def accounts(self) -> list[tuple]:
+        """``(user, unit, total, spent, total δ, spent δ)`` for every user, by name."""
+        return self._account_rows(" ORDER BY user_name", [])
+
+    def _account_rows(self, tail: str, params) -> list[tuple]:
+        sql = f"SELECT user_name, unit, total, spent, total_delta, spent_delta FROM {SCHEMA}.budget"
+        try:
+            rows = self._rows(sql + tail, params)
+        except duckdb.BinderException:  # a read-only ledger made before budget units: pure ε
+            rows = [(u, "epsilon", t, s, "0", "0") for u, t, s in self._rows(
+                f"SELECT user_name, total, spent FROM {SCHEMA}.budget" + tail, params)]
+        return [(u, unit or "epsilon", Fraction(t), Fraction(s), Fraction(td or 0),
+                 Fraction(sd or 0)) for u, unit, t, s, td, sd in rows]
+
     def remaining(self, user: str) -> Fraction:
         b = self.budget(user)
         return Fraction(0) if b is None else b[0] - b[1]
@@ -164,26 +212,33 @@ class Ledger:
         rows = self._rows(f"SELECT user_name, total, spent FROM {SCHEMA}.budget ORDER BY user_name")
         return [(u, Fraction(t), Fraction(s)) for u, t, s in rows]
 
-    def check(self, user: str, epsilon) -> None:
-        """Raise :class:`BudgetExceededError` now if ``epsilon`` exceeds what remains (no write)."""
-        eps = _positive(epsilon)
-        b = self.budget(user)
-        if b is None:
+    def check(self, user: str, epsilon, cost: Cost | None = None) -> None:
+        """Raise :class:`BudgetExceededError` now if ``epsilon`` (or ``cost``) exceeds what
+        remains, or a ProgrammingError if the budget's unit cannot pay it (no write)."""
+        cost = cost if cost is not None else Cost(epsilon=_positive(epsilon))
+        acc = self.account(user)
+        if acc is None:
             raise BudgetExceededError(_no_budget(user))
-        total, spent = b
-        if spent + eps > total:
-            raise BudgetExceededError(_exceeded(user, eps, total, spent))
+        unit, total, spent, total_delta, spent_delta = acc
+        amount, delta = debit(cost, unit, user)
+        if spent + amount > total or spent_delta + delta > total_delta:
+            raise BudgetExceededError(_exceeded(user, (amount, delta), (total, total_delta),
+                                                (spent, spent_delta), unit))
 
-    def charge(self, user: str, epsilon, statement: str | None, mechanism: str) -> Charge:
-        """Atomically record a charge of ``epsilon`` or refuse it, spending nothing."""
+    def charge(self, user: str, epsilon, statement: str | None, mechanism: str,
+               cost: Cost | None = None) -> Charge:
+        """Atomically record a charge of ``epsilon`` (or of ``cost``: (ε, δ) or ρ, debited in
+        the unit of the user's budget, :func:`.accounting.debit`) or refuse it, spending
+        nothing."""
         if self.read_only:
             raise OperationalError(
                 "this connection is read-only, so no charge can be recorded and nothing can be "
                 "released; open the database read-write"
             )
-        eps = _positive(epsilon)
+        cost = cost if cost is not None else Cost(epsilon=_positive(epsilon))
+        eps = cost.epsilon if cost.pure else None
         check_current()  # a statement cancelled before its charge charges nothing (_cancel)
-        charge = self._charge_known(user, eps, statement, mechanism)
+        charge = self._charge_known(user, eps, statement, mechanism) if cost.pure else None
         if charge is not None:
             report(CHARGED, public=True)
             return charge
@@ -192,31 +247,43 @@ class Ledger:
 
         def body(cur) -> Charge:
             row = cur.execute(
-                f"SELECT total, spent FROM {SCHEMA}.budget WHERE user_name = ?", [user]
+                f"SELECT total, spent, unit, total_delta, spent_delta FROM {SCHEMA}.budget "
+                "WHERE user_name = ?", [user]
             ).fetchone()
             if row is None:
                 raise BudgetExceededError(_no_budget(user))
-            total, spent = Fraction(row[0]), Fraction(row[1])
-            if spent + eps > total:
-                raise BudgetExceededError(_exceeded(user, eps, total, spent))
+            total, spent, unit = Fraction(row[0]), Fraction(row[1]), row[2]
+            total_d, spent_d = Fraction(row[3]), Fraction(row[4])
+            amount, delta = debit(cost, unit, user)
+            if spent + amount > total or spent_d + delta > total_d:
+                raise BudgetExceededError(_exceeded(user, (amount, delta), (total, total_d),
+                                                    (spent, spent_d), unit))
             updated = cur.execute(
-                f"UPDATE {SCHEMA}.budget SET spent = ?, updated = current_timestamp "
-                "WHERE user_name = ? AND spent = ?",
-                [_enc(spent + eps), user, row[1]],
+                f"UPDATE {SCHEMA}.budget SET spent = ?, spent_delta = ?, "
+                "updated = current_timestamp WHERE user_name = ? AND spent = ? AND unit = ?",
+                [_enc(spent + amount), _enc(spent_d + delta), user, row[1], unit],
             ).fetchone()
             if not updated or updated[0] != 1:
                 raise duckdb.TransactionException("the budget row changed concurrently")
-            read[:] = [(row[0], _enc(spent + eps))]
+            if unit == "epsilon":
+                read[:] = [(row[0], _enc(spent + amount))]
             at = datetime.now()
             cid = cur.execute(
-                f"INSERT INTO {SCHEMA}.ledger VALUES "
-                f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
-                [at, user, statement, mechanism, _enc(eps)],
+                f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
+                f"epsilon, unit, delta) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
+                [at, user, statement, mechanism, _enc(amount), unit, _enc(delta)],
             ).fetchone()[0]
-            return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
+            # the audit row in the charge's transaction: both are committed, or neither
+            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(amount),
+                         cid, at=at)
+            return Charge(cid, at, user, statement, mechanism, amount, total - spent - amount,
+                          unit, delta)
 
         charge = self._transaction(body, "record the charge")
-        self._known[user] = read[0]  # committed
+        if read:
+            self._known[user] = read[0]  # committed (a pure-ε budget: the fast path's guess)
+        self.charges += 1
         report(CHARGED, public=True)  # the shell's status line (data-independent)
         return charge
 
@@ -241,16 +308,18 @@ class Ledger:
         try:
             updated = cur.execute(
                 f"BEGIN TRANSACTION; UPDATE {SCHEMA}.budget SET spent = ?, "
-                "updated = current_timestamp WHERE user_name = ? AND total = ? AND spent = ?",
+                "updated = current_timestamp WHERE user_name = ? AND total = ? AND spent = ? "
+                "AND unit = 'epsilon'",
                 [_enc(spent + eps), user, known[0], known[1]]).fetchone()
             if not updated or updated[0] != 1:
                 _rollback(cur)
                 return None
             at = datetime.now()
             cid = cur.execute(
-                f"INSERT INTO {SCHEMA}.ledger VALUES "
-                f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
+                f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
+                f"epsilon) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
                 [at, user, statement, mechanism, _enc(eps)]).fetchone()[0]
+            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(eps), cid, at=at)
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
             _rollback(cur)
@@ -258,17 +327,21 @@ class Ledger:
         finally:
             cur.close()
         self._known[user] = (known[0], _enc(spent + eps))
+        self.charges += 1
         return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
 
     def entries(self, user: str | None = None) -> list[Charge]:
         """The recorded charges, oldest first (all users, or one)."""
-        sql = f"SELECT id, charged_at, user_name, statement, mechanism, epsilon FROM {SCHEMA}.ledger"
-        params: list = []
-        if user is not None:
-            sql += " WHERE user_name = ?"
-            params.append(user)
-        rows = self._rows(sql + " ORDER BY id", params)
-        return [Charge(i, a, u, s, m, Fraction(e), Fraction(0)) for i, a, u, s, m, e in rows]
+        cols = "id, charged_at, user_name, statement, mechanism, epsilon"
+        tail, params = (" WHERE user_name = ?", [user]) if user is not None else ("", [])
+        try:
+            rows = self._rows(f"SELECT {cols}, unit, delta FROM {SCHEMA}.ledger{tail} ORDER BY id",
+                              params)
+        except duckdb.BinderException:  # a read-only ledger made before budget units: pure ε
+            rows = [r + ("epsilon", "0") for r in self._rows(
+                f"SELECT {cols} FROM {SCHEMA}.ledger{tail} ORDER BY id", params)]
+        return [Charge(i, a, u, s, m, Fraction(e), Fraction(0), unit or "epsilon",
+                       Fraction(d or 0)) for i, a, u, s, m, e, unit, d in rows]
 
 
 def _enc(f: Fraction) -> str:
@@ -296,9 +369,21 @@ def _no_budget(user: str) -> str:
     )
 
 
-def _exceeded(user: str, eps: Fraction, total: Fraction, spent: Fraction) -> str:
+def _exceeded(user: str, need, total, spent, unit: str = "epsilon") -> str:
+    """``need``, ``total``, ``spent``: (amount, δ) pairs in ``unit`` (or plain ε amounts)."""
+    need, total, spent = (x if isinstance(x, tuple) else (x, Fraction(0))
+                          for x in (need, total, spent))
+    left = (total[0] - spent[0], total[1] - spent[1])
+    if unit == "epsilon":
+        return (
+            f"privacy budget exceeded for user {user!r}: the release needs ε = "
+            f"{format_eps(need[0])} but only {format_eps(left[0])} of {format_eps(total[0])} "
+            f"remains; nothing was spent. "
+            f"The curator can raise the total with SET PRIVACY BUDGET … FOR USER '{user}'"
+        )
     return (
-        f"privacy budget exceeded for user {user!r}: the release needs ε = {format_eps(eps)} but "
-        f"only {format_eps(total - spent)} of {format_eps(total)} remains; nothing was spent. "
+        f"privacy budget exceeded for user {user!r}: the release needs "
+        f"{budget_text(unit, *need)} but only {budget_text(unit, *left)} of "
+        f"{budget_text(unit, *total)} remains; nothing was spent. "
         f"The curator can raise the total with SET PRIVACY BUDGET … FOR USER '{user}'"
     )

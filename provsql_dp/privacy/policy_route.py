@@ -56,7 +56,7 @@ from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
-from ..sql.plan import Aggregate, Distinct, Join, Scan, Union, walk
+from ..sql.plan import Aggregate, Distinct, GroupFilter, Join, Scan, SemiJoin, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
 from . import _range_predicates as rp
@@ -139,7 +139,7 @@ def _plain_count(plan) -> bool:
         return False
     nodes = list(walk(plan))
     scans = [n for n in nodes if isinstance(n, Scan)]
-    if len(scans) != 1 or any(isinstance(n, (Join, Union, Distinct)) for n in nodes):
+    if len(scans) != 1 or any(isinstance(n, (Join, SemiJoin, GroupFilter, Union, Distinct)) for n in nodes):
         return False
     return bool(scans[0].slots)
 

@@ -20,7 +20,7 @@ from ..policies.blowfish.sql import ColumnDomain, TablePolicy
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
-from . import routing
+from . import gaussian_route, routing
 from .policy_route import row_per_participant, table_policies
 from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
 
@@ -254,6 +254,8 @@ def explain_privacy(con, tree: g.ExplainPrivacy):
         raise ProgrammingError("EXPLAIN PRIVACY … ESTIMATE ERROR spends budget: run it through a "
                                "cursor (provsql_dp.privacy.error_estimate.estimate_error)")
     inner = tree.this
+    if gaussian_route.cost_of(inner) is not None:  # WITH EPSILON ε DELTA δ / WITH RHO ρ
+        return routing.DESC, gaussian_route.explain(con, tree)
     if isinstance(inner, d.PrivateQuery) and inner.args.get("epsilon") is not None:
         eps = d.exact_number(inner.args["epsilon"], "epsilon")
         if eps <= 0 or eps > MAX_EPSILON:

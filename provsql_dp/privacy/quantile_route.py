@@ -8,8 +8,15 @@ What it needs (declarations, read before any protected row):
   scale ``δ/ε`` (papers/004 §5.5.2, the floating-point-safe release of
   :func:`provsql_dp.policies.delta.median`); values are clamped to ``[lo, hi]``;
 * or **bounds**, ``SET BOUNDS ON t (c) BETWEEN lo AND hi`` — any record may be added, removed or
-  replaced: noise of scale ``(hi − lo)/ε``. (A δ policy with SOURCES is unbounded, records appear:
-  the quantile then uses the bounds, or the policy's domain when no bounds are declared.)
+  replaced. The value itself could then move by the whole interval, so it is not noised: a point
+  of a public grid of :data:`~provsql_dp.mechanisms.global_sensitivity.quantile_grid.GRID_STEPS`
+  steps between the bounds is *selected* by its rank (report-noisy-max with exact discrete
+  Laplace noise on integer rank scores, the exponential-mechanism family:
+  :mod:`provsql_dp.mechanisms.global_sensitivity.quantile_grid`) — one DuckDB aggregate counts
+  the values per grid bin. Its interval is the declared bounds; its error, in ranks, is in the
+  release's strategy text. (A δ policy with SOURCES is unbounded, records appear: the quantile
+  then uses the bounds, or the policy's domain when no bounds are declared; so does a δ policy
+  whose WHERE reads the quantile's column.)
 
 Without either the statement is refused, naming both declarations; nothing is charged.
 
@@ -57,6 +64,8 @@ from sqlglot import exp
 from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ..mechanisms.global_sensitivity.quantile import quantile_sensitivity, release_quantile
+from ..mechanisms.global_sensitivity.quantile_grid import GRID_STEPS, GridQuantileRelease, \
+    rank_fraction, release_from_counts
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..mechanisms.noise.sources import error_bound
 from ..policies.delta.sql import delta_policy
@@ -66,6 +75,7 @@ from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.total import make_total
+from ._single_table import select_of
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
@@ -102,6 +112,31 @@ class QuantileQuery:
     group_type: str | None = None
     keys: tuple = ()                # the declared keys, in order
 
+    @property
+    def grid(self) -> bool:
+        """Whether the release selects a grid point by rank (the sensitivity is the whole
+        interval) rather than adding Laplace noise of scale δ/ε (a bounded δ policy)."""
+        return not self.neighbourhood.startswith("δ")
+
+    def grid_sql(self) -> str:
+        """Per group, the number of clamped values in each grid bin ``k`` (the smallest ``k``
+        with ``x ≤ lo + k·(hi − lo)/G``; NaN counts as ``hi``, as in DuckDB's quantiles)."""
+        lo, hi, g = self.lower, self.upper, GRID_STEPS
+        v = (f"LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {lo!r}), {hi!r})")
+        pos = f"(({v} - {lo!r}) / {hi - lo!r} * {g})"
+        b = f"CAST(LEAST(GREATEST(CEIL({pos}), 0), {g}) AS BIGINT)"
+        conds = [f"({self.where_sql})"] if self.where_sql else []
+        conds.append(f"{quote(self.column)} IS NOT NULL")
+        gcol = ""
+        if self.group is not None:
+            keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
+                             f"{self.group_type})" for k in self.keys)
+            conds.append(f"{quote(self.group)} IN ({keys})")
+            gcol = f"{quote(self.group)} AS __g, "
+        return (f"SELECT {gcol}{b} AS __b, count(*) AS __n, count_if({pos} = CEIL({pos})) AS "
+                f"__e FROM {self.table_sql} WHERE "
+                f"{' AND '.join(conds)} GROUP BY ALL")
+
     def sql(self) -> str:
         fn = "quantile_disc" if self.statistic == "QUANTILE_DISC" else "quantile_cont"
         v = (f"LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {self.lower!r}), "
@@ -117,10 +152,13 @@ class QuantileQuery:
                 f"{self.table_sql} WHERE {' AND '.join(conds)} GROUP BY 1")
 
 
+_DESC = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
+         ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
+         ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
+
+
 def _select(tree):
-    while isinstance(tree, exp.Subquery) and not tree.alias:
-        tree = tree.this
-    return tree
+    return select_of(tree)  # the FILTER (WHERE …) of the one quantile becomes a WHERE
 
 
 def is_quantile_query(tree) -> bool:
@@ -139,6 +177,10 @@ def _statistic(node) -> tuple[str, float]:
     qv = float(qn.this)
     if not 0 <= qv <= 1:
         raise ProgrammingError(f"{name}: q = {qn.this} is outside [0, 1]")
+    try:
+        rank_fraction(qv)  # the grid selection reads q as an exact fraction
+    except ValueError as e:
+        raise ProgrammingError(f"{name}: {e}") from None
     return name, qv
 
 
@@ -286,6 +328,8 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     """Charge, read, release: (description, rows, PrivacyInfo)."""
     qq = prepare(con, tree, options)
     eps = float(epsilon)
+    if qq.grid:
+        return _answer_grid(con, qq, epsilon, text, rng)
     plan_laplace(qq.sensitivity, eps)  # validates the public parameters before the charge
     rng = rng if rng is not None else getattr(con, "_rng", None)
     # charged before the protected column is read: the ε charged never depends on the data
@@ -319,11 +363,53 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
             [(k, r.value) for k, r in zip(qq.keys, rels)], info)
 
 
+def _answer_grid(con, qq, epsilon, text, rng):
+    """The grid selection (:mod:`..mechanisms.global_sensitivity.quantile_grid`): charge, count
+    the values per grid bin in one DuckDB aggregate, select one grid point per group."""
+    rank_fraction(qq.q)  # refuses a q with too many decimals before the charge
+    rng = rng if rng is not None else getattr(con, "_rng", None)
+    charge = con._ledger.charge(con.user, epsilon, text, "quantile")
+    rows = engine_of(con).fetchall(qq.grid_sql())
+    groups = [()] if qq.group is None else [(k,) for k in qq.keys]
+    counts = {g: np.zeros((2, GRID_STEPS + 1), dtype=np.int64) for g in groups}
+    for r in rows:
+        key = () if qq.group is None else (r[0],)
+        if key in counts:
+            counts[key][:, int(r[-3])] += (int(r[-2]), int(r[-1]))
+    rels = tuple(release_from_counts(counts[g][0], counts[g][1], qq.q, qq.lower, qq.upper,
+                                     epsilon, rng=rng, statistic=qq.statistic)
+                 for g in groups)
+    info = PrivacyInfo(mechanism="quantile", epsilon=charge.epsilon, remaining=charge.remaining,
+                       releases=rels, policy=qq.policy, strategy=_grid_detail(qq, rels[0]))
+    if qq.group is None:
+        return [(qq.label, "DOUBLE")], [(rels[0].value,)], info
+    return ([(qq.group_label, qq.group_type), (qq.label, "DOUBLE")],
+            [(k, r.value) for k, r in zip(qq.keys, rels)], info)
+
+
+def _grid_detail(qq, rel: GridQuantileRelease, p: float = 0.95) -> str:
+    text = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
+            f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}] under {qq.neighbourhood}: a "
+            f"point of the grid of {GRID_STEPS} steps of {rel.grid:.6g} selected by rank "
+            f"(report-noisy-max, exact discrete Laplace of scale {float(rel.noise_units):.6g} on "
+            f"integer scores, ε = {rel.epsilon:g}); with probability {p:g} its rank is within "
+            f"{rel.rank_error(p):.6g} of the best grid point's; interval: the declared bounds")
+    if qq.group is not None:
+        text += (f"; one selection per declared key of {qq.group} ({len(qq.keys)}), parallel "
+                 "composition (a participant's row is in one group)")
+    return text
+
+
 def accuracy_epsilon(con, tree, alpha, confidence=0.95) -> Fraction:
     """The ε at which the quantile's noise stays within ``α`` with probability ``confidence``:
     Laplace(b): ``P(|L| > α) = e^{−α/b}``, so ``ε = Δ·ln(1/(1 − c))/α``, raised by 1 % for the
     exact sampler's grid and rounded up to three significant digits. Public: reads no data."""
     qq = prepare(con, tree)
+    if qq.grid:
+        raise ProgrammingError(
+            f"WITH ACCURACY cannot be met for {qq.statistic}({qq.column}) under {qq.neighbourhood}"
+            ": the grid selection's error is in ranks, and turning it into a value needs the "
+            "data's density. Give WITH EPSILON ε (EXPLAIN PRIVACY shows the rank error)")
     a, c = float(alpha), float(confidence)
     if not (a > 0 and 0 < c < 1):
         raise ProgrammingError("WITH ACCURACY needs α > 0 and a confidence strictly between 0 "
@@ -346,13 +432,19 @@ def explain(con, tree, epsilon=None, accuracy=None, confidence=None, options=Non
     if epsilon is None:
         epsilon = accuracy_epsilon(con, tree, d.exact_number(accuracy, "the accuracy α"), conf)
         note = f"run the query WITH EPSILON {format_eps(epsilon)}; " + note
+    if qq.grid:
+        rel = GridQuantileRelease(qq.lower, float(epsilon), qq.lower, qq.upper, GRID_STEPS,
+                                  rank_fraction(qq.q), qq.statistic)
+        return _DESC, [("quantile", qq.policy, _grid_detail(qq, rel, conf),
+                        1 if qq.group is None else len(qq.keys), format_eps(epsilon), None,
+                        (qq.upper - qq.lower) / 2, conf,
+                        f"α: the declared bounds' half-width (the interval is the bounds); the "
+                        f"released grid point's rank is within {rel.rank_error(conf):.6g} of the "
+                        f"best grid point's with probability {conf:g}")]
     plan = plan_laplace(qq.sensitivity, float(epsilon))
     alpha = float(min(error_bound(plan, conf), qq.upper - qq.lower))
     detail = (f"{qq.statistic} of {qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
               f"{qq.sensitivity:.6g} under {qq.neighbourhood}")
-    desc = [("mechanism", "VARCHAR"), ("policy", "VARCHAR"), ("strategy", "VARCHAR"),
-            ("queries", "INTEGER"), ("epsilon", "VARCHAR"), ("expected_rmse", "DOUBLE"),
-            ("alpha", "DOUBLE"), ("confidence", "DOUBLE"), ("note", "VARCHAR")]
-    return desc, [("quantile", qq.policy, detail, 1 if qq.group is None else len(qq.keys),
+    return _DESC, [("quantile", qq.policy, detail, 1 if qq.group is None else len(qq.keys),
                    format_eps(epsilon),
                    math.sqrt(plan.noise_variance), alpha, conf, note)]

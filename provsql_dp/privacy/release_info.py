@@ -58,6 +58,10 @@ class PrivacyInfo:
     #: order of ``EXPLAIN PRIVACY``'s rows, whose last column names the same routes
     #: (:data:`provsql_dp.privacy.routing.ROUTES`)
     routes: tuple = ()
+    #: the unit of ``epsilon`` and ``remaining``: the user's budget unit ("epsilon", or "rho" for
+    #: a zCDP budget, "epsilon-delta" with ``delta`` charged; :mod:`.accounting`)
+    unit: str = "epsilon"
+    delta: float = 0.0
     #: the exact values behind ``epsilon`` and ``remaining`` (filled in from them when not given)
     epsilon_exact: Fraction | None = field(default=None, repr=False)
     remaining_exact: Fraction | None = field(default=None, repr=False)

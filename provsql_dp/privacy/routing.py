@@ -12,6 +12,10 @@ PRIVACY`` row names its route (column ``route``) and the release lists the route
 order  route           scope       applies when
 =====  ==============  ==========  =================================================================
 1      quantile        statement   MEDIAN / QUANTILE_CONT / QUANTILE_DISC of one column
+1b     variance        statement   VAR_SAMP / VAR_POP / STDDEV_* of one bounded column
+                                   (:mod:`.variance_route`)
+1c     distinct        statement   COUNT(DISTINCT c) of a column with declared keys on a
+                                   row-per-participant table (:mod:`.distinct_route`)
 2      refused         statement   the plan releases raw rows, or reads no protected table
 3      policy          statement   a COUNT histogram / range workload on a row-per-participant
                                    table under a Blowfish or δ policy (:mod:`.policy_route`)
@@ -33,8 +37,8 @@ every release shares before that charge run in one place, :func:`before_charge`,
 routes are chosen and every option is validated.
 
 >>> [r.name for r in ROUTES]  # doctest: +NORMALIZE_WHITESPACE
-['quantile', 'refused', 'policy', 'r2t', 'laplace', 'single-owner', 'k-star', 'k-triangle',
- 'recursive-lp']
+['quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner',
+ 'k-star', 'k-triangle', 'recursive-lp']
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT); PROTECT TABLE p")
@@ -61,7 +65,7 @@ from ..provenance.capture import capture_sql
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ..sql.planner import plan_query
-from . import answer, explain_route, policy_route, quantile_route
+from . import answer, distinct_route, explain_route, policy_route, quantile_route, variance_route
 from .explain_r2t import r2t_row
 from .explain_policy import policy_rows
 from .explain_route import with_route
@@ -69,6 +73,8 @@ from .fast_path import laplace_applies
 from .kstar_route import star_shape
 from .ktriangle_route import triangle_shape
 from .postprocess import post_process, raw_option
+from .post_sql import explain_row as post_row, prepare_post
+from ..sql.post_split import split_post
 from .precheck import check_decision
 
 __all__ = ["ROUTES", "Route", "Statement", "choose", "decide", "release", "explain", "DESC",
@@ -154,6 +160,19 @@ def _quantile_release(st, epsilon, text, rng, raw):
     return desc, rows, replace(info, value_names=(desc[-1][0],))
 
 
+def _statement_route(module):
+    """(explain, release) of a single-table statement route module (variance, distinct)."""
+    def explain_(st, eps, tree):
+        conf = tree.args.get("confidence")
+        return module.explain(st.con, st.query, eps, st.options, 0.95 if conf is None
+                              else float(d.exact_number(conf, "the confidence")))
+
+    def release_(st, epsilon, text, rng, raw):
+        desc, rows, info = module.answer(st.con, st.query, epsilon, text, st.options, rng)
+        return desc, rows, replace(info, value_names=(desc[-1][0],))
+    return explain_, release_
+
+
 def _policy_release(st, epsilon, text, rng, raw):
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
@@ -182,6 +201,10 @@ def _r2t_row(con, dec, part_eps, eps, conf, alpha_goal):
 ROUTES: tuple[Route, ...] = (
     Route("quantile", "statement", lambda st: quantile_route.is_quantile_query(st.query),
           _quantile_explain, _quantile_release),
+    Route("variance", "statement", lambda st: variance_route.is_variance_query(st.query),
+          *_statement_route(variance_route)),
+    Route("distinct", "statement", lambda st: distinct_route.applies(st.con, st.query, st.options),
+          *_statement_route(distinct_route)),
     Route("refused", "statement", lambda st: not _releasable(st.plan), _refuse, _refuse),
     Route("policy", "statement", lambda st: st.policy is not None, _policy_explain,
           _policy_release),
@@ -288,9 +311,12 @@ def explain(con, tree) -> tuple[list, list]:
     """``EXPLAIN PRIVACY``: ``(DESC, rows)``, each row from the route the release would take,
     its name in column ``route``. Reads no protected row (but the curator's private sizes)."""
     st, eps = statement_of(con, tree)
+    st.query, post = split_post(st.query)  # ORDER BY, HAVING, LIMIT, …: after the release
     route = choose(st)
+    post = prepare_post(st, route, post)
+    extra = [post_row(post.post, DESC)] if post is not None else []
     if route is not None:
-        return DESC, [with_route(row, route.name) for row in route.explain(st, eps, tree)]
+        return DESC, [with_route(row, route.name) for row in route.explain(st, eps, tree)] + extra
     options = dict(st.options)
     options.pop("raw", None)  # post-processing: no effect on the route
-    return DESC, explain_route.explain_rows(con, st.plan, eps, tree, options, decide)
+    return DESC, explain_route.explain_rows(con, st.plan, eps, tree, options, decide) + extra

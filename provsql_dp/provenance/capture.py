@@ -36,10 +36,13 @@ from ..sql.plan import (
     Aggregate,
     Distinct,
     Filter,
+    GroupFilter,
     Join,
     Node,
+    OneRow,
     Project,
     Scan,
+    SemiJoin,
     Slot,
     Union,
     walk,
@@ -123,6 +126,12 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
             cond = f" ON {_sql(node.condition)}"
         sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
         return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
+    if isinstance(node, SemiJoin):
+        return _compile_semijoin(node, disc)
+    if isinstance(node, GroupFilter):
+        return _compile_group_filter(node, disc)
+    if isinstance(node, OneRow):
+        return Compiled(f"SELECT 0 AS {'__d0' if disc else '__one'}", (), (), int(disc))
     if isinstance(node, Union):
         parts = [compile_node(c, disc) for c in node.inputs]
         slots = tuple(s for c in parts for s in c.slots)
@@ -155,6 +164,43 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
     raise InternalError(f"unknown plan node {type(node).__name__}")
 
 
+def _protected(node: Node) -> bool:
+    return any(isinstance(n, Scan) and n.slots for n in walk(node))
+
+
+def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
+    """``left ⋉ right``. Public right side: ``WHERE EXISTS`` (the left row keeps its annotation).
+    Protected: one derivation row per (left row, match), with the left's discriminators only, so
+    one tuple per left row: its annotation AND the OR of its matches' (:func:`capture_sql`)."""
+    left = compile_node(node.left, disc)
+    if not _protected(node.right):
+        right = compile_node(node.right, False)
+        sql = (f"SELECT * FROM ({left.sql}) AS l WHERE EXISTS (SELECT 1 FROM ({right.sql}) AS r "
+               f"WHERE {_sql(node.condition)})")
+        return Compiled(sql, node.ids, left.slots, left.n_disc)
+    right = compile_node(node.right, False)
+    cols = [f"l.{q(i)}" for i in left.ids] + [f"l.{h}" for h in _hidden("s", len(left.slots))]
+    cols += [f"r.__s{k} AS __s{k + len(left.slots)}" for k in range(len(right.slots))]
+    cols += [f"l.{h}" for h in _hidden("d", left.n_disc)]
+    sql = (f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l JOIN ({right.sql}) AS r "
+           f"ON {_sql(node.condition)}")
+    return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc)
+
+
+def _compile_group_filter(node: GroupFilter, disc: bool) -> Compiled:
+    """``GROUP BY keys HAVING …``: one derivation row (and tuple) per passing group, whose keys
+    determine its slots (:mod:`provsql_dp.sql.grouped`): grouping by them too splits nothing."""
+    c = compile_node(node.child, False)
+    slots = _hidden("s", len(c.slots))
+    keys = [_sql(k) for k in node.keys]
+    cols = [f"{_sql(e)} AS {q(i)}" for e, i in zip(node.exprs, node.ids)] + slots
+    if disc:
+        cols += [f"{k} AS __d{j}" for j, k in enumerate(keys)]
+    sql = (f"SELECT {', '.join(cols)} FROM ({c.sql}) AS g GROUP BY {', '.join(keys + slots)} "
+           f"HAVING {_sql(node.having)}")
+    return Compiled(sql, node.ids, c.slots, len(keys) if disc else 0)
+
+
 def _compile_scan(node: Scan, disc: bool = True) -> Compiled:
     cols = [f"{q(c)} AS {q(i)}" for c, i in zip(node.columns, node.ids)]
     for k, slot in enumerate(node.slots):
@@ -176,7 +222,10 @@ def _slot_expr(slot: Slot) -> str:
 
 
 def _has_distinct(node: Node) -> bool:
-    return any(isinstance(n, Distinct) for n in walk(node))
+    """Whether derivation rows must be grouped into tuples: a DISTINCT, or a semi-join with a
+    protected right side (several matches of one left row are one tuple)."""
+    return any(isinstance(n, Distinct) or isinstance(n, SemiJoin) and _protected(n.right)
+               for n in walk(node))
 
 
 def capture_sql(

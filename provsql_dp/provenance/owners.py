@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ..sql.plan import Distinct, Filter, Join, Node, Project, Scan, Union, walk
+from ..sql.plan import (Distinct, Filter, GroupFilter, Join, Node, Project, Scan, SemiJoin,
+                        Union, walk)
 from .slots import analyse, slot_sources
 
 __all__ = ["Owners", "owners"]
@@ -60,8 +61,9 @@ class Owners:
 
 def owners(node: Node) -> Owners | None:
     """The single-owner analysis of ``node`` (the child of the final aggregate), or None."""
-    if any(isinstance(n, (Distinct, Union)) for n in walk(node)):
-        return None
+    if any(isinstance(n, (Distinct, Union)) or isinstance(n, SemiJoin) and _protected(n.right)
+           or isinstance(n, GroupFilter) and _protected(n) for n in walk(node)):
+        return None  # a tuple may have several monomials
     kept = [k for k, (kind, _) in enumerate(slot_sources(node)) if kind != "drop"]
     if len(kept) != 1:
         return None
@@ -135,6 +137,8 @@ def _rows_per_owner(node: Node) -> int | None:
         return 1 if _one_row_per_owner(node) else None
     if isinstance(node, (Filter, Project)):
         return _rows_per_owner(node.child)
+    if isinstance(node, SemiJoin) and not _protected(node.right):
+        return _rows_per_owner(node.left)  # a public match multiplies nothing
     if isinstance(node, Join):
         left_p, right_p = _protected(node.left), _protected(node.right)
         if left_p and right_p:

@@ -99,8 +99,15 @@ class ProvDP(DuckDB):
                 self._pdp_depth = depth
             if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "EPSILON"):
                 eps = self._parse_privacy_number("epsilon")
+                delta = (self._parse_privacy_number("delta") if self._match_text_seq("DELTA")
+                         else None)
                 options = self._parse_mechanism_options() if self._match_text_seq("OPTIONS") else None
-                return self.expression(PrivateQuery(this=stmt, epsilon=eps, options=options))
+                return self.expression(PrivateQuery(this=stmt, epsilon=eps, delta=delta,
+                                                    options=options))
+            if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "RHO"):
+                rho = self._parse_privacy_number("rho")
+                options = self._parse_mechanism_options() if self._match_text_seq("OPTIONS") else None
+                return self.expression(PrivateQuery(this=stmt, rho=rho, options=options))
             if depth == 0 and isinstance(stmt, exp.Query) and self._match_text_seq("WITH", "ACCURACY"):
                 alpha = self._parse_privacy_number("the accuracy α")
                 conf = (self._parse_privacy_number("the confidence")
@@ -150,9 +157,17 @@ class ProvDP(DuckDB):
                 return self.expression(ShowProtected())
             if self._match_text_seq("SET", "PRIVACY"):
                 if self._match_text_seq("BUDGET"):
+                    # SET PRIVACY BUDGET ε | EPSILON ε [DELTA δ] | RHO ρ (privacy.accounting)
+                    if self._match_text_seq("RHO"):
+                        rho = self._parse_privacy_number("the budget's ρ")
+                        return self.expression(
+                            SetPrivacyBudget(rho=rho, user=self._parse_for_user()))
+                    self._match_text_seq("EPSILON")
                     eps = self._parse_privacy_number("the privacy budget")
+                    delta = (self._parse_privacy_number("the budget's δ")
+                             if self._match_text_seq("DELTA") else None)
                     return self.expression(
-                        SetPrivacyBudget(epsilon=eps, user=self._parse_for_user())
+                        SetPrivacyBudget(epsilon=eps, delta=delta, user=self._parse_for_user())
                     )
                 if self._match_text_seq("EPSILON"):
                     self._match(TokenType.EQ)

@@ -43,9 +43,10 @@ class ShowProtected(exp.Expression):
 
 
 class SetPrivacyBudget(exp.Expression):
-    """``SET PRIVACY BUDGET ε [FOR USER 'name']``."""
+    """``SET PRIVACY BUDGET ε [FOR USER 'name']`` (pure ε), ``SET PRIVACY BUDGET EPSILON ε
+    DELTA δ …`` (an (ε, δ) budget) or ``SET PRIVACY BUDGET RHO ρ …`` (a zCDP budget)."""
 
-    arg_types = {"epsilon": True, "user": False}
+    arg_types = {"epsilon": False, "delta": False, "rho": False, "user": False}
 
 
 class ShowPrivacyBudget(exp.Expression):
@@ -61,12 +62,13 @@ class SetPrivacyEpsilon(exp.Expression):
 
 
 class PrivateQuery(exp.Expression):
-    """``<query> WITH EPSILON ε [OPTIONS (name = value, …)]``: a query released privately at ε;
+    """``<query> WITH EPSILON ε [DELTA δ] [OPTIONS (name = value, …)]``: a query released
+    privately at ε (at (ε, δ) with DELTA); ``<query> WITH RHO ρ [OPTIONS …]`` at ρ-zCDP;
     or ``<query> WITH ACCURACY α [CONFIDENCE c]`` (accuracy first, papers/001): released at the
     smallest ε meeting α, then ``epsilon`` is absent and ``accuracy`` (and ``confidence``) set."""
 
     arg_types = {"this": True, "epsilon": False, "options": False, "accuracy": False,
-                 "confidence": False}
+                 "confidence": False, "delta": False, "rho": False}
 
 
 class SetBounds(exp.Expression):

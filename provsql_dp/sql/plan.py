@@ -24,6 +24,9 @@ __all__ = [
     "Filter",
     "Project",
     "Join",
+    "SemiJoin",
+    "OneRow",
+    "GroupFilter",
     "Union",
     "Distinct",
     "Aggregate",
@@ -140,6 +143,69 @@ class Join:
 
 
 @dataclass(frozen=True)
+class SemiJoin:
+    """``left ⋉ right``: the rows of ``left`` that have a match in ``right`` under ``condition``
+    (over ``left.ids + right.ids``; ``IN (subquery)``, ``EXISTS``). Each left row is kept once,
+    however many matches it has — a semi-join does not multiply rows as a join does — and its
+    annotation is its own AND the OR of its matches' annotations (the existence of a match).
+    Its columns are the left ones."""
+
+    left: Node
+    right: Node
+    condition: exp.Expression
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.left.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.left.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True)
+class OneRow:
+    """The public relation of one row and no column: what ``SELECT 1`` (no FROM) projects from,
+    and each row of a ``VALUES`` list (a union of such projections)."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def children(self) -> tuple:
+        return ()
+
+
+@dataclass(frozen=True)
+class GroupFilter:
+    """``SELECT keys FROM child GROUP BY keys HAVING having``: one row per group whose
+    aggregates pass ``having`` (an expression over ``child.ids`` holding aggregates). The
+    planner admits it only where its provenance is exact (:mod:`provsql_dp.sql.grouped`): the
+    child is public (annotation True) or the keys determine every participant of a group's rows
+    (each group is one conjunction of participants, all of whose rows it holds)."""
+
+    child: Node
+    exprs: tuple[exp.Expression, ...]
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    having: exp.Expression
+    keys: tuple[exp.Expression, ...] = ()  # the GROUP BY expressions, over ``child.ids``
+
+    @property
+    def children(self) -> tuple:
+        return (self.child,)
+
+
+@dataclass(frozen=True)
 class Union:
     """Bag union (UNION ALL) of children with the same arity; output columns renamed to ``ids``."""
 
@@ -228,7 +294,8 @@ class Aggregates:
         return self.parts
 
 
-Node = Scan | Filter | Project | Join | Union | Distinct | Aggregate | Aggregates
+Node = (Scan | Filter | Project | Join | SemiJoin | OneRow | GroupFilter | Union | Distinct
+        | Aggregate | Aggregates)
 
 
 def walk(node: Node):
@@ -264,6 +331,13 @@ def explain(node: Node, indent: int = 0) -> str:
     elif isinstance(node, Join):
         cond = node.condition.sql(dialect="duckdb") if node.condition is not None else "TRUE"
         line = f"{pad}Join ON {cond}"
+    elif isinstance(node, SemiJoin):
+        line = f"{pad}SemiJoin ON {node.condition.sql(dialect='duckdb')}"
+    elif isinstance(node, OneRow):
+        line = f"{pad}OneRow"
+    elif isinstance(node, GroupFilter):
+        cols = ", ".join(f"{e.sql(dialect='duckdb')}→{i}" for e, i in zip(node.exprs, node.ids))
+        line = f"{pad}GroupFilter [{cols}] HAVING {node.having.sql(dialect='duckdb')}"
     elif isinstance(node, Union):
         line = f"{pad}Union ALL [{', '.join(node.ids)}]"
     elif isinstance(node, Distinct):

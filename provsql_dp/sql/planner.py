@@ -28,25 +28,19 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
+from ._aggregate_hooks import bounded_argument, split_filter
 from ._names import alias_columns, analyst_names, output_name
 from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
 from .column_declarations import declared_bounds
 from .foreign_owners import scan_owners
 from .functions import refuse_shadowed_builtins
-from .plan import (
-    Aggregate,
-    AggregateColumn,
-    Aggregates,
-    Distinct,
-    Filter,
-    Join,
-    Node,
-    Project,
-    Scan,
-    Union,
-)
+from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Join, Node, OneRow,
+                   Project, Scan, Union)
 from .scalar import scalar_expression
+from .grouped import plan_grouped
+from .semijoin import plan_where
+from .values import plan_values
 from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 from ._typing import finite_predicate
@@ -57,7 +51,7 @@ __all__ = ["plan_query", "Planner", "is_aggregate_query"]
 _MAX_VIEW_DEPTH = 32
 
 #: where an expression is a condition (its result must be BOOLEAN; NULL counts as false)
-_PREDICATES = {"WHERE", "a join condition"}
+_PREDICATES = {"WHERE", "a join condition", "FILTER (WHERE …)"}
 
 
 def plan_query(tree: exp.Expression, catalog: Catalog) -> Node:
@@ -174,7 +168,7 @@ class Planner:
             proj = self._project(joined, tuple(exp.column(i) for i in left.ids), ids, left.names)
             return Distinct(proj)
         if isinstance(q, exp.Values):
-            raise refuse("VALUES lists", hint="put the constants in a table")
+            return plan_values(self, q)
         raise refuse(f"the query form {type(q).__name__.upper()}")
 
     def _check_arity(self, op: str, left: Node, right: Node) -> None:
@@ -206,8 +200,8 @@ class Planner:
     def _from(self, sel: exp.Select, env: dict) -> tuple[Node | None, Scope]:
         scope = Scope()
         from_ = sel.args.get("from_") or sel.args.get("from")
-        if from_ is None:
-            raise refuse("a SELECT without FROM", hint="select from a table")
+        if from_ is None:  # constants: projected from one public row (sql.values)
+            return OneRow(), scope
         node, src = self._source(from_.this, env)
         scope.add(src)
         for j in sel.args.get("joins") or []:
@@ -296,7 +290,8 @@ class Planner:
         if isinstance(t, exp.Lateral):
             raise refuse("LATERAL")
         if isinstance(t, exp.Values):
-            raise refuse("VALUES lists", hint="put the constants in a table")
+            node = plan_values(self, t)
+            return node, self._rename(node, t.alias or "valueslist", alias_cols)
         if isinstance(t, exp.Unnest):
             raise refuse("UNNEST")
         raise refuse(f"the FROM item {t.sql(dialect='duckdb')}")
@@ -331,10 +326,12 @@ class Planner:
         return Source(alias, tuple(names), node.ids)
 
     def _plan_select(self, sel: exp.Select, env: dict) -> Node:
+        if sel.args.get("having") is not None and sel.args.get("group") is not None:
+            return plan_grouped(self, sel, env)  # GROUP BY … HAVING below the top (sql.grouped)
         self._check_select_clauses(sel)
         node, scope = self._from(sel, env)
-        if sel.args.get("where") is not None:
-            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
+        if sel.args.get("where") is not None:  # IN / EXISTS: semi-joins (sql.semijoin)
+            node = plan_where(self, sel.args["where"].this, node, scope, env)[0]
         if sel.args.get("group") is not None:
             return self._group_as_distinct(sel, node, scope)
         exprs, ids, names = self._select_list(sel, scope)
@@ -447,13 +444,13 @@ class Planner:
             raise refuse("SELECT DISTINCT with an aggregate")
         node, scope = self._from(sel, env)
         if sel.args.get("where") is not None:
-            node = Filter(node, self._scalar(sel.args["where"].this, scope, "WHERE"))
+            node = plan_where(self, sel.args["where"].this, node, scope, env)[0]
         for e in sel.expressions:
             if e.find(exp.Window) is not None:
                 raise refuse("window functions", NON_MONOTONE)
         aggs = [e for e in sel.expressions if e.find(exp.AggFunc) is not None]
         for item in aggs:
-            self._check_aggregate(item.unalias() if isinstance(item, exp.Alias) else item)
+            self._check_aggregate(split_filter(item.unalias())[0])
         keys = self._group_keys(sel, scope) if sel.args.get("group") is not None else []
         key_sql = [k.sql(dialect="duckdb").lower() for k in keys]
         for item in sel.expressions:
@@ -467,25 +464,25 @@ class Planner:
         for item in aggs:
             agg = item.unalias() if isinstance(item, exp.Alias) else item
             label = item.alias if isinstance(item, exp.Alias) else agg.sql(dialect="duckdb")
+            agg, cond = split_filter(agg)  # FILTER (WHERE c): this aggregate's rows only
+            rows = node if cond is None else Filter(node, self._scalar(cond, scope, "FILTER (WHERE …)"))
             if isinstance(agg, exp.Avg):
                 # AVG(x) = SUM(x) / COUNT(x) over the finite x, each with half of the column's ε
                 count = exp.Count(this=agg.this.copy())
                 start = len(parts)
                 parts.append(self._one_aggregate(exp.Sum(this=agg.this.copy()), f"SUM for {label}",
-                                                 node, scope, keys))
-                parts.append(self._one_aggregate(count, f"COUNT for {label}", node, scope, keys,
+                                                 rows, scope, keys))
+                parts.append(self._one_aggregate(count, f"COUNT for {label}", rows, scope, keys,
                                                  finite=True))
                 columns.append(AggregateColumn(label, "avg", (start, start + 1)))
             else:
                 columns.append(AggregateColumn(label, agg.key, (len(parts),)))
-                parts.append(self._one_aggregate(agg, label, node, scope, keys))
+                parts.append(self._one_aggregate(agg, label, rows, scope, keys))
         if len(parts) == 1:
             return parts[0]
         return Aggregates(tuple(parts), tuple(columns))
 
     def _check_aggregate(self, agg: exp.Expression) -> None:
-        if isinstance(agg, exp.Filter) or agg.args.get("filter") is not None:
-            raise refuse("an aggregate FILTER clause", hint="move the condition to WHERE")
         if not isinstance(agg, (exp.Count, exp.Sum, exp.Avg)):
             if isinstance(agg, exp.AggFunc):
                 raise refuse(f"the aggregate {agg.sql(dialect='duckdb')}",
@@ -532,13 +529,12 @@ class Planner:
                 filtered = Filter(node, exp.Not(this=exp.Is(this=col, expression=exp.Null())))
             child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
-        # SUM
-        raw = scalar_expression(arg, scope, "SUM(…)")
+        # SUM; an argument that is no bare column may have a range the statement proves
+        raw, proved = bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: declared_bounds(self.catalog, node, c), self.types.get)
         weight = total_weight(raw, self.types, self.row_budget)
         star_names, star_ids = scope.star()
         wid = self.new_id()
-        # declared bounds apply to a bare column: looked up on the argument before the rewrite
-        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid)
+        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid) or proved  # bare column
         child = self._project(
             node,
             tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),

@@ -18,6 +18,10 @@ from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
 
 __all__ = ["scalar_expression"]
 
+#: where a subquery is planned (sql.semijoin): a semi-join, never a join (a join multiplies rows)
+_WHERE_ONLY = ("IN (subquery) and EXISTS (subquery) are answered as conditions of WHERE, joined "
+               "to the others by AND")
+
 _NONDETERMINISTIC = {
     "RAND", "RANDOM", "UUID", "GEN_RANDOM_UUID", "UUIDV4", "UUIDV7", "NEXTVAL", "CURRVAL",
     "SETSEED",
@@ -32,14 +36,14 @@ def scalar_expression(e: exp.Expression, scope: Scope, where: str) -> exp.Expres
         ):
             neg = _negated(node)
             if isinstance(node, exp.In):
-                raise refuse("NOT IN (subquery)" if neg else "IN (subquery)",
-                             NON_MONOTONE if neg else NOT_YET,
-                             None if neg else "write it as a join")
-            raise refuse(f"a subquery in {where}", NOT_YET, "write it as a join or a derived table")
+                raise refuse(f"NOT IN (subquery) in {where}" if neg else f"IN (subquery) in {where}",
+                             NON_MONOTONE if neg else NOT_YET, None if neg else _WHERE_ONLY)
+            raise refuse(f"a subquery in {where}", NOT_YET, _WHERE_ONLY)
         if isinstance(node, exp.Exists):
             neg = _negated(node)
-            raise refuse("NOT EXISTS (subquery)" if neg else "EXISTS (subquery)",
-                         NON_MONOTONE if neg else NOT_YET, None if neg else "write it as a join")
+            raise refuse(f"NOT EXISTS (subquery) in {where}" if neg
+                         else f"EXISTS (subquery) in {where}",
+                         NON_MONOTONE if neg else NOT_YET, None if neg else _WHERE_ONLY)
         if isinstance(node, exp.Window):
             raise refuse("window functions", NON_MONOTONE)
         if isinstance(node, exp.AggFunc):

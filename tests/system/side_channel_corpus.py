@@ -92,6 +92,9 @@ DECLARATIONS = [
     # quantiles (MEDIAN / QUANTILE_*): a bounded δ policy on i, bounds on x
     "CREATE POLICY near_i ON people (i) AS DELTA 1 DOMAIN [-20, 20) WIDTH 1 BOUNDED",
     "SET BOUNDS ON people (x) BETWEEN -10 AND 10",
+    # COUNT(DISTINCT name) over declared keys: the presence route (issue 28)
+    "SET GROUP KEYS ON people (name) VALUES ('Alice', 'Bob', 'Zed')",
+    "SET GROUP KEYS ON visits (tag) VALUES ('a', 'b', 'CANARY_7f3a')",  # owned rows: Δ = |keys|
 ]
 
 
@@ -316,9 +319,21 @@ class Outcome:
         return f"{self.kind}({msg!r}), ε charged {self.epsilon}"
 
 
-def run_analyst(db: Database, sql: str, user: str, *, budget: str = "1000",
+def budget_for(sql: str) -> str:
+    """The fresh budget a corpus statement runs on: (ε, δ) for ``… DELTA δ``, ρ for ``WITH RHO``,
+    else pure ε (every database gets the same one, so the unit is public)."""
+    upper = sql.upper()
+    if " DELTA " in upper:
+        return "EPSILON 1000 DELTA 0.001"
+    if "WITH RHO" in upper:
+        return "RHO 1000"
+    return "1000"
+
+
+def run_analyst(db: Database, sql: str, user: str, *, budget: str | None = None,
                 seed: int = 0) -> Outcome:
     """Run ``sql`` as a fresh analyst ``user`` (fresh budget set by the curator first) on ``db``."""
+    budget = budget if budget is not None else budget_for(sql)
     db.curator.execute(f"SET PRIVACY BUDGET {budget} FOR USER '{user}'")
     an = provsql_dp.connect(db.name, role="analyst", user=user)
     an._rng = np.random.default_rng(seed)
@@ -632,6 +647,26 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT MEDIAN(i) FROM people WHERE x > 0")]
     out += [("quantile", "EXPLAIN PRIVACY SELECT MEDIAN(i) FROM people WITH ACCURACY 0.5"),
             ("quantile", "SELECT QUANTILE_CONT(x, 0.5) FROM people WITH ACCURACY 2")]
+    # issue 28: variance, presence, SUM of a proved range, FILTER (WHERE …)
+    out += [("aggregates", f"{q} {EPS}") for q in (
+        "SELECT VAR_POP(x) FROM people", "SELECT STDDEV(x) FROM people WHERE 1 // i > 0",
+        "SELECT VAR_SAMP(x) FROM people WHERE CAST(name AS INT) > 0",
+        "SELECT STDDEV_SAMP(salary) FROM people",  # no bounds: refused alike everywhere
+        "SELECT COUNT(DISTINCT name) FROM people WHERE 1 // i > 0",
+        "SELECT COUNT(DISTINCT tag) FROM visits", "SELECT COUNT(DISTINCT tag) FROM visits "
+        "WHERE 1 // amount > 0",
+        "SELECT SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) FROM people",
+        "SELECT SUM((name = 'Bob')::INT) FROM people",
+        "SELECT SUM(LEAST(GREATEST(salary, 0), 100000)) FROM people",
+        "SELECT SUM(x * 2 + 1) FROM people", "SELECT SUM(x / (i * 0 + 2)) FROM people",
+        "SELECT COUNT(*) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT MEDIAN(x) FILTER (WHERE 1 // i > 0) FROM people",
+        "SELECT STDDEV_POP(x) FILTER (WHERE CAST(name AS INT) > 0) FROM people",
+        "SELECT COUNT(*) FILTER (WHERE x > 0), SUM(x) FILTER (WHERE CAST(name AS INT) > 0) "
+        "FROM people")]
+    out += [("aggregates", "EXPLAIN PRIVACY SELECT STDDEV(x) FROM people WITH EPSILON 1"),
+            ("aggregates", "EXPLAIN PRIVACY SELECT COUNT(DISTINCT name) FROM people "
+                           "WITH EPSILON 1")]
     out += _numeric_where()
     out += [("where-string", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in STRING_PREDICATES]
     out += [("where-date", f"SELECT COUNT(*) FROM people WHERE {p} {EPS}") for p in DATE_PREDICATES]
@@ -725,6 +760,44 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
     out += _foreign_owned()
+    # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
+    g = f"{GROUPED} GROUP BY d.dname"
+    out += [("post-processing", sql) for sql in (
+        f"SELECT d.dname, COUNT(*) AS n {g} ORDER BY n DESC LIMIT 2 {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} HAVING COUNT(*) > 1 {EPS}",
+        f"SELECT d.dname {g} HAVING COUNT(*) > 1 ORDER BY d.dname {EPS}",
+        f"SELECT d.dname, SUM(p.salary) / COUNT(*) AS r {g} ORDER BY r DESC {EPS}",
+        f"SELECT d.dname, 1 // COUNT(*) AS q {g} HAVING 1 // COUNT(*) > 0 ORDER BY q {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} WHERE 1 // p.i > 0 ORDER BY 2 LIMIT 1 OFFSET 1 {EPS}"
+        .replace(f" GROUP BY d.dname WHERE 1 // p.i > 0", " WHERE 1 // p.i > 0 GROUP BY d.dname"),
+        f"SELECT ROUND(COUNT(*), -1), -SUM(p.salary) {GROUPED} {EPS}",
+        f"SELECT upper(d.dname), COUNT(*) * 2 AS twice {g} ORDER BY twice {EPS}",
+        f"SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 LIMIT 1 {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} HAVING p.name > 'a' {EPS}",
+        f"SELECT d.dname, COUNT(*) {g} LIMIT d.dname {EPS}",
+        f"EXPLAIN PRIVACY SELECT d.dname, SUM(p.salary) / COUNT(*) AS r {g} ORDER BY r LIMIT 1 "
+        "WITH EPSILON 0.5")]
+    # semi-joins (IN / EXISTS), constants as public relations, and the non-monotone refusals
+    out += [("semi-join", f"{sql} {EPS}") for sql in (
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT pid FROM visits WHERE 1 // amount > 0)",
+        "SELECT COUNT(*) FROM people p WHERE EXISTS (SELECT 1 FROM visits v WHERE v.pid = p.id "
+        "AND CAST(v.tag AS INT) > 0)",
+        "SELECT COUNT(*) FROM visits WHERE pid IN (SELECT id FROM people WHERE error(name) IS NULL)",
+        "SELECT COUNT(*) FROM people WHERE dept IN (SELECT dept_id FROM depts WHERE dname = 'eng')",
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT x FROM (VALUES (1), (1000)) v(x))",
+        "SELECT SUM(salary) FROM people p WHERE EXISTS (SELECT * FROM visits v WHERE v.pid = p.id "
+        "AND v.amount * v.amount > 0)",
+        "SELECT COUNT(*) FROM people WHERE NOT EXISTS (SELECT 1 FROM visits WHERE pid = id)",
+        "SELECT COUNT(*) FROM people WHERE id NOT IN (SELECT pid FROM visits)",
+        "SELECT COUNT(*) FROM (SELECT id FROM people EXCEPT SELECT pid FROM visits) t",
+        f"SELECT d.dname, COUNT(*) AS n {GROUPED} WHERE p.id IN (SELECT pid FROM visits) "
+        "GROUP BY d.dname ORDER BY n DESC",
+        # GROUP BY … HAVING below the top: one participant per group, or refused
+        "SELECT COUNT(*) FROM people WHERE id IN (SELECT pid FROM visits GROUP BY pid "
+        "HAVING SUM(amount * amount) > 10 AND MAX(CAST(tag AS INT)) IS NULL)",
+        "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
+        "HAVING COUNT(*) > 1)")]
+    out += _beyond_pure()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -755,6 +828,45 @@ def _foreign_owned() -> list[tuple[str, str]]:
         f"SELECT COUNT(*) {CHAIN} WHERE 1 // p.i > 0",
         f"SELECT d.dname, COUNT(*) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname",
         f"SELECT d.dname, SUM(c.fee) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname")]
+
+
+#: (ε, δ) at which no group of six people clears the partition-selection threshold (T ≈ 83 at
+#: λ = 2): the answer is empty on every neighbour, so what is compared is the shape, the charge
+#: and the errors (a GROUP BY expression failing on an extreme value must not show)
+PS = "WITH EPSILON 0.5 DELTA 1e-18"
+
+
+def _beyond_pure() -> list[tuple[str, str]]:
+    """WITH EPSILON ε DELTA δ (partition selection over protected keys and binned expressions
+    of them, the Gaussian/Laplace choice) and WITH RHO ρ (Gaussian), refusals included."""
+    keys = ("name", "age", "dept", "ROUND(salary, -3)", "FLOOR(x / 10)", "date_trunc('year', born)",
+            "1 // i", "CAST(name AS INT)", "h * h", "dec * 1000", "length(name) * 922337203685477")
+    out = [("partition-selection", f"SELECT {k} AS g, COUNT(*) FROM people GROUP BY {k} {PS}")
+           for k in keys]
+    out += [("partition-selection", sql) for sql in (
+        f"SELECT FLOOR(age / 10) AS b, SUM(salary) FROM people GROUP BY 1 {PS} "
+        "OPTIONS (lower = 0, upper = 100000)",
+        f"SELECT name, SUM(x) FROM people GROUP BY name {PS}",
+        f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS} OPTIONS (max_groups = 1, max_rows = 2)",
+        f"SELECT v.vday, COUNT(*) FROM visits v WHERE 1 // v.amount > 0 GROUP BY v.vday {PS} "
+        "OPTIONS (max_groups = 2, max_rows = 1)",
+        f"SELECT p.name, COUNT(*) {JOIN} GROUP BY p.name {PS} OPTIONS (max_groups = 1, max_rows = 1)",
+        f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS}",
+        "SELECT name, COUNT(*) FROM people GROUP BY name WITH RHO 0.1",
+        f"EXPLAIN PRIVACY SELECT ROUND(salary, -3), COUNT(*) FROM people GROUP BY 1 {PS}")]
+    out += [("gaussian", sql) for sql in (
+        "SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1",
+        "SELECT COUNT(*) FROM people WHERE CAST(name AS INT) > 0 WITH RHO 0.1",
+        "SELECT SUM(salary) FROM people WITH RHO 0.1 OPTIONS (lower = 0, upper = 1000)",
+        "SELECT SUM(x) FROM people WITH RHO 0.001",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE p.x * 2 > 0 GROUP BY d.dname WITH RHO 0.1",
+        "SELECT COUNT(*) FROM people WHERE error(name) IS NULL WITH EPSILON 20 DELTA 1e-9",
+        "SELECT COUNT(*) FROM people WITH EPSILON 0.5 DELTA 1e-6",
+        "SELECT MEDIAN(i) FROM people WITH RHO 0.1",
+        f"SELECT SUM(v.amount) {JOIN} WITH RHO 0.1",
+        "SELECT COUNT(*), SUM(x) FROM people WITH RHO 0.1",
+        "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1")]
+    return out
 
 
 # every analyst statement kind that is not a private query (issue 26: compiled, never passed

@@ -120,3 +120,21 @@ def test_nothing_is_kept_while_a_frame_is_registered(tmp_path, plans):
     assert len(plans) == 3
     con.register("labels", pd.DataFrame({"id": [1, 2, 3], "label": ["a", "b", "c"]}))
     assert con.execute(q).fetchall()
+
+
+def test_statements_over_other_tables_do_not_evict_the_kept_reads(tmp_path, plans):
+    """Alternating tables keeps both plans (a statement naming a new table only adds its name
+    to what is kept), and a table of an already-kept name created elsewhere is seen."""
+    con = _db(tmp_path / "a.db")
+    con.execute("CREATE TABLE q(id INT PRIMARY KEY, y DOUBLE)")
+    con.execute("INSERT INTO q SELECT range, range FROM range(50)")
+    con.execute("PROTECT TABLE q")
+    other = "SELECT COUNT(*) FROM q WITH EPSILON 1"
+    for _ in range(4):
+        con.execute(COUNT).fetchall()
+        con.execute(other).fetchall()
+    assert len(plans) <= 4  # each planned at most twice (first look-up, then once afresh)
+    con._duck.execute("CREATE TEMP TABLE p(id INT, owner INT, x DOUBLE)")  # behind our back
+    con.execute(COUNT)
+    with con._catalog.snapshot() as cat:  # the kept reads now resolve p to the new table
+        assert cat.find_table(["p"]).catalog == "temp"

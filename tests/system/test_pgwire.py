@@ -178,6 +178,10 @@ def test_disconnect_stops_the_statement_and_the_limit_per_analyst(server):
             c2.execute("SELECT COUNT(*) FROM emp WITH EPSILON 0.1")
         assert "nothing was run or charged" in str(e.value)
     assert spent(server.engine, "bob") == before
+    with server.engine.checkout("curator", "_test") as cur:  # the refusal is in the audit log
+        assert cur.execute("SELECT client, outcome, epsilon, statement FROM _provsql_dp.audit_log WHERE "
+                           "user_name = 'bob' AND reason = 'TooManyStatements'").fetchall() == [
+            ("wire", "refused", "0", "SELECT COUNT(*) FROM emp WITH EPSILON 0.1")]
     client.kill()  # the client goes away without a word
     client.wait()
     deadline = time.time() + 20

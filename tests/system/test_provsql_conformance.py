@@ -41,13 +41,8 @@ BOOLEAN = {"formula", "boolexpr", "why", "how", "boolean"}
 ROWS_ONLY = {"counting", "which", "where"}
 
 # Cases that use a construct the planner refuses: (construct named in the message).
-REFUSED = {
-    "values_cross_personnel": "VALUES lists",
-    "cs5_values_join": "VALUES lists",
-    "union_untracked_all_const_first": "a SELECT without FROM",
-    "union_untracked_distinct_const": "a SELECT without FROM",
-    "union_untracked_all_const_second": "a SELECT without FROM",
-}
+# (VALUES lists and SELECT without FROM, refused before, are public relations: sql.values)
+REFUSED: dict = {}
 
 _ENUM_BUG = (
     "core bug (provsql_dp/provenance/capture.py): the capture query's result is read with "

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -402,8 +403,13 @@ class PtyShell:
 
     def __init__(self, args, env, command=SHELL):
         self.master, slave = os.openpty()
+        # SIGINT back to its default in the child: a test run started in the background (`&`
+        # in a non-interactive shell) inherits SIGINT ignored, and Python then installs no
+        # KeyboardInterrupt handler, so the Ctrl-C tests would wait for the release to end
         self.proc = subprocess.Popen(command + args, stdin=slave, stdout=slave, stderr=slave,
-                                     env=env, close_fds=True)
+                                     env=env, close_fds=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                      signal.SIG_DFL))
         os.close(slave)
         self.seen = b""
 

@@ -133,7 +133,7 @@ def test_analyst_demo2_accuracy_and_compare(server, browser):
     page.fill("#a-beta", "0.05")
     page.click("#a-run")
     page.wait_for_selector("#a-chart g.bars_marks path", state="attached")
-    assert "WITH EPSILON" in page.text_content("#a-statement")
+    assert "WITH ACCURACY 10.0 CONFIDENCE 0.95" in page.text_content("#a-statement")
     assert page.locator("#a-chart g.bars_marks path").count() == 20
     # each bar carries the honest interval (privacy.intervals), also in the table
     assert page.locator("#a-chart g.interval_marks line").count() == 20

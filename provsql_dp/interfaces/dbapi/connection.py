@@ -49,6 +49,7 @@ from ...errors import (
     UnsupportedQueryError,
     Warning,
 )
+from ...privacy import audit
 from ...privacy.ledger import Ledger
 from ..._cancel import CancelToken
 from ..._deadline import RELEASE_TIME_LIMIT, check_budget
@@ -316,6 +317,7 @@ class Connection:
         self.interval_columns = interval_columns
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
+        self._ledger.source = audit.Source(role, "dbapi")
         self.default_epsilon: Fraction | None = None
         self.autocommit = False
         self._in_tx = False
@@ -342,6 +344,18 @@ class Connection:
             self._in_tx = True
         elif kind == "end":
             self._in_tx = False
+
+    @property
+    def client(self) -> str:
+        """Where this connection's statements come from, as the audit log records it
+        (:data:`provsql_dp.privacy.audit.CLIENTS`: ``dbapi`` unless a server or the shell says)."""
+        return self._ledger.source.client
+
+    @client.setter
+    def client(self, client: str) -> None:
+        if client not in audit.CLIENTS:
+            raise InterfaceError(f"client must be one of {', '.join(audit.CLIENTS)}, got {client!r}")
+        self._ledger.source = audit.Source(self.role, client)
 
     @property
     def catalog(self):
@@ -421,6 +435,9 @@ class Connection:
                 except duckdb.Error:
                     pass
             self._duck.close()
+            close_engine = getattr(getattr(self, "_engine", None), "close", None)
+            if close_engine is not None:  # Spark: drop our views and scratch snapshots
+                close_engine()
             self._closed = True
 
     def __enter__(self) -> Connection:
@@ -445,7 +462,8 @@ class Connection:
         A plan depends on the schema and declarations only, not on the data."""
         self._check_open()
         tree = self._parse_query(sql)
-        return plan_query(tree, self._catalog)
+        with self._catalog.snapshot():  # the catalog reads a statement keeps (as execute does)
+            return plan_query(tree, self._catalog)
 
     def provenance(self, sql: str) -> KRelation:
         """Capture the K-relation of a query: its rows (before the final aggregate), weights
@@ -484,15 +502,19 @@ class Connection:
         ex = rm.explain(kr, float(epsilon), style, **kwargs)
         return text + "\n" + str(ex)
 
-    def attach(self, name: str, source=None, *, primary_key=()) -> None:
+    def attach(self, name: str, source=None, *, primary_key=(), checks=(), snapshot=None,
+               version=None) -> None:
         """Key a table of the Spark engine to this catalog under ``name`` (curator only): its
-        rows are snapshotted in Spark, its schema mirrored (empty) in the DuckDB database, so
-        that ``PROTECT TABLE``, policies and private queries name it like a local table.
-        ``primary_key`` (columns) declares the key Spark cannot: it is checked on the rows. See
+        rows are snapshotted once to Parquet (at ``snapshot``, default beside the catalog file)
+        and its schema mirrored (empty) in the DuckDB database, so that ``PROTECT TABLE``,
+        policies and private queries name it like a local table; later connections reuse the
+        snapshot. ``primary_key`` (columns) and ``checks`` (CHECK expressions) declare what
+        Spark cannot: they are checked once on the rows. ``source="delta:/path"`` reads a
+        Delta table as of ``version`` (default: its latest). See
         :mod:`provsql_dp.interfaces.dbapi.engines`."""
         self._check_open()
         self._require_curator("attaching a table")
-        attach_table(self, name, source, primary_key)
+        attach_table(self, name, source, primary_key, checks, snapshot, version)
 
     def protected(self) -> list:
         """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.sql.catalog.Protection`

@@ -28,12 +28,17 @@ from sqlglot.errors import ParseError
 
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
+from .audit_failures import audit_failure
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
 from ...privacy.limits import check_statement
 from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
-from ...privacy import routing
+from ...privacy import gaussian_route, routing
+from ...privacy.accounting import Cost
+from ...privacy.budget_statements import with_budget_unit
+from ...privacy.post_sql import apply_post, prepare_post
+from ...sql.post_split import split_post
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -108,6 +113,7 @@ class Cursor:
         if parameters is not None and len(stmts) > 1:
             raise ProgrammingError("parameters can only be used with a single statement")
         scope = caller_frame() if self.connection.scan_python else None
+        charges = self.connection._ledger.charges
         try:
             with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
                 for stmt in stmts:
@@ -118,6 +124,9 @@ class Cursor:
                         if hinted == str(e):
                             raise
                         raise type(e)(hinted) from e
+        except Error as e:
+            audit_failure(self.connection, sql, e, self.connection._ledger.charges != charges)
+            raise
         finally:
             del scope  # no reference to the caller's frame outlives the call
         return self
@@ -167,6 +176,10 @@ class Cursor:
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
             query = bind(tree.this, parameters)
+            cost = gaussian_route.cost_of(tree)  # WITH EPSILON ε DELTA δ, WITH RHO ρ
+            if cost is not None:
+                return self._private_query(query, cost, _ledger_text(stmt, parameters), options,
+                                           scope)
             if eps is None:  # WITH ACCURACY α [CONFIDENCE c]: the ε EXPLAIN PRIVACY finds
                 bound = tree.copy()
                 bound.set("this", query)
@@ -298,7 +311,8 @@ class Cursor:
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
                        options: dict | None = None, scope=None) -> None:
         con = self.connection
-        check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
+        if not isinstance(epsilon, Cost):  # a Cost (δ or ρ) is validated by gaussian_route
+            check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
         # DataFrames the query names from the caller's scope are registered first (public);
         # the release is padded to the connection's public release time, if it has one
         with ReleaseClock(con.release_seconds, con.release_time_limit), \
@@ -319,16 +333,25 @@ class Cursor:
         # the route: the first of privacy.routing.ROUTES that applies (the one EXPLAIN PRIVACY
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
+        # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
+        tree, post = split_post(tree)
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
             ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
-        route = routing.choose(st)
+        route = None if isinstance(epsilon, Cost) else routing.choose(st)
+        post = prepare_post(st, route, post)  # refused here, before any charge
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
-            desc, rows, info = routing.release(st, epsilon, text, raw=self.raw, route=route)
+            if isinstance(epsilon, Cost):
+                desc, rows, info = gaussian_route.release(st, epsilon, text, raw=self.raw)
+            else:
+                desc, rows, info = routing.release(st, epsilon, text, raw=self.raw, route=route)
+            info = with_budget_unit(con, info)  # ε, or ρ on a zCDP budget
         except REFUSALS:
             raise  # decided from the statement, the schema, the declarations and the budget
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
+        if post is not None:  # free: a function of the released values only
+            desc, rows, info = apply_post(post, desc, rows, info)
         self._release_result(desc, rows, info, coverage)
 
     def _release_result(self, desc, rows, info, coverage) -> None:

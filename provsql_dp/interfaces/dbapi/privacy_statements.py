@@ -30,6 +30,7 @@ from ...sql import policy_grammar as _policy_grammar
 from ...sql.column_declarations import ColumnDeclarations
 from ...sql.expressions import exact_number
 from ...sql.stream_grammar import STREAM_STATEMENTS
+from ...privacy.budget_statements import budget_rows, set_budget
 
 __all__ = ["execute_privacy_statement"]
 
@@ -71,11 +72,9 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
                  ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"), ("participant", "VARCHAR")],
                 rows)
     if isinstance(tree, d.SetPrivacyBudget):
-        eps = d.exact_number(tree.args["epsilon"], "the privacy budget")
         user = tree.args.get("user")
         name = user.name if user is not None else con.user
-        con._ledger.set_budget(name, eps)
-        return f"privacy budget of {name!r} set to {format_eps(eps)}"
+        return set_budget(con._ledger, name, tree)
     if isinstance(tree, d.ShowPrivacyBudget):
         user = tree.args.get("user")
         users = con._ledger.users()
@@ -85,7 +84,7 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
             if user is not None and user.name != con.user:
                 raise PrivacyError("an analyst can see only their own budget")
             users = [u for u in users if u[0] == con.user]
-        rows = [(u, format_eps(t), format_eps(s), format_eps(t - s)) for u, t, s in users]
+        rows = budget_rows(con._ledger, [u[0] for u in users])
         return ([("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"),
                  ("remaining", "VARCHAR")], rows)
     if isinstance(tree, d.SetPrivacyEpsilon):

@@ -83,14 +83,14 @@ def has_epsilon_clause(stmt: str) -> bool:
     """Whether the statement's tokens contain ``WITH EPSILON`` or ``WITH ACCURACY`` (our
     private-query clauses)."""
     upper = stmt.upper()
-    if "EPSILON" not in upper and "ACCURACY" not in upper:
+    if "EPSILON" not in upper and "ACCURACY" not in upper and "RHO" not in upper:
         return False
     try:
         tokens = d.ProvDP().tokenize(stmt)
     except (TokenError, ParseError):
         return False
     return any(
-        a.text.upper() == "WITH" and b.text.upper() in ("EPSILON", "ACCURACY")
+        a.text.upper() == "WITH" and b.text.upper() in ("EPSILON", "ACCURACY", "RHO")
         and b.token_type != TokenType.STRING
         and b.token_type != TokenType.IDENTIFIER
         for a, b in zip(tokens, tokens[1:])
@@ -155,9 +155,10 @@ def epsilon_clause(tree: d.PrivateQuery) -> tuple[Fraction, dict]:
     >>> epsilon_clause(d.parse_one("SELECT COUNT(*) FROM t WITH EPSILON 0.5"))
     (Fraction(1, 2), {})
     """
-    if tree.args.get("epsilon") is None:  # WITH ACCURACY α: ε comes from EXPLAIN PRIVACY
-        return None, {}
-    eps = d.exact_number(tree.args["epsilon"], "epsilon")
+    if tree.args.get("epsilon") is None and tree.args.get("rho") is None:
+        return None, {}  # WITH ACCURACY α: ε comes from EXPLAIN PRIVACY
+    eps = (d.exact_number(tree.args["epsilon"], "epsilon") if tree.args.get("epsilon") is not None
+           else None)  # WITH RHO ρ: no ε (privacy.gaussian_route.cost_of reads ρ)
     try:
         options = d.mechanism_options(tree)
     except ParseError as e:

@@ -5,7 +5,7 @@ and on the same engine (:class:`provsql_dp.interfaces.web.engine.Engine`): one d
 ledger. A client signs in with **SCRAM-SHA-256** against the account's stored verifier
 (:mod:`provsql_dp.interfaces.web.accounts`; the same accounts sign in to the explorer); its role
 is the account's. TLS is offered when the operator gives a certificate (``--tls-cert``,
-``--tls-key``). Every statement then runs on the session's own provsql_dp connection
+``--tls-key``), and with it SCRAM-SHA-256-PLUS (channel binding, :mod:`._scram`). Every statement then runs on the session's own provsql_dp connection
 (``role=…, user=…``), through the same cursor path as the DB-API — refusals, routes and charges
 are exactly the shell's — with these additions for clients that know only SQL
 (:mod:`._execute`): private answers carry interval columns by default, a notice after each

@@ -7,6 +7,7 @@ the wire session itself, never the data:
 * ``SHOW LAST RELEASE`` — the privacy metadata of the session's last private release (mechanism,
   ε charged, remaining budget, and per released row and column the interval at 95 % and what it
   covers), for a client that sees only rows;
+* ``SHOW provsql_dp.role`` — the signed-in account's role (``curator`` or ``analyst``);
 * ``SET provsql_dp.interval_columns = on | off | 0.9`` — whether private answers carry
   ``<col>_low``/``<col>_high`` columns (**on by default for wire clients**, coverage 0.95);
 * transaction control (``BEGIN``, ``COMMIT``, ``ROLLBACK``): passed to the curator's connection;
@@ -60,6 +61,7 @@ _NOOP = re.compile(r"^\s*(DISCARD\s+ALL|RESET\s+ALL|DEALLOCATE\b|UNLISTEN\b|SET\
                    r"|SET\s+TRANSACTION\b)", re.IGNORECASE)
 _LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
 _INTERVALS = "provsql_dp.interval_columns"
+_ROLE = "provsql_dp.role"  # SHOW only: the signed-in account's role (provsql-dp shell --server)
 
 
 _CHUNK = 10_000  # rows turned into Python tuples at a time while a result is sent
@@ -173,10 +175,10 @@ def _setting(session, stmt: str) -> Outcome | None:
             session.settings[name] = value
             return Outcome("SET")
         return None
-    if (m := _SHOW.match(stmt)) and m["name"].lower().strip() in (*CLIENT_SETTINGS, _INTERVALS):
+    if (m := _SHOW.match(stmt)) and m["name"].lower().strip() in (*CLIENT_SETTINGS, _INTERVALS, _ROLE):
         name = m["name"].lower().strip()
-        value = str(session.con.interval_columns) if name == _INTERVALS else \
-            session.settings.get(name, CLIENT_SETTINGS[name])
+        value = str(session.con.interval_columns) if name == _INTERVALS else session.con.role \
+            if name == _ROLE else session.settings.get(name, CLIENT_SETTINGS[name])
         return Outcome("SHOW", [(name.replace(" ", "_"), "VARCHAR")], [(value,)])
     return None
 

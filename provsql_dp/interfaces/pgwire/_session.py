@@ -29,7 +29,7 @@ from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
 from ._execute import CLIENT_SETTINGS, execute
-from ._scram import MECHANISM, Exchange, ScramError
+from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL, QUERY_CANCELED, TOO_MANY,
                         sqlstate)
 from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
@@ -176,7 +176,7 @@ class Session:
             raise _Refused(INVALID_AUTH, "this server accepts TLS connections only", "connect with sslmode=require")
         self.user = params.get("user", "")
         self.role = self._authenticate(self.user)
-        self.con = self.server.engine.open(self.role, self.user, interval_columns=True)
+        self.con = self.server.engine.open(self.role, self.user, "wire", interval_columns=True)
         self.settings["application_name"] = params.get("application_name", "")
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
@@ -198,17 +198,21 @@ class Session:
             verifier = accounts.scram_verifier(duck, user)
         finally:
             duck.close()
-        self.sock.sendall(m.auth(10, MECHANISM.encode() + b"\0\0"))
+        # on TLS, with a certificate whose hash RFC 5929 names: channel binding offered too
+        binding = self.server.channel_binding if isinstance(self.sock, ssl.SSLSocket) else None
+        offered = [MECHANISM_PLUS, MECHANISM] if binding is not None else [MECHANISM]
+        self.sock.sendall(m.auth(10, b"".join(x.encode() + b"\0" for x in offered) + b"\0"))
         kind, body = m.read_message(self.sock)
         if kind != b"p":
             raise _Refused(PROTOCOL, "expected a SASL initial response")
         r = m.Reader(body)
         mechanism = r.cstring()
-        if mechanism != MECHANISM:
+        if mechanism not in offered:
             raise _Refused(INVALID_AUTH, f"authentication mechanism {mechanism!r} is not supported; "
-                                         f"this server uses {MECHANISM}")
+                                         f"this connection offers {', '.join(offered)}")
         n = r.int32()
-        exchange = Exchange(verifier, self.server.secret, user)
+        exchange = Exchange(verifier, self.server.secret, user, binding=binding,
+                            plus=mechanism == MECHANISM_PLUS)
         try:
             first = exchange.server_first(r.bytes(n).decode())
             self.sock.sendall(m.auth(11, first.encode()))
@@ -269,7 +273,7 @@ class Session:
         """Run one statement with cancel and disconnect watching."""
         self._cancelled = self._timed_out = False
         engine = self.server.engine
-        with engine.running(self.role, self.user, self.con, self.statement_timeout) as entry:
+        with engine.running(self.role, self.user, self.con, self.statement_timeout, stmt) as entry:
             self._running = entry
             done = threading.Event()
             watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)

@@ -59,6 +59,14 @@ def no_accounts_hint(database: str) -> str:
             "(it asks for the password), or start on an empty file with --example")
 
 
+def _tls_words(tls) -> str:
+    if tls is None:
+        return "no TLS: give --tls-cert/--tls-key to encrypt"
+    if getattr(tls, "channel_binding", None) is None:
+        return "TLS offered; no channel binding: the certificate's signature hash is not one RFC 5929 names"
+    return "TLS offered, with channel binding (SCRAM-SHA-256-PLUS)"
+
+
 def start(parser, args, engine: Engine) -> WireServer | None:
     """Check the accounts, then start the wire server on a background thread (None: --pg-port -1)."""
     duck = engine.duck
@@ -82,6 +90,6 @@ def start(parser, args, engine: Engine) -> WireServer | None:
     except OSError as e:
         parser.error(f"cannot listen on {args.host}:{args.pg_port} for the wire protocol: {e}")
     print(f"provsql_dp wire server on postgresql://{args.host}:{server.port}/ "
-          f"({'TLS offered' if tls else 'no TLS: give --tls-cert/--tls-key to encrypt'}; e.g. "
+          f"({_tls_words(tls)}; e.g. "
           f"psql -h {args.host} -p {server.port} -U NAME)", flush=True)
     return server.start()

@@ -15,6 +15,7 @@ import ssl
 import threading
 
 from ._catalog import Replica
+from ._scram import tls_server_end_point
 from ._session import Session
 
 __all__ = ["WireServer", "tls_context"]
@@ -23,10 +24,17 @@ log = logging.getLogger("provsql_dp.pgwire")
 
 
 def tls_context(cert: str, key: str) -> ssl.SSLContext:
-    """A server TLS context from the operator's certificate chain and private key (PEM files)."""
+    """A server TLS context from the operator's certificate chain and private key (PEM files).
+    It remembers the server certificate's ``tls-server-end-point`` data (``channel_binding``,
+    None when its signature hash is not one RFC 5929 names), for SCRAM-SHA-256-PLUS."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(cert, key)
+    with open(cert, encoding="ascii", errors="replace") as f:
+        pem = f.read()
+    end = "-----END CERTIFICATE-----"
+    first = pem[pem.find("-----BEGIN CERTIFICATE-----"):pem.find(end) + len(end)]  # the server's own
+    ctx.channel_binding = tls_server_end_point(ssl.PEM_cert_to_DER_cert(first))
     return ctx
 
 
@@ -41,6 +49,8 @@ class WireServer:
         self.engine = engine
         self.tls = tls
         self.require_tls = require_tls and tls is not None
+        #: the certificate's channel-binding data (SCRAM-SHA-256-PLUS offered on TLS sessions)
+        self.channel_binding = getattr(tls, "channel_binding", None)
         self.max_sessions = max_sessions
         self.secret = secrets.token_bytes(32)  # for the decoy salts of unknown accounts
         self.replica = Replica()

@@ -87,6 +87,7 @@ def _open(database: str, role: str, user: str | None, read_only: bool,
                   max_capture_rows=max_capture_rows, release_seconds=release_seconds,
                   lp_gap=lp_gap, release_time_limit=release_time_limit, **options)
     con.autocommit = True
+    con.client = "shell"  # as the audit log records it
     return con
 
 
@@ -96,23 +97,38 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
          stdin=None, stdout=None, stderr=None,
          max_capture_rows: int | None = DEFAULT_MAX_ROWS,
          release_seconds: float | None = None, lp_gap: float | None = None,
-         release_time_limit: float | None = RELEASE_TIME_LIMIT, **options) -> int:
+         release_time_limit: float | None = RELEASE_TIME_LIMIT, server: str | None = None,
+         password: str | None = None, **options) -> int:
     """Run the shell; returns the exit status (see the module docstring). ``script`` (a file)
     runs before ``command``; with either, the shell exits after them. ``max_capture_rows``,
     ``release_seconds``, ``lp_gap``, ``release_time_limit`` and ``options`` (the guard rails'
     and the statement limits, such as ``memory_limit``) are the connection's
-    (:func:`provsql_dp.connect`)."""
+    (:func:`provsql_dp.connect`). ``server`` (``HOST:PORT``): sign in to a running ``provsql-dp
+    serve`` as ``user`` instead of opening ``database`` (:mod:`.remote`; the role is the
+    account's; ``password`` else ``$PROVSQL_DP_PASSWORD``/``$PGPASSWORD`` else a prompt)."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
+
+    def opener(path: str):  # the shell's .open: a local database with the command's options
+        return _open(path, role, user, read_only, max_capture_rows, release_seconds, lp_gap,
+                     release_time_limit, **options)
+
     try:
-        con = _open(database, role, user, read_only, max_capture_rows, release_seconds, lp_gap,
-                    release_time_limit, **options)
+        if server is not None:
+            from .remote import connect_remote
+
+            con = connect_remote(server, user, password, stdin=stdin)
+            database = con.database
+        else:
+            con = opener(database)
     except (Error, ShellError) as e:
         print(f"Error: {first_line(e)}", file=stderr, flush=True)
         return 1
+    shell = None
     try:
         shell = Shell(con, stdout, stderr, mode=mode, bail=bail)
+        shell.opener = opener
         shell.headers = headers
         if script is not None or command is not None:
             if script is not None:
@@ -124,7 +140,7 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
         if stdin.isatty() and stdout.isatty():
             from ... import __version__
 
-            who = f"{role}" + (f" {getattr(con, 'user', user)!r}" if user else "")
+            who = f"{shell.role}" + (f" {getattr(con, 'user', user)!r}" if user else "")
             where = "an in-memory database" if database == ":memory:" else database
             banner = (f"provsql_dp {__version__} shell on {where} as {who}\n"
                       "Enter \".help\" for usage hints; statements end with ';'.")
@@ -135,4 +151,4 @@ def main(database: str = ":memory:", *, role: str = "curator", user: str | None 
         shell.redirect(None)
         return 1 if shell.failed else 0
     finally:
-        con.close()
+        (shell.con if shell is not None else con).close()  # .open may have replaced it

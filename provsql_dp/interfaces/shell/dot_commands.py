@@ -46,6 +46,8 @@ charged for a release stays spent.
 """
 
 DOT_HELP = """\
+.audit [N]           the audit log's last N rows (default 20): every release and refusal, with
+                     user, role, client, route and ε (curator only; SQL: _provsql_dp.audit_log)
 .budget              the privacy budget (a curator sees every user, an analyst their own)
 .dump [TABLE]        the database (or one table) as SQL: tables, rows, views, our declarations,
                      budgets and ε spent (curator only)
@@ -58,8 +60,12 @@ DOT_HELP = """\
                      load a file into TABLE (created, or appended to) with DuckDB's readers;
                      the format follows the extension (curator only)
 .ledger              the charges recorded (a curator sees all, an analyst their own)
+.maxrows [N]         in the table, box and markdown modes, show at most N rows of a result (its
+                     first and last; default 40, as duckdb's shell; 0 shows every row)
 .mode MODE           output mode: table (default), box, csv, json, markdown, line, list, html
 .once FILE           send the next statement's output to FILE
+.open [FILE]         close this database and open FILE (created when new), or an in-memory one
+                     without FILE, with the shell's role and user (also ends a --server session)
 .output [FILE]       send output to FILE, or back to the screen without one
 .policies            the Blowfish policies declared (when policy statements are available)
 .protected           the PROTECT TABLE declarations
@@ -142,6 +148,38 @@ class DotCommands:
             raise ShellError(f"unknown mode {rest!r}; choose one of {', '.join(MODES)}")
         self.mode = rest.lower()
 
+    def _dot_maxrows(self, rest: str) -> None:
+        if not rest:
+            self._print(f"maxrows: {self.maxrows}" + (" (every row)" if not self.maxrows else ""))
+            return
+        try:
+            n = int(rest)
+        except ValueError:
+            n = -1
+        if n < 0:
+            raise ShellError(f"usage: .maxrows N (a count of rows, 0 for all), got {rest!r}")
+        self.maxrows = n
+
+    def _dot_open(self, rest: str) -> None:
+        path = os.path.expanduser(rest.strip().strip("'\"")) or ":memory:"
+        if self.opener is None:
+            raise ShellError(".open is not available here: this shell was given its connection")
+        con = self.opener(path)  # the old connection stays open when this one fails
+        old, self.con = self.con, con
+        if self.completer is not None:
+            self.completer.invalidate()
+        try:
+            old.close()
+        except Exception:  # noqa: BLE001 - a server gone away: the new database is open anyway
+            pass
+        where = "an in-memory database" if path == ":memory:" else path
+        self._print(f"opened {where} as {self.role}" + (f" {self.con.user!r}" if self.role != "curator" else ""))
+
+    def _local_only(self, command: str) -> None:
+        if getattr(self.con, "remote", False):
+            raise ShellError(f"{command} is not available over --server (it needs the database in this "
+                             "process); run it in a shell on the server's machine, or use SQL")
+
     def _dot_timer(self, rest: str) -> None:
         if rest.lower() not in ("on", "off"):
             raise ShellError("usage: .timer on|off")
@@ -222,7 +260,28 @@ class DotCommands:
     def _dot_budget(self, rest: str) -> None:
         self.run_statement("SHOW PRIVACY BUDGET")
 
+    def _dot_audit(self, rest: str) -> None:
+        if self.role != "curator":
+            raise PrivacyError(".audit is for the curator only: the audit log names every user's "
+                               "statements")
+        try:
+            n = int(rest or 20)
+        except ValueError:
+            n = 0
+        if n <= 0:
+            raise ShellError(f"usage: .audit [N] (the last N rows, N > 0), got {rest!r}")
+        names, rows = self._query(
+            "SELECT id, strftime(logged_at, '%Y-%m-%d %H:%M:%S') AS at, user_name AS user, role, "
+            "client, outcome, route, epsilon, reason, statement FROM "
+            f"(SELECT * FROM {_CATALOG_SCHEMA}.audit_log ORDER BY id DESC LIMIT {n}) ORDER BY id")
+        if not rows:
+            self._print("(nothing in the audit log)")
+            return
+        rows = [r[:-1] + (_shorten(r[-1]),) for r in rows]
+        self._print(render(self.mode, names, rows, headers=self.headers))
+
     def _dot_ledger(self, rest: str) -> None:
+        self._local_only(".ledger")
         if self.role == "curator":
             entries = self.con.ledger.entries()
         else:
@@ -239,6 +298,7 @@ class DotCommands:
         if self.role != "curator":
             raise PrivacyError(".explain is for the curator only: its diagnostics are functions "
                                "of the private data")
+        self._local_only(".explain")
         sql = rest.strip().rstrip(";").strip()
         if not sql:
             raise ShellError("usage: .explain SQL")

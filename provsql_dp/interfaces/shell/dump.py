@@ -153,7 +153,8 @@ def _declarations(con, duck, only: str | None):
 
 
 def _privacy_state(duck):
-    """Budgets as statements, then what no statement sets: ε spent, the ledger, δ releases."""
+    """Budgets as statements, then what no statement sets: ε spent, the ledger, the audit log,
+    δ releases."""
     have = _catalog_tables(duck)
     if "budget" in have:
         budgets = duck.execute(f"SELECT user_name, total, spent FROM {SCHEMA}.budget "
@@ -169,16 +170,16 @@ def _privacy_state(duck):
             if Fraction(spent) != 0:
                 yield (f"UPDATE {SCHEMA}.budget SET spent = {_lit(spent)} "
                        f"WHERE user_name = {_lit(user)};  -- ε already spent")
-    for table in ("ledger", "delta_publishers", "delta_releases"):
+    for table in ("ledger", "audit", "delta_publishers", "delta_releases"):
         if table not in have:
             continue
         rows = list(_rows(duck, SCHEMA, table, _types(duck, SCHEMA, table), f"{SCHEMA}.{table}"))
         if not rows:
             continue
-        if table == "ledger":
-            top = duck.execute(f"SELECT max(id) FROM {SCHEMA}.ledger").fetchone()[0]
-            yield f"DROP SEQUENCE IF EXISTS {SCHEMA}.ledger_seq;"
-            yield f"CREATE SEQUENCE {SCHEMA}.ledger_seq START {int(top) + 1};"
+        if table in ("ledger", "audit"):  # the audit log goes on numbering after its rows
+            top = duck.execute(f"SELECT max(id) FROM {SCHEMA}.{table}").fetchone()[0]
+            yield f"DROP SEQUENCE IF EXISTS {SCHEMA}.{table}_seq;"
+            yield f"CREATE SEQUENCE {SCHEMA}.{table}_seq START {int(top) + 1};"
         yield from rows
 
 

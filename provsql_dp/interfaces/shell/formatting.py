@@ -75,9 +75,30 @@ def _is_numeric(v) -> bool:
     return isinstance(v, (int, float, decimal.Decimal, Fraction)) and not isinstance(v, bool)
 
 
-def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = True) -> str:
+#: the modes drawn for a person to read, where ``.maxrows`` applies (as duckdb's duckbox)
+DISPLAY_MODES = ("table", "box", "markdown")
+
+
+def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = True,
+           maxrows: int = 0) -> str:
     """Render a result in one of :data:`MODES` (without a trailing newline); ``headers=False``
     leaves out the column names (``.headers off``) in the modes that have a header line.
+
+    ``maxrows`` > 0 (``.maxrows``): in the display modes (:data:`DISPLAY_MODES`) a result with
+    more rows shows its first and last rows around a ``…`` row, and a line saying how many there
+    are; the other modes are for programs and always give every row.
+
+    >>> print(render("table", ["x"], [(i,) for i in range(10)], maxrows=4))
+    +---+
+    | x |
+    +---+
+    | 0 |
+    | 1 |
+    | … |
+    | 8 |
+    | 9 |
+    +---+
+    10 rows (4 shown: .maxrows 0 shows every row)
 
     >>> print(render("markdown", ["a", "b"], [(1, "x")]))
     | a | b |
@@ -117,10 +138,23 @@ def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = Tr
     if mode == "json":
         objs = [json.dumps(dict(zip(names, (_json_value(v) for v in r))), ensure_ascii=False) for r in rows]
         return "[" + ",\n".join(objs) + "]"
+    total, cut = len(rows), None
+    if maxrows > 0 and total > maxrows:
+        cut = (maxrows + 1) // 2
+        rows = list(rows[:cut]) + list(rows[total - (maxrows - cut):])
     cells = [[cell(v).replace("\n", "\\n") for v in r] for r in rows]
     numeric = [any(_is_numeric(r[i]) for r in rows) and all(_is_numeric(r[i]) or r[i] is None for r in rows)
                for i in range(len(names))]
     widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]
+    if cut is not None:
+        cells.insert(cut, ["…"] * len(names))
+        shown = _framed(mode, names, cells, numeric, widths, headers)
+        return shown + f"\n{total:,} rows ({maxrows:,} shown: .maxrows 0 shows every row)"
+    return _framed(mode, names, cells, numeric, widths, headers)
+
+
+def _framed(mode: str, names, cells, numeric, widths, headers: bool) -> str:
+    """The table, box and markdown drawings of cells already formatted."""
 
     def line(values, pad_num=True):
         parts = []

@@ -111,6 +111,7 @@ class IOCommands:
             ("database", getattr(self.con, "database", None) or ""),
             ("mode", self.mode),
             ("headers", "on" if self.headers else "off"),
+            ("maxrows", str(self.maxrows)),
             ("output", self.output_name + (" (once)" if self._once else "")),
             ("timer", "on" if self.timer else "off"),
             ("bail", "on" if self.bail else "off"),
@@ -128,6 +129,7 @@ class IOCommands:
         from .dot_commands import ShellError
 
         self._curator_only(".import", "an analyst cannot load files into the database")
+        self._local_only(".import")
         words = rest.split()
         kind = None
         while words and words[0].startswith("--"):
@@ -161,6 +163,7 @@ class IOCommands:
         from .dump import dump
 
         self._curator_only(".dump", "it writes every row of every table, protected ones included")
+        self._local_only(".dump")
         for line in dump(self.con, rest.strip().strip("'\";") or None):
             self._print(line)
 

@@ -35,6 +35,10 @@ from .reading import only_comments, statement_complete, statements, tokenizes
 __all__ = ["Shell"]
 
 # Statements that return rows worth showing even when DuckDB calls the column "Count".
+#: ``.maxrows``' default, as duckdb's CLI has it: a result with more rows shows its first and
+#: last rows in the display modes (table, box, markdown)
+MAXROWS = 40
+
 _QUERY_WORDS = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "DESC",
                 "SUMMARIZE", "EXPLAIN", "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
 
@@ -87,6 +91,9 @@ class Shell(DotCommands, IOCommands):
         self.bail = bail
         self.timer = False
         self.headers = True  # .headers on|off
+        self.maxrows = MAXROWS  # .maxrows N: rows drawn in the display modes (0: all)
+        #: ``.open FILE``: a callable(path) giving the new connection (set by :func:`.command.main`)
+        self.opener = None
         self.stdout = self.out  # where .output with no file goes back to
         self.output_name = "stdout"  # what .show reports
         self._once = False  # .once: the next statement's output only, then back to stdout
@@ -209,6 +216,7 @@ class Shell(DotCommands, IOCommands):
         elapsed = time.perf_counter() - t0
         try:
             self.show(stmt, cur, rows)
+            self.notices(getattr(cur, "notices", ()))
             if self.timer:
                 self._print(f"Run Time: {elapsed:.3f} s")
         finally:
@@ -216,11 +224,24 @@ class Shell(DotCommands, IOCommands):
                 self.redirect(None)
 
     def _interrupted(self, progress) -> None:
-        if progress.charged:
+        if getattr(self.con, "remote", False):  # the charge, if any, was the server's: not seen here
+            self.error("interrupted: the server stopped the statement; ε it had charged before the "
+                       "interrupt stays spent (.budget shows what is left)")
+        elif progress.charged:
             self.error("interrupted after the release was charged: that ε stays spent "
                        "(nothing was released); .budget shows what is left")
         else:
             self.error("interrupted (nothing was charged)")
+
+    def _render(self, names, rows) -> str:
+        return render(self.mode, names, rows, headers=self.headers, maxrows=self.maxrows)
+
+    def notices(self, notes) -> None:
+        """A server's notices during the statement (``--server``: what a release charged), after
+        its rows: on stdout in the display modes, on stderr in the machine-readable ones."""
+        stream = self.out if self.mode in ("table", "box", "markdown") else self.err
+        for note in notes:
+            print(note, file=stream, flush=True)
 
     def show(self, stmt: str, cur, rows) -> None:
         if cur.description is None or rows is None:
@@ -241,11 +262,11 @@ class Shell(DotCommands, IOCommands):
         if info is not None:
             self.show_private(names, rows, info)
             return
-        self._print(render(self.mode, names, rows, headers=self.headers))
+        self._print(self._render(names, rows))
 
     def show_private(self, names, rows, info) -> None:
         if info.estimates:  # EXPLAIN PRIVACY … ESTIMATE ERROR: rows as they are, then the charge
-            self._print(render(self.mode, names, rows, headers=self.headers))
+            self._print(self._render(names, rows))
             user = getattr(self.con, "user", None)
             who = f" of user {user!r}" if user else ""
             stream = self.out if self.mode in ("table", "box", "markdown") else self.err
@@ -265,7 +286,7 @@ class Shell(DotCommands, IOCommands):
         else:
             names = list(names) + ["95% interval"]
             rows = [tuple(r) + (shown(iv[0]),) for r, iv in zip(rows, ivs)]
-        self._print(render(self.mode, names, rows, headers=self.headers))
+        self._print(self._render(names, rows))
         eps = format_eps(info.epsilon)
         per = ""
         if len(rows) > 1 and not info.columns and info.mechanism in (
@@ -279,7 +300,10 @@ class Shell(DotCommands, IOCommands):
             value = f"{cell(rows[0][-2])}, 95% interval {rows[0][-1]}, "
         user = getattr(self.con, "user", None)
         who = f" of user {user!r}" if user else ""
-        line = (f"private answer: {value}{info.mechanism} mechanism, ε charged {eps}{per}, "
+        unit = "ρ" if getattr(info, "unit", "epsilon") == "rho" else "ε"
+        if getattr(info, "delta", 0):
+            eps = f"{eps}, δ {info.delta:g}"
+        line = (f"private answer: {value}{info.mechanism} mechanism, {unit} charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
         labels = info.columns or ("the interval",)
         line += "".join(f"\n{label if info.columns else 'the interval'} covers {w}"

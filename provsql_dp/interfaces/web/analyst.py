@@ -3,8 +3,9 @@
 A request names a template — ``histogram`` (``SELECT c, COUNT(*) FROM t GROUP BY c``),
 ``cumulative`` (``COUNT CUMULATIVE c FROM t``), ``histogram2d`` (``SELECT a, b, COUNT(*) FROM t
 GROUP BY a, b``) — or ``sql`` (any statement an analyst connection takes), and either an accuracy
-requirement (α, β): every released count within α of the truth with probability ≥ 1 − β, whose
-ε comes from ``EXPLAIN PRIVACY … WITH ACCURACY α CONFIDENCE 1−β`` (free) — or an ε. The release
+requirement (α, β): every released count within α of the truth with probability ≥ 1 − β, run as
+``… WITH ACCURACY α CONFIDENCE 1−β`` on every route whose error is public (a policy, the Laplace
+route of a plain count, …; the others refuse it, saying why) — or an ε. The release
 runs on the user's own connection; what comes back is what the engine released (rows and the
 interval of each value at confidence 1 − β, or 0.95, with what it covers — the same intervals the
 shell prints: :func:`released_intervals`), stored in the user's history.
@@ -157,17 +158,13 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
         if not alpha > 0 or not 0 < beta < 1:
             raise ProgrammingError("the accuracy needs α > 0 and 0 < β < 1 (β: the chance an answer misses α)")
         confidence = 1 - beta
-        plan = engine.run(role, user, f"EXPLAIN PRIVACY {sql} WITH ACCURACY {alpha!r} CONFIDENCE {confidence!r}")
-        rec = dict(zip(plan.columns, plan.rows[0]))
-        if rec.get("mechanism") != "blowfish":
-            raise ProgrammingError(f"no accuracy-first release for this query: {rec.get('note')}; give an ε instead")
-        statement = f"{sql} WITH EPSILON {rec['epsilon']}"
-        res = engine.run(role, user, statement)
+        # every route whose error is public (policies, the Laplace route, quantiles…) takes WITH
+        # ACCURACY; the others (recursive mechanism, R2T) refuse it, saying why
+        statement = f"{sql} WITH ACCURACY {alpha!r} CONFIDENCE {confidence!r}"
     else:
         eps = sandbox._num(f.get("epsilon"), "ε")
         statement = f"{sql} WITH EPSILON {eps!r}"
-    if mode != "accuracy" or _HAS_EPSILON.search(sql):
-        res = engine.run(role, user, statement)
+    res = engine.run(role, user, statement)
     info = res.privacy
     answer = {"columns": res.columns, "rows": [[_json(v) for v in r] for r in res.rows[:5000]],
               "private": info is not None, "confidence": confidence}

@@ -10,6 +10,14 @@ returned as SQL beside its outcome. The histogram and trade-off views are in :mo
 'PROTECT TABLE "friendship" BY ("src", "dst") AS "member"'
 >>> budget_sql({"user": "ann", "epsilon": "2.5"})
 "SET PRIVACY BUDGET 2.5 FOR USER 'ann'"
+>>> budget_sql({"user": "ann", "epsilon": "1e308"})
+Traceback (most recent call last):
+...
+provsql_dp.errors.ProgrammingError: a privacy budget is a positive ε of at most 1000 (the guarantee is a factor e^ε: beyond that it protects nothing), got 1e+308
+>>> protect_sql({"table": ""})
+Traceback (most recent call last):
+...
+provsql_dp.errors.ProgrammingError: choose the table to protect (the form's table is empty)
 """
 
 from __future__ import annotations
@@ -65,8 +73,20 @@ def _columns(text: str) -> list[str]:
     return [c.strip() for c in str(text or "").split(",") if c.strip()]
 
 
+#: the largest total budget the explorer's form sets: above it a budget protects nothing (the
+#: guarantee is a factor e^ε) and is a typo, such as 1e308
+MAX_BUDGET = 1000
+
+
+def _table(f: dict, verb: str) -> str:
+    table = str(f.get("table") or "").strip()
+    if not table:
+        raise ProgrammingError(f"choose the table to {verb} (the form's table is empty)")
+    return quote(table)
+
+
 def protect_sql(f: dict) -> str:
-    sql = f"PROTECT TABLE {quote(f.get('table'))}"
+    sql = f"PROTECT TABLE {_table(f, 'protect')}"
     by = _columns(f.get("by"))
     if by:
         sql += " BY (" + ", ".join(quote(c) for c in by) + ")"
@@ -77,10 +97,13 @@ def protect_sql(f: dict) -> str:
 
 def budget_sql(f: dict) -> str:
     eps = sandbox._num(f.get("epsilon"), "ε")
-    user = str(f.get("user") or "")
+    user = str(f.get("user") or "").strip()
     if not user:
         raise ProgrammingError("name the user whose budget to set")
-    return f"SET PRIVACY BUDGET {eps:g} FOR USER '" + user.replace("'", "''") + "'"
+    if not 0 < eps <= MAX_BUDGET:
+        raise ProgrammingError(f"a privacy budget is a positive ε of at most {MAX_BUDGET} (the guarantee "
+                               f"is a factor e^ε: beyond that it protects nothing), got {eps:g}")
+    return f"SET PRIVACY BUDGET {eps:.15g} FOR USER '" + user.replace("'", "''") + "'"
 
 
 def policy_sql(f: dict) -> str:
@@ -93,7 +116,7 @@ def policy_sql(f: dict) -> str:
 
 STATEMENTS = {
     "protect": protect_sql,
-    "unprotect": lambda f: f"UNPROTECT TABLE {quote(f.get('table'))}",
+    "unprotect": lambda f: f"UNPROTECT TABLE {_table(f, 'unprotect')}",
     "create_policy": policy_sql,
     "drop_policy": lambda f: f"DROP POLICY {quote(f.get('name'))}",
     "set_budget": budget_sql,

@@ -54,6 +54,7 @@ from ... import connect
 from ...errors import Error, OperationalError
 from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
+from ..dbapi.audit_failures import audit_failure
 from ..shell.formatting import first_line
 
 __all__ = ["Engine", "Result", "error_text", "interrupt", "INTERNAL", "TooManyStatements",
@@ -135,12 +136,14 @@ class Engine:
         self._running: dict[str, set[_Running]] = {}
         self._admin = None
 
-    def open(self, role: str, user: str, **options):
-        """A new provsql_dp connection with the server's settings (every statement commits)."""
+    def open(self, role: str, user: str, client: str = "explorer", **options):
+        """A new provsql_dp connection with the server's settings (every statement commits);
+        ``client`` (``explorer`` or ``wire``) is what the audit log records of its statements."""
         con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
                       release_seconds=self.release_seconds, lp_gap=self.lp_gap,
                       release_time_limit=self.release_time_limit, **{**self.options, **options})
         con.autocommit = True  # like the shell: every statement commits
+        con.client = client
         return con
 
     @contextlib.contextmanager
@@ -178,19 +181,25 @@ class Engine:
             return self._admin._duck.cursor()
 
     @contextlib.contextmanager
-    def running(self, role: str, user: str, con, timeout: float | None = None):
+    def running(self, role: str, user: str, con, timeout: float | None = None, statement: str = ""):
         """Register a statement of ``user`` on ``con`` while it runs: the concurrency limit, the
         watchdog of ``statement_timeout`` (or ``timeout``, a session's own, when shorter), and
-        :meth:`cancel`'s registry."""
+        :meth:`cancel`'s registry. A statement refused by the limit is in the audit log
+        (``statement``: its text)."""
         entry = _Running(con)
         with self._lock:
             mine = self._running.setdefault(user, set())
-            if role == "analyst" and self.max_concurrent is not None and len(mine) >= self.max_concurrent:
-                raise TooManyStatements(
-                    f"user {user!r} already runs {len(mine)} statements at once, the most this server "
-                    f"allows (--max-concurrent {self.max_concurrent}); nothing was run or charged: "
-                    "wait for one to finish")
-            mine.add(entry)
+            full = role == "analyst" and self.max_concurrent is not None and len(mine) >= self.max_concurrent
+            if not full:
+                mine.add(entry)
+            n = len(mine)
+        if full:
+            err = TooManyStatements(
+                f"user {user!r} already runs {n} statements at once, the most this server "
+                f"allows (--max-concurrent {self.max_concurrent}); nothing was run or charged: "
+                "wait for one to finish")
+            audit_failure(con, statement, err, False)
+            raise err
         timer = None
         limits = [t for t in (self.statement_timeout, timeout) if t is not None]
         entry.limit = min(limits) if limits else None
@@ -216,7 +225,7 @@ class Engine:
 
     def run(self, role: str, user: str, sql: str, parameters=None) -> Result:
         """Execute ``sql`` as (role, user) on a connection of its own and fetch everything."""
-        with self.checkout(role, user) as con, self.running(role, user, con):
+        with self.checkout(role, user) as con, self.running(role, user, con, statement=sql):
             cur = con.execute(sql, parameters)
             rows = cur.fetchall() if cur.description else []
             cols = [c[0] for c in cur.description or ()]

@@ -16,7 +16,9 @@ Sensitivity (:func:`quantile_sensitivity`)
   ``min(δ, hi − lo)``. Clamping is 1-Lipschitz, so this holds for records that leave the interval.
 * **declared bounds only** (standard neighbourhood, a record added, removed or replaced): every
   value of the statistic lies in ``[lo, hi]``, the empty table's midpoint too, so it moves by at
-  most ``hi − lo``. Honest, and large: the error is of the order of the whole interval over ε.
+  most ``hi − lo``. Honest, and large: the error is of the order of the whole interval over ε
+  — so the SQL route (:mod:`provsql_dp.privacy.quantile_route`) selects a grid point by rank
+  instead in this case (:mod:`.quantile_grid`), and uses this module under a bounded δ policy.
 
 A rounding margin (a few units in the last place of ``max(|lo|, |hi|)``) is added: DuckDB's
 interpolation is computed in floating point, and the exact sampler's guarantee is about the

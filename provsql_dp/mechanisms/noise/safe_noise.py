@@ -167,6 +167,8 @@ __all__ = [
     "laplace_release_array",
     "on_grid",
     "plan_laplace",
+    "release_on_grid",
+    "release_one_on_grid",
     "release_rng",
     "resolve_rng",
 ]
@@ -298,29 +300,8 @@ class LaplacePlan:
         Returns float64 values on the grid: ``γ·(⌊x/γ⌋ + K)`` correctly rounded, K i.i.d.
         ``DLap(λ)``. Raises ValueError on NaN/inf; clamps to ``±MAX_ABS_VALUE``.
         """
-        x = np.array(values, dtype=np.float64)  # a copy: the caller's array is not touched
-        shape = x.shape
-        x = x.reshape(-1)
-        if not np.all(np.isfinite(x)):
-            raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
-        _check_rng(rng)
-        k = self.grid_exponent
-        gamma = math.ldexp(1.0, k)
-        np.clip(x, -MAX_ABS_VALUE, MAX_ABS_VALUE, out=x)
-        # |x| < γ: the index is 0 or −1; set those values so that no operation below sees a
-        # subnormal (exact, and avoids subnormal-arithmetic timing).
-        small = np.abs(x) < gamma
-        x[small] = np.where(x[small] < 0, -0.5 * gamma, 0.0)
-        m = np.floor(np.ldexp(x, -k))  # exact: |m| ≤ 2**104, integer-valued
-        # Two limbs: m = h·2**52 + l with 0 ≤ l < 2**52 (both steps exact in float64).
-        h = np.floor(np.ldexp(m, -_LIMB_BITS))
-        lo = (m - np.ldexp(h, _LIMB_BITS)).astype(np.int64)
-        noise = discrete_laplace(self.noise_units, size=x.size, rng=rng)  # |noise| < 2**62
-        j = lo + noise  # |j| < 2**63: exact int64
-        h = h + (j >> _LIMB_BITS).astype(np.float64)  # |h| < 2**53: exact
-        lo = (j & (_LIMB - 1)).astype(np.float64)  # exact, < 2**52
-        n = np.ldexp(h, _LIMB_BITS) + lo  # the exact integer m + K, rounded once
-        return np.ldexp(n, k).reshape(shape)  # times γ: exact
+        return release_on_grid(values, self.grid_exponent, rng,
+                               lambda n, g: discrete_laplace(self.noise_units, size=n, rng=g))
 
     def release(self, value, rng: np.random.Generator | None = None) -> float:
         """Release one value: ``γ·(⌊value/γ⌋ + K)`` as a float (see :meth:`release_array`).
@@ -328,20 +309,59 @@ class LaplacePlan:
         The same arithmetic as :meth:`release_array` on Python integers (exact), without the
         array set-up: ``float(m + K)`` is the one correct rounding, the product by γ is exact.
         """
-        if np.ndim(value) != 0:
-            raise ValueError("release() takes one value; use release_array() for arrays")
-        x = float(value)
-        if not math.isfinite(x):
-            raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
-        _check_rng(rng)
-        k = self.grid_exponent
-        x = min(max(x, -MAX_ABS_VALUE), MAX_ABS_VALUE)
-        if abs(x) < math.ldexp(1.0, k):
-            m = -1 if x < 0 else 0  # as release_array: no subnormal arithmetic
-        else:
-            m = math.floor(math.ldexp(x, -k))  # exact: x/γ is a float with no rounding
-        noise = discrete_laplace(self.noise_units, rng=rng)
-        return math.ldexp(float(m + noise), k)
+        return release_one_on_grid(value, self.grid_exponent, rng,
+                                   lambda g: discrete_laplace(self.noise_units, rng=g))
+
+
+def release_on_grid(values, k: int, rng, draw) -> np.ndarray:
+    """``γ·(⌊x/γ⌋ + K)`` for every coordinate of ``values``, γ = 2**k, exactly: K is the int64
+    vector ``draw(n, rng)`` (any exact integer noise: discrete Laplace, discrete Gaussian).
+
+    Raises ValueError on NaN/inf; clamps to ``±MAX_ABS_VALUE``; the result is one correct
+    rounding of the exact integer ``⌊x/γ⌋ + K``, times γ (exact).
+    """
+    x = np.array(values, dtype=np.float64)  # a copy: the caller's array is not touched
+    shape = x.shape
+    x = x.reshape(-1)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
+    _check_rng(rng)
+    gamma = math.ldexp(1.0, k)
+    np.clip(x, -MAX_ABS_VALUE, MAX_ABS_VALUE, out=x)
+    # |x| < γ: the index is 0 or −1; set those values so that no operation below sees a
+    # subnormal (exact, and avoids subnormal-arithmetic timing).
+    small = np.abs(x) < gamma
+    x[small] = np.where(x[small] < 0, -0.5 * gamma, 0.0)
+    m = np.floor(np.ldexp(x, -k))  # exact: |m| ≤ 2**104, integer-valued
+    # Two limbs: m = h·2**52 + l with 0 ≤ l < 2**52 (both steps exact in float64).
+    h = np.floor(np.ldexp(m, -_LIMB_BITS))
+    lo = (m - np.ldexp(h, _LIMB_BITS)).astype(np.int64)
+    noise = np.asarray(draw(x.size, rng), dtype=np.int64)  # |noise| < 2**62
+    j = lo + noise  # |j| < 2**63: exact int64
+    h = h + (j >> _LIMB_BITS).astype(np.float64)  # |h| < 2**53: exact
+    lo = (j & (_LIMB - 1)).astype(np.float64)  # exact, < 2**52
+    n = np.ldexp(h, _LIMB_BITS) + lo  # the exact integer m + K, rounded once
+    return np.ldexp(n, k).reshape(shape)  # times γ: exact
+
+
+def release_one_on_grid(value, k: int, rng, draw) -> float:
+    """One value: ``γ·(⌊value/γ⌋ + K)`` with K = ``draw(rng)`` (see :func:`release_on_grid`).
+
+    The same arithmetic on Python integers (exact), without the array set-up: ``float(m + K)``
+    is the one correct rounding, the product by γ is exact.
+    """
+    if np.ndim(value) != 0:
+        raise ValueError("release() takes one value; use release_array() for arrays")
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError("cannot release NaN or infinite values: clamp them to declared bounds first")
+    _check_rng(rng)
+    x = min(max(x, -MAX_ABS_VALUE), MAX_ABS_VALUE)
+    if abs(x) < math.ldexp(1.0, k):
+        m = -1 if x < 0 else 0  # as release_on_grid: no subnormal arithmetic
+    else:
+        m = math.floor(math.ldexp(x, -k))  # exact: x/γ is a float with no rounding
+    return math.ldexp(float(m + int(draw(rng))), k)
 
 
 def _check_rng(rng) -> None:

@@ -6,7 +6,7 @@ policy once discretised), the cumulative strategy C_{n,δ} and sorted points in 
 equi-width histograms in 2-D, :func:`range_count`. Dynamic data: :class:`Publisher` (Theorem 2
 enforced in the database), offline and online budget allocation. Every release draws exact
 discrete Laplace noise on a public grid (:mod:`provsql_dp.mechanisms.noise.safe_noise`), except the
-opt-in smooth-sensitivity median (``median(..., noise="cauchy")``, see its module).
+opt-in smooth-sensitivity median (``median(..., noise="smooth_laplace", dp_delta=δ′)``, exact and (ε, δ′)-DP, or the continuous ``noise="cauchy"`` for experiments; see its module).
 
 >>> import numpy as np
 >>> from provsql_dp import delta

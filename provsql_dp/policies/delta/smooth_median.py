@@ -24,6 +24,17 @@ Two releases (``noise=``):
   :func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace` — pure ε-DP, nothing data-dependent in
   the noise. It is the better choice when δ is small next to the spread of the data near the
   median.
+* ``"smooth_laplace"`` (floating-point safe, **(ε, δ′)-DP** with ``dp_delta = δ′``): NRS07's
+  Laplace release (their Lemma 2.9: ``α = ε/2``, ``β = ε/(2 ln(2/δ′))``) made exact. A public
+  grid ``γ`` (:func:`~provsql_dp.mechanisms.noise.safe_noise.grid_for` of the global release's
+  ``min(δ, hi − lo)`` and ε) fixes the output lattice; the median's grid index ``⌊med/γ⌋`` moves
+  by at most ``LS/γ + 1`` between neighbours, so ``S/γ + 1`` (still β-smooth: adding a constant
+  keeps ``S(x) ≤ e^β S(y)``) bounds it in grid units, and the release is
+  ``γ·(⌊med/γ⌋ + K)``, K the exact discrete Laplace of scale ``(S/γ + 1)/α`` rounded up to a
+  dyadic rational (a monotone function of S, so the dilation step of the proof holds; the
+  discrete law's normaliser ratio is below the scale ratio, as the continuous one's equals it).
+  The data-dependent scale is never released; every output lies on the public grid. The same
+  construction as the k-star baseline's (:mod:`provsql_dp.mechanisms.subgraph.smooth`).
 * ``"cauchy"``: ``median + (6·S/ε)·Z`` with ``Z`` standard Cauchy and ``β = ε/6`` (NRS07's
   admissible Cauchy noise, pure ε-DP). The noise scale depends on the data through ``S`` only,
   which is why it is smooth; the scale itself is not released. Much less noise when the data are
@@ -44,6 +55,11 @@ Bounded policies only (no sources): adding or removing a record shifts the media
 >>> r = median(x, Policy(0.001), 1.0, rng=np.random.default_rng(3))
 >>> bool(abs(r.value - 0.5) < 0.05), r.noise, r.grid == 2.0 ** -30
 (True, 'laplace', True)
+>>> dense = np.linspace(0.4, 0.6, 10_001)                  # δ = 1: global sensitivity 1, yet
+>>> r = median(dense, Policy(1.0), 1.0, rng=np.random.default_rng(3), noise="smooth_laplace",
+...            dp_delta=1e-6)                                  # noise scale ≈ 4.4e-4 here
+>>> bool(abs(r.value - 0.5) < 0.01), r.noise, r.dp_delta, bool(r.value / r.grid == r.value // r.grid)
+(True, 'smooth_laplace', 1e-06, True)
 >>> r = median(x, Policy(0.001), 1.0, rng=np.random.default_rng(3), noise="cauchy")
 >>> bool(abs(r.value - 0.5) < 0.05), r.beta == 1 / 6
 (True, True)
@@ -57,7 +73,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...mechanisms.noise.sources import resolve_rng
-from ...mechanisms.noise.safe_noise import plan_laplace
+from ...mechanisms.noise.safe_noise import grid_for, plan_laplace
+from ...mechanisms.subgraph.smooth import smooth_params
 from .policy import Policy
 
 __all__ = ["MedianRelease", "median", "smooth_sensitivity", "local_sensitivity_bound"]
@@ -128,9 +145,11 @@ class MedianRelease:
     beta: float | None
     noise: str = "cauchy"
     grid: float = float("nan")
+    dp_delta: float | None = None  # δ′ of an (ε, δ′)-DP "smooth_laplace" release, else None
 
 
-def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace") -> MedianRelease:
+def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace",
+           dp_delta: float | None = None) -> MedianRelease:
     """Release the (lower) median of one column with ε-DP under the δ-neighbourhood.
 
     Parameters
@@ -146,7 +165,11 @@ def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace") ->
     noise : {"laplace", "cauchy"}
         ``"laplace"`` (default): global sensitivity ``min(δ, hi − lo)``, exact discrete Laplace on
         a public grid (floating-point safe). ``"cauchy"``: smooth sensitivity with continuous
-        Cauchy noise — not floating-point safe (module docstring).
+        Cauchy noise — not floating-point safe (module docstring). ``"smooth_laplace"``:
+        smooth sensitivity with exact discrete Laplace on a public grid, (ε, ``dp_delta``)-DP.
+    dp_delta : float, optional
+        δ′ ∈ (0, 1) of the ``"smooth_laplace"`` release (the caller charges it with ε); only
+        for that noise.
     """
     if not isinstance(policy, Policy) or policy.dims != 1:
         raise ValueError("median needs a 1-D provsql_dp.policies.delta.Policy")
@@ -156,8 +179,10 @@ def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace") ->
     eps = float(epsilon)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
-    if noise not in ("laplace", "cauchy"):
-        raise ValueError(f"noise must be 'laplace' or 'cauchy', got {noise!r}")
+    if noise not in ("laplace", "cauchy", "smooth_laplace"):
+        raise ValueError(f"noise must be 'laplace', 'smooth_laplace' or 'cauchy', got {noise!r}")
+    if (noise == "smooth_laplace") != (dp_delta is not None):
+        raise ValueError("dp_delta is the δ′ of noise='smooth_laplace' and needed there only")
     x = np.sort(policy.check_points(points))
     if x.size == 0:
         raise ValueError("the median of an empty table is undefined")
@@ -167,7 +192,26 @@ def median(points, policy: Policy, epsilon, rng=None, noise: str = "laplace") ->
         sens = min(float(policy.delta), float(policy.hi[0]) - float(policy.lo[0]))
         plan = plan_laplace(sens, eps)
         return MedianRelease(plan.release(med, rng=g), eps, None, "laplace", plan.grid)
+    if noise == "smooth_laplace":
+        return _smooth_laplace(med, x, policy, eps, float(dp_delta), g)
     beta = eps / 6.0
     S = smooth_sensitivity(x, policy, beta)
     val = med + (6.0 * S / eps) * float(g.standard_cauchy())
     return MedianRelease(val, eps, beta)
+
+
+def smooth_laplace_plan(x, policy: Policy, epsilon: float, dp_delta: float):
+    """``(γ, plan)`` of the ``"smooth_laplace"`` release: the public grid and the exact discrete
+    Laplace plan in grid units (its scale is data-dependent: never release it)."""
+    alpha, beta = smooth_params(epsilon, dp_delta)
+    grid = grid_for(min(float(policy.delta), float(policy.hi[0]) - float(policy.lo[0])), epsilon)
+    units = smooth_sensitivity(x, policy, beta) / grid + 1.0  # + 1: the index rounding
+    return grid, plan_laplace(1, alpha / units, integer=True)
+
+
+def _smooth_laplace(med: float, x, policy: Policy, eps: float, dp_delta: float, rng):
+    grid, plan = smooth_laplace_plan(x, policy, eps, dp_delta)
+    index = math.floor(med / grid)
+    value = grid * float(plan.release(index, rng=rng))
+    return MedianRelease(value, eps, smooth_params(eps, dp_delta)[1], "smooth_laplace", grid,
+                         dp_delta)

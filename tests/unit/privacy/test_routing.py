@@ -39,6 +39,12 @@ CORPUS = [
     ("COUNT RANGES (x >= 0.2 AND x < 0.5) FROM pts", "WITH EPSILON 1", ("policy",)),  # δ
     ("SELECT MEDIAN(x) FROM pts", "WITH EPSILON 1", ("quantile",)),  # under the δ policy
     ("SELECT MEDIAN(age) FROM p", "WITH EPSILON 1", ("quantile",)),  # declared bounds
+    ("SELECT STDDEV_POP(age) FROM p", "WITH EPSILON 1", ("variance",)),
+    ("SELECT COUNT(DISTINCT s) FROM sp", "WITH EPSILON 1", ("distinct",)),  # declared keys
+    ("SELECT COUNT(DISTINCT s) FROM sp WHERE id > 3", "WITH EPSILON 1", ("distinct",)),
+    ("SELECT SUM(CASE WHEN age > 40 THEN 1 ELSE 0 END) FROM p", "WITH EPSILON 1", ("laplace",)),
+    ("SELECT COUNT(*) FILTER (WHERE age > 40), SUM(age) FILTER (WHERE age < 20) FROM p",
+     "WITH EPSILON 1", ("laplace", "laplace")),
 ]
 
 REFUSED = [
@@ -68,6 +74,9 @@ def _con():
     con.execute("PROTECT TABLE pts")
     con.execute("CREATE POLICY near ON pts (x) AS DELTA 0.05 DOMAIN [0, 1) WIDTH 0.01 BOUNDED")
     con.execute("CREATE TABLE pub(a INT); INSERT INTO pub VALUES (1)")
+    con.execute("CREATE TABLE sp(id INT PRIMARY KEY, s VARCHAR); INSERT INTO sp SELECT range, "
+                "['a', 'b'][range % 2 + 1] FROM range(20); PROTECT TABLE sp")
+    con.execute("SET GROUP KEYS ON sp (s) VALUES ('a', 'b', 'c')")
     con.execute("SET PRIVACY BUDGET 1000")
     return con
 

@@ -347,10 +347,10 @@ _CLASS_FIELDS = {
     d.Protect: ("table", "columns", "domain"),
     d.Unprotect: ("table",),
     d.ShowProtected: (),
-    d.SetPrivacyBudget: ("epsilon", "user"),
+    d.SetPrivacyBudget: ("epsilon", "delta", "rho", "user"),
     d.ShowPrivacyBudget: ("user",),
     d.SetPrivacyEpsilon: ("epsilon",),
-    d.PrivateQuery: ("query", "epsilon", "options"),
+    d.PrivateQuery: ("query", "epsilon", "delta", "rho", "options"),
     pg.CreatePolicy: ("policy", "table", "columns", "graph", "presence"),
     pg.DropPolicy: ("policy",),
     pg.ShowPolicies: ("table",),
@@ -382,7 +382,7 @@ def _field(stmt: exp.Expression, key: str):
         return "BOUNDED" if node.this else "UNBOUNDED"
     if key == "graph":
         return node.name
-    if key in ("epsilon", "accuracy", "sensitivity", "estimate", "weight"):
+    if key in ("epsilon", "accuracy", "sensitivity", "estimate", "weight", "delta", "rho"):
         value = d.exact_number(node, "epsilon")
         assert type(value) is Fraction
         return value
@@ -407,7 +407,8 @@ def _expected(key: str, text: str):
         return dict(pair.split("=", 1) for pair in text.split(","))
     if key in ("columns", "values"):
         return [c.strip() for c in text.split(",")]
-    if key in ("epsilon", "accuracy", "lower", "upper", "sensitivity", "estimate", "weight"):
+    if key in ("epsilon", "accuracy", "lower", "upper", "sensitivity", "estimate", "weight",
+               "delta", "rho"):
         return Fraction(text)
     return text
 

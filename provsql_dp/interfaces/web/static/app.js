@@ -34,6 +34,10 @@ function table(host, rows, columns) {
 }
 function options(select, values) {
   select.replaceChildren(...values.map(v => { const o = document.createElement("option"); o.value = o.textContent = v; return o; }));
+  if (select.dataset.blank !== undefined) {  // a form that must not act on the first table by default
+    const o = document.createElement("option"); o.value = ""; o.textContent = select.dataset.blank;
+    select.prepend(o); select.value = "";
+  }
 }
 function showTab(name) {
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== name;
@@ -70,10 +74,26 @@ async function loadOverview() {
   if (OVERVIEW.group_keys.length) table($("group-keys"), OVERVIEW.group_keys, ["table", "column", "keys", "source"]);
   else $("group-keys").replaceChildren();
   table($("budgets"), OVERVIEW.budgets);
+  const first = !$("h-table").value;
   for (const s of document.querySelectorAll("select.tables")) {
     const keep = s.value; options(s, OVERVIEW.tables.map(x => x.name)); if (keep) s.value = keep;
   }
+  if (first) demo1Default();
   histColumns();
+}
+// Demo 1 opens on the first declared one-column policy over a range (its table, column, domain and
+// bins); without one, on the numeric column of widest range
+function demo1Default() {
+  const pol = OVERVIEW.policies.find(p => !p.columns.includes(",") && /^\[/.test(p.domain || ""));
+  if (pol) {
+    $("h-table").value = pol.table; options($("h-column"), [pol.columns]); $("h-column").value = pol.columns;
+    if ([...$("h-graph").options].some(o => o.value === pol.graph)) $("h-graph").value = pol.graph;
+    return;
+  }
+  let best = null;
+  for (const t of OVERVIEW.tables) for (const c of t.columns)
+    if (c.numeric && c.min !== undefined && c.min !== null && (!best || c.max - c.min > best.c.max - best.c.min)) best = {t, c};
+  if (best) { $("h-table").value = best.t.name; options($("h-column"), [best.c.name]); $("h-column").value = best.c.name; }
 }
 function histColumns() {
   const tb = OVERVIEW.tables.find(x => x.name === $("h-table").value);
@@ -88,11 +108,19 @@ function histDomain() {
   const c = tb && tb.columns.find(x => x.name === $("h-column").value);
   if (!c || c.min === undefined || c.min === null) return;
   const pol = OVERVIEW.policies.find(p => p.table === tb.name && p.columns === c.name);
-  const m = pol && /^\[(-?[\d.e+]+), (-?[\d.e+]+)\)/.exec(pol.domain);
-  if (m) { $("h-lo").value = m[1]; $("h-hi").value = m[2]; return; }
+  const m = pol && /^\[(-?[\d.e+]+), (-?[\d.e+]+)\)(?: WIDTH ([\d.e+]+))?/.exec(pol.domain);
+  if (m) {
+    $("h-lo").value = m[1]; $("h-hi").value = m[2];
+    if (m[3]) $("h-bins").value = Math.round((m[2] - m[1]) / m[3]);
+    return;
+  }
   // a round domain around the column's range: the curator sees the data, and declares the result
   const span = c.max - c.min || 1, step = Math.pow(10, Math.floor(Math.log10(span)));
-  $("h-lo").value = Math.floor(c.min / step) * step; $("h-hi").value = (Math.floor(c.max / step) + 1) * step;
+  const lo = Math.floor(c.min / step) * step, hi = (Math.floor(c.max / step) + 1) * step;
+  $("h-lo").value = lo; $("h-hi").value = hi;
+  // a whole-number column of few values: one bin per value, not 20 bins of a key column
+  if (/INT/.test(c.type) && hi - lo < 20) $("h-bins").value = Math.max(2, hi - lo);
+  else if (+$("h-bins").value < 2) $("h-bins").value = 20;
 }
 async function drawDeclared(name, column) {
   $("hist-error").textContent = "";
@@ -126,7 +154,11 @@ async function showHistogram(override) {
     $("graph-caption").textContent = `Policy graph: ${r.graph.meaning}`;
     $("policy-sql").textContent = r.policy_sql + ";";
     await showTradeoff(f);
-  } catch (e) { $("hist-error").textContent = e.message; }
+  } catch (e) {  // no chart of an earlier request stays on screen under this error
+    for (const id of ["chart-true", "chart-noisy", "chart-graph", "chart-tradeoff"]) $(id).replaceChildren();
+    $("noisy-caption").textContent = "Noisy answer"; $("policy-sql").textContent = "";
+    $("hist-error").textContent = e.message;
+  }
 }
 async function showTradeoff(f) {
   const r = await call("/api/curator/tradeoff", {bins: f.bins, bounded: f.bounded, query: f.query, thetas: [1, 2, 4, 8], epsilons: [0.1, 0.25, 0.5, 1, 2]});
@@ -164,6 +196,8 @@ function askTemplate() {
   $("a-col2").hidden = t !== "histogram2d";
   $("a-gran").hidden = !(t === "histogram" || t === "cumulative");
   for (const id of ["a-table", "a-column"]) $(id).disabled = t === "sql";
+  $("a-written").hidden = t !== "sql";  // the SQL editor may also read public tables as written
+  if (t !== "sql" && $("a-mode-written").checked) $("a-mode-eps").checked = true;
 }
 const pct = a => `${((a.confidence || 0.95) * 100).toFixed(0)}%`;
 function plotAnswer(host, a, title) {
@@ -189,6 +223,7 @@ function plotAnswer(host, a, title) {
 async function ask(ev) {
   ev.preventDefault();
   $("a-error").textContent = ""; $("a-statement").textContent = "";
+  $("a-chart").replaceChildren(); $("a-table-out").replaceChildren();  // never an old answer under a new error
   const f = formData($("f-ask"));
   $("a-cancel").hidden = false;
   const t0 = Date.now(), timer = setInterval(() => { $("a-progress").textContent = `running… ${((Date.now() - t0) / 1000).toFixed(0)} s`; }, 500);

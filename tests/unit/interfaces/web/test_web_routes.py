@@ -153,7 +153,7 @@ def test_accuracy_first_answer_interval_and_history(app, db):
     assert a["covers"][0].startswith("the true count")
     for row, [[lo, hi]], [text] in zip(a["rows"], a["intervals"], a["interval_text"]):
         assert lo <= row[-1] <= hi and hi - lo <= 40 and text == f"[{lo:g}, {hi:g}]"
-    assert a["statement"].startswith("COUNT CUMULATIVE") and "WITH EPSILON" in a["statement"]
+    assert a["statement"].startswith("COUNT CUMULATIVE") and "WITH ACCURACY 20.0 CONFIDENCE 0.9" in a["statement"]
     entries = c.get("/api/history").json()["entries"]
     got = c.get(f"/api/history/{entries[0]['id']}").json()
     assert got["answer"]["rows"] == a["rows"]
@@ -230,7 +230,7 @@ def test_analyst_2d_histogram_and_graph_pattern(app):
     assert r["mechanism"] == "recursive" and len(r["rows"]) == 1 and r["budget"]["spent"] == "1"
     r = c.post("/api/query", json={"template": "sql", "sql": tri, "mode": "accuracy", "alpha": 5, "beta": 0.1},
                headers=h)
-    assert r.status_code == 400 and "no accuracy-first release" in r.json()["error"]
+    assert r.status_code == 400 and "WITH ACCURACY is not available" in r.json()["error"]
     assert spent(app) == "1"
 
 

@@ -1,0 +1,121 @@
+"""The audit log: every release and every refusal, for the curator.
+
+Each charge of the ledger (:meth:`provsql_dp.privacy.ledger.Ledger.charge`) writes its audit row
+**in the same transaction** as the charge, so the log and the ledger agree under any concurrency
+and across a crash: a charge without its audit row (or the reverse) is never committed. A
+statement that fails (a refusal: an exhausted budget, a refused analyst statement, a cancel, a
+time limit…) gets a row of its own with the class of its error and ε 0 — it charged nothing; when
+it fails *after* a charge (cancelled during the LP, say) its row says ``failed`` and the charge
+keeps its own ``released`` row.
+
+The table ``_provsql_dp.audit`` is only ever appended to, by the library. Columns:
+
+==============  ========================================================================
+``id``          order of writing
+``logged_at``   when (the server's clock; a release's is its charge's ``charged_at``)
+``user_name``   whose budget; ``role``: curator or analyst
+``client``      ``dbapi`` (a Python connection), ``shell``, ``explorer`` or ``wire``
+``outcome``     ``released``, ``refused`` (nothing charged) or ``failed`` (after a charge)
+``statement``   the statement's text; ``route``: the mechanism charged (``laplace``, …)
+``epsilon``     ε charged, an exact fraction as text (``'0'`` for a refusal)
+``ledger_id``   the charge's row of ``_provsql_dp.ledger`` (NULL for a refusal)
+``reason``      the error's class for a refusal (``BudgetExceededError``, ``PrivacyError``…)
+``detail``      the first line of the error's message
+==============  ========================================================================
+
+The view ``_provsql_dp.audit_log`` adds ``epsilon_value`` (a DOUBLE) for sums and charts. Both
+live in our catalog schema, which an analyst's statements cannot name
+(:mod:`provsql_dp.privacy.roles`): only a curator reads the log, in SQL (``SELECT * FROM
+_provsql_dp.audit_log``, also over the wire) or with the shell's ``.audit``.
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2); PROTECT TABLE t")
+>>> _ = con.execute("SET PRIVACY BUDGET 1 FOR USER 'default'")
+>>> _ = con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
+>>> try:
+...     con.execute("SELECT COUNT(*) FROM t WITH EPSILON 5")
+... except provsql_dp.errors.BudgetExceededError:
+...     pass
+>>> con.execute("SELECT outcome, route, epsilon, reason FROM _provsql_dp.audit_log ORDER BY id").fetchall()
+[('released', 'laplace', '1/2', None), ('refused', None, '0', 'BudgetExceededError')]
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+import duckdb
+
+from ..sql.catalog import SCHEMA
+
+__all__ = ["Source", "DDL", "insert", "record_failure", "CLIENTS"]
+
+log = logging.getLogger("provsql_dp.audit")
+
+#: who may appear in ``client``
+CLIENTS = ("dbapi", "shell", "explorer", "wire")
+
+DDL = [
+    f"CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.audit_seq START 1",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.audit (
+        id BIGINT NOT NULL,
+        logged_at TIMESTAMP NOT NULL,
+        user_name VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        client VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL,
+        statement VARCHAR,
+        route VARCHAR,
+        epsilon VARCHAR NOT NULL,
+        ledger_id BIGINT,
+        reason VARCHAR,
+        detail VARCHAR)""",
+    f"""CREATE VIEW IF NOT EXISTS {SCHEMA}.audit_log AS
+        SELECT id, logged_at, user_name, role, client, outcome, statement, route, epsilon,
+               CAST(split_part(epsilon, '/', 1) AS DOUBLE)
+                 / CAST(coalesce(nullif(split_part(epsilon, '/', 2), ''), '1') AS DOUBLE)
+                 AS epsilon_value,
+               ledger_id, reason, detail
+        FROM {SCHEMA}.audit""",
+]
+
+_INSERT = (f"INSERT INTO {SCHEMA}.audit VALUES (nextval('{SCHEMA}.audit_seq'), "
+           "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_DETAIL_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who a connection's statements come from: its role and its client (:data:`CLIENTS`)."""
+
+    role: str = "curator"
+    client: str = "dbapi"
+
+
+def insert(cur, source: Source, user: str, outcome: str, statement: str | None, route: str | None,
+           epsilon: str, ledger_id: int | None = None, reason: str | None = None,
+           detail: str | None = None, at: datetime | None = None) -> None:
+    """Append one row on ``cur`` (inside the caller's transaction: the ledger's charge)."""
+    cur.execute(_INSERT, [at or datetime.now(), user, source.role, source.client, outcome,
+                          statement, route, epsilon, ledger_id, reason, detail])
+
+
+def record_failure(duck: duckdb.DuckDBPyConnection, source: Source, user: str, statement: str,
+                   error: BaseException, charged: bool) -> None:
+    """A statement that failed: ``refused`` (nothing charged) or ``failed`` (after a charge),
+    committed on a cursor of its own (never in the caller's transaction, which the failure may
+    roll back). The log is best effort here only: a read-only database, or one closing, cannot
+    take the row, and the statement's own error is what the caller must see."""
+    text = str(error).strip().splitlines()
+    cur = duck.cursor()
+    try:
+        insert(cur, source, user, "failed" if charged else "refused", statement, None, "0",
+               reason=type(error).__name__,
+               detail=(text[0] if text else "")[:_DETAIL_CHARS])
+    except duckdb.Error as e:
+        log.warning("the audit log could not record a refusal of %s: %s", user, e)
+    finally:
+        cur.close()

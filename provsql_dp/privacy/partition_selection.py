@@ -1,0 +1,296 @@
+r"""Private partition selection: a ``GROUP BY`` whose groups are not public, under (ε, δ).
+
+``SELECT city, COUNT(*) FROM people GROUP BY city WITH EPSILON 1 DELTA 1e-6`` with no keys
+declared for ``city`` (or ``GROUP BY ROUND(age, -1)``, ``FLOOR(x / 10)``, ``date_trunc('month',
+d)`` — any expression of protected columns) releases the groups whose noisy number of distinct
+participants clears a threshold, each with its noisy aggregate. Declared keys stay the pure-ε way
+(every declared group released, no δ).
+
+The mechanism (Korolova et al. 2009; Desfontaines, Voss, Gipson, Mandayam, "Differentially
+private partition selection", PoPETs 2022; the Laplace threshold of OpenDP's
+``make_laplace_threshold`` and Tumult's ``get_groups``):
+
+1. **Bound the groups of each participant.** A participant keeps its rows in at most ``m`` groups
+   (``OPTIONS (max_groups = m)``; default: the number k of rows one participant can own, when the
+   declarations bound it — then nothing is dropped), chosen by the rank of ``hash(participant,
+   key)``: a rule fixed in advance that reads that participant's own rows only. Within a group a
+   participant adds at most ``r`` (``OPTIONS (max_rows = r)``, default k) to a COUNT; a SUM adds
+   its rows clamped to the bounds, the participant's group total clamped to ``r`` times them.
+2. **Count distinct participants per group**, ``u_g``, and add discrete Laplace noise of scale
+   ``λ ≥ m/ε_s`` (``plan_laplace(m, ε_s, integer=True)``: u has ℓ₁ sensitivity m).
+3. **Release a group iff ``u_g + K_g ≥ T``** with
+
+   .. math:: T = 1 + \lceil λ\,(\ln(m/δ) − \ln(1 + p)) \rceil, \qquad p = e^{−1/λ}.
+
+   *Derivation.* For a participant added to D, the groups present in both D and D' see u change
+   by at most 1 in at most m groups: the noisy counts of those are ε_s-DP (ℓ₁ sensitivity m,
+   noise λ ≥ m/ε_s). The groups only the added participant populates (at most m of them, each
+   with u = 1) are released with probability ``P[1 + K ≥ T] = P[K ≥ T − 1] = p^{T−1}/(1 + p)``
+   (the discrete Laplace tail), so with probability at most ``m·p^{T−1}/(1 + p) ≤ δ`` for the T
+   above — the discrete analogue of the continuous ``τ = 1 + (m/ε)·ln(m/(2δ))``. The selection
+   is (ε_s, δ)-DP.
+4. **The released values.** A COUNT with ``r = 1`` *is* ``u_g`` (each participant adds one
+   row per group): the noisy count that cleared the threshold is released, and ε_s = ε. Otherwise
+   ε is split in halves: ε/2 for the selection, ε/2 for the values (discrete Laplace of ℓ₁
+   sensitivity ``m·r`` for a COUNT, ``m·r·max|bound|`` for a SUM), drawn for every group and
+   kept for the released ones. The statement is (ε, δ)-DP and is charged (ε, δ).
+
+Nothing else depends on the data: the released rows (their number included) are a function of
+the noisy counts only; errors and the charge are decided from the statement, the declarations and
+the budget. Caveat, stated: the noise is drawn for every non-empty group, so the running time
+grows with their number (within the time DuckDB's GROUP BY over those groups takes anyway).
+
+>>> threshold(Fraction(1), 1, Fraction(1, 10**6))
+15
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .._numbers import format_eps
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ..mechanisms.global_sensitivity import laplace
+from ..mechanisms.noise.safe_noise import plan_laplace
+from ..provenance.backends import engine_of
+from ..provenance.capture import compile_node, q
+from ..provenance.clamp import clamp_sql
+from ..provenance.owners import owners
+from ..provenance.slots import slot_sources
+from ..sql.plan import Aggregate
+from .accounting import Cost
+from .answer import _key_names, group_domain, sum_bounds
+from .release_info import PrivacyInfo
+
+__all__ = ["needs_selection", "threshold", "release", "explain_row", "selection_sql"]
+
+#: the options of a partition selection (besides raw)
+OPTIONS = ("max_groups", "max_rows", "lower", "upper")
+
+
+def needs_selection(con, plan: Aggregate) -> bool:
+    """Whether ``plan`` groups by keys whose set is not public (no declared keys, not a public
+    table's column): then only partition selection answers it. Reads public tables only."""
+    if not plan.group_by:
+        return False
+    try:
+        group_domain(con, plan)
+    except UnsupportedQueryError:
+        return True
+    return False
+
+
+def threshold(lam: Fraction, m: int, delta: Fraction) -> int:
+    """The least integer T with ``m·p^{T−1}/(1 + p) ≤ δ`` for ``p = exp(−1/λ)`` (module
+    docstring), computed in floats with a safety margin (never below the exact one)."""
+    lam_f = float(lam)
+    p = math.exp(-1.0 / lam_f)
+    x = lam_f * (math.log(m) - math.log(float(delta)) - math.log1p(p))
+    return 1 + max(0, math.ceil(x + 1e-9 * max(1.0, abs(x))))
+
+
+def _parameters(con, plan: Aggregate, cost: Cost, options: dict):
+    """Everything decided before the charge: (owners, m, r, bounds, ε_selection, ε_values)."""
+    if cost.rho is not None or not cost.delta:
+        raise ProgrammingError(
+            "GROUP BY without declared keys needs private partition selection, which is "
+            "(ε, δ)-DP: write WITH EPSILON ε DELTA δ (on an (ε, δ) budget), or declare the groups "
+            "(SET GROUP KEYS) to stay in pure ε")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ProgrammingError(f"option {unknown[0]!r} does not apply to partition selection; its "
+                               f"options are {', '.join(OPTIONS)}")
+    own = owners(plan.child)
+    if own is None:
+        raise UnsupportedQueryError(
+            "partition selection bounds each participant's groups, which needs every tuple to "
+            "have one owner (no DISTINCT, UNION or join of two participants' rows)")
+    k = own.rows_per_owner
+    m = _whole(options, "max_groups", k)
+    r = _whole(options, "max_rows", k)
+    if m is None or r is None:
+        raise ProgrammingError(
+            "the declarations do not bound how many rows one participant owns, so say how many "
+            "groups one participant may fall in and how many of its rows count in each: "
+            "OPTIONS (max_groups = m, max_rows = r)")
+    bounds = None
+    if plan.kind == "sum":
+        bounds = sum_bounds(options) or plan.bounds
+        if bounds is None:
+            raise ProgrammingError(f"{plan.label} needs bounds: SET BOUNDS ON t (c) BETWEEN a AND b "
+                                   "or OPTIONS (lower = …, upper = …)")
+    elif "lower" in options or "upper" in options:
+        raise ProgrammingError("options lower and upper bound the values of a SUM; a COUNT has none")
+    shared = plan.kind == "count" and r == 1
+    eps_sel = cost.epsilon if shared else cost.epsilon / 2
+    return own, m, r, bounds, eps_sel, (None if shared else cost.epsilon / 2)
+
+
+def _whole(options: dict, key: str, default):
+    if key not in options:
+        return default
+    v = options[key]
+    if isinstance(v, str) or not float(v).is_integer() or not 1 <= v <= 10**6:
+        raise ProgrammingError(f"option {key} must be a whole number from 1 to 10^6, got {v!r}")
+    return int(v)
+
+
+def selection_sql(plan: Aggregate, own, m: int, r: int, bounds) -> str:
+    """``SELECT keys…, u, v FROM … GROUP BY keys…``: per group, the distinct participants ``u``
+    (after each keeps ≤ m groups by hash rank) and the bounded aggregate ``v``."""
+    compiled = compile_node(plan.child, disc=False)
+    keys = [q(k) for k in plan.group_by]
+    klist = ", ".join(keys)
+    if plan.kind == "sum":
+        lo, hi = (float(b) for b in bounds)
+        w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
+    else:
+        w = None
+    if own.rows_per_owner == 1:  # one row per participant: it is its own group's contributor
+        v = "count(*)" if w is None else f"coalesce(sum({w}), 0)"
+        return f"SELECT {klist}, count(*) AS u, {v} AS v FROM ({compiled.sql}) AS t GROUP BY {klist}"
+    kind, ref = slot_sources(plan.child)[own.slot]
+    owner = [q(i) for i in ref] if kind == "value" else [f"__s{own.slot}"]
+    olist = ", ".join(owner)
+    if m == 1 and r == 1 and w is None:
+        # one group per participant, counted once: the group of least hash, in one aggregate
+        # over the participants (no per-(participant, group) pass, no window); ties of the
+        # hash are broken by the key itself, so the choice reads that participant's rows only
+        ks = "struct_pack(" + ", ".join(f"k{j} := {k}" for j, k in enumerate(keys)) + ")"
+        pick = f"arg_min({ks}, struct_pack(h := hash({olist}, {klist}), k := {ks}))"
+        out = ", ".join(f"s.k{j} AS {k}" for j, k in enumerate(keys))
+        return (f"SELECT {out}, count(*) AS u, count(*) AS v FROM (SELECT {pick} AS s FROM "
+                f"({compiled.sql}) AS t GROUP BY {olist}) AS o GROUP BY "
+                + ", ".join(f"s.k{j}" for j in range(len(keys))))
+    per = "count(*)" if w is None else f"coalesce(sum({w}), 0)"
+    inner = (f"SELECT {klist}, {olist}, {per} AS c FROM ({compiled.sql}) AS t "
+             f"GROUP BY {klist}, {olist}")
+    if own.rows_per_owner is None or m < own.rows_per_owner:
+        rank = (f"row_number() OVER (PARTITION BY {olist} ORDER BY hash({olist}, {klist}), "
+                f"{klist})")
+        inner = f"SELECT * FROM (SELECT *, {rank} AS __rank FROM ({inner}) AS o) WHERE __rank <= {m}"
+    if w is None:
+        c = f"least(c, {r})"
+    else:
+        lo, hi = (float(b) for b in bounds)
+        c = clamp_sql("c", min(0.0, r * lo), max(0.0, r * hi))
+    return f"SELECT {klist}, count(*) AS u, sum({c}) AS v FROM ({inner}) AS g GROUP BY {klist}"
+
+
+def _value_sensitivity(plan, m: int, r: int, bounds) -> tuple[float, bool]:
+    if plan.kind == "count":
+        return float(m * r), True
+    return m * r * max(abs(float(bounds[0])), abs(float(bounds[1]))), False
+
+
+def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
+    """Select and release the groups of ``plan`` at ``cost`` (ε, δ): ``(desc, rows, info,
+    final)``, ``final`` when the values are post-processed already (a COUNT that is the noisy
+    participant count: integers ≥ T ≥ 1, wrapped as :class:`~.postprocess.CountRelease`)."""
+    own, m, r, bounds, eps_sel, eps_val = _parameters(con, plan, cost, options)
+    try:
+        sel_plan = plan_laplace(m, float(eps_sel), integer=True)
+        val_plan = None
+        if eps_val is not None:
+            sens, integer = _value_sensitivity(plan, m, r, bounds)
+            val_plan = plan_laplace(sens, float(eps_val), integer=integer, changed=m)
+    except ValueError as e:
+        raise ProgrammingError(f"cannot release at {cost.describe()}: {e}") from e
+    if sel_plan.grid != 1:  # the threshold is in counts: the participant counts stay exact
+        raise ProgrammingError(f"cannot release at {cost.describe()}: ε is too small for "
+                               f"max_groups = {m} (the noise would pass 2**50 participants)")
+    t = threshold(sel_plan.noise_units, m, cost.delta)
+    sql = selection_sql(plan, own, m, r, bounds)
+    order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
+    charge = con._ledger.charge(con.user, cost.epsilon, text, "partition-selection", cost=cost)
+    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", len(plan.group_by))
+    noisy_u = sel_plan.release_array(u, rng=rng) if len(u) else np.zeros(0)
+    keep = np.flatnonzero(noisy_u >= t)
+    if eps_val is None:  # already post-processed: an integer ≥ T ≥ 1 is its max(0, round(·))
+        base = laplace.LaplaceRelease(0, float(eps_sel), float(m), True)
+        releases = [SelectedCount(v, base) for v in noisy_u[keep].astype(np.int64).tolist()]
+    else:
+        # one plan for the vector of values: a participant moves at most m of them (changed)
+        noisy_v = val_plan.release_array(np.round(v) if integer else v, rng=rng) if len(v) else v
+        e = float(eps_val)
+        releases = [laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
+                    for x in noisy_v[keep].tolist()]
+    out = [tuple(keys[i]) + (rel.value,) for i, rel in zip(keep.tolist(), releases)]
+    desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
+        (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
+    info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
+                       remaining=charge.remaining, releases=tuple(releases))
+    return desc, out, info, eps_val is None
+
+
+def _fetch(con, sql: str, n_keys: int):
+    """``(key tuples, u, v)`` of the selection query (one row per group): the keys exactly as
+    DuckDB returns them (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
+    rows = engine_of(con).fetchall(sql)
+    keys = [r[:n_keys] for r in rows]
+    u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
+    v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))
+    return keys, u, v
+
+
+class SelectedCount:
+    """A COUNT released by partition selection: the noisy participant count that cleared the
+    threshold (an integer ≥ T ≥ 1, so already its own post-processing); the public noise
+    parameters are ``base``'s (one :class:`~provsql_dp.mechanisms.global_sensitivity.laplace.
+    LaplaceRelease` shared by every group). Its interval covers the true count with the stated
+    probability *before* selection: a group near the threshold is released more often when its
+    noise is positive."""
+
+    __slots__ = ("value", "_base")
+    mechanism = "laplace"
+    integer = True
+    covers = ("the true count (before selection: a group near the threshold is released more "
+              "often when its noise is positive)")
+
+    def __init__(self, value: int, base):
+        self.value, self._base = value, base
+
+    @property
+    def raw(self):
+        return self.value
+
+    @property
+    def epsilon(self):
+        return self._base.epsilon
+
+    @property
+    def sensitivity(self):
+        return self._base.sensitivity
+
+    @property
+    def noise_scale(self):
+        return self._base.noise_scale
+
+    def noise_bound(self, p: float = 0.95) -> float:
+        return self._base.noise_bound(p)
+
+
+def explain_row(con, plan: Aggregate, cost: Cost, options: dict, conf: float = 0.95) -> tuple:
+    """The ``EXPLAIN PRIVACY`` row (without the route): threshold, noise, split of ε."""
+    own, m, r, bounds, eps_sel, eps_val = _parameters(con, plan, cost, options)
+    sel_plan = plan_laplace(m, float(eps_sel), integer=True)
+    t = threshold(sel_plan.noise_units, m, cost.delta)
+    strategy = (f"distinct participants per group + discrete Laplace scale "
+                f"{sel_plan.noise_scale:.4g}, released when ≥ {t}; each participant in ≤ {m} "
+                f"group(s) (hash rank), ≤ {r} row(s) counted per group")
+    if eps_val is None:
+        rmse = math.sqrt(sel_plan.noise_variance)
+        note = (f"{plan.label}: the noisy participant count that clears the threshold is the "
+                f"released COUNT (ε = {format_eps(cost.epsilon)} on it); groups are not public, "
+                "so which groups appear is itself released under δ")
+    else:
+        sens, integer = _value_sensitivity(plan, m, r, bounds)
+        val_plan = plan_laplace(sens, float(eps_val), integer=integer)
+        rmse = math.sqrt(val_plan.noise_variance)
+        note = (f"{plan.label}: ε/2 = {format_eps(eps_sel)} selects the groups, ε/2 releases "
+                f"the values (discrete Laplace, ℓ₁ sensitivity {sens:g}); δ bounds the chance "
+                "that a group only one participant populates is released")
+    return ("partition-selection", None, strategy, None, cost.describe(), rmse, None, conf, note)

@@ -1,0 +1,204 @@
+"""WHERE clauses with subqueries: ``IN (subquery)`` and ``EXISTS (subquery)`` planned as
+semi-joins (:class:`~provsql_dp.sql.plan.SemiJoin`).
+
+A semi-join keeps each row of its left side that has a match, once: the provenance of the row is
+its own annotation AND the OR of its matches' annotations — the existence of a match, a positive
+Boolean formula (papers/003 §2.4). Rewriting ``IN`` as a join would be wrong for a count: a join
+keeps one row per match, a semi-join one row per left row.
+
+* ``x IN (SELECT y FROM … WHERE …)``, ``(a, b) IN (SELECT c, d …)`` and ``EXISTS (SELECT … FROM
+  … WHERE …)`` are conjuncts of WHERE (joined to the rest by AND); the subquery may refer to the
+  enclosing query's columns (a correlated subquery: its conditions on them become the
+  semi-join's condition) and may itself hold such conditions (nested ``IN``, TPC-H Q20).
+* A subquery with DISTINCT, UNION, GROUP BY (no aggregate) is planned on its own (it cannot refer
+  to the enclosing query).
+* ``NOT IN``, ``NOT EXISTS`` (and ``EXCEPT``) are refused: they are not monotone — a participant
+  joining the database can remove rows from the answer — so no sensitivity bound holds.
+
+>>> import duckdb
+>>> from provsql_dp.sql.catalog import Catalog
+>>> from provsql_dp.sql.dialect import parse_one
+>>> from provsql_dp.sql.planner import plan_query
+>>> from provsql_dp.sql.plan import explain
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE t(a INT, b INT); CREATE TABLE s(c INT)")
+>>> print(explain(plan_query(parse_one(
+...     "SELECT COUNT(*) FROM t WHERE b > 0 AND a IN (SELECT c FROM s)"), Catalog(con))))
+Aggregate COUNT weight=1
+  Project [v0→v0, v1→v1]
+    SemiJoin ON v0 = v2
+      Filter v1 > 0
+        Scan main.t [a→v0, b→v1]
+      Scan main.s [c→v2]
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import ProgrammingError, UnsupportedQueryError
+from ._names import analyst_names
+from .plan import Filter, SemiJoin
+from .scalar import scalar_expression
+from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
+from .total import make_total
+
+__all__ = ["plan_where", "ChainedScope"]
+
+
+class ChainedScope(Scope):
+    """The scope of a subquery: its own FROM first, then the enclosing query's (``outer``)."""
+
+    def __init__(self, inner: Scope, outer: Scope):
+        super().__init__(list(inner.sources) + list(outer.sources), dict(inner.using))
+        self.inner, self.outer = inner, outer
+
+    def resolve(self, col: exp.Column) -> str:
+        if _knows(self.inner, col):
+            return self.inner.resolve(col)
+        return self.outer.resolve(col)
+
+    def star(self, table: str | None = None):
+        return self.inner.star(table)
+
+
+def _knows(scope: Scope, col: exp.Column) -> bool:
+    if col.table:
+        return any(s.alias.lower() == col.table.lower() for s in scope.sources)
+    name = col.name.lower()
+    return name in scope.using or any(n.lower() == name for s in scope.sources for n in s.names)
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
+
+
+def _subquery_of(e: exp.Expression):
+    """``(kind, left expressions, query)`` when ``e`` is ``… IN (subquery)`` or ``EXISTS``."""
+    if isinstance(e, exp.In) and e.args.get("query") is not None:
+        left = e.this.expressions if isinstance(e.this, exp.Tuple) else [e.this]
+        return "IN", left, e.args["query"]
+    if isinstance(e, exp.Exists):
+        return "EXISTS", [], e.this
+    return None
+
+
+def _has_subquery(e: exp.Expression) -> bool:
+    return any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or (
+        isinstance(n, exp.In) and n.args.get("query") is not None) for n in e.walk())
+
+
+def _refuse_negated(e: exp.Expression) -> None:
+    """NOT IN / NOT EXISTS (under any number of parentheses and NOTs)."""
+    inner = e
+    while isinstance(inner, (exp.Not, exp.Paren)):
+        inner = inner.this
+    sub = _subquery_of(inner)
+    if isinstance(e, exp.Not) and sub is not None:
+        raise refuse(f"NOT {sub[0]} (subquery)", NON_MONOTONE)
+
+
+def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
+               local: set | None = None):
+    """``(node, correlated)``: ``node`` filtered by the conjuncts of ``where`` and semi-joined
+    with its subqueries, and the conjuncts (over plan ids) that refer to an enclosing query's
+    columns — only possible when ``scope`` is a :class:`ChainedScope` (``local``: the ids of
+    the subquery's own FROM)."""
+    plain, subs, correlated = [], [], []
+    for conj in _conjuncts(where):
+        _refuse_negated(conj)
+        sub = _subquery_of(conj)
+        if sub is not None:
+            subs.append(sub)
+        elif _has_subquery(conj):
+            raise refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
+                         "IN (subquery) and EXISTS (subquery) are answered as conditions of WHERE "
+                         "joined to the others by AND (not inside OR, CASE or a comparison)")
+        else:
+            plain.append(conj)
+    ids = set(node.ids) if local is None else local
+    mine = []
+    for conj in plain:
+        e = scalar_expression(conj, scope, "WHERE")
+        if {c.name for c in e.find_all(exp.Column)} <= ids:
+            mine.append(e)
+        else:
+            correlated.append(e)
+    if mine:
+        node = Filter(node, _total(planner, exp.and_(*mine), scope))
+    for kind, left, query in subs:
+        node, more = _semijoin(planner, kind, left, query, node, scope, env, ids)
+        if more:
+            raise refuse("a subquery referring to a query two levels out", NOT_YET,
+                         "refer only to the columns of the query just outside the subquery")
+    return node, correlated
+
+
+def _total(planner, e: exp.Expression, scope: Scope) -> exp.Expression:
+    """``e`` made total as a condition; an error names columns as the analyst wrote them."""
+    try:
+        return make_total(e, planner.types, predicate=True, budget=planner.row_budget)
+    except (UnsupportedQueryError, ProgrammingError) as err:
+        raise type(err)(analyst_names(str(err), scope)) from err
+
+
+def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
+    """``node ⋉ query``; the conditions that refer to a query further out are returned."""
+    q = query.this if isinstance(query, exp.Subquery) else query
+    if isinstance(query, exp.Subquery):
+        planner._check_modifiers(query, top=False)
+    if isinstance(q, exp.Select) and any(a.find_ancestor(exp.Window) is None
+                                         for e in q.expressions for a in e.find_all(exp.AggFunc)):
+        raise refuse(f"an aggregate in an {kind} subquery", NON_MONOTONE)
+    # DISTINCT changes nothing under a semi-join (duplicates of a match OR their annotations)
+    simple = isinstance(q, exp.Select) and not any(
+        q.args.get(k) for k in ("group", "having", "qualify", "windows", "with_", "with")) and (
+        q.args.get("distinct") is None or q.args["distinct"].args.get("on") is None)
+    if simple:
+        planner._check_modifiers(q, top=False)
+        planner._check_select_clauses(q)
+        right, inner = planner._from(q, env)
+        chained = ChainedScope(inner, scope)
+        right_ids = set(right.ids)
+        corr = []
+        if q.args.get("where") is not None:
+            right, corr = plan_where(planner, q.args["where"].this, right, chained, env,
+                                     local=right_ids)
+        values = [] if kind == "EXISTS" else _select_values(q, chained)
+        named = chained
+    else:
+        right = planner._plan_query(query, env)
+        corr, values = [], [exp.column(i) for i in right.ids]
+        named = scope
+    parts = list(corr)
+    if kind == "IN":
+        if len(values) != len(left):
+            raise ProgrammingError(f"IN compares {len(left)} value(s) with a subquery of "
+                                   f"{len(values)} column(s)")
+        for a, b in zip(left, values):
+            parts.append(exp.EQ(this=scalar_expression(a, scope, "IN (…)"), expression=b))
+    both = outer_ids | set(right.ids)
+    cond, further = [], []
+    for p in parts:
+        (cond if {c.name for c in p.find_all(exp.Column)} <= both else further).append(p)
+    condition = _total(planner, exp.and_(*cond), named) if cond else exp.true()
+    return SemiJoin(node, right, condition), further
+
+
+def _select_values(q: exp.Select, scope: Scope) -> list[exp.Expression]:
+    """The select list of an IN subquery, over plan ids (inlined into the semi-join's
+    condition: the subquery's rows are not projected)."""
+    out = []
+    for item in q.expressions:
+        if isinstance(item, exp.Star) or (isinstance(item, exp.Column)
+                                          and isinstance(item.this, exp.Star)):
+            _, ids = scope.star(None if isinstance(item, exp.Star) else item.table)
+            out += [exp.column(i) for i in ids]
+            continue
+        body = item.unalias() if isinstance(item, exp.Alias) else item
+        out.append(scalar_expression(body, scope, "the select list of an IN subquery"))
+    return out

@@ -1,0 +1,131 @@
+"""The audit log (provsql_dp.privacy.audit): every release and refusal, curator-only, and exactly
+consistent with the ledger under concurrent releases."""
+
+from __future__ import annotations
+
+import io
+import threading
+import warnings
+from fractions import Fraction
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import BudgetExceededError, Error, PrivacyError
+from provsql_dp.interfaces.shell import Shell
+
+LOG = "SELECT outcome, user_name, role, client, route, epsilon, reason FROM _provsql_dp.audit_log ORDER BY id"
+
+
+@pytest.fixture
+def path(tmp_path):
+    p = str(tmp_path / "audit.duckdb")
+    con = provsql_dp.connect(p)
+    con.execute("CREATE TABLE t(x INT); INSERT INTO t SELECT range FROM range(50); PROTECT TABLE t")
+    con.execute("SET PRIVACY BUDGET 1 FOR USER 'ann'")
+    con.commit()
+    con.close()
+    return p
+
+
+def analyst(path, user="ann"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the curator's connection in this process: no guard rails
+        return provsql_dp.connect(path, role="analyst", user=user)
+
+
+def test_release_and_refusals_are_logged_refusals_charge_nothing(path):
+    cur = provsql_dp.connect(path)
+    ann = analyst(path)
+    ann.client = "wire"
+    ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.25")
+    with pytest.raises(BudgetExceededError):
+        ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 5")
+    with pytest.raises(PrivacyError):
+        ann.execute("SELECT * FROM t")
+    assert cur.ledger.budget("ann") == (Fraction(1), Fraction(1, 4))
+    assert cur.execute(LOG).fetchall() == [
+        ("released", "ann", "analyst", "wire", "laplace", "1/4", None),
+        ("refused", "ann", "analyst", "wire", None, "0", "BudgetExceededError"),
+        ("refused", "ann", "analyst", "wire", None, "0", "PrivacyError"),
+    ]
+    row = cur.execute("SELECT a.ledger_id, l.id, a.epsilon_value, a.statement, a.detail "
+                      "FROM _provsql_dp.audit_log a JOIN _provsql_dp.ledger l ON a.ledger_id = l.id").fetchall()
+    assert len(row) == 1 and row[0][0] == row[0][1] and row[0][2] == 0.25
+    assert row[0][3] == "SELECT COUNT(*) FROM t WITH EPSILON 0.25"
+    detail = cur.execute("SELECT detail FROM _provsql_dp.audit WHERE reason = 'BudgetExceededError'").fetchone()[0]
+    assert "nothing was spent" in detail
+
+
+def test_a_curators_failed_ddl_is_no_refusal_but_a_failed_release_is(path):
+    cur = provsql_dp.connect(path)
+    with pytest.raises(Error):
+        cur.execute("CREATE TABLE t(x INT)")  # exists: not a refusal, not logged
+    with pytest.raises(BudgetExceededError):
+        cur.execute("SELECT COUNT(*) FROM t WITH EPSILON 1")  # the curator's user has no budget
+    assert cur.execute(LOG).fetchall() == [
+        ("refused", "default", "curator", "dbapi", None, "0", "BudgetExceededError")]
+
+
+def test_analysts_cannot_read_the_audit_log(path):
+    ann = analyst(path)
+    for sql in ("SELECT * FROM _provsql_dp.audit", "SELECT * FROM _provsql_dp.audit_log",
+                "SELECT COUNT(*) FROM _provsql_dp.audit WITH EPSILON 0.1"):
+        with pytest.raises(Error):
+            ann.execute(sql)
+    out = io.StringIO()
+    sh = Shell(ann, out=out, err=out)
+    sh.dot(".audit")
+    assert "Error: .audit is for the curator only" in out.getvalue()
+
+
+def test_the_shells_audit_command_for_the_curator(path):
+    curator = provsql_dp.connect(path)  # first: the analyst's then shares its configuration
+    analyst(path).execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
+    out = io.StringIO()
+    sh = Shell(curator, out=out, err=out, mode="csv")
+    sh.dot(".audit 5")
+    lines = out.getvalue().strip().splitlines()
+    assert lines[0] == "id,at,user,role,client,outcome,route,epsilon,reason,statement"
+    assert lines[1].split(",")[2:8] == ["ann", "analyst", "dbapi", "released", "laplace", "1/2"]
+
+
+def test_concurrent_releases_the_log_matches_the_ledger_exactly(path):
+    """Eight analysts' connections charge at once until the budget runs out: every charge has
+    its audit row (same ledger id, same ε), every refusal a row of its own charging nothing."""
+    curator = provsql_dp.connect(path)
+    cons = [analyst(path) for _ in range(8)]
+    refused = []
+
+    def work(con):
+        for _ in range(6):
+            try:
+                con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.05")
+            except BudgetExceededError:
+                refused.append(1)
+
+    threads = [threading.Thread(target=work, args=(c,)) for c in cons]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    ledger = curator.execute("SELECT id, epsilon FROM _provsql_dp.ledger ORDER BY id").fetchall()
+    released = curator.execute("SELECT ledger_id, epsilon FROM _provsql_dp.audit WHERE outcome = 'released' "
+                               "ORDER BY ledger_id").fetchall()
+    assert released == ledger and len(ledger) == 20  # 1 / 0.05: the budget is spent exactly
+    assert sum(Fraction(e) for _, e in ledger) == curator.ledger.budget("ann")[1] == 1
+    n_refused = curator.execute("SELECT COUNT(*) FROM _provsql_dp.audit WHERE outcome = 'refused' "
+                                "AND epsilon = '0' AND reason = 'BudgetExceededError'").fetchone()[0]
+    assert n_refused == len(refused) == 8 * 6 - 20
+
+
+def test_a_statement_failing_after_its_charge_is_logged_as_failed(path):
+    """(A cancel during the LP, say: the charge keeps its released row, the statement its own.)"""
+    from provsql_dp.interfaces.dbapi.audit_failures import audit_failure, worth_logging
+    from provsql_dp.errors import StatementCancelled
+
+    cur = provsql_dp.connect(path)
+    assert worth_logging(cur, "CREATE TABLE x(a INT)", True) and not worth_logging(cur, "CREATE TABLE x(a INT)", False)
+    audit_failure(cur, "SELECT COUNT(*) FROM t WITH EPSILON 0.5", StatementCancelled(), True)
+    assert cur.execute(LOG).fetchall() == [
+        ("failed", "default", "curator", "dbapi", None, "0", "StatementCancelled")]
