@@ -301,7 +301,7 @@ def _total_order(less: set, k: int) -> None:
 def _declared(con, scan: Scan, k: int, centre: str, leaf: str, undirected: bool) -> StarShape:
     """Check the declarations that make the count the construction's (module doc)."""
     prot = con._catalog.protection(scan.schema, scan.table)
-    if prot is None:
+    if prot is None or prot.references is not None:
         raise _NoMatch
     if not prot.by_columns:
         privacy = "edge"
