@@ -60,8 +60,9 @@ DEVIATIONS = [
      "twice the paper's scale (4/ε₁: the exact privacy argument for a non-monotone noisy "
      "minimum) and no clamp at 1/ε₂ (not covered by that argument); stage 2 picks the least-error "
      "hierarchical strategy for the bucket workload instead of GreedyH."),
-    ("004: the smooth-sensitivity median's Cauchy noise is Python-only (not floating-point safe); "
-     "SQL's MEDIAN/QUANTILE use exact discrete Laplace of scale δ/ε."),
+    ("004: SQL's smooth-sensitivity median (WITH EPSILON ε DELTA δ′) is NRS07's (ε, δ′) Laplace "
+     "release made exact on a public grid; the pure-ε Cauchy form stays Python-only (its "
+     "continuous noise is not floating-point safe). Pure-ε MEDIAN/QUANTILE use δ/ε."),
 ]
 
 

@@ -77,6 +77,28 @@ PROTECT TABLE hr.visit AS visits;
 -- covers: protect_stmt, table_name, column_name, domain_name, identifier, quoted_identifier | parses: Protect | table=Order Lines; columns=Customer Id; domain=Customers
 PROTECT TABLE "Order Lines" BY ("Customer Id") AS "Customers";
 
+-- A TPC-H-like star protected by customer alone.
+-- covers: script, duckdb_statement | parses: Create, Create, Create, Insert, Insert, Insert
+CREATE TABLE customer (c_custkey INTEGER PRIMARY KEY, c_name VARCHAR);
+CREATE TABLE orders (o_orderkey INTEGER PRIMARY KEY, o_custkey INTEGER REFERENCES customer);
+CREATE TABLE lineitem (l_orderkey INTEGER, l_quantity INTEGER);
+INSERT INTO customer VALUES (1, 'ann'), (2, 'bob');
+INSERT INTO orders VALUES (10, 1), (11, 2), (12, 1);
+INSERT INTO lineitem VALUES (10, 5), (10, 1), (11, 7), (12, 2);
+
+-- covers: protect_stmt | parses: Protect | table=customer
+PROTECT TABLE customer;
+
+-- Ownership along a foreign key, without BY: the columns of orders' declared FOREIGN KEY to
+-- customer; without (…), the columns it references (else customer's primary key).
+-- covers: protect_stmt, references_clause | parses: Protect | table=orders
+PROTECT TABLE orders REFERENCES customer;
+
+-- A lineitem belongs to the participant of its order, the customer: two hops, one participant
+-- table. The chain is followed by joins inside DuckDB when a query reads lineitem.
+-- covers: protect_stmt, by_clause, references_clause, table_name, column_name | parses: Protect | table=lineitem; columns=l_orderkey
+PROTECT TABLE lineitem BY (l_orderkey) REFERENCES orders (o_orderkey);
+
 -- ---------------------------------------------------------------- budgets
 
 -- The connection's own user.

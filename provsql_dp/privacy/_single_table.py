@@ -78,7 +78,8 @@ def one_table(con, sel, statistic: str, owned: bool = False) -> OneTable:
     prot = con.catalog.protection(info.schema, info.name)
     ok, why = row_per_participant(con, info, prot)
     owner = None
-    if not ok and owned and prot is not None and len(prot.by_columns) == 1:
+    if not ok and owned and prot is not None and len(prot.by_columns) == 1 \
+            and prot.references is None:  # owned along a foreign key: refused with its reason
         owner = prot.by_columns[0]
     elif not ok:
         raise UnsupportedQueryError(f"{statistic} cannot be released: {why}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from ..mechanisms.r2t import race as r2t
 from ..mechanisms.r2t.truncation import R2TModel
 from ..errors import CaptureTooLarge
+from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from .r2t_release import with_declared_bound
 
@@ -81,7 +82,7 @@ def r2t_row(con, decision, eps, confidence: float):
 def _private_sizes(con, decision, rel, confidence) -> str:
     """The curator's part of the note: the LP sizes of this data (reads protected rows)."""
     try:
-        kr = capture(con._duck, decision.plan, decision.bounds, max_rows=max_rows_of(con))
+        kr = capture(engine_of(con), decision.plan, decision.bounds, max_rows=max_rows_of(con))
     except CaptureTooLarge as e:
         return f". Curator only: {e} — a release would read no data and return the fallback"
     m = R2TModel(kr)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..mechanisms.recursive.cost import PUBLIC_NOTE, lp_cost
 from ..errors import CaptureTooLarge
+from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..sql.plan import Aggregate
 from .answer import privacy_style
@@ -33,7 +34,7 @@ def recursive_note(con, plan, eps) -> str:
     if getattr(con, "role", "curator") != "curator" or not isinstance(plan, Aggregate):
         return PUBLIC_NOTE
     try:
-        kr = capture(con._duck, plan, plan.bounds if plan.kind == "sum" else None,
+        kr = capture(engine_of(con), plan, plan.bounds if plan.kind == "sum" else None,
                      max_rows=max_rows_of(con))
     except CaptureTooLarge as e:
         return (f"{PUBLIC_NOTE}. Curator only: {e} — a release would read no data and return the "

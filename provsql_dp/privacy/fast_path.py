@@ -36,6 +36,7 @@ from sqlglot import exp
 from .._deadline import DeadlineExceeded, reading
 from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.recursive import single_owner
+from ..mechanisms.recursive import buckets
 from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query
@@ -44,6 +45,7 @@ from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
+from .engine_buckets import NO_ROWS, bucket_params, direct_totals_sql, engine_buckets
 from .release_info import PrivacyInfo
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
@@ -140,9 +142,12 @@ def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bou
         integer = False
         sens = float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper)))
     charge = charge_fn()
-    eps = float(epsilon)  # parallel composition: a participant's tuple is in one group
+    eps = float(epsilon)
+    # a participant's k = rows_per_owner tuples may lie in k groups: ℓ1 ≤ sens over at most k
+    # coordinates (one row per participant: one group, parallel composition)
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
-                                    epsilon=eps, integer=integer, rng=rng)
+                                    epsilon=eps, integer=integer, rng=rng,
+                                    changed=int(own.rows_per_owner))
     out = [tuple(g) + (rel.value,) for g, rel in zip(groups, releases)]
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
     info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,
@@ -183,9 +188,42 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
+    if parallel:
+        eps = float(epsilon)
+    else:
+        eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
+    params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
+        else None
+    if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
+        direct = None if keys else direct_totals_sql(con, plan.child, values)
+        sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
+            plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+
+        def run(text, p=None):
+            with _hash_aggregate_settings(con._duck), reading(con._duck):
+                return con._duck.execute(text, p).fetchnumpy()
+
+        def run_exact(text, p=None):  # a bucket read exactly, after the charge
+            try:
+                return run(text, p)
+            except DeadlineExceeded as e:  # that group's release falls back
+                _no_data(con, e, "the data-independent release of one group")
+                raise ValueError("cut off at the deadline") from e
+        try:
+            per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
+                                       run_exact, inline=direct is not None)
+        except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
+            _no_data(con, e, "the single-owner release of no participant in every group")
+            per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
+                                       len(groups))
+        return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
+                             buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
-    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)).
-    histogram = plan.weight is None
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)). On
+    # another engine (Spark) every SUM's totals come back as a histogram too: the engine
+    # aggregates them, and what crosses to the driver is one row per distinct total instead of
+    # one per participant (a few KB for whole-number data, at most as many rows otherwise).
+    histogram = plan.weight is None or not embedded
     dense = None
     try:
         if embedded and not keys:
@@ -202,27 +240,31 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         g, totals = np.zeros(0, dtype=np.int64), [np.zeros(0) for _ in parts]
         mult = np.zeros(0) if histogram else None
     bounds_at = np.searchsorted(g, np.arange(len(groups) + 1))
-    if parallel:
-        eps = float(epsilon)
-    else:
-        eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
+
+    def one(i, gen):
+        sl = slice(bounds_at[i], bounds_at[i + 1])
+        m = None if mult is None else mult[sl]
+        if signed:
+            return single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, gen,
+                                               counts=m, **kwargs)
+        return single_owner.release(totals[0][sl], eps, style, gen, counts=m, **kwargs)
+    return _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng)
+
+
+def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
+    """Charge, then release each group with ``one(group index, rng)`` (the data-independent
+    ``fallback(eps)`` for numbers the closed forms cannot take)."""
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):
-        sl = slice(bounds_at[i], bounds_at[i + 1])
         try:
-            m = None if mult is None else mult[sl]
-            if signed:
-                rel = single_owner.release_signed(totals[0][sl], totals[1][sl], eps, style, rng,
-                                                  counts=m, **kwargs)
-            else:
-                rel = single_owner.release(totals[0][sl], eps, style, rng, counts=m, **kwargs)
+            rel = one(i, rng)
         except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
             rel = fallback(eps)
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]
-    mech = releases[0].mechanism if releases else "recursive-signed" if signed else "recursive"
+    mech = releases[0].mechanism if releases else "recursive"  # no group: nothing released
     info = PrivacyInfo(mechanism=mech, epsilon=charge.epsilon,
                        remaining=charge.remaining, releases=tuple(releases))
     return desc, out, info
@@ -232,6 +274,27 @@ def _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts, weig
                            max_groups, histogram):
     """``(group index per row, [totals per part], multiplicities or None)`` from one DuckDB
     query: per-owner totals per group (:func:`owner_totals_sql`), joined to the public groups."""
+    sql, params = _owner_totals_query(plan, own, groups, parts, weight_ids, truncate, max_groups,
+                                      embedded)
+    names = ", ".join(f"c{j}" for j in range(len(parts)))
+    if histogram:  # DuckDB sends (total, how many owners) instead of one row per owner
+        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
+               f"GROUP BY g, {names} ORDER BY g")
+    else:
+        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
+    if embedded:
+        with _hash_aggregate_settings(con._duck), reading(con._duck):
+            data = con._duck.execute(sql, params).fetchnumpy()
+    else:
+        data = engine.fetchnumpy(sql)[0]
+    g = np.asarray(data["g"], dtype=np.int64)
+    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
+    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
+    return g, totals, mult
+
+
+def _owner_totals_query(plan, own, groups, parts, weight_ids, truncate, max_groups, embedded):
+    """``(SELECT g, c0, … — one row per (group, owner) —, its parameters or None)``."""
     keys = [q(k) for k in plan.group_by]
     inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
                              with_owner=bool(truncate))
@@ -249,20 +312,7 @@ def _owner_totals_sql_path(con, engine, embedded, plan, own, groups, parts, weig
             sql = f"SELECT g, {names} FROM ({sql}) AS r WHERE __rank <= {int(max_groups)}"
     else:
         sql = f"SELECT 0 AS g, {names} FROM ({inner}) AS o"
-    if histogram:  # DuckDB sends (total, how many owners) instead of one row per owner
-        sql = (f"SELECT g, {names}, count(*)::DOUBLE AS m FROM ({sql}) AS h "
-               f"GROUP BY g, {names} ORDER BY g")
-    else:
-        sql = f"SELECT * FROM ({sql}) AS h ORDER BY g"
-    if embedded:
-        with _hash_aggregate_settings(con._duck), reading(con._duck):
-            data = con._duck.execute(sql, params).fetchnumpy()
-    else:
-        data = engine.fetchnumpy(sql)[0]
-    g = np.asarray(data["g"], dtype=np.int64)
-    totals = [np.asarray(np.ma.filled(data[f"c{j}"], 0.0), dtype=np.float64) for j in range(len(parts))]
-    mult = np.asarray(data["m"], dtype=np.float64) if histogram else None
-    return g, totals, mult
+    return sql, params
 
 
 #: DuckDB's perfect hash aggregate (an array indexed by the key, no hashing) applies to integer

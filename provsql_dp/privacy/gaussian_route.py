@@ -11,6 +11,8 @@ Which statement gets what (decided from the statement, the plan and the declarat
   (:mod:`provsql_dp.mechanisms.global_sensitivity.gaussian`); ``WITH EPSILON ε DELTA δ`` takes
   whichever of Laplace at ε (ε-DP, δ not spent) and the Gaussian at ``ρ(ε, δ)`` (the largest ρ
   with ``ρ + 2√(ρ ln(1/δ)) ≤ ε``) has the smaller variance, and charges what it used;
+* **a MEDIAN under a bounded δ policy** with ``DELTA δ′``: the smooth-sensitivity median
+  (:mod:`.smooth_median_route`);
 * everything else is refused with the reason, before anything is charged: its mechanisms are
   calibrated in pure ε (write ``WITH EPSILON ε``, which a ρ budget debits as ε²/2).
 
@@ -43,6 +45,7 @@ from ..mechanisms.noise.discrete_gaussian import epsilon_of, plan_gaussian, rho_
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregate
+from . import smooth_median_route
 from .accounting import Cost
 from .fast_path import _kept_laplace_sql, _true_values
 from .release_info import PrivacyInfo
@@ -154,6 +157,8 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
+    if smooth_median_route.applies(st, cost):
+        return smooth_median_route.release(st, cost, text, rng)
     _no_quantile(st, cost)
     if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
         from . import partition_selection
@@ -213,6 +218,9 @@ def explain(con, tree, conf: float = 0.95) -> list[tuple]:
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
     st = routing.Statement(con, inner.this, options)
+    if smooth_median_route.applies(st, cost):
+        return [with_route(smooth_median_route.explain_row(con, st, cost, conf),
+                           smooth_median_route.ROUTE)]
     _no_quantile(st, cost)
     if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
         from . import partition_selection

@@ -43,6 +43,7 @@ from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ..policies.blowfish.clustering import kmeans
 from ..policies.blowfish.kmeans_policy import SUPPORTED, bounds_policy, kmeans_policy
+from ..provenance.backends import engine_of
 from ..provenance.capture import q
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import exact_number
@@ -126,10 +127,12 @@ def run_kmeans(con, tree, rng=None):
     # work grows with the number of rows, which is private under an unbounded neighbourhood)
     with ReleaseClock(getattr(con, "release_seconds", None)):
         con._ledger.charge(con.user, eps, text, "kmeans")
-        sel = ", ".join(f"CAST({q(c)} AS DOUBLE)" for c in cols)
+        sel = ", ".join(f"CAST({q(c)} AS DOUBLE) AS c{j}" for j, c in enumerate(cols))
         where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
-        X = np.asarray(con._duck.execute(f"SELECT {sel} FROM {table_sql} WHERE {where}")
-                       .fetchall(), dtype=float).reshape(-1, len(cols))
+        # through the connection's engine (Spark reads its snapshot, not the empty mirror)
+        data = engine_of(con).fetchnumpy(f"SELECT {sel} FROM {table_sql} WHERE {where}")[0]
+        X = np.column_stack([np.asarray(data[f"c{j}"], dtype=float)
+                             for j in range(len(cols))]).reshape(-1, len(cols))
         res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy,
                      bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
     desc = [("cluster", "INTEGER")] + [(c, "DOUBLE") for c in cols]

@@ -118,7 +118,7 @@ def star_shape(con, plan) -> StarShape | None:
     releases with the same semantics (see the module doc), else None. Reads the plan and the
     declarations (schema constraints, ``PROTECT TABLE``) only."""
     if (not isinstance(plan, Aggregate) or plan.kind != "count" or plan.weight is not None
-            or plan.group_by or getattr(engine_of(con), "dialect", None) != "duckdb"):
+            or plan.group_by):
         return None
     try:
         return _match(con, plan.child)
@@ -301,7 +301,7 @@ def _total_order(less: set, k: int) -> None:
 def _declared(con, scan: Scan, k: int, centre: str, leaf: str, undirected: bool) -> StarShape:
     """Check the declarations that make the count the construction's (module doc)."""
     prot = con._catalog.protection(scan.schema, scan.table)
-    if prot is None:
+    if prot is None or prot.references is not None:
         raise _NoMatch
     if not prot.by_columns:
         privacy = "edge"

@@ -56,7 +56,6 @@ from dataclasses import dataclass
 
 from ..mechanisms.subgraph.ktriangle import KTriangleCount
 from ..mechanisms.subgraph.ktriangle_node import NodeKTriangleCount
-from ..provenance.backends import engine_of
 from ..sql.plan import Aggregate, Scan
 from .kstar_route import (
     _collect,
@@ -106,7 +105,7 @@ def triangle_shape(con, plan) -> TriangleShape | None:
     construction releases with the same semantics (see the module doc), else None. Reads the
     plan and the declarations only."""
     if (not isinstance(plan, Aggregate) or plan.kind != "count" or plan.weight is not None
-            or plan.group_by or getattr(engine_of(con), "dialect", None) != "duckdb"):
+            or plan.group_by):
         return None
     try:
         return _match(con, plan.child)

@@ -79,6 +79,10 @@ def row_per_participant(con, info, prot) -> tuple[bool, str]:
     if prot is None:
         return False, (f"table {info.name!r} is not protected; declare its participants first "
                        f"(PROTECT TABLE {info.name}: each row one participant)")
+    if prot.references is not None:
+        return False, (f"rows of {info.name!r} are owned along a foreign key (REFERENCES "
+                       f"{prot.references[1]}), so a participant may own several rows; a "
+                       "Blowfish policy assumes one record per individual")
     if not prot.by_columns:
         return True, ""
     if len(prot.by_columns) > 1:
@@ -176,7 +180,7 @@ def prepare(con, tree, plan) -> Prepared | None:
     scan = next(n for n in walk(plan) if isinstance(n, Scan))
     info = con.catalog.find_table([p for p in (scan.catalog, scan.schema, scan.table) if p])
     prot = con.catalog.protection(scan.schema, scan.table)
-    if prot is None or len(prot.by_columns) > 1:
+    if prot is None or len(prot.by_columns) > 1 or prot.references is not None:
         return not_ours(f"table {scan.table!r} is not protected row by row")
     from_ = sel.args.get("from_") or sel.args.get("from")
     if sel.args.get("joins") or from_ is None or not isinstance(from_.this, exp.Table):

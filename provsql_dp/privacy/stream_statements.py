@@ -36,6 +36,7 @@ from .._numbers import format_eps
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from ..policies.delta.publisher import Publisher, list_publishers, published
 from ..policies.delta.schedule import Schedule
+from ..provenance.backends import refuse_attached
 from ..sql import stream_grammar as g
 from ..sql.expressions import exact_number
 
@@ -72,6 +73,7 @@ def execute_stream_statement(con, tree):
         sens = tree.args.get("sensitivity")
         sensitivity = float(exact_number(sens, "the sensitivity")) if sens is not None else 1.0
         query = tree.args["query"].sql(dialect="duckdb")
+        refuse_attached(con, query, "PUBLISH")
         step = int(tree.text("step"))
         schedule = Schedule.load(pub)
         weight = tree.args.get("weight")

@@ -206,9 +206,9 @@ def _compile_scan(node: Scan, disc: bool = True) -> Compiled:
     for k, slot in enumerate(node.slots):
         cols.append(f"{_slot_expr(slot)} AS __s{k}")
     if disc:
-        cols.append("rowid AS __d0")
+        cols.append(f"{node.rowid_sql} AS __d0")
     return Compiled(
-        f"SELECT {', '.join(cols)} FROM {node.qualified}", node.ids, node.slots, int(disc)
+        f"SELECT {', '.join(cols)} FROM {node.from_sql}", node.ids, node.slots, int(disc)
     )
 
 
@@ -299,7 +299,7 @@ def _dictionaries(con, plan: Node) -> dict[str, _Domain]:
     for n in walk(plan):
         if isinstance(n, Scan):
             for s in n.slots:
-                sources.setdefault(s.domain, set()).add((n.qualified, s))
+                sources.setdefault(s.domain, set()).add((n.from_sql, s))
     out: dict[str, _Domain] = {}
     for domain in sorted(sources):
         items = sorted(sources[domain], key=lambda x: (x[0], x[1].kind, x[1].column or "", x[1].key_columns))

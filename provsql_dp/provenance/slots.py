@@ -41,6 +41,10 @@ class _Info:
     equal: list[tuple[str, str]] = field(default_factory=list)  # scan ids equal on every row
     # per slot: (domain, the scan ids of its key columns or None for rowid, their types)
     slots: list[tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = field(default_factory=list)
+    # per slot: (table, its scan's {column: id}, position among the scan's slots, first hop of
+    # an owner found along foreign keys — (referencing ids, ref table, ref columns) — or None),
+    # or None below a union
+    origins: list = field(default_factory=list)
 
 
 def analyse(node: Node) -> _Info:
@@ -56,10 +60,16 @@ def analyse(node: Node) -> _Info:
             else:
                 slots.append((s.domain, tuple(ids[c] for c in cols),
                               tuple(types.get(c, "?") for c in cols)))
-        return _Info(dict(zip(node.ids, node.ids)), [], slots)
+        hop = None
+        if node.owner_ref and all(c in ids for c in node.owner_ref[0]):
+            fk, rs, rt, rk = node.owner_ref
+            hop = (tuple(ids[c] for c in fk), (rs.lower(), rt.lower()), tuple(rk))
+        table = ((node.schema or "").lower(), node.table.lower())
+        origins = [(table, ids, k, hop) for k in range(len(slots))]
+        return _Info(dict(zip(node.ids, node.ids)), [], slots, origins)
     if isinstance(node, Filter):
         c = analyse(node.child)
-        return _Info(c.base, c.equal + _equalities(node.predicate, c.base), c.slots)
+        return _Info(c.base, c.equal + _equalities(node.predicate, c.base), c.slots, c.origins)
     if isinstance(node, OneRow):
         return _Info()
     if isinstance(node, (Join, SemiJoin)):  # a semi-join's condition holds on each derivation
@@ -68,7 +78,7 @@ def analyse(node: Node) -> _Info:
         eq = left.equal + right.equal
         if node.condition is not None:
             eq += _equalities(node.condition, base)
-        return _Info(base, eq, left.slots + right.slots)
+        return _Info(base, eq, left.slots + right.slots, left.origins + right.origins)
     if isinstance(node, (Project, GroupFilter)):  # a group's rows share its keys' lineage
         c = analyse(node.child)
         base = {
@@ -76,12 +86,12 @@ def analyse(node: Node) -> _Info:
             for e, new in zip(node.exprs, node.ids)
             if isinstance(e, exp.Column) and not e.table and e.name in c.base
         }
-        return _Info(base, c.equal, c.slots)
+        return _Info(base, c.equal, c.slots, c.origins)
     if isinstance(node, Distinct):
         return analyse(node.child)
     if isinstance(node, Union):
         slots = [(d, None, ()) for child in node.inputs for d, _, _ in analyse(child).slots]
-        return _Info({}, [], slots)
+        return _Info({}, [], slots, [None] * len(slots))
     raise TypeError(f"not a plan node below the aggregate: {type(node).__name__}")
 
 
@@ -151,4 +161,42 @@ def slot_sources(node: Node) -> list[tuple[str, object]]:
             result.append(("value", tuple(value_of_class[c] for c in classes)))
         else:
             result.append(("column", k))
+    return _along_foreign_keys(info, result)
+
+
+def _along_foreign_keys(info: _Info, result: list) -> list:
+    """Drop the slot of a row owned along a foreign key when the plan joins the referenced row
+    itself: its referencing columns equal, on every output row, the referenced table's declared
+    key columns of another scan (``lineitem JOIN orders ON l_orderkey = o_orderkey``), so the
+    row's owners *are* that scan's owners (its slot at the same position)."""
+    ids = {i for _, i in info.equal} | {i for i, _ in info.equal}
+    parent = {i: i for i in ids}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for a, b in info.equal:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+    changed = True
+    while changed:  # chains: lineitem → orders → customer, each hop joined
+        changed = False
+        for k, origin in enumerate(info.origins):
+            if origin is None or origin[3] is None or result[k][0] != "column":
+                continue
+            fk, ref, ref_cols = origin[3]
+            for j, other in enumerate(info.origins):
+                if (j == k or other is None or other[0] != ref or other[2] != origin[2]
+                        or info.slots[j][0] != info.slots[k][0]
+                        or not all(c in other[1] for c in ref_cols)):
+                    continue
+                if all(find(f) == find(other[1][c]) for f, c in zip(fk, ref_cols)):
+                    target = result[j][1] if result[j][0] == "drop" else j
+                    if target != k and result[target][0] != "drop":
+                        result[k] = ("drop", target)
+                        changed = True
+                        break
     return result

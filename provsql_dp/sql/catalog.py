@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
+from .foreign_owners import declare_reference
 from .plan import Slot
 
 __all__ = ["Catalog", "Protection", "TableInfo", "SCHEMA"]
@@ -45,6 +46,15 @@ _DDL = [
         by_columns VARCHAR[] NOT NULL,
         key_columns VARCHAR[] NOT NULL,
         created TIMESTAMP DEFAULT current_timestamp,
+        PRIMARY KEY (schema_name, table_name))""",
+    # PROTECT TABLE t BY (c, …) REFERENCES r (k, …): ownership along a foreign key
+    # (provsql_dp.sql.foreign_owners); by_columns of t's row in `protected` are the c
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.owner_references (
+        schema_name VARCHAR NOT NULL,
+        table_name VARCHAR NOT NULL,
+        ref_schema VARCHAR NOT NULL,
+        ref_table VARCHAR NOT NULL,
+        ref_columns VARCHAR[] NOT NULL,
         PRIMARY KEY (schema_name, table_name))""",
     # bumped after anything that may change the schema or the declarations, by every provsql_dp
     # connection to the database: the cross-statement cache of the others (Catalog.snapshot)
@@ -84,9 +94,16 @@ class Protection:
     domain: str
     by_columns: tuple[str, ...]
     key_columns: tuple[str, ...]
+    #: ``(schema, table, columns)`` of ``REFERENCES``: the rows belong to the participants of
+    #: the referenced rows (``by_columns`` are then the referencing columns), or None
+    references: tuple[str, str, tuple[str, ...]] | None = None
 
     def slots(self) -> tuple[Slot, ...]:
-        """The participants of one row: one slot per owner column, else the row's key."""
+        """The participants of one row: one slot per owner column, else the row's key. A table
+        owned along a foreign key has its slots from :func:`.foreign_owners.owned_scan`."""
+        if self.references is not None:
+            raise ProgrammingError(f"{self.table!r} is owned along a foreign key: plan its scan "
+                                   "with provsql_dp.sql.foreign_owners.owned_scan")
         if self.by_columns:
             return tuple(Slot(self.domain, "column", c) for c in self.by_columns)
         if len(self.key_columns) == 1:
@@ -96,6 +113,10 @@ class Protection:
         return (Slot(self.domain, "rowid"),)
 
     def describe(self) -> str:
+        if self.references is not None:
+            rs, rt, rk = self.references
+            return (f"BY ({', '.join(self.by_columns)}) REFERENCES {rt} ({', '.join(rk)}), "
+                    f"owned by {self.domain}")
         if self.by_columns:
             return f"BY ({', '.join(self.by_columns)}) AS {self.domain}"
         key = ", ".join(self.key_columns) if self.key_columns else "rowid"
@@ -242,11 +263,9 @@ class Catalog:
             except duckdb.Error:
                 pass  # an aborted transaction of the caller: the release stands regardless
 
-    def _has_schema(self) -> bool:
-        row = self.con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'protected'",
-            [SCHEMA],
-        ).fetchone()
+    def _has_schema(self, table: str = "protected") -> bool:
+        row = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
+                               "table_name = ?", [SCHEMA, table]).fetchone()
         return bool(row and row[0])
 
     # ------------------------------------------------------------------ tables
@@ -376,11 +395,15 @@ class Catalog:
     def _list_protected(self) -> list[Protection]:
         if self.read_only and not self._has_schema():
             return []
+        refs = {}
+        if not self.read_only or self._has_schema("owner_references"):
+            refs = {(s, t): (rs, rt, tuple(rk)) for s, t, rs, rt, rk in self.con.execute(
+                f"SELECT * FROM {SCHEMA}.owner_references").fetchall()}
         rows = self.con.execute(
             f"""SELECT schema_name, table_name, domain, by_columns, key_columns
                   FROM {SCHEMA}.protected ORDER BY schema_name, table_name"""
         ).fetchall()
-        return [Protection(s, t, d, tuple(b), tuple(k)) for s, t, d, b, k in rows]
+        return [Protection(s, t, d, tuple(b), tuple(k), refs.get((s, t))) for s, t, d, b, k in rows]
 
     def protection(self, schema: str, table: str) -> Protection | None:
         for p in self.list_protected():
@@ -388,8 +411,12 @@ class Catalog:
                 return p
         return None
 
-    def protect(self, table: str | list[str], by: list[str] | None, domain: str | None) -> Protection:
-        """Declare ``table`` protected (``PROTECT TABLE``); validates before writing anything."""
+    def protect(self, table: str | list[str], by: list[str] | None, domain: str | None,
+                references: tuple[list[str], list[str] | None] | None = None) -> Protection:
+        """Declare ``table`` protected (``PROTECT TABLE``); validates before writing anything.
+
+        ``references``: ``(referenced table name parts, referenced columns or None)`` of
+        ``PROTECT TABLE t [BY (c, …)] REFERENCES r [(k, …)]`` (:mod:`.foreign_owners`)."""
         self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
@@ -415,6 +442,13 @@ class Catalog:
                 f"table {info.name!r} is already protected ({existing.describe()}); "
                 f"run UNPROTECT TABLE {info.name} first to change the declaration"
             )
+        if references is not None:
+            dom, by_cols, ref = declare_reference(self, info, by, domain, *references, _type_family)
+            prot = Protection(info.schema, info.name, dom, by_cols, (), ref)
+            self.con.execute(
+                f"INSERT INTO {SCHEMA}.owner_references VALUES (?, ?, ?, ?, ?)",
+                [prot.schema, prot.table, *prot.references[:2], list(prot.references[2])])
+            return self._insert(prot)
         lower = {c.lower(): c for c in info.columns}
         by_cols: tuple[str, ...] = ()
         if by:
@@ -428,7 +462,9 @@ class Catalog:
         key_cols = () if by_cols else self.primary_key(info)
         dom = domain or info.name
         self._check_domain(info, dom, by_cols, key_cols)
-        prot = Protection(info.schema, info.name, dom, by_cols, key_cols)
+        return self._insert(Protection(info.schema, info.name, dom, by_cols, key_cols))
+
+    def _insert(self, prot: Protection) -> Protection:
         self.con.execute(
             f"INSERT INTO {SCHEMA}.protected (schema_name, table_name, domain, by_columns, key_columns) "
             "VALUES (?, ?, ?, ?, ?)",
@@ -447,10 +483,17 @@ class Catalog:
             raise DeclarationError(
                 f"table {'.'.join(parts)!r} is not protected (protected tables: {names})"
             )
-        self.con.execute(
-            f"DELETE FROM {SCHEMA}.protected WHERE schema_name = ? AND table_name = ?",
-            [prot.schema, prot.table],
-        )
+        users = [p.table for p in self.list_protected() if p.references is not None and
+                 p.references[:2] == (prot.schema, prot.table)]  # names as the catalog spells
+        if users:
+            raise DeclarationError(
+                f"table {prot.table!r} cannot be unprotected: the ownership of "
+                f"{', '.join(repr(u) for u in users)} follows its foreign key to it; run "
+                f"UNPROTECT TABLE {users[0]} first")
+        for t in ("protected", "owner_references"):
+            self.con.execute(
+                f"DELETE FROM {SCHEMA}.{t} WHERE schema_name = ? AND table_name = ?",
+                [prot.schema, prot.table])
         self.changed()
         return prot
 
@@ -472,8 +515,8 @@ class Catalog:
             mine = {"rowid" if not key_cols else "composite"}
             arity = len(key_cols) or 1
         for other in self.list_protected():
-            if other.domain != domain:
-                continue
+            if other.domain != domain or other.references is not None:
+                continue  # a table owned along a foreign key has the keys of its chain's end
             oinfo = self.find_table([other.schema, other.table])
             if oinfo is None:
                 continue

@@ -262,10 +262,25 @@ class ProvDP(DuckDB):
                     columns.append(self._parse_plain_identifier("a column name after ','"))
                 if not self._match(TokenType.R_PAREN):
                     self.raise_error("Expected ')' to close the BY column list")
+            references = None
+            if self._match(TokenType.REFERENCES) or self._match_text_seq("REFERENCES"):
+                parts = [self._parse_plain_identifier("the referenced table's name")]
+                while self._match(TokenType.DOT):
+                    parts.append(self._parse_plain_identifier("a name after '.'"))
+                references = exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None,
+                                       catalog=parts[-3] if len(parts) > 2 else None)
+                if self._match(TokenType.L_PAREN):
+                    references.set("expressions", [self._parse_plain_identifier("a column")])
+                    while self._match(TokenType.COMMA):
+                        references.args["expressions"].append(
+                            self._parse_plain_identifier("a column after ','"))
+                    if not self._match(TokenType.R_PAREN):
+                        self.raise_error("Expected ')' to close the REFERENCES column list")
             domain = None
             if self._match(TokenType.ALIAS):
                 domain = self._parse_plain_identifier("a domain name after AS")
-            return self.expression(Protect(this=table, expressions=columns, domain=domain))
+            return self.expression(Protect(this=table, expressions=columns, domain=domain,
+                                           references=references))
 
         def _parse_for_user(self):
             if not self._match(TokenType.FOR):

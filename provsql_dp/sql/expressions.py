@@ -25,9 +25,9 @@ __all__ = [
 
 
 class Protect(exp.Expression):
-    """``PROTECT TABLE t [BY (c, ...)] [AS domain]``."""
+    """``PROTECT TABLE t [BY (c, ...)] [REFERENCES r [(k, ...)]] [AS domain]``."""
 
-    arg_types = {"this": True, "expressions": False, "domain": False}
+    arg_types = {"this": True, "expressions": False, "domain": False, "references": False}
 
 
 class Unprotect(exp.Expression):

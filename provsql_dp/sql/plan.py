@@ -65,10 +65,25 @@ class Scan:
     catalog: str | None = None
     types: tuple[str, ...] = ()  # DuckDB type of each column, when known
     unique_keys: tuple[tuple[str, ...], ...] = ()  # declared PRIMARY KEY / UNIQUE column sets
+    #: a table owned along foreign keys: the relation read instead of the table (its columns,
+    #: ``__pdp_rowid`` and the owner columns the slots name; :mod:`provsql_dp.sql.foreign_owners`)
+    source: str | None = None
+    #: with ``source``: ``(columns, ref schema, ref table, ref columns)`` of the first hop — a row
+    #: has the owners of the ``ref table`` row whose ``ref columns`` equal its ``columns``
+    owner_ref: tuple = ()
 
     @property
     def children(self) -> tuple:
         return ()
+
+    @property
+    def from_sql(self) -> str:
+        """What a query reads the scan's rows from (the table, or its owner-resolving join)."""
+        return self.source if self.source is not None else self.qualified
+
+    @property
+    def rowid_sql(self) -> str:
+        return "__pdp_rowid" if self.source is not None else "rowid"
 
     @property
     def qualified(self) -> str:

@@ -33,6 +33,7 @@ from ._names import alias_columns, analyst_names, output_name
 from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
 from .column_declarations import declared_bounds
+from .foreign_owners import scan_owners
 from .functions import refuse_shadowed_builtins
 from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Join, Node, OneRow,
                    Project, Scan, Union)
@@ -275,15 +276,13 @@ class Planner:
             names = info.columns
             if alias_cols:
                 names = alias_cols + info.columns[len(alias_cols):]
+            slots, source, ref = scan_owners(self.catalog, prot)  # along foreign keys, if any
             scan = Scan(
-                table=info.name,
-                schema=info.schema,
-                catalog=info.catalog,
+                table=info.name, schema=info.schema, catalog=info.catalog,
                 columns=info.columns,
                 ids=ids,
                 names=names,
-                slots=prot.slots() if prot else (),
-                types=info.types,
+                slots=slots, types=info.types, source=source, owner_ref=ref,
                 unique_keys=self.catalog.unique_keys(info),
             )
             self.types.update(zip(ids, info.types))

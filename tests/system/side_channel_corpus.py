@@ -64,6 +64,10 @@ SCHEMA = [
            i INT, h HUGEINT, dec DECIMAL(18,3), x DOUBLE, born DATE)""",
     "CREATE TABLE visits(vid INT, pid INT, amount BIGINT, vday DATE, tag VARCHAR)",
     "CREATE TABLE depts(dept_id INT PRIMARY KEY, dname VARCHAR)",
+    # owned along foreign keys: a stay belongs to its person (one hop, the key read from spid),
+    # a charge to the person of its stay (two hops, resolved by a join; its FOREIGN KEY declared)
+    "CREATE TABLE stays(sid INT PRIMARY KEY, spid INT, nights BIGINT)",
+    "CREATE TABLE charges(csid INT REFERENCES stays(sid), fee BIGINT, note VARCHAR)",
     "INSERT INTO depts VALUES (1, 'eng'), (2, 'ops'), (3, 'hr')",
 ]
 
@@ -82,6 +86,8 @@ BASE_VISITS = [
 DECLARATIONS = [
     "PROTECT TABLE people",
     "PROTECT TABLE visits BY (pid) AS people",
+    "PROTECT TABLE stays BY (spid) REFERENCES people (id)",
+    "PROTECT TABLE charges REFERENCES stays",
     "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 100) WIDTH 10",
     # quantiles (MEDIAN / QUANTILE_*): a bounded δ policy on i, bounds on x
     "CREATE POLICY near_i ON people (i) AS DELTA 1 DOMAIN [-20, 20) WIDTH 1 BOUNDED",
@@ -136,8 +142,15 @@ class Plant:
         return self.columns is None or bool(self.columns & columns_of(sql))
 
 
+def _stay(sid, pid, amount, tag) -> tuple[str, str]:
+    """A stay of person ``pid`` and its one charge (fee ``amount``, note ``tag``)."""
+    return (f"INSERT INTO stays VALUES ({sid}, {pid}, {_lit(amount)})",
+            f"INSERT INTO charges VALUES ({sid}, {_lit(amount)}, {_lit(tag)})")
+
+
 def _extra(name, what, person, visit, secrets, columns=None) -> Plant:
-    return Plant(name, what, (_person(1000, *person), _visit(1000, 1000, *visit)),
+    return Plant(name, what, (_person(1000, *person), _visit(1000, 1000, *visit),
+                              *_stay(1000, 1000, visit[0], visit[2])),
                  tuple(s for s in secrets if s), None if columns is None else frozenset(columns))
 
 
@@ -189,7 +202,7 @@ PLANTS: tuple[Plant, ...] = (
 )
 
 COLUMNS = ("name", "salary", "age", "dept", "i", "h", "dec", "x", "born",
-           "vid", "pid", "amount", "vday", "tag")
+           "vid", "pid", "amount", "vday", "tag", "nights", "fee", "note")
 _COLUMN_RE = re.compile(r"\b(" + "|".join(COLUMNS) + r")\b", re.IGNORECASE)
 _STRING_RE = re.compile(r"'(?:[^']|'')*'")
 
@@ -243,6 +256,9 @@ def build_database(plant: Plant | None) -> Database:
         cur.execute(_person(*row))
     for row in BASE_VISITS:
         cur.execute(_visit(*row))
+    for vid, pid, amount, _, tag in BASE_VISITS:
+        for stmt in _stay(vid, pid, amount, tag):
+            cur.execute(stmt)
     for stmt in plant.statements if plant else ():
         cur.execute(stmt)
     for stmt in DECLARATIONS:
@@ -743,6 +759,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 1e308",
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
+    out += _foreign_owned()
     # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
     g = f"{GROUPED} GROUP BY d.dname"
     out += [("post-processing", sql) for sql in (
@@ -790,6 +807,29 @@ def corpus() -> list[tuple[str, str]]:
     return unique
 
 
+#: charges with their stay and person (ownership along foreign keys: two hops to people)
+CHAIN = "FROM charges c JOIN stays s ON c.csid = s.sid JOIN people p ON s.spid = p.id"
+
+
+def _foreign_owned() -> list[tuple[str, str]]:
+    """Statements over the tables owned along foreign keys (``stays``, ``charges``)."""
+    return [("fk-owned", f"{sql} {EPS}") for sql in (
+        "SELECT COUNT(*) FROM charges", "SELECT SUM(fee) FROM charges",
+        "SELECT SUM(nights) FROM stays", "SELECT COUNT(*) FROM stays WHERE 1 // nights > 0",
+        "SELECT COUNT(*) FROM charges WHERE 1 // fee > 0",
+        "SELECT COUNT(*) FROM charges WHERE CAST(note AS INT) > 0",
+        "SELECT COUNT(*) FROM charges WHERE error(note) IS NULL",
+        "SELECT SUM(fee * fee * fee) FROM charges", "SELECT AVG(fee) FROM charges",
+        "SELECT COUNT(DISTINCT note) FROM charges",
+        "SELECT note, COUNT(*) FROM charges GROUP BY note",
+        "SELECT COUNT(*) FROM charges c JOIN stays s ON c.csid = s.sid",
+        "SELECT COUNT(*) FROM charges c JOIN stays s ON c.csid = s.sid WHERE s.nights > 2",
+        f"SELECT SUM(c.fee) {CHAIN} WHERE p.x > 0",
+        f"SELECT COUNT(*) {CHAIN} WHERE 1 // p.i > 0",
+        f"SELECT d.dname, COUNT(*) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname",
+        f"SELECT d.dname, SUM(c.fee) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname")]
+
+
 #: (ε, δ) at which no group of six people clears the partition-selection threshold (T ≈ 83 at
 #: λ = 2): the answer is empty on every neighbour, so what is compared is the shape, the charge
 #: and the errors (a GROUP BY expression failing on an extreme value must not show)
@@ -823,6 +863,12 @@ def _beyond_pure() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WHERE error(name) IS NULL WITH EPSILON 20 DELTA 1e-9",
         "SELECT COUNT(*) FROM people WITH EPSILON 0.5 DELTA 1e-6",
         "SELECT MEDIAN(i) FROM people WITH RHO 0.1",
+        # the smooth-sensitivity median (a bounded δ policy on i; x has bounds only)
+        "SELECT MEDIAN(i) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "SELECT MEDIAN(x) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "SELECT MEDIAN(i) FROM people WHERE x > 0 WITH EPSILON 1 DELTA 1e-6",
+        "SELECT QUANTILE_CONT(i, 0.9) FROM people WITH EPSILON 1 DELTA 1e-6",
+        "EXPLAIN PRIVACY SELECT MEDIAN(i) FROM people WITH EPSILON 1 DELTA 1e-6",
         f"SELECT SUM(v.amount) {JOIN} WITH RHO 0.1",
         "SELECT COUNT(*), SUM(x) FROM people WITH RHO 0.1",
         "EXPLAIN PRIVACY SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1")]
@@ -837,7 +883,7 @@ ANALYST_PUBLIC = (
     "WITH people AS (SELECT dept_id FROM depts) SELECT * FROM people ORDER BY 1",
     "SELECT dname FROM depts UNION ALL SELECT 'x'", "PIVOT depts ON dname USING count(*)",
     "SELECT d.dname, row_number() OVER (ORDER BY d.dept_id) FROM depts d",
-    "DESCRIBE depts", "DESCRIBE people", "DESCRIBE visits", "DESCRIBE SELECT * FROM depts",
+    "DESCRIBE depts", "DESCRIBE people", "DESCRIBE visits", "DESCRIBE charges", "DESCRIBE SELECT * FROM depts",
     "SHOW TABLES", "SHOW ALL TABLES", "SUMMARIZE depts", "EXPLAIN SELECT * FROM depts",
     "SHOW PROTECTED", "SHOW POLICIES", "SHOW BOUNDS", "SHOW PRIVACY BUDGET",
 )
@@ -866,6 +912,8 @@ ANALYST_REFUSED = (
     "COPY people TO '/tmp/people.csv'", "ATTACH ':memory:' AS other",
     "SELECT * FROM query('SELECT name FROM people')", "SELECT getenv('HOME')",
     "SELECT * FROM _provsql_dp.ledger", "SELECT * FROM duckdb_tables()",
+    "SELECT * FROM charges", "SELECT note FROM charges c JOIN stays s ON c.csid = s.sid",
+    "SUMMARIZE charges", "SELECT * FROM _provsql_dp.owner_references",
 )
 
 

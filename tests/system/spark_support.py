@@ -2,8 +2,8 @@
 data lives in Spark, and compare K-relations canonically.
 
 :func:`on_spark` copies the whole DuckDB database — data and the catalog of record — to a file,
-opens it with ``engine=spark`` and attaches every user table from an Arrow copy of its rows,
-``rowid`` included, so that rowid-identified participants are the same on both engines.
+opens it with ``engine=spark`` and attaches every user table (its key and CHECK constraints
+too) from an Arrow copy of its rows, ``rowid`` included, so that rowid-identified participants are the same on both engines.
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ def on_spark(con, spark, path, **kwargs):
         key = duck.execute(
             "SELECT constraint_column_names FROM duckdb_constraints() WHERE schema_name = 'main' "
             "AND table_name = ? AND constraint_type = 'PRIMARY KEY'", [t]).fetchall()
-        curator.attach(t, view, primary_key=key[0][0] if key else ())  # by name: a later connection (an analyst's) attaches it again
+        checks = [r[0] for r in duck.execute(
+            "SELECT expression FROM duckdb_constraints() WHERE schema_name = 'main' "
+            "AND table_name = ? AND constraint_type = 'CHECK'", [t]).fetchall()]
+        # snapshotted once beside the copy; a later connection (an analyst's) reads it again
+        curator.attach(t, view, primary_key=key[0][0] if key else (), checks=checks)
     curator.commit()
     if not kwargs:
         return curator

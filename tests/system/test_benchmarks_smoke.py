@@ -47,6 +47,7 @@ CASES = [
     ("server.py",),
     ("side_channel_timing.py",),
     ("single_table.py",),
+    ("spark_scale.py",),  # prints that it skipped without pyspark or Java
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
     ("subgraph.py", "--rhms"),

@@ -137,7 +137,7 @@ def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
 
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms.recursive import efficient as recursive
-    from provsql_dp.mechanisms.recursive import single_owner
+    from provsql_dp.mechanisms.recursive import buckets, single_owner
 
     def fail(*a, **k):
         raise SolverError("no solution")
@@ -148,7 +148,8 @@ def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
     with mock.patch.object(recursive, "release", fail), \
             mock.patch.object(recursive, "release_signed", fail), \
             mock.patch.object(single_owner, "release", side_effect=ValueError("x")), \
-            mock.patch.object(single_owner, "release_signed", side_effect=ValueError("x")):
+            mock.patch.object(single_owner, "release_signed", side_effect=ValueError("x")), \
+            mock.patch.object(buckets, "release_buckets", side_effect=ValueError("x")):
         cur = con.execute(sql)
         cur.fetchall()
     (rel,) = cur.privacy.releases

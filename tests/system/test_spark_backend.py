@@ -90,6 +90,8 @@ RELEASES = [
     "SELECT COUNT(*) FROM person WHERE dept = 1",  # Laplace
     "SELECT SUM(salary) FROM person WHERE dept < 2",  # Laplace, bounded SUM
     "SELECT COUNT(*) FROM visit v JOIN person p ON p.id = v.pid",  # single-owner
+    "SELECT SUM(v.amount) FROM visit v JOIN person p ON p.id = v.pid",  # single-owner SUM
+    "SELECT place, SUM(amount - 20) FROM visit GROUP BY place",  # signed, per group
     "SELECT place, COUNT(*) FROM visit GROUP BY place",  # declared group keys
     "SELECT d.name, COUNT(*) FROM person p JOIN dept d ON d.id = p.dept GROUP BY d.name",
     "SELECT COUNT(*) FROM edge e1 JOIN edge e2 ON e1.dst = e2.src",  # recursive mechanism (LP)

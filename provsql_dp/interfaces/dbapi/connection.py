@@ -435,6 +435,9 @@ class Connection:
                 except duckdb.Error:
                     pass
             self._duck.close()
+            close_engine = getattr(getattr(self, "_engine", None), "close", None)
+            if close_engine is not None:  # Spark: drop our views and scratch snapshots
+                close_engine()
             self._closed = True
 
     def __enter__(self) -> Connection:
@@ -499,15 +502,19 @@ class Connection:
         ex = rm.explain(kr, float(epsilon), style, **kwargs)
         return text + "\n" + str(ex)
 
-    def attach(self, name: str, source=None, *, primary_key=()) -> None:
+    def attach(self, name: str, source=None, *, primary_key=(), checks=(), snapshot=None,
+               version=None) -> None:
         """Key a table of the Spark engine to this catalog under ``name`` (curator only): its
-        rows are snapshotted in Spark, its schema mirrored (empty) in the DuckDB database, so
-        that ``PROTECT TABLE``, policies and private queries name it like a local table.
-        ``primary_key`` (columns) declares the key Spark cannot: it is checked on the rows. See
+        rows are snapshotted once to Parquet (at ``snapshot``, default beside the catalog file)
+        and its schema mirrored (empty) in the DuckDB database, so that ``PROTECT TABLE``,
+        policies and private queries name it like a local table; later connections reuse the
+        snapshot. ``primary_key`` (columns) and ``checks`` (CHECK expressions) declare what
+        Spark cannot: they are checked once on the rows. ``source="delta:/path"`` reads a
+        Delta table as of ``version`` (default: its latest). See
         :mod:`provsql_dp.interfaces.dbapi.engines`."""
         self._check_open()
         self._require_curator("attaching a table")
-        attach_table(self, name, source, primary_key)
+        attach_table(self, name, source, primary_key, checks, snapshot, version)
 
     def protected(self) -> list:
         """The ``PROTECT TABLE`` declarations, as :class:`provsql_dp.sql.catalog.Protection`

@@ -18,14 +18,20 @@ record* — privacy declarations, policies, budgets and the ledger live there, a
 engine — and the data lives in Spark. :meth:`Connection.attach` keys a Spark table to the catalog
 by name:
 
-* in Spark, the table's rows are snapshotted with a stable ``rowid``
-  (:meth:`provsql_dp.provenance.backends.spark.SparkBackend.attach`);
+* in Spark, the table's rows are written once to a Parquet *snapshot* with a stable ``rowid``
+  (:meth:`provsql_dp.provenance.backends.spark.SparkBackend.attach`; by default beside the
+  DuckDB file, ``<file>.spark/<table>/v<version>``; ``snapshot=`` names another place, e.g. a
+  path every node of a cluster reads);
 * in DuckDB, an *empty* table of the same name and schema mirrors it (with the ``primary_key``
-  given to ``attach``, checked on the Spark rows first), so that the planner, the
+  and ``checks`` given to ``attach``, checked once on the snapshot), so that the planner, the
   declarations (``PROTECT TABLE``, ``SET GROUP KEYS``, bounds, policies) and the analyst's
-  statements see the table exactly as they would a local one;
-* ``_provsql_dp.engine_tables`` records the name and its Spark source, so that a later
-  ``connect(..., engine=spark)`` — a curator's or an analyst's — attaches it again.
+  statements see the table exactly as they would a local one — the k-star and k-triangle routes
+  read the declared key and ``CHECK (src < dst)`` there, as on DuckDB;
+* ``_provsql_dp.engine_tables`` records the name, its Spark source, the key and checks, the
+  snapshot's path and version (1, 2, … per attach of the name), when it was attached and, for a
+  Delta source (``"delta:/path"``, read through the ``deltalake`` package), the Delta version, so
+  that a later ``connect(..., engine=spark)`` — a curator's or an analyst's — reads the same
+  snapshot again without copying or checking anything.
 
 Every data read of a private statement then goes to Spark (capture, the single-owner totals,
 the public values of GROUP BY keys): the compact results cross back, never a row at a time.
@@ -47,6 +53,7 @@ from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, NotSupportedError, OperationalError
 from ...privacy.fast_path import PERFECT_HASH_BITS
 from ...provenance.backends import DuckDBBackend
+from ...provenance.backends._spark_snapshot import snapshot_path
 from ...sql.catalog import SCHEMA
 
 __all__ = ["open_engine", "attach_table", "refuse_mirrored", "GUARD_RAILS", "guard_rails_config",
@@ -146,8 +153,8 @@ _TABLE = f"{SCHEMA}.engine_tables"
 
 
 def open_engine(con, engine):
-    """The backend of a new connection; a Spark engine re-attaches the tables recorded in the
-    catalog of record."""
+    """The backend of a new connection; a Spark engine opens the snapshots recorded in the
+    catalog of record (written and checked once, when the curator attached them)."""
     if engine is None:
         return DuckDBBackend(con._duck)
     if not (hasattr(engine, "sql") and hasattr(engine, "conf") and hasattr(engine, "table")):
@@ -156,20 +163,51 @@ def open_engine(con, engine):
     from ...provenance.backends.spark import SparkBackend
 
     backend = SparkBackend(engine)
-    exists = con._duck.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'engine_tables'",
-        [SCHEMA]).fetchone()[0]
-    if exists:
-        for name, source, key in con._duck.execute(
-                f"SELECT table_name, source, primary_key FROM {_TABLE}").fetchall():
-            if source is not None:
-                backend.attach(name, source, tuple(key or ()))
+    if not _recorded(con):
+        return backend
+    have = _upgrade(con)
+    cols = ", ".join(c if c in have else f"NULL AS {c}" for c in ("checks", "snapshot"))
+    for name, source, key, checks, path in con._duck.execute(
+            f"SELECT table_name, source, primary_key, {cols} FROM {_TABLE}").fetchall():
+        if path is not None:
+            columns = [r[0] for r in con._duck.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND "
+                "table_name = ? ORDER BY column_index", [name]).fetchall()]
+            backend.open_snapshot(name, path, columns)
+        elif source is not None:  # recorded before snapshots were kept: snapshot it again
+            backend.attach(name, source, tuple(key or ()), tuple(checks or ()))
     return backend
 
 
-def attach_table(con, name: str, source=None, primary_key=()) -> None:
-    """Snapshot ``source`` (a Spark DataFrame or table name; default ``name``) in Spark and mirror
-    its schema in the catalog of record (see the module docstring)."""
+def _recorded(con) -> bool:
+    return bool(con._duck.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'engine_tables'",
+        [SCHEMA]).fetchone()[0])
+
+
+def _upgrade(con) -> set[str]:
+    """Add the snapshot columns to a record written before they existed (on a writable
+    connection); return the record's columns."""
+    have = {r[0] for r in con._duck.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND "
+        "table_name = 'engine_tables'", [SCHEMA]).fetchall()}
+    for col, ddl in _COLUMNS.items():
+        if col not in have and not con.read_only:
+            con._duck.execute(f"ALTER TABLE {_TABLE} ADD COLUMN {col} {ddl}")
+            have.add(col)
+    return have
+
+
+#: the columns of the record of an attached table (besides table_name, source, primary_key)
+_COLUMNS = {"checks": "VARCHAR[]", "snapshot": "VARCHAR", "version": "BIGINT",
+            "attached_at": "TIMESTAMPTZ", "source_version": "BIGINT"}
+
+
+def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapshot=None,
+                 version=None) -> None:
+    """Snapshot ``source`` (a Spark DataFrame or table name; default ``name``) to Parquet, check
+    it once, mirror its schema in the catalog of record and record where the snapshot is (see
+    the module docstring)."""
     backend = con._engine
     if isinstance(backend, DuckDBBackend):
         raise NotSupportedError(
@@ -177,20 +215,32 @@ def attach_table(con, name: str, source=None, primary_key=()) -> None:
             "own DuckDB database (open it with provsql_dp.connect(..., engine=spark_session))")
     if con.read_only:
         raise NotSupportedError("attach writes the catalog of record; this connection is read-only")
-    primary_key = tuple(primary_key)
-    columns = backend.attach(name, source, primary_key)
-    ddl = ", ".join(f'{_q(c)} {t}' for c, t in columns)
-    if primary_key:
-        ddl += f", PRIMARY KEY ({', '.join(_q(c) for c in primary_key)})"
-    quoted = '"' + name.replace('"', '""') + '"'
+    primary_key, checks = tuple(primary_key), tuple(checks)
     duck = con._duck
     duck.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (table_name VARCHAR PRIMARY KEY, "
                  "source VARCHAR, primary_key VARCHAR[])")
+    _upgrade(con)
+    prev = duck.execute(f"SELECT max(version) FROM {_TABLE} WHERE lower(table_name) = lower(?)",
+                        [name]).fetchone()[0]
+    number = (prev or 0) + 1
+    db = duck.execute("SELECT path FROM duckdb_databases() WHERE database_name = "
+                      "current_database()").fetchone()[0]
+    path = snapshot if snapshot is not None else snapshot_path(db, name, number)
+    columns = backend.attach(name, source, primary_key, checks, path, version)
+    ddl = ", ".join(f'{_q(c)} {t}' for c, t in columns)
+    if primary_key:
+        ddl += f", PRIMARY KEY ({', '.join(_q(c) for c in primary_key)})"
+    ddl += "".join(f", CHECK ({c})" for c in checks)
+    quoted = '"' + name.replace('"', '""') + '"'
     duck.execute(f"CREATE OR REPLACE TABLE {quoted} ({ddl})")
     duck.execute(f"DELETE FROM {_TABLE} WHERE table_name = ?", [name])
-    # a DataFrame has no name to attach it by again: it is recorded without a source
+    # a DataFrame has no name: recorded without a source (its snapshot is what later
+    # connections read; a scratch snapshot of an in-memory catalog is not recorded)
     recorded = name if source is None else source if isinstance(source, str) else None
-    duck.execute(f"INSERT INTO {_TABLE} VALUES (?, ?, ?)", [name, recorded, list(primary_key)])
+    duck.execute(f"INSERT INTO {_TABLE} (table_name, source, primary_key, checks, snapshot, "
+                 "version, attached_at, source_version) VALUES (?, ?, ?, ?, ?, ?, now(), ?)",
+                 [name, recorded, list(primary_key), list(checks), path, number,
+                  backend.source_version])
 
 
 def _q(name: str) -> str:

@@ -52,7 +52,10 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         table = [p.name for p in tree.this.parts]
         by = [c.name for c in tree.expressions] if tree.expressions else None
         domain = tree.text("domain") or None
-        prot = cat.protect(table, by, domain)
+        ref = tree.args.get("references")
+        refs = None if ref is None else (
+            [p.name for p in ref.parts], [c.name for c in ref.args.get("expressions") or ()] or None)
+        prot = cat.protect(table, by, domain, refs)
         return f"protected {prot.table}: {prot.describe()}"
     if isinstance(tree, d.Unprotect):
         prot = cat.unprotect([p.name for p in tree.this.parts])
@@ -61,6 +64,7 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         rows = [
             (p.schema, p.table, p.domain, ", ".join(p.by_columns) or None,
              ", ".join(p.key_columns) if not p.by_columns else None,
+             f"references {p.references[1]}" if p.references else
              "owners" if p.by_columns else ("primary key" if p.key_columns else "rowid"))
             for p in cat.list_protected()
         ]

@@ -104,11 +104,20 @@ def _declarations(con, duck, only: str | None):
     def target(schema, table):
         return _q(table) if schema == "main" else f"{_q(schema)}.{_q(table)}"
 
-    for p in con.protected():
+    prots = {(p.schema, p.table): p for p in con.protected()}
+
+    def hops(p):  # a table owned along a foreign key comes after the table it references
+        return 0 if not p.references or p.references[:2] not in prots else 1 + hops(
+            prots[p.references[:2]])
+
+    for p in sorted(prots.values(), key=hops):
         if not wanted(p.schema, p.table):
             continue
         by = f" BY ({', '.join(_q(c) for c in p.by_columns)})" if p.by_columns else ""
-        dom = f" AS {_q(p.domain)}" if p.domain != p.table else ""
+        dom = f" AS {_q(p.domain)}" if p.domain != p.table and not p.references else ""
+        if p.references:  # owned along a foreign key: the referenced table is dumped before
+            by += (f" REFERENCES {target(*p.references[:2])} "
+                   f"({', '.join(_q(c) for c in p.references[2])})")
         yield f"PROTECT TABLE {target(p.schema, p.table)}{by}{dom};"
     if "column_bounds" in have:
         for s, t, c, lo, hi in duck.execute(

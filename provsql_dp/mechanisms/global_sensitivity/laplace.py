@@ -49,11 +49,13 @@ class LaplaceRelease:
     sensitivity: float
     integer: bool = False
     mechanism: str = "laplace"
+    changed: int = 1  # the most coordinates of its vector one participant can move
 
     @cached_property
     def plan(self) -> LaplacePlan:
         """The public plan (grid, exact noise) the value was released with."""
-        return plan_laplace(self.sensitivity, self.epsilon, integer=self.integer)
+        return plan_laplace(self.sensitivity, self.epsilon, integer=self.integer,
+                            changed=self.changed)
 
     @property
     def grid(self) -> float:
@@ -91,10 +93,14 @@ def release(value: float, *, sensitivity: float, epsilon: float, integer: bool =
 
 
 def release_many(values, *, sensitivity: float, epsilon: float, integer: bool = False,
-                 rng=None) -> list[LaplaceRelease]:
-    """:func:`release` of each value, drawn in one vector: for groups that one participant
-    can touch only one of (parallel composition), each released at the full ``epsilon``.
-    The same law as one :func:`release` per value (i.i.d. noise on the same public grid).
+                 rng=None, changed: int = 1) -> list[LaplaceRelease]:
+    """:func:`release` of each value, drawn in one vector: ``sensitivity`` is the ℓ1 bound of
+    the whole vector between neighbours, ``changed`` the most coordinates one participant can
+    move (1 for groups a participant touches only one of: parallel composition, each released
+    at the full ``epsilon``). The same law as one :func:`release` per value (i.i.d. noise on the
+    same public grid); ``changed`` > 1 adds one grid step per coordinate to the grid indices'
+    sensitivity (each moved coordinate may cross one more grid line), as
+    :func:`~provsql_dp.mechanisms.noise.safe_noise.plan_laplace` says.
 
     >>> import numpy as np
     >>> rels = release_many([10, 20, 30], sensitivity=1, epsilon=1.0, integer=True,
@@ -104,10 +110,12 @@ def release_many(values, *, sensitivity: float, epsilon: float, integer: bool = 
     """
     eps = positive("epsilon", epsilon)
     sens = positive("sensitivity", sensitivity)
-    plan = plan_laplace(sens, eps, integer=integer)
+    r = max(1, min(int(changed), len(values)))
+    plan = plan_laplace(sens, eps, integer=integer, changed=r)
     x = np.asarray(values, dtype=np.float64)
     if integer:
         x = np.round(x)
     noisy = plan.release_array(x, rng=rng)
     out = noisy.astype(np.int64).tolist() if integer else noisy.tolist()
-    return [LaplaceRelease(value=v, epsilon=eps, sensitivity=sens, integer=integer) for v in out]
+    return [LaplaceRelease(value=v, epsilon=eps, sensitivity=sens, integer=integer, changed=r)
+            for v in out]

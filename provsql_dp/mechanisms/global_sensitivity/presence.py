@@ -85,7 +85,8 @@ def release_presence(counts, epsilon: float, rng=None, sensitivity: int = 1) -> 
     value, in the domain's order; computed by the caller after the charge); ``sensitivity``:
     the ℓ1 bound Δ (1 with one row per participant, else the domain's size)."""
     rels = laplace.release_many(list(counts), sensitivity=int(sensitivity),
-                                epsilon=float(epsilon), integer=True, rng=rng)
+                                epsilon=float(epsilon), integer=True, rng=rng,
+                                changed=int(sensitivity))  # each value's count moves by ≤ 1
     noisy = tuple(int(r.value) for r in rels)
     tau = threshold(len(noisy), epsilon, sensitivity)
     units = rels[0].plan.noise_units if rels else None

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from .duckdb import DuckDBBackend
 
-__all__ = ["as_backend", "engine_of", "DuckDBBackend"]
+__all__ = ["as_backend", "engine_of", "refuse_attached", "DuckDBBackend"]
 
 
 def as_backend(engine):
@@ -49,3 +49,33 @@ def engine_of(con):
     """The backend a provsql_dp connection reads data from (its DuckDB database by default)."""
     engine = getattr(con, "_engine", None)
     return engine if engine is not None else DuckDBBackend(con._duck)
+
+
+def refuse_attached(con, sql: str, what: str) -> None:
+    """Refuse ``sql`` — run by ``what`` on the catalog's own DuckDB database — when it names a
+    table attached from another engine: its DuckDB mirror is empty, and an answer computed from
+    it would be wrong without a word. Called before anything is charged.
+
+    >>> import provsql_dp
+    >>> refuse_attached(provsql_dp.connect(), "SELECT 1", "a stream")  # DuckDB: nothing to refuse
+    """
+    engine = engine_of(con)
+    attached = set(getattr(engine, "tables", ()))
+    if isinstance(engine, DuckDBBackend) or not attached:
+        return
+    import sqlglot
+    from sqlglot import exp
+
+    from ...errors import NotSupportedError
+
+    try:
+        trees = sqlglot.parse(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        trees = []
+    for tree in filter(None, trees):
+        for t in tree.find_all(exp.Table):
+            if t.name.lower() in attached:
+                raise NotSupportedError(
+                    f"{what} reads the catalog's own DuckDB tables, and table {t.name} is "
+                    f"attached from {engine.dialect.capitalize()} (its rows are not in DuckDB); "
+                    "it is not supported on that engine. Nothing was charged")

@@ -5,12 +5,14 @@ A capture query is written once, in DuckDB's dialect, by :mod:`provsql_dp.proven
 it is parsed once into a sqlglot expression, rewritten for Spark and emitted with
 ``.sql(dialect="spark")`` (:meth:`SparkBackend.to_spark`):
 
-* **tables** — a table name is replaced by the temporary view of its *snapshot*: when a table is
-  attached (:meth:`SparkBackend.attach`) its rows are materialised once
-  (``localCheckpoint``) with a stable ``rowid`` column — the row identity that DuckDB's ``rowid``
-  gives a table protected without owner columns. A column named ``rowid`` already in the source
-  is used as that identity; otherwise ``monotonically_increasing_id()`` assigns one. A query sees
-  the table as of its attachment: attach again after changing it.
+* **tables** — a table name is replaced by the temporary view of its *snapshot*: when a curator
+  attaches a table (:meth:`SparkBackend.attach`) its rows are written once to Parquet with a
+  stable ``rowid`` column — the row identity that DuckDB's ``rowid`` gives a table protected
+  without owner columns — and checked once (primary key, CHECK expressions); the catalog of
+  record keeps the snapshot's path and version, and a later connection reads it again
+  (:meth:`SparkBackend.open_snapshot`, :mod:`._spark_snapshot`). A column named ``rowid``
+  already in the source is used as that identity; otherwise ``monotonically_increasing_id()``
+  assigns one. A query sees the table as of its attachment: attach again after changing it.
 * **types** — DuckDB's wide integers, which the total-evaluation rewrite uses so that exact
   arithmetic cannot overflow (HUGEINT, UHUGEINT, UBIGINT, …), become ``DECIMAL(38, 0)`` and its
   narrower cousins: Spark computes in them without overflow and ``TRY_CAST`` brings results back.
@@ -19,7 +21,8 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
   with the same total meaning (:data:`SPARK_FUNCTIONS`); anything else is refused.
 * **ANSI mode** — Spark's ANSI mode raises on overflow, bad casts and division by zero, which
   would let a row's value decide whether a query fails. Every capture query therefore runs with
-  ``spark.sql.ansi.enabled=false`` (set for the duration of the query, then restored): the rewrite
+  ``spark.sql.ansi.enabled=false``, in a session of our own (:func:`private_session`: the
+  caller's session, its settings and its views are never touched): the rewrite
   already made every expression total (``TRY_CAST``, ``NULLIF`` divisors, wide arithmetic), and
   non-ANSI semantics turn anything left into NULL instead of an error.
 
@@ -43,15 +46,16 @@ SELECT TRY_CAST(TRY_CAST(src AS DECIMAL(38, 0)) + 1 AS BIGINT), rowid FROM __pro
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
+import os
 
 import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from ...errors import InterfaceError, NotSupportedError, UnsupportedQueryError
+from ...errors import InterfaceError, NotSupportedError, OperationalError, UnsupportedQueryError
+from . import _spark_snapshot as snapshot
 
-__all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX"]
+__all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX", "private_session"]
 
 #: the prefix of the temporary views holding attached snapshots (then the backend's number, so
 #: that several connections can share one Spark session)
@@ -90,7 +94,7 @@ _DUCK_TYPES = {
     "DateType": "DATE", "TimestampType": "TIMESTAMP", "TimestampNTZType": "TIMESTAMP",
 }
 
-#: the session settings every capture query runs under (restored afterwards)
+#: the settings of the session our queries run in (:func:`private_session`)
 SESSION_CONF = {
     "spark.sql.ansi.enabled": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -106,45 +110,88 @@ class SparkBackend:
     partitioned_ranks = True
 
     def __init__(self, spark):
-        self.spark = spark
+        #: the caller's session: read (its tables and views, to attach them), never changed
+        self.user_spark = spark
+        #: the session every query of ours runs in (:func:`private_session`)
+        self.spark = private_session(spark)
         self._views: dict[str, str] = {}
         self._key_views: set[str] = set()
+        self._gone: dict[str, str] = {}
+        self._scratch: str | None = None
+        #: the source's own version read by the last attach (a Delta table's), else None
+        self.source_version: int | None = None
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
         #: bytes of Arrow results that crossed back to the driver's Python process so far
         self.bytes_received = 0
 
     # ------------------------------------------------------------------ attaching tables
-    def attach(self, name: str, source=None, primary_key=()) -> list[tuple[str, str]]:
+    def attach(self, name: str, source=None, primary_key=(), checks=(),
+               path: str | None = None, version: int | None = None) -> list[tuple[str, str]]:
         """Snapshot a Spark table (``source``: a DataFrame, or the name of a table or view in
-        the session's catalog; default ``name``) under ``name``; return its columns and their
-        DuckDB types (without ``rowid``), for the catalog of record.
+        the caller's session; default ``name``) under ``name`` as Parquet at ``path`` (default:
+        a scratch directory of this backend, removed by :meth:`close`); return its columns and
+        their DuckDB types (without ``rowid``), for the catalog of record.
 
-        ``primary_key`` names columns that identify a row (Spark has no key constraints): they
-        are checked on the snapshot — no NULL, no duplicate — before it is used."""
+        ``primary_key`` names columns that identify a row and ``checks`` CHECK expressions
+        (Spark has no constraints): both are checked once, on the snapshot, before it is used
+        (:mod:`._spark_snapshot`). ``source="delta:/path"`` reads a Delta table at ``version``
+        (default: its latest), which :attr:`source_version` then holds."""
         from pyspark.sql import DataFrame, functions as F
 
-        df = source if isinstance(source, DataFrame) else self.spark.table(source or name)
+        self.source_version = None
+        if isinstance(source, str) and source.startswith(snapshot.DELTA):
+            df, self.source_version = snapshot.delta_frame(self.user_spark, name, source, version)
+        elif version is not None:
+            raise InterfaceError("version= applies to a Delta source (source='delta:/path')")
+        else:
+            df = source if isinstance(source, DataFrame) else self.user_spark.table(source or name)
         if "rowid" not in df.columns:
             df = df.withColumn("rowid", F.monotonically_increasing_id())
         columns = [(f.name, _duck_type(name, f)) for f in df.schema.fields if f.name != "rowid"]
         missing = [c for c in primary_key if c not in df.columns]
         if missing:
             raise InterfaceError(f"table {name} has no column {missing[0]!r} for its primary key")
-        df = df.localCheckpoint(eager=True)
-        if primary_key:
-            key = [F.col(c) for c in primary_key]
-            bad = df.agg((F.count(F.lit(1)) - F.count_distinct(F.struct(*key))).alias("dup"),
-                         F.sum(F.when(F.greatest(*[c.isNull() for c in key]), 1).otherwise(0))
-                         .alias("null") if len(key) > 1 else
-                         F.sum(F.when(key[0].isNull(), 1).otherwise(0)).alias("null")).first()
-            if bad["dup"] or bad["null"]:
-                raise InterfaceError(
-                    f"the primary key ({', '.join(primary_key)}) of {name} does not identify its "
-                    "rows in Spark (a duplicate or a NULL); attach it without primary_key")
+        if path is None:
+            if self._scratch is None:
+                import tempfile
+
+                self._scratch = tempfile.mkdtemp(prefix="provsql_dp_spark_")
+            path = os.path.join(self._scratch, f"{name.lower()}_{next(_NUMBERS)}")
+        snapshot.write_snapshot(df, path)
+        try:
+            snap = snapshot.read_snapshot(self.spark, name, path, [c for c, _ in columns])
+            snapshot.check_rows(snap, name, tuple(primary_key), tuple(checks))
+        except Exception:
+            snapshot.remove_local(path)
+            raise
+        self._register(name, snap)
+        return columns
+
+    def open_snapshot(self, name: str, path: str, columns: list[str]) -> None:
+        """Use the recorded snapshot of ``name`` at ``path`` (checked when it was attached): a
+        snapshot that cannot be read makes the queries naming ``name`` fail with the reason."""
+        try:
+            self._register(name, snapshot.read_snapshot(self.spark, name, path, columns))
+        except OperationalError as e:
+            self._gone[name.lower()] = str(e)
+
+    def _register(self, name: str, df) -> None:
         view = self._prefix + name.lower()
         df.createOrReplaceTempView(view)
         self._views[name.lower()] = view
-        return columns
+        self._gone.pop(name.lower(), None)
+
+    def close(self) -> None:
+        """Drop this backend's views (snapshots and dictionaries) and its scratch snapshots."""
+        for view in [*self._views.values(), *self._key_views]:
+            self.spark.catalog.dropTempView(view)
+        self._views.clear()
+        self._key_views.clear()
+        if self._scratch is not None:
+            import shutil
+
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def key_view(self, components: list) -> str:
         """A temporary view ``(__k0, …, __id)`` of a participant dictionary: the sorted keys
@@ -173,8 +220,9 @@ class SparkBackend:
 
     @property
     def tables(self) -> list[str]:
-        """The attached table names."""
-        return sorted(self._views)
+        """The attached table names (a recorded table whose snapshot cannot be read too: plain
+        SQL naming it is still refused, never answered from the empty mirror)."""
+        return sorted(set(self._views) | set(getattr(self, "_gone", ())))
 
     # ------------------------------------------------------------------ SQL
     def to_spark(self, sql: str) -> str:
@@ -187,9 +235,15 @@ class SparkBackend:
         self.to_spark(sql)
 
     def _rewrite(self, tree: exp.Expression) -> exp.Expression:
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+
         def visit(node):
-            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            if (isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier)
+                    and not (node.name.lower() in ctes and not node.db)):
                 view = self._views.get(node.name.lower())
+                if node.name.lower() in getattr(self, "_gone", {}):
+                    # refused like an unattached table: before anything is charged or read
+                    raise NotSupportedError(self._gone[node.name.lower()])
                 if view is None and node.name in getattr(self, "_key_views", ()):
                     view = node.name
                 if view is None:
@@ -219,33 +273,17 @@ class SparkBackend:
 
         return tree.transform(visit, copy=True)
 
-    @contextmanager
-    def _session(self):
-        conf = self.spark.conf
-        saved = {k: conf.get(k, None) for k in SESSION_CONF}
-        for k, v in SESSION_CONF.items():
-            conf.set(k, v)
-        try:
-            yield
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    conf.unset(k)
-                else:
-                    conf.set(k, v)
-
     def _arrow(self, sql: str):
         import pyarrow as pa
 
-        with self._session():
-            df = self.spark.sql(self.to_spark(sql))
-            if hasattr(df, "toArrow"):  # pyspark >= 4
-                table = df.toArrow()
-            else:
-                from pyspark.sql.pandas.types import to_arrow_schema
+        df = self.spark.sql(self.to_spark(sql))
+        if hasattr(df, "toArrow"):  # pyspark >= 4
+            table = df.toArrow()
+        else:
+            from pyspark.sql.pandas.types import to_arrow_schema
 
-                table = pa.Table.from_batches(df._collect_as_arrow(),
-                                              schema=to_arrow_schema(df.schema))
+            table = pa.Table.from_batches(df._collect_as_arrow(),
+                                          schema=to_arrow_schema(df.schema))
         self.bytes_received += table.nbytes
         return table
 
@@ -264,6 +302,30 @@ class SparkBackend:
             out[name] = arr
             types.append(t)
         return out, types
+
+
+def private_session(spark):
+    """A session of our own beside the caller's ``spark`` (``spark.newSession()``: the same
+    SparkContext, executors and cache; its own SQL settings and temporary views), with the
+    caller's explicitly set SQL settings copied once and :data:`SESSION_CONF` on top. Nothing
+    we set or register — ANSI mode off, snapshot and dictionary views — is ever visible in the
+    caller's session, even while a query of ours runs beside one of theirs."""
+    try:
+        own = spark.newSession()
+    except Exception:  # noqa: BLE001 - a session kind without newSession (Spark Connect < 3.5)
+        raise NotSupportedError(
+            "the Spark engine needs SparkSession.newSession() (its queries run in a session of "
+            "their own, so that their settings never reach yours)") from None
+    for row in spark.sql("SET").collect():
+        key, value = row[0], row[1]
+        if key.startswith("spark.sql.") and key not in SESSION_CONF and value is not None:
+            try:
+                own.conf.set(key, value)
+            except Exception:  # noqa: BLE001 - a static setting: the context's value stands
+                pass
+    for key, value in SESSION_CONF.items():
+        own.conf.set(key, value)
+    return own
 
 
 def _duck_type(table: str, field) -> str:

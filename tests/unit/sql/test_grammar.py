@@ -457,6 +457,9 @@ def test_examples_run_top_to_bottom_on_a_fresh_connection():
         ("Order Lines", "Customers", ("Customer Id",)),
         ("people", "people", ()),
         ("checkins", "checkins", ()),
+        ("customer", "customer", ()),
+        ("orders", "customer", ("o_custkey",)),
+        ("lineitem", "customer", ("l_orderkey",)),
     }
     budgets = {u: t for u, t, _ in con.ledger.users()}
     assert budgets["alice"] == Fraction(5, 2)

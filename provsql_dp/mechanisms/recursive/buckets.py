@@ -1,0 +1,244 @@
+"""The single-owner closed forms from a bucketed summary of the per-participant totals: the
+engine keeps the totals, Python sees a few hundred rows.
+
+:func:`provsql_dp.mechanisms.recursive.single_owner.release` needs, from the totals ``c_p``, only
+
+* for the Δ search (Proposition 3): ``max c``, ``#{c > 0}`` and, for every threshold
+  ``W_j = τ_j/2`` (and its slack-widened twin ``gb_j``), ``#{c > W_j}`` and ``Σ_{c > W_j} 1/c``;
+* for X (Proposition 4): ``Σ_p min(c_p, Δ̂)`` with ``Δ̂ = θ·e^{μ + βĵ}`` on a public lattice.
+
+So the engine groups the positive totals by two integer estimates computed from ``ln c``:
+``k = ⌈ln(2c/θ)/β⌉ − 1`` (≈ the number of thresholds ``W_j``, ``j ≥ 1``, below ``c``) and
+``m = ⌈(ln(c/θ) − μ)/β⌉`` (≈ the lattice index of the smallest ``Δ̂`` at or above ``c``), and
+returns per bucket the count, ``Σ 1/c``, ``Σ c``, ``min c`` and ``max c`` (:class:`Buckets`).
+Python then checks each bucket against the exact thresholds (computed exactly as
+:func:`~.single_owner.delta` computes them): a bucket whose ``[min, max]`` lies between two
+consecutive thresholds contributes to the right suffix sums whatever its estimate; a bucket that
+straddles one (a total within rounding of a threshold: rare) has its totals read exactly
+(``Buckets.exact``, one more pass in the engine). The answer is the one of the per-participant
+path — the same ``j``, the same draws from the generator in the same order — up to the order in
+which floating-point sums are added (``Σ 1/c`` in the J test, which has a relative slack, and
+``Σ c`` in X, which is then snapped to a grid of step ``≈ 2^-20·Δ̂/ε₂``); whole-number totals
+(counts) give exactly the same X.
+
+Private: the buckets are a function of the data; the caller charges before calling
+:func:`release_buckets`, and only its :class:`~.release.Release` is published.
+
+>>> import numpy as np
+>>> from provsql_dp.mechanisms.recursive import single_owner
+>>> c = np.array([0.0, 1.0, 3.0, 2.0, 7.5, 7.5, 40.0])
+>>> b = Buckets.from_totals(c, theta=1.0, beta=0.5, mu=0.0)
+>>> delta_buckets(b, 1.0, 0.5) == single_owner.delta(c, 1.0, 0.5)
+True
+>>> clamped_buckets(b, 2.5) == single_owner.clamped_sum(c, 2.5)
+True
+>>> a = release_buckets([b], 1.0, "node", np.random.default_rng(3))
+>>> a.value == single_owner.release(c, 1.0, "node", np.random.default_rng(3)).value
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from ..._numbers import positive
+from ..noise.sources import resolve_rng
+from ._framework import _CMP_TOL, resolve_params, threshold
+from .release import Release, release_delta_hat, release_x
+
+__all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
+           "params_for"]
+
+
+def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
+    """SQL of ``ln c`` for a positive finite total ``c`` (NULL otherwise: zero, negative, NaN or
+    infinite — the rows the checks read), and of the two bucket estimates ``(k, m)`` over a
+    column ``l`` holding it."""
+    ln = f"CASE WHEN {c} > 0 AND {c} < 'inf'::DOUBLE THEN ln({c}) END"
+    inv_beta = f"{1.0 / beta!r}::DOUBLE"
+    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta})::BIGINT - 1"
+    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})::BIGINT"
+    return ln, k, m
+
+
+@dataclass
+class Buckets:
+    """One part's positive totals, summarised per bucket ``(k, m)`` (see the module docstring).
+    ``rest``: ``(count, min, max)`` of the nonzero totals outside the buckets (there must be
+    none: they are negative, NaN or infinite).
+    ``exact(kind, value)``: the totals whose estimate ``kind`` (``"k"`` or ``"m"``) is ``value``,
+    read exactly (a further pass). Private."""
+
+    k: np.ndarray
+    m: np.ndarray
+    n: np.ndarray
+    inv: np.ndarray
+    total: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    rest: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    exact: Callable[[str, int], np.ndarray] | None = None
+
+    @classmethod
+    def from_totals(cls, c, theta: float, beta: float, mu: float) -> Buckets:
+        """The buckets of an array of totals, computed in numpy (tests and examples)."""
+        c = np.asarray(c, dtype=np.float64)
+        pos = c[(c > 0) & np.isfinite(c)]
+        with np.errstate(divide="ignore", over="ignore"):
+            k = np.ceil((np.log(pos) + math.log(2.0 / theta)) * (1.0 / beta)).astype(np.int64) - 1
+            m = np.ceil((np.log(pos) - (math.log(theta) + mu)) * (1.0 / beta)).astype(np.int64)
+            inv = 1.0 / pos
+        keys, inverse = np.unique(np.stack([k, m], axis=1), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        size = len(keys)
+
+        def agg(values, how):
+            out = np.full(size, np.inf if how == "min" else -np.inf)
+            (np.minimum if how == "min" else np.maximum).at(out, inverse, values)
+            return out
+
+        other = c[~((c > 0) & np.isfinite(c)) & (c != 0)]
+        rest = (float(len(other)), float(other.min()) if len(other) else 0.0,
+                float(other.max()) if len(other) else 0.0)
+        by = {"k": k, "m": m}
+        return cls(keys[:, 0], keys[:, 1], np.bincount(inverse, minlength=size).astype(float),
+                   np.bincount(inverse, inv, size), np.bincount(inverse, pos, size),
+                   agg(pos, "min"), agg(pos, "max"), rest,
+                   lambda kind, v: pos[by[kind] == v])
+
+    def check(self) -> None:
+        """The validation of :func:`~.single_owner.release` (ValueError as it raises)."""
+        count, lo, hi = self.rest
+        if count:  # NaN, ±inf or negative
+            if math.isnan(lo) or math.isnan(hi) or math.isinf(lo) or math.isinf(hi):
+                raise ValueError("per-participant totals must be finite")
+            raise ValueError("the recursive mechanism needs nonnegative totals; for a signed SUM "
+                             "release the positive and negative parts separately (release_signed)")
+        if len(self.hi) and not math.isfinite(2.0 * float(self.hi.max())):
+            raise ValueError("per-participant totals are too large (2·max overflows)")
+
+    def _by(self, kind: str):
+        """Buckets merged on one estimate: (values, n, inv, total, lo, hi), sorted."""
+        key = self.k if kind == "k" else self.m
+        vals, inverse = np.unique(key, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        size = len(vals)
+        lo = np.full(size, np.inf)
+        hi = np.full(size, -np.inf)
+        np.minimum.at(lo, inverse, self.lo)
+        np.maximum.at(hi, inverse, self.hi)
+        return (vals, np.bincount(inverse, self.n, size), np.bincount(inverse, self.inv, size),
+                np.bincount(inverse, self.total, size), lo, hi)
+
+
+def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
+    """:func:`~.single_owner.delta` of the totals summarised by ``b``: the same ``(j, Δ)``."""
+    theta = positive("theta", theta)
+    beta = positive("beta", beta)
+
+    def tau(j: int) -> float:
+        return threshold(j, theta, beta)  # +inf past e^709: never raises
+
+    def holds(value: float, bound: float) -> bool:
+        return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
+
+    g_top = 2.0 * float(b.hi.max()) if len(b.hi) else 0.0
+    if holds(g_top, tau(0)):
+        return 0, tau(0)
+    hi = max(1, math.ceil(math.log(g_top / theta) / beta))
+    while hi > 1 and tau(hi - 1) >= g_top:
+        hi -= 1
+    while tau(hi) < g_top:
+        hi += 1
+    hi = min(hi, int(b.n.sum()))
+    if hi <= 1:
+        return hi, tau(hi)
+    js = np.arange(1, hi, dtype=np.float64)  # exactly as single_owner.delta
+    taus = np.exp(js * beta) * theta
+    w = np.maximum.accumulate(taus / 2)
+    gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)
+    L = len(js)
+    vals, n, inv, _, lo, top = b._by("k")
+    idx = np.clip(vals, 0, L)
+    pad_w = np.concatenate([[-np.inf], w, [np.inf]])  # pad[i] = w[i−1]
+    pad_g = np.concatenate([[-np.inf], gb, [np.inf]])
+    clean = (pad_w[idx] < lo) & (top <= pad_w[idx + 1]) & (pad_g[idx] < lo)
+    idx_g = idx.copy()
+    parts = [(idx[clean], idx_g[clean], n[clean], inv[clean])]
+    for v in vals[~clean]:  # totals within rounding of a threshold: read them exactly
+        c = np.asarray(b.exact("k", int(v)), dtype=np.float64)
+        i = np.searchsorted(w, c, side="left")  # #{t : w[t] < c}
+        ig = np.searchsorted(gb, c, side="left")
+        parts.append((i, ig, np.ones(len(c)), 1.0 / c))
+    cat = [np.concatenate(x) for x in zip(*parts)]
+    n_above = _suffix(cat[0], cat[2], L)
+    r_above = _suffix(cat[0], cat[3], L)
+    n_above_g = _suffix(cat[1], cat[2], L)
+    j_val = n_above - w * r_above
+    ok = (j_val <= js * (1 + _CMP_TOL) + _CMP_TOL) | (n_above_g <= js)
+    first = np.flatnonzero(ok)
+    j = int(js[first[0]]) if first.size else hi
+    return j, tau(j)
+
+
+def _suffix(idx: np.ndarray, weights: np.ndarray, L: int) -> np.ndarray:
+    hist = np.bincount(idx.astype(np.int64), weights=weights, minlength=L + 1)
+    return np.cumsum(hist[::-1])[::-1][1:L + 1]
+
+
+def clamped_buckets(b: Buckets, delta_hat: float, public: float = 0.0) -> float:
+    """:func:`~.single_owner.clamped_sum`: ``public + Σ_p min(c_p, Δ̂)`` from the buckets."""
+    d = float(delta_hat)
+    if not d >= 0:
+        raise ValueError(f"delta_hat must be nonnegative, got {delta_hat!r}")
+    vals, n, _, total, lo, top = b._by("m")
+    below, above = top <= d, lo > d
+    out = float(total[below].sum()) + d * float(n[above].sum())
+    for v in vals[~(below | above)]:  # Δ̂ within a bucket's range: read its totals exactly
+        out += float(np.minimum(np.asarray(b.exact("m", int(v)), dtype=np.float64), d).sum())
+    return public + out
+
+
+def release_buckets(parts: list[Buckets], epsilon: float, privacy: str | None, rng=None,
+                    **kwargs) -> Release:
+    """:func:`~.single_owner.release` (one part) or ``release_signed`` (two: positive, then
+    negative, ε/2 each) from buckets: the same parameters and draws in the same order."""
+    for key in ("eps1", "eps2"):
+        if len(parts) > 1 and kwargs.get(key) is not None:
+            raise ValueError("a signed release splits epsilon itself; no eps1/eps2")
+    params = params_for(epsilon, len(parts), privacy, **kwargs)
+    for b in parts:  # every part validated before any draw, as release_signed does
+        b.check()
+    gen = resolve_rng(rng)
+    rels = []
+    for b in parts:
+        j, _ = delta_buckets(b, params["theta"], params["beta"])
+        delta_hat = release_delta_hat(j, params, gen)
+        x = clamped_buckets(b, delta_hat)
+        rels.append(Release(value=float(release_x(x, delta_hat, params["eps2"], gen)),
+                            epsilon=float(params["eps1"] + params["eps2"]),
+                            delta_hat=float(delta_hat), params=params, mechanism="recursive"))
+    if len(rels) == 1:
+        return rels[0]
+    pos, neg = rels
+    params = dict(pos.params)
+    params["split"] = "half the budget to each of the positive and negative parts"
+    return Release(value=pos.value - neg.value, epsilon=pos.epsilon + neg.epsilon,
+                   delta_hat=max(pos.delta_hat, neg.delta_hat), params=MappingProxyType(params),
+                   mechanism="recursive-signed", parts=(pos, neg))
+
+
+def params_for(epsilon: float, n_parts: int, privacy: str | None, **kwargs) -> dict:
+    """The parameters each part is released with (θ, β, μ decide the buckets)."""
+    given = {k: kwargs[k] for k in ("theta", "beta", "mu", "eps1", "eps2")
+             if kwargs.get(k) is not None}
+    given.setdefault("theta", 1.0)  # single_owner.release's default
+    unknown = set(kwargs) - {"theta", "beta", "mu", "eps1", "eps2"}
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments {sorted(unknown)}")
+    return resolve_params(float(epsilon) / n_parts, privacy, **given)
