@@ -13,6 +13,7 @@ from recursive_testkit import make_kr
 from provsql_dp.mechanisms.noise.safe_noise import plan_laplace
 from provsql_dp.mechanisms.recursive import efficient as rm
 from provsql_dp.mechanisms.recursive import single_owner as so
+from provsql_dp.mechanisms.recursive.buckets import Buckets, delta_buckets
 from provsql_dp.mechanisms.recursive._framework import (
     BETA_CAP, MAX_EPS1, accuracy_bound, delta_search, resolve_params, threshold,
 )
@@ -54,6 +55,7 @@ def test_threshold_saturates_instead_of_overflowing():
 def test_delta_search_with_overflowing_thresholds(beta):
     c = np.array([5.0, 5.0, 3.0, 40.0])
     assert so.delta(c, 1.0, beta) == (1, math.inf)
+    assert delta_buckets(Buckets.from_totals(c, 1.0, beta, 1.0), 1.0, beta) == (1, math.inf)
     assert delta_search(lambda j: [80.0, 10.0, 6.0, 0.0, 0.0][j], 80.0, 4, 1.0, beta) == (
         1, math.inf)
     kr = make_kr([[{0}], [{0, 1}], [{1}], [{2}]], [5.0, 2.0, 3.0, 1.0], 3)
