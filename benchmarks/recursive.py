@@ -200,6 +200,8 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         t2 = time.perf_counter()
         cpus.append(time.process_time() - c0)
         dhats.append(rel.delta_hat if rel is not None else float("nan"))
+        print(f"  {graph} {privacy} release {done}: Δ̂ = {dhats[-1]:.1f}, {t2 - t0:.2f} s wall, "
+              f"{cpus[-1]:.2f} s CPU", file=sys.stderr, flush=True)  # live (--per-release)
         if lp_log is None:  # per LP of the first release: (what, algorithm, rows, cols, nnz, s)
             lp_log = [list(x) for x in stats.log]
         true = float(kr.weights.sum())
@@ -392,11 +394,12 @@ def main() -> None:
                      "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases),
                      str(args.time_limit), str(args.r2t), "0" if args.no_recursive else "1",
                      str(args.lp_gap)],
-                    capture_output=True, text=True, env=env,
+                    stdout=subprocess.PIPE, text=True, env=env,
+                    stderr=None if args.per_release else subprocess.PIPE,  # live per release
                 )
                 tag = f" [{variant}]" if variant else ""
                 if out.returncode:
-                    last = (out.stderr.strip().splitlines() or ["?"])[-1]
+                    last = ((out.stderr or "").strip().splitlines() or ["see above"])[-1]
                     print(f"{graph:<11} {privacy:<7} failed{tag}: {last}", flush=True)
                     failures += 1
                     continue
