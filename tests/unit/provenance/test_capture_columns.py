@@ -24,7 +24,7 @@ _node = st.integers(-3, 6)
 _name = st.sampled_from(["a", "b", "cc", "d'q"])
 
 
-@settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.generate])
+@settings(max_examples=15, deadline=None, phases=[Phase.explicit, Phase.generate])
 @given(edges=st.lists(st.tuples(_node, _node, st.one_of(st.none(), st.integers(0, 5))), max_size=8),
        items=st.lists(st.tuples(_name, _node), max_size=5),
        visits=st.lists(st.tuples(_node, _name), max_size=5),
