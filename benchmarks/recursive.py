@@ -293,7 +293,8 @@ def fmt(r: dict) -> str:
 
 def fmt_releases(r: dict) -> str:
     """One line per release, by Δ̂: the time's spread across the noisy Δ̂ draws."""
-    rs = sorted(r.get("per_release") or [], key=lambda x: x["delta_hat"])
+    rs = sorted(r.get("per_release") or [],  # releases without Δ̂ (an LP failed) last
+                key=lambda x: (x["delta_hat"] != x["delta_hat"], x["delta_hat"]))
     return "\n".join(f"    Δ̂ = {x['delta_hat']:>12.1f}   {x['s']:8.2f} s wall {x['cpu_s']:8.2f} s CPU"
                      for x in rs)
 
