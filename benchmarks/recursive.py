@@ -5,7 +5,11 @@ K-relation (SQL path: ``provsql_dp.connect`` + ``PROTECT TABLE`` + ``con.provena
 ``--direct``: built with numpy), then runs ``--releases`` releases at ε = 0.5 with the paper's
 parameters (θ = 1, β = ε/5, μ = 1 node / 0.5 edge, ε₁ = ε₂ = ε/2). It reports the true count, the
 median relative error |X̂ − true|/true, the median wall time of one release split into capture /
-LPs / other, the number of LPs per release and the subprocess's peak RSS. Each invocation is a
+LPs / other, its minimum and maximum over the releases and the median CPU seconds of the
+subprocess (the machine is shared: CPU time is what a release costs when wall time is inflated by
+other jobs), the number of LPs per release and the subprocess's peak RSS. The time of a release
+varies with the noisy Δ̂ (the X LPs depend on it): ``--per-release`` prints each release's Δ̂,
+wall and CPU seconds, sorted by Δ̂. Each invocation is a
 *run* named by ``--name``: its rows go to ``benchmarks/out/recursive/<name>.json`` and its plot to
 ``benchmarks/out/recursive/<name>.png`` (if matplotlib is available), so runs never overwrite each
 other; ``--compare a b`` prints two saved runs side by side.
@@ -33,6 +37,8 @@ Usage::
     # R2T beside the recursive mechanism (max_contribution 2**20, OPTIONS' default), 10 releases:
     python benchmarks/recursive.py --r2t 1048576 --releases 10 --max-seconds 120 --name side
     python benchmarks/recursive.py --graphs scale --releases 1 --lp-log --time-limit 120 --name scale
+    # ca-HepPh node privacy, the spread of the release time over 10 Δ̂ draws (issue 29):
+    python benchmarks/recursive.py --graphs ca-HepPh --privacy node --releases 10 --per-release
     # before/after in one run, interleaved (old code from a worktree of an older commit):
     git worktree add /tmp/before <commit>
     python benchmarks/recursive.py --name cmp --variant before=/tmp/before --variant after=
@@ -60,6 +66,8 @@ DATA = Path(
         "PROVSQL_DP_GRAPHS", Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"
     )
 )
+if not DATA.exists():  # run from a worktree (/work/wt/<name>): the shared data
+    DATA = Path("/work/shared/data/graphs")
 OUT = Path(__file__).resolve().parent / "out"
 GRAPHS = ["netscience", "power", "1138_bus", "bcspwr10", "gemat12", "ca-GrQc", "ca-HepTh", "deezer-HU"]
 #: the scale graphs of issue 12 (millions of triangles): ``--graphs scale``; run one at a time
@@ -169,6 +177,7 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
 
     path = DATA / f"{graph}.edges"
     captures, lps, others, n_lps, errs, failed = [], [], [], [], [], 0
+    cpus, dhats = [], []  # per release: CPU seconds of this process, the released Δ̂
     lp_log = None
     con = sql = None
     if not direct:
@@ -180,8 +189,8 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         if max_seconds and done >= min_releases and time.perf_counter() - start > max_seconds:
             break
         done += 1
-        t0 = time.perf_counter()
-        kr = triangles_direct(path, privacy) if direct else con.provenance(sql)
+        t0, c0 = time.perf_counter(), time.process_time()
+        kr = triangles_direct(path, privacy) if direct else con.provenance(sql, columns=())
         t1 = time.perf_counter()
         stats = rm.LPStats()
         try:
@@ -189,6 +198,10 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         except SolverError:  # the SQL path would release the data-independent fallback
             rel, failed = None, failed + 1
         t2 = time.perf_counter()
+        cpus.append(time.process_time() - c0)
+        dhats.append(rel.delta_hat if rel is not None else float("nan"))
+        print(f"  {graph} {privacy} release {done}: Δ̂ = {dhats[-1]:.1f}, {t2 - t0:.2f} s wall, "
+              f"{cpus[-1]:.2f} s CPU", file=sys.stderr, flush=True)  # live (--per-release)
         if lp_log is None:  # per LP of the first release: (what, algorithm, rows, cols, nnz, s)
             lp_log = [list(x) for x in stats.log]
         true = float(kr.weights.sum())
@@ -208,14 +221,18 @@ def run_one(graph: str, privacy: str, releases: int, direct: bool, max_seconds: 
         true = float(kr.weights.sum())
         del kr
     nan = float("nan")
+    totals = [a + b + c for a, b, c in zip(captures, lps, others)]
     return out | {
         "graph": graph, "privacy": privacy, "triangles": int(true), "releases": done,
         "median_rel_err": statistics.median(errs) if errs else float("nan"), "lp_failed": failed,
         "lp_log": lp_log, "capture_s": statistics.median(captures) if done else nan,
         "lp_s": statistics.median(lps) if done else nan,
         "other_s": statistics.median(others) if done else nan,
-        "total_s": statistics.median([a + b + c for a, b, c in zip(captures, lps, others)])
-        if done else nan,
+        "total_s": statistics.median(totals) if done else nan,
+        "min_s": min(totals) if done else nan, "max_s": max(totals) if done else nan,
+        "cpu_s": statistics.median(cpus) if done else nan,
+        "per_release": [{"s": t, "cpu_s": c, "delta_hat": d}
+                        for t, c, d in zip(totals, cpus, dhats)],
         "n_lps": statistics.median(n_lps) if done else nan,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
@@ -251,7 +268,8 @@ def plot(rows: list[dict], name: str) -> None:
 
 HEADER = (
     f"{'graph':<11} {'privacy':<7} {'triangles':>9} {'rel':>3} {'med rel err':>11} {'capture s':>9} "
-    f"{'LPs s':>8} {'other s':>8} {'total s':>8} {'#LPs':>5} {'peak MB':>8}"
+    f"{'LPs s':>8} {'other s':>8} {'total s':>8} {'min s':>7} {'max s':>7} {'CPU s':>7} "
+    f"{'#LPs':>5} {'peak MB':>8}"
 )
 
 
@@ -259,16 +277,26 @@ R2T_HEADER = f" | {'R2T s':>7} {'CPU s':>7} {'R2T err':>8} {'rel':>3} {'#LPs':>4
 
 
 def fmt(r: dict) -> str:
+    nan = float("nan")  # rows saved by older runs have no spread
     line = (
         f"{r['graph']:<11} {r['privacy']:<7} {r['triangles']:>9} {r['releases']:>3} "
         f"{r['median_rel_err']:>11.4f} {r['capture_s']:>9.3f} {r['lp_s']:>8.3f} {r['other_s']:>8.3f} "
-        f"{r['total_s']:>8.3f} {r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}"
+        f"{r['total_s']:>8.3f} {r.get('min_s', nan):>7.2f} {r.get('max_s', nan):>7.2f} "
+        f"{r.get('cpu_s', nan):>7.2f} {r['n_lps']:>5.0f} {r['peak_rss_mb']:>8.0f}"
     )
     if "r2t_s" in r:
         line += (f" | {r['r2t_s']:>7.3f} {r.get('r2t_cpu_s', float('nan')):>7.3f} "
                  f"{r['r2t_err']:>8.4f} {r['r2t_releases']:>3} {r['r2t_lps']:>4.0f} "
                  f"{r.get('r2t_failed', 0):>4}")
     return line
+
+
+def fmt_releases(r: dict) -> str:
+    """One line per release, by Δ̂: the time's spread across the noisy Δ̂ draws."""
+    rs = sorted(r.get("per_release") or [],  # releases without Δ̂ (an LP failed) last
+                key=lambda x: (x["delta_hat"] != x["delta_hat"], x["delta_hat"]))
+    return "\n".join(f"    Δ̂ = {x['delta_hat']:>12.1f}   {x['s']:8.2f} s wall {x['cpu_s']:8.2f} s CPU"
+                     for x in rs)
 
 
 def fmt_lps(r: dict) -> str:
@@ -303,6 +331,8 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=0.0,
                     help="seconds per LP (the SQL path uses 120); 0 = none")
     ap.add_argument("--lp-log", action="store_true", help="print every LP of the first release")
+    ap.add_argument("--per-release", action="store_true",
+                    help="print every release's Δ̂, wall and CPU seconds (the spread over Δ̂)")
     ap.add_argument("--name", default="main", help="run name for the saved rows and plot")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two saved runs")
     ap.add_argument(
@@ -365,11 +395,12 @@ def main() -> None:
                      "1" if args.direct else "0", str(args.max_seconds), str(args.min_releases),
                      str(args.time_limit), str(args.r2t), "0" if args.no_recursive else "1",
                      str(args.lp_gap)],
-                    capture_output=True, text=True, env=env,
+                    stdout=subprocess.PIPE, text=True, env=env,
+                    stderr=None if args.per_release else subprocess.PIPE,  # live per release
                 )
                 tag = f" [{variant}]" if variant else ""
                 if out.returncode:
-                    last = (out.stderr.strip().splitlines() or ["?"])[-1]
+                    last = ((out.stderr or "").strip().splitlines() or ["see above"])[-1]
                     print(f"{graph:<11} {privacy:<7} failed{tag}: {last}", flush=True)
                     failures += 1
                     continue
@@ -378,6 +409,8 @@ def main() -> None:
                 print(fmt(r) + tag, flush=True)
                 if args.lp_log:
                     print(fmt_lps(r), flush=True)
+                if args.per_release:
+                    print(fmt_releases(r), flush=True)
                 (OUT / "recursive").mkdir(parents=True, exist_ok=True)
                 (OUT / "recursive" / f"{names[variant]}.json").write_text(
                     json.dumps(rows[variant], indent=1)

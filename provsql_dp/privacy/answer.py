@@ -345,7 +345,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     eps = d.epsilon / max(1, len(d.groups))  # no group: nothing released
     charge = charge_fn()
     try:
-        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con)), None
+        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con),
+                           columns=d.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # no data read (incident: why)
         kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release

@@ -181,7 +181,8 @@ def _estimate(con, dec, job, rng) -> tuple:
     """One estimate per group (reads protected rows: after the charge)."""
     eps_g, est_g, _ = job
     try:
-        kr, why = capture(engine_of(con), dec.plan, dec.bounds, max_rows=max_rows_of(con)), None
+        kr, why = capture(engine_of(con), dec.plan, dec.bounds, max_rows=max_rows_of(con),
+                           columns=dec.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group gets the data-free index
         kr, why = None, str(e)
     out = []

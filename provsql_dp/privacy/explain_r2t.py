@@ -82,7 +82,8 @@ def r2t_row(con, decision, eps, confidence: float):
 def _private_sizes(con, decision, rel, confidence) -> str:
     """The curator's part of the note: the LP sizes of this data (reads protected rows)."""
     try:
-        kr = capture(engine_of(con), decision.plan, decision.bounds, max_rows=max_rows_of(con))
+        kr = capture(engine_of(con), decision.plan, decision.bounds, max_rows=max_rows_of(con),
+                     columns=())
     except CaptureTooLarge as e:
         return f". Curator only: {e} — a release would read no data and return the fallback"
     m = R2TModel(kr)

@@ -35,7 +35,7 @@ def recursive_note(con, plan, eps) -> str:
         return PUBLIC_NOTE
     try:
         kr = capture(engine_of(con), plan, plan.bounds if plan.kind == "sum" else None,
-                     max_rows=max_rows_of(con))
+                     max_rows=max_rows_of(con), columns=())
     except CaptureTooLarge as e:
         return (f"{PUBLIC_NOTE}. Curator only: {e} — a release would read no data and return the "
                 "data-independent fallback")

@@ -144,7 +144,8 @@ def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: 
     kwargs = with_declared_bound(plan, bounds, kwargs)
     charge = charge_fn()
     try:
-        kr, why = capture(engine_of(con), plan, bounds, max_rows=max_rows_of(con)), None
+        kr, why = capture(engine_of(con), plan, bounds, max_rows=max_rows_of(con),
+                           columns=key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group reads no data
         kr, why = None, str(e)
     releases, rows = [], []

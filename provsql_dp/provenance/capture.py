@@ -24,6 +24,7 @@ inside a monomial, and — for grouped tuples — duplicate and absorbed monomia
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -234,6 +235,7 @@ def capture_sql(
     *,
     key_views: dict[int, str] | None = None,
     partitioned: bool = False,
+    keep: tuple[int, ...] | None = None,
 ) -> tuple[str, Compiled, bool, list]:
     """The top-level capture query, its layout, whether derivations need grouping, and where
     each slot is read from (see :func:`provsql_dp.provenance.slots.slot_sources`). A SUM's
@@ -249,14 +251,23 @@ def capture_sql(
       discriminators (``__h`` the hash, ``__r`` a dense rank inside it; rows ordered by both)
       instead of one global ``dense_rank`` window, which a distributed engine runs in a single
       partition, and the rows come back unordered. Equal tuples still get equal ``(__h, __r)``,
-      distinct tuples distinct ones."""
+      distinct tuples distinct ones.
+
+    ``keep``: the positions (in ``Compiled.ids``) of the output columns to select (and those a
+    participant slot is read from); ``None``, all.
+    The engine then prunes what no kept column needs from the join (a release reads none: on
+    TPC-H Q7 at SF 1 the 49 output columns were 11 GB of Python strings in the driver)."""
     agg = plan if isinstance(plan, Aggregate) else None
     inner = agg.child if agg else plan
     grouped = _has_distinct(inner)
     c = compile_node(inner, disc=grouped)
     sources = slot_sources(inner)
     key_views = key_views or {}
-    cols = [q(i) for i in c.ids]
+    if keep is None:
+        cols = [q(i) for i in c.ids]
+    else:  # the kept columns and those a participant slot is read from
+        read = {i for kind, ref in sources if kind == "value" for i in ref}
+        cols = [q(i) for n, i in enumerate(c.ids) if n in keep or i in read]
     joins = []
     if agg is not None and agg.weight is not None:
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
@@ -341,16 +352,23 @@ def _fetch(be, sql: str) -> tuple[dict, list[str]]:
 
 # ---------------------------------------------------------------------- assembling the K-relation
 def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
-            max_rows: int | None = None) -> KRelation:
+            max_rows: int | None = None, columns: Sequence[str] | None = None) -> KRelation:
     """Run the capture query of ``plan`` on ``con`` (a DuckDB connection or a backend, see
     :mod:`provsql_dp.provenance.backends`) and return its K-relation (a SUM's weights clamped to
     ``bounds``, see :func:`capture_sql`).
 
     ``max_rows``: the engine stops one row past it and :class:`~provsql_dp.errors.CaptureTooLarge`
     is raised before anything larger reaches Python (measured: the cut-off costs nothing on
-    ca-HepPh's 3.4 M triangles)."""
+    ca-HepPh's 3.4 M triangles).
+
+    ``columns``: the output columns the K-relation keeps (:attr:`KRelation.values`, in the
+    plan's order, the first of repeated names); ``None``, every one. A release reads only its
+    GROUP BY keys, and the columns it does not keep are never fetched nor joined by the engine:
+    the same weights and annotations, a fraction of the memory."""
     con = as_backend(con)
     report("capturing provenance")
+    names = _names(plan)
+    keep = None if columns is None else _positions(names, columns)
     domains = _dictionaries(con, plan)
     offsets, plist = {}, []
     for name, d in domains.items():
@@ -358,7 +376,7 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
         plist.extend(d.participants)
     sql, compiled, grouped, sources = capture_sql(
         plan, bounds, key_views=_key_views(con, plan, domains),
-        partitioned=bool(getattr(con, "partitioned_ranks", False)))
+        partitioned=bool(getattr(con, "partitioned_ranks", False)), keep=keep)
 
     run = sql if max_rows is None else f"SELECT * FROM ({sql}) AS __capped LIMIT {int(max_rows) + 1}"
     try:
@@ -391,9 +409,10 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
         P[:, j] = map_slot(columns, domains[slot.domain], offsets[slot.domain])
     _dedupe_within(P)
 
-    values = [
-        _column(data[i], types[j]) for j, i in enumerate(compiled.ids)
-    ]
+    kept_ids = compiled.ids if keep is None else [compiled.ids[i] for i in keep]
+    type_of = dict(zip(data, types))
+    values = [_column(data[i], type_of[i]) for i in kept_ids]
+    names = names if keep is None else tuple(names[i] for i in keep)
     if not grouped:
         valid = P >= 0
         if valid.all():  # every derivation has all its slots: a fixed-width layout
@@ -404,7 +423,7 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
             mono_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
             mono_part = P[valid]
         kr = KRelation(
-            columns=_names(plan),
+            columns=names,
             values=tuple(values),
             weights=weights,
             tuple_ptr=np.arange(n + 1, dtype=np.int64),
@@ -414,7 +433,16 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
             sql=sql,
         )
         return kr
-    return _grouped(plan, values, weights, P, _tuple_ids(data, n), plist, sql)
+    return _grouped(names, values, weights, P, _tuple_ids(data, n), plist, sql)
+
+
+def _positions(names: tuple[str, ...], columns: Sequence[str]) -> tuple[int, ...]:
+    """The positions of ``columns`` among the output ``names`` (the first of repeated ones)."""
+    missing = [c for c in columns if c not in names]
+    if missing:
+        raise ValueError(f"capture: no output column {missing[0]!r} (the query's: "
+                         f"{', '.join(names)})")
+    return tuple(sorted({names.index(c) for c in columns}))
 
 
 def _key_views(be, plan: Node, domains: dict[str, _Domain]) -> dict[int, str]:
@@ -463,7 +491,7 @@ def _dedupe_within(P: np.ndarray) -> None:
         P[dup & (P[:, j] >= 0), j] = -1
 
 
-def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
+def _grouped(names, values, weights, P, tid, plist, sql) -> KRelation:
     """Group derivation rows into tuples (by tuple id ``tid``, in any order); drop duplicate and
     absorbed monomials."""
     n_rows, w = P.shape
@@ -489,7 +517,7 @@ def _grouped(plan, values, weights, P, tid, plist, sql) -> KRelation:
     mono_counts = np.bincount(mono_tid, minlength=n_t)
     valid = M != big
     return KRelation(
-        columns=_names(plan),
+        columns=names,
         values=tuple(v[first_row] for v in values),
         weights=weights[first_row],
         tuple_ptr=np.concatenate([[0], np.cumsum(mono_counts)]).astype(np.int64),

@@ -465,9 +465,11 @@ class Connection:
         with self._catalog.snapshot():  # the catalog reads a statement keeps (as execute does)
             return plan_query(tree, self._catalog)
 
-    def provenance(self, sql: str) -> KRelation:
+    def provenance(self, sql: str, columns=None) -> KRelation:
         """Capture the K-relation of a query: its rows (before the final aggregate), weights
         q(t) and DNF annotations over the participants of the protected tables involved.
+        ``columns``: the output columns to keep (default every one; ``()``: none, as a release
+        reads them — the engine then joins only what the annotations and weights need).
 
         This exposes private data: curator only."""
         self._require_curator("provenance (the K-relation exposes protected rows)")
@@ -477,7 +479,7 @@ class Connection:
                 "provenance is captured for one aggregate at a time; this query has several "
                 "(an AVG is a SUM and a COUNT): ask for each separately")
         try:
-            return capture(self._engine, plan, max_rows=self.max_capture_rows)
+            return capture(self._engine, plan, max_rows=self.max_capture_rows, columns=columns)
         except duckdb.Error as e:
             raise translate(e) from e
 
@@ -494,7 +496,7 @@ class Connection:
         text = explain_plan(plan)
         if not isinstance(plan, Aggregate):
             return text
-        kr = capture(self._engine, plan, max_rows=self.max_capture_rows)
+        kr = capture(self._engine, plan, max_rows=self.max_capture_rows, columns=())
         style, kwargs = mechanism_kwargs(options, float(epsilon), privacy_style(plan))
         weights = kr.weights
         if (weights < 0).any():

@@ -309,17 +309,47 @@ class Structure:
 
     def phi(self, g: np.ndarray) -> np.ndarray:
         """φ_t for every tuple, given the withdrawn mass ``g`` of every participant."""
+        k = self._layout()[0]
+        if k:  # one monomial of k entries per tuple: the same sums, in the same order
+            x = (g[self.ent_part] * self.ent_coef).reshape(-1, k)
+            s = x[:, 0].copy()
+            for j in range(1, k):
+                s += x[:, j]
+            np.subtract(1.0, s, out=s)  # 0.0 + a + b … = a + b …, up to the sign of a zero
+            return np.maximum(s, 0.0, out=s)  # one monomial per tuple: φ_t is its value
         s = np.bincount(self.ent_mono, weights=g[self.ent_part] * self.ent_coef, minlength=self.n_mono)
         val = np.maximum(0.0, 1.0 - s)
         return np.maximum.reduceat(val, self.tuple_mono_ptr[:-1]) if self.n_tuples else val
 
     def loads(self, g: np.ndarray) -> np.ndarray:
+        k, qc = self._layout()
         ph = self.phi(g)
-        return np.bincount(
-            self.var_part,
-            weights=self.q[self.var_tuple] * self.var_coef * ph[self.var_tuple],
-            minlength=self.n,
-        )
+        return np.bincount(self.var_part, weights=qc * (np.repeat(ph, k) if k else ph[self.var_tuple]),
+                           minlength=self.n)
+
+    def _layout(self) -> tuple[int, np.ndarray]:
+        """``(k, q_t·coef per incidence pair)``, built once per structure (``phi``/``loads`` run
+        dozens of times on millions of tuples). ``k > 0`` when every tuple is one monomial of
+        ``k`` entries and its incidence pairs are those entries (:meth:`_fixed_arity`'s layout,
+        and quotients of it): then φ is a row sum and no ``reduceat`` or gather is needed. The
+        values are bit-identical to the general formulas (same products, same summation order)."""
+        key = (self.q, self.var_tuple, self.var_coef, self.var_part, self.ent_part,
+               self.ent_mono, self.tuple_mono_ptr, self.mono_ptr)  # the arrays themselves
+        cached = getattr(self, "_layout_cache", None)
+        if cached is not None and all(a is b for a, b in zip(cached[0], key)):
+            return cached[1]
+        qc = self.q[self.var_tuple] * self.var_coef
+        k, nt = 0, self.n_tuples
+        if nt and self.n_mono == nt and len(self.ent_part) % nt == 0:
+            k = len(self.ent_part) // nt
+            ar = np.arange(nt + 1, dtype=np.int64)
+            fixed = (k > 0 and np.array_equal(self.tuple_mono_ptr, ar)
+                     and np.array_equal(self.mono_ptr, ar * k)
+                     and np.array_equal(self.var_part, self.ent_part)
+                     and np.array_equal(self.var_tuple, np.repeat(ar[:-1], k)))
+            k = k if fixed else 0
+        self._layout_cache = (key, (k, qc))
+        return k, qc
 
 
 def quotient(st, cls: np.ndarray):

@@ -155,8 +155,9 @@ class AnchoredBarrier:
                 lo = a
         return np.clip(g + 0.5 * (lo + hi), eps, 1 - eps)
 
-    def _smoothed(self, g, mu):
-        a = (1.0 - self.A @ g) / mu
+    def _smoothed(self, g, mu, a=None):
+        """The smoothed objective at ``g``; ``a = (1 − A g)/μ`` when the caller has it."""
+        a = (1.0 - self.A @ g) / mu if a is None else a
         return float(self.q @ np.logaddexp(0.0, a)) * mu - mu * float(np.log(g).sum() + np.log1p(-g).sum())
 
     def newton(self, j: float) -> tuple[np.ndarray, np.ndarray]:
@@ -181,9 +182,7 @@ class AnchoredBarrier:
                 pi = self.q * sig
                 grad = -(self.At @ pi) - mu * (1.0 / g - 1.0 / (1.0 - g))
                 live = np.abs(a) < 36.0  # σ(1 − σ) < 1e-15 elsewhere: nothing to the Hessian
-                rows = self.A[live]
-                d = (pi * (1.0 - sig))[live] / mu
-                kkt[:nc, :nc] = (rows.T @ rows.multiply(d[:, None])).toarray()
+                kkt[:nc, :nc] = _gram(self.A[live], (pi * (1.0 - sig))[live] / mu)
                 kkt[np.arange(nc), np.arange(nc)] += mu * (1.0 / g**2 + 1.0 / (1.0 - g) ** 2)
                 rhs = np.concatenate([-grad, [j - mult @ g]])
                 try:
@@ -199,7 +198,7 @@ class AnchoredBarrier:
                     t = min(t, 0.99 * float(np.min(-g[neg] / step[neg])))
                 if pos.any():
                     t = min(t, 0.99 * float(np.min((1.0 - g[pos]) / step[pos])))
-                f0 = self._smoothed(g, mu)
+                f0 = self._smoothed(g, mu, a)  # a is (1 − A g)/μ at this g
                 while t > 1e-12 and self._smoothed(g + t * step, mu) > f0 - 0.25 * t * max(dec, 0.0):
                     t *= 0.5
                 g = np.clip(g + t * step, 1e-15, 1 - 1e-15)
@@ -345,3 +344,12 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
         if b is not None:
             ruling.add(j)
     return ruling
+
+
+def _gram(rows: sp.csr_matrix, d: np.ndarray) -> np.ndarray:
+    """``rowsᵀ diag(d) rows`` as a dense array, bit for bit ``(rows.T @ rows.multiply(d[:, None]))
+    .toarray()``: the same products ``a·d`` in the same places, scaled in place of CSR data instead
+    of through a COO copy and its conversion back (seconds per Newton step on ca-HepPh)."""
+    scaled = rows.copy()
+    scaled.data = rows.data * np.repeat(d, np.diff(rows.indptr))
+    return (rows.T @ scaled).toarray()
