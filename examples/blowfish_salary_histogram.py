@@ -1,7 +1,7 @@
 """A salary histogram and its cumulative counts under Blowfish policies.
 
 Standard differential privacy hides *any* change of one employee's salary. A Blowfish **line**
-policy (papers/002) hides only changes to an *adjacent* salary band (60–80k vs 80–100k): an
+policy (He et al.) hides only changes to an *adjacent* salary band (60–80k vs 80–100k): an
 observer cannot tell whether someone earns in one band or the next, but may learn that they are
 not a top earner. The weaker secret buys accuracy, most visibly on cumulative counts.
 

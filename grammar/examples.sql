@@ -385,7 +385,7 @@ SHOW GROUP KEYS ON people;
 -- covers: column_declaration_stmt, drop_group_keys_stmt, table_column | parses: DropGroupKeys | table=people; column=member
 DROP GROUP KEYS ON people (member);
 
--- Streams (papers/004 §6): a table growing day by day, published under Theorem 2.
+-- Streams (Fang & Chang §6): a table growing day by day, published under Theorem 2.
 -- covers: statement, duckdb_statement | parses: Create
 CREATE TABLE daily_visits (day INTEGER, person INTEGER);
 
@@ -401,7 +401,7 @@ PUBLISH STREAM daily STEP 1 WITH EPSILON 0.0001 AS SELECT COUNT(*) FROM daily_vi
 -- covers: publish_stmt, unsigned_number | parses: Publish | stream=daily; step=2; sensitivity=3; epsilon=1/5000; query=Select
 PUBLISH STREAM daily STEP 2 SENSITIVITY 3 WITH EPSILON 0.0002 AS SELECT COUNT(*) * 1 FROM daily_visits WHERE day = 2;
 
--- Budget allocation (papers/004 §7): the stream picks each step's ε from public weights.
+-- Budget allocation (Fang & Chang §7): the stream picks each step's ε from public weights.
 -- The curator raises the budget for two more streams.
 -- covers: set_budget_stmt | parses: SetPrivacyBudget | epsilon=1/100
 SET PRIVACY BUDGET 0.01;
@@ -427,13 +427,13 @@ SHOW STREAMS;
 -- covers: show_streams_stmt, stream_name | parses: ShowStreams | stream=daily
 SHOW STREAMS daily;
 
--- Blowfish k-means (papers/002 §6) under the δ policy near on checkins (x, y): threshold θ = 0.01.
+-- Blowfish k-means (He et al. §6) under the δ policy near on checkins (x, y): threshold θ = 0.01.
 -- covers: privacy_statement, policy_stmt, kmeans_stmt, positive_integer, column_name, table_name, epsilon | parses: KMeans
 KMEANS CLUSTERS 2 OF (x, y) FROM checkins WITH EPSILON 0.001;
 
 -- covers: kmeans_stmt, positive_integer | parses: KMeans
 KMEANS CLUSTERS 3 OF (x, y) FROM checkins ITERATIONS 5 WITH EPSILON 0.001;
 
--- papers/004's shifted histograms for a rectangle under the δ policy near (checkins is empty).
+-- Fang & Chang's shifted histograms for a rectangle under the δ policy near (checkins is empty).
 -- covers: range_stmt, range_query, range_head, range_condition, privacy_clause, epsilon_clause, options_clause, option, option_name, string_literal | parses: PrivateQuery | query=Select; epsilon=1/1000; options=strategy=shifted_histograms
 COUNT RANGES (x >= 0.1 AND x < 0.4 AND y >= 0.2 AND y < 0.6) FROM checkins WITH EPSILON 0.001 OPTIONS (strategy = 'shifted_histograms');

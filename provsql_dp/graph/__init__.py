@@ -1,4 +1,4 @@
-"""Private subgraph counting with node- or edge-differential privacy (papers/003 §6.1).
+"""Private subgraph counting with node- or edge-differential privacy (Chen & Zhou §6.1).
 
 Count the occurrences of a small pattern — ``"edge"``, ``"triangle"``, ``"k-star"``,
 ``"k-triangle"``, ``"path"``, ``"cycle"`` or any small connected networkx graph — in an undirected

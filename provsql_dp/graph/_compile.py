@@ -15,7 +15,7 @@ itself on ``src = n_a AND dst = n_b``; an edge whose orientation is open (e.g. c
 star) joins both directions, ``(SELECT src, dst FROM edge UNION ALL SELECT dst, src FROM edge)``.
 Both halves of that union read the same row, so its annotation is that row's participants: the
 union does not double any participant. Every match of the pattern therefore is exactly one row of
-the join, annotated (node privacy) with its nodes, or (edge privacy) with its edges — papers/003
+the join, annotated (node privacy) with its nodes, or (edge privacy) with its edges — Chen & Zhou
 Fig. 2(a).
 
 Constraints are SQL predicates. ``node_filter`` is a boolean expression over the columns of a node

@@ -1,7 +1,7 @@
 """The sensitive K-relation of a pattern count, and the size guard in front of it.
 
 Every occurrence of the pattern is one tuple of weight 1, annotated with one monomial: its nodes
-(node privacy) or its edges (edge privacy) — papers/003 Fig. 2(a). Two ways to get it:
+(node privacy) or its edges (edge privacy) — Chen & Zhou Fig. 2(a). Two ways to get it:
 
 * :func:`captured_relation` goes through the product's front door: the edge table is declared
   ``PROTECT TABLE … BY (src, dst) AS node`` or ``PROTECT TABLE …`` and the compiled pattern query
@@ -13,7 +13,7 @@ Every occurrence of the pattern is one tuple of weight 1, annotated with one mon
 the 3 two-stars of a triangle) carry the same annotation. :func:`merge_equal_annotations` keeps
 one tuple per distinct annotation with the summed weight. This is exact, not an approximation:
 H_i = min Σ_t q(t)·φ_{R(t)}(f) and G_i = 2·min max_p Σ_{t∋p} q(t)·φ_{R(t)}(f)·S_{R(t),p}
-(papers/003 eq. 16, 19) depend on the tuples only through Σ q(t) per distinct annotation, so
+(Chen & Zhou eq. 16, 19) depend on the tuples only through Σ q(t) per distinct annotation, so
 Δ, X and the released value have exactly the same distribution, and the privacy proof is
 untouched. Under edge privacy two occurrences with the same edge set are the same subgraph, so
 there is nothing to merge.
@@ -60,7 +60,7 @@ def check_size(n_occurrences: int, pattern_size: int, max_entries: int | None, n
         raise UnsupportedQueryError(
             f"the K-relation of this {name} count would hold {entries:,} participant entries "
             f"(one tuple of {pattern_size} per occurrence), above max_entries={max_entries:,}; "
-            "the recursive mechanism's LPs grow with it (papers/003 §5.3, Thm 6). Count a smaller "
+            "the recursive mechanism's LPs grow with it (Chen & Zhou §5.3, Thm 6). Count a smaller "
             "pattern, restrict it with node_filter/edge_filter, or raise max_entries if the "
             "memory and time are acceptable. Nothing was spent."
         )

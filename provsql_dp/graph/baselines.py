@@ -16,7 +16,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   density is (α, β)-admissible for α = ε/(2γ), β = ε/(2(γ + 1)): |d/dz ln h| ≤ γ bounds the
   sliding term by γα = ε/2, and a dilation by e^λ changes ln h by at most (γ + 1)|λ| ≤ ε/2. These
   constants are derived here from the definition and are more conservative than the ones usually
-  quoted. *(ε, δ)-DP* (``delta=…``, the setting of Karwa et al. PVLDB 2011 that papers/003 §6.1
+  quoted. *(ε, δ)-DP* (``delta=…``, the setting of Karwa et al. PVLDB 2011 that Chen & Zhou §6.1
   follows): Laplace noise, α = ε/2, β = ε/(2 ln(2/δ)).
 
 * :func:`kstar_pure_release`: Karwa et al.'s k-star count (edge privacy) as an **ε-DP** release —
@@ -38,7 +38,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
 
 * :func:`rhms_params` and :func:`rhms_release`: **RHMS** (Rastogi, Hay, Miklau & Suciu,
   "Relationship privacy: output perturbation for queries with joins", PODS 2009), the third
-  baseline of papers/003 §6.1 / Fig. 4. **Not differential privacy**: it gives (ε, γ)-*adversarial*
+  baseline of Chen & Zhou §6.1 / Fig. 4. **Not differential privacy**: it gives (ε, γ)-*adversarial*
   privacy (edge), against Bayesian attackers whose prior on the graph is
   ``(log(n)/n, log n)``-bounded — expected average degree about ``log n`` and mostly non-positive
   correlations between edges (Karwa et al. §1, §5.1, citing RHMS Theorem 2.6). Implemented as
@@ -58,7 +58,7 @@ mechanism. Used by ``benchmarks/subgraph.py``; all of them give **edge** privacy
   ``b ln(2(1 − θ)) ≤ M ≤ b ln((1 − θ)/(1/2 − θ))`` with ``b = λ/(√2 ε)``
   (:func:`rhms_median_error_bounds`). The base of ``log n`` is not printed in the algorithm: the
   natural logarithm is used (base 2 would multiply ``λ`` by ``(1/ln 2)^(|E_H| − 1)``). λ grows
-  like ``(c log n)^(|E_H| − 1)``: papers/003's "error grows exponentially with the number of
+  like ``(c log n)^(|E_H| − 1)``: Chen & Zhou's "error grows exponentially with the number of
   edges". Exactness: the Laplace noise is :func:`provsql_dp.mechanisms.noise.safe_noise.plan_laplace`'s
   exact discrete Laplace on a public grid with scale ``≥ λ/(√2 ε)`` (``plan_laplace(λ/√2, ε)``);
   the θ coin (θ as an exact rational) and the uniform element are exact integer rejection

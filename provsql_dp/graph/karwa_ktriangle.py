@@ -2,7 +2,7 @@
 
 Source: Karwa, Raskhodnikova, Smith & Yaroslavtsev, "Private Analysis of Graph Structure",
 PVLDB 4(11):1146–1157, 2011, §4 — **Algorithm 1** with Lemma 4.1 (the local sensitivity) and
-Lemma 4.2 (a bound on the local sensitivity of the local sensitivity); papers/003 §6.1 compares
+Lemma 4.2 (a bound on the local sensitivity of the local sensitivity); Chen & Zhou §6.1 compares
 against it ("the k-triangle mechanism of [7] ... achieves only (ε, δ)-differential privacy").
 :mod:`provsql_dp.mechanisms.subgraph.smooth` has a smooth-sensitivity k-triangle release derived
 before this paper was readable here; this module is the paper's mechanism.

@@ -2,7 +2,7 @@
 
 A *pattern* is a small, simple, undirected, connected graph with at least one edge. Its nodes are
 relabelled ``0 … n-1``; column ``n{i}`` of the compiled SQL is the graph node matched to pattern
-node ``i``. Named patterns (papers/003 §6.1):
+node ``i``. Named patterns (Chen & Zhou §6.1):
 
 =================  =====================================================  ============
 name               graph                                                  needs ``k``

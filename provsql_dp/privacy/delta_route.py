@@ -1,27 +1,27 @@
-"""papers/004's own range strategies on the policy route: ``OPTIONS (strategy = 'cumulative' |
+"""Fang & Chang's own range strategies on the policy route: ``OPTIONS (strategy = 'cumulative' |
 'sorted_points' | 'shifted_histograms')`` on a count under a ``DELTA`` policy.
 
 By default a range count under a δ policy is answered by the Blowfish strategies over the
 policy's bins (:mod:`provsql_dp.policies.delta.sql`). These options release instead, from the
 column values themselves (read once, after the ledger is charged):
 
-* ``'cumulative'`` (one column) — C_{n,δ} (papers/004 §5.4.1,
+* ``'cumulative'`` (one column) — C_{n,δ} (Fang & Chang §5.4.1,
   :func:`provsql_dp.policies.delta.cumulative`) on the policy's declared bins: Laplace on the
   cumulative counts with sensitivity ⌈δ/w⌉. The ranges fall on bin edges, so each answer is a
   difference of two noisy cumulative counts: unbiased, with a data-independent variance — its
   interval covers the true count;
 * ``'sorted_points'`` (one column) — the sorted values with Laplace(δ/ε) noise each, made
-  consistent (papers/004 §5.5.1, :func:`provsql_dp.policies.delta.sorted_points`); a range count
+  consistent (Fang & Chang §5.5.1, :func:`provsql_dp.policies.delta.sorted_points`); a range count
   is the number of published points inside it. Its error depends on how many points lie near
   the range's ends, so no interval is stated (``covers``: nothing);
 * ``'shifted_histograms'`` (two columns) — the series of shifted equi-width histograms
-  (papers/004 §5.3, :func:`provsql_dp.policies.delta.shifted_histograms`) at the default bin
+  (Fang & Chang §5.3, :func:`provsql_dp.policies.delta.shifted_histograms`) at the default bin
   width of δ, ε and the box (data independent), rectangles answered by eq. 8. Its variance is
   the noise's; the approximation of partly covered bins is a data-dependent bias, so the
   interval covers the noise only.
 
-They need a ``BOUNDED`` δ policy (papers/004's setting: the table size is public) without KNOWN
-COUNTS (constraints change the neighbours, papers/002 §8), the whole workload on the policy's
+They need a ``BOUNDED`` δ policy (Fang & Chang's setting: the table size is public) without KNOWN
+COUNTS (constraints change the neighbours, He et al. §8), the whole workload on the policy's
 columns without a ``WHERE`` that filters rows. Values outside the
 domain are clamped into it (as the bins count them); NULLs are not counted. Clamping is a
 contraction, so two δ-neighbours stay δ-neighbours.
@@ -57,13 +57,13 @@ from .release_info import PrivacyInfo
 
 __all__ = ["DELTA_STRATEGIES", "DeltaRangeRelease", "answer"]
 
-#: the strategies of papers/004 selectable with OPTIONS (strategy = …) under a DELTA policy
+#: the strategies of Fang & Chang selectable with OPTIONS (strategy = …) under a DELTA policy
 DELTA_STRATEGIES = ("cumulative", "sorted_points", "shifted_histograms")
 
 
 @dataclass(frozen=True)
 class DeltaRangeRelease:
-    """One range count released by a papers/004 strategy (see the module docstring)."""
+    """One range count released by a Fang & Chang strategy (see the module docstring)."""
 
     value: float
     variance: float
@@ -108,15 +108,15 @@ def _bin_boxes(prep):
 def _check(prep, strategy):
     tp = prep.table
     if tp.graph.get("kind") != "DELTA":
-        raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') is papers/004's and needs a "
+        raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') is Fang & Chang's and needs a "
                                f"DELTA policy; policy {tp.name} is {tp.graph_sql()}")
     if not tp.bounded or tp.sources is not None:
         raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') needs a BOUNDED δ policy "
-                               f"(the table size public, papers/004's setting); policy {tp.name} "
+                               f"(the table size public, Fang & Chang's setting); policy {tp.name} "
                                "has SOURCES")
     if tp.known is not None:
         raise ProgrammingError(f"policy {tp.name} declares KNOWN COUNTS {tp.known_sql}: its "
-                               "neighbours must keep those counts, which papers/004's "
+                               "neighbours must keep those counts, which Fang & Chang's "
                                "sensitivities do not account for; drop OPTIONS (strategy)")
     if prep.residual:
         raise UnsupportedQueryError(f"OPTIONS (strategy = '{strategy}') answers ranges of the "
@@ -168,7 +168,7 @@ def answer(con, prep, strategy, epsilon, text):
         covers = ("nothing: a count of noisy sorted points errs by how many points lie near the "
                   "range's ends, which no released quantity bounds")
         detail = (f"sorted points: the {pts.shape[0]} sorted values with Laplace noise of scale "
-                  f"{rel.scale:.6g} (δ/ε) each, made consistent (papers/004 §5.5.1)")
+                  f"{rel.scale:.6g} (δ/ε) each, made consistent (Fang & Chang §5.5.1)")
         mse = float("nan")
     else:
         rel = shifted_histograms(pts, pol, eps, rng=rng)

@@ -18,7 +18,7 @@ indices and public parameters:
   this estimate and the release together;
 * the note: the Δ estimate with its interval, and what cannot be estimated: the truncation
   ``truth − X ≥ 0`` (one-sided: the release never over-states X ≤ the truth) — at most what the
-  ``2j`` most influential participants add (papers/003 Lemma 8).
+  ``2j`` most influential participants add (Chen & Zhou Lemma 8).
 
 Several groups: the row shows the largest α and RMSE over them; every group's estimate is on
 ``cursor.privacy.estimates``. Refused, with nothing spent, when no aggregate of the query goes to
@@ -227,6 +227,6 @@ def _estimate_row(dec, estimates, part_eps, conf: float) -> tuple:
             "estimated Δ. Not estimated: the truncation truth − X ≥ 0 (X ≤ the truth "
             "always, so the release errs low), at most what the "
             f"{estimates[worst].truncation_participants(conf)} participants whose removal lowers "
-            "the answer most contribute (papers/003 Lemma 8)")
+            "the answer most contribute (Chen & Zhou Lemma 8)")
     return ("recursive", None, how, len(dec.groups), format_eps(part_eps), max(rmses),
             max(alphas), conf, note)

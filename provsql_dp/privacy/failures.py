@@ -2,7 +2,7 @@
 
 Once the planner accepts a private statement, the outcome an analyst observes — answer or
 error, the error's class and text, the ε charged — must be a function of the statement, the
-schema, the declarations and the budget only (the side-channel rule, DESIGN §8). Refusals are
+schema, the declarations and the budget only (the side-channel rule, README, "No side channels"). Refusals are
 decided before any protected row is read, so they keep their messages (:data:`REFUSALS`). Any
 other failure happens while protected rows are read or released — after the ledger was charged,
 so the ε charged is the same whatever the data; its message could quote a protected value

@@ -6,7 +6,7 @@ the demo, ``cursor.privacy`` and pandas.
 :func:`covers` says which statistic, in words; :func:`shown` prints it. Per mechanism:
 
 * **recursive** (LPs, the single-owner closed form, the k-star and k-triangle constructions):
-  ``truth ≥ X`` always (papers/003 eq. 12 at
+  ``truth ≥ X`` always (Chen & Zhou eq. 12 at
   ``i = |P|``), so ``[X̂ − γk, +∞)`` with ``k`` the exact one-sided quantile of the discrete
   Laplace noise (:meth:`provsql_dp.mechanisms.recursive.release.Release.interval`). One-sided: the
   truncation is data-dependent and not released. A signed SUM has no interval (both parts'

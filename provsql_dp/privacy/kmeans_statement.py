@@ -1,12 +1,12 @@
 """``KMEANS CLUSTERS k OF (c₁, …) FROM t [ITERATIONS n] [WITH EPSILON ε]``: Blowfish k-means.
 
-The centres of SuLQ k-means (papers/002 §6, :func:`provsql_dp.policies.blowfish.clustering.kmeans`)
+The centres of SuLQ k-means (He et al. §6, :func:`provsql_dp.policies.blowfish.clustering.kmeans`)
 over the points ``(c₁, …)`` of a row-per-participant protected table, under the neighbourhood its
 declarations give those columns (:func:`provsql_dp.policies.blowfish.kmeans_policy.kmeans_policy`:
 a ``FULL``, ``(FULL, FULL)``, ``DELTA`` or ``PARTITION BY WIDTH`` policy on exactly those columns,
 or ``SET BOUNDS`` on each). Each of the ``n`` rounds (default 10) spends ε/n, half on the noisy
 cluster counts and half on the noisy coordinate sums, with exact discrete Laplace noise at the
-sensitivity the project proves (pairs split by a cluster boundary included; papers/002 Lemma 6.1's
+sensitivity the project proves (pairs split by a cluster boundary included; He et al. Lemma 6.1's
 same-cluster bound alone is not private). The initial centres are drawn uniformly in the public
 box, the points are clamped into it (a contraction: neighbours stay neighbours), rows with a NULL
 coordinate are not read (as a policy's domain treats NULL: an absent record).

@@ -4,7 +4,7 @@ A k-star count is a self-join of an edge table on a common centre with distinct 
 K-relation has one tuple per star (Σ_v C(d_v, k): 2.5 M 3-stars on ca-GrQc), which the general
 path captures and hands to LPs of that size. :func:`star_shape` recognises such a query and
 :func:`release_kstar` releases it with :class:`~provsql_dp.mechanisms.subgraph.kstar.KStarCount`, whose
-LPs have O(|V| + |E|) columns whatever k. The recursive mechanism is the same (papers/003 §4.1,
+LPs have O(|V| + |E|) columns whatever k. The recursive mechanism is the same (Chen & Zhou §4.1,
 the same ε, θ, β, μ, split and the same public grid); only its H and G sequences are built over
 degrees instead of over the enumerated stars (proofs in :mod:`provsql_dp.mechanisms.subgraph.kstar`).
 

@@ -431,7 +431,7 @@ def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None =
 
     prep = prep if prep is not None else prepare(con, tree, plan)
     strategy = strategy_of(options)
-    if strategy in DELTA_STRATEGIES:  # papers/004's own strategies, from the values
+    if strategy in DELTA_STRATEGIES:  # Fang & Chang's own strategies, from the values
         return delta_answer(con, prep, strategy, epsilon, text)
     eps = float(epsilon)
     planned = plan_for(prep, strategy)  # validates before anything is spent
@@ -463,7 +463,7 @@ def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None =
 
 def plan_for(prep: Prepared, strategy=None):
     """The plan a release of ``prep`` uses (public information and the analyst's option only):
-    under KNOWN COUNTS the constrained histogram (papers/002 §8), else the strategy named or the
+    under KNOWN COUNTS the constrained histogram (He et al. §8), else the strategy named or the
     one of least expected error. Raises ProgrammingError (nothing spent) when none applies."""
     known = prep.table.known
     if known is not None:
@@ -481,7 +481,7 @@ def plan_for(prep: Prepared, strategy=None):
         return known_counts_plan(prep.table.policy(), known)
     if strategy in DELTA_STRATEGIES:
         raise ProgrammingError(f"OPTIONS (strategy = '{strategy}') releases from the values "
-                               "(papers/004); EXPLAIN PRIVACY covers the Blowfish strategies "
+                               "(Fang & Chang); EXPLAIN PRIVACY covers the Blowfish strategies "
                                "over the bins only")
     try:  # the choice reads the user's option only
         return best_plan(prep.workload, prep.bpolicy, strategy)

@@ -65,7 +65,7 @@ def execute_policy_statement(con, tree):
 
 
 def _kmeans(con, tree):
-    """``KMEANS CLUSTERS …`` (papers/002 §6): :mod:`provsql_dp.privacy.kmeans_statement`."""
+    """``KMEANS CLUSTERS …`` (He et al. §6): :mod:`provsql_dp.privacy.kmeans_statement`."""
     from .kmeans_statement import run_kmeans
 
     return run_kmeans(con, tree)
@@ -271,7 +271,7 @@ def _number_arg(tree, key: str, what: str) -> Fraction | None:
 
 
 def accuracy_epsilon(con, tree: d.PrivateQuery) -> Fraction:
-    """The ε of an accuracy-first ``<query> WITH ACCURACY α [CONFIDENCE c]`` (papers/001 §3):
+    """The ε of an accuracy-first ``<query> WITH ACCURACY α [CONFIDENCE c]`` (Liu et al. §3):
     the smallest ε that ``EXPLAIN PRIVACY`` finds for α — from public information only, so
     reading it spends nothing and looks at no data. Refused (nothing spent) when the route's
     error cannot be known in advance."""

@@ -5,7 +5,7 @@ What it needs (declarations, read before any protected row):
 
 * a **δ-neighbourhood policy on the column alone**, ``CREATE POLICY p ON t (c) AS DELTA δ
   DOMAIN [lo, hi) WIDTH w BOUNDED`` — a record moves by at most δ, so the quantile does: noise of
-  scale ``δ/ε`` (papers/004 §5.5.2, the floating-point-safe release of
+  scale ``δ/ε`` (Fang & Chang §5.5.2, the floating-point-safe release of
   :func:`provsql_dp.policies.delta.median`); values are clamped to ``[lo, hi]``;
 * or **bounds**, ``SET BOUNDS ON t (c) BETWEEN lo AND hi`` — any record may be added, removed or
   replaced. The value itself could then move by the whole interval, so it is not noised: a point

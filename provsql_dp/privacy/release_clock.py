@@ -1,6 +1,6 @@
 """A public running time for private releases: every release takes the same wall-clock time.
 
-The side-channel rule (DESIGN §8) covers the running time too: once a private statement is
+The side-channel rule (README, "No side channels") covers the running time too: once a private statement is
 accepted, how long it takes must depend on the data only through the noise. The mechanisms'
 work does depend on the data — a recursive-mechanism release over a large K-relation solves
 bigger linear programs than one over a small one — so the time alone would tell an analyst how

@@ -1,7 +1,7 @@
 """Running the stream statements: ``CREATE STREAM``, ``PUBLISH STREAM``, ``SHOW STREAMS``
 (syntax: :mod:`provsql_dp.sql.stream_grammar`), on :class:`provsql_dp.policies.delta.Publisher`.
 
-A stream is the SQL face of a publisher (papers/004 §6): ``CREATE STREAM`` charges the curator's
+A stream is the SQL face of a publisher (Fang & Chang §6): ``CREATE STREAM`` charges the curator's
 ledger the window budget ε once, and each ``PUBLISH STREAM`` is checked against the stream's
 window account only (Theorem 2), so a stream can publish for as long as its windows allow,
 whatever the ledger's total. ``PUBLISH`` runs the curator's query on the raw data, so it is a
@@ -20,12 +20,12 @@ curator statement; ``SHOW STREAMS`` lists what was published (public) to anyone.
 >>> con.execute("SHOW STREAMS").fetchall()
 [('daily', 3, '1', 1, 1, 'open')]
 
-With ``ALLOCATE`` the stream picks each step's ε (papers/004 §7, public weights only):
+With ``ALLOCATE`` the stream picks each step's ε (Fang & Chang §7, public weights only):
 
 >>> msg = con.execute("CREATE STREAM weekly WINDOW 2 STEPS WITH EPSILON 0.5 "
 ...                   "ALLOCATE OFFLINE WEIGHTS (1, 1, 0, 4)").fetchone()[0]
 >>> msg.split("; ")[1]
-'offline allocation over steps 1–4 (papers/004 Problem 1): 0.25, 0.25, 0, 0.5'
+'offline allocation over steps 1–4 (Fang & Chang Problem 1): 0.25, 0.25, 0, 0.5'
 >>> con.execute("PUBLISH STREAM weekly STEP 4 AS SELECT count(*) FROM visits").fetchone()[3]
 '0.5'
 """

@@ -4,9 +4,9 @@ A :class:`KRelation` is what provenance capture produces and what the mechanisms
 output tuple ``t`` carries a weight ``q(t)`` (1.0 for a count, the summed expression for a sum) and
 an annotation: a set of *monomials*, each a set of *participants*. A participant is a
 ``(domain, key)`` pair. The tuple is present in a world (a set of contributing participants) when at
-least one of its monomials has all of its participants in that world (papers/003 §2.4).
+least one of its monomials has all of its participants in that world (Chen & Zhou §2.4).
 
-The annotations are stored as arrays, never as per-tuple Python objects (DESIGN §3):
+The annotations are stored as arrays, never as per-tuple Python objects:
 
 * ``tuple_ptr`` (int64, length ``n + 1``): the monomials of tuple ``t`` are
   ``tuple_ptr[t]:tuple_ptr[t + 1]``;

@@ -64,7 +64,7 @@ class SetPrivacyEpsilon(exp.Expression):
 class PrivateQuery(exp.Expression):
     """``<query> WITH EPSILON ε [DELTA δ] [OPTIONS (name = value, …)]``: a query released
     privately at ε (at (ε, δ) with DELTA); ``<query> WITH RHO ρ [OPTIONS …]`` at ρ-zCDP;
-    or ``<query> WITH ACCURACY α [CONFIDENCE c]`` (accuracy first, papers/001): released at the
+    or ``<query> WITH ACCURACY α [CONFIDENCE c]`` (accuracy first, Liu et al.): released at the
     smallest ε meeting α, then ``epsilon`` is absent and ``accuracy`` (and ``confidence``) set."""
 
     arg_types = {"this": True, "epsilon": False, "options": False, "accuracy": False,

@@ -1,5 +1,5 @@
 """The allow-list of scalar functions and operators a private query may use, and the check
-that refuses everything else at plan time (the side-channel rule, DESIGN §8).
+that refuses everything else at plan time (the side-channel rule, README, "No side channels").
 
 Every entry of :data:`ALLOWED_FUNCTIONS` says why the function is total or how
 :mod:`provsql_dp.sql.total` makes it total. Anything else — ``error``, ``setseed``, ``random``,

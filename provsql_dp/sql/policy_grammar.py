@@ -17,7 +17,7 @@ Statements (formal grammar: ``grammar/provsql_dp.ebnf``, section "policies"):
   cumulative histogram, released under the table's policy (a private query);
 * ``KMEANS CLUSTERS k OF (col, …) FROM table [ITERATIONS n] [WITH EPSILON ε]``: the centres of
   SuLQ k-means under the table's Blowfish policy on those columns, or under its bounds
-  (papers/002 §6; :mod:`provsql_dp.privacy.kmeans_statement`);
+  (He et al. §6; :mod:`provsql_dp.privacy.kmeans_statement`);
 * ``EXPLAIN PRIVACY query (WITH EPSILON ε | WITH ACCURACY α [CONFIDENCE c])``: the strategy and
   the expected error of a release, or the smallest ε meeting an accuracy — reads no data and
   spends nothing; ``… WITH EPSILON ε ESTIMATE ERROR WITH EPSILON e [CONFIDENCE c]`` instead
@@ -338,7 +338,7 @@ def _parse_create_policy(parser):
 
 
 def _known_counts(parser):
-    """``KNOWN COUNTS TOTAL | BY (column) | ((v, …), (v, …), …)`` (papers/002 §8): counts
+    """``KNOWN COUNTS TOTAL | BY (column) | ((v, …), (v, …), …)`` (He et al. §8): counts
     published exactly, which the policy's neighbours must keep. ``TOTAL`` is an ``exp.Var``, the
     marginal over a column an ``exp.Column``, groups of values an ``exp.Tuple`` of tuples."""
     if not _word(parser, "KNOWN"):

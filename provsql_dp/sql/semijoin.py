@@ -3,7 +3,7 @@ semi-joins (:class:`~provsql_dp.sql.plan.SemiJoin`).
 
 A semi-join keeps each row of its left side that has a match, once: the provenance of the row is
 its own annotation AND the OR of its matches' annotations — the existence of a match, a positive
-Boolean formula (papers/003 §2.4). Rewriting ``IN`` as a join would be wrong for a count: a join
+Boolean formula (Chen & Zhou §2.4). Rewriting ``IN`` as a join would be wrong for a count: a join
 keeps one row per match, a semi-join one row per left row.
 
 * ``x IN (SELECT y FROM … WHERE …)``, ``(a, b) IN (SELECT c, d …)`` and ``EXISTS (SELECT … FROM

@@ -1,6 +1,6 @@
 """A size model of every allow-listed expression: a bound on the bytes each node produces per
 row, decided at plan time, so that an accepted statement's running time depends on the data only
-through its size, within a stated factor (the side-channel rule, DESIGN §8).
+through its size, within a stated factor (the side-channel rule, README, "No side channels").
 
 The attack it closes: ``replace`` grows a string ten times per level, so
 ``CASE WHEN <predicate on one person> THEN replace(replace(…)) ELSE '' END`` costs 0.1 s when

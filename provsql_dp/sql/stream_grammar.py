@@ -1,10 +1,10 @@
-"""Stream statements: sustainable publishing of a growing table from SQL (papers/004 §6).
+"""Stream statements: sustainable publishing of a growing table from SQL (Fang & Chang §6).
 
 * ``CREATE STREAM name WINDOW δ STEPS WITH EPSILON ε [ALLOCATE …]`` — a series of releases in
   which any δ consecutive time steps spend at most ε (Theorem 2). Creating it charges the
   curator's ledger ε once; the series then runs for as long as the windows allow. ``ALLOCATE
   OFFLINE WEIGHTS (w₁, …, wₙ)`` or ``ALLOCATE ONLINE HORIZON n PROBABILITY p [SAMPLES N]`` lets
-  the stream pick each step's ε by papers/004 §7's algorithms (public weights only).
+  the stream pick each step's ε by Fang & Chang §7's algorithms (public weights only).
 * ``PUBLISH STREAM name STEP t [SENSITIVITY s] [WEIGHT w] [WITH EPSILON ε] AS query`` — releases
   the one number ``query`` returns (the exact statistic of step ``t``, computed by the curator)
   with Laplace noise of scale ``s/ε``; refused, spending nothing, when a window holding ``t``
@@ -113,7 +113,7 @@ def _create(parser):
 
 def _allocate(parser):
     """After ``ALLOCATE``: ``OFFLINE WEIGHTS (w, …)`` or ``ONLINE HORIZON n PROBABILITY p
-    [SAMPLES N]`` (papers/004 §7)."""
+    [SAMPLES N]`` (Fang & Chang §7)."""
     if parser._match_text_seq("OFFLINE"):
         if not parser._match_text_seq("WEIGHTS") or not parser._match(TokenType.L_PAREN):
             parser.raise_error("Expected WEIGHTS (w₁, w₂, …) after ALLOCATE OFFLINE: one public "

@@ -1,6 +1,6 @@
 """Total evaluation: analyst expressions that DuckDB cannot make fail on any row.
 
-The side-channel rule (DESIGN §8) says that once a private statement is accepted, what the analyst
+The side-channel rule (README, "No side channels") says that once a private statement is accepted, what the analyst
 sees depends on the data only through noise. A DuckDB error raised while evaluating an analyst's
 expression breaks it twice: the error itself says that some row made the expression fail
 (``1 // (salary - 50000)`` fails exactly when someone earns 50 000) and its text may quote the row

@@ -120,7 +120,7 @@ def create_policy_sql(name: str, schema: str, table: str, columns, spec: str) ->
                 vals = [_value(lab[i]) for lab, i in zip(labels, idx)]
                 items.append(vals[0] if len(vals) == 1 else "(" + ", ".join(vals) + ")")
             text += f" SOURCES ({', '.join(items)})"
-        if d.get("known_sql"):  # publicly known counts, as declared (papers/002 §8)
+        if d.get("known_sql"):  # publicly known counts, as declared (He et al. §8)
             text += f" KNOWN COUNTS {d['known_sql']}"
     except _NoSpelling:
         return None

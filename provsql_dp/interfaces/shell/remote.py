@@ -1,7 +1,7 @@
 """``provsql-dp shell --server HOST:PORT``: the shell as a client of a running ``serve``.
 
 A database that ``provsql-dp serve`` holds cannot be opened by another process (DuckDB's file
-lock), and an analyst should not hold the file anyway (DESIGN §7: the trust boundary is a process
+lock), and an analyst should not hold the file anyway (the trust boundary is a process
 boundary). With ``--server`` the shell signs in to the server's PostgreSQL wire port instead
 (SCRAM-SHA-256, TLS when the server offers it: libpq's ``sslmode=prefer``), as the account's
 role, and every statement passes through to the server's session — ``WITH EPSILON``, ``EXPLAIN

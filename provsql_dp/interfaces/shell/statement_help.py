@@ -94,7 +94,7 @@ STATEMENTS: list[tuple[str, str, str]] = [
     ("CREATE STREAM s WINDOW d STEPS WITH EPSILON eps [ALLOCATE OFFLINE WEIGHTS (w, ...) | "
      "ALLOCATE ONLINE HORIZON n PROBABILITY p [SAMPLES N]]",
      "a series of releases where any d consecutive steps spend at most ε; the ledger is "
-     "charged ε once; ALLOCATE: the stream picks each step's ε (papers/004 §7) (curator)",
+     "charged ε once; ALLOCATE: the stream picks each step's ε (Fang & Chang §7) (curator)",
      "CREATE STREAM daily WINDOW 7 STEPS WITH EPSILON 1"),
     ("PUBLISH STREAM s STEP t [SENSITIVITY x] [WEIGHT w] [WITH EPSILON eps] AS <query>",
      "release step t's statistic under the stream's window rule (curator)",

@@ -1,4 +1,4 @@
-"""The explorer in the browser: BlowfishDB's curator and analyst tabs (papers/001) over our engine.
+"""The explorer in the browser: BlowfishDB's curator and analyst tabs (Liu et al.) over our engine.
 
 ``provsql-dp serve DATABASE`` (:func:`.app.serve`) starts it; accounts are stored in the database
 (``provsql-dp serve DATABASE --add-account NAME --role analyst`` asks for a password). Modules:

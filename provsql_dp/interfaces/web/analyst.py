@@ -1,4 +1,4 @@
-"""The analyst tab's endpoints: query templates (papers/001 Demo 2), the SQL editor, budget, history.
+"""The analyst tab's endpoints: query templates (Liu et al. Demo 2), the SQL editor, budget, history.
 
 A request names a template — ``histogram`` (``SELECT c, COUNT(*) FROM t GROUP BY c``),
 ``cumulative`` (``COUNT CUMULATIVE c FROM t``), ``histogram2d`` (``SELECT a, b, COUNT(*) FROM t
@@ -34,7 +34,7 @@ _RANGE_DOMAIN = re.compile(r"^\[(-?[\d.]+(?:e[+-]?\d+)?), (-?[\d.]+(?:e[+-]?\d+)
 
 def coarse_sql(f: dict, domain: str) -> str:
     """A histogram or cumulative histogram at granularity g: ``COUNT RANGES`` over groups of g
-    consecutive bins of the policy's public ``[lo, hi) WIDTH w`` domain (papers/001 Demo 2).
+    consecutive bins of the policy's public ``[lo, hi) WIDTH w`` domain (Liu et al. Demo 2).
 
     >>> coarse_sql({"template": "histogram", "table": "t", "column": "a", "granularity": 2}, "[0, 8) WIDTH 2")
     'COUNT RANGES ("a" >= 0 AND "a" < 4, "a" >= 4 AND "a" < 8) FROM "t"'

@@ -1,7 +1,7 @@
 """Declared policies drawn: a policy's graph over its bins, projected to the column being viewed.
 
 For a policy on two columns (``GRID``, a composition, ``FULL`` over pairs) the graph over the
-pairs of bins is projected onto one column (papers/001 Thm 3's projected policy): two bins of
+pairs of bins is projected onto one column (Liu et al. Thm 3's projected policy): two bins of
 that column are joined when some secret pair of records differs in them; ⊥ stays joined to each
 bin it reaches. Declarations are public; this reads no data.
 

@@ -1,4 +1,4 @@
-"""The curator's what-if releases (papers/001 Demo 1), through the engine, away from the real data.
+"""The curator's what-if releases (Liu et al. Demo 1), through the engine, away from the real data.
 
 The curator chooses a numeric column of a table, a public domain ``[lo, hi)`` cut into ``bins``,
 a policy graph (``FULL`` = differential privacy, ``LINE``, ``THRESHOLD θ``) and ε. The true

@@ -10,7 +10,7 @@ values at all it is the midpoint ``(lo + hi)/2``.
 
 Sensitivity (:func:`quantile_sensitivity`)
 ------------------------------------------
-* **δ-neighbourhood** (papers/004 §5.5.2, bounded: records move, none appear): moving one record by
+* **δ-neighbourhood** (Fang & Chang §5.5.2, bounded: records move, none appear): moving one record by
   at most δ moves every order statistic by at most δ (the sorted vector is 1-Lipschitz in ℓ∞),
   so every fixed-rank order statistic and every convex combination of two of them moves by at most
   ``min(δ, hi − lo)``. Clamping is 1-Lipschitz, so this holds for records that leave the interval.

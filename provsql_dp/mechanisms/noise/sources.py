@@ -8,7 +8,7 @@ of the release (Mironov 2012).
 
 * :func:`resolve_rng` — the generator of one release: ``rng`` if a test passes one, else a fresh
   :func:`~provsql_dp.mechanisms.noise.safe_noise.release_rng` (Philox keyed by OS entropy). A seed can
-  be fixed only from Python, never from SQL (DESIGN §8).
+  be fixed only from Python, never from SQL (README, "No side channels").
 * :func:`discrete_laplace` — exact ``DLap(scale)`` integers (Canonne, Kamath & Steinke 2020).
 * :func:`laplace` — *data-independent* Laplace-shaped noise of scale ≥ ``scale`` on the public grid
   of ``plan_laplace(scale, 1)``, for releases that read no data (a fallback answering 0). Never

@@ -1,4 +1,4 @@
-"""The recursive-mechanism framework of papers/003 §4.1, shared by the efficient and the general
+"""The recursive-mechanism framework of Chen & Zhou §4.1, shared by the efficient and the general
 mechanism: parameter defaults, the Δ search (eq. 11), the noise steps and Theorem 1's bound.
 
 Private: everything here except :func:`resolve_params` handles private quantities.
@@ -28,13 +28,13 @@ __all__ = [
     "MAX_EPS1",
 ]
 
-#: the paper's μ for node-style and edge-style privacy (papers/003 §6.1)
+#: the paper's μ for node-style and edge-style privacy (Chen & Zhou §6.1)
 DEFAULT_MU = {"node": 1.0, "edge": 0.5}
 
 #: relative slack when comparing an LP value with a threshold e^{jβ}θ
 _CMP_TOL = 1e-9
 
-#: the largest *default* β. The paper's β = ε/5 (papers/003 §6.1) keeps the failure probability
+#: the largest *default* β. The paper's β = ε/5 (Chen & Zhou §6.1) keeps the failure probability
 #: e^{−με₁/β} of Lemma 6 constant, but it also makes the thresholds θe^{jβ} of eq. 11 a factor
 #: e^{β} apart: Δ then overshoots G by up to e^{ε/5}, so the noise Δ̂/ε₂ grows with ε past
 #: ε = 5 (at ε = 50, Δ = e^{10} for a count of 5 rows per participant) and the thresholds

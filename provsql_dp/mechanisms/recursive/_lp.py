@@ -6,7 +6,7 @@ reached through :mod:`provsql_dp.mechanisms.recursive.efficient`.
 Formulation
 -----------
 Write ``f = 1 - g``: ``g_p`` is how much of participant ``p`` has *withdrawn*. For a DNF annotation
-the relaxation of papers/003 §5.2 is
+the relaxation of Chen & Zhou §5.2 is
 
     φ_t(f) = max_m max(0, Σ_{p∈m} f_p − |m| + 1) = max_m max(0, 1 − Σ_{p∈m} g_p),
 

@@ -1,4 +1,4 @@
-"""The efficient recursive mechanism (Chen & Zhou, SIGMOD'13, papers/003 §4–5) on HiGHS.
+"""The efficient recursive mechanism (Chen & Zhou, SIGMOD'13, Chen & Zhou §4–5) on HiGHS.
 
 For a nonnegative linear query ``q(R) = Σ_t q(t)`` over a sensitive K-relation ``R`` on
 participants ``P`` (DNF annotations), the mechanism
@@ -395,7 +395,7 @@ def release_signed(
     rng: np.random.Generator | None = None,
     **kwargs: Any,
 ) -> Release:
-    """Release a signed ``SUM``: ``q(t) = max(0, q(t)) − max(0, −q(t))`` (papers/003 §3.2).
+    """Release a signed ``SUM``: ``q(t) = max(0, q(t)) − max(0, −q(t))`` (Chen & Zhou §3.2).
 
     Each nonnegative part is released with :func:`release` at **half the budget** (ε/2 each; all
     other parameters are derived from ε/2, e.g. the default β is ε/10), and the result is their

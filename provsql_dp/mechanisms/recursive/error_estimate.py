@@ -1,11 +1,11 @@
 """A differentially private estimate of a recursive-mechanism release's noise, before the release.
 
 The recursive mechanism's error cannot be stated from public information: its noise scale
-``Δ̂/ε₂`` follows ``Δ = θe^{jβ}`` (papers/003 eq. 11), a function of the data. This module
+``Δ̂/ε₂`` follows ``Δ = θe^{jβ}`` (Chen & Zhou eq. 11), a function of the data. This module
 releases, at a budget ``e`` of its own, the index ``j`` the release will compute, and derives
 from it (post-processing) what the release's noise will be.
 
-The release (papers/003 §4.1, :mod:`provsql_dp.mechanisms.recursive.efficient`)
+The release (Chen & Zhou §4.1, :mod:`provsql_dp.mechanisms.recursive.efficient`)
 ------------------------------------------------------------------------
 ``ĵ = j + K₁``, ``K₁ ~ DLap(1/ε₁)``; ``Δ̂ = θe^{μ+βĵ}``; ``X = min_i H_i + (|P|−i)Δ̂ ≤ H_|P|``
 (the truth); ``X̂ = γ(⌊X/γ⌋ + K)``, ``K ~ DLap(λ)``, ``γλ ≈ Δ̂/ε₂`` (:func:`.release.x_plan`).
@@ -16,7 +16,7 @@ The estimate
 the index the release computes with **its** parameters (θ, β, μ at the query's ε).
 
 *Privacy.* Between neighbouring databases (one participant added or removed) ``|j − j'| ≤ 1``:
-``GS_{ln Δ} ≤ β`` (papers/003 Lemma 1) and ``ln Δ = ln θ + jβ``. This is exactly the fact the
+``GS_{ln Δ} ≤ β`` (Chen & Zhou Lemma 1) and ``ln Δ = ln θ + jβ``. This is exactly the fact the
 release's own ``ĵ`` relies on (Lemma 4): the estimate is the discrete Laplace mechanism on a
 sensitivity-1 integer, hence ``e``-DP, and everything :class:`NoiseEstimate` derives (Δ̃, α,
 the RMSE, the participant count) is post-processing of ``j̃`` and public parameters. Several

@@ -1,4 +1,4 @@
-"""The general (inefficient) recursive mechanism of papers/003 §4.2, eqs. 13–14.
+"""The general (inefficient) recursive mechanism of Chen & Zhou §4.2, eqs. 13–14.
 
 For any monotonic query ``q`` on a sensitive database — given as a Python function from a world
 (a frozenset of contributing participants) to a nonnegative number — it enumerates every subset
@@ -57,7 +57,7 @@ def _popcounts(n: int) -> np.ndarray:
 def _from_values(values: np.ndarray, n: int, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """H and G (eqs. 13–14) from ``q`` evaluated on every subset (indexed by bitmask)."""
     if abs(values[0]) > tol:
-        raise ValueError("a monotonic query must be 0 on the empty world (papers/003 Def. 8)")
+        raise ValueError("a monotonic query must be 0 on the empty world (Chen & Zhou Def. 8)")
     masks = np.arange(1 << n, dtype=np.int64)
     ls = np.zeros(1 << n)
     for b in range(n):

@@ -2,7 +2,7 @@
 
 A :class:`Release` holds the noisy answer ``X̂``, the noisy scale ``Δ̂``, the budget ``ε`` it was
 computed with and every parameter used. It never holds ``Δ``, ``X``, the H/G sequences or the true
-answer: those are functions of the private data (papers/003 §4.1) and are shown to the curator
+answer: those are functions of the private data (Chen & Zhou §4.1) and are shown to the curator
 only, through ``recursive.explain``.
 
 ``X̂`` is released with exact discrete Laplace noise on a public grid
@@ -58,7 +58,7 @@ def capped_delta_hat(delta_hat: float, eps2: float) -> float:
 
 
 def release_delta_hat(j: int, params: Mapping[str, Any], rng) -> float:
-    """Release ``Δ̂`` for ``Δ = θ·e^{jβ}`` (papers/003 Lemma 4, ε₁-DP), with exact noise.
+    """Release ``Δ̂`` for ``Δ = θ·e^{jβ}`` (Chen & Zhou Lemma 4, ε₁-DP), with exact noise.
 
     ``ln Δ = ln θ + jβ`` has sensitivity β because ``j`` changes by at most one between
     neighbours; the textbook release is ``ln Δ + μ + Lap(β/ε₁)``. Here the integer ``j`` itself is
@@ -141,7 +141,7 @@ class Release:
         Exact for the discrete law (:func:`provsql_dp.mechanisms.noise.sources.error_bound`): the
         quantile of ``γ|K|`` plus the rounding of ``X`` down to the grid (< γ). It bounds the
         *noise*, not the distance to the true answer: ``X`` under-estimates the true answer by
-        a data-dependent truncation bias (papers/003 Lemma 8) that is not published. For a signed
+        a data-dependent truncation bias (Chen & Zhou Lemma 8) that is not published. For a signed
         release the two parts' bounds at ``(1+p)/2`` are added (union bound).
         """
         if not 0 < p < 1:
@@ -155,7 +155,7 @@ class Release:
         """An interval that holds the **true answer** with probability ≥ ``p`` (None: unbounded).
 
         The mechanism releases ``X̂ = γ(⌊X/γ⌋ + K)`` with ``X = min_i H_i + (|P| − i)Δ̂ ≤ H_|P|``,
-        the true answer (take ``i = |P|``, papers/003 eq. 12). So ``truth ≥ X ≥ X̂ − γK``, and with
+        the true answer (take ``i = |P|``, Chen & Zhou eq. 12). So ``truth ≥ X ≥ X̂ − γK``, and with
         ``k`` the one-sided quantile of ``K ~ DLap(λ)`` (``Pr[K > k] ≤ 1 − p``) the truth is at
         least ``X̂ − γk`` with probability ≥ ``p``. Above, the truncation ``H_|P| − X`` is
         data-dependent and not released: the interval is one-sided, ``(X̂ − γk, None)``. For a

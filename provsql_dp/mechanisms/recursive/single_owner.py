@@ -3,7 +3,7 @@
 Setting
 -------
 Every output tuple ``t`` is owned by exactly one participant ``o(t)``: its annotation is the single
-monomial ``{o(t)}`` (papers/003 §2.4; e.g. ``SELECT SUM(x) FROM t`` on a table protected row-by-
+monomial ``{o(t)}`` (Chen & Zhou §2.4; e.g. ``SELECT SUM(x) FROM t`` on a table protected row-by-
 owner, no join between protected rows). With nonnegative weights ``q(t)`` only the per-participant
 totals ``c_p = Σ_{t : o(t) = p} q(t) ≥ 0`` matter (DuckDB can compute them with ``GROUP BY owner``).
 Optionally some tuples are public (annotation ``True``); their total weight is ``b`` (``public``).
@@ -453,7 +453,7 @@ def release_signed(
 
     ``c_pos[p] = Σ_{t owned by p} max(0, q(t))`` and ``c_neg[p] = Σ_{t owned by p} max(0, −q(t))``
     (per tuple, **not** ``max(0, Σ q)`` per owner: the parts are the positive and negative
-    sub-queries of papers/003 §3.2). The positive part is released first, from the same generator.
+    sub-queries of Chen & Zhou §3.2). The positive part is released first, from the same generator.
 
     >>> import numpy as np
     >>> rel = release_signed([3.0, 0.0], [0.0, 1.0], epsilon=1.0, rng=np.random.default_rng(0))

@@ -1,8 +1,8 @@
 """k-star counting with the recursive mechanism on a degree construction whose size does not
-depend on the number of k-stars (papers/003 §6.1, footnote 2).
+depend on the number of k-stars (Chen & Zhou §6.1, footnote 2).
 
 Why. The K-relation of a k-star count has one tuple per star, Σ_v C(d_v, k) of them: 2.5 M
-3-stars on ca-GrQc, so the LPs of eq. 16/19 cannot be built. Footnote 2 of papers/003 announces "a
+3-stars on ca-GrQc, so the LPs of eq. 16/19 cannot be built. Footnote 2 of Chen & Zhou announces "a
 clever construction of K-relation, such that the size of K-relation is asymptotically independent
 of k" but does not give it. This module builds **our own** construction (not the paper's, which is
 unpublished): H and G are LPs over *degrees*, with O(|V| + |E|) variables and Σ_v d_v rows,
@@ -15,7 +15,7 @@ presence of the participants.
 
 * *Edge privacy* (a participant is an edge): ``x_v(f) = Σ_{e ∋ v} f_e`` and
   ``Obj(f) = Σ_v C_k(x_v(f))``.
-* *Node privacy* (a participant is a node with its edges): each edge is relaxed as in papers/003
+* *Node privacy* (a participant is a node with its edges): each edge is relaxed as in Chen & Zhou
   §5.2, ``a_uv(f) = max(0, f_u + f_v − 1)``, ``x_v(f) = Σ_{u ∈ N(v)} a_uv(f)`` and again
   ``Obj(f) = Σ_v C_k(x_v(f))``.
 
@@ -56,7 +56,7 @@ is 1-bounding (the factor 2 above counted the two ends of an undirected edge). U
 ``2k max_v C_k(x_v)`` bounds when the table is symmetric (it is then the undirected case); for
 other tables bounding is not claimed — again, only accuracy depends on it.
 
-The mechanism is then papers/003 §4.1 unchanged: ``Δ = min{e^{jβ}θ : G_{|P|−j} ≤ e^{jβ}θ}``
+The mechanism is then Chen & Zhou §4.1 unchanged: ``Δ = min{e^{jβ}θ : G_{|P|−j} ≤ e^{jβ}θ}``
 (binary search, one LP per probe), ``Δ̂`` released by :func:`~provsql_dp.mechanisms.recursive.release.
 release_delta_hat` (ε₁-DP), ``X = min_i H_i + (|P| − i)Δ̂`` from the real-interval LP and two
 integer H (H is convex), and ``X̂`` by :func:`~provsql_dp.mechanisms.recursive.release.release_x` (exact

@@ -1,11 +1,11 @@
 """k-triangle counting under edge privacy with the recursive mechanism on a construction whose
-size does not depend on k (papers/003 §6; the k-star analogue is :mod:`.kstar`).
+size does not depend on k (Chen & Zhou §6; the k-star analogue is :mod:`.kstar`).
 
 A *k-triangle* is k triangles sharing one edge, its base; the count is ``Σ_e C(t_e, k)`` with
 ``t_e`` the number of triangles on ``e``. Enumerated, the K-relation has one tuple per
 k-triangle (2 M 2-triangles on ca-GrQc, and ``C(t_e, 3)`` grows faster still). Here H and G are
 LPs with one column per edge and per triangle, whatever k. This construction is **ours**, in the
-spirit of the k-star one; papers/003 gives none.
+spirit of the k-star one; Chen & Zhou gives none.
 
 The construction (edge privacy: a participant is an edge; ``f ∈ [0,1]^E`` a fractional presence).
 For a triangle ``τ`` with edges ``e₁, e₂, e₃`` let ``a_τ(f) = max(0, f_{e₁} + f_{e₂} + f_{e₃} − 2)``,
@@ -50,7 +50,7 @@ k − 1) ≤ k·C(t_p, k) + 2t_p·C(T − 1, k − 1) ≤ 3k·C(T, k) = G_|P|`` 
   there, but only ε in the max.
 * **Proved: 2-bounding with factor 10k.** With ``G⁽¹⁰ᵏ⁾_l = 10k·min {M(f) : Σ f = l}``:
   ``H_j ≤ H_i + (|P| − i)·G⁽¹⁰ᵏ⁾_l`` for all ``i ≤ j``, ``l = |P| − ⌊(|P| − j)/2⌋``. Proof (the
-  truncation argument of papers/003 Theorem 4): let g reach ``G_l`` (mass l), h reach ``H_i``, and
+  truncation argument of Chen & Zhou Theorem 4): let g reach ``G_l`` (mass l), h reach ``H_i``, and
   ``f = max(0, 2g − 1)``. (a) ``Σ(1 − f) ≤ 2(|P| − l) ≤ |P| − j``, so ``H_j ≤ Obj(f)`` (Obj
   nondecreasing). (b) ``a_τ(f) > 0`` needs all three ``f_e > 0``, so ``a_τ(f) = 2a_τ(g) − 1`` and
   ``a_τ(g) > ½``. (c) Lowering f by ``d ≥ 0`` lowers ``a_τ`` at rate ``d(τ)`` if ``a_τ(f) > 0``

@@ -1,6 +1,6 @@
 """k-triangle counting under NODE privacy with the recursive mechanism on a construction whose size
-does not depend on k nor on the count (papers/003 §6; the edge-private one is :mod:`.ktriangle`,
-the k-star one :mod:`.kstar`). This construction is **ours**; papers/003 gives none.
+does not depend on k nor on the count (Chen & Zhou §6; the edge-private one is :mod:`.ktriangle`,
+the k-star one :mod:`.kstar`). This construction is **ours**; Chen & Zhou gives none.
 
 A *k-triangle* is k triangles sharing one edge, its base; the count is ``Σ_e C(t_e, k)`` with
 ``t_e`` the number of triangles on ``e``. A participant is a node with all its edges;
@@ -9,7 +9,7 @@ k-triangle (refused above 300 k tuples in the benchmarks); here every LP has one
 per edge and per triangle (and one per node in G), whatever k.
 
 **H.** For a triangle ``τ`` on nodes ``a, b, c`` let ``a_τ(f) = max(0, f_a + f_b + f_c − 2)``
-(papers/003 §5.2's relaxation of the conjunction); for an edge ``e = ab`` let
+(Chen & Zhou §5.2's relaxation of the conjunction); for an edge ``e = ab`` let
 ``x_e(f) = Σ_{τ ⊃ e} a_τ(f)`` and ``y_e(f) = min(f_a, f_b)``; let ``C_k`` be the piecewise-linear
 interpolation of ``x ↦ C(x, k)`` (convex, nondecreasing, ``C_k(0) = 0``: the max of 0 and of its
 pieces ``s_m x + c_m`` on ``[m, m+1]``, ``s_m = C(m, k−1) ≥ 0``, ``c_m = C(m, k) − m s_m ≤ 0``) and
@@ -59,7 +59,7 @@ the load of p is 0 and every other node's load is its load in the graph without 
 ``S_i^{P₂}(K_i^{P₂}) ≤ S_i^{P₂}(K_i^{P₁}) ≤ S_i^{P₁}(K_i^{P₁})`` and
 ``S_i^{P₁}(K_i^{P₁}) ≤ S_i^{P₁}(K_{i+1}^{P₂}) ≤ S_{i+1}^{P₂}(K_{i+1}^{P₂})`` (K recursive, then
 S recursive at a fixed κ); ``G_0 = 0``. **Privacy rests on H and G being recursive only**
-(Lemmas 1, 4, 7 of papers/003).
+(Lemmas 1, 4, 7 of Chen & Zhou).
 
 Why not gate each apex term by its triangle, ``C_{k−1}(max(0, x_ab − 1 − M(1 − a_τ)))``: that term
 is 0 at ``a_τ = 0`` only when ``M ≥ max_e t_e − 1``, a constant of the data, and with such an M
@@ -89,7 +89,7 @@ edges at v give ``Σ_{e∋v} t_e·C(t_e − 1, k − 1) = k·B_v`` and the oppos
   ``min(1/ε, L/(2k − 1 + ε))``: 2 for k = 2, L = 8, ε = ½, N = 2 (the regression test), 4 for L =
   16, ε = ¼, N = 4, unbounded as ε → 0 with ``L ≥ 2k/ε``.
 * **Proved: 4-bounding with c = 8.** ``H_j ≤ H_i + (|P| − i)·8·G_l`` for all ``i ≤ j``, with
-  ``l = |P| − ⌊(|P| − j)/4⌋`` and G as built (c = 1). Proof (papers/003 Theorem 4's truncation,
+  ``l = |P| − ⌊(|P| − j)/4⌋`` and G as built (c = 1). Proof (Chen & Zhou Theorem 4's truncation,
   as for :mod:`.ktriangle`, over two points since K and S are minimised apart): let g' reach
   ``K_l``, g reach ``S_l(K_l)`` (so ``κ = K_l = max_e Q(g')``), h reach ``H_i``,
   ``g̃ = g ∧ g'`` and ``f = max(0, 2g̃ − 1)``. (a) ``Σ(1 − f) ≤ 2Σ(1 − g) + 2Σ(1 − g') =

@@ -1,5 +1,5 @@
 """Local-sensitivity baselines for k-star and k-triangle counts under **edge** privacy — the
-mechanisms of Karwa, Raskhodnikova, Smith & Yaroslavtsev (PVLDB 2011) that papers/003 Fig. 4
+mechanisms of Karwa, Raskhodnikova, Smith & Yaroslavtsev (PVLDB 2011) that Chen & Zhou Fig. 4
 compares against — built on smooth sensitivity (Nissim, Raskhodnikova & Smith, STOC 2007).
 
 Both release ``T + DLap(S/α)`` where ``T`` is the (integer) count and ``S = max_s e^{−βs} A(s)`` a
@@ -16,7 +16,7 @@ monotone function of S.
   ``C(b_i, k−1) + C(b_j, k−1)`` with ``b_i = d_i − [ij ∈ E]``; within s changes the best pair gets
   s more edges, all on one side first (C is convex): :func:`kstar_local_sensitivity` is this
   **exact** ``A(s)`` (checked by brute force over all graphs at distance ≤ s in the tests).
-  Deviation: papers/003 says Karwa et al.'s k-star mechanism is ε-DP; an ε-DP smooth-sensitivity
+  Deviation: Chen & Zhou says Karwa et al.'s k-star mechanism is ε-DP; an ε-DP smooth-sensitivity
   release needs heavy-tailed (Cauchy-type) noise, which has no exact sampler here (noise must come
   from ``safe_noise``), so this baseline is the (ε, δ) Laplace variant.
 * :func:`ktriangle_release` — **k-triangles** (k ≥ 2) ``Σ_{ij ∈ E} C(a_ij, k)``, a_ij the common
@@ -24,7 +24,7 @@ monotone function of S.
   for each common neighbour l, the k-triangles on bases il and jl that use j (resp. i) as an
   apex, at most ``C(a_max, k−1)`` each; so ``LS ≤ C(a, k) + 2a·C(a, k−1)`` with ``a = a_max`` over
   all pairs, and one edge change moves every a_ij by at most one, so
-  ``A(s) = bound(min(a_max + s, n − 2))``. (ε, δ)-DP, as papers/003 says of Karwa et al.'s. This
+  ``A(s) = bound(min(a_max + s, n − 2))``. (ε, δ)-DP, as Chen & Zhou says of Karwa et al.'s. This
   bound was derived here from first principles before Karwa et al.'s paper was readable; it is
   tested ≥ the brute-force local sensitivity at distance s. Karwa et al.'s own k-triangle
   mechanism (PVLDB 2011, §4, Algorithm 1: a DP upper bound on the exact local sensitivity, not a

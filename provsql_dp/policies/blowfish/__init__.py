@@ -1,4 +1,4 @@
-"""Blowfish privacy for histogram and range workloads over one table (papers/000, 001, 002).
+"""Blowfish privacy for histogram and range workloads over one table (Haney et al., Liu et al., He et al.).
 
 >>> import numpy as np
 >>> from provsql_dp import blowfish as bf

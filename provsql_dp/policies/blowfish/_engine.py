@@ -201,7 +201,7 @@ def compare_strategies(W, pol, epsilon):
 
 
 def epsilon_for_accuracy(W, pol, alpha, beta=0.05, simultaneous=False, strategy=None):
-    """Accuracy first (papers/001 §3): the smallest ε (and strategy) such that every query is
+    """Accuracy first (Liu et al. §3): the smallest ε (and strategy) such that every query is
     within ``alpha`` of the truth with probability ``1 − beta``.
 
     >>> from provsql_dp import blowfish as bf

@@ -1,6 +1,6 @@
-"""The transformational equivalence of papers/000 §4: ``(W, x) → (W·P_G, P_G⁻¹x)``.
+"""The transformational equivalence of Haney et al. §4: ``(W, x) → (W·P_G, P_G⁻¹x)``.
 
-``P_G`` (papers/000 §4.4) has one row per value and one column per edge (+1/−1; a ⊥-edge has a
+``P_G`` (Haney et al. §4.4) has one row per value and one column per edge (+1/−1; a ⊥-edge has a
 single +1). Unbounded policies (Case I) keep all ``k`` rows (rank ``k``); bounded policies
 (Case II) replace one vertex ``r`` by ⊥: its row is dropped, and ``W·x = W'·x₋ᵣ + n·W[:, r]``
 with the public total ``n`` (Lemma 4.10).
@@ -17,7 +17,7 @@ edge and keep a slot for each root (its subtree sum: the public component total,
 for every query, the all-ones query included (the root slot carries the public total; under ⊥
 the ⊥ column of ``W`` is zero). Noise is only ever added to non-root slots.
 
-A tree used for a non-tree policy costs its stretch ``ℓ`` (papers/000 Lemma 4.5): the largest
+A tree used for a non-tree policy costs its stretch ``ℓ`` (Haney et al. Lemma 4.5): the largest
 tree distance between the endpoints of a policy edge; strategies run at ``ε/ℓ``.
 
 >>> import numpy as np
@@ -50,7 +50,7 @@ __all__ = [
 
 # ---------------------------------------------------------------------------- P_G itself
 def incidence(policy: Policy, drop=None):
-    """``P_G`` of papers/000 §4.4 as a sparse matrix.
+    """``P_G`` of Haney et al. §4.4 as a sparse matrix.
 
     Returns ``(P, dropped)``. Unbounded (Case I): ``k × |E|``, ⊥-edges have a single ``+1``.
     Bounded (Case II): vertex ``dropped`` (default the last value) is replaced by ⊥, its row is
@@ -81,7 +81,7 @@ def right_inverse(policy: Policy, x, tree: "Forest | None" = None, drop=None):
 
     Built from a spanning tree (tree edges carry the subtree sums, other edges zero) in ``O(k)``;
     any right inverse gives the same ``W·P_G·y = W·x``, which is all a matrix mechanism needs
-    (papers/000 Thm 4.1).
+    (Haney et al. Thm 4.1).
     """
     if tree is None:
         tree = bfs_forest(policy, root=drop)
@@ -262,7 +262,7 @@ def line_tree(policy: Policy) -> Forest:
 
 
 def htheta_tree(policy: Policy) -> Forest:
-    """Hᶿₖ (papers/000 §5.3.1): value ``v`` hangs on the next "red" value (multiples of θ), the
+    """Hᶿₖ (Haney et al. §5.3.1): value ``v`` hangs on the next "red" value (multiples of θ), the
     red values form a path; rooted at the last value. Stretch ≤ 3 for Gᶿₖ."""
     k, t = policy.k, int(policy.theta)
     v = np.arange(k, dtype=np.int64)
@@ -404,7 +404,7 @@ def candidate_trees(policy: Policy) -> list:
 
 
 def policy_sensitivity(W, policy: Policy) -> float:
-    """Δ_W(G) (papers/000 Def. 4.1) = the largest column L1 norm of ``W·P_G`` (Lemma 4.7).
+    """Δ_W(G) (Haney et al. Def. 4.1) = the largest column L1 norm of ``W·P_G`` (Lemma 4.7).
 
     >>> import numpy as np
     >>> policy_sensitivity(np.tril(np.ones((6, 6))), Policy.line(6))   # CDF under G¹: 1

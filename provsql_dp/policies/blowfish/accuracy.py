@@ -1,4 +1,4 @@
-"""Data-independent accuracy: expected MSE, (α, β) bounds, and accuracy-first budgets (papers/001 §3).
+"""Data-independent accuracy: expected MSE, (α, β) bounds, and accuracy-first budgets (Liu et al. §3).
 
 The noise of every strategy here is a fixed linear combination ``X = Σ aᵢ Lᵢ`` of independent
 Laplace variables, so its variance ``σ² = 2 Σ aᵢ²bᵢ²`` is known exactly and does not depend on the

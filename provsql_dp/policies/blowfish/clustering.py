@@ -1,4 +1,4 @@
-"""SuLQ k-means under Blowfish policies (papers/002 §6), with a sensitivity we can prove.
+"""SuLQ k-means under Blowfish policies (He et al. §6), with a sensitivity we can prove.
 
 Each of ``iterations`` rounds assigns the points to the nearest public centroid, then releases
 per cluster the count ``N_j`` and the sum ``S_j`` of the points (both with Laplace noise, the
@@ -18,7 +18,7 @@ record changes value, unbounded: it is added or removed):
   (``attribute``: secrets differ in one attribute), ``θ`` (``threshold``: L1 distance ≤ θ), the
   largest cell's L1 diameter (``partition``: secrets within a cell of a grid);
 * in different clusters: two counts change by 1 and two sums by ``‖x − o‖₁ + ‖y − o‖₁``, up to
-  twice the box's L1 diameter (``o`` the box's lower corner). papers/002 Lemma 6.1 states the
+  twice the box's L1 diameter (``o`` the box's lower corner). He et al. Lemma 6.1 states the
   smaller, same-cluster bounds only; a pair split by the clusters' boundary breaks them, so we
   keep the cross term **unless no secret pair can be split**: for a partition, when no cell
   straddles two clusters' Voronoi regions (checked on the cells' corners — the regions are
@@ -188,7 +188,7 @@ def kmeans(X, k, epsilon, *, lo, hi, policy="dp", theta=None, cells=None, bounde
 
 
 def lloyd(X, k, *, iterations=10, init) -> np.ndarray:
-    """Non-private k-means (Lloyd's iterations from ``init``), the baseline of papers/002 Fig. 1."""
+    """Non-private k-means (Lloyd's iterations from ``init``), the baseline of He et al. Fig. 1."""
     X = np.asarray(X, dtype=float)
     centers = np.array(init, dtype=float)
     for _ in range(iterations):

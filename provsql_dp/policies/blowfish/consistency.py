@@ -1,6 +1,6 @@
 """An honest error bound for the ordered strategy, whose isotonic consistency is not linear.
 
-The ordered mechanism (papers/002 §7.1; Hay et al. 2010) releases the ``m`` prefix counts
+The ordered mechanism (He et al. §7.1; Hay et al. 2010) releases the ``m`` prefix counts
 ``c_1 ≤ … ≤ c_m`` of a path tree as ``y_i = c_i + e_i`` (exact discrete Laplace on a public grid,
 :meth:`provsql_dp.mechanisms.noise.safe_noise.LaplacePlan.release_array`), then replaces ``y`` by its
 isotonic regression ``f`` clipped to ``[0, n]``, and answers each query ``q`` as

@@ -1,8 +1,8 @@
-r"""Histograms under a Blowfish policy with publicly known counts (papers/002 §3, §4 and §8).
+r"""Histograms under a Blowfish policy with publicly known counts (He et al. §3, §4 and §8).
 
 A *count constraint* makes a count public: the number of records whose value lies in a group of
 values (a total, the cells of a marginal, any declared group). With constraints ``Q``, two
-databases are neighbours (papers/002 Def. 4.1) when both satisfy ``Q``, they differ in at least
+databases are neighbours (He et al. Def. 4.1) when both satisfy ``Q``, they differ in at least
 one secret pair (an edge of the policy graph, ⊥ included), and no database satisfying ``Q``
 differs from the first in a strictly smaller set of secret pairs, or in the same set with
 strictly fewer changed records. Neighbours may therefore differ in several records: a record

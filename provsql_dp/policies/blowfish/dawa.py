@@ -1,5 +1,5 @@
 r"""DAWA (Li, Hay, Miklau, Wang, VLDB 2014) on a vector, and the Blowfish strategies built on it:
-``dawa`` (DAWA on the transformed data ``x_T``, papers/000 §5.4.1 "Transformed + DAWA", with
+``dawa`` (DAWA on the transformed data ``x_T``, Haney et al. §5.4.1 "Transformed + DAWA", with
 the consistency step of §5.4.2 on a path) and ``dp_dawa`` (the differential-privacy baseline).
 
 DAWA answers a workload on a vector ``v`` of counts in two stages, at ``ε₁ = ε/4`` and

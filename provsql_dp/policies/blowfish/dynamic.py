@@ -1,4 +1,4 @@
-"""Dynamic (projected) policies, papers/001 Def. 3.1 and Thm 3.
+"""Dynamic (projected) policies, Liu et al. Def. 3.1 and Thm 3.
 
 A workload of ranges only needs the counts of the cells between consecutive range endpoints.
 :func:`project` returns those cells (bin boundaries per axis, for one ``GROUP BY`` in SQL), the
@@ -123,7 +123,7 @@ def project(workload: Workload, policy: Policy) -> Projection:
         if policy.kind == "grid":
             pp = Policy.grid(m1, m2, 1, bounded=policy.bounded, sources=src)
             return Projection(Rects(pp.shape, r0, r1, c0, c1), pp, [b1, b2], policy)
-        # attribute composition (papers/001 Def. 3.2): a neighbour changes one attribute along
+        # attribute composition (Liu et al. Def. 3.2): a neighbour changes one attribute along
         # an edge of its graph, so its cells change along an edge of that attribute's projected
         # graph: the projection of the product is the product of the projections (Thm 3).
         f1, f2 = (_project_1d(f, b) for f, b in zip(policy.factors, (b1, b2)))

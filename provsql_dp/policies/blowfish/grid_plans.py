@@ -1,8 +1,8 @@
-"""The 2-D Blowfish strategies: grids ``Gᶿ`` (papers/000 §5.4) and the 2-D DP baselines.
+"""The 2-D Blowfish strategies: grids ``Gᶿ`` (Haney et al. §5.4) and the 2-D DP baselines.
 
 * ``grid_laplace`` — Laplace on every edge of the grid ``G¹`` (any workload matrix);
 * ``grid_hierarchical`` / ``grid_privelet`` — each rectangle as ±4 ranges along the lines of
-  edges of ``G¹``, answered by a 1-D strategy per line (papers/000 Thm 5.4); ``Gᶿ`` through
+  edges of ``G¹``, answered by a 1-D strategy per line (Haney et al. Thm 5.4); ``Gᶿ`` through
   ``G¹`` at stretch ``ℓ = θ`` (Lemma 4.5);
 * ``dp_laplace`` / ``dp_hierarchical`` / ``dp_privelet`` — the tensor product of the 1-D
   strategies on the cell counts, at ``ε/2`` for a bounded policy.

@@ -22,8 +22,8 @@ protect come from the declarations alone, never from the data:
   presence and absence: a record appears or disappears).
 
 Other declarations are refused, naming what applies — so is a policy with KNOWN COUNTS (its
-neighbours must keep the counts: papers/002 §8's constrained sensitivity, not these). The sensitivities are those
-:func:`.clustering.sensitivities` proves, including pairs split by a cluster boundary (papers/002
+neighbours must keep the counts: He et al. §8's constrained sensitivity, not these). The sensitivities are those
+:func:`.clustering.sensitivities` proves, including pairs split by a cluster boundary (He et al.
 Lemma 6.1 states the same-cluster bound only, which is not private; see ``benchmarks/kmeans.py``).
 
 >>> from fractions import Fraction
@@ -100,7 +100,7 @@ def kmeans_policy(tp, columns) -> KMeansPolicy:
     if getattr(tp, "known", None) is not None:
         raise DeclarationError(f"{name}) declares KNOWN COUNTS: its neighbours must keep those "
                                "counts, which the k-means sensitivities do not account for "
-                               "(papers/002 §8)")
+                               "(He et al. §8)")
     if tp.sources is not None:
         raise DeclarationError(f"{name}) has SOURCES: k-means releases sums over every record, "
                                "so its presence rule must be BOUNDED or UNBOUNDED without "

@@ -1,4 +1,4 @@
-"""Blowfish policy graphs (papers/002 §3, papers/000 §3, papers/001 Def. 3.2).
+"""Blowfish policy graphs (He et al. §3, Haney et al. §3, Liu et al. Def. 3.2).
 
 A policy graph ``G = (V, E)`` over a discrete domain of ``k`` values says which pairs of values an
 adversary must not tell apart: a record may change from ``u`` to ``v`` when ``(u, v)`` is an edge.
@@ -13,10 +13,10 @@ Bounded and unbounded
 * **unbounded** (``bounded=False``): a special vertex ⊥ (numbered ``k``) stands for "absent"; an
   edge ``(u, ⊥)`` protects the presence of a record with value ``u``. By default ⊥ is adjacent to
   every value, which matches ``PROTECT``'s presence/absence semantics. With ``sources`` ⊥ is
-  adjacent only to those values (the δ-neighbourhood view of papers/004): a record may appear or
+  adjacent only to those values (the δ-neighbourhood view of Fang & Chang): a record may appear or
   disappear only at a source, and presence of a record with value ``v`` is protected only at
   ``ε · dist_G(v, ⊥)`` — **values far from every source have their presence protected less**.
-* ``Policy.full(k, bounded=False)`` is unbounded differential privacy exactly as papers/000 §3
+* ``Policy.full(k, bounded=False)`` is unbounded differential privacy exactly as Haney et al. §3
   defines it: ⊥ adjacent to every value and no value–value edge (changing a value is a removal
   plus an addition, protected at 2ε). With ``sources`` the values are also pairwise connected,
   so that every value stays protected.
@@ -124,7 +124,7 @@ class Policy:
 
     @classmethod
     def full(cls, k, *, bounded=True, sources=None) -> "Policy":
-        """Complete graph: plain differential privacy (bounded or unbounded, papers/000 §3)."""
+        """Complete graph: plain differential privacy (bounded or unbounded, Haney et al. §3)."""
         k = _check_size("k", k)
         return cls._make("full", (k,), bounded, sources)
 
@@ -167,7 +167,7 @@ class Policy:
 
     @classmethod
     def compose(cls, *policies, bounded=True, sources=None) -> "Policy":
-        """Attribute composition (papers/001 Def. 3.2): the Cartesian product of attribute graphs.
+        """Attribute composition (Liu et al. Def. 3.2): the Cartesian product of attribute graphs.
 
         Two tuples are secrets when they differ in one attribute by an edge of that attribute's
         graph. Composing two line graphs gives the grid G¹. The factors' own ``bounded`` flags

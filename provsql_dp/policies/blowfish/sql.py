@@ -284,7 +284,7 @@ class TablePolicy:
     bounded: bool
     sources: list | None = None
     _policy: Policy | None = field(default=None, repr=False)
-    #: publicly known counts (papers/002 §8): disjoint groups of flat bin indices, or None
+    #: publicly known counts (He et al. §8): disjoint groups of flat bin indices, or None
     known: list | None = None
     #: how they were declared, for SHOW POLICIES: "TOTAL", "BY (col)" or "(groups)"
     known_sql: str | None = None

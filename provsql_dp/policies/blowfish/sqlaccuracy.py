@@ -1,4 +1,4 @@
-"""Accuracy-first releases from Python over a connection (papers/001 §3).
+"""Accuracy-first releases from Python over a connection (Liu et al. §3).
 
 :func:`answer_with_accuracy` runs ``EXPLAIN PRIVACY <sql> WITH ACCURACY α CONFIDENCE c`` (no
 data read, nothing spent) to get the smallest ε meeting the accuracy, then releases

@@ -2,7 +2,7 @@
 expected error, plus the data-dependent ordered mechanism.
 
 Every strategy releases ``W·x + noise`` where the noise is ``W_T · A⁺η`` for a strategy ``A`` on
-the transformed domain and i.i.d. Laplace ``η`` (papers/000 Thm 4.1): the noise never depends on
+the transformed domain and i.i.d. Laplace ``η`` (Haney et al. Thm 4.1): the noise never depends on
 the data, so its variance — reported per query — is safe to publish.
 
 Floating-point safety (no continuous noise is ever added to a private number):
@@ -21,23 +21,23 @@ Names (pass one as ``strategy=`` to :func:`provsql_dp.policies.blowfish.answer`)
                             at ``ε/ℓ`` (ℓ = stretch; 1 for trees).
 ``ordered``                 ``laplace`` on prefix sums + consistency (isotonic regression and
                             clipping to [0, n], Hay et al. 2010) — the ordered mechanism of
-                            papers/002 §7.1; bounded path trees only. Data dependent: the stated
+                            He et al. §7.1; bounded path trees only. Data dependent: the stated
                             error is that of ``laplace``, an upper bound for CDF workloads.
 ``hierarchical``            a b-ary tree with least-squares consistency on the transformed data
-                            (blocked by θ for Hᶿ, papers/000 §5.3.1), best b ∈ {2, 4, 8, 16}.
+                            (blocked by θ for Hᶿ, Haney et al. §5.3.1), best b ∈ {2, 4, 8, 16}.
 ``privelet``                the Haar wavelet strategy on the transformed data.
-``ordered_hierarchical``    papers/002 §7.2 for Gᶿ (bounded): prefix counts every θ values
+``ordered_hierarchical``    He et al. §7.2 for Gᶿ (bounded): prefix counts every θ values
                             (sensitivity 1) plus a tree inside each block (sensitivity 2·levels),
                             the budget split optimally; no ε/3 loss.
 ``grid_laplace``            2-D: Laplace on every edge of the grid G¹ (any workload).
-``grid_hierarchical``,      2-D ranges under the grid (papers/000 Thm 5.4): each rectangle is
+``grid_hierarchical``,      2-D ranges under the grid (Haney et al. Thm 5.4): each rectangle is
 ``grid_privelet``           ±4 ranges along rows/columns of edges, answered by a hierarchical
                             or Privelet strategy per line (parallel composition); Gᶿ through G¹ at
                             ε/θ (Lemma 4.5).
 ``dp_laplace``,             differential-privacy baselines at ε/2 (a bounded neighbour is two
 ``dp_hierarchical``,        unbounded ones); 2-D ranges use the tensor product of the 1-D
 ``dp_privelet``             strategies.
-``dawa``                    data dependent (papers/000 §5.4, "Transformed + DAWA"): DAWA (Li et
+``dawa``                    data dependent (Haney et al. §5.4, "Transformed + DAWA"): DAWA (Li et
                             al. 2014, :mod:`.dawa`) on the transformed data of each spanning tree
                             at ε/ℓ, with consistency on a bounded path; its stated error is the
                             noise only (the partition's bias is data dependent). Never chosen by
@@ -191,7 +191,7 @@ def _ordered_plan(w, policy, tree, WT):
 
 
 def _oh_plans(w, policy):
-    """Ordered hierarchical mechanism (papers/002 §7.2) for bounded Gᶿ, on the Hᶿ transform."""
+    """Ordered hierarchical mechanism (He et al. §7.2) for bounded Gᶿ, on the Hᶿ transform."""
     if not policy.bounded or policy.kind != "threshold":
         return []
     k, t = policy.k, int(policy.theta)

@@ -1,4 +1,4 @@
-"""The curator's trade-off view (papers/001 §4, Demo 1): expected error per query across
+"""The curator's trade-off view (Liu et al. §4, Demo 1): expected error per query across
 policies and budgets, as a table and a PNG plot. Errors are data independent, so this reads no
 data and spends no budget.
 

@@ -1,4 +1,4 @@
-"""δ-neighbourhood differential privacy for spatial and dynamic data (papers/004).
+"""δ-neighbourhood differential privacy for spatial and dynamic data (Fang & Chang).
 
 Spatial (one or two numeric columns): :class:`Policy` (δ, box, metric, sources — a Blowfish
 policy once discretised), the cumulative strategy C_{n,δ} and sorted points in 1-D, the median

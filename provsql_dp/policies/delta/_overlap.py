@@ -1,4 +1,4 @@
-"""Proportional overlap of ranges with equal-width bins (papers/004 eq. 8), 1-D and 2-D.
+"""Proportional overlap of ranges with equal-width bins (Fang & Chang eq. 8), 1-D and 2-D.
 
 A bin that a query range covers only partly contributes the covered fraction of its count. Along
 one axis, the covered fraction of bin ``i`` (``[o + i·w, o + (i+1)·w)``) by ``[a, b)`` is

@@ -1,4 +1,4 @@
-"""Budget allocation for sustainable publishing (papers/004 §7).
+"""Budget allocation for sustainable publishing (Fang & Chang §7).
 
 A publisher releases at steps ``1 … n``; step ``i`` costs ``εᵢ`` and Theorem 2 allows any
 allocation whose every window of δ consecutive steps sums to at most ε. With weights ``wᵢ ≥ 0``

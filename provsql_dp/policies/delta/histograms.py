@@ -1,4 +1,4 @@
-"""Two numeric columns: a series of shifted equi-width histograms (papers/004 §5.3) and the
+"""Two numeric columns: a series of shifted equi-width histograms (Fang & Chang §5.3) and the
 equi-width baseline, answering range counts by proportional overlap (eq. 8).
 
 Construction
@@ -203,7 +203,7 @@ def _shifts_of(policy, bin_width, epsilon=1.0):
 
 
 def shifted_histograms(points, policy: Policy, epsilon, bin_width=None, rng=None) -> HistogramSeries:
-    """Publish the series of shifted equi-width histograms (papers/004 §5.3).
+    """Publish the series of shifted equi-width histograms (Fang & Chang §5.3).
 
     Parameters
     ----------

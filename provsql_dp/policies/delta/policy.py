@@ -1,4 +1,4 @@
-"""δ-neighbourhood policies on one or two numeric columns (papers/004 §3–4).
+"""δ-neighbourhood policies on one or two numeric columns (Fang & Chang §3–4).
 
 Two tables are δ-neighbours when one is obtained from the other by moving one record by at most
 δ (in the chosen metric), or — only when ``sources`` are given — by adding or removing one record
@@ -7,7 +7,7 @@ with ``sources="boundary"`` records enter and leave through the boundary of the 
 
 Points live in a box (``bbox``; by default ``[0, 1]^d``), δ is in the same units as the points.
 
-Discretised, this is a Blowfish policy (DESIGN §6): split the box into half-open cells; two cells
+Discretised, this is a Blowfish policy (He et al.): split the box into half-open cells; two cells
 are secrets of each other exactly when some point of one is within δ of some point of the other,
 and a cell is adjacent to ⊥ when some point of it lies within δ of a source. In 1-D, with ``k``
 cells of width ``w``, cells ``i`` and ``j`` are neighbours iff ``(|i−j|−1)·w < δ``, i.e.

@@ -1,4 +1,4 @@
-"""Sustainable publishing of a growing table (papers/004 §6): Theorem 2, enforced in the database.
+"""Sustainable publishing of a growing table (Fang & Chang §6): Theorem 2, enforced in the database.
 
 A :class:`Publisher` releases one noisy statistic per time step (or several: their budgets add
 up). Under the δ-neighbourhood on sequences (an entity's data differ only within δ consecutive
@@ -234,7 +234,7 @@ class Publisher:
             self.con.ledger.charge(
                 self.con.user, epsilon,
                 f"stream {self.name}: any {delta} consecutive steps spend at most "
-                f"{format_eps(epsilon)} (papers/004 Theorem 2)", "delta_stream")
+                f"{format_eps(epsilon)} (Fang & Chang Theorem 2)", "delta_stream")
         except BaseException:
             self._cur.execute(f"DELETE FROM {SCHEMA}.delta_publishers WHERE name = ? "
                               "AND state = 'opening'", [self.name])

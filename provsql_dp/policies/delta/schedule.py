@@ -1,4 +1,4 @@
-"""A stream's budget allocation (papers/004 §7), kept in the database beside its window account.
+"""A stream's budget allocation (Fang & Chang §7), kept in the database beside its window account.
 
 ``CREATE STREAM … ALLOCATE`` (:mod:`provsql_dp.privacy.stream_statements`) attaches a
 :class:`Schedule` to a :class:`~provsql_dp.policies.delta.Publisher`; each ``PUBLISH STREAM`` then
@@ -174,10 +174,10 @@ class Schedule:
 
     def describe(self) -> str:
         if self.mode == "offline":
-            return (f"offline allocation over steps 1–{self.horizon} (papers/004 Problem 1): "
+            return (f"offline allocation over steps 1–{self.horizon} (Fang & Chang Problem 1): "
                     + ", ".join(format_eps(e) for e in self.epsilons[:8])
                     + (", …" if self.horizon > 8 else ""))
-        return (f"online allocation over steps 1–{self.horizon} (papers/004 §7.2: future "
+        return (f"online allocation over steps 1–{self.horizon} (Fang & Chang §7.2: future "
                 f"weights Bernoulli({self.probability:g}), {self.samples} sampled futures)")
 
     # ------------------------------------------------------------------ per step

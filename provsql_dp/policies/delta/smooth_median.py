@@ -1,4 +1,4 @@
-"""The median with smooth sensitivity under a δ-neighbourhood (papers/004 §5.5.2; Nissim,
+"""The median with smooth sensitivity under a δ-neighbourhood (Fang & Chang §5.5.2; Nissim,
 Raskhodnikova & Smith 2007).
 
 For sorted values ``x₁ ≤ … ≤ xₙ`` in ``[lo, hi]`` and the median rank ``m = ⌈n/2⌉`` (the lower

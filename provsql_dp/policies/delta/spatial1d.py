@@ -1,5 +1,5 @@
 """One numeric column under a δ-neighbourhood: the cumulative strategy C_{n,δ} and sorted points
-(papers/004 §5.1, §5.4.1, §5.5.1).
+(Fang & Chang §5.1, §5.4.1, §5.5.1).
 
 **C_{n,δ}** publishes the cumulative histogram of ``k`` equal cells with Laplace noise (exact
 discrete Laplace on the unit grid: the released cumulative counts are integers). Moving a
@@ -73,7 +73,7 @@ def default_cells(policy: Policy) -> int:
 
     Finer cells cut the approximation error of partly covered cells but raise θ (the noise);
     with width δ the noise is that of the line graph. Never choose the grid from the data: that
-    choice would itself leak (papers/004 footnote 3).
+    choice would itself leak (Fang & Chang footnote 3).
     """
     ext = policy.bbox[0][1] - policy.bbox[0][0]
     k = ext / policy.delta
@@ -144,7 +144,7 @@ class CumulativeRelease:
 
 
 def cumulative(points, policy: Policy, epsilon, cells=None, rng=None) -> CumulativeRelease:
-    """Publish C_{n,δ} (papers/004 §5.4.1) on ``cells`` equal cells of the policy's box.
+    """Publish C_{n,δ} (Fang & Chang §5.4.1) on ``cells`` equal cells of the policy's box.
 
     Parameters
     ----------
@@ -203,7 +203,7 @@ class SortedRelease:
 
 
 def sorted_points(points, policy: Policy, epsilon, rng=None) -> SortedRelease:
-    """Publish the sorted values with Laplace(δ/ε) noise each (papers/004 §5.5.1).
+    """Publish the sorted values with Laplace(δ/ε) noise each (Fang & Chang §5.5.1).
 
     The L1 sensitivity of the sorted vector under a δ-neighbourhood is δ (a bounded policy is
     required: the number of values released is the table size). The noise is exact discrete

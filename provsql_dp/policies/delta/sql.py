@@ -16,7 +16,7 @@ Blowfish route on that policy:
   apply.
 
 Under a BOUNDED δ policy, ``OPTIONS (strategy = 'cumulative' | 'sorted_points' |
-'shifted_histograms')`` releases papers/004's own strategies from the values instead
+'shifted_histograms')`` releases Fang & Chang's own strategies from the values instead
 (:mod:`provsql_dp.privacy.delta_route`).
 
 ``UNBOUNDED SOURCES (v, …)`` names source values; every bin within δ of a source's bin becomes a
