@@ -839,20 +839,21 @@ PS = "WITH EPSILON 0.5 DELTA 1e-18"
 def _beyond_pure() -> list[tuple[str, str]]:
     """WITH EPSILON ε DELTA δ (partition selection over protected keys and binned expressions
     of them, the Gaussian/Laplace choice) and WITH RHO ρ (Gaussian), refusals included."""
-    keys = ("name", "age", "dept", "ROUND(salary, -3)", "FLOOR(x / 10)", "date_trunc('year', born)",
+    # name has declared keys (the presence route's): ``name || ''`` is the same text without them
+    keys = ("name || ''", "age", "dept", "ROUND(salary, -3)", "FLOOR(x / 10)", "date_trunc('year', born)",
             "1 // i", "CAST(name AS INT)", "h * h", "dec * 1000", "length(name) * 922337203685477")
     out = [("partition-selection", f"SELECT {k} AS g, COUNT(*) FROM people GROUP BY {k} {PS}")
            for k in keys]
     out += [("partition-selection", sql) for sql in (
         f"SELECT FLOOR(age / 10) AS b, SUM(salary) FROM people GROUP BY 1 {PS} "
         "OPTIONS (lower = 0, upper = 100000)",
-        f"SELECT name, SUM(x) FROM people GROUP BY name {PS}",
+        f"SELECT name || '' AS n, SUM(x) FROM people GROUP BY 1 {PS}",
         f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS} OPTIONS (max_groups = 1, max_rows = 2)",
         f"SELECT v.vday, COUNT(*) FROM visits v WHERE 1 // v.amount > 0 GROUP BY v.vday {PS} "
         "OPTIONS (max_groups = 2, max_rows = 1)",
         f"SELECT p.name, COUNT(*) {JOIN} GROUP BY p.name {PS} OPTIONS (max_groups = 1, max_rows = 1)",
         f"SELECT v.tag, COUNT(*) FROM visits v GROUP BY v.tag {PS}",
-        "SELECT name, COUNT(*) FROM people GROUP BY name WITH RHO 0.1",
+        "SELECT name || '' AS n, COUNT(*) FROM people GROUP BY 1 WITH RHO 0.1",
         f"EXPLAIN PRIVACY SELECT ROUND(salary, -3), COUNT(*) FROM people GROUP BY 1 {PS}")]
     out += [("gaussian", sql) for sql in (
         "SELECT COUNT(*) FROM people WHERE 1 // i > 0 WITH RHO 0.1",
