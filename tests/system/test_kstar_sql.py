@@ -143,6 +143,7 @@ def test_other_queries_keep_the_general_path(ddl, protect, sql):
     assert cur.privacy.mechanism != "recursive-kstar"
 
 
+@pytest.mark.slow  # ~10 s: CI's second step
 @settings(max_examples=30, deadline=None)
 @given(arcs=st.sets(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=18),
        k=st.integers(2, 3), nodes=st.booleans(), symmetric=st.booleans())

@@ -140,6 +140,7 @@ def test_other_queries_keep_the_general_path(ddl, protect, sql):
 _PAIRS = [(a, b) for a, b in itertools.combinations(range(7), 2)]
 
 
+@pytest.mark.slow  # ~13 s: CI's second step
 @settings(max_examples=25, deadline=None)
 @given(edges=st.sets(st.sampled_from(_PAIRS), max_size=21), k=st.integers(2, 3),
        flip=st.booleans())

@@ -99,6 +99,7 @@ def _check(rel):
     return public
 
 
+@pytest.mark.slow  # ~15 s per statement: CI's second step (the default suite's 15 min)
 @pytest.mark.parametrize("sql", STATEMENTS)
 @given(rows=people, extra=people.map(lambda r: r[0]), seed=st.integers(0, 2**31 - 1))
 @SETTINGS

@@ -346,6 +346,7 @@ def test_analyst_in_process(tmp_path):
 
 
 # ---------------------------------------------------------------------- through pipes
+@pytest.mark.slow  # subprocesses, ~18 s: CI's second step
 def test_pipe_script_exit_codes_and_no_traceback(tmp_path):
     db = example_db(tmp_path)
     ok = run_pipe(tmp_path, [db, "--user", "ann"], stdin=(
@@ -364,6 +365,7 @@ def test_pipe_script_exit_codes_and_no_traceback(tmp_path):
     assert "still here" in bad.stdout  # the shell went on after the error
 
 
+@pytest.mark.slow  # subprocesses, ~15 s: CI's second step
 def test_pipe_dash_c_and_bail(tmp_path):
     r = run_pipe(tmp_path, ["-c", "SELECT 6 * 7 AS x; .mode json\nSELECT 1 AS y;", "--mode", "csv"])
     assert r.returncode == 0 and r.stdout == 'x\n42\n[{"y": 1}]\n'  # a dot-command after ';'
