@@ -86,3 +86,23 @@ def one_table(con, sel, statistic: str, owned: bool = False) -> OneTable:
     table_sql = ".".join(quote(p) for p in (info.catalog, info.schema, info.name) if p)
     return OneTable(info, {c.lower(): c for c in info.columns},
                     dict(zip(info.columns, info.types)), table_sql, owner)
+
+
+def key_filter(group: str, group_type: str, keys) -> str:
+    """``g IN (TRY_CAST('k' AS T), …)``: the rows of a release's declared group keys."""
+    vals = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
+                     f"{group_type})" for k in keys)
+    return f"{quote(group)} IN ({vals})"
+
+
+def rows_sql(q) -> tuple[str, str]:
+    """``(group column, WHERE condition)`` of a single-table release ``q`` (``column``,
+    ``where_sql``, ``group``, ``group_type``, ``keys``) over the non-NULL values of its column:
+    the group column is ``"g AS __g, "`` when grouped (else empty)."""
+    conds = [f"({q.where_sql})"] if q.where_sql else []
+    conds.append(f"{quote(q.column)} IS NOT NULL")
+    if q.group is None:
+        return "", " AND ".join(conds)
+    conds.append(key_filter(q.group, q.group_type, q.keys))
+    return f"{quote(q.group)} AS __g, ", " AND ".join(conds)
+

@@ -42,7 +42,7 @@ from ..mechanisms.noise.sources import tail_units
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from ..sql.column_declarations import ColumnDeclarations
-from ._single_table import one_table, select_of
+from ._single_table import key_filter, one_table, select_of
 from .quantile_route import _where
 from .release_info import PrivacyInfo
 
@@ -68,10 +68,8 @@ class DistinctQuery:
         return 1 if self.owner is None else max(len(self.keys), 1)
 
     def sql(self) -> str:
-        keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
-                         f"{self.column_type})" for k in self.keys)
         conds = [f"({self.where_sql})"] if self.where_sql else []
-        conds.append(f"{quote(self.column)} IN ({keys})")
+        conds.append(key_filter(self.column, self.column_type, self.keys))
         n = "count(*)" if self.owner is None else f"count(DISTINCT {quote(self.owner)})"
         return (f"SELECT {quote(self.column)} AS __v, {n} AS __n FROM {self.table_sql} "
                 f"WHERE {' AND '.join(conds)} GROUP BY 1")

@@ -75,7 +75,7 @@ from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.total import make_total
-from ._single_table import select_of
+from ._single_table import key_filter, rows_sql, select_of
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
@@ -125,17 +125,9 @@ class QuantileQuery:
         v = (f"LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {lo!r}), {hi!r})")
         pos = f"(({v} - {lo!r}) / {hi - lo!r} * {g})"
         b = f"CAST(LEAST(GREATEST(CEIL({pos}), 0), {g}) AS BIGINT)"
-        conds = [f"({self.where_sql})"] if self.where_sql else []
-        conds.append(f"{quote(self.column)} IS NOT NULL")
-        gcol = ""
-        if self.group is not None:
-            keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
-                             f"{self.group_type})" for k in self.keys)
-            conds.append(f"{quote(self.group)} IN ({keys})")
-            gcol = f"{quote(self.group)} AS __g, "
+        gcol, where = rows_sql(self)
         return (f"SELECT {gcol}{b} AS __b, count(*) AS __n, count_if({pos} = CEIL({pos})) AS "
-                f"__e FROM {self.table_sql} WHERE "
-                f"{' AND '.join(conds)} GROUP BY ALL")
+                f"__e FROM {self.table_sql} WHERE {where} GROUP BY ALL")
 
     def sql(self) -> str:
         fn = "quantile_disc" if self.statistic == "QUANTILE_DISC" else "quantile_cont"
@@ -145,9 +137,7 @@ class QuantileQuery:
         if self.group is None:
             where = f" WHERE {' AND '.join(conds)}" if conds else ""
             return f"SELECT {fn}({v}, {self.q!r}) AS __v FROM {self.table_sql}{where}"
-        keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
-                         f"{self.group_type})" for k in self.keys)
-        conds.append(f"{quote(self.group)} IN ({keys})")
+        conds.append(key_filter(self.group, self.group_type, self.keys))
         return (f"SELECT {quote(self.group)} AS __g, {fn}({v}, {self.q!r}) AS __v FROM "
                 f"{self.table_sql} WHERE {' AND '.join(conds)} GROUP BY 1")
 

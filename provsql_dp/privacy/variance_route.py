@@ -35,7 +35,7 @@ from ..mechanisms.global_sensitivity.variance import SPLIT, release_many_varianc
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from ..sql.column_declarations import ColumnDeclarations
-from ._single_table import one_table, select_of
+from ._single_table import one_table, rows_sql, select_of
 from .quantile_route import _grouping, _NUMERIC, _where
 from .release_info import PrivacyInfo
 
@@ -71,17 +71,10 @@ class VarianceQuery:
         mid = (lo + hi) / 2
         y = (f"(LEAST(GREATEST(CAST({quote(self.column)} AS DOUBLE), {lo!r}), {hi!r}) - "
              f"{mid!r})")
-        conds = [f"({self.where_sql})"] if self.where_sql else []
-        conds.append(f"{quote(self.column)} IS NOT NULL")
-        gcol = ""
-        if self.group is not None:
-            keys = ", ".join(f"TRY_CAST({exp.Literal.string(str(k)).sql(dialect='duckdb')} AS "
-                             f"{self.group_type})" for k in self.keys)
-            conds.append(f"{quote(self.group)} IN ({keys})")
-            gcol = f"{quote(self.group)} AS __g, "
+        gcol, where = rows_sql(self)
         return (f"SELECT {gcol}count(*) AS __n, coalesce(sum({y}), 0) AS __s, "
                 f"coalesce(sum({y} * {y}), 0) AS __q FROM {self.table_sql} "
-                f"WHERE {' AND '.join(conds)} GROUP BY ALL")
+                f"WHERE {where} GROUP BY ALL")
 
 
 def prepare(con, tree, options=None) -> VarianceQuery:
