@@ -165,7 +165,8 @@ def _job(dec, e_part: Fraction) -> tuple[float, float, object]:
     parallel = False
     if dec.path == "single-owner" and dec.plan.group_by:
         info = analyse(dec.plan.child)
-        parallel = all(info.base.get(k) in dec.own.owner_row_ids for k in dec.plan.group_by)
+        parallel = all(k in dec.own.owner_row_ids or info.base.get(k) in dec.own.owner_row_ids
+                       for k in dec.plan.group_by)
     eps_g = dec.epsilon if parallel else dec.epsilon / n
     est_g = float(e_part) if parallel else float(e_part) / n
     half = 2 if dec.signed else 1

@@ -174,7 +174,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     groups in the public group order (a per-participant truncation, so that adding or removing
     one participant changes at most ``k`` groups' inputs) and loses the rest."""
     info = analyse(plan.child)
-    parallel = all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
+    parallel = all(k in own.owner_row_ids or info.base.get(k) in own.owner_row_ids
+                   for k in plan.group_by)
     truncate = (not parallel and max_groups is not None and plan.group_by
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
