@@ -25,8 +25,8 @@ Everything here reads the plan only — the schema and the declarations — neve
 >>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
 (0, 1, ['v0', 'v1'])
 >>> o = owners(Join(people, visits, exp.EQ(this=exp.column("v0"), expression=exp.column("v2"))))
->>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
-(0, None, ['v0', 'v1'])
+>>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)   # v2 (pid) = v0: the owner's key too
+(0, None, ['v0', 'v1', 'v2'])
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class Owners:
     ``rows_per_owner`` the most tuples one participant can own, from the declarations, or None
     when they do not bound it; ``owner_row_ids`` the scan column ids whose value is a function of
     the owner (columns of a protected row that holds one row per participant, and of a public
-    row joined on its declared key to such columns) — a GROUP BY on them puts each
+    row joined on its declared key to such columns, through every equality of the plan:
+    :func:`provsql_dp.sql.owner_fd.owner_determined`) — a GROUP BY on them puts each
     participant's tuples in one group.
     """
 
