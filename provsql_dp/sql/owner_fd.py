@@ -49,7 +49,8 @@ form, the recursive mechanism's LPs over the K-relation) holds unchanged. The sa
 makes an owner-local ``EXISTS`` a plain filter (``o ∧ ⋁ matches = o``: each match's monomial is
 a subset of ``o``'s, absorption), so such a semi-join keeps the single-owner shape. A match
 owned by ``{p, q}`` with only ``p`` owning ``o`` is *not* local (removing ``q`` flips it), and
-is refused.
+is refused. ``x NOT IN (SELECT y … WHERE w)`` is the anti-join on ``w AND (x = y) IS NOT
+FALSE`` (SQL's NULLs: a NULL comparison blocks), so its locality is read from ``w`` alone.
 
 >>> import duckdb
 >>> from provsql_dp.sql.catalog import Catalog

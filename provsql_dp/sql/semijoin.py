@@ -16,7 +16,10 @@ keeps one row per match, a semi-join one row per left row.
   every row it can match is public or owned only by the outer row's owners (TPC-H Q21's
   ``l3.l_orderkey = l1.l_orderkey``; :mod:`provsql_dp.sql.owner_fd` says why that is safe). An
   ``EXISTS``/``IN`` of that kind is marked ``local``: a filter that keeps one owner per row.
-* ``NOT IN``, any other ``NOT EXISTS`` (and ``EXCEPT``) are refused: they are not monotone — a
+* ``x NOT IN (SELECT y … WHERE w)`` is the anti-join on ``w AND (x = y) IS NOT FALSE`` (a NULL
+  comparison blocks, as in SQL), owner-local by ``w`` alone (a NULL ``y`` of anyone's row
+  blocks too).
+* Any other ``NOT IN``, ``NOT EXISTS`` (and ``EXCEPT``) are refused: they are not monotone — a
   participant joining the database can remove rows from the answer — so no sensitivity bound
   holds.
 
@@ -99,8 +102,9 @@ def _has_subquery(e: exp.Expression) -> bool:
 
 
 def _negated(e: exp.Expression):
-    """``("NOT EXISTS", [], query)`` for ``NOT EXISTS (subquery)`` (an anti-join, admitted when
-    owner-local: :func:`_semijoin`); NOT IN and any other negation of a subquery are refused."""
+    """``("NOT EXISTS", [], query)`` for ``NOT EXISTS (subquery)`` and ``("NOT IN", left,
+    query)`` for ``… NOT IN (subquery)`` (anti-joins, admitted when owner-local:
+    :func:`_semijoin`); any other negation of a subquery is refused."""
     inner = e
     while isinstance(inner, (exp.Not, exp.Paren)):
         inner = inner.this
@@ -110,8 +114,8 @@ def _negated(e: exp.Expression):
     body = e.this
     while isinstance(body, exp.Paren):
         body = body.this
-    if sub[0] == "EXISTS" and body is inner:
-        return "NOT EXISTS", [], sub[2]
+    if body is inner:
+        return f"NOT {sub[0]}", sub[1], sub[2]
     raise refuse(f"NOT {sub[0]} (subquery)", NON_MONOTONE)
 
 
@@ -180,19 +184,21 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
         if q.args.get("where") is not None:
             right, corr = plan_where(planner, q.args["where"].this, right, chained, env,
                                      local=right_ids)
-        values = [] if kind != "IN" else _select_values(q, chained)
+        values = [] if not kind.endswith("IN") else _select_values(q, chained)
         named = chained
     else:
         right = planner._plan_query(query, env)
         corr, values = [], [exp.column(i) for i in right.ids]
         named = scope
-    parts = list(corr)
-    if kind == "IN":
+    parts, equal = list(corr), []
+    if kind.endswith("IN"):
         if len(values) != len(left):
             raise ProgrammingError(f"IN compares {len(left)} value(s) with a subquery of "
                                    f"{len(values)} column(s)")
         for a, b in zip(left, values):
-            parts.append(exp.EQ(this=scalar_expression(a, scope, "IN (…)"), expression=b))
+            equal.append(exp.EQ(this=scalar_expression(a, scope, "IN (…)"), expression=b))
+    if kind == "IN":
+        parts += equal
     both = outer_ids | set(right.ids)
     cond, further = [], []
     for p in parts:
@@ -201,17 +207,20 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
     # every match public or the outer row's owners' own: a filter (sql.owner_fd), decided from
     # the plan alone; an anti-join is admitted only so
     local = inner_owners_local(node, right, condition)
-    if kind == "NOT EXISTS":
+    if kind.startswith("NOT"):
         if not local:
-            raise refuse("NOT EXISTS (subquery)", NON_MONOTONE, _NOT_LOCAL)
+            raise refuse(f"{kind} (subquery)", NON_MONOTONE, _NOT_LOCAL)
+        if kind == "NOT IN":  # a row whose comparison is TRUE or NULL blocks (SQL's NOT IN)
+            blocks = exp.Not(this=exp.Is(this=exp.paren(exp.and_(*equal)), expression=exp.false()))
+            condition = _total(planner, exp.and_(*cond, blocks), named)
         return AntiJoin(node, right, condition), further
     return SemiJoin(node, right, condition, local=local and _protected(right)), further
 
 
-_NOT_LOCAL = ("NOT EXISTS is answered only when every row it can match is public or belongs to "
-              "the outer row's participant: correlate it on a column that determines the owner "
-              "(the participant's key, or a key its rows reference: l3.l_orderkey = "
-              "l1.l_orderkey)")
+_NOT_LOCAL = ("NOT EXISTS and NOT IN are answered only when every row the subquery can match is "
+              "public or belongs to the outer row's participant: correlate it in its WHERE on a "
+              "column that determines the owner (the participant's key, or a key its rows "
+              "reference: l3.l_orderkey = l1.l_orderkey)")
 
 
 def _protected(node) -> bool:

@@ -855,6 +855,10 @@ def _owner_local() -> list[tuple[str, str]]:
         "HAVING SUM(fee * fee) > 10)",
         "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM depts d WHERE "
         "d.dept_id = p.dept AND 1 // p.i > 0)",
+        "SELECT COUNT(*) FROM people p WHERE p.age NOT IN (SELECT v.amount FROM visits v "
+        "WHERE v.pid = p.id AND 1 // v.amount > 0)",
+        "SELECT SUM(salary) FROM people WHERE dept NOT IN (SELECT dept_id FROM depts WHERE "
+        "dname = 'eng')",
         "SELECT d.dname, SUM(p.salary) FROM people p, depts d WHERE p.dept = d.dept_id "
         "GROUP BY d.dname",
         f"SELECT d.dname, SUM(c.fee) {chain} GROUP BY d.dname",
@@ -871,6 +875,8 @@ def _owner_local() -> list[tuple[str, str]]:
         "c2.fee = c1.fee)",
         "SELECT COUNT(*) FROM stays s WHERE NOT EXISTS (SELECT 1 FROM charges c WHERE "
         "c.csid = s.spid)",
+        "SELECT COUNT(*) FROM people p WHERE p.age NOT IN (SELECT v.amount FROM visits v "
+        "WHERE v.amount = p.age)",
         "SELECT COUNT(*) FROM people WHERE dept IN (SELECT dept FROM people GROUP BY dept "
         "HAVING COUNT(*) > 1)",
         "SELECT COUNT(*) FROM stays WHERE sid IN (SELECT csid FROM charges GROUP BY fee, csid "

@@ -192,3 +192,32 @@ def test_exists_and_not_exists_it_admits_are_owner_local(seed):
         if local:
             assert owners(plan.child) is not None  # still one owner per row
             _check_neighbours(con, plain, sql, "o.ck", body)
+
+
+def test_not_in_is_sqls_not_in_and_owner_local_by_its_where():
+    """``x NOT IN (SELECT y … WHERE w)``: a TRUE or NULL comparison blocks (SQL's three-valued
+    NOT IN, NULLs on both sides), admitted when ``w`` makes every row the outer row's owner's."""
+    con, plain = provsql_dp.connect(), duckdb.connect()
+    for c in (con, plain):
+        c.execute("CREATE TABLE p(id INT PRIMARY KEY, d INT); CREATE TABLE v(pid INT, a INT); "
+                  "CREATE TABLE dep(did INT PRIMARY KEY, nm VARCHAR)")
+        c.execute("INSERT INTO p VALUES (1, 1), (2, NULL), (3, 3), (4, 2), (5, 9); INSERT INTO v "
+                  "VALUES (1, 5), (1, NULL), (3, 7), (4, 2), (5, 8); INSERT INTO dep VALUES "
+                  "(1, 'a'), (2, NULL), (3, 'c')")
+    con.execute("PROTECT TABLE p; PROTECT TABLE v BY (pid) AS p")
+    for where in ("d NOT IN (SELECT a FROM v WHERE v.pid = p.id)",
+                  "d NOT IN (SELECT did FROM dep WHERE nm IS NOT NULL)",
+                  "d NOT IN (SELECT did FROM dep)", "(d, id) NOT IN (SELECT did, did FROM dep)"):
+        sql = f"SELECT COUNT(*) FROM p WHERE {where}"
+        assert float(con.provenance(sql).weights.sum()) == plain.execute(sql).fetchone()[0]
+        per_owner = f"SELECT id, count(*) FROM p WHERE {where} GROUP BY id"
+        full = dict(plain.execute(per_owner).fetchall())
+        for q in range(1, 6):
+            plain.execute("BEGIN")
+            plain.execute(f"DELETE FROM v WHERE pid = {q}; DELETE FROM p WHERE id = {q}")
+            near = dict(plain.execute(per_owner).fetchall())
+            plain.execute("ROLLBACK")
+            assert near == {k: n for k, n in full.items() if k != q}, (where, q)
+    for where in ("id NOT IN (SELECT pid FROM v)", "d NOT IN (SELECT a FROM v WHERE v.a = p.d)"):
+        with pytest.raises(UnsupportedQueryError, match="NOT IN .* non-monotone"):
+            _plan(con, f"SELECT COUNT(*) FROM p WHERE {where}")
