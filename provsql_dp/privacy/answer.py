@@ -57,7 +57,7 @@ from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, max_rows_of, q
-from ..provenance.owners import owners
+from ..provenance.owners import one_group_each, owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
@@ -306,6 +306,8 @@ def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
     parameters at each group's ε; ``star`` the shape of a k-star or k-triangle count."""
     plan = d.plan
     eps = d.epsilon / max(1, min(len(d.groups), d.max_groups or len(d.groups)))  # 0 groups: none
+    if d.path == "single-owner" and one_group_each(plan, d.own):  # parallel: the full ε each
+        eps = d.epsilon
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.

@@ -50,7 +50,7 @@ from ..mechanisms.recursive._framework import resolve_params
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
-from ..provenance.slots import analyse
+from ..provenance.owners import one_group_each
 from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
@@ -162,11 +162,7 @@ def estimate_error(con, tree, text: str, rng=None):
 def _job(dec, e_part: Fraction) -> tuple[float, float, object]:
     """(the release's ε per group, the estimate's ε per group, its parameters), validated."""
     n = len(dec.groups)
-    parallel = False
-    if dec.path == "single-owner" and dec.plan.group_by:
-        info = analyse(dec.plan.child)
-        parallel = all(k in dec.own.owner_row_ids or info.base.get(k) in dec.own.owner_row_ids
-                       for k in dec.plan.group_by)
+    parallel = dec.path == "single-owner" and one_group_each(dec.plan, dec.own)
     eps_g = dec.epsilon if parallel else dec.epsilon / n
     est_g = float(e_part) if parallel else float(e_part) / n
     half = 2 if dec.signed else 1

@@ -41,8 +41,7 @@ from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query
 from ..provenance.owner_totals import owner_totals_sql
-from ..provenance.owners import Owners, owners
-from ..provenance.slots import analyse
+from ..provenance.owners import Owners, one_group_each, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from .engine_buckets import NO_ROWS, bucket_params, direct_totals_sql, engine_buckets
@@ -173,9 +172,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     at ε / k with the bound *enforced*: each participant keeps its totals in its first ``k``
     groups in the public group order (a per-participant truncation, so that adding or removing
     one participant changes at most ``k`` groups' inputs) and loses the rest."""
-    info = analyse(plan.child)
-    parallel = all(k in own.owner_row_ids or info.base.get(k) in own.owner_row_ids
-                   for k in plan.group_by)
+    parallel = one_group_each(plan, own) or not plan.group_by
     truncate = (not parallel and max_groups is not None and plan.group_by
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
