@@ -147,3 +147,20 @@ def test_q3_q10_order_by_limit(con):
     assert seg in ("BUILDING", "MACHINERY")
     rows = con.execute("EXPLAIN PRIVACY " + sql + " WITH EPSILON 1").fetchall()
     assert rows[-1][8] == "post-processing" and "LIMIT 1" in rows[-1][9]
+
+
+def test_q5_groups_the_owner_determines_get_the_full_epsilon(con):
+    """Each customer's orders fall in the nation of the customer (c_nationkey = n_nationkey,
+    n_nationkey nation's key): every group is released at the full ε (sql.owner_fd), as
+    OPTIONS (max_groups = 1) would, and a nonnegative SUM is not split into signed halves."""
+    sql = ("SELECT n_name, SUM(o_totalprice * (1 - 0.1)) FROM customer, orders, nation WHERE "
+           "c_custkey = o_custkey AND c_nationkey = n_nationkey GROUP BY n_name")
+    cur = con.execute(f"{sql} WITH EPSILON 1")
+    assert len(cur.fetchall()) == 3 and cur.privacy.routes == ("single-owner",)
+    assert [r.epsilon for r in cur.privacy.releases] == [1.0, 1.0, 1.0]
+    assert {r.mechanism for r in cur.privacy.releases} == {"recursive"}  # not recursive-signed
+    # the nation of an order's date is not the customer's: ε is split over the groups
+    other = ("SELECT n_name, COUNT(*) FROM customer, orders, nation WHERE c_custkey = o_custkey "
+             "AND o_orderkey % 3 = n_nationkey GROUP BY n_name")
+    cur = con.execute(f"{other} WITH EPSILON 1")
+    assert [r.epsilon for r in cur.privacy.releases] == pytest.approx([1 / 3] * 3)
