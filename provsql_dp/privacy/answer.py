@@ -61,6 +61,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
+from ..sql.key_domain import proved_domain
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
@@ -84,8 +85,10 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
     depts.id`` has as many groups as ``depts`` has distinct (name, id) pairs, not the product of
     the two columns' value counts. The groups are the cross product of these independent parts
     (declared lists, and one part per public scan), each sorted, the parts in the order of their
-    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. Refuses keys that
-    are neither bare columns with declared keys nor columns of public tables."""
+    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. A computed key (or a protected
+    column without declared keys) ranges over the values the statement proves it can take
+    (:func:`~provsql_dp.sql.key_domain.proved_domain`: ``EXTRACT(year FROM d)`` under ``WHERE d
+    BETWEEN …``). Refuses the keys that are none of these."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)
@@ -93,14 +96,22 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
     public: dict[int, tuple[Scan, list[int], list[str]]] = {}  # id(scan) -> positions, columns
     for pos, (key, name) in enumerate(zip(plan.group_by, _key_names(plan))):
         base = info.base.get(key)
+        keys = None if base not in scans else declared.group_keys(scans[base][0].schema,
+                                                                  scans[base][0].table,
+                                                                  scans[base][1])
+        computed = base not in scans or keys is None and scans[base][0].slots
+        proved = proved_domain(con._catalog, plan.child, key) if computed else None
+        if proved is not None:  # the statement bounds the key's values (sql.key_domain)
+            parts.append(([pos], [(v,) for v in proved]))
+            continue
         if base is None or base not in scans:
             raise UnsupportedQueryError(
                 f"GROUP BY {name} is not supported in a private query: a group key must be a "
-                "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)) or a column "
-                "of a public table, so that the set of groups is public"
+                "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
+                "of a public table, or an expression of dates or numbers the statement bounds "
+                "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
             )
         scan, column = scans[base]
-        keys = declared.group_keys(scan.schema, scan.table, column)
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
             values = declared.key_values(keys, types.get(column) or _column_type(con, scan, column))
