@@ -15,7 +15,7 @@ not this one.
 >>> import sqlglot
 >>> e = sqlglot.parse_one("x > (SELECT 0.5 * SUM(q) FROM l WHERE l.k = t.k)", read="duckdb")
 >>> print(aggregate_comparison_refusal(e))
-comparing with an aggregate subquery (x > (SELECT 0.5 * SUM(q) FROM l WHERE l.k = t.k)) is not supported in a private query: the aggregate adds up the rows of many participants, so one participant leaving can change it either way and add rows to the answer (it is not monotone). Release the aggregate in a statement of its own and compare the released value yourself
+comparing with an aggregate subquery (x > (SELECT 0.5 * SUM(q) FROM l WHERE l.k = t.k)) is not supported in a private query: the aggregate reads the rows of many participants, so one participant leaving can change it and add rows to the answer (it is not monotone). Release the aggregate in a statement of its own and compare the released value yourself
 >>> aggregate_comparison_refusal(sqlglot.parse_one("x IN (SELECT y FROM s)", read="duckdb")) is None
 True
 """
@@ -44,8 +44,8 @@ def aggregate_comparison_refusal(conj: exp.Expression) -> UnsupportedQueryError 
                                    for a in sub.find_all(exp.AggFunc)):
             return refuse(
                 f"comparing with an aggregate subquery ({conj.sql(dialect='duckdb')})",
-                "the aggregate adds up the rows of many participants, so one participant leaving "
-                "can change it either way and add rows to the answer (it is not monotone)",
+                "the aggregate reads the rows of many participants, so one participant leaving "
+                "can change it and add rows to the answer (it is not monotone)",
                 "release the aggregate in a statement of its own and compare the released value "
                 "yourself")
     return None

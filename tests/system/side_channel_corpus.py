@@ -798,6 +798,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
         "HAVING COUNT(*) > 1)")]
     out += _beyond_pure()
+    out += _proved_keys()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -805,6 +806,30 @@ def corpus() -> list[tuple[str, str]]:
             seen.add(sql)
             unique.append((cat, sql))
     return unique
+
+
+def _proved_keys() -> list[tuple[str, str]]:
+    """GROUP BY keys whose values the statement bounds (``sql.key_domain``: pure ε, every group
+    released, rows outside dropped), their near-misses, a statement with nothing to protect
+    and a comparison with an aggregate subquery (TPC-H Q8, Q11 and Q20's shapes)."""
+    born = "born BETWEEN DATE '1960-01-01' AND DATE '1999-12-31'"
+    return [("proved-keys", f"{sql} {EPS}") for sql in (
+        f"SELECT year(born) AS y, COUNT(*) FROM people WHERE {born} GROUP BY 1",
+        f"SELECT EXTRACT(year FROM born) AS y, SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) / COUNT(*) "
+        f"AS share FROM people WHERE {born} AND 1 // i > 0 GROUP BY 1 ORDER BY y",
+        "SELECT date_trunc('month', vday) AS m, COUNT(*) FROM visits WHERE vday >= DATE "
+        "'2020-01-01' AND vday < DATE '2020-01-01' + INTERVAL '3' MONTH GROUP BY m",
+        "SELECT FLOOR(x / 10) AS b, SUM(salary) FROM people WHERE x >= -100 AND x < 100 "
+        "GROUP BY 1 OPTIONS (lower = 0, upper = 100000)",
+        "SELECT ROUND(dec, -1) AS b, COUNT(*) FROM people WHERE dec BETWEEN 0 AND 100 GROUP BY 1",
+        "SELECT i % 3 AS r, COUNT(*) FROM people WHERE i BETWEEN -5 AND 5 GROUP BY 1",
+        "SELECT 100 // i AS r, COUNT(*) FROM people WHERE i BETWEEN -5 AND 5 GROUP BY 1",
+        "SELECT year(born) AS y, COUNT(*) FROM people WHERE born > DATE '1990-01-01' GROUP BY 1",
+        "SELECT FLOOR(salary / 1000) AS b, COUNT(*) FROM people GROUP BY 1",
+        "SELECT dname, COUNT(*) FROM depts GROUP BY dname HAVING COUNT(*) > "
+        "(SELECT COUNT(*) FROM depts)",
+        "SELECT COUNT(*) FROM people p WHERE p.salary > (SELECT SUM(amount) FROM visits v "
+        "WHERE v.pid = p.id)")]
 
 
 #: charges with their stay and person (ownership along foreign keys: two hops to people)
