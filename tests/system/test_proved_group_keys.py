@@ -66,10 +66,17 @@ def test_a_ratio_under_partition_selection_stays_refused(con):
     """Unproved keys need partition selection, which releases one aggregate: a ratio of two is
     refused before any charge."""
     before = con.execute("SHOW PRIVACY BUDGET").fetchall()
-    with pytest.raises(UnsupportedQueryError, match="GROUP BY"):
+    with pytest.raises(UnsupportedQueryError, match="several aggregates over groups without"):
         con.execute("SELECT year(odate) AS y, SUM(price) / COUNT(*) AS r FROM orders GROUP BY 1 "
                     "WITH EPSILON 1 DELTA 1e-6 OPTIONS (max_groups = 1, max_rows = 20)")
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == before
+    with pytest.raises(UnsupportedQueryError, match="several aggregates over groups without"):
+        con.execute("EXPLAIN PRIVACY SELECT year(odate) AS y, SUM(price), COUNT(*) "
+                    "FROM orders GROUP BY 1 WITH EPSILON 1 DELTA 1e-6")
+    # one aggregate over the same key: partition selection answers it
+    cur = con.execute("SELECT year(odate) AS y, COUNT(*) FROM orders GROUP BY 1 "
+                      "WITH EPSILON 1 DELTA 1e-6 OPTIONS (max_groups = 1, max_rows = 20)")
+    assert cur.privacy.routes == ("partition-selection",)
 
 
 def test_a_statement_that_reads_no_protected_table_says_so(con):
