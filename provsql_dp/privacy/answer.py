@@ -76,7 +76,7 @@ def privacy_style(plan) -> str:
     return "node" if any(isinstance(n, Scan) and len(n.slots) > 1 for n in walk(plan)) else "edge"
 
 
-def group_domain(con, plan: Aggregate) -> list[tuple]:
+def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
     """Every group a GROUP BY releases, a public set.
 
     A key with declared group keys (``SET GROUP KEYS``) ranges over its declared list. The keys
@@ -88,7 +88,8 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
     first key in the ``GROUP BY``, keys in ``GROUP BY`` order. A computed key (or a protected
     column without declared keys) ranges over the values the statement proves it can take
     (:func:`~provsql_dp.sql.key_domain.proved_domain`: ``EXTRACT(year FROM d)`` under ``WHERE d
-    BETWEEN …``). Refuses the keys that are none of these."""
+    BETWEEN …``; not with ``proved=False``, partition selection's test). Refuses the keys that
+    are none of these."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)
@@ -99,7 +100,7 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
         keys = None if base not in scans else declared.group_keys(scans[base][0].schema,
                                                                   scans[base][0].table,
                                                                   scans[base][1])
-        computed = base not in scans or keys is None and scans[base][0].slots
+        computed = proved and (base not in scans or keys is None and scans[base][0].slots)
         proved = proved_domain(con._catalog, plan.child, key) if computed else None
         if proved is not None:  # the statement bounds the key's values (sql.key_domain)
             parts.append(([pos], [(v,) for v in proved]))

@@ -73,11 +73,13 @@ OPTIONS = ("max_groups", "max_rows", "lower", "upper")
 
 def needs_selection(con, plan: Aggregate) -> bool:
     """Whether ``plan`` groups by keys whose set is not public (no declared keys, not a public
-    table's column): then only partition selection answers it. Reads public tables only."""
+    table's column): then only partition selection answers it. Reads public tables only. A key
+    whose values the statement proves (``sql.key_domain``) is public under pure ε only: with
+    DELTA the statement asks for partition selection (its OPTIONS are selection's), as before."""
     if not plan.group_by:
         return False
     try:
-        group_domain(con, plan)
+        group_domain(con, plan, proved=False)
     except UnsupportedQueryError:
         return True
     return False
@@ -93,7 +95,8 @@ def refuse_several(con, plan) -> None:
             "query: partition selection releases the groups one aggregate's noisy counts choose, "
             "so a second aggregate (or a ratio of two) has no common set of groups. Release one "
             "aggregate per statement, or make the groups public: declare the keys (SET GROUP "
-            "KEYS) or bound a computed key's column in WHERE (d BETWEEN DATE '…' AND DATE '…')")
+            "KEYS), or bound a computed key's column in WHERE (d BETWEEN DATE '…' AND DATE '…') "
+            "and write WITH EPSILON ε alone")
 
 
 def threshold(lam: Fraction, m: int, delta: Fraction) -> int:

@@ -54,6 +54,14 @@ def test_a_bounded_integer_key_is_pure_epsilon(con):
     assert cur.privacy.epsilon == 1
 
 
+def test_with_delta_a_proved_key_still_takes_partition_selection(con):
+    """(ε, δ) with selection's OPTIONS asks for partition selection (TPC-H Q7): unchanged."""
+    cur = con.execute("SELECT year(odate) AS y, COUNT(*) FROM orders WHERE odate BETWEEN "
+                      "DATE '1995-01-01' AND DATE '1996-12-31' GROUP BY 1 WITH EPSILON 1 "
+                      "DELTA 1e-6 OPTIONS (max_groups = 2, max_rows = 20)")
+    assert cur.privacy.routes == ("partition-selection",)
+
+
 def test_a_computed_key_over_an_unbounded_column_stays_refused(con):
     before = con.execute("SHOW PRIVACY BUDGET").fetchall()
     with pytest.raises(UnsupportedQueryError, match="GROUP BY .* not supported.*statement bounds"):
