@@ -65,7 +65,8 @@ from .accounting import Cost
 from .answer import _key_names, group_domain, sum_bounds
 from .release_info import PrivacyInfo
 
-__all__ = ["needs_selection", "refuse_several", "threshold", "release", "explain_row", "selection_sql"]
+__all__ = ["needs_selection", "refuse_several", "threshold", "release", "explain_row",
+           "selection_sql"]
 
 #: the options of a partition selection (besides raw)
 OPTIONS = ("max_groups", "max_rows", "lower", "upper")

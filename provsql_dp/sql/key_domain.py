@@ -37,7 +37,8 @@ Declared bounds are declarations, not constraints: rows outside them are dropped
 >>> def domain(sql):
 ...     plan = plan_query(parse_one(sql), Catalog(con))
 ...     return proved_domain(Catalog(con), plan.child, plan.group_by[0])
->>> domain("SELECT year(d), COUNT(*) FROM t WHERE d BETWEEN DATE '1995-01-01' AND DATE '1996-12-31' GROUP BY 1")
+>>> domain("SELECT year(d), COUNT(*) FROM t "
+...        "WHERE d BETWEEN DATE '1995-01-01' AND DATE '1996-12-31' GROUP BY 1")
 [1995, 1996]
 >>> [str(v)[:7] for v in domain("SELECT date_trunc('month', d) AS m, COUNT(*) FROM t "
 ...     "WHERE d >= DATE '1994-11-15' AND d < DATE '1994-11-01' + INTERVAL '3' MONTH GROUP BY m")]
@@ -268,7 +269,8 @@ def _enumerate(key, cols, types, ranges, own) -> list | None:
                    f"DATE '{hi.isoformat()}' + INTERVAL 1 DAY, INTERVAL 1 DAY)")
         else:
             n = int(hi) - int(lo) + 1
-            rng = f"SELECT CAST(range AS {types[c]}) AS \"{c}\" FROM range({int(lo)}, {int(hi) + 1})"
+            rng = (f"SELECT CAST(range AS {types[c]}) AS \"{c}\" "
+                   f"FROM range({int(lo)}, {int(hi) + 1})")
         if n <= 0:
             return []
         total *= n
@@ -330,8 +332,8 @@ def _monotone(e: exp.Expression, c: str) -> bool:
     numbers: monotone in ``c``, so its range is spanned by its values at ``c``'s ends."""
     cols = list(e.find_all(exp.Column))
     return len(cols) == 1 and cols[0].name == c and all(
-        isinstance(n, (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg,
-                       exp.Paren, exp.DataType, exp.DataTypeParam)) or isinstance(
+        isinstance(n, (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul,
+                       exp.Div, exp.Neg, exp.Paren, exp.DataType, exp.DataTypeParam)) or isinstance(
             n, (exp.Cast, exp.TryCast)) and _kind(n.to.sql(dialect="duckdb")) in ("int", "number")
         for n in e.walk())
 
