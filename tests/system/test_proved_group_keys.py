@@ -92,8 +92,12 @@ def test_a_statement_that_reads_no_protected_table_says_so(con):
     that there is nothing to protect, and the query runs without its clause."""
     sql = ("SELECT name, COUNT(*) FROM nation GROUP BY name HAVING COUNT(*) > "
            "(SELECT COUNT(*) * 0.1 FROM nation)")
+    before = con.execute("SHOW PRIVACY BUDGET").fetchall()
     with pytest.raises(UnsupportedQueryError, match="reads no protected table"):
         con.execute(sql + " WITH EPSILON 1")
+    with pytest.raises(UnsupportedQueryError, match="reads no protected table"):
+        con.execute("EXPLAIN PRIVACY " + sql + " WITH EPSILON 1")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == before
     assert sorted(con.execute(sql).fetchall()) == [("BRAZIL", 1), ("PERU", 1)]
     with pytest.raises(UnsupportedQueryError, match="not supported"):  # protected: its own reason
         con.execute("SELECT cust, COUNT(*) FROM orders GROUP BY cust HAVING COUNT(*) > "
