@@ -97,13 +97,12 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
     public: dict[int, tuple[Scan, list[int], list[str]]] = {}  # id(scan) -> positions, columns
     for pos, (key, name) in enumerate(zip(plan.group_by, _key_names(plan))):
         base = info.base.get(key)
-        keys = None if base not in scans else declared.group_keys(scans[base][0].schema,
-                                                                  scans[base][0].table,
-                                                                  scans[base][1])
+        keys = None if base not in scans else declared.group_keys(
+            scans[base][0].schema, scans[base][0].table, scans[base][1])
         computed = proved and (base not in scans or keys is None and scans[base][0].slots)
-        proved = proved_domain(con._catalog, plan.child, key) if computed else None
-        if proved is not None:  # the statement bounds the key's values (sql.key_domain)
-            parts.append(([pos], [(v,) for v in proved]))
+        bounded = proved_domain(con._catalog, plan.child, key) if computed else None
+        if bounded is not None:  # the statement bounds the key's values (sql.key_domain)
+            parts.append(([pos], [(v,) for v in bounded]))
             continue
         if base is None or base not in scans:
             raise UnsupportedQueryError(

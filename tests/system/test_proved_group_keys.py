@@ -54,6 +54,18 @@ def test_a_bounded_integer_key_is_pure_epsilon(con):
     assert cur.privacy.epsilon == 1
 
 
+def test_a_proved_key_after_a_public_key(con):
+    """A computed key after a key of a public table: the first key must not switch the proof off
+    for the second (a merge once reused the flag's name for the proved values)."""
+    con.execute("CREATE TABLE custnation(cust INT PRIMARY KEY, nkey INT)")
+    con.execute("INSERT INTO custnation SELECT i, 1 + i % 2 FROM range(50) t(i)")
+    cur = con.execute("SELECT n.name, year(o.odate) AS y, COUNT(*) FROM orders o JOIN custnation c "
+                      "ON o.cust = c.cust JOIN nation n ON n.nkey = c.nkey WHERE o.odate BETWEEN "
+                      "DATE '1995-01-01' AND DATE '1996-12-31' GROUP BY 1, 2 WITH EPSILON 1")
+    assert sorted((r[0], r[1]) for r in cur.fetchall()) == [
+        ("BRAZIL", 1995), ("BRAZIL", 1996), ("PERU", 1995), ("PERU", 1996)]
+
+
 def test_with_delta_a_proved_key_still_takes_partition_selection(con):
     """(ε, δ) with selection's OPTIONS asks for partition selection (TPC-H Q7): unchanged."""
     cur = con.execute("SELECT year(odate) AS y, COUNT(*) FROM orders WHERE odate BETWEEN "
