@@ -195,12 +195,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
         else None
     if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
-        direct = None if keys else direct_totals_sql(con, plan.child, values)
+        direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+        # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
+        settings = _hash_aggregate_settings if direct is None else _unchanged
 
         def run(text, p=None):
-            with _hash_aggregate_settings(con._duck), reading(con._duck):
+            with settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
         def run_exact(text, p=None):  # a bucket read exactly, after the charge
@@ -338,6 +340,11 @@ def _hash_aggregate_settings(duck):
             duck.execute(f"SET perfect_ht_threshold = {int(prev)}")
         except duckdb.Error:  # an aborted transaction: the caller's error stands, not this one
             pass
+
+
+@contextmanager
+def _unchanged(duck):
+    yield
 
 
 def _no_data(con, e: DeadlineExceeded, fallback: str) -> None:
