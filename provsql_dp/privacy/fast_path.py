@@ -27,6 +27,7 @@ never from the data:
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import duckdb
@@ -213,7 +214,9 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 raise ValueError("cut off at the deadline") from e
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None)
+                                       run_exact, inline=direct is not None,
+                                       positive=direct is not None and signed
+                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)))
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
