@@ -49,7 +49,8 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
 
     One pass for both parts: a tuple's positive part ``greatest(w, 0)`` and negative part
     ``greatest(-w, 0)`` are never both nonzero, so the tuple is one row ``(w < 0, |w|)`` — the
-    same totals as two passes over the table, one per part (measured 1.3× faster at 10^7)."""
+    same totals as two passes over the table, one per part (measured 1.3× faster at 10^7). A
+    NULL weight (the clamp's NaN, ±∞) fails ``w <> 0`` like a zero: no ``coalesce`` per row."""
     node = child
     while isinstance(node, (Filter, Project)):
         node = node.child
@@ -60,7 +61,7 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
         return None
     part = "(w < 0)::INTEGER" if signed else "0"
     value = "abs(w)" if signed else "w"
-    return (f"SELECT {part} AS p, {value} AS c FROM (SELECT coalesce({weight}, 0)::DOUBLE AS w "
+    return (f"SELECT {part} AS p, {value} AS c FROM (SELECT ({weight})::DOUBLE AS w "
             f"FROM ({compile_node(child, disc=False).sql}) AS t) AS t WHERE w <> 0")
 
 
