@@ -27,6 +27,7 @@ never from the data:
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import duckdb
@@ -195,12 +196,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
         else None
     if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
-        direct = None if keys else direct_totals_sql(con, plan.child, values)
+        direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+        # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
+        settings = _hash_aggregate_settings if direct is None else _unchanged
 
         def run(text, p=None):
-            with _hash_aggregate_settings(con._duck), reading(con._duck):
+            with settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
         def run_exact(text, p=None):  # a bucket read exactly, after the charge
@@ -211,7 +214,9 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 raise ValueError("cut off at the deadline") from e
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None)
+                                       run_exact, inline=direct is not None,
+                                       positive=direct is not None and signed
+                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)))
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
@@ -338,6 +343,11 @@ def _hash_aggregate_settings(duck):
             duck.execute(f"SET perfect_ht_threshold = {int(prev)}")
         except duckdb.Error:  # an aborted transaction: the caller's error stands, not this one
             pass
+
+
+@contextmanager
+def _unchanged(duck):
+    yield
 
 
 def _no_data(con, e: DeadlineExceeded, fallback: str) -> None:

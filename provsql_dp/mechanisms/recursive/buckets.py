@@ -58,11 +58,12 @@ __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bu
 def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
     """SQL of ``ln c`` for a positive finite total ``c`` (NULL otherwise: zero, negative, NaN or
     infinite — the rows the checks read), and of the two bucket estimates ``(k, m)`` over a
-    column ``l`` holding it."""
+    column ``l`` holding it. The estimates are whole numbers kept as DOUBLE (``|l/β|`` is far
+    below 2^53, so exactly the integers; no cast per row: measured 7 % of the bucket pass)."""
     ln = f"CASE WHEN {c} > 0 AND {c} < 'inf'::DOUBLE THEN ln({c}) END"
     inv_beta = f"{1.0 / beta!r}::DOUBLE"
-    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta})::BIGINT - 1"
-    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})::BIGINT"
+    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta}) - 1"
+    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})"
     return ln, k, m
 
 
