@@ -487,6 +487,13 @@ def count(
                      mechanism_options.get("lp_gap", r2t.DEFAULT_LP_GAP))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
+    elif mechanism_options.get("beta") is not None:  # before anything is read or charged
+        from ..mechanisms.recursive._framework import check_beta
+
+        try:
+            check_beta(mechanism_options["beta"])
+        except ValueError as e:
+            raise InterfaceError(str(e)) from e
     shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)
     if shape is not None:  # k-stars, k-triangles: sizes independent of k
         return count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget,

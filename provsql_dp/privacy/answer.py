@@ -52,7 +52,7 @@ from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms.recursive import efficient as rm
-from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.recursive._framework import check_beta, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
@@ -217,6 +217,8 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
         if style not in ("node", "edge"):
             raise ProgrammingError("option privacy must be 'node' or 'edge'")
     try:
+        if "beta" in kwargs:
+            check_beta(kwargs["beta"])  # (0, BETA_CAP]: a larger β only adds noise
         resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
     except ValueError as e:
         raise ProgrammingError(f"invalid mechanism options: {e}") from e
