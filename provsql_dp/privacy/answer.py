@@ -361,7 +361,7 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
                 rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng,
                               time_limit=LP_TIME_LIMIT, **d.kwargs)
-        except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
+        except SolverError as e:  # the LP's status or time limit: data-independent (group_epsilon)
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             rel = _fallback(con, plan, eps, d, rng, why=why or late)
         releases.append(rel)

@@ -391,7 +391,7 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
             rel = construction.release(epsilon, rng=rng, **params)
     except (_deadline.DeadlineExceeded, CaptureTooLarge) as e:
         rel = dataclasses.replace(fallback(epsilon, str(e)), mechanism=shape.mechanism)
-    except (SolverError, ArithmeticError, ValueError):
+    except SolverError:  # the LP's status or time limit (anything else: the statement fails)
         rel = dataclasses.replace(fallback(epsilon, None), mechanism=shape.mechanism)
     info = PrivacyInfo(mechanism=rel.mechanism, epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,))
