@@ -165,3 +165,9 @@ class AvgRelease:
             return float(self.upper - self.lower)
         ends = [min(max(a / b, self.lower), self.upper) for a in (s - bs, s + bs) for b in (c - bc, c + bc)]
         return float(max(abs(e - self.value) for e in ends))
+
+    def interval(self, p: float = 0.95) -> tuple[float, float]:
+        """``value ± noise_bound(p)`` within ``[lower, upper]``: the mean of values clamped to
+        the bounds lies there, so cutting the interval to them keeps what it covers."""
+        b = self.noise_bound(p)
+        return max(self.lower, self.value - b), min(self.upper, self.value + b)
