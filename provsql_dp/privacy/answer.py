@@ -65,7 +65,7 @@ from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
-from .release_info import AvgRelease, PrivacyInfo
+from .release_info import PrivacyInfo, column_rows
 
 __all__ = ["answer_private", "privacy_style", "group_domain", "Decision", "facts"]
 
@@ -432,20 +432,8 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         for i in col.parts:
             results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
-    rows, releases = [], []
-    for gi, g in enumerate(decisions[0].groups):
-        values, rels = [], []
-        for col, bounds in zip(plan.columns, col_bounds):
-            parts = [(results[i][1][gi][-1], results[i][2].releases[gi]) for i in col.parts]
-            if col.kind == "avg":
-                rel = AvgRelease.of(parts[0], parts[1], bounds)
-                values.append(rel.value)
-                rels.append(rel)
-            else:
-                values.append(parts[0][0])
-                rels.append(parts[0][1])
-        rows.append(tuple(g) + tuple(values))
-        releases.append(tuple(rels))
+    rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
+        results[i][1][gi][-1], results[i][2].releases[gi]))
     desc = [(n, "VARCHAR") for n in names]
     for col in plan.columns:
         first = results[col.parts[0]][0][-1][1]
