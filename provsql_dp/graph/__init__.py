@@ -289,6 +289,7 @@ def relation(
     max_entries: int | None = DEFAULT_MAX_ENTRIES,
     merge: bool = True,
     capture: str = "auto",
+    columns=None,
     _progress: Progress | None = None,
 ) -> KRelation:
     """The sensitive K-relation whose total weight is the pattern count (curator only).
@@ -310,6 +311,10 @@ def relation(
         ``"sql"``: declare the edge table protected and capture the pattern query through
         ``provsql_dp.connect(...).provenance``; ``"direct"``: build the same relation from the
         occurrence rows with numpy; ``"auto"``: ``"sql"`` when the SQL core is available.
+    columns : sequence of str or None
+        The pattern's node columns the relation keeps (:attr:`KRelation.values`): None, every
+        one; ``()``, none — what a release reads (:func:`count`): the same weights and
+        annotations without one Python object per node per occurrence.
 
     Returns
     -------
@@ -353,9 +358,9 @@ def relation(
                 con.execute("PROTECT TABLE edge BY (src, dst) AS node")
             else:
                 con.execute("PROTECT TABLE edge")
-            kr = con.provenance(compiled.sql)
+            kr = con.provenance(compiled.sql, columns=columns)
         else:
-            kr = direct_relation(duck, compiled, privacy, "edge")
+            kr = direct_relation(duck, compiled, privacy, "edge", columns=columns)
     finally:
         con.close()
     if merge and privacy == "node":
@@ -512,6 +517,7 @@ def count(
             edge_filter=edge_filter,
             max_entries=max_entries,
             capture=capture,
+            columns=(),  # the release reads weights and annotations only
             _progress=bar,
         )
         bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))
