@@ -148,7 +148,7 @@ def _key_names(plan: Aggregate) -> list[str]:
 OPTIONS = {
     "theta": "θ, the smallest sensitivity the mechanism assumes (default 1; for a SUM, the scale "
              "of one participant's contribution)",
-    "beta": "β (default min(ε/5, 1))",
+    "beta": "β (default min(ε/5, 1); at most 1)",
     "mu": "μ (default 1 for node-style, 0.5 for edge-style privacy)",
     "split": "the share of ε spent on the noisy sensitivity Δ̂ (ε₁ = split·ε; default 1/2)",
     "privacy": "'node' or 'edge': only picks the default μ",
