@@ -52,7 +52,7 @@ from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms.recursive import efficient as rm
-from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.recursive._framework import check_beta, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
@@ -66,7 +66,7 @@ from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
-from .release_info import AvgRelease, PrivacyInfo
+from .release_info import PrivacyInfo, column_rows
 
 __all__ = ["answer_private", "privacy_style", "group_domain", "Decision", "facts"]
 
@@ -159,7 +159,7 @@ def _key_names(plan: Aggregate) -> list[str]:
 OPTIONS = {
     "theta": "θ, the smallest sensitivity the mechanism assumes (default 1; for a SUM, the scale "
              "of one participant's contribution)",
-    "beta": "β (default min(ε/5, 1))",
+    "beta": "β (default min(ε/5, 1); at most 1)",
     "mu": "μ (default 1 for node-style, 0.5 for edge-style privacy)",
     "split": "the share of ε spent on the noisy sensitivity Δ̂ (ε₁ = split·ε; default 1/2)",
     "privacy": "'node' or 'edge': only picks the default μ",
@@ -228,6 +228,8 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
         if style not in ("node", "edge"):
             raise ProgrammingError("option privacy must be 'node' or 'edge'")
     try:
+        if "beta" in kwargs:
+            check_beta(kwargs["beta"])  # (0, BETA_CAP]: a larger β only adds noise
         resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
     except ValueError as e:
         raise ProgrammingError(f"invalid mechanism options: {e}") from e
@@ -370,7 +372,7 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
                 rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng,
                               time_limit=LP_TIME_LIMIT, **d.kwargs)
-        except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
+        except SolverError as e:  # the LP's status or time limit: data-independent (group_epsilon)
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             rel = _fallback(con, plan, eps, d, rng, why=why or late)
         releases.append(rel)
@@ -441,20 +443,8 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         for i in col.parts:
             results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
-    rows, releases = [], []
-    for gi, g in enumerate(decisions[0].groups):
-        values, rels = [], []
-        for col, bounds in zip(plan.columns, col_bounds):
-            parts = [(results[i][1][gi][-1], results[i][2].releases[gi]) for i in col.parts]
-            if col.kind == "avg":
-                rel = AvgRelease.of(parts[0], parts[1], bounds)
-                values.append(rel.value)
-                rels.append(rel)
-            else:
-                values.append(parts[0][0])
-                rels.append(parts[0][1])
-        rows.append(tuple(g) + tuple(values))
-        releases.append(tuple(rels))
+    rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
+        results[i][1][gi][-1], results[i][2].releases[gi]))
     desc = [(n, "VARCHAR") for n in names]
     for col in plan.columns:
         first = results[col.parts[0]][0][-1][1]

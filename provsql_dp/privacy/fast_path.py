@@ -211,7 +211,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 return run(text, p)
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
-                raise ValueError("cut off at the deadline") from e
+                raise
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
                                        run_exact, inline=direct is not None,
@@ -258,13 +258,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
 
 def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
     """Charge, then release each group with ``one(group index, rng)`` (the data-independent
-    ``fallback(eps)`` for numbers the closed forms cannot take)."""
+    ``fallback(eps)`` for a group cut off at the release's deadline; any other failure is the
+    statement's, :mod:`.group_epsilon`)."""
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):
         try:
             rel = one(i, rng)
-        except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
+        except DeadlineExceeded:  # cut off at the deadline: data-independent, unlike a number
             rel = fallback(eps)
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))

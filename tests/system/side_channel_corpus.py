@@ -760,6 +760,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
     out += _foreign_owned()
+    out += _recursive_choice()
     # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
     g = f"{GROUPED} GROUP BY d.dname"
     out += [("post-processing", sql) for sql in (
@@ -830,6 +831,29 @@ def _proved_keys() -> list[tuple[str, str]]:
         "(SELECT COUNT(*) FROM depts)",
         "SELECT COUNT(*) FROM people p WHERE p.salary > (SELECT SUM(amount) FROM visits v "
         "WHERE v.pid = p.id)")]
+
+
+def _recursive_choice() -> list[tuple[str, str]]:
+    """The recursive mechanism's choices that must follow the statement only: its fallback (never
+    picked by a number the data produce), an explicit β outside its range and parameters invalid
+    at a group's ε (refused before the charge everywhere), and an AVG whose COUNT counts what its
+    SUM adds (single-owner, LP and Laplace routes). ESTIMATE ERROR is left out: its rows are
+    released values (noisy), which the harness compares as keys
+    (``tests/system/test_fallback_choice.py`` covers its fallback)."""
+    owned = "FROM visits v JOIN people p ON v.pid = p.id"
+    return [("recursive-choice", sql) for sql in (
+        f"SELECT SUM(amount) FROM visits {EPS} OPTIONS (lower = 0, upper = 100, beta = 1e15)",
+        f"SELECT SUM(amount) FROM visits {EPS} OPTIONS (lower = -100, upper = 100, beta = 1)",
+        f"SELECT COUNT(*) FROM visits a JOIN visits b ON a.vday = b.vday AND a.vid < b.vid {EPS} "
+        "OPTIONS (beta = 1)",
+        f"SELECT d.dname, COUNT(*) {owned} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname "
+        "WITH EPSILON 4e7",
+        f"SELECT d.dname, SUM(v.amount * p.x) {owned} JOIN depts d ON p.dept = d.dept_id "
+        f"GROUP BY d.dname {EPS}",
+        f"SELECT AVG(p.x * 2) {owned} {EPS}", f"SELECT AVG(x * 2), COUNT(*) FROM people {EPS}",
+        f"SELECT AVG(v.amount * v.amount) FROM visits v {EPS} OPTIONS (lower = 0, upper = 1000)",
+        f"SELECT AVG(a.amount) FROM visits a JOIN visits b ON a.vday = b.vday AND a.vid < b.vid "
+        f"{EPS} OPTIONS (lower = 0, upper = 100)")]
 
 
 #: charges with their stay and person (ownership along foreign keys: two hops to people)
