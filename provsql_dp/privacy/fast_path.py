@@ -27,6 +27,7 @@ never from the data:
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import duckdb
@@ -41,11 +42,12 @@ from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query
 from ..provenance.owner_totals import owner_totals_sql
-from ..provenance.owners import Owners, one_group_each, owners
+from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from .engine_buckets import NO_ROWS, bucket_params, direct_totals_sql, engine_buckets
 from .release_info import PrivacyInfo
+from .group_epsilon import one_group_per_participant
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
 
@@ -166,13 +168,13 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     NULL equal to NULL; totals of undeclared keys are dropped) and sorted by it, so that one
     query yields every group's totals as a contiguous slice — no window function, no second pass.
 
-    Groups are released at the full ε when every key is a column of the owner's own row (a
-    participant's tuples then fall in one group, :func:`provsql_dp.provenance.owners.owners`),
+    Groups are released at the full ε when every key is a function of the owner (a
+    participant's tuples then fall in one group: :mod:`provsql_dp.sql.owner_fd` proves it),
     else at ε / groups — or, with ``max_groups = k`` declared (``OPTIONS (max_groups = k)``),
     at ε / k with the bound *enforced*: each participant keeps its totals in its first ``k``
     groups in the public group order (a per-participant truncation, so that adding or removing
     one participant changes at most ``k`` groups' inputs) and loses the rest."""
-    parallel = one_group_each(plan, own) or not plan.group_by
+    parallel = one_group_per_participant(plan, own)
     truncate = (not parallel and max_groups is not None and plan.group_by
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]
@@ -193,12 +195,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
         else None
     if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
-        direct = None if keys else direct_totals_sql(con, plan.child, values)
+        direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+        # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
+        settings = _hash_aggregate_settings if direct is None else _unchanged
 
         def run(text, p=None):
-            with _hash_aggregate_settings(con._duck), reading(con._duck):
+            with settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
         def run_exact(text, p=None):  # a bucket read exactly, after the charge
@@ -206,10 +210,12 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 return run(text, p)
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
-                raise ValueError("cut off at the deadline") from e
+                raise
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None)
+                                       run_exact, inline=direct is not None,
+                                       positive=direct is not None and signed
+                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)))
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
@@ -251,13 +257,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
 
 def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
     """Charge, then release each group with ``one(group index, rng)`` (the data-independent
-    ``fallback(eps)`` for numbers the closed forms cannot take)."""
+    ``fallback(eps)`` for a group cut off at the release's deadline; any other failure is the
+    statement's, :mod:`.group_epsilon`)."""
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):
         try:
             rel = one(i, rng)
-        except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
+        except DeadlineExceeded:  # cut off at the deadline: data-independent, unlike a number
             rel = fallback(eps)
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))
@@ -336,6 +343,11 @@ def _hash_aggregate_settings(duck):
             duck.execute(f"SET perfect_ht_threshold = {int(prev)}")
         except duckdb.Error:  # an aborted transaction: the caller's error stands, not this one
             pass
+
+
+@contextmanager
+def _unchanged(duck):
+    yield
 
 
 def _no_data(con, e: DeadlineExceeded, fallback: str) -> None:

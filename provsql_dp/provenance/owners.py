@@ -40,7 +40,7 @@ from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, Pro
                         SemiJoin, Union, walk)
 from .slots import analyse, slot_sources
 
-__all__ = ["Owners", "owners", "one_group_each"]
+__all__ = ["Owners", "owners"]
 
 
 @dataclass(frozen=True)
@@ -206,12 +206,3 @@ def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
         return _conjuncts(e.this) + _conjuncts(e.expression)
     return [e]
 
-
-def one_group_each(plan, own: Owners | None) -> bool:
-    """Whether every ``GROUP BY`` key of the aggregate ``plan`` is a function of the owner (its
-    column id, or the scan column it passes, in ``own.owner_row_ids``): each participant's
-    tuples then fall in one group, and the groups are released in parallel at the full ε."""
-    if own is None or not plan.group_by:
-        return False
-    base = analyse(plan.child).base
-    return all(k in own.owner_row_ids or base.get(k) in own.owner_row_ids for k in plan.group_by)

@@ -49,6 +49,7 @@ from ._names import analyst_names
 from .owner_fd import inner_owners_local
 from .plan import AntiJoin, Filter, Scan, SemiJoin, walk
 from .scalar import scalar_expression
+from .aggregate_comparison import aggregate_comparison_refusal
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
 from .total import make_total
 
@@ -131,7 +132,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
         if sub is not None:
             subs.append(sub)
         elif _has_subquery(conj):
-            raise refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
+            raise aggregate_comparison_refusal(conj) or refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
                          "IN (subquery) and EXISTS (subquery) are answered as conditions of WHERE "
                          "joined to the others by AND (not inside OR, CASE or a comparison)")
         else:
