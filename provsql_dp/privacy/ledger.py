@@ -98,8 +98,9 @@ class Ledger:
         #: charges recorded by this object (a statement that fails after one is ``failed``)
         self.charges = 0
         if not read_only:
-            for stmt in _DDL + audit.DDL:
+            for stmt in _DDL:
                 con.execute(stmt)
+            audit.create(con)
 
     def _rows(self, sql: str, params=()) -> list:
         """Read the latest committed state, on a connection of its own (never through the
