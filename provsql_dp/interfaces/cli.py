@@ -285,14 +285,20 @@ def _serve(parser, args) -> int:
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
     from .pgwire import launch
 
-    engine = launch.engine_for(args, **_guard_options(args))  # one engine, one ledger: the explorer and the wire server
-    wire = launch.start(parser, args, engine)
-    print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    spark = launch.spark_for(parser, args)  # --engine spark: the server's one SparkSession
     try:
-        app.serve(args.database, host=args.host, port=args.port, engine=engine)
+        # one engine, one ledger: the explorer and the wire server
+        engine = launch.engine_for(args, spark=spark, **_guard_options(args))
+        wire = launch.start(parser, args, engine)
+        print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+        try:
+            app.serve(args.database, host=args.host, port=args.port, engine=engine)
+        finally:
+            if wire is not None:
+                wire.close()
     finally:
-        if wire is not None:
-            wire.close()
+        if spark is not None:
+            spark.stop()
     return 0
 
 

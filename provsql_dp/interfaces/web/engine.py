@@ -116,12 +116,15 @@ class Engine:
                  release_seconds: float | None = None, lp_gap: float | None = None,
                  release_time_limit: float | None = RELEASE_TIME_LIMIT,
                  max_concurrent: int | None = MAX_CONCURRENT, statement_timeout: float | None = None,
-                 **options):
+                 spark=None, **options):
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent!r}")
         if statement_timeout is not None and not statement_timeout > 0:
             raise ValueError(f"statement_timeout must be positive seconds, got {statement_timeout!r}")
         self.database = database
+        #: the server's one SparkSession (``serve --engine spark``), else None (DuckDB): every
+        #: connection reads the attached tables in a Spark session of its own beside it
+        self.spark = spark
         self.options = {"guard_rails": True, **options}
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
@@ -141,7 +144,8 @@ class Engine:
         ``client`` (``explorer`` or ``wire``) is what the audit log records of its statements."""
         con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
                       release_seconds=self.release_seconds, lp_gap=self.lp_gap,
-                      release_time_limit=self.release_time_limit, **{**self.options, **options})
+                      release_time_limit=self.release_time_limit, engine=self.spark,
+                      **{**self.options, **options})
         con.autocommit = True  # like the shell: every statement commits
         con.client = client
         return con
