@@ -22,7 +22,12 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
 from . import policy_grammar as _policy_grammar
-from .curator_grammar import CURATOR_STATEMENTS, parse_curator_statement
+from .curator_grammar import (  # noqa: F401 - the classes, as the other statements'
+    CURATOR_STATEMENTS,
+    AttachSparkTable,
+    ShowAuditLog,
+    parse_curator_statement,
+)
 from .expressions import (
     COLUMN_DECLARATIONS,
     DropBounds,
