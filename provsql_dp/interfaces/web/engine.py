@@ -20,6 +20,10 @@ Each running statement is registered (:meth:`Engine.running`) under its user:
 * :meth:`Engine.cancel` stops a user's running statements (the explorer's Cancel, a wire
   client's CancelRequest or disconnect): :func:`interrupt` is the one call site.
 
+With ``spark=`` (``serve --engine spark``, :mod:`provsql_dp.interfaces.pgwire.spark_engine`)
+every connection reads the attached tables through the server's one SparkSession, in a Spark
+session of its own (``spark.newSession()``); the ledger stays in the DuckDB file.
+
 The server serves analysts, so its DuckDB instance runs with DuckDB's guard rails
 (``guard_rails=True`` for every connection it opens, its curator accounts' included:
 :mod:`provsql_dp.interfaces.dbapi.engines`): through the server a curator cannot read or
