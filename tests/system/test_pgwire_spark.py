@@ -157,6 +157,16 @@ def test_analysts_reach_spark_data_only_through_private_answers(spark_server):
         assert sum(r["outcome"] == "refused" for r in rows) == len(refused) + 2
         assert {r["epsilon"] for r in rows if r["outcome"] == "refused"} == {"0"}
         assert [(r["epsilon"], r["unit"]) for r in rows if r["outcome"] == "released"] == [("1/4", "epsilon")]
+    # a snapshot gone from its path: an analyst is told so without the path, nothing charged
+    os.rename(snapshot, snapshot + ".moved")
+    try:
+        with psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
+            with pytest.raises(psycopg.Error, match="cannot be read") as e:
+                c.execute("SELECT COUNT(*) FROM emp WITH EPSILON 0.25")
+            assert snapshot not in str(e.value) and ".spark" not in str(e.value)
+            assert _spent(c.cursor(), "ann") == "0.25"
+    finally:
+        os.rename(snapshot + ".moved", snapshot)
 
 
 def test_a_session_open_before_an_attach_sees_the_table(spark_server):

@@ -185,6 +185,11 @@ def _open_recorded(con, backend) -> None:
                 "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND "
                 "table_name = ? ORDER BY column_index", [name]).fetchall()]
             backend.open_snapshot(name, path, columns)
+            if con.role == "analyst" and name.lower() in getattr(backend, "_gone", {}):
+                # an analyst gets no path (the curator's message names it)
+                backend._gone[name.lower()] = (
+                    f"the Spark snapshot of table {name} cannot be read; a curator attaches the "
+                    f"table again (ATTACH SPARK TABLE {name} FROM 'source')")
         elif source is not None:  # recorded before snapshots were kept: snapshot it again
             backend.attach(name, source, tuple(key or ()), tuple(checks or ()))
         opened[name.lower()] = version
