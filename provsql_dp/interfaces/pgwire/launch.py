@@ -17,7 +17,7 @@ from ..web.engine import MAX_CONCURRENT, Engine
 from . import spark_engine
 from .server import WireServer, tls_context
 
-__all__ = ["add_arguments", "engine_for", "spark_for", "start", "no_accounts_hint"]
+__all__ = ["add_arguments", "engine_for", "check_spark", "spark_for", "start", "no_accounts_hint"]
 
 
 def _positive(kind):
@@ -59,9 +59,10 @@ def engine_for(args, spark=None, **options) -> Engine:
     return engine
 
 
-def spark_for(parser, args):
-    """The server's SparkSession on ``--engine spark`` (None on DuckDB); a clear error when
-    Spark cannot start here, naming what to install."""
+def check_spark(parser, args) -> dict | None:
+    """Before anything is opened or written: on ``--engine spark``, a clear error when Spark
+    cannot start here (naming what to install) or the options do not fit; the session's
+    properties (None on DuckDB)."""
     if getattr(args, "engine", "duckdb") != "spark":
         return None
     why = spark_engine.missing()
@@ -72,10 +73,15 @@ def spark_for(parser, args):
                      "attach Spark tables as the curator instead (ATTACH SPARK TABLE name FROM "
                      "'source')")
     try:
-        conf = spark_engine.spark_conf(args)
+        return spark_engine.spark_conf(args)
     except ValueError as e:
         parser.error(str(e))
-    return spark_engine.start_session(args.spark_master, conf)
+
+
+def spark_for(parser, args):
+    """The server's SparkSession on ``--engine spark`` (None on DuckDB)."""
+    conf = check_spark(parser, args)
+    return None if conf is None else spark_engine.start_session(args.spark_master, conf)
 
 
 def no_accounts_hint(database: str) -> str:
