@@ -68,6 +68,7 @@ import numpy as np
 
 from provsql_dp.mechanisms.recursive._framework import (_CMP_TOL, accuracy_bound,
                                                        resolve_params, threshold)
+from provsql_dp.mechanisms.lp._blas import one_blas_thread
 from provsql_dp.mechanisms.recursive._lp import LPStats, Solver, Structure
 from provsql_dp.mechanisms.recursive._structure import ls_tilde
 from provsql_dp.mechanisms.noise.sources import resolve_rng
@@ -185,6 +186,7 @@ class _Run:
         self.g_values[j] = v
         return v
 
+    @one_blas_thread
     def delta(self) -> tuple[int, float]:
         """Δ of eq. 11: the smallest ``j`` with ``G_{|P|−j} ≤ τ_j = e^{jβ}θ``.
 
@@ -285,6 +287,7 @@ class _Run:
         self.h_values[j] = v
         return v
 
+    @one_blas_thread
     def x(self, delta_hat: float) -> tuple[float, int]:
         """X of eq. 12 for this Δ̂; returns (X, withdrawn j at the argmin)."""
         st = self.st
