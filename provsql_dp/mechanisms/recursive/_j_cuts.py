@@ -64,6 +64,9 @@ __all__ = ["JCuts", "cuts_at"]
 
 #: relative load excess above which a participant gets a new cut (HiGHS's feasibility tolerance)
 _FEAS_TOL = 1e-7
+#: cuts of at most this many cells (participants cut × columns) are summed in a dense array on
+#: one-monomial structures (bincounts: ca-HepPh node, no COO → CSR conversion and its sorts)
+_DENSE_CELLS = 8_000_000
 #: cutting-plane rounds per probe before giving up (the caller then solves the plain LP)
 MAX_ROUNDS = 60
 
@@ -81,6 +84,15 @@ def cuts_at(view, g: np.ndarray, parts: np.ndarray) -> tuple[sp.csr_matrix, np.n
     w_inc = v.q[v.var_tuple[inc]] * v.var_coef[inc]
     r_inc = row_of[v.var_part[inc]]
     q_row = np.bincount(r_inc, weights=w_inc, minlength=len(parts))
+    cells = len(parts) * v.n
+    k = v._layout()[0] if cells <= _DENSE_CELLS else 0
+    if k:  # one monomial of k entries per tuple (m* = t, its entries t·k …): summed in place
+        t_k, acc = v.var_tuple[inc] * k, np.zeros(cells)
+        for j in range(k):
+            e = t_k + j
+            acc += np.bincount(r_inc * v.n + v.ent_part[e], weights=w_inc * v.ent_coef[e],
+                               minlength=cells)
+        return sp.csr_matrix(acc.reshape(len(parts), v.n)), q_row
     mono = m_star[v.var_tuple[inc]]
     lo = v.mono_ptr[mono]
     ln = v.mono_ptr[mono + 1] - lo
