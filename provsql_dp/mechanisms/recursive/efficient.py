@@ -299,8 +299,7 @@ class _Run:
             h = value - j_real * delta_hat
             self.h_values[r] = h
             return h + r * delta_hat, int(r)
-        js = {min(max(j, 0), st.n) for j in (math.floor(j_real), math.ceil(j_real))}
-        js = sorted(js)
+        js = sorted({min(max(j, 0), st.n) for j in (math.floor(j_real), math.ceil(j_real))})
         hs = {j: h for j, h in self.solver.h_pair(js, delta_hat).items() if h is not None}
         self.h_values.update(hs)  # a j proved not to attain the minimum has no exact H
         return min((h + j * delta_hat, j) for j, h in hs.items())
