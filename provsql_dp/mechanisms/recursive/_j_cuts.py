@@ -184,9 +184,14 @@ class JCuts:
         self._add(*cuts_at(v, np.zeros(v.n), np.flatnonzero(v.deg > cap)), cap)
         self.stats.build_seconds += time.perf_counter() - t0
         self.h.setOptionValue("solver", "pdlp")
+        # no presolve: on TPC-H Q21 at SF 1 (8,868 cut rows × 1.51 M columns) HiGHS's presolve
+        # before PDLP took most of the solve (72–77 s wall → 29 s; the Δ search 22–25 → 17 s
+        # CPU); the bounds are certified from whatever iterate PDLP returns either way
+        self.h.setOptionValue("presolve", "off")
         out = run_highs(self.h, time.perf_counter(), stats=self.stats, what="Δ cuts LP",
                         time_limit=self.time_limit, approximate=True)
         self.h.clearSolver()  # the next solve starts the simplex afresh
+        self.h.setOptionValue("presolve", "choose")
         if out is None:
             return None
         t0 = time.perf_counter()
