@@ -507,7 +507,7 @@ def count(
             capture=capture,
             _progress=bar,
         )
-        bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))
+        bar.phase(PHASES[3], tuples=len(kr), participants=kr.n_participants)
         if budget is not None:
             budget.ledger.charge(
                 budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", mechanism
