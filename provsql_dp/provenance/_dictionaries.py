@@ -25,10 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataError
-from ..sql.plan import Aggregate, Node, Scan, Slot, walk
+from ..sql.plan import Node, Scan, Slot, walk
 from .participant_list import ParticipantList
 from .participants import Domain, engine_keyable
-from .slots import slot_sources
 
 __all__ = ["Ranked", "dictionaries", "key_views", "participant_list"]
 
@@ -50,18 +49,16 @@ class Ranked:
         return (self.name, self.size, self.fetch)
 
 
-def _key_query(domain: str, items: list) -> tuple[str, int, str, bool]:
+def _key_query(items: list, q: Callable, slot_expr: Callable) -> tuple[str, int, str, bool]:
     """The DISTINCT query of a domain's keys (columns ``__k0, …``), their width, the error text
     of a NULL key, and whether the engine's ORDER BY sorts them (else numpy does)."""
-    from .capture import _slot_expr, q
-
     composite = [it for it in items if it[1].kind == "composite"]
     if composite:
         table, slot = composite[0]
         keys = ", ".join(f"{q(c)} AS __k{j}" for j, c in enumerate(slot.key_columns))
         return (f"SELECT DISTINCT {keys} FROM {table}", len(slot.key_columns),
                 f"the primary key of protected table {table} has NULLs; every row needs a key", True)
-    union = " UNION ALL ".join(f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items)
+    union = " UNION ALL ".join(f"SELECT {slot_expr(slot)} AS k FROM {table}" for table, slot in items)
     cols = ", ".join(f"{t}.{s.column}" for t, s in items if s.kind == "column")
     return (f"SELECT DISTINCT k AS __k0 FROM ({union}) AS keys", 1,
             f"a protected owner column ({cols}) holds NULL; every protected row needs its owners. "
@@ -81,9 +78,10 @@ def _sorted_keys(be, sql: str, width: int, ordered: bool, null_error: str) -> li
     return comps if ordered else [np.sort(comps[0])]
 
 
-def dictionaries(be, plan: Node) -> dict[str, Domain | Ranked]:
+def dictionaries(be, plan: Node, q: Callable, slot_expr: Callable) -> dict[str, Domain | Ranked]:
     """Per domain (in name order), its dictionary: ranked by the engine where it can, else on
-    the driver (see the module docstring)."""
+    the driver (see the module docstring). ``q`` quotes an identifier, ``slot_expr`` is a
+    slot's key expression (:mod:`provsql_dp.provenance.capture`'s)."""
     sources: dict[str, set[tuple[str, Slot]]] = {}
     for n in walk(plan):
         if isinstance(n, Scan):
@@ -93,7 +91,7 @@ def dictionaries(be, plan: Node) -> dict[str, Domain | Ranked]:
     for domain in sorted(sources):
         items = sorted(sources[domain],
                        key=lambda x: (x[0], x[1].kind, x[1].column or "", x[1].key_columns))
-        sql, width, null_error, ordered = _key_query(domain, items)
+        sql, width, null_error, ordered = _key_query(items, q, slot_expr)
         ranked = be.rank_keys(sql, width) if hasattr(be, "rank_keys") else None
         if ranked is not None:
             if ranked.nulls:
@@ -117,16 +115,14 @@ def participant_list(domains: dict[str, Domain | Ranked]) -> tuple[ParticipantLi
     return ParticipantList([d.part() for d in domains.values()]), offsets
 
 
-def key_views(be, plan: Node, domains: dict[str, Domain | Ranked]) -> dict[int, str]:
-    """The dictionary view of every slot the engine maps to ids: every slot of a ranked domain
-    (read from its own column or from output values); a slot read from its own column of a
-    driver dictionary the backend can take back as a view (``be.key_view``); none otherwise."""
-    from .capture import compile_node
-
-    inner = plan.child if isinstance(plan, Aggregate) else plan
-    slots = compile_node(inner, disc=False).slots
+def key_views(be, slots, sources, domains: dict[str, Domain | Ranked]) -> dict[int, str]:
+    """The dictionary view of every slot (``slots`` of the compiled capture, read from
+    ``sources``: :func:`~provsql_dp.provenance.slots.slot_sources`) the engine maps to ids:
+    every slot of a ranked domain (read from its own column or from output values); a slot read
+    from its own column of a driver dictionary the backend can take back as a view
+    (``be.key_view``); none otherwise."""
     views, out = {}, {}
-    for k, (kind, _) in enumerate(slot_sources(inner)):
+    for k, (kind, _) in enumerate(sources):
         if kind == "drop":
             continue
         d = domains[slots[k].domain]

@@ -335,10 +335,13 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
     names = _names(plan)
     keep = None if columns is None else _positions(names, columns)
     try:
-        domains = _dict.dictionaries(con, plan)
+        domains = _dict.dictionaries(con, plan, q, _slot_expr)
         plist, offsets = _dict.participant_list(domains)
+        inner = plan.child if isinstance(plan, Aggregate) else plan
+        views = _dict.key_views(con, compile_node(inner, disc=False).slots, slot_sources(inner),
+                                domains)
         sql, compiled, grouped, sources = capture_sql(
-            plan, bounds, key_views=_dict.key_views(con, plan, domains),
+            plan, bounds, key_views=views,
             partitioned=bool(getattr(con, "partitioned_ranks", False)), keep=keep)
         if max_rows is not None and getattr(con, "dialect", "") == "spark":
             data, types = con.fetchnumpy(sql, max_rows=max_rows)  # counted as the batches arrive
