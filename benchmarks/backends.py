@@ -11,6 +11,13 @@ Workloads
   e1.src < e2.dst AND e2.dst % 10 = 0`` on ca-HepPh: a grouped capture (1.45 million derivations,
   8,790 tuples) whose middle and end participants come back from slot columns — on Spark as ids
   the engine looked up, with tuples ranked inside hash partitions.
+* ``release`` — ``SELECT COUNT(*)`` of the triangles of ``--graph`` (default ca-HepPh) ``WITH
+  EPSILON 1`` under ``--privacy`` node or edge (``PROTECT TABLE edge BY (src, dst) AS node`` /
+  ``PROTECT TABLE edge``): the recursive mechanism end to end (capture, participant ranking,
+  LPs, noise) with the generator seeded alike (``--seed``) on both engines; the table ends with
+  whether the released values are equal. The edge table is ``load_edges``' (one row per
+  undirected edge, src < dst); Spark receives the same rows and rowids (edge privacy's
+  participants are rows). One timed run (``--repeats`` is ignored): a release is minutes.
 
 How it measures
 ---------------
@@ -152,11 +159,50 @@ def _spark():
     return s
 
 
+def run_release(backend: str, graph: str, privacy: str, seed: int) -> dict:
+    """One seeded triangle-count release (the ``release`` workload)."""
+    import numpy as np
+
+    import provsql_dp
+    from provsql_dp.graph import load_edges
+
+    t0 = time.perf_counter()
+    duck = provsql_dp.connect(":memory:")
+    load_edges(duck, DATA / f"{graph}.edges", table="edge")
+    if backend == "spark":
+        spark = _spark()
+        rows = duck._duck.sql("SELECT src, dst, rowid FROM edge").to_arrow_table()
+        spark.createDataFrame(rows).createOrReplaceTempView("edge_src")
+        con = provsql_dp.connect(":memory:", engine=spark)
+        con.attach("edge", "edge_src", primary_key=["src", "dst"])
+        duck.close()
+    else:
+        spark, con = None, duck
+    con.execute("PROTECT TABLE edge BY (src, dst) AS node" if privacy == "node"
+                else "PROTECT TABLE edge")
+    con.execute("SET PRIVACY BUDGET 100")
+    build_s = time.perf_counter() - t0
+    jvm = _jvm_pid() if spark is not None else None
+    con._rng = np.random.default_rng(seed)
+    t = time.perf_counter()
+    count = TRIANGLES.replace("SELECT e1.src AS a, e1.dst AS b, e2.dst AS c", "SELECT COUNT(*)")
+    cur = con.execute(f"{count} WITH EPSILON 1")
+    value = cur.fetchone()[0]
+    return {"workload": f"release/{privacy}", "backend": backend, "result": value,
+            "mechanism": cur.privacy.mechanism, "build_s": build_s,
+            "median_s": time.perf_counter() - t, "times": [], "py_peak_mb": _hwm(),
+            "jvm_peak_mb": _hwm(jvm) if jvm else None,
+            "crossed_mb": getattr(con._engine, "bytes_received", 0) / 2**20}
+
+
 def run_one(workload: str, backend: str, rows: int, repeats: int) -> dict:
     import numpy as np
 
     import provsql_dp
 
+    if workload.startswith("release"):
+        _, graph, privacy, seed = workload.split(":")
+        return run_release(backend, graph, privacy, int(seed))
     spark = _spark() if backend == "spark" else None
     con = provsql_dp.connect(":memory:", engine=spark)
     t0 = time.perf_counter()
@@ -216,7 +262,10 @@ def run_one(workload: str, backend: str, rows: int, repeats: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["triangles", "distinct", "count"], default=None)
+    ap.add_argument("--only", choices=["triangles", "distinct", "count", "release"], default=None)
+    ap.add_argument("--graph", default="ca-HepPh", help="release: a graph of the data folder")
+    ap.add_argument("--privacy", choices=["node", "edge"], default="edge", help="release")
+    ap.add_argument("--seed", type=int, default=7, help="release: the generator's seed")
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
@@ -236,11 +285,14 @@ def main() -> None:
         print(json.dumps(run_one(args.one[0], args.one[1], int(args.rows), args.repeats)))
         return
     workloads = [args.only] if args.only else ["triangles", "distinct", "count"]
+    if args.only == "release":
+        workloads = [f"release:{args.graph}:{args.privacy}:{args.seed}"]
     results, failed = [], 0
     for w in workloads:
         for b in ("duckdb", "spark"):
             if args.smoke and b == "spark" and (w != "count" or not _has_spark()):
                 continue
+            t_sub = time.perf_counter()
             p = subprocess.run([sys.executable, __file__, "--one", w, b, "--rows", str(args.rows),
                                 "--repeats", str(args.repeats), *smoke], capture_output=True,
                                text=True, cwd=Path(__file__).resolve().parents[1])
@@ -249,13 +301,21 @@ def main() -> None:
                 print(f"{w} on {b} failed:\n{p.stderr[-2000:]}", file=sys.stderr)
                 failed += 1
                 continue
-            results.append(json.loads(line[-1]))
+            results.append(json.loads(line[-1]) | {"wall_s": time.perf_counter() - t_sub})
     print(f"{'workload':<10} {'backend':<7} {'result':>10} {'build s':>8} {'median s':>9} "
           f"{'py peak MB':>10} {'JVM peak MB':>11} {'crossed MB':>10}")
     for r in results:
         jvm = "-" if r["jvm_peak_mb"] is None else f"{r['jvm_peak_mb']:.0f}"
         print(f"{r['workload']:<10} {r['backend']:<7} {r['result']:>10} {r['build_s']:>8.1f} "
               f"{r['median_s']:>9.2f} {r['py_peak_mb']:>10.0f} {jvm:>11} {r['crossed_mb']:>10.1f}")
+    if args.only == "release" and len(results) == 2:
+        a, b = results
+        print(f"{args.graph} {args.privacy}-private, seed {args.seed}: mechanism "
+              f"{a['mechanism']} / {b['mechanism']}; released values "
+              f"{'EQUAL' if a['result'] == b['result'] else 'DIFFERENT'} "
+              f"({a['result']!r} vs {b['result']!r}); 'median s' is the release statement end to "
+              f"end, 'build s' loading (Spark: JVM start, snapshot), subprocess wall "
+              f"{a['wall_s']:.1f} s / {b['wall_s']:.1f} s")
     if args.smoke and failed:
         sys.exit(1)
 
