@@ -11,6 +11,13 @@ Workloads
   e1.src < e2.dst AND e2.dst % 10 = 0`` on ca-HepPh: a grouped capture (1.45 million derivations,
   8,790 tuples) whose middle and end participants come back from slot columns — on Spark as ids
   the engine looked up, with tuples ranked inside hash partitions.
+* ``release`` — ``SELECT COUNT(*)`` of the triangles of ``--graph`` (default ca-HepPh) ``WITH
+  EPSILON 1`` under ``--privacy`` node or edge (``PROTECT TABLE edge BY (src, dst) AS node`` /
+  ``PROTECT TABLE edge``): the recursive mechanism end to end (capture, participant ranking,
+  LPs, noise) with the generator seeded alike (``--seed``) on both engines; the table ends with
+  whether the released values are equal. The edge table is ``load_edges``' (one row per
+  undirected edge, src < dst); Spark receives the same rows and rowids (edge privacy's
+  participants are rows). One timed run (``--repeats`` is ignored): a release is minutes.
 
 How it measures
 ---------------
@@ -70,10 +77,33 @@ combinations gave 13.3 s (driver ids, global rank), 11.8 s (driver ids, partitio
 the machine's noise. What changes is where the work sits: nothing in a grouped capture now needs
 one partition, and the driver receives 24 instead of 28 bytes per derivation here.
 
+Seeded releases (issue 30, item 3: participants ranked in Spark, 64-bit ids, the capture streamed
+as Arrow batches; 2026-11-28, load average 16 on the 2 shared cores, one run each, seed 7)::
+
+    workload     backend     result  build s  median s py peak MB JVM peak MB crossed MB
+    release/edge duckdb     3358473      2.2     57.03       1714           -        0.0   ca-HepPh
+    release/edge spark      3358473     92.3    100.57       1479        1171       38.4   ca-HepPh
+    release/node duckdb       40633      0.6      2.26        212           -        0.0   ca-GrQc
+    release/node spark        40633     98.8     23.84        287         789        0.6   ca-GrQc
+
+ca-HepPh node-private (3,358,499 triangles, 12,006 participants), seed 7: DuckDB released 3441968
+in 306.3 s (load 16); Spark released 3441968 in 89.9 s (a second run, load 7; build 57.7 s, Python
+peak 1897 MB, JVM 1506 MB, 38.4 MB crossed) — equal. A first Spark run beside a test session
+(load 16) released 5, a data-independent fallback (the mechanism's LPs have 120 s each; that
+run did not yet print incidents, now reported under the table). Captured side by side, the two
+K-relations are identical (same 3,358,499 annotations as a multiset, weights and participant
+numbering; capture 2.7 s on DuckDB, 19.2 s on Spark).
+
+The released values are equal (``median s`` is the one release statement end to end: capture,
+ranking, LPs, noise; ``build s`` on Spark is the JVM start and the snapshot, slow here because of
+the load). On Spark the driver's Python peak is below DuckDB's: the participant list is never
+built, and 38 MB of ids crossed back for 3.36 million triangles (three INT ids each).
+
 Usage::
 
     python benchmarks/backends.py                      # both workloads, both backends
     python benchmarks/backends.py --only count --rows 1e6 --repeats 3
+    python benchmarks/backends.py --only release --graph ca-HepPh --privacy edge --seed 7
 """
 
 from __future__ import annotations
@@ -152,11 +182,54 @@ def _spark():
     return s
 
 
+def run_release(backend: str, graph: str, privacy: str, seed: int) -> dict:
+    """One seeded triangle-count release (the ``release`` workload)."""
+    import numpy as np
+
+    import provsql_dp
+    from provsql_dp.graph import load_edges
+
+    t0 = time.perf_counter()
+    duck = provsql_dp.connect(":memory:")
+    load_edges(duck, DATA / f"{graph}.edges", table="edge")
+    if backend == "spark":
+        spark = _spark()
+        rows = duck._duck.sql("SELECT src, dst, rowid FROM edge").to_arrow_table()
+        spark.createDataFrame(rows).createOrReplaceTempView("edge_src")
+        con = provsql_dp.connect(":memory:", engine=spark)
+        con.attach("edge", "edge_src", primary_key=["src", "dst"])
+        duck.close()
+    else:
+        spark, con = None, duck
+    con.execute("PROTECT TABLE edge BY (src, dst) AS node" if privacy == "node"
+                else "PROTECT TABLE edge")
+    con.execute("SET PRIVACY BUDGET 100")
+    build_s = time.perf_counter() - t0
+    jvm = _jvm_pid() if spark is not None else None
+    con._rng = np.random.default_rng(seed)
+    t = time.perf_counter()
+    count = TRIANGLES.replace("SELECT e1.src AS a, e1.dst AS b, e2.dst AS c", "SELECT COUNT(*)")
+    cur = con.execute(f"{count} WITH EPSILON 1")
+    value = cur.fetchone()[0]
+    from provsql_dp.sql.catalog import SCHEMA
+
+    incidents = [r[0] for r in con._catalog.con.execute(
+        f"SELECT what FROM {SCHEMA}.incidents").fetchall()]  # a fallback was released
+    return {"workload": f"release/{privacy}", "backend": backend, "result": value,
+            "mechanism": cur.privacy.mechanism, "incidents": incidents, "build_s": build_s,
+            "median_s": time.perf_counter() - t, "times": [], "py_peak_mb": _hwm(),
+            "jvm_peak_mb": _hwm(jvm) if jvm else None,
+            "crossed_mb": getattr(con._engine, "bytes_received", 0) / 2**20}
+
+
 def run_one(workload: str, backend: str, rows: int, repeats: int) -> dict:
     import numpy as np
 
     import provsql_dp
 
+    if workload.startswith("release"):
+        _, graph, privacy, seed = workload.split(":")
+        return run_release(backend, graph, privacy, int(seed))
     spark = _spark() if backend == "spark" else None
     con = provsql_dp.connect(":memory:", engine=spark)
     t0 = time.perf_counter()
@@ -216,7 +289,10 @@ def run_one(workload: str, backend: str, rows: int, repeats: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["triangles", "distinct", "count"], default=None)
+    ap.add_argument("--only", choices=["triangles", "distinct", "count", "release"], default=None)
+    ap.add_argument("--graph", default="ca-HepPh", help="release: a graph of the data folder")
+    ap.add_argument("--privacy", choices=["node", "edge"], default="edge", help="release")
+    ap.add_argument("--seed", type=int, default=7, help="release: the generator's seed")
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
@@ -236,11 +312,14 @@ def main() -> None:
         print(json.dumps(run_one(args.one[0], args.one[1], int(args.rows), args.repeats)))
         return
     workloads = [args.only] if args.only else ["triangles", "distinct", "count"]
+    if args.only == "release":
+        workloads = [f"release:{args.graph}:{args.privacy}:{args.seed}"]
     results, failed = [], 0
     for w in workloads:
         for b in ("duckdb", "spark"):
             if args.smoke and b == "spark" and (w != "count" or not _has_spark()):
                 continue
+            t_sub = time.perf_counter()
             p = subprocess.run([sys.executable, __file__, "--one", w, b, "--rows", str(args.rows),
                                 "--repeats", str(args.repeats), *smoke], capture_output=True,
                                text=True, cwd=Path(__file__).resolve().parents[1])
@@ -249,13 +328,24 @@ def main() -> None:
                 print(f"{w} on {b} failed:\n{p.stderr[-2000:]}", file=sys.stderr)
                 failed += 1
                 continue
-            results.append(json.loads(line[-1]))
+            results.append(json.loads(line[-1]) | {"wall_s": time.perf_counter() - t_sub})
     print(f"{'workload':<10} {'backend':<7} {'result':>10} {'build s':>8} {'median s':>9} "
           f"{'py peak MB':>10} {'JVM peak MB':>11} {'crossed MB':>10}")
     for r in results:
         jvm = "-" if r["jvm_peak_mb"] is None else f"{r['jvm_peak_mb']:.0f}"
         print(f"{r['workload']:<10} {r['backend']:<7} {r['result']:>10} {r['build_s']:>8.1f} "
               f"{r['median_s']:>9.2f} {r['py_peak_mb']:>10.0f} {jvm:>11} {r['crossed_mb']:>10.1f}")
+    if args.only == "release" and len(results) == 2:
+        a, b = results
+        print(f"{args.graph} {args.privacy}-private, seed {args.seed}: mechanism "
+              f"{a['mechanism']} / {b['mechanism']}; released values "
+              f"{'EQUAL' if a['result'] == b['result'] else 'DIFFERENT'} "
+              f"({a['result']!r} vs {b['result']!r}); 'median s' is the release statement end to "
+              f"end, 'build s' loading (Spark: JVM start, snapshot), subprocess wall "
+              f"{a['wall_s']:.1f} s / {b['wall_s']:.1f} s")
+        for r in results:
+            for what in r["incidents"]:
+                print(f"{r['backend']}: released the data-independent fallback: {what}")
     if args.smoke and failed:
         sys.exit(1)
 

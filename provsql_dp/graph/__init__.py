@@ -520,7 +520,7 @@ def count(
             columns=(),  # the release reads weights and annotations only
             _progress=bar,
         )
-        bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))
+        bar.phase(PHASES[3], tuples=len(kr), participants=kr.n_participants)
         if budget is not None:
             budget.ledger.charge(
                 budget.user, epsilon, f"graph.count({name!r}, privacy={privacy!r})", mechanism

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import UnsupportedQueryError
 from ..provenance.krelation import KRelation
+from ..provenance.participant_list import ParticipantList
 from ._compile import CompiledPattern
 
 __all__ = [
@@ -77,7 +78,7 @@ def _relation_from_parts(columns, values, part_matrix, plist) -> KRelation:
         tuple_ptr=np.arange(n + 1, dtype=np.int64),
         mono_ptr=np.arange(0, n * width + 1, width, dtype=np.int64),
         mono_part=np.sort(part_matrix, axis=1).reshape(-1).astype(np.int64),
-        participant_list=tuple(plist),
+        participant_list=plist if isinstance(plist, ParticipantList) else tuple(plist),
     )
 
 
@@ -99,7 +100,7 @@ def direct_relation(duck, compiled: CompiledPattern, privacy: str, table: str,
     dst = np.asarray(edges["dst"], dtype=np.int64)
     if privacy == "node":
         keys = np.unique(np.concatenate([src, dst]))
-        plist = [("node", int(x)) for x in keys.tolist()]
+        plist = ParticipantList([("node", len(keys), [keys])])
         mat = np.stack([np.searchsorted(keys, c) for c in cols], axis=1) if n else np.empty(
             (0, len(cols)), dtype=np.int64
         )
@@ -107,7 +108,7 @@ def direct_relation(duck, compiled: CompiledPattern, privacy: str, table: str,
         # the edge table is sorted by (src, dst); index pairs by a combined sort key
         order_key = np.lexsort((dst, src))
         src, dst = src[order_key], dst[order_key]
-        plist = [("edge", (int(a), int(b))) for a, b in zip(src.tolist(), dst.tolist())]
+        plist = ParticipantList([("edge", len(src), [src, dst])])
         idx = []
         for a, b in compiled.edge_order:
             lo = np.minimum(cols[a], cols[b])

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .krelation import KRelation
+from .participant_list import ParticipantList
 
 
 def _dedupe_within(P: np.ndarray) -> None:
@@ -60,7 +61,7 @@ def _grouped(names, values, weights, P, tid, plist, sql) -> KRelation:
         tuple_ptr=np.concatenate([[0], np.cumsum(mono_counts)]).astype(np.int64),
         mono_ptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         mono_part=M[valid],
-        participant_list=tuple(plist),
+        participant_list=plist if isinstance(plist, ParticipantList) else tuple(plist),
         sql=sql,
     )
 

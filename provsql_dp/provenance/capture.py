@@ -23,7 +23,6 @@ inside a monomial, and — for grouped tuples — duplicate and absorbed monomia
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ import numpy as np
 from sqlglot import exp
 
 from .._progress import report
-from ..errors import CaptureTooLarge, DataError, InternalError
+from ..errors import CaptureTooLarge, InternalError
 from ..sql.plan import (
     Aggregate,
     Distinct,
@@ -52,7 +51,8 @@ from .backends import as_backend
 from .clamp import DEFAULT_BOUNDS, clamp_sql
 from ._monomials import _dedupe_within, _grouped
 from .krelation import KRelation
-from .participants import MISSING, Domain as _Domain, engine_ids, engine_keyable, map_slot
+from . import _dictionaries as _dict
+from .participants import MISSING, engine_ids, map_slot
 from .slots import slot_sources
 
 __all__ = ["compile_node", "capture", "Compiled", "capture_sql", "clamp_sql", "DEFAULT_BOUNDS",
@@ -269,23 +269,29 @@ def capture_sql(
     key_views = key_views or {}
     if keep is None:
         cols = [q(i) for i in c.ids]
-    else:  # the kept columns and those a participant slot is read from
-        read = {i for kind, ref in sources if kind == "value" for i in ref}
+    else:  # the kept columns and those a participant slot is read from (not as engine ids)
+        read = {i for k, (kind, ref) in enumerate(sources) if kind == "value" and k not in key_views
+                for i in ref}
         cols = [q(i) for n, i in enumerate(c.ids) if n in keep or i in read]
     joins = []
     if agg is not None and agg.weight is not None:
         lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
         cols.append(f"COALESCE({clamp_sql(_sql(agg.weight), lo, hi)}, 0.0) AS __w")
-    for kind, k in sources:
-        if kind != "column":
+    for k, (kind, ref) in enumerate(sources):
+        if kind == "drop" or (kind == "value" and k not in key_views):
             continue
         slot = c.slots[k]
         width = len(slot.key_columns) if slot.kind == "composite" else 1
         if k in key_views:  # the engine looks the key up in the dictionary
-            keys = [f"top.__s{k}.c{j}" for j in range(width)] if width > 1 else [f"top.__s{k}"]
+            if kind == "value":  # the output values that equal the key on every row
+                keys = [f"top.{q(i)}" for i in ref]
+                null = " OR ".join(f"{key} IS NULL" for key in keys)
+            else:
+                keys = [f"top.__s{k}.c{j}" for j in range(width)] if width > 1 else [f"top.__s{k}"]
+                null = f"top.__s{k} IS NULL"
             on = " AND ".join(f"{key} = __pk{k}.__k{j}" for j, key in enumerate(keys))
             joins.append(f" LEFT JOIN {key_views[k]} AS __pk{k} ON {on}")
-            cols.append(f"COALESCE(__pk{k}.__id, CASE WHEN top.__s{k} IS NULL THEN -1 "
+            cols.append(f"COALESCE(__pk{k}.__id, CASE WHEN {null} THEN -1 "
                         f"ELSE {MISSING} END) AS __i{k}")
         elif slot.kind == "composite":  # a struct of the key's columns: unpack it for numpy
             cols += [f"__s{k}.c{j} AS __s{k}_{j}" for j in range(width)]
@@ -307,48 +313,6 @@ def capture_sql(
     return sql, c, grouped, sources
 
 
-# ---------------------------------------------------------------------- participant dictionaries
-def _dictionaries(con, plan: Node) -> dict[str, _Domain]:
-    """Per domain, the sorted distinct keys of every protected table involved."""
-    sources: dict[str, set[tuple[str, Slot]]] = {}
-    for n in walk(plan):
-        if isinstance(n, Scan):
-            for s in n.slots:
-                sources.setdefault(s.domain, set()).add((n.from_sql, s))
-    out: dict[str, _Domain] = {}
-    for domain in sorted(sources):
-        items = sorted(sources[domain], key=lambda x: (x[0], x[1].kind, x[1].column or "", x[1].key_columns))
-        composite = [it for it in items if it[1].kind == "composite"]
-        if composite:
-            table, slot = composite[0]
-            keys = ", ".join(q(c) for c in slot.key_columns)
-            data, _ = _fetch(con, f"SELECT DISTINCT {keys} FROM {table} ORDER BY {keys}")
-            comps = [data[c] for c in slot.key_columns]
-            if any(isinstance(c, np.ma.MaskedArray) and c.mask.any() for c in comps):
-                raise DataError(
-                    f"the primary key of protected table {table} has NULLs; every row needs a key"
-                )
-            comps = [np.ma.getdata(c) for c in comps]
-            keys_py = zip(*(c.tolist() for c in comps))
-            out[domain] = _Domain(domain, comps, list(zip(itertools.repeat(domain), keys_py)))
-            continue
-        union = " UNION ALL ".join(
-            f"SELECT {_slot_expr(slot)} AS k FROM {table}" for table, slot in items
-        )
-        res = _fetch(con, f"SELECT DISTINCT k FROM ({union}) AS keys")[0]["k"]
-        if isinstance(res, np.ma.MaskedArray):
-            if res.mask.any():
-                cols = ", ".join(f"{t}.{s.column}" for t, s in items if s.kind == "column")
-                raise DataError(
-                    f"a protected owner column ({cols}) holds NULL; every protected row needs its "
-                    "owners. Delete or fill those rows, or protect the table without BY"
-                )
-            res = res.data
-        keys = np.sort(res)
-        out[domain] = _Domain(domain, [keys], list(zip(itertools.repeat(domain), keys.tolist())))
-    return out
-
-
 def _fetch(be, sql: str) -> tuple[dict, list[str]]:
     """Run a query on the backend; its columns as numpy arrays, and its column types."""
     return be.fetchnumpy(sql)
@@ -361,7 +325,8 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
     :mod:`provsql_dp.provenance.backends`) and return its K-relation (a SUM's weights clamped to
     ``bounds``, see :func:`capture_sql`).
 
-    ``max_rows``: the engine stops one row past it and :class:`~provsql_dp.errors.CaptureTooLarge`
+    ``max_rows``: the engine stops one row past it (Spark: reading stops at the first Arrow
+    batch past it, with no LIMIT in the query) and :class:`~provsql_dp.errors.CaptureTooLarge`
     is raised before anything larger reaches Python (measured: the cut-off costs nothing on
     ca-HepPh's 3.4 M triangles).
 
@@ -373,18 +338,21 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
     report("capturing provenance")
     names = _names(plan)
     keep = None if columns is None else _positions(names, columns)
-    domains = _dictionaries(con, plan)
-    offsets, plist = {}, []
-    for name, d in domains.items():
-        offsets[name] = len(plist)
-        plist.extend(d.participants)
-    sql, compiled, grouped, sources = capture_sql(
-        plan, bounds, key_views=_key_views(con, plan, domains),
-        partitioned=bool(getattr(con, "partitioned_ranks", False)), keep=keep)
-
-    run = sql if max_rows is None else f"SELECT * FROM ({sql}) AS __capped LIMIT {int(max_rows) + 1}"
     try:
-        data, types = _fetch(con, run)
+        domains = _dict.dictionaries(con, plan, q, _slot_expr)
+        plist, offsets = _dict.participant_list(domains)
+        inner = plan.child if isinstance(plan, Aggregate) else plan
+        views = _dict.key_views(con, compile_node(inner, disc=False).slots, slot_sources(inner),
+                                domains)
+        sql, compiled, grouped, sources = capture_sql(
+            plan, bounds, key_views=views,
+            partitioned=bool(getattr(con, "partitioned_ranks", False)), keep=keep)
+        if max_rows is not None and getattr(con, "dialect", "") == "spark":
+            data, types = con.fetchnumpy(sql, max_rows=max_rows)  # counted as the batches arrive
+        else:
+            run = sql if max_rows is None else (f"SELECT * FROM ({sql}) AS __capped "
+                                                f"LIMIT {int(max_rows) + 1}")
+            data, types = _fetch(con, run)
     finally:
         if hasattr(con, "drop_key_views"):
             con.drop_key_views()
@@ -433,7 +401,7 @@ def capture(con, plan: Node, bounds: tuple[float, float] | None = None, *,
             tuple_ptr=np.arange(n + 1, dtype=np.int64),
             mono_ptr=mono_ptr,
             mono_part=mono_part,
-            participant_list=tuple(plist),
+            participant_list=plist,
             sql=sql,
         )
         return kr
@@ -447,24 +415,6 @@ def _positions(names: tuple[str, ...], columns: Sequence[str]) -> tuple[int, ...
         raise ValueError(f"capture: no output column {missing[0]!r} (the query's: "
                          f"{', '.join(names)})")
     return tuple(sorted({names.index(c) for c in columns}))
-
-
-def _key_views(be, plan: Node, domains: dict[str, _Domain]) -> dict[int, str]:
-    """For a backend that looks participant keys up itself (``be.key_view``), the dictionary
-    table of every slot the capture query returns as a column; empty otherwise."""
-    if not hasattr(be, "key_view"):
-        return {}
-    inner = plan.child if isinstance(plan, Aggregate) else plan
-    slots = compile_node(inner, disc=False).slots
-    views, out = {}, {}
-    for kind, k in slot_sources(inner):
-        d = domains[slots[k].domain] if kind == "column" else None
-        if d is None or not engine_keyable(d):
-            continue
-        if d.name not in views:
-            views[d.name] = be.key_view(d.components)
-        out[k] = views[d.name]
-    return out
 
 
 def _tuple_ids(data: dict, n: int) -> np.ndarray:

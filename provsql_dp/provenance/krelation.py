@@ -60,9 +60,11 @@ class KRelation:
         ``q(t)`` for every tuple, float64.
     tuple_ptr, mono_ptr, mono_part : numpy.ndarray
         The annotations in compressed sparse form (see the module docstring).
-    participant_list : tuple of (domain, key)
+    participant_list : sequence of (domain, key)
         Every participant of the protected tables involved, indexed densely; ``mono_part`` holds
-        indices into it. Participants that occur in no annotation are included.
+        indices into it (int64). Participants that occur in no annotation are included. A
+        capture gives a :class:`~provsql_dp.provenance.participant_list.ParticipantList`, which
+        builds a pair only when one is read; :attr:`n_participants` is its length.
     """
 
     columns: tuple[str, ...]
@@ -71,7 +73,7 @@ class KRelation:
     tuple_ptr: np.ndarray
     mono_ptr: np.ndarray
     mono_part: np.ndarray
-    participant_list: tuple[Participant, ...]
+    participant_list: Sequence[Participant]
     sql: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

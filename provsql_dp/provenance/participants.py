@@ -11,12 +11,14 @@ places:
   also an output value (the value crosses back anyway).
 * **in the engine** (:func:`engine_ids`): the sorted dictionary is handed back to the engine as a
   small table ``(key…, id)`` and the capture query joins every slot it returns to it, so that
-  only 32-bit ids cross back. The per-row work runs where the rows are (Spark's executors: a
+  only ids cross back — or the engine ranks the distinct keys itself and the driver never holds
+  them (:mod:`provsql_dp.provenance.backends._spark_ranks`). Ids are int64 on the driver; they
+  cross back as INT when the domain has fewer than 2^31 participants, as BIGINT beyond. The per-row work runs where the rows are (Spark's executors: a
   broadcast hash join while the dictionary is under ``spark.sql.autoBroadcastJoinThreshold``, a
   shuffled join beyond); the driver keeps only what it holds anyway, the dictionary.
 
 >>> import numpy as np
->>> d = Domain("node", [np.array([3, 7, 9])], [("node", 3), ("node", 7), ("node", 9)])
+>>> d = Domain("node", [np.array([3, 7, 9])])
 >>> map_slot([np.ma.MaskedArray([9, 3, 0], mask=[False, False, True])], d, offset=10).tolist()
 [12, 10, -1]
 >>> engine_ids(np.array([2, -1, 0], dtype=np.int32), offset=10, name="node").tolist()
@@ -45,12 +47,15 @@ class Domain:
 
     name: str
     components: list
-    participants: list
     _ranks: list | None = None
     _pairs: sp.csr_array | None = None
 
     def __len__(self) -> int:
-        return len(self.participants)
+        return len(self.components[0])
+
+    def part(self) -> tuple:
+        """This domain as a part of a :class:`~provsql_dp.provenance.participant_list.ParticipantList`."""
+        return (self.name, len(self), self.components)
 
     def component_ranks(self) -> list:
         """Per key column: (its sorted distinct values, each dictionary entry's rank there)."""

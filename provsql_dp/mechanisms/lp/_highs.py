@@ -23,6 +23,9 @@ from ..._deadline import time_limit as _within_deadline
 from ..._progress import interruptible, tick
 from ...errors import SolverError
 
+#: HiGHS's HighsInt in the highspy wheels: LP positions and non-zero counts are 32-bit
+_HIGHS_INT_MAX = 2**31 - 1
+
 __all__ = ["LPStats", "solve_lp", "resolve_lp", "INF"]
 
 INF = highspy.kHighsInf
@@ -110,6 +113,9 @@ def solve_lp(
     """
     n_row = len(row_lower)
     _within_deadline(time_limit, f"the {what}")  # not even passed to HiGHS past the budget
+    if max(len(a_index), int(n_col), n_row) > _HIGHS_INT_MAX:  # its indices are 32-bit
+        raise SolverError(f"the {what} has more than 2^31 - 1 non-zeros, rows or columns; HiGHS "
+                          "takes 32-bit indices (participant ids are 64-bit, LP positions not)")
     t0 = time.perf_counter()
     h = highspy.Highs()
     h.silent()

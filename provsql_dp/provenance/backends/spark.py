@@ -33,8 +33,12 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
   tuples with a ``dense_rank`` inside hash partitions of their discriminators instead of one
   global window (which Spark would run in a single partition).
 
-Only compact columnar results come back: ``toArrow()`` (Arrow batches, no Python object per row)
-turned into numpy arrays, masked where NULL.
+* **participant dictionaries** — integer and text keys are ranked in Spark
+  (:meth:`SparkBackend.rank_keys`, :mod:`._spark_ranks`): the driver receives a count per
+  partition, never the keys; other key types are fetched sorted and handed back as a small view.
+
+Only compact columnar results come back: Arrow record batches, each turned into numpy arrays
+(masked where NULL) as it arrives (:mod:`._spark_arrow`), no Python object per row.
 
 >>> be = SparkBackend.__new__(SparkBackend)
 >>> be._views = {"edge": "__provsql_dp_edge"}
@@ -53,6 +57,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...errors import InterfaceError, NotSupportedError, OperationalError, UnsupportedQueryError
+from . import _spark_arrow, _spark_ranks
 from . import _spark_snapshot as snapshot
 
 __all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX", "private_session"]
@@ -202,7 +207,8 @@ class SparkBackend:
         import pyarrow as pa
 
         table = pa.table({**{f"__k{j}": pa.array(c) for j, c in enumerate(components)},
-                          "__id": pa.array(np.arange(len(components[0]), dtype=np.int32))})
+                          "__id": pa.array(np.arange(len(components[0]), dtype=np.int32 if len(
+                              components[0]) <= _spark_ranks.INT_IDS else np.int64))})
         try:
             df = self.spark.createDataFrame(table)  # pyspark >= 4 takes a pyarrow.Table
         except (TypeError, ValueError):
@@ -273,33 +279,58 @@ class SparkBackend:
 
         return tree.transform(visit, copy=True)
 
-    def _arrow(self, sql: str):
-        import pyarrow as pa
+    def rank_keys(self, sql: str, width: int):
+        """Rank the distinct keys ``__k0 …`` of a DuckDB-dialect query in Spark and register
+        them with their ids as a dictionary view (:mod:`._spark_ranks`, dropped with the
+        capture's other views); ``None`` for key types ranked on the driver instead."""
+        view = f"{self._prefix}keys{next(_NUMBERS)}"
+        ranked = _spark_ranks.rank_keys(self.spark, self.to_spark(sql), width, view)
+        if ranked is not None and ranked.view is not None:
+            self._key_views.add(view)
+        return ranked
 
+    def _collect(self, sql: str, convert, limit: int | None = None):
         df = self.spark.sql(self.to_spark(sql))
-        if hasattr(df, "toArrow"):  # pyspark >= 4
-            table = df.toArrow()
-        else:
-            from pyspark.sql.pandas.types import to_arrow_schema
 
-            table = pa.Table.from_batches(df._collect_as_arrow(),
-                                          schema=to_arrow_schema(df.schema))
-        self.bytes_received += table.nbytes
-        return table
+        def counted(batch):
+            self.bytes_received += batch.nbytes
+            return convert(batch)
+
+        return _spark_arrow.collect_batches(df, counted, limit)
 
     def fetchall(self, sql: str) -> list[tuple]:
         """The rows of a small result (a few per group)."""
-        table = self._arrow(sql)
+        import pyarrow as pa
+
+        batches, schema = self._collect(sql, lambda b: b)
+        table = pa.Table.from_batches(batches, schema=schema)
         cols = [_pylist(c) for c in table.columns]
         return list(zip(*cols)) if cols else []
 
-    def fetchnumpy(self, sql: str) -> tuple[dict, list[str]]:
-        """The columns of a result as numpy arrays (masked where NULL) and their DuckDB types."""
-        table = self._arrow(sql)
+    def fetchnumpy(self, sql: str, max_rows: int | None = None) -> tuple[dict, list[str]]:
+        """The columns of a result as numpy arrays (masked where NULL) and their DuckDB types,
+        converted one Arrow record batch at a time as Spark sends them (:mod:`._spark_arrow`).
+        ``max_rows``: raise :class:`~provsql_dp.errors.CaptureTooLarge` as soon as more rows
+        than that arrived, without a LIMIT in the query."""
+        import pyarrow as pa
+
+        from ...errors import CaptureTooLarge
+
+        try:
+            pieces, schema = self._collect(
+                sql, lambda b: [_numpy(c) for c in b.columns], max_rows)
+        except _spark_arrow.TooManyRows:
+            raise CaptureTooLarge(max_rows) from None
         out, types = {}, []
-        for name, col in zip(table.column_names, table.columns):
-            arr, t = _numpy(col)
-            out[name] = arr
+        for j, field in enumerate(schema):
+            parts = [p[j][0] for p in pieces]
+            arr, t = _numpy(pa.array([], type=field.type)) if not parts else (None, pieces[0][j][1])
+            if len(parts) == 1:
+                arr = parts[0]
+            elif parts:
+                masked = any(isinstance(a, np.ma.MaskedArray) for a in parts)
+                arr = (np.ma.concatenate if masked else np.concatenate)(parts)
+            out[field.name] = arr
             types.append(t)
         return out, types
 
