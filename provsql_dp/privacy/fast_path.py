@@ -45,7 +45,8 @@ from ..provenance.owners import Owners, owners
 from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
-from .engine_buckets import NO_ROWS, bucket_params, direct_totals_sql, engine_buckets
+from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_buckets,
+                             engine_run)
 from .release_info import PrivacyInfo
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
@@ -192,14 +193,15 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         eps = float(epsilon)
     else:
         eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
-    params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
-        else None
-    if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
+    params = bucket_params(eps, len(values), style, kwargs) if plan.weight is not None else None
+    if params is not None:  # an unbounded SUM: the totals stay in the engine (engine_buckets)
         direct = None if keys else direct_totals_sql(con, plan.child, values)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
 
         def run(text, p=None):
+            if not embedded:  # Spark: the same SQL, its parameters written in (engine_run)
+                return engine_run(engine, text, p)
             with _hash_aggregate_settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
@@ -211,7 +213,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 raise ValueError("cut off at the deadline") from e
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None)
+                                       run_exact, inline=direct is not None,
+                                       materialize=embedded)
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
@@ -219,10 +222,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
                              buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
-    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)). On
-    # another engine (Spark) every SUM's totals come back as a histogram too: the engine
-    # aggregates them, and what crosses to the driver is one row per distinct total instead of
-    # one per participant (a few KB for whole-number data, at most as many rows otherwise).
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)); so
+    # does a SUM's whose parameters are invalid (the release then raises as it would).
     histogram = plan.weight is None or not embedded
     dense = None
     try:
