@@ -83,12 +83,12 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     # the parts as rows (p, c), zeros left out (they change nothing): a UNION ALL over the
     # totals (a list unnest costs ten times more per row), read once when they are a GROUP BY;
     # rows themselves (inline) have at most one nonzero part — a value's positive or negative
-    # part — and are read once, each giving the part it has
+    # part — and are read once, each giving the part it has (p NULL: a zero, dropped below —
+    # a filter here would be pushed down into the scan and evaluate the parts twice on Spark)
     if inline:
         pick = " ".join(f"WHEN c{j} <> 0 THEN {j}" for j in range(n_parts))
         val = " ".join(f"WHEN c{j} <> 0 THEN c{j}" for j in range(n_parts))
-        rows = (f"SELECT g, p, c FROM (SELECT g, CASE {pick} END AS p, CASE {val} END AS c "
-                f"FROM ({totals_sql}) AS t) AS t1 WHERE p IS NOT NULL")
+        rows = f"SELECT g, CASE {pick} END AS p, CASE {val} END AS c FROM ({totals_sql}) AS t"
         with_tt = ""
     else:
         rows = " UNION ALL ".join(f"SELECT g, {j} AS p, c{j} AS c FROM tt WHERE c{j} <> 0"
@@ -98,9 +98,16 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     keyed = f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m FROM ({logs}) AS lr"
     data = run(f"SELECT g, p, k, m, count(*)::DOUBLE AS n, sum(1.0 / c) AS inv, "
                f"sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) AS b "
-               f"GROUP BY g, p, k, m ORDER BY g, p, k, m", first or None)
-    cols = {name: np.ma.getdata(v) for name, v in data.items()}
+               f"GROUP BY g, p, k, m", first or None)
     null = np.ma.getmaskarray(data["k"])
+    # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
+    # one more job); the sums below then add the buckets in the same order on every engine
+    cols = {name: np.ma.getdata(v) for name, v in data.items()}
+    order = np.lexsort((cols["m"], np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
+                        cols["g"]))  # the last key first
+    keep = order[~np.ma.getmaskarray(data["p"])[order]]  # zeros (inline rows) have no part
+    cols = {name: v[keep] for name, v in cols.items()}
+    null = null[keep]
     out = []
     for g in range(n_groups):
         parts = []
