@@ -31,16 +31,11 @@ import shutil
 import socket
 import uuid
 
+from ._spark_snapshot import _local as local  # a snapshot's local path, or None (HDFS, S3, …)
+
 __all__ = ["take", "release", "in_use", "remove", "local"]
 
 _SUFFIX = ".readers"
-
-
-def local(path: str) -> str | None:
-    """The local file system path of a snapshot, or None (HDFS, S3, …)."""
-    if "://" not in path:
-        return path
-    return path[len("file://"):] if path.startswith("file://") else None
 
 
 def take(path: str) -> str | None:
