@@ -289,6 +289,7 @@ def relation(
     max_entries: int | None = DEFAULT_MAX_ENTRIES,
     merge: bool = True,
     capture: str = "auto",
+    columns=None,
     _progress: Progress | None = None,
 ) -> KRelation:
     """The sensitive K-relation whose total weight is the pattern count (curator only).
@@ -310,6 +311,10 @@ def relation(
         ``"sql"``: declare the edge table protected and capture the pattern query through
         ``provsql_dp.connect(...).provenance``; ``"direct"``: build the same relation from the
         occurrence rows with numpy; ``"auto"``: ``"sql"`` when the SQL core is available.
+    columns : sequence of str or None
+        The pattern's node columns the relation keeps (:attr:`KRelation.values`): None, every
+        one; ``()``, none — what a release reads (:func:`count`): the same weights and
+        annotations without one Python object per node per occurrence.
 
     Returns
     -------
@@ -353,9 +358,9 @@ def relation(
                 con.execute("PROTECT TABLE edge BY (src, dst) AS node")
             else:
                 con.execute("PROTECT TABLE edge")
-            kr = con.provenance(compiled.sql)
+            kr = con.provenance(compiled.sql, columns=columns)
         else:
-            kr = direct_relation(duck, compiled, privacy, "edge")
+            kr = direct_relation(duck, compiled, privacy, "edge", columns=columns)
     finally:
         con.close()
     if merge and privacy == "node":
@@ -487,6 +492,13 @@ def count(
                      mechanism_options.get("lp_gap", r2t.DEFAULT_LP_GAP))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
+    elif mechanism_options.get("beta") is not None:  # before anything is read or charged
+        from ..mechanisms.recursive._framework import check_beta
+
+        try:
+            check_beta(mechanism_options["beta"])
+        except ValueError as e:
+            raise InterfaceError(str(e)) from e
     shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)
     if shape is not None:  # k-stars, k-triangles: sizes independent of k
         return count_kstar(G, shape, privacy, epsilon, node_filter, edge_filter, rng, budget,
@@ -505,6 +517,7 @@ def count(
             edge_filter=edge_filter,
             max_entries=max_entries,
             capture=capture,
+            columns=(),  # the release reads weights and annotations only
             _progress=bar,
         )
         bar.phase(PHASES[3], tuples=len(kr), participants=len(kr.participants))

@@ -81,11 +81,13 @@ def _relation_from_parts(columns, values, part_matrix, plist) -> KRelation:
     )
 
 
-def direct_relation(duck, compiled: CompiledPattern, privacy: str, table: str) -> KRelation:
+def direct_relation(duck, compiled: CompiledPattern, privacy: str, table: str,
+                    columns=None) -> KRelation:
     """The K-relation of ``compiled`` built directly from its occurrence rows (see module doc).
 
     Participants are every node (node privacy) or every edge (edge privacy) of ``table``, as the
-    capture path has them; the order of ``participant_list`` is sorted by key.
+    capture path has them; the order of ``participant_list`` is sorted by key. ``columns``: the
+    node columns kept as :attr:`KRelation.values` (None: every one), as for ``capture``.
     """
     from ._compile import _table
 
@@ -114,12 +116,13 @@ def direct_relation(duck, compiled: CompiledPattern, privacy: str, table: str) -
         mat = np.stack(idx, axis=1) if n else np.empty((0, len(idx)), dtype=np.int64)
     else:
         raise ValueError(f"privacy must be 'node' or 'edge', got {privacy!r}")
+    kept = [i for i, name in enumerate(compiled.columns) if columns is None or name in columns]
     values = []
-    for c in cols:
+    for i in kept:
         arr = np.empty(n, dtype=object)
-        arr[:] = c.tolist()
+        arr[:] = cols[i].tolist()
         values.append(arr)
-    return _relation_from_parts(compiled.columns, values, mat, plist)
+    return _relation_from_parts([compiled.columns[i] for i in kept], values, mat, plist)
 
 
 def _pair_index(src: np.ndarray, dst: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

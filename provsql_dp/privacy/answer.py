@@ -52,7 +52,7 @@ from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms.recursive import efficient as rm
-from ..mechanisms.recursive._framework import resolve_params
+from ..mechanisms.recursive._framework import check_beta, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
@@ -61,11 +61,12 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
+from ..sql.key_domain import proved_domain
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
-from .release_info import AvgRelease, PrivacyInfo
+from .release_info import PrivacyInfo, column_rows
 
 __all__ = ["answer_private", "privacy_style", "group_domain", "Decision", "facts"]
 
@@ -75,7 +76,7 @@ def privacy_style(plan) -> str:
     return "node" if any(isinstance(n, Scan) and len(n.slots) > 1 for n in walk(plan)) else "edge"
 
 
-def group_domain(con, plan: Aggregate) -> list[tuple]:
+def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
     """Every group a GROUP BY releases, a public set.
 
     A key with declared group keys (``SET GROUP KEYS``) ranges over its declared list. The keys
@@ -84,8 +85,11 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
     depts.id`` has as many groups as ``depts`` has distinct (name, id) pairs, not the product of
     the two columns' value counts. The groups are the cross product of these independent parts
     (declared lists, and one part per public scan), each sorted, the parts in the order of their
-    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. Refuses keys that
-    are neither bare columns with declared keys nor columns of public tables."""
+    first key in the ``GROUP BY``, keys in ``GROUP BY`` order. A computed key (or a protected
+    column without declared keys) ranges over the values the statement proves it can take
+    (:func:`~provsql_dp.sql.key_domain.proved_domain`: ``EXTRACT(year FROM d)`` under ``WHERE d
+    BETWEEN …``; not with ``proved=False``, partition selection's test). Refuses the keys that
+    are none of these."""
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)
@@ -93,14 +97,21 @@ def group_domain(con, plan: Aggregate) -> list[tuple]:
     public: dict[int, tuple[Scan, list[int], list[str]]] = {}  # id(scan) -> positions, columns
     for pos, (key, name) in enumerate(zip(plan.group_by, _key_names(plan))):
         base = info.base.get(key)
+        keys = None if base not in scans else declared.group_keys(
+            scans[base][0].schema, scans[base][0].table, scans[base][1])
+        computed = proved and (base not in scans or keys is None and scans[base][0].slots)
+        bounded = proved_domain(con._catalog, plan.child, key) if computed else None
+        if bounded is not None:  # the statement bounds the key's values (sql.key_domain)
+            parts.append(([pos], [(v,) for v in bounded]))
+            continue
         if base is None or base not in scans:
             raise UnsupportedQueryError(
                 f"GROUP BY {name} is not supported in a private query: a group key must be a "
-                "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)) or a column "
-                "of a public table, so that the set of groups is public"
+                "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
+                "of a public table, or an expression of dates or numbers the statement bounds "
+                "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
             )
         scan, column = scans[base]
-        keys = declared.group_keys(scan.schema, scan.table, column)
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
             values = declared.key_values(keys, types.get(column) or _column_type(con, scan, column))
@@ -148,7 +159,7 @@ def _key_names(plan: Aggregate) -> list[str]:
 OPTIONS = {
     "theta": "θ, the smallest sensitivity the mechanism assumes (default 1; for a SUM, the scale "
              "of one participant's contribution)",
-    "beta": "β (default min(ε/5, 1))",
+    "beta": "β (default min(ε/5, 1); at most 1)",
     "mu": "μ (default 1 for node-style, 0.5 for edge-style privacy)",
     "split": "the share of ε spent on the noisy sensitivity Δ̂ (ε₁ = split·ε; default 1/2)",
     "privacy": "'node' or 'edge': only picks the default μ",
@@ -217,6 +228,8 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
         if style not in ("node", "edge"):
             raise ProgrammingError("option privacy must be 'node' or 'edge'")
     try:
+        if "beta" in kwargs:
+            check_beta(kwargs["beta"])  # (0, BETA_CAP]: a larger β only adds noise
         resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
     except ValueError as e:
         raise ProgrammingError(f"invalid mechanism options: {e}") from e
@@ -359,7 +372,7 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole release
                 rel = release(_restrict(kr, d.key_names, g), eps, d.style, rng,
                               time_limit=LP_TIME_LIMIT, **d.kwargs)
-        except (SolverError, ArithmeticError, ValueError) as e:  # numbers the LPs cannot take
+        except SolverError as e:  # the LP's status or time limit: data-independent (group_epsilon)
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             rel = _fallback(con, plan, eps, d, rng, why=why or late)
         releases.append(rel)
@@ -430,20 +443,8 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
         for i in col.parts:
             results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
-    rows, releases = [], []
-    for gi, g in enumerate(decisions[0].groups):
-        values, rels = [], []
-        for col, bounds in zip(plan.columns, col_bounds):
-            parts = [(results[i][1][gi][-1], results[i][2].releases[gi]) for i in col.parts]
-            if col.kind == "avg":
-                rel = AvgRelease.of(parts[0], parts[1], bounds)
-                values.append(rel.value)
-                rels.append(rel)
-            else:
-                values.append(parts[0][0])
-                rels.append(parts[0][1])
-        rows.append(tuple(g) + tuple(values))
-        releases.append(tuple(rels))
+    rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
+        results[i][1][gi][-1], results[i][2].releases[gi]))
     desc = [(n, "VARCHAR") for n in names]
     for col in plan.columns:
         first = results[col.parts[0]][0][-1][1]

@@ -50,13 +50,13 @@ from ..mechanisms.recursive._framework import resolve_params
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
-from ..provenance.slots import analyse
 from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from .answer import LP_TIME_LIMIT, _restrict
 from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
+from .group_epsilon import one_group_per_participant
 from .precheck import check_epsilon
 from .release_info import PrivacyInfo
 from .routing import DESC, Statement, before_charge, choose, decide
@@ -162,10 +162,8 @@ def estimate_error(con, tree, text: str, rng=None):
 def _job(dec, e_part: Fraction) -> tuple[float, float, object]:
     """(the release's ε per group, the estimate's ε per group, its parameters), validated."""
     n = len(dec.groups)
-    parallel = False
-    if dec.path == "single-owner" and dec.plan.group_by:
-        info = analyse(dec.plan.child)
-        parallel = all(info.base.get(k) in dec.own.owner_row_ids for k in dec.plan.group_by)
+    parallel = (dec.path == "single-owner" and bool(dec.plan.group_by)
+                and one_group_per_participant(dec.plan, dec.own))
     eps_g = dec.epsilon if parallel else dec.epsilon / n
     est_g = float(e_part) if parallel else float(e_part) / n
     half = 2 if dec.signed else 1
@@ -193,7 +191,7 @@ def _estimate(con, dec, job, rng) -> tuple:
             with _deadline.deadline(_deadline.budget_of(con)):  # each group's whole estimate
                 est = ee.estimate(_restrict(kr, dec.key_names, g), eps_g, est_g, dec.style, rng,
                                   signed=dec.signed, time_limit=LP_TIME_LIMIT, **dec.kwargs)
-        except (SolverError, ArithmeticError, ValueError) as e:  # the LP failed: a data-free index
+        except SolverError as e:  # the LP failed or timed out: a data-free index
             late = str(e) if isinstance(e, _deadline.DeadlineExceeded) else None
             con._catalog.record_incident(f"error estimate: {why or late or 'Δ search failed'} "
                                          f"({dec.plan.label!r}); released the index of j = 0")

@@ -27,6 +27,7 @@ never from the data:
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import duckdb
@@ -195,14 +196,16 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
     params = bucket_params(eps, len(values), style, kwargs) if plan.weight is not None else None
     if params is not None:  # an unbounded SUM: the totals stay in the engine (engine_buckets)
-        direct = None if keys else direct_totals_sql(con, plan.child, values)
+        direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+        # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
+        settings = _hash_aggregate_settings if direct is None else _unchanged
 
         def run(text, p=None):
             if not embedded:  # Spark: the same SQL, its parameters written in (engine_run)
                 return engine_run(engine, text, p)
-            with _hash_aggregate_settings(con._duck), reading(con._duck):
+            with settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
         def run_exact(text, p=None):  # a bucket read exactly, after the charge
@@ -210,10 +213,12 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 return run(text, p)
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
-                raise ValueError("cut off at the deadline") from e
+                raise
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
                                        run_exact, inline=direct is not None,
+                                       positive=direct is not None and signed
+                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)),
                                        materialize=embedded)
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
@@ -223,7 +228,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                              buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
     # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)); so
-    # does a SUM's whose parameters are invalid (the release then raises as it would).
+    # does, on Spark, a SUM's whose parameters are invalid (the release then raises as it would).
     histogram = plan.weight is None or not embedded
     dense = None
     try:
@@ -254,13 +259,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
 
 def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
     """Charge, then release each group with ``one(group index, rng)`` (the data-independent
-    ``fallback(eps)`` for numbers the closed forms cannot take)."""
+    ``fallback(eps)`` for a group cut off at the release's deadline; any other failure is the
+    statement's, :mod:`.group_epsilon`)."""
     charge = charge_fn()
     releases, out = [], []
     for i, grp in enumerate(groups):
         try:
             rel = one(i, rng)
-        except (ArithmeticError, ValueError):  # numbers the closed forms cannot take
+        except DeadlineExceeded:  # cut off at the deadline: data-independent, unlike a number
             rel = fallback(eps)
         releases.append(rel)
         out.append(tuple(grp) + (rel.value,))
@@ -339,6 +345,11 @@ def _hash_aggregate_settings(duck):
             duck.execute(f"SET perfect_ht_threshold = {int(prev)}")
         except duckdb.Error:  # an aborted transaction: the caller's error stands, not this one
             pass
+
+
+@contextmanager
+def _unchanged(duck):
+    yield
 
 
 def _no_data(con, e: DeadlineExceeded, fallback: str) -> None:

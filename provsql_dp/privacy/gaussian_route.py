@@ -80,8 +80,9 @@ def cost_of(tree) -> Cost | None:
 
 
 def _is_partition_selection(st) -> bool:
-    from .partition_selection import needs_selection
+    from .partition_selection import needs_selection, refuse_several
 
+    refuse_several(st.con, st.plan)  # a ratio of two aggregates over selected groups: refused
     return isinstance(st.plan, Aggregate) and needs_selection(st.con, st.plan)
 
 
@@ -160,7 +161,7 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     if smooth_median_route.applies(st, cost):
         return smooth_median_route.release(st, cost, text, rng)
     _no_quantile(st, cost)
-    if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
+    if _is_partition_selection(st):
         from . import partition_selection
 
         desc, rows, info, final = partition_selection.release(con, st.plan, cost, text,
@@ -222,7 +223,7 @@ def explain(con, tree, conf: float = 0.95) -> list[tuple]:
         return [with_route(smooth_median_route.explain_row(con, st, cost, conf),
                            smooth_median_route.ROUTE)]
     _no_quantile(st, cost)
-    if isinstance(st.plan, Aggregate) and _is_partition_selection(st):
+    if _is_partition_selection(st):
         from . import partition_selection
 
         return [with_route(partition_selection.explain_row(con, st.plan, cost, options),

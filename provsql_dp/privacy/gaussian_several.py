@@ -31,7 +31,7 @@ from ..mechanisms.noise.safe_noise import plan_laplace
 from .accounting import Cost
 from .answer import sum_bounds
 from .fast_path import _kept_laplace_sql, _true_values
-from .release_info import AvgRelease, PrivacyInfo
+from .release_info import PrivacyInfo, column_rows
 
 __all__ = ["release_several", "explain_several"]
 
@@ -95,20 +95,8 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
             e = float(charged.epsilon * sh)
             rels = [laplace.LaplaceRelease(v, e, s, integer) for v in vals]
         per_part.append(list(zip(vals, rels)))
-    rows, releases = [], []
-    for gi, g in enumerate(decisions[0].groups):
-        values, rels = [], []
-        for col, bounds in zip(plan.columns, col_bounds):
-            parts = [per_part[i][gi] for i in col.parts]
-            if col.kind == "avg":
-                rel = AvgRelease.of(parts[0], parts[1], bounds)
-                values.append(rel.value)
-                rels.append(rel)
-            else:
-                values.append(parts[0][0])
-                rels.append(parts[0][1])
-        rows.append(tuple(g) + tuple(values))
-        releases.append(tuple(rels))
+    rows, releases = column_rows(plan, decisions[0].groups, col_bounds,
+                                 lambda i, gi: per_part[i][gi])
     desc = [(n, "VARCHAR") for n in decisions[0].key_names]
     for col in plan.columns:
         kind = "count" if col.kind != "avg" and plan.parts[col.parts[0]].kind == "count" else None

@@ -377,10 +377,11 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
     The whole release — reading the rows, building the construction, every LP — runs within
     the connection's ``release_time_limit`` (default
     :data:`~provsql_dp._deadline.RELEASE_TIME_LIMIT`) seconds (each LP also within
-    ``time_limit``). A failed LP (time limit, solver status), the budget passed, more rows than
-    ``max_capture_rows`` or numbers the LPs cannot take release ``fallback(ε, why)`` — data
-    independent, same shape and mechanism name — and the incident (``why``: None for a failed
-    LP) is recorded for the curator. Returns (description, rows, PrivacyInfo)."""
+    ``time_limit``). A failed LP (time limit, solver status), the budget passed or more rows
+    than ``max_capture_rows`` release ``fallback(ε, why)`` — data independent, same shape and
+    mechanism name — and the incident (``why``: None for a failed LP) is recorded for the
+    curator; any other error is the statement's failure (:mod:`.group_epsilon`). Returns
+    (description, rows, PrivacyInfo)."""
     charge = charge_fn()
     p = resolve_params(epsilon, style, **kwargs)  # μ from the query's style, as the LP path
     params = {key: p[key] for key in ("theta", "beta", "mu", "eps1", "eps2")}
@@ -391,7 +392,7 @@ def release_kstar(con, plan, shape, epsilon: float, style: str, kwargs: dict,
             rel = construction.release(epsilon, rng=rng, **params)
     except (_deadline.DeadlineExceeded, CaptureTooLarge) as e:
         rel = dataclasses.replace(fallback(epsilon, str(e)), mechanism=shape.mechanism)
-    except (SolverError, ArithmeticError, ValueError):
+    except SolverError:  # the LP's status or time limit (anything else: the statement fails)
         rel = dataclasses.replace(fallback(epsilon, None), mechanism=shape.mechanism)
     info = PrivacyInfo(mechanism=rel.mechanism, epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,))

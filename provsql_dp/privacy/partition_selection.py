@@ -60,12 +60,13 @@ from ..provenance.capture import compile_node, q
 from ..provenance.clamp import clamp_sql
 from ..provenance.owners import owners
 from ..provenance.slots import slot_sources
-from ..sql.plan import Aggregate
+from ..sql.plan import Aggregate, Aggregates
 from .accounting import Cost
 from .answer import _key_names, group_domain, sum_bounds
 from .release_info import PrivacyInfo
 
-__all__ = ["needs_selection", "threshold", "release", "explain_row", "selection_sql"]
+__all__ = ["needs_selection", "refuse_several", "threshold", "release", "explain_row",
+           "selection_sql"]
 
 #: the options of a partition selection (besides raw)
 OPTIONS = ("max_groups", "max_rows", "lower", "upper")
@@ -73,14 +74,30 @@ OPTIONS = ("max_groups", "max_rows", "lower", "upper")
 
 def needs_selection(con, plan: Aggregate) -> bool:
     """Whether ``plan`` groups by keys whose set is not public (no declared keys, not a public
-    table's column): then only partition selection answers it. Reads public tables only."""
+    table's column): then only partition selection answers it. Reads public tables only. A key
+    whose values the statement proves (``sql.key_domain``) is public under pure ε only: with
+    DELTA the statement asks for partition selection (its OPTIONS are selection's), as before."""
     if not plan.group_by:
         return False
     try:
-        group_domain(con, plan)
+        group_domain(con, plan, proved=False)
     except UnsupportedQueryError:
         return True
     return False
+
+
+def refuse_several(con, plan) -> None:
+    """Several aggregates (a ratio ``SUM(x) / COUNT(*)``, TPC-H Q8's shape) over groups that
+    only partition selection releases are refused before any charge: the selection releases
+    the groups one aggregate's noisy counts choose, and a second aggregate would choose again."""
+    if isinstance(plan, Aggregates) and any(needs_selection(con, p) for p in plan.parts):
+        raise UnsupportedQueryError(
+            "several aggregates over groups without declared keys are not supported in a private "
+            "query: partition selection releases the groups one aggregate's noisy counts choose, "
+            "so a second aggregate (or a ratio of two) has no common set of groups. Release one "
+            "aggregate per statement, or make the groups public: declare the keys (SET GROUP "
+            "KEYS), or bound a computed key's column in WHERE (d BETWEEN DATE '…' AND DATE '…') "
+            "and write WITH EPSILON ε alone")
 
 
 def threshold(lam: Fraction, m: int, delta: Fraction) -> int:

@@ -40,6 +40,7 @@ from ..errors import DataError, Error, ProgrammingError
 from ..mechanisms.noise.safe_noise import MAX_SCALE, MIN_SCALE
 from ..provenance.owners import owners
 from .failures import ANALYST_FAILURE, MIN_EPSILON
+from .group_epsilon import check_plannable
 
 __all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_decision", "check_epsilon", "checked_accuracy",
            "charge_watch", "as_charged"]
@@ -72,6 +73,10 @@ def check_epsilon(epsilon) -> None:
             f"grows without bound as ε shrinks. {_NOTHING}")
 
 
+#: the routes of the recursive mechanism (:mod:`.group_epsilon`)
+RECURSIVE_ROUTES = ("single-owner", "recursive-lp", "k-star", "k-triangle")
+
+
 def check_decision(d):
     """Refuse a decided release (``privacy.answer._Decision``) whose noise cannot be drawn, for a
     reason the statement and the declarations decide; returns ``d``."""
@@ -85,6 +90,8 @@ def check_decision(d):
             sens = rows * max(abs(float(lo)), abs(float(hi)))
             what = f"the SUM's bounds [{float(lo):g}, {float(hi):g}]"
         _scale(sens, float(d.epsilon), what)
+    elif d.path in RECURSIVE_ROUTES:  # its parameters at each group's ε (group_epsilon)
+        check_plannable(d)
     return d
 
 

@@ -165,3 +165,31 @@ class AvgRelease:
             return float(self.upper - self.lower)
         ends = [min(max(a / b, self.lower), self.upper) for a in (s - bs, s + bs) for b in (c - bc, c + bc)]
         return float(max(abs(e - self.value) for e in ends))
+
+    def interval(self, p: float = 0.95) -> tuple[float, float]:
+        """``value ± noise_bound(p)`` within ``[lower, upper]``: the mean of values clamped to
+        the bounds lies there, so cutting the interval to them keeps what it covers."""
+        b = self.noise_bound(p)
+        return max(self.lower, self.value - b), min(self.upper, self.value + b)
+
+
+def column_rows(plan, groups, col_bounds, part_at) -> tuple[list[tuple], list[tuple]]:
+    """The rows of an ``Aggregates`` plan (several aggregates, or an AVG) and their releases:
+    per group its keys, then each column's value — its part's released value, or an AVG's
+    :class:`AvgRelease` of its SUM and COUNT within ``col_bounds`` — and the tuple of the columns'
+    releases. ``part_at(i, group index)`` is part ``i``'s ``(value, release)`` in that group."""
+    rows, releases = [], []
+    for gi, g in enumerate(groups):
+        values, rels = [], []
+        for col, bounds in zip(plan.columns, col_bounds):
+            parts = [part_at(i, gi) for i in col.parts]
+            if col.kind == "avg":
+                rel = AvgRelease.of(parts[0], parts[1], bounds)
+                values.append(rel.value)
+                rels.append(rel)
+            else:
+                values.append(parts[0][0])
+                rels.append(parts[0][1])
+        rows.append(tuple(g) + tuple(values))
+        releases.append(tuple(rels))
+    return rows, releases

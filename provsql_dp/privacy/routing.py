@@ -74,7 +74,7 @@ from .kstar_route import star_shape
 from .ktriangle_route import triangle_shape
 from .postprocess import post_process, raw_option
 from .post_sql import explain_row as post_row, prepare_post
-from ..sql.post_split import split_post
+from ..sql.public_statement import NOTHING_TO_PROTECT, split_private
 from .precheck import check_decision
 
 __all__ = ["ROUTES", "Route", "Statement", "choose", "decide", "release", "explain", "DESC",
@@ -145,9 +145,7 @@ def _refuse(st, *_):
         raise UnsupportedQueryError(
             "a private query must end in COUNT(*), COUNT(col), COUNT(DISTINCT …), SUM(expr) or "
             "AVG(expr); raw rows are never released")
-    raise UnsupportedQueryError(
-        "the query reads no protected table, so there is nothing to protect; "
-        "run it without its privacy clause (WITH EPSILON / WITH ACCURACY)")
+    raise UnsupportedQueryError(NOTHING_TO_PROTECT)
 
 
 def _quantile_explain(st, eps, tree):
@@ -311,7 +309,7 @@ def explain(con, tree) -> tuple[list, list]:
     """``EXPLAIN PRIVACY``: ``(DESC, rows)``, each row from the route the release would take,
     its name in column ``route``. Reads no protected row (but the curator's private sizes)."""
     st, eps = statement_of(con, tree)
-    st.query, post = split_post(st.query)  # ORDER BY, HAVING, LIMIT, …: after the release
+    st.query, post = split_private(con.catalog, st.query)  # ORDER BY, HAVING, …: afterwards
     route = choose(st)
     post = prepare_post(st, route, post)
     extra = [post_row(post.post, DESC)] if post is not None else []

@@ -520,9 +520,9 @@ class Planner:
             )
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
-            if finite:
-                weight = total_weight(scalar_expression(arg, scope, "SUM(…)"), self.types,
-                                      self.row_budget)
+            if finite:  # the argument as its SUM reads it: declared-bounds columns clamped
+                weight = total_weight(bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: declared_bounds(
+                    self.catalog, node, c), self.types.get)[0], self.types, self.row_budget)
                 filtered = Filter(node, finite_predicate(weight))
             else:
                 col = self._scalar(arg, scope, "COUNT(…)")

@@ -40,6 +40,7 @@ from ..errors import ProgrammingError, UnsupportedQueryError
 from ._names import analyst_names
 from .plan import Filter, SemiJoin
 from .scalar import scalar_expression
+from .aggregate_comparison import aggregate_comparison_refusal
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
 from .total import make_total
 
@@ -115,7 +116,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
         if sub is not None:
             subs.append(sub)
         elif _has_subquery(conj):
-            raise refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
+            raise aggregate_comparison_refusal(conj) or refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
                          "IN (subquery) and EXISTS (subquery) are answered as conditions of WHERE "
                          "joined to the others by AND (not inside OR, CASE or a comparison)")
         else:

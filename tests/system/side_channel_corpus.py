@@ -760,6 +760,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
     out += _foreign_owned()
+    out += _recursive_choice()
     # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
     g = f"{GROUPED} GROUP BY d.dname"
     out += [("post-processing", sql) for sql in (
@@ -798,6 +799,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM visits WHERE tag IN (SELECT tag FROM visits GROUP BY tag "
         "HAVING COUNT(*) > 1)")]
     out += _beyond_pure()
+    out += _proved_keys()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -805,6 +807,53 @@ def corpus() -> list[tuple[str, str]]:
             seen.add(sql)
             unique.append((cat, sql))
     return unique
+
+
+def _proved_keys() -> list[tuple[str, str]]:
+    """GROUP BY keys whose values the statement bounds (``sql.key_domain``: pure ε, every group
+    released, rows outside dropped), their near-misses, a statement with nothing to protect
+    and a comparison with an aggregate subquery (TPC-H Q8, Q11 and Q20's shapes)."""
+    born = "born BETWEEN DATE '1960-01-01' AND DATE '1999-12-31'"
+    return [("proved-keys", f"{sql} {EPS}") for sql in (
+        f"SELECT year(born) AS y, COUNT(*) FROM people WHERE {born} GROUP BY 1",
+        f"SELECT EXTRACT(year FROM born) AS y, SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) / COUNT(*) "
+        f"AS share FROM people WHERE {born} AND 1 // i > 0 GROUP BY 1 ORDER BY y",
+        "SELECT date_trunc('month', vday) AS m, COUNT(*) FROM visits WHERE vday >= DATE "
+        "'2020-01-01' AND vday < DATE '2020-01-01' + INTERVAL '3' MONTH GROUP BY m",
+        "SELECT FLOOR(x / 10) AS b, SUM(salary) FROM people WHERE x >= -100 AND x < 100 "
+        "GROUP BY 1 OPTIONS (lower = 0, upper = 100000)",
+        "SELECT ROUND(dec, -1) AS b, COUNT(*) FROM people WHERE dec BETWEEN 0 AND 100 GROUP BY 1",
+        "SELECT i % 3 AS r, COUNT(*) FROM people WHERE i BETWEEN -5 AND 5 GROUP BY 1",
+        "SELECT 100 // i AS r, COUNT(*) FROM people WHERE i BETWEEN -5 AND 5 GROUP BY 1",
+        "SELECT year(born) AS y, COUNT(*) FROM people WHERE born > DATE '1990-01-01' GROUP BY 1",
+        "SELECT FLOOR(salary / 1000) AS b, COUNT(*) FROM people GROUP BY 1",
+        "SELECT dname, COUNT(*) FROM depts GROUP BY dname HAVING COUNT(*) > "
+        "(SELECT COUNT(*) FROM depts)",
+        "SELECT COUNT(*) FROM people p WHERE p.salary > (SELECT SUM(amount) FROM visits v "
+        "WHERE v.pid = p.id)")]
+
+
+def _recursive_choice() -> list[tuple[str, str]]:
+    """The recursive mechanism's choices that must follow the statement only: its fallback (never
+    picked by a number the data produce), an explicit β outside its range and parameters invalid
+    at a group's ε (refused before the charge everywhere), and an AVG whose COUNT counts what its
+    SUM adds (single-owner, LP and Laplace routes). ESTIMATE ERROR is left out: its rows are
+    released values (noisy), which the harness compares as keys
+    (``tests/system/test_fallback_choice.py`` covers its fallback)."""
+    owned = "FROM visits v JOIN people p ON v.pid = p.id"
+    return [("recursive-choice", sql) for sql in (
+        f"SELECT SUM(amount) FROM visits {EPS} OPTIONS (lower = 0, upper = 100, beta = 1e15)",
+        f"SELECT SUM(amount) FROM visits {EPS} OPTIONS (lower = -100, upper = 100, beta = 1)",
+        f"SELECT COUNT(*) FROM visits a JOIN visits b ON a.vday = b.vday AND a.vid < b.vid {EPS} "
+        "OPTIONS (beta = 1)",
+        f"SELECT d.dname, COUNT(*) {owned} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname "
+        "WITH EPSILON 4e7",
+        f"SELECT d.dname, SUM(v.amount * p.x) {owned} JOIN depts d ON p.dept = d.dept_id "
+        f"GROUP BY d.dname {EPS}",
+        f"SELECT AVG(p.x * 2) {owned} {EPS}", f"SELECT AVG(x * 2), COUNT(*) FROM people {EPS}",
+        f"SELECT AVG(v.amount * v.amount) FROM visits v {EPS} OPTIONS (lower = 0, upper = 1000)",
+        f"SELECT AVG(a.amount) FROM visits a JOIN visits b ON a.vday = b.vday AND a.vid < b.vid "
+        f"{EPS} OPTIONS (lower = 0, upper = 100)")]
 
 
 #: charges with their stay and person (ownership along foreign keys: two hops to people)

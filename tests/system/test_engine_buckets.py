@@ -106,3 +106,32 @@ def test_buckets_whose_estimates_are_off_are_read_exactly(monkeypatch):
     got = sorted(con.execute(sql).fetchall())
     assert calls  # exact reads happened
     assert got[0][0] == pytest.approx(want[0][0][0], rel=1e-9)
+
+
+@pytest.mark.parametrize("sql", ["SELECT SUM(y) FROM odd WITH EPSILON 1",
+                                 "SELECT SUM(y) FROM odd WHERE y < 0 WITH EPSILON 1"])
+def test_rows_as_totals_take_nan_infinities_and_extremes(sql, monkeypatch):
+    """The one-pass rows of a signed SUM over a table protected row by row (``(w < 0, |w|)``,
+    ``ln`` unguarded since the clamp leaves only finite values) release what the
+    per-participant path releases, with NaN, ±∞, ±0, huge and tiny values among the rows."""
+    def release(engine):
+        con = provsql_dp.connect()
+        con.execute("CREATE TABLE odd(id INT PRIMARY KEY, y DOUBLE)")
+        con.execute("INSERT INTO odd SELECT range, ((hash(range) % 2000)::DOUBLE - 900) / 3 "
+                    "FROM range(2000)")
+        con.execute("INSERT INTO odd VALUES (5001, 'nan'), (5002, 'inf'), (5003, '-inf'), "
+                    "(5004, -0.0), (5005, 0.0), (5006, 1e300), (5007, -1e300), (5008, 1e-300), "
+                    "(5009, -1e-300), (5010, NULL)")
+        con.execute("PROTECT TABLE odd")
+        con.execute("SET PRIVACY BUDGET 100")
+        if not engine:
+            monkeypatch.setattr(fast_path, "bucket_params", lambda *a, **k: None)
+        con._rng = np.random.default_rng(5)
+        cur = con.execute(sql)
+        out = cur.fetchall()[0][0], cur.privacy.mechanism
+        monkeypatch.undo()
+        return out
+
+    got, want = release(True), release(False)
+    assert got[1] == want[1] == "recursive-signed"
+    assert got[0] == pytest.approx(want[0], rel=1e-9, abs=1e-9)

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 import provsql_dp
-from provsql_dp.errors import BudgetExceededError, DataError, ProgrammingError
+from provsql_dp.errors import BudgetExceededError, DataError, ProgrammingError, SolverError
 from provsql_dp.mechanisms.recursive import error_estimate as ee
 from provsql_dp.privacy.failures import ANALYST_FAILURE
 
@@ -153,7 +153,7 @@ def test_a_failed_search_releases_a_data_free_index_in_the_same_shape(monkeypatc
     shape = [(type(v), n) for v, (n, *_) in zip(good.fetchall()[0], good.description)]
 
     def fail(*a, **k):
-        raise ArithmeticError("the LP failed")
+        raise SolverError("the LP failed")
 
     monkeypatch.setattr(ee, "delta_index", fail)
     cur = con.execute(f"EXPLAIN PRIVACY {JOIN} WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.5")

@@ -131,11 +131,12 @@ def test_signed_sum_grid_is_the_finer_of_its_parts():
     ("SELECT SUM(v.amount) FROM people p JOIN visits v ON p.id = v.pid WITH EPSILON 1", True),
 ])
 def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
-    """When a mechanism cannot run (solver failure, numbers it cannot take) the group is released
+    """When a mechanism cannot run (solver failure, the release's deadline) the group is released
     by a fallback that reads no data. It must not be recognisable: the same public grid as a real
     release at its Δ̂ (= θe^μ, the Δ̂ of ĵ = 0), and a signed statement keeps its two parts."""
     from unittest import mock
 
+    from provsql_dp._deadline import DeadlineExceeded
     from provsql_dp.errors import SolverError
     from provsql_dp.mechanisms.recursive import efficient as recursive
     from provsql_dp.mechanisms.recursive import buckets, single_owner
@@ -143,14 +144,15 @@ def test_the_data_independent_fallback_looks_like_a_release(sql, signed):
     def fail(*a, **k):
         raise SolverError("no solution")
 
+    late = DeadlineExceeded(1.0, "the closed forms")  # a group cut off at the deadline
     rows = [("Lyon", 1.0, [(0, -30.0), (1, 25.5)]), ("Oslo", 2.0, [(0, 12.25), (1, 3.0)])]
     con = _db(rows)
     real = con.execute(sql).fetchall(), con.execute(sql).privacy.releases[0]
     with mock.patch.object(recursive, "release", fail), \
             mock.patch.object(recursive, "release_signed", fail), \
-            mock.patch.object(single_owner, "release", side_effect=ValueError("x")), \
-            mock.patch.object(single_owner, "release_signed", side_effect=ValueError("x")), \
-            mock.patch.object(buckets, "release_buckets", side_effect=ValueError("x")):
+            mock.patch.object(single_owner, "release", side_effect=late), \
+            mock.patch.object(single_owner, "release_signed", side_effect=late), \
+            mock.patch.object(buckets, "release_buckets", side_effect=late):
         cur = con.execute(sql)
         cur.fetchall()
     (rel,) = cur.privacy.releases

@@ -115,3 +115,41 @@ def test_an_lp_after_the_end_raises_without_solving():
         with pytest.raises(DeadlineExceeded, match="during the Δ LP"):
             solve_lp(*_tiny_lp(), what="Δ LP")
     assert solve_lp(*_tiny_lp())[0] == pytest.approx(1.0)  # no clock: solved as before
+
+
+def test_reading_steps_share_one_watcher_thread():
+    """Every DuckDB step is watched by the same thread (none started or joined per step), and
+    a step that ended is never interrupted afterwards."""
+    import duckdb
+
+    from provsql_dp._deadline import reading
+
+    con = duckdb.connect()
+    with deadline(60), reading(con):
+        con.execute("SELECT 1").fetchall()
+    watcher = _deadline._WATCHER._thread
+    before = threading.active_count()
+    for _ in range(20):
+        with deadline(60), reading(con):
+            con.execute("SELECT 1").fetchall()
+    assert _deadline._WATCHER._thread is watcher and watcher.is_alive()
+    assert threading.active_count() == before
+    assert not _deadline._WATCHER._steps  # every ended step was removed
+    with deadline(0.05), reading(con):  # ends before its end: no interrupt comes later
+        pass
+    time.sleep(0.1)
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
+
+
+def test_a_step_past_its_end_is_interrupted_by_the_shared_watcher():
+    import duckdb
+
+    from provsql_dp._deadline import reading
+
+    con = duckdb.connect()
+    t = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        with deadline(0.2), reading(con):
+            con.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
+    assert time.monotonic() - t < 5
+    assert con.execute("SELECT 1").fetchall() == [(1,)]  # the next query is not interrupted

@@ -38,7 +38,7 @@ from ...privacy import gaussian_route, routing
 from ...privacy.accounting import Cost
 from ...privacy.budget_statements import with_budget_unit
 from ...privacy.post_sql import apply_post, prepare_post
-from ...sql.post_split import split_post
+from ...sql.public_statement import split_private
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -334,7 +334,7 @@ class Cursor:
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
         # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
-        tree, post = split_post(tree)
+        tree, post = split_private(con._catalog, tree)
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
             ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
         route = None if isinstance(epsilon, Cost) else routing.choose(st)

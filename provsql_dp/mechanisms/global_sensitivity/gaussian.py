@@ -20,19 +20,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 import numpy as np
 
 from ..._numbers import positive
 from ..noise.discrete_gaussian import GaussianPlan, plan_gaussian
+from ._release import GridRelease
 
 __all__ = ["GaussianRelease", "release_many", "tail_units"]
 
 
 @dataclass(frozen=True)
-class GaussianRelease:
-    """One release of the Gaussian mechanism: the noisy value and its public noise parameters."""
+class GaussianRelease(GridRelease):
+    """One release of the Gaussian mechanism: the noisy value and its public noise parameters
+    (``plan``, ``grid``, ``covers``: :class:`~._release.GridRelease`)."""
 
     value: float
     rho: Fraction
@@ -41,24 +43,14 @@ class GaussianRelease:
     changed: int = 1
     mechanism: str = "gaussian"
 
-    @cached_property
-    def plan(self) -> GaussianPlan:
+    def _plan(self) -> GaussianPlan:
         return plan_gaussian(self.sensitivity, self.rho, integer=self.integer,
                              changed=self.changed)
-
-    @property
-    def grid(self) -> float:
-        return self.plan.grid
 
     @property
     def noise_scale(self) -> float:
         """σ of the discrete Gaussian actually added, in value units."""
         return self.plan.sigma
-
-    @property
-    def covers(self) -> str:
-        return ("the true count" if self.integer
-                else "the true SUM of the values clamped to the declared bounds")
 
     def noise_bound(self, p: float = 0.95) -> float:
         """``b`` with ``Pr[|value − true value| ≤ b] ≥ p``: the exact discrete quantile of |K|

@@ -29,20 +29,21 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from ..._numbers import positive
 from ..noise.sources import error_bound
 from ..noise.safe_noise import LaplacePlan, plan_laplace
+from ._release import GridRelease
 
 __all__ = ["LaplaceRelease", "release", "release_many"]
 
 
 @dataclass(frozen=True)
-class LaplaceRelease:
-    """One release of the Laplace mechanism: the noisy value and its public noise parameters."""
+class LaplaceRelease(GridRelease):
+    """One release of the Laplace mechanism: the noisy value and its public noise parameters
+    (``plan``, ``grid``, ``covers``: :class:`~._release.GridRelease`)."""
 
     value: float
     epsilon: float
@@ -51,16 +52,9 @@ class LaplaceRelease:
     mechanism: str = "laplace"
     changed: int = 1  # the most coordinates of its vector one participant can move
 
-    @cached_property
-    def plan(self) -> LaplacePlan:
-        """The public plan (grid, exact noise) the value was released with."""
+    def _plan(self) -> LaplacePlan:
         return plan_laplace(self.sensitivity, self.epsilon, integer=self.integer,
                             changed=self.changed)
-
-    @property
-    def grid(self) -> float:
-        """The power-of-two grid ``γ`` every released value lies on."""
-        return self.plan.grid
 
     @property
     def noise_scale(self) -> float:

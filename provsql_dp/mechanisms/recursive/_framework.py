@@ -25,7 +25,7 @@ from ..noise.safe_noise import MIN_EPSILON, MIN_SCALE
 
 __all__ = [
     "resolve_params", "delta_search", "accuracy_bound", "threshold", "DEFAULT_MU", "BETA_CAP",
-    "MAX_EPS1",
+    "MAX_EPS1", "BETA_RANGE", "check_beta",
 ]
 
 #: the paper's μ for node-style and edge-style privacy (Chen & Zhou §6.1)
@@ -40,9 +40,38 @@ _CMP_TOL = 1e-9
 #: ε = 5 (at ε = 50, Δ = e^{10} for a count of 5 rows per participant) and the thresholds
 #: overflow (β ≥ 710). Past ε = 5 the default keeps β = 1: Δ stays within a factor e of the
 #: smallest admissible threshold, the failure probability keeps falling (μ ε₁/β grows with ε) and
-#: only ε₁, ε₂ grow, so a larger ε gives a less noisy release. An explicit ``beta`` is kept as
-#: given (any β > 0 is private; the thresholds saturate at +inf, :func:`threshold`).
+#: only ε₁, ε₂ grow, so a larger ε gives a less noisy release. An explicit ``beta`` in a statement's
+#: OPTIONS must lie in ``(0, BETA_CAP]`` too (:func:`check_beta`, before anything is charged):
+#: every β > 0 is private, but past the cap each unit of the index noise multiplies Δ̂ by e^β and
+#: Lemma 6's failure probability e^{−με₁/β} grows, so a larger β only makes the answer worse —
+#: at β = 10¹⁵ the thresholds overflow and the answer is noise of scale e^700 (Theorem 1's second
+#: term, the only one a larger β shrinks, is already at most ⌈ln(Δ*/θ)⌉·G at β = 1).
 BETA_CAP = 1.0
+
+#: the explicit β :func:`resolve_params` accepts: from the smallest number the SQL options take
+#: (``privacy.answer.OPTION_RANGE``; a tiny β is private and only lengthens the Δ search) up to
+#: :data:`BETA_CAP`
+BETA_RANGE = (1e-9, BETA_CAP)
+
+def check_beta(beta: float) -> float:
+    """An explicit β, refused (ValueError naming it and the range) outside :data:`BETA_RANGE`.
+
+    >>> check_beta(0.5)
+    0.5
+    >>> check_beta(1e15)
+    Traceback (most recent call last):
+    ...
+    ValueError: beta = 1e+15 is outside the recursive mechanism's range [1e-09, 1]: past 1 (BETA_CAP) a larger β only adds noise (Δ̂ overshoots Δ by up to e^β); use a β in that range or leave it out (default min(ε/5, 1))
+    """
+    value = float(positive("beta", beta))
+    if not BETA_RANGE[0] <= value <= BETA_RANGE[1]:
+        raise ValueError(
+            f"beta = {value:.4g} is outside the recursive mechanism's range "
+            f"[{BETA_RANGE[0]:g}, {BETA_RANGE[1]:g}]: past {BETA_CAP:g} (BETA_CAP) a larger β only "
+            "adds noise (Δ̂ overshoots Δ by up to e^β); use a β in that range or leave it out "
+            f"(default min(ε/5, {BETA_CAP:g}))")
+    return value
+
 
 #: the largest ε₁: Δ̂'s index is released with ``plan_laplace(1, ε₁, integer=True)``, whose scale
 #: 1/ε₁ may not fall below ``MIN_SCALE = 2**−24``. Larger ε are refused before any charge (at
@@ -83,7 +112,9 @@ def resolve_params(
 
     ``privacy`` only selects the default μ (1 for ``"node"``, 0.5 for ``"edge"``). If only one of
     ``eps1``/``eps2`` is given the other is ``epsilon`` minus it; if both are given they must add
-    up to ``epsilon``. ε₁ and ε₂ must lie in ``[MIN_EPSILON, MAX_EPS1]`` (the exact sampler's
+    up to ``epsilon``. Any ``beta > 0`` is taken (the thresholds saturate, :func:`threshold`);
+    statements and ``graph.count`` refuse one outside :data:`BETA_RANGE` first (:func:`check_beta`).
+    ε₁ and ε₂ must lie in ``[MIN_EPSILON, MAX_EPS1]`` (the exact sampler's
     range): a ValueError otherwise, raised before anything is charged.
 
     >>> resolve_params(4e7, "edge")

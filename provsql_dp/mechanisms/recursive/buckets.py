@@ -48,8 +48,9 @@ import numpy as np
 
 from ..._numbers import positive
 from ..noise.sources import resolve_rng
-from ._framework import _CMP_TOL, resolve_params, threshold
+from ._framework import resolve_params, threshold
 from .release import Release, release_delta_hat, release_x
+from .single_owner import first_feasible, search_range
 
 __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
            "params_for"]
@@ -58,11 +59,12 @@ __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bu
 def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
     """SQL of ``ln c`` for a positive finite total ``c`` (NULL otherwise: zero, negative, NaN or
     infinite — the rows the checks read), and of the two bucket estimates ``(k, m)`` over a
-    column ``l`` holding it."""
+    column ``l`` holding it. The estimates are whole numbers kept as DOUBLE (``|l/β|`` is far
+    below 2^53, so exactly the integers; no cast per row: measured 7 % of the bucket pass)."""
     ln = f"CASE WHEN {c} > 0 AND {c} < 'inf'::DOUBLE THEN ln({c}) END"
     inv_beta = f"{1.0 / beta!r}::DOUBLE"
-    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta})::BIGINT - 1"
-    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})::BIGINT"
+    k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta}) - 1"
+    m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})"
     return ln, k, m
 
 
@@ -140,28 +142,11 @@ def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[in
     """:func:`~.single_owner.delta` of the totals summarised by ``b``: the same ``(j, Δ)``."""
     theta = positive("theta", theta)
     beta = positive("beta", beta)
-
-    def tau(j: int) -> float:
-        return threshold(j, theta, beta)  # +inf past e^709: never raises
-
-    def holds(value: float, bound: float) -> bool:
-        return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
-
-    g_top = 2.0 * float(b.hi.max()) if len(b.hi) else 0.0
-    if holds(g_top, tau(0)):
-        return 0, tau(0)
-    hi = max(1, math.ceil(math.log(g_top / theta) / beta))
-    while hi > 1 and tau(hi - 1) >= g_top:
-        hi -= 1
-    while tau(hi) < g_top:
-        hi += 1
-    hi = min(hi, int(b.n.sum()))
-    if hi <= 1:
-        return hi, tau(hi)
-    js = np.arange(1, hi, dtype=np.float64)  # exactly as single_owner.delta
-    taus = np.exp(js * beta) * theta
-    w = np.maximum.accumulate(taus / 2)
-    gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)
+    hi, cand = search_range(2.0 * float(b.hi.max()) if len(b.hi) else 0.0, int(b.n.sum()),
+                            theta, beta)  # exactly as single_owner.delta
+    if cand is None:
+        return hi, threshold(hi, theta, beta)
+    js, w, gb = cand
     L = len(js)
     vals, n, inv, _, lo, top = b._by("k")
     idx = np.clip(vals, 0, L)
@@ -179,11 +164,7 @@ def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[in
     n_above = _suffix(cat[0], cat[2], L)
     r_above = _suffix(cat[0], cat[3], L)
     n_above_g = _suffix(cat[1], cat[2], L)
-    j_val = n_above - w * r_above
-    ok = (j_val <= js * (1 + _CMP_TOL) + _CMP_TOL) | (n_above_g <= js)
-    first = np.flatnonzero(ok)
-    j = int(js[first[0]]) if first.size else hi
-    return j, tau(j)
+    return first_feasible(hi, js, w, n_above, r_above, n_above_g, theta, beta)
 
 
 def _suffix(idx: np.ndarray, weights: np.ndarray, L: int) -> np.ndarray:

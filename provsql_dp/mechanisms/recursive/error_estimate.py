@@ -145,16 +145,27 @@ class NoiseEstimate:
         return self.j_hat + _one_sided(self._units(), b)
 
     @property
+    def j_estimate(self) -> float:
+        """``max(j̃, 0)``: the release's ``j`` is never negative (Δ = θe^{jβ} ≥ θ, eq. 11), so a
+        negative draw of the noise says ``j = 0`` is the likeliest (post-processing)."""
+        return max(0.0, self.j_hat)
+
+    def _delta(self, j: float) -> float:
+        """``θe^{β·max(j, 0)}``, a Δ the release can compute (never below θ)."""
+        beta = self.params["beta"]
+        return self.params["theta"] * math.exp(min(beta * max(0.0, j), _MAX_EXPONENT))
+
+    @property
     def delta_estimate(self) -> float:
-        """``θe^{βj̃}``: the estimate of Δ (median-unbiased on its log scale)."""
-        return self.params["theta"] * math.exp(min(self.params["beta"] * self.j_hat, _MAX_EXPONENT))
+        """``θe^{β·max(j̃, 0)}``: the estimate of Δ (median-unbiased on its log scale; at least θ,
+        like every Δ of the release)."""
+        return self._delta(self.j_hat)
 
     def delta_interval(self, p: float = 0.95) -> tuple[float, float]:
-        """``Δ`` lies in this interval with probability ``≥ p`` (Δ ≥ θ always)."""
+        """``Δ`` lies in this interval with probability ``≥ p``; both ends are Δ's the release can
+        compute (``θ ≤ lo ≤ delta_estimate ≤ hi``), whatever the draw."""
         k = tail_units(self._units(), p)
-        theta, beta = self.params["theta"], self.params["beta"]
-        lo = theta * math.exp(min(max(0.0, beta * (self.j_hat - k)), _MAX_EXPONENT))
-        return lo, theta * math.exp(min(beta * (self.j_hat + k), _MAX_EXPONENT))
+        return self._delta(self.j_hat - k), self._delta(self.j_hat + k)
 
     def alpha(self, p: float = 0.95) -> float:
         """A bound on the release's noise ``|X̂ − X|`` holding with probability ``≥ p`` over this
@@ -171,19 +182,19 @@ class NoiseEstimate:
 
     def rmse(self) -> float:
         """A point estimate of the release's root-mean-square noise ``√E(X̂ − X)²`` over both of
-        its draws, with ``j̃`` in place of ``j``: ``√2·θe^{μ+βj̃}/ε₂·√E e^{2βK₁}`` (Var K ≤ 2λ²);
+        its draws, with ``max(j̃, 0)`` in place of ``j``: ``√2·θe^{μ+βj̃}/ε₂·√E e^{2βK₁}`` (Var K ≤ 2λ²);
         ``inf`` when ``2β ≥ ε₁``-ish makes ``E e^{2βK₁}`` infinite. Not a bound."""
         a = math.exp(-1.0 / float(plan_laplace(1, self.params["eps1"], integer=True).noise_units))
         t = 2.0 * self.params["beta"]
         if t >= _MAX_EXPONENT or a * math.exp(t) >= 1.0:  # (e^t would overflow)
             return math.inf
         mgf = (1.0 - a) ** 2 / ((1.0 - a * math.exp(t)) * (1.0 - a * math.exp(-t)))
-        return math.sqrt(2.0 * mgf) * _delta_hat(self.params, self.j_hat) / self.params["eps2"]
+        return math.sqrt(2.0 * mgf) * _delta_hat(self.params, self.j_estimate) / self.params["eps2"]
 
     def typical_bound(self, p: float = 0.95) -> float:
         """The noise bound the release would state (``Release.noise_bound(p)``) at the median
-        ``Δ̂ = θe^{μ+βj̃}`` if ``j`` were ``j̃``: a point estimate, not a guarantee."""
-        return error_bound(x_plan(max(_delta_hat(self.params, self.j_hat),
+        ``Δ̂ = θe^{μ+βj̃}`` if ``j`` were ``max(j̃, 0)``: a point estimate, not a guarantee."""
+        return error_bound(x_plan(max(_delta_hat(self.params, self.j_estimate),
                                       MIN_SCALE * self.params["eps2"]), self.params["eps2"]), p)
 
     def truncation_participants(self, p: float = 0.95) -> int:

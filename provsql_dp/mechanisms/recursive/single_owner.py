@@ -279,6 +279,48 @@ def _suffix_above(idx: np.ndarray, weights: np.ndarray | None, L: int) -> np.nda
     return suf[1 : L + 1]
 
 
+def search_range(g_top: float, n_positive: int, theta: float, beta: float):
+    """The start of the single-owner Δ search (:func:`delta`, ``buckets.delta_buckets``), from
+    ``G_|P| = g_top`` and the number of positive totals: ``(j, None)`` when that decides ``j``
+    (``Δ = θe^{jβ}``), else ``(hi, (js, w, gb))`` — the candidates ``j = 1 … hi−1`` (``hi`` is
+    feasible), their thresholds ``W_j = τ_j/2`` and the greedy test's, kept monotone.
+
+    >>> search_range(0.5, 1, 1.0, 0.5), search_range(1e9, 1, 1.0, 0.5)
+    ((0, None), (1, None))
+    >>> hi, (js, w, gb) = search_range(6.0, 4, 1.0, 0.5)
+    >>> hi, js.tolist()
+    (4, [1.0, 2.0, 3.0])
+    """
+    if g_top <= theta * (1 + _CMP_TOL) + _CMP_TOL:  # G_|P| ≤ τ_0 = θ
+        return 0, None
+    # the search range of the LP path: the first j whose threshold reaches G_|P| is feasible
+    hi = max(1, math.ceil(math.log(g_top / theta) / beta))
+    while hi > 1 and threshold(hi - 1, theta, beta) >= g_top:  # +inf past e^709: never raises
+        hi -= 1
+    while threshold(hi, theta, beta) < g_top:
+        hi += 1
+    hi = min(hi, n_positive)  # G_{|P|-j} = 0 once every positive total is out
+    if hi <= 1:
+        return hi, None
+    js = np.arange(1, hi, dtype=np.float64)  # candidates j = 1 … hi−1 (hi is feasible)
+    taus = np.exp(js * beta) * theta  # finite: τ_j < G_|P| for j < hi
+    w = np.maximum.accumulate(taus / 2)  # thresholds W_j = τ_j/2 (kept monotone)
+    gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)  # greedy: 2 M[j] ≤ τ_j
+    return hi, (js, w, gb)
+
+
+def first_feasible(hi: int, js, w, n_above, r_above, n_above_g, theta: float,
+                   beta: float) -> tuple[int, float]:
+    """The end of the Δ search: ``(j, θe^{jβ})`` for the first candidate ``j`` of
+    :func:`search_range` whose ``J(W_j) = Σ_{c > W_j} (1 − W_j/c)`` (``n_above − W·r_above``) or
+    greedy count ``n_above_g`` is at most ``j``, else ``hi``."""
+    j_val = n_above - w * r_above  # J(W_j) = Σ_{c > W_j} (1 − W_j / c)
+    ok = (j_val <= js * (1 + _CMP_TOL) + _CMP_TOL) | (n_above_g <= js)
+    first = np.flatnonzero(ok)
+    j = int(js[first[0]]) if first.size else hi
+    return j, threshold(j, theta, beta)
+
+
 def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int, float]:
     """Δ of eq. 11 for single-owner totals: ``(j, Δ)`` with ``Δ = e^{jβ}θ`` (Proposition 3).
 
@@ -305,30 +347,11 @@ def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int
         c, m = c[keep], m[keep]
     theta = positive("theta", theta)
     beta = positive("beta", beta)
-
-    def tau(j: int) -> float:
-        return threshold(j, theta, beta)  # +inf past e^709: never raises
-
-    def holds(value: float, bound: float) -> bool:
-        return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
-
-    g_top = 2.0 * float(c.max()) if c.size else 0.0
-    if holds(g_top, tau(0)):
-        return 0, tau(0)
-    # the search range of the LP path: the first j whose threshold reaches G_|P| is feasible
-    hi = max(1, math.ceil(math.log(g_top / theta) / beta))
-    while hi > 1 and tau(hi - 1) >= g_top:
-        hi -= 1
-    while tau(hi) < g_top:
-        hi += 1
     positive_n = int(np.count_nonzero(c)) if m is None else int(m[c > 0].sum())
-    hi = min(hi, positive_n)  # G_{|P|-j} = 0 once every positive total is out
-    if hi <= 1:
-        return hi, tau(hi)
-    js = np.arange(1, hi, dtype=np.float64)  # candidates j = 1 … hi−1 (hi is feasible)
-    taus = np.exp(js * beta) * theta  # finite: τ_j < G_|P| for j < hi
-    w = np.maximum.accumulate(taus / 2)  # thresholds W_j = τ_j/2 (kept monotone)
-    gb = np.maximum.accumulate((taus * (1 + _CMP_TOL) + _CMP_TOL) / 2)  # greedy: 2 M[j] ≤ τ_j
+    hi, cand = search_range(2.0 * float(c.max()) if c.size else 0.0, positive_n, theta, beta)
+    if cand is None:
+        return hi, threshold(hi, theta, beta)
+    js, w, gb = cand
     L = len(js)
     above = c > w[0]
     big = c[above]  # only these exceed any threshold
@@ -345,11 +368,7 @@ def delta(c, theta: float = 1.0, beta: float = 0.1, *, counts=None) -> tuple[int
         n_above_g = _suffix_above(idx_g, mult, L)
     else:
         n_above = r_above = n_above_g = np.zeros(L)
-    j_val = n_above - w * r_above  # J(W_j) = Σ_{c > W_j} (1 − W_j / c)
-    ok = (j_val <= js * (1 + _CMP_TOL) + _CMP_TOL) | (n_above_g <= js)
-    first = np.flatnonzero(ok)
-    j = int(js[first[0]]) if first.size else hi
-    return j, tau(j)
+    return first_feasible(hi, js, w, n_above, r_above, n_above_g, theta, beta)
 
 
 # ---------------------------------------------------------------------- X (eq. 12)

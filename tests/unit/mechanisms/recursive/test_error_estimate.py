@@ -126,3 +126,23 @@ def test_the_difference_quantile_is_exact_by_brute_force_and_beats_the_union(la,
     assert tail(k) <= b * (1 + 1e-9)
     assert k == 0 or tail(k - 1) > b * (1 - 1e-6)
     assert k <= ee._one_sided(ua, b / 2) + ee._one_sided(ub, b / 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(j_hat=st.integers(-60, 40), e=st.sampled_from([0.05, 0.5, 2.0]),
+       theta=st.sampled_from([1.0, 3.5]), p=st.sampled_from([0.5, 0.9, 0.99]))
+def test_printed_deltas_are_deltas_the_release_can_compute(j_hat, e, theta, p):
+    """A negative draw j̃ < 0 printed Δ ≈ θe^{βj̃} < θ (and an interval whose upper end fell
+    below its lower one); every Δ of the release is θe^{jβ} with j ≥ 0 (eq. 11)."""
+    params = resolve_params(1.0, "node", theta=theta)
+    est = ee.NoiseEstimate(j_hat=float(j_hat), epsilon=e, params=params)
+    lo, hi = est.delta_interval(p)
+    assert theta <= lo <= est.delta_estimate <= hi
+    for delta in (lo, est.delta_estimate, hi):  # on the release's lattice θe^{jβ}, j ≥ 0 whole
+        j = math.log(delta / theta) / params["beta"]
+        assert j >= -1e-9 and abs(j - round(j)) < 1e-6
+    at_zero = ee.NoiseEstimate(j_hat=0.0, epsilon=e, params=params)
+    if j_hat < 0:  # the point estimates are those of j = 0, the likeliest j then
+        assert est.delta_estimate == theta
+        assert est.rmse() == at_zero.rmse()
+        assert est.typical_bound(p) == at_zero.typical_bound(p)

@@ -1,0 +1,350 @@
+"""Group keys whose set of values the statement proves: a public domain for computed keys.
+
+``GROUP BY EXTRACT(year FROM o_orderdate) … WHERE o_orderdate BETWEEN DATE '1995-01-01' AND
+DATE '1996-12-31'`` (TPC-H Q8) has at most the groups 1995 and 1996 — whatever the data holds,
+the statement says so. Such a set is public exactly as declared group keys are (it is computed
+from the statement and the declarations, never from a row), so the groups are released the
+pure-ε way: every group of the set, empty or not. :func:`proved_domain` computes it for one
+GROUP BY key of a plan:
+
+1. the key's **definition** over base columns (through projections, filters, joins, DISTINCT);
+2. the **range of each base column** it reads, from the conditions that hold on every row —
+   conjuncts ``c op K`` / ``K op c`` / ``c BETWEEN K1 AND K2`` / ``c IN (K, …)`` of the WHERE
+   clauses and inner-join conditions on the way (``K`` constant: literals, casts, ``+ INTERVAL``;
+   ``c`` possibly under a cast) — and from the column's declared bounds (``SET BOUNDS``);
+3. the **values**:
+
+   * a DATE or integer column: every day or integer of its range is a candidate; DuckDB (the
+     private binder, no table) evaluates the key over the candidates that pass the column's own
+     conditions — so any function of a date or integer is exact: ``EXTRACT``, ``date_trunc``,
+     ``year``, ``FLOOR(n / 10)``, ``n % 7``; a bare bounded column too;
+   * another numeric column (DOUBLE, DECIMAL): the key must be a step — ``FLOOR``/``CEIL``,
+     ``ROUND(·, d)`` with ``d ≤ 0``, a cast to an integer type — of an argument whose range
+     :func:`~provsql_dp.sql.expr_range.expression_range` bounds: its values are the steps in
+     that range (a superset: a step no row reaches is an empty group, released as noise).
+
+None when anything is unknown (the key is then refused as before, or answered by partition
+selection). Privacy never rests on the proof: rows whose key falls outside the released groups
+are dropped by every route (as for declared keys), so a wrong proof could only lose rows.
+Declared bounds are declarations, not constraints: rows outside them are dropped the same way.
+
+>>> import duckdb
+>>> from provsql_dp.sql.catalog import Catalog
+>>> from provsql_dp.sql.dialect import parse_one
+>>> from provsql_dp.sql.planner import plan_query
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE t(d DATE, x DOUBLE)")
+>>> def domain(sql):
+...     plan = plan_query(parse_one(sql), Catalog(con))
+...     return proved_domain(Catalog(con), plan.child, plan.group_by[0])
+>>> domain("SELECT year(d), COUNT(*) FROM t "
+...        "WHERE d BETWEEN DATE '1995-01-01' AND DATE '1996-12-31' GROUP BY 1")
+[1995, 1996]
+>>> [str(v)[:7] for v in domain("SELECT date_trunc('month', d) AS m, COUNT(*) FROM t "
+...     "WHERE d >= DATE '1994-11-15' AND d < DATE '1994-11-01' + INTERVAL '3' MONTH GROUP BY m")]
+['1994-11', '1994-12', '1995-01']
+>>> domain("SELECT FLOOR(x / 10), COUNT(*) FROM t WHERE x >= 0 AND x < 30 GROUP BY 1")
+[0.0, 1.0, 2.0, 3.0]
+>>> domain("SELECT year(d), COUNT(*) FROM t WHERE d > DATE '1995-01-01' GROUP BY 1") is None
+True
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+
+import duckdb
+from sqlglot import exp
+
+from .catalog import Catalog
+from .column_declarations import ColumnDeclarations
+from .expr_range import Range, expression_range
+from ._typing import _BINDER
+from .plan import Distinct, Filter, Join, Node, Project, Scan, SemiJoin, walk
+
+__all__ = ["proved_domain", "MAX_GROUPS"]
+
+#: the most groups a proved domain may have (more: not used — each group costs a share of ε)
+MAX_GROUPS = 10_000
+#: the most candidate values (days, integers, their products) evaluated to find it
+MAX_CANDIDATES = 1_000_000
+
+_INT = re.compile(r"^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|INT[1248]|LONG|SHORT)$")
+_CMP = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}
+_FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
+#: what a constant bound may be built of (evaluated in the private binder, no table)
+_CONSTANT = (exp.Literal, exp.Cast, exp.TryCast, exp.DataType, exp.DataTypeParam, exp.Interval,
+             exp.Var, exp.Add, exp.Sub, exp.Neg, exp.Paren, exp.Case, exp.If, exp.Between,
+             exp.Null, exp.Boolean, exp.Identifier, exp.And, exp.GTE, exp.LTE, exp.Mul, exp.Div)
+
+
+def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
+    """The sorted values the GROUP BY key ``key_id`` (an output column of ``node``) can take
+    on any row, proved from the statement and the declarations, or None (module docstring)."""
+    key = _definition(node, key_id)
+    if key is None:
+        return None
+    cols = sorted({c.name for c in key.find_all(exp.Column)})
+    scans = {i: (n, c, t) for n in walk(node) if isinstance(n, Scan)
+             for c, i, t in zip(n.columns, n.ids, n.types or ("",) * len(n.ids))}
+    if not cols or any(c not in scans for c in cols):
+        return None
+    conds = _conditions(node)
+    declared = ColumnDeclarations(catalog)
+    ranges, own = {}, {}
+    for c in cols:
+        scan, column, typ = scans[c]
+        own[c] = [k for k in conds if {x.name for x in k.find_all(exp.Column)} == {c}]
+        bounds = [b for k in own[c] for b in _bounds(k, c, typ)]
+        decl = declared.bounds(scan.schema, scan.table, column)
+        if decl is not None:
+            bounds += [(">=", _cast_const(decl[0], typ)), ("<=", _cast_const(decl[1], typ))]
+        ranges[c] = _interval(bounds)
+    try:
+        if all(_kind(scans[c][2]) in ("date", "int") for c in cols):
+            return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
+        if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
+            return _steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
+    except (duckdb.Error, ArithmeticError, ValueError, OverflowError):
+        return None
+    return None
+
+
+def _definition(node: Node, cid: str) -> exp.Expression | None:
+    """The expression ``node``'s output column ``cid`` computes, over scan column ids."""
+    if isinstance(node, Scan):
+        return exp.column(cid) if cid in node.ids else None
+    if isinstance(node, Project):
+        if cid not in node.ids:
+            return None
+        e = node.exprs[node.ids.index(cid)].copy()
+        for col in list(e.find_all(exp.Column)):
+            inner = _definition(node.child, col.name)
+            if inner is None:
+                return None
+            if col is e:
+                return inner
+            col.replace(inner)
+        return e
+    if isinstance(node, (Filter, Distinct)):
+        return _definition(node.child, cid)
+    if isinstance(node, SemiJoin):
+        return _definition(node.left, cid)
+    if isinstance(node, Join):
+        return _definition(node.left, cid) or _definition(node.right, cid)
+    return None  # a union or a grouped filter: several sources, not analysed
+
+
+def _conditions(node: Node) -> list[exp.Expression]:
+    """The conjuncts that hold on every row of ``node``, over scan column ids."""
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (Project, Distinct)):
+            stack.append(n.child)
+        elif isinstance(n, Filter):
+            out += _over_scans(n.predicate, n.child)
+            stack.append(n.child)
+        elif isinstance(n, Join):
+            if n.condition is not None:
+                out += _over_scans(n.condition, n)
+            stack += [n.left, n.right]
+        elif isinstance(n, SemiJoin):  # a condition over the left columns alone holds too
+            if n.condition is not None:
+                out += _over_scans(n.condition, Join(n.left, n.right, None))
+            stack.append(n.left)
+    return out
+
+
+def _over_scans(pred: exp.Expression, below: Node) -> list[exp.Expression]:
+    out = []
+    for conj in (pred.flatten() if isinstance(pred, exp.And) else [pred]):
+        conj = conj.unnest() if isinstance(conj, exp.Paren) else conj
+        if isinstance(conj, exp.And):
+            out += _over_scans(conj, below)
+            continue
+        e = conj.copy()
+        ok = True
+        for col in list(e.find_all(exp.Column)):
+            d = _definition(below, col.name)
+            if d is None:
+                ok = False
+                break
+            if col is e:
+                e = d
+            else:
+                col.replace(d)
+        if ok:
+            out.append(e)
+    return out
+
+
+def _is_col(e: exp.Expression, c: str) -> bool:
+    while isinstance(e, (exp.Cast, exp.TryCast, exp.Paren)):
+        e = e.this
+    return isinstance(e, exp.Column) and e.name == c
+
+
+def _bounds(conj: exp.Expression, c: str, typ: str) -> list[tuple[str, object]]:
+    """``(op, value)`` bounds on column ``c`` a conjunct states (value in ``c``'s type, the
+    bound made inclusive-or-wider by the cast), or none."""
+    if isinstance(conj, exp.Between) and _is_col(conj.this, c):
+        lo, hi = _const(conj.args["low"], typ), _const(conj.args["high"], typ)
+        return [b for b in ((">=", lo), ("<=", hi)) if b[1] is not None]
+    if isinstance(conj, exp.In) and _is_col(conj.this, c) and conj.expressions:
+        vals = [_const(v, typ) for v in conj.expressions]
+        return [] if None in vals else [(">=", min(vals)), ("<=", max(vals))]
+    op = _CMP.get(type(conj))
+    if op is None:
+        return []
+    left, right = conj.this, conj.expression
+    if not _is_col(left, c):
+        left, right, op = right, left, _FLIP[op]
+    if not _is_col(left, c):
+        return []
+    v = _const(right, typ)
+    if v is None:
+        return []
+    if op == "=":
+        return [(">=", v), ("<=", v)]
+    return [(">=" if op.startswith(">") else "<=", v)]  # strict: the wider bound (a superset)
+
+
+def _const(e: exp.Expression, typ: str):
+    """A constant expression's value cast to ``typ`` (the private binder; nothing read), or
+    None when it is not a constant made of literals, casts and interval arithmetic."""
+    if any(not isinstance(n, _CONSTANT) for n in e.walk()):
+        return None
+    return _cast_const(e.sql(dialect="duckdb"), typ, raw=True)
+
+
+def _cast_const(value, typ: str, raw: bool = False):
+    text = value if raw else (f"'{value}'" if isinstance(value, str) else repr(float(value)))
+    try:
+        rows = _BINDER.run(f"SELECT TRY_CAST(({text}) AS {typ})")
+    except duckdb.Error:
+        return None
+    return rows[0][0] if rows and rows[0][0] is not None else None
+
+
+def _interval(bounds) -> tuple | None:
+    lo = [v for op, v in bounds if op == ">="] + [v for op, v in bounds if op == ">"]
+    hi = [v for op, v in bounds if op == "<="] + [v for op, v in bounds if op == "<"]
+    if not lo or not hi:
+        return None
+    try:
+        return max(lo), min(hi)
+    except TypeError:  # bounds of mixed kinds (a timestamp beside a date): not analysed
+        return None
+
+
+def _kind(typ: str) -> str:
+    t = (typ or "").upper()
+    if t == "DATE":
+        return "date"
+    if _INT.match(t):
+        return "int"
+    if t in ("DOUBLE", "FLOAT", "REAL") or t.startswith("DECIMAL") or t.startswith("NUMERIC"):
+        return "number"
+    return "other"
+
+
+def _enumerate(key, cols, types, ranges, own) -> list | None:
+    """Every value of ``key`` over the days / integers of its columns' ranges that pass each
+    column's own conditions (DuckDB evaluates both; no table is read)."""
+    sources, total = [], 1
+    for c in cols:
+        r = ranges[c]
+        if r is None:
+            return None
+        lo, hi = r
+        if _kind(types[c]) == "date":
+            if not isinstance(lo, datetime.date) or not isinstance(hi, datetime.date):
+                return None
+            n = (hi - lo).days + 1
+            rng = (f"SELECT CAST(range AS DATE) AS \"{c}\" FROM range(DATE '{lo.isoformat()}', "
+                   f"DATE '{hi.isoformat()}' + INTERVAL 1 DAY, INTERVAL 1 DAY)")
+        else:
+            n = int(hi) - int(lo) + 1
+            rng = (f"SELECT CAST(range AS {types[c]}) AS \"{c}\" "
+                   f"FROM range({int(lo)}, {int(hi) + 1})")
+        if n <= 0:
+            return []
+        total *= n
+        if total > MAX_CANDIDATES:
+            return None
+        where = " AND ".join(f"({k.sql(dialect='duckdb')})" for k in own[c]) or "TRUE"
+        sources.append(f"(SELECT * FROM ({rng}) WHERE {where})")
+    rows = _BINDER.run(
+        f"SELECT DISTINCT k FROM (SELECT {key.sql(dialect='duckdb')} AS k FROM "
+        f"{', '.join(sources)}) WHERE k IS NOT NULL ORDER BY k LIMIT {MAX_GROUPS + 1}")
+    return None if len(rows) > MAX_GROUPS else [r[0] for r in rows]
+
+
+def _steps(key, c, typ, r) -> list | None:
+    """The steps a step function of one DOUBLE/DECIMAL column takes over its range."""
+    if r is None:
+        return None
+    top = key
+    while isinstance(top, (exp.Paren, exp.Cast, exp.TryCast)) and not _to_int(top):
+        top = top.this
+    if isinstance(top, (exp.Floor, exp.Ceil)) and top.args.get("decimals") is None or _to_int(top):
+        step = 1
+    elif isinstance(top, exp.Round):
+        d = top.args.get("decimals")
+        d = 0 if d is None else _int_literal(d)
+        if d is None or d > 0:
+            return None
+        step = 10 ** (-d)
+    else:
+        return None
+    lo, hi = float(r[0]), float(r[1])
+    if _monotone(top.this, c):  # the step's ends are the key's values at the column's ends
+        ends = _BINDER.run(f"SELECT CAST(({top.this.sql(dialect='duckdb')}) AS DOUBLE) FROM "
+                           f"(SELECT CAST({lo!r} AS {typ}) AS \"{c}\" UNION ALL "
+                           f"SELECT CAST({hi!r} AS {typ}))")
+        if any(e[0] is None for e in ends):
+            return None
+        arg = Range(min(e[0] for e in ends), max(e[0] for e in ends))
+    else:
+        arg = expression_range(top.this, lambda n: (lo, hi) if n == c else None)
+    if arg is None or not arg.finite:
+        return None
+    first, last = math.floor(arg.lo / step), math.ceil(arg.hi / step)
+    if isinstance(top, exp.Floor):
+        last = math.floor(arg.hi)
+    elif isinstance(top, exp.Ceil):
+        first = math.ceil(arg.lo)
+    if last - first + 1 > MAX_GROUPS:
+        return None
+    typ_key = _BINDER.run(f"SELECT typeof({key.sql(dialect='duckdb')}) FROM "
+                          f"(SELECT NULL::{typ} AS \"{c}\")")[0][0]
+    rows = _BINDER.run(f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
+                       f"FROM range({first}, {last + 1}) ORDER BY k")
+    return [r[0] for r in rows]
+
+
+def _monotone(e: exp.Expression, c: str) -> bool:
+    """``e`` reads ``c`` once, through sums, products and quotients by constants and casts to
+    numbers: monotone in ``c``, so its range is spanned by its values at ``c``'s ends."""
+    cols = list(e.find_all(exp.Column))
+    return len(cols) == 1 and cols[0].name == c and all(
+        isinstance(n, (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul,
+                       exp.Div, exp.Neg, exp.Paren, exp.DataType, exp.DataTypeParam)) or isinstance(
+            n, (exp.Cast, exp.TryCast)) and _kind(n.to.sql(dialect="duckdb")) in ("int", "number")
+        for n in e.walk())
+
+
+def _to_int(e: exp.Expression) -> bool:
+    return isinstance(e, (exp.Cast, exp.TryCast)) and _kind(e.to.sql(dialect="duckdb")) == "int"
+
+
+def _int_literal(e: exp.Expression) -> int | None:
+    neg = isinstance(e, exp.Neg)
+    e = e.this if neg else e
+    if isinstance(e, exp.Literal) and not e.is_string and re.fullmatch(r"\d+", e.this):
+        return -int(e.this) if neg else int(e.this)
+    return None

@@ -1,0 +1,97 @@
+"""sql.key_domain: the values a computed GROUP BY key can take, proved from the statement."""
+
+import datetime
+
+import duckdb
+import pytest
+
+from provsql_dp.sql.catalog import Catalog
+from provsql_dp.sql.dialect import parse_one
+from provsql_dp.sql.key_domain import MAX_GROUPS, proved_domain
+from provsql_dp.sql.planner import plan_query
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    c.execute("CREATE TABLE t(d DATE, n INT, x DOUBLE, m DECIMAL(12, 2), ts TIMESTAMP, s VARCHAR)")
+    c.execute("CREATE TABLE u(k INT, e DATE)")
+    return c
+
+
+def domain(con, sql):
+    plan = plan_query(parse_one(sql), Catalog(con))
+    return proved_domain(Catalog(con), plan.child, plan.group_by[0])
+
+
+@pytest.mark.parametrize("sql, expected", [
+    # TPC-H Q8's key: the years of a BETWEEN of dates, through a derived table
+    ("SELECT o_year, COUNT(*) FROM (SELECT EXTRACT(year FROM d) AS o_year FROM t WHERE d BETWEEN "
+     "DATE '1995-01-01' AND DATE '1996-12-31') AS a GROUP BY o_year", [1995, 1996]),
+    ("SELECT year(d), COUNT(*) FROM t WHERE d >= DATE '1994-01-01' "
+     "AND d < DATE '1994-01-01' + INTERVAL '1' YEAR GROUP BY 1", [1994]),
+    ("SELECT month(d), COUNT(*) FROM t WHERE d BETWEEN DATE '2020-11-20' AND DATE '2021-01-05' "
+     "GROUP BY 1", [1, 11, 12]),
+    ("SELECT n % 3, COUNT(*) FROM t WHERE n BETWEEN 0 AND 10 GROUP BY 1", [0, 1, 2]),
+    ("SELECT n // 10, COUNT(*) FROM t WHERE n >= 0 AND n < 30 GROUP BY 1", [0, 1, 2]),
+    ("SELECT n, COUNT(*) FROM t WHERE n IN (3, 7) GROUP BY 1", [3, 7]),  # the two ends: 3..7
+    ("SELECT FLOOR(x / 10), COUNT(*) FROM t WHERE x >= 0 AND x <= 29.5 GROUP BY 1", [0, 1, 2]),
+    ("SELECT ROUND(m, -1), COUNT(*) FROM t WHERE m BETWEEN 0 AND 30 GROUP BY 1", [0, 10, 20, 30]),
+    ("SELECT CAST(x AS INT), COUNT(*) FROM t WHERE x BETWEEN -1 AND 1 GROUP BY 1", [-1, 0, 1]),
+    # a join's condition bounds the column too, and the key's column may sit on either side
+    ("SELECT year(e), COUNT(*) FROM t JOIN u ON t.n = u.k AND u.e BETWEEN DATE '2000-06-01' "
+     "AND DATE '2001-02-01' GROUP BY 1", [2000, 2001]),
+    # two columns: their candidates combined
+    ("SELECT n * 10 + year(d) - 2000, COUNT(*) FROM t WHERE n BETWEEN 1 AND 2 AND d BETWEEN "
+     "DATE '2000-01-01' AND DATE '2001-12-31' GROUP BY 1", [10, 11, 20, 21]),
+])
+def test_proved_shapes(con, sql, expected):
+    got = domain(con, sql)
+    if "IN (3, 7)" in sql:  # IN bounds the range; the values between are candidates (superset)
+        assert got is not None and {3, 7} <= set(got) <= set(range(3, 8))
+    else:
+        assert [float(v) for v in got] == [float(v) for v in expected]
+
+
+def test_date_trunc_has_duckdbs_own_type(con):
+    got = domain(con, "SELECT date_trunc('month', d) AS m, COUNT(*) FROM t WHERE d BETWEEN "
+                      "DATE '1999-12-15' AND DATE '2000-01-02' GROUP BY 1")
+    # the values are DuckDB's own (its type for date_trunc of this DATE), so they match the keys
+    typ = type(con.execute("SELECT date_trunc('month', DATE '2000-01-02')").fetchone()[0])
+    assert [str(v)[:10] for v in got] == ["1999-12-01", "2000-01-01"]
+    assert all(isinstance(v, (datetime.date, typ)) for v in got)
+
+
+@pytest.mark.parametrize("sql", [
+    # unbounded on one side, or not at all
+    "SELECT year(d), COUNT(*) FROM t WHERE d > DATE '1995-01-01' GROUP BY 1",
+    "SELECT FLOOR(x / 10), COUNT(*) FROM t GROUP BY 1",
+    "SELECT n % 3, COUNT(*) FROM t WHERE n > 0 OR n < 10 GROUP BY 1",  # OR bounds nothing
+    # a bound that is no constant (another column)
+    "SELECT n % 3, COUNT(*) FROM t WHERE n BETWEEN 0 AND x GROUP BY 1",
+    # a number that is no step (continuous values), a text, a timestamp
+    "SELECT x * 2, COUNT(*) FROM t WHERE x BETWEEN 0 AND 1 GROUP BY 1",
+    "SELECT ROUND(x, 1), COUNT(*) FROM t WHERE x BETWEEN 0 AND 1 GROUP BY 1",
+    "SELECT upper(s), COUNT(*) FROM t WHERE s BETWEEN 'a' AND 'b' GROUP BY 1",
+    "SELECT year(ts), COUNT(*) FROM t WHERE ts BETWEEN TIMESTAMP '2000-01-01 00:00:00' "
+    "AND TIMESTAMP '2001-01-01 00:00:00' GROUP BY 1",
+    # too many groups
+    f"SELECT n, COUNT(*) FROM t WHERE n BETWEEN 0 AND {MAX_GROUPS} GROUP BY 1",
+])
+def test_unproved_shapes(con, sql):
+    assert domain(con, sql) is None
+
+
+def test_a_union_below_is_not_analysed(con):
+    sql = ("SELECT year(d) AS y, COUNT(*) FROM (SELECT d FROM t WHERE d BETWEEN DATE '2000-01-01' "
+           "AND DATE '2000-12-31' UNION ALL SELECT e FROM u) AS a GROUP BY 1")
+    assert domain(con, sql) is None
+
+
+def test_declared_bounds_bound_the_column():
+    import provsql_dp
+    c = provsql_dp.connect()
+    c.execute("CREATE TABLE t(x DOUBLE, n INT)")
+    c.execute("SET BOUNDS ON t (x) BETWEEN 0 AND 25")
+    plan = plan_query(parse_one("SELECT FLOOR(x / 10), COUNT(*) FROM t GROUP BY 1"), c._catalog)
+    assert proved_domain(c._catalog, plan.child, plan.group_by[0]) == [0.0, 1.0, 2.0]
