@@ -28,28 +28,35 @@ data that came back to the driver's Python process per run
 resident high-water marks (``VmHWM``) of the Python process and of the driver JVM (which, on
 ``local[2]``, also runs the executors: an upper bound of what a cluster driver holds).
 
-Measured (2026-11-28, ``local[2]`` on the shared 2-core machine at a load average of 14–24:
-absolute times are slow and noisy; 10^7: medians of 3, 10^8: one run after a warm-up)::
+Measured (2026-11-28, ``local[2]`` on the shared 2-core machine, load average 7–24: absolute
+times are slow and noisy; 10^7: medians of 3, 10^8: one run after a warm-up)::
 
     rows    JVM s  attach s  reuse s | count        bounded_sum  group_by_50  unbounded_sum
     10^6     30.6      26.3     0.83 | 1.20 / 1.00  3.19 / 1.10  1.77 / 2.68  8.44 / 1.27
     10^7     44.5      94.6     0.43 | 2.62 / 2.84  2.32 / 1.41  1.31 / 1.90  42.4 / 1.31 (*)
-    10^7     22.2      73.0     1.35 | 3.85 / 4.24  3.74 / 3.11  4.56 / 4.07  9.90 / 2.92 (†)
-    10^8     70.0     916.8     1.68 | 10.1 / 11.8  6.98 / 2.82  12.3 / 7.90  38.4 / 4.28 (†)
+    10^7     27.3      73.0     1.97 | 0.63 / 0.99  1.27 / 0.77  1.20 / 1.05  2.34 / 0.71 (†)
+    10^8     70.0     916.8     1.68 | 10.1 / 11.8  6.98 / 2.82  12.3 / 7.90  38.4 / 4.28 (‡)
+    10^8     16.4         –     2.62 |                                        15.5 / 2.30 (†)
 
-(ours / plain Spark SQL, seconds; crossed to the driver: 0.00 MB everywhere — a few hundred
-bytes: one noisy number per group, or for the unbounded SUM a few dozen bucket rows of
-``(g, p, k, m, n, Σ1/c, Σc, min, max)``; driver peaks: Python 245–251 MB, the JVM 1.7–3.8 GB,
-which on ``local[2]`` also runs the two executors.) (*) The unbounded SUM with the per-owner
-totals brought back as a histogram after Spark's ``GROUP BY`` owner (a shuffle of every row);
-before that, one total per participant: 64.9 s, 191 MB crossed, Python peak 1,173 MB.
-(†) The single-owner closed form as Spark aggregates (:mod:`provsql_dp.privacy.engine_buckets`):
-no ``GROUP BY`` owner when each row is its own participant, one pass computing each row's
-bucket and a hash aggregate over a few dozen buckets. Against a plain ``SUM`` (one vectorised
-column sum) the pass costs per row a logarithm (~80 ns here) and a hash-aggregate update
-(~100 ns): measured apart at 10^8, the same scan without them 3.1 s, with the logarithms but no
-hash aggregate 12.6 s, the whole pass 20.3 s, plain 3.0–4.2 s — the ≤ 3× target is met at 10^7
-(2.6–3.4× over three runs) but not at 10^8 (5–9×).
+(ours / plain Spark SQL, seconds; attach: once, by the curator, kept in ``--workdir`` for the
+later runs; crossed to the driver: 0.00 MB everywhere — a few hundred bytes: one noisy number
+per group, or for the unbounded SUM a few dozen bucket rows ``(g, p, k, m, n, Σ1/c, Σc, min,
+max)``; driver peaks: Python 243–252 MB, the JVM 0.9–3.8 GB, which on ``local[2]`` also runs
+the two executors.) (*) Before: the unbounded SUM's per-owner totals brought back as a
+histogram after Spark's ``GROUP BY`` owner (a shuffle of every row); before that, one total per
+participant: 64.9 s, 191 MB crossed, Python peak 1,173 MB. (†) The single-owner closed form as
+Spark aggregates (:mod:`provsql_dp.privacy.engine_buckets`): no ``GROUP BY`` owner when each
+row is its own participant, one pass computing each row's part and bucket and one hash
+aggregate over a few dozen buckets. (‡) The same at a load average of 15–24, before the pass
+lost its pushed-down filter and its ``ORDER BY``.
+
+The ≤ 3× target holds for COUNT, bounded SUM and ``GROUP BY`` at both sizes; the unbounded SUM
+is at 3.2–3.4× at 10^7 and 6.7× at 10^8: against a plain ``SUM`` (one vectorised column sum,
+~23 ns a row at 10^8) the pass pays per row a logarithm and a hash-aggregate update (~150 ns a
+row in all; measured apart at 10^8 under load: the scan without them 3.1 s, with the logarithms
+but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would need the
+bucket histogram built without Spark's row-at-a-time hash aggregate (e.g. per partition in
+numpy through ``mapInArrow``), not done.
 
 Usage::
 
