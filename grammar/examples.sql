@@ -420,6 +420,18 @@ CREATE STREAM hourly WINDOW 3 STEPS WITH EPSILON 0.001 ALLOCATE ONLINE HORIZON 2
 -- covers: publish_stmt, unsigned_number | parses: Publish | stream=hourly; step=1; weight=2; query=Select
 PUBLISH STREAM hourly STEP 1 WEIGHT 2 AS SELECT COUNT(*) FROM daily_visits WHERE day = 1;
 
+-- ---------------------------------------------------------------- curator statements
+
+-- On the Spark engine (provsql-dp serve --engine spark); on this DuckDB connection it is refused.
+-- covers: privacy_statement, curator_stmt, attach_spark_stmt, identifier, string_literal, digits, column_name | parses: AttachSparkTable
+ATTACH SPARK TABLE visits_spark FROM 'delta:/data/visits' VERSION 3 PRIMARY KEY (id) CHECK (amount >= 0) SNAPSHOT '/data/snapshots/visits';
+
+-- covers: curator_stmt, show_audit_stmt | parses: ShowAuditLog
+SHOW AUDIT LOG;
+
+-- covers: show_audit_stmt, positive_integer | parses: ShowAuditLog
+SHOW AUDIT LOG LIMIT 5;
+
 -- covers: stream_stmt, show_streams_stmt | parses: ShowStreams
 SHOW STREAMS;
 

@@ -257,6 +257,10 @@ def _serve(parser, args) -> int:
         charting.require()
     except ImportError as e:
         parser.error(f"the explorer needs the web extra: pip install 'provsql_dp[web]' ({e})")
+    from .pgwire import launch
+
+    if not args.add_account:
+        launch.check_spark(parser, args)  # --engine spark: refused before the file is touched
     if args.add_account:
         import getpass
         import os
@@ -283,16 +287,20 @@ def _serve(parser, args) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {args.host} over plain HTTP: passwords and session cookies cross the "
               "network unencrypted; put a TLS reverse proxy in front", file=sys.stderr)
-    from .pgwire import launch
-
-    engine = launch.engine_for(args, **_guard_options(args))  # one engine, one ledger: the explorer and the wire server
-    wire = launch.start(parser, args, engine)
-    print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    spark = launch.spark_for(parser, args)  # --engine spark: the server's one SparkSession
     try:
-        app.serve(args.database, host=args.host, port=args.port, engine=engine)
+        # one engine, one ledger: the explorer and the wire server
+        engine = launch.engine_for(args, spark=spark, **_guard_options(args))
+        wire = launch.start(parser, args, engine)
+        print(f"provsql_dp explorer on http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+        try:
+            app.serve(args.database, host=args.host, port=args.port, engine=engine)
+        finally:
+            if wire is not None:
+                wire.close()
     finally:
-        if wire is not None:
-            wire.close()
+        if spark is not None:
+            spark.stop()
     return 0
 
 

@@ -23,9 +23,12 @@ The table ``_provsql_dp.audit`` is only ever appended to, by the library. Column
 ``detail``      the first line of the error's message
 ==============  ========================================================================
 
-The view ``_provsql_dp.audit_log`` adds ``epsilon_value`` (a DOUBLE) for sums and charts. Both
+The view ``_provsql_dp.audit_log`` adds ``epsilon_value`` (a DOUBLE) for sums and charts and
+``unit``, what ``epsilon`` counts: ``epsilon`` (pure ε), ``epsilon-delta`` (the ε of an (ε, δ)
+charge, its δ in the ledger row) or ``rho`` (a zCDP budget: the column holds ρ); NULL for a
+refusal, which charged nothing. ``SHOW AUDIT LOG [LIMIT n]`` gives its last rows. Both
 live in our catalog schema, which an analyst's statements cannot name
-(:mod:`provsql_dp.privacy.roles`): only a curator reads the log, in SQL (``SELECT * FROM
+(:mod:`provsql_dp.privacy.roles`): only a curator reads the log, in SQL (``SHOW AUDIT LOG``, ``SELECT * FROM
 _provsql_dp.audit_log``, also over the wire) or with the shell's ``.audit``.
 
 >>> import provsql_dp
@@ -37,8 +40,8 @@ _provsql_dp.audit_log``, also over the wire) or with the shell's ``.audit``.
 ...     con.execute("SELECT COUNT(*) FROM t WITH EPSILON 5")
 ... except provsql_dp.errors.BudgetExceededError:
 ...     pass
->>> con.execute("SELECT outcome, route, epsilon, reason FROM _provsql_dp.audit_log ORDER BY id").fetchall()
-[('released', 'laplace', '1/2', None), ('refused', None, '0', 'BudgetExceededError')]
+>>> con.execute("SELECT outcome, route, epsilon, unit, reason FROM _provsql_dp.audit_log ORDER BY id").fetchall()
+[('released', 'laplace', '1/2', 'epsilon', None), ('refused', None, '0', None, 'BudgetExceededError')]
 """
 
 from __future__ import annotations
@@ -51,12 +54,23 @@ import duckdb
 
 from ..sql.catalog import SCHEMA
 
-__all__ = ["Source", "DDL", "insert", "record_failure", "CLIENTS"]
+__all__ = ["Source", "DDL", "create", "insert", "record_failure", "last_rows", "CLIENTS",
+           "LOG_COLUMNS"]
 
 log = logging.getLogger("provsql_dp.audit")
 
 #: who may appear in ``client``
 CLIENTS = ("dbapi", "shell", "explorer", "wire")
+
+#: the view: ``epsilon`` as a DOUBLE, and the unit of the charge (the ledger row's)
+_VIEW = """{create} {SCHEMA}.audit_log AS
+        SELECT a.id, a.logged_at, a.user_name, a.role, a.client, a.outcome, a.statement, a.route,
+               a.epsilon,
+               CAST(split_part(a.epsilon, '/', 1) AS DOUBLE)
+                 / CAST(coalesce(nullif(split_part(a.epsilon, '/', 2), ''), '1') AS DOUBLE)
+                 AS epsilon_value,
+               l.unit AS unit, a.ledger_id, a.reason, a.detail
+        FROM {SCHEMA}.audit a LEFT JOIN {SCHEMA}.ledger l ON l.id = a.ledger_id"""
 
 DDL = [
     f"CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.audit_seq START 1",
@@ -73,18 +87,41 @@ DDL = [
         ledger_id BIGINT,
         reason VARCHAR,
         detail VARCHAR)""",
-    f"""CREATE VIEW IF NOT EXISTS {SCHEMA}.audit_log AS
-        SELECT id, logged_at, user_name, role, client, outcome, statement, route, epsilon,
-               CAST(split_part(epsilon, '/', 1) AS DOUBLE)
-                 / CAST(coalesce(nullif(split_part(epsilon, '/', 2), ''), '1') AS DOUBLE)
-                 AS epsilon_value,
-               ledger_id, reason, detail
-        FROM {SCHEMA}.audit""",
+    _VIEW.format(SCHEMA=SCHEMA, create="CREATE VIEW IF NOT EXISTS"),
 ]
 
 _INSERT = (f"INSERT INTO {SCHEMA}.audit VALUES (nextval('{SCHEMA}.audit_seq'), "
            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _DETAIL_CHARS = 500
+
+
+def create(con: duckdb.DuckDBPyConnection) -> None:
+    """The audit table and its view (after the ledger's tables); a view made before the
+    ``unit`` column is replaced."""
+    for stmt in DDL:
+        con.execute(stmt)
+    has_unit = con.execute("SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND "
+                           "table_name = 'audit_log' AND column_name = 'unit'", [SCHEMA]).fetchone()[0]
+    if not has_unit:
+        con.execute(_VIEW.format(SCHEMA=SCHEMA, create="CREATE OR REPLACE VIEW"))
+
+
+#: the columns of ``SHOW AUDIT LOG`` and their types
+LOG_COLUMNS = [("id", "BIGINT"), ("logged_at", "TIMESTAMP"), ("user_name", "VARCHAR"),
+               ("role", "VARCHAR"), ("client", "VARCHAR"), ("outcome", "VARCHAR"),
+               ("route", "VARCHAR"), ("epsilon", "VARCHAR"), ("unit", "VARCHAR"),
+               ("reason", "VARCHAR"), ("detail", "VARCHAR"), ("statement", "VARCHAR")]
+
+
+def last_rows(con: duckdb.DuckDBPyConnection, n: int) -> list[tuple]:
+    """The last ``n`` rows of the log, oldest first, in :data:`LOG_COLUMNS`' order."""
+    cols = ", ".join(c for c, _ in LOG_COLUMNS)
+    cur = con.cursor()
+    try:
+        return cur.execute(f"SELECT {cols} FROM (SELECT * FROM {SCHEMA}.audit_log ORDER BY id DESC "
+                           "LIMIT ?) ORDER BY id", [int(n)]).fetchall()
+    finally:
+        cur.close()
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,12 @@ from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
 from ..provenance.clamp import clamped_sum_query
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
-from ..provenance.slots import analyse
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_buckets,
                              engine_run)
 from .release_info import PrivacyInfo
+from .group_epsilon import one_group_per_participant
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
 
@@ -169,14 +169,13 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     NULL equal to NULL; totals of undeclared keys are dropped) and sorted by it, so that one
     query yields every group's totals as a contiguous slice — no window function, no second pass.
 
-    Groups are released at the full ε when every key is a column of the owner's own row (a
-    participant's tuples then fall in one group, :func:`provsql_dp.provenance.owners.owners`),
+    Groups are released at the full ε when every key is a function of the owner (a
+    participant's tuples then fall in one group: :mod:`provsql_dp.sql.owner_fd` proves it),
     else at ε / groups — or, with ``max_groups = k`` declared (``OPTIONS (max_groups = k)``),
     at ε / k with the bound *enforced*: each participant keeps its totals in its first ``k``
     groups in the public group order (a per-participant truncation, so that adding or removing
     one participant changes at most ``k`` groups' inputs) and loses the rest."""
-    info = analyse(plan.child)
-    parallel = all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
+    parallel = one_group_per_participant(plan, own)
     truncate = (not parallel and max_groups is not None and plan.group_by
                 and max_groups < len(groups))
     keys = [q(k) for k in plan.group_by]

@@ -35,13 +35,14 @@ __all__ = ["one_group_per_participant", "group_epsilon", "check_plannable"]
 
 
 def one_group_per_participant(plan, own) -> bool:
-    """Whether every GROUP BY key of ``plan`` is a column of its owner's own row (``own``: the
-    plan's :func:`~provsql_dp.provenance.owners.owners`), so that each participant's tuples fall
-    in one group; True without a GROUP BY."""
+    """Whether every GROUP BY key of ``plan`` is a function of its owner (``own``: the plan's
+    :func:`~provsql_dp.provenance.owners.owners`, whose ``owner_row_ids`` :mod:`provsql_dp.sql.owner_fd`
+    proves), so that each participant's tuples fall in one group; True without a GROUP BY."""
     if own is None:
         return not plan.group_by
-    info = analyse(plan.child)
-    return all(info.base.get(k) in own.owner_row_ids for k in plan.group_by)
+    info = analyse(plan.child)  # a key id itself (a computed key) or the scan column it passes
+    return all(k in own.owner_row_ids or info.base.get(k) in own.owner_row_ids
+               for k in plan.group_by)
 
 
 def group_epsilon(d) -> float:

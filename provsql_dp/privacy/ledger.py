@@ -40,7 +40,7 @@ from ..sql.catalog import SCHEMA
 from . import audit
 from .accounting import UNITS, Cost, budget_text, converted_spending, debit
 
-__all__ = ["Ledger", "Charge", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
+__all__ = ["Ledger", "Charge", "BudgetRow", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
 
 _DDL = [
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
@@ -84,6 +84,28 @@ class Charge:
     delta: Fraction = Fraction(0)
 
 
+class BudgetRow(tuple):
+    """``(user, total, spent)`` of one budget, with its ``unit``: ``'epsilon'``,
+    ``'epsilon-delta'`` (total and spent are the ε part) or ``'rho'`` (they are ρ).
+
+    >>> row = BudgetRow("zed", Fraction(1, 2), Fraction(0), "rho")
+    >>> user, total, spent = row
+    >>> row.unit, row
+    ('rho', ('zed', Fraction(1, 2), Fraction(0, 1), unit='rho'))
+    """
+
+    def __new__(cls, user: str, total: Fraction, spent: Fraction, unit: str = "epsilon"):
+        row = super().__new__(cls, (user, total, spent))
+        row.unit = unit
+        return row
+
+    def __getnewargs__(self):
+        return (*self, self.unit)
+
+    def __repr__(self) -> str:
+        return f"({self[0]!r}, {self[1]!r}, {self[2]!r}, unit={self.unit!r})"
+
+
 class Ledger:
     """Budgets and charges in ``_provsql_dp.privacy.ledger`` / ``_provsql_dp.ledger``."""
 
@@ -98,8 +120,9 @@ class Ledger:
         #: charges recorded by this object (a statement that fails after one is ``failed``)
         self.charges = 0
         if not read_only:
-            for stmt in _DDL + audit.DDL:
+            for stmt in _DDL:
                 con.execute(stmt)
+            audit.create(con)
 
     def _rows(self, sql: str, params=()) -> list:
         """Read the latest committed state, on a connection of its own (never through the
@@ -208,9 +231,10 @@ class Ledger:
         b = self.budget(user)
         return Fraction(0) if b is None else b[0] - b[1]
 
-    def users(self) -> list[tuple[str, Fraction, Fraction]]:
-        rows = self._rows(f"SELECT user_name, total, spent FROM {SCHEMA}.budget ORDER BY user_name")
-        return [(u, Fraction(t), Fraction(s)) for u, t, s in rows]
+    def users(self) -> list[BudgetRow]:
+        """``(user, total, spent)`` for every user, by name; each row's ``unit`` says what
+        total and spent count (ε, the ε of an (ε, δ) budget, or ρ)."""
+        return [BudgetRow(u, t, s, unit) for u, unit, t, s, _td, _sd in self.accounts()]
 
     def check(self, user: str, epsilon, cost: Cost | None = None) -> None:
         """Raise :class:`BudgetExceededError` now if ``epsilon`` (or ``cost``) exceeds what

@@ -98,6 +98,9 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
     if isinstance(tree, d.PRIVACY_STATEMENTS):
         if type(tree).__name__ in ANALYST_STATEMENTS:
             return None
+        if type(tree).__name__ == "ShowAuditLog":
+            raise PrivacyError("SHOW AUDIT LOG is for the curator only: the audit log names every "
+                               "user's statements (your own budget: SHOW PRIVACY BUDGET)")
         raise _refuse(_statement_name(tree))
     try:
         compiled = compile_statement(con._catalog, tree)

@@ -43,6 +43,7 @@ from ..sql.plan import (
     Project,
     Scan,
     SemiJoin,
+    AntiJoin,
     Slot,
     Union,
     walk,
@@ -127,7 +128,7 @@ def compile_node(node: Node, disc: bool = True) -> Compiled:
             cond = f" ON {_sql(node.condition)}"
         sql = f"SELECT {', '.join(cols)} FROM ({left.sql}) AS l {on} ({right.sql}) AS r{cond}"
         return Compiled(sql, node.ids, left.slots + right.slots, left.n_disc + right.n_disc)
-    if isinstance(node, SemiJoin):
+    if isinstance(node, (SemiJoin, AntiJoin)):
         return _compile_semijoin(node, disc)
     if isinstance(node, GroupFilter):
         return _compile_group_filter(node, disc)
@@ -174,10 +175,13 @@ def _compile_semijoin(node: SemiJoin, disc: bool) -> Compiled:
     Protected: one derivation row per (left row, match), with the left's discriminators only, so
     one tuple per left row: its annotation AND the OR of its matches' (:func:`capture_sql`)."""
     left = compile_node(node.left, disc)
-    if not _protected(node.right):
+    if isinstance(node, AntiJoin) or node.local or not _protected(node.right):
+        # public or owner-local matches (sql.owner_fd): a filter on the whole database, the
+        # left row's annotation kept
         right = compile_node(node.right, False)
-        sql = (f"SELECT * FROM ({left.sql}) AS l WHERE EXISTS (SELECT 1 FROM ({right.sql}) AS r "
-               f"WHERE {_sql(node.condition)})")
+        neg = "NOT " if isinstance(node, AntiJoin) else ""
+        sql = (f"SELECT * FROM ({left.sql}) AS l WHERE {neg}EXISTS (SELECT 1 FROM ({right.sql}) "
+               f"AS r WHERE {_sql(node.condition)})")
         return Compiled(sql, node.ids, left.slots, left.n_disc)
     right = compile_node(node.right, False)
     cols = [f"l.{q(i)}" for i in left.ids] + [f"l.{h}" for h in _hidden("s", len(left.slots))]
@@ -225,8 +229,8 @@ def _slot_expr(slot: Slot) -> str:
 def _has_distinct(node: Node) -> bool:
     """Whether derivation rows must be grouped into tuples: a DISTINCT, or a semi-join with a
     protected right side (several matches of one left row are one tuple)."""
-    return any(isinstance(n, Distinct) or isinstance(n, SemiJoin) and _protected(n.right)
-               for n in walk(node))
+    return any(isinstance(n, Distinct) or isinstance(n, SemiJoin) and not n.local
+               and _protected(n.right) for n in walk(node))
 
 
 def capture_sql(

@@ -25,8 +25,8 @@ Everything here reads the plan only — the schema and the declarations — neve
 >>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
 (0, 1, ['v0', 'v1'])
 >>> o = owners(Join(people, visits, exp.EQ(this=exp.column("v0"), expression=exp.column("v2"))))
->>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)
-(0, None, ['v0', 'v1'])
+>>> o.slot, o.rows_per_owner, sorted(o.owner_row_ids)   # v2 (pid) = v0: the owner's key too
+(0, None, ['v0', 'v1', 'v2'])
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from ..sql.plan import (Distinct, Filter, GroupFilter, Join, Node, Project, Scan, SemiJoin,
-                        Union, walk)
+from ..sql.owner_fd import owner_determined
+from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, Project, Scan,
+                        SemiJoin, Union, walk)
 from .slots import analyse, slot_sources
 
 __all__ = ["Owners", "owners"]
@@ -50,7 +51,8 @@ class Owners:
     ``rows_per_owner`` the most tuples one participant can own, from the declarations, or None
     when they do not bound it; ``owner_row_ids`` the scan column ids whose value is a function of
     the owner (columns of a protected row that holds one row per participant, and of a public
-    row joined on its declared key to such columns) — a GROUP BY on them puts each
+    row joined on its declared key to such columns, through every equality of the plan:
+    :func:`provsql_dp.sql.owner_fd.owner_determined`) — a GROUP BY on them puts each
     participant's tuples in one group.
     """
 
@@ -61,8 +63,9 @@ class Owners:
 
 def owners(node: Node) -> Owners | None:
     """The single-owner analysis of ``node`` (the child of the final aggregate), or None."""
-    if any(isinstance(n, (Distinct, Union)) or isinstance(n, SemiJoin) and _protected(n.right)
-           or isinstance(n, GroupFilter) and _protected(n) for n in walk(node)):
+    if any(isinstance(n, (Distinct, Union))
+           or isinstance(n, SemiJoin) and not n.local and _protected(n.right)
+           or isinstance(n, GroupFilter) and _protected(n) for n in walk(_local_filters(node))):
         return None  # a tuple may have several monomials
     kept = [k for k, (kind, _) in enumerate(slot_sources(node)) if kind != "drop"]
     if len(kept) != 1:
@@ -71,7 +74,26 @@ def owners(node: Node) -> Owners | None:
         i for n in walk(node) if isinstance(n, Scan) and n.slots and _one_row_per_owner(n)
         for i in n.ids
     }
-    return Owners(kept[0], _rows_per_owner(node), frozenset(_determined(node, rows_ids)))
+    return Owners(kept[0], _rows_per_owner(node),
+                  frozenset(_determined(node, rows_ids) | owner_determined(node)))
+
+
+def _local_filters(node: Node) -> Node:
+    """``node`` with the right side of every owner-local semi-join and anti-join cut off: they
+    are filters of the left rows, evaluated on the whole database (:mod:`provsql_dp.sql.owner_fd`),
+    whatever their inside (a ``GROUP BY … HAVING`` of the owner's rows, TPC-H Q18)."""
+    if isinstance(node, AntiJoin) or isinstance(node, SemiJoin) and node.local:
+        return _local_filters(node.left)
+    if isinstance(node, Scan) or not node.children:
+        return node
+    return _Cut(tuple(_local_filters(c) for c in node.children))
+
+
+class _Cut:
+    """A plan node reduced to its children (for :func:`walk` only)."""
+
+    def __init__(self, children):
+        self.children = children
 
 
 def _determined(node: Node, ids: set) -> set:
@@ -137,8 +159,9 @@ def _rows_per_owner(node: Node) -> int | None:
         return 1 if _one_row_per_owner(node) else None
     if isinstance(node, (Filter, Project)):
         return _rows_per_owner(node.child)
-    if isinstance(node, SemiJoin) and not _protected(node.right):
-        return _rows_per_owner(node.left)  # a public match multiplies nothing
+    if isinstance(node, AntiJoin) or isinstance(node, SemiJoin) and (
+            node.local or not _protected(node.right)):
+        return _rows_per_owner(node.left)  # a public or owner-local match multiplies nothing
     if isinstance(node, Join):
         left_p, right_p = _protected(node.left), _protected(node.right)
         if left_p and right_p:
@@ -182,3 +205,4 @@ def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
     if isinstance(e, exp.And):
         return _conjuncts(e.this) + _conjuncts(e.expression)
     return [e]
+

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from ..sql.plan import (Distinct, Filter, GroupFilter, Join, Node, OneRow, Project, Scan,
-                        SemiJoin, Union)
+from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, OneRow, Project,
+                        Scan, SemiJoin, Union)
 
 __all__ = ["slot_sources", "analyse"]
 
@@ -72,12 +72,16 @@ def analyse(node: Node) -> _Info:
         return _Info(c.base, c.equal + _equalities(node.predicate, c.base), c.slots, c.origins)
     if isinstance(node, OneRow):
         return _Info()
+    if isinstance(node, AntiJoin):  # a filter of the left rows: no match, no equality
+        return analyse(node.left)
     if isinstance(node, (Join, SemiJoin)):  # a semi-join's condition holds on each derivation
         left, right = analyse(node.left), analyse(node.right)
         base = {**left.base, **right.base}
         eq = left.equal + right.equal
         if node.condition is not None:
             eq += _equalities(node.condition, base)
+        if isinstance(node, SemiJoin) and node.local:  # read as a filter: the left's slots
+            return _Info(base, eq, left.slots, left.origins)
         return _Info(base, eq, left.slots + right.slots, left.origins + right.origins)
     if isinstance(node, (Project, GroupFilter)):  # a group's rows share its keys' lineage
         c = analyse(node.child)

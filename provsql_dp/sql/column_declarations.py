@@ -41,7 +41,7 @@ from sqlglot import exp
 
 from ..errors import DeclarationError, OperationalError, ProgrammingError
 from .catalog import _INTEGER_TYPES, SCHEMA, Catalog, TableInfo
-from .plan import Distinct, Filter, Join, Node, Project, Scan, SemiJoin
+from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin
 
 __all__ = ["ColumnDeclarations", "ColumnBounds", "GroupKeys", "base_column", "declared_bounds",
            "MAX_BOUND"]
@@ -316,7 +316,7 @@ def base_column(node: Node, cid: str) -> tuple[Scan, str] | None:
         return base_column(node.child, e.name) if isinstance(e, exp.Column) and not e.table else None
     if isinstance(node, (Filter, Distinct)):
         return base_column(node.child, cid)
-    if isinstance(node, SemiJoin):
+    if isinstance(node, (SemiJoin, AntiJoin)):
         return base_column(node.left, cid)
     if isinstance(node, Join):
         return base_column(node.left, cid) or base_column(node.right, cid)

@@ -22,6 +22,12 @@ from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
 from . import policy_grammar as _policy_grammar
+from .curator_grammar import (  # noqa: F401 - the classes, as the other statements'
+    CURATOR_STATEMENTS,
+    AttachSparkTable,
+    ShowAuditLog,
+    parse_curator_statement,
+)
 from .expressions import (
     COLUMN_DECLARATIONS,
     DropBounds,
@@ -75,6 +81,7 @@ PRIVACY_STATEMENTS = (
     SetPrivacyEpsilon,
     *COLUMN_DECLARATIONS,
     *_policy_grammar.POLICY_STATEMENTS,
+    *CURATOR_STATEMENTS,
 )
 
 
@@ -181,7 +188,7 @@ class ProvDP(DuckDB):
             declaration = self._parse_column_declaration()
             if declaration is not None:
                 return self.expression(declaration)
-            return _policy_grammar.parse_policy_statement(self)
+            return parse_curator_statement(self) or _policy_grammar.parse_policy_statement(self)
 
         def _parse_column_declaration(self):
             """``SET``/``DROP``/``SHOW BOUNDS`` and ``SET``/``DROP``/``SHOW GROUP KEYS``, or None.

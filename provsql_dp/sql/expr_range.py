@@ -80,7 +80,11 @@ def _out(lo: float, hi: float, nullable: bool) -> Range | None:
     lo, hi = float(lo), float(hi)
     if all(math.isfinite(v) and v.is_integer() and abs(v) < 2 ** 53 for v in (lo, hi)):
         return Range(lo, hi, nullable)
-    return Range(math.nextafter(lo, -_INF), math.nextafter(hi, _INF), nullable)
+    # an end at 0 stays there: rounding (to any type, DuckDB's DECIMAL too) is monotone and
+    # keeps the sign, so a result whose exact range starts at 0 is never below 0 (the sign
+    # decides whether a SUM is released in two signed halves, each at ε/2)
+    return Range(0.0 if lo == 0 else math.nextafter(lo, -_INF),
+                 0.0 if hi == 0 else math.nextafter(hi, _INF), nullable)
 
 
 def _mul(a: float, b: float) -> float:

@@ -8,11 +8,13 @@ is not in general a positive formula of its rows' annotations (a participant lea
 ``SUM(x) < 10`` group appear). It is one — exactly — in two cases, the only two admitted:
 
 * the rows are **public** (no protected table below): every group is annotated True;
-* the GROUP BY keys **determine every participant** of a group's rows (each protected slot's key
-  columns are among the keys, directly or through equalities of the query's conditions): a group
-  then holds all the rows of one conjunction of participants m, and exists — with the aggregates
-  DuckDB computes on the whole database — exactly in the worlds that contain m. Its annotation
-  is m.
+* the GROUP BY keys **determine every participant** of a group's rows
+  (:func:`provsql_dp.sql.owner_fd.keys_determine_owners`: a protected slot's key columns are
+  among the keys, directly, through equalities of the query's conditions and declared keys, or
+  — a table owned along a foreign key — its referencing columns are, as Q18's ``l_orderkey``
+  for ``lineitem BY (l_orderkey) REFERENCES orders``): a group then holds all the rows of one
+  conjunction of participants m, and exists — with the aggregates DuckDB computes on the whole
+  database — exactly in the worlds that contain m. Its annotation is m.
 
 Anything else is refused, saying so. Only the keys can be selected (as with GROUP BY without
 aggregates): an aggregate value below the top would leave positive relational algebra.
@@ -36,7 +38,8 @@ from sqlglot import exp
 
 from ._names import output_name
 from ._typing import expression_types
-from .plan import Distinct, Filter, GroupFilter, Join, OneRow, Project, Scan, SemiJoin, walk
+from .owner_fd import keys_determine_owners
+from .plan import GroupFilter, Scan, walk
 from .scope import NON_MONOTONE, Scope, refuse
 from .semijoin import plan_where
 from .total import make_total
@@ -71,7 +74,7 @@ def plan_grouped(planner, sel: exp.Select, env: dict) -> GroupFilter:
                          hint="select only the grouping keys")
         exprs.append(e)
         names.append(output_name(item))
-    if _protected(node) and not _keys_determine_owners(node, keys):
+    if _protected(node) and not keys_determine_owners(node, keys):
         raise refuse("GROUP BY … HAVING over groups that hold several participants' rows",
                      "whether such a group passes depends on several participants' rows "
                      "together, which no positive provenance formula states",
@@ -122,80 +125,3 @@ def _having(planner, e: exp.Expression, scope: Scope) -> exp.Expression:
 
 def _protected(node) -> bool:
     return any(isinstance(n, Scan) and n.slots for n in walk(node))
-
-
-def _keys_determine_owners(node, keys) -> bool:
-    """Whether every protected slot's key columns are among the bare key columns, directly or
-    through equalities that hold on every row of ``node`` (conjuncts ``a = b`` of its filters and
-    join conditions)."""
-    found = _lineage(node)
-    if found is None:
-        return False
-    base, eqs, slots = found
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    for a, b in eqs:
-        parent[find(a)] = find(b)
-    key_classes = {find(base[k.name]) for k in keys
-                   if isinstance(k, exp.Column) and k.name in base}
-    for cols in slots:
-        if cols is None or not all(find(c) in key_classes for c in cols):
-            return False
-    return True
-
-
-def _lineage(node):
-    """``(base, equalities, slots)``: output id → scan column id for bare columns, equalities
-    of scan column ids on every row, and each protected slot's key column ids (None: rowid).
-    None below a union, DISTINCT or another GROUP BY (not analysed)."""
-    if isinstance(node, Scan):
-        ids = dict(zip(node.columns, node.ids))
-        slots = []
-        for s in node.slots:
-            cols = (s.column,) if s.kind == "column" else s.key_columns
-            slots.append(None if s.kind == "rowid" else tuple(ids.get(c) for c in cols))
-        return dict(zip(node.ids, node.ids)), [], slots
-    if isinstance(node, OneRow):
-        return {}, [], []
-    if isinstance(node, (Filter, Project)):
-        inner = _lineage(node.child)
-        if inner is None:
-            return None
-        base, eqs, slots = inner
-        if isinstance(node, Filter):
-            return base, eqs + _equalities(node.predicate, base), slots
-        out = {i: base[e.name] for e, i in zip(node.exprs, node.ids)
-               if isinstance(e, exp.Column) and e.name in base}
-        return out, eqs, slots
-    if isinstance(node, (Join, SemiJoin)):
-        left, right = _lineage(node.left), _lineage(node.right)
-        if left is None or right is None:
-            return None
-        base = {**left[0], **right[0]}
-        eqs = left[1] + right[1]
-        if node.condition is not None:
-            eqs += _equalities(node.condition, base)
-        out = base if isinstance(node, Join) else {i: base[i] for i in node.ids if i in base}
-        return {**base, **out}, eqs, left[2] + right[2]
-    return None  # Union, Distinct, GroupFilter: not analysed
-
-
-def _equalities(pred: exp.Expression, base: dict) -> list[tuple[str, str]]:
-    out = []
-    stack = [pred]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, exp.Paren):
-            stack.append(e.this)
-        elif isinstance(e, exp.And):
-            stack += [e.this, e.expression]
-        elif isinstance(e, exp.EQ) and all(isinstance(x, exp.Column) and x.name in base
-                                          for x in (e.this, e.expression)):
-            out.append((base[e.this.name], base[e.expression.name]))
-    return out

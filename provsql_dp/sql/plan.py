@@ -25,6 +25,7 @@ __all__ = [
     "Project",
     "Join",
     "SemiJoin",
+    "AntiJoin",
     "OneRow",
     "GroupFilter",
     "Union",
@@ -148,7 +149,34 @@ class SemiJoin:
     (over ``left.ids + right.ids``; ``IN (subquery)``, ``EXISTS``). Each left row is kept once,
     however many matches it has — a semi-join does not multiply rows as a join does — and its
     annotation is its own AND the OR of its matches' annotations (the existence of a match).
-    Its columns are the left ones."""
+    Its columns are the left ones. ``local``: every match is public or owned only by owners of
+    its left row (:func:`provsql_dp.sql.owner_fd.inner_owners_local`), so the annotation is the
+    left row's own (absorption) and the capture reads it as a filter."""
+
+    left: Node
+    right: Node
+    condition: exp.Expression
+    local: bool = False
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.left.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.left.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True)
+class AntiJoin:
+    """``left ▷ right``: the rows of ``left`` with no match in ``right`` under ``condition``
+    (``NOT EXISTS``). Admitted only when every possible match is public or owned only by owners
+    of its left row (:mod:`provsql_dp.sql.owner_fd`): the anti-join is then evaluated on the
+    whole database and the left row keeps its own annotation — a positive formula."""
 
     left: Node
     right: Node
@@ -294,7 +322,7 @@ class Aggregates:
         return self.parts
 
 
-Node = (Scan | Filter | Project | Join | SemiJoin | OneRow | GroupFilter | Union | Distinct
+Node = (Scan | Filter | Project | Join | SemiJoin | AntiJoin | OneRow | GroupFilter | Union | Distinct
         | Aggregate | Aggregates)
 
 
@@ -332,7 +360,10 @@ def explain(node: Node, indent: int = 0) -> str:
         cond = node.condition.sql(dialect="duckdb") if node.condition is not None else "TRUE"
         line = f"{pad}Join ON {cond}"
     elif isinstance(node, SemiJoin):
-        line = f"{pad}SemiJoin ON {node.condition.sql(dialect='duckdb')}"
+        local = " (owner-local)" if node.local else ""
+        line = f"{pad}SemiJoin ON {node.condition.sql(dialect='duckdb')}{local}"
+    elif isinstance(node, AntiJoin):
+        line = f"{pad}AntiJoin ON {node.condition.sql(dialect='duckdb')} (owner-local)"
     elif isinstance(node, OneRow):
         line = f"{pad}OneRow"
     elif isinstance(node, GroupFilter):

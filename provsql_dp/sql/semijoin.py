@@ -12,8 +12,16 @@ keeps one row per match, a semi-join one row per left row.
   semi-join's condition) and may itself hold such conditions (nested ``IN``, TPC-H Q20).
 * A subquery with DISTINCT, UNION, GROUP BY (no aggregate) is planned on its own (it cannot refer
   to the enclosing query).
-* ``NOT IN``, ``NOT EXISTS`` (and ``EXCEPT``) are refused: they are not monotone — a participant
-  joining the database can remove rows from the answer — so no sensitivity bound holds.
+* ``NOT EXISTS`` is an anti-join (:class:`~provsql_dp.sql.plan.AntiJoin`), admitted only when
+  every row it can match is public or owned only by the outer row's owners (TPC-H Q21's
+  ``l3.l_orderkey = l1.l_orderkey``; :mod:`provsql_dp.sql.owner_fd` says why that is safe). An
+  ``EXISTS``/``IN`` of that kind is marked ``local``: a filter that keeps one owner per row.
+* ``x NOT IN (SELECT y … WHERE w)`` is the anti-join on ``w AND (x = y) IS NOT FALSE`` (a NULL
+  comparison blocks, as in SQL), owner-local by ``w`` alone (a NULL ``y`` of anyone's row
+  blocks too).
+* Any other ``NOT IN``, ``NOT EXISTS`` (and ``EXCEPT``) are refused: they are not monotone — a
+  participant joining the database can remove rows from the answer — so no sensitivity bound
+  holds.
 
 >>> import duckdb
 >>> from provsql_dp.sql.catalog import Catalog
@@ -38,7 +46,8 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
 from ._names import analyst_names
-from .plan import Filter, SemiJoin
+from .owner_fd import inner_owners_local
+from .plan import AntiJoin, Filter, Scan, SemiJoin, walk
 from .scalar import scalar_expression
 from .aggregate_comparison import aggregate_comparison_refusal
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
@@ -93,14 +102,22 @@ def _has_subquery(e: exp.Expression) -> bool:
         isinstance(n, exp.In) and n.args.get("query") is not None) for n in e.walk())
 
 
-def _refuse_negated(e: exp.Expression) -> None:
-    """NOT IN / NOT EXISTS (under any number of parentheses and NOTs)."""
+def _negated(e: exp.Expression):
+    """``("NOT EXISTS", [], query)`` for ``NOT EXISTS (subquery)`` and ``("NOT IN", left,
+    query)`` for ``… NOT IN (subquery)`` (anti-joins, admitted when owner-local:
+    :func:`_semijoin`); any other negation of a subquery is refused."""
     inner = e
     while isinstance(inner, (exp.Not, exp.Paren)):
         inner = inner.this
     sub = _subquery_of(inner)
-    if isinstance(e, exp.Not) and sub is not None:
-        raise refuse(f"NOT {sub[0]} (subquery)", NON_MONOTONE)
+    if not isinstance(e, exp.Not) or sub is None:
+        return None
+    body = e.this
+    while isinstance(body, exp.Paren):
+        body = body.this
+    if body is inner:
+        return f"NOT {sub[0]}", sub[1], sub[2]
+    raise refuse(f"NOT {sub[0]} (subquery)", NON_MONOTONE)
 
 
 def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
@@ -111,8 +128,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
     the subquery's own FROM)."""
     plain, subs, correlated = [], [], []
     for conj in _conjuncts(where):
-        _refuse_negated(conj)
-        sub = _subquery_of(conj)
+        sub = _negated(conj) or _subquery_of(conj)
         if sub is not None:
             subs.append(sub)
         elif _has_subquery(conj):
@@ -169,25 +185,47 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
         if q.args.get("where") is not None:
             right, corr = plan_where(planner, q.args["where"].this, right, chained, env,
                                      local=right_ids)
-        values = [] if kind == "EXISTS" else _select_values(q, chained)
+        values = [] if not kind.endswith("IN") else _select_values(q, chained)
         named = chained
     else:
         right = planner._plan_query(query, env)
         corr, values = [], [exp.column(i) for i in right.ids]
         named = scope
-    parts = list(corr)
-    if kind == "IN":
+    parts, equal = list(corr), []
+    if kind.endswith("IN"):
         if len(values) != len(left):
             raise ProgrammingError(f"IN compares {len(left)} value(s) with a subquery of "
                                    f"{len(values)} column(s)")
         for a, b in zip(left, values):
-            parts.append(exp.EQ(this=scalar_expression(a, scope, "IN (…)"), expression=b))
+            equal.append(exp.EQ(this=scalar_expression(a, scope, "IN (…)"), expression=b))
+    if kind == "IN":
+        parts += equal
     both = outer_ids | set(right.ids)
     cond, further = [], []
     for p in parts:
         (cond if {c.name for c in p.find_all(exp.Column)} <= both else further).append(p)
     condition = _total(planner, exp.and_(*cond), named) if cond else exp.true()
-    return SemiJoin(node, right, condition), further
+    # every match public or the outer row's owners' own: a filter (sql.owner_fd), decided from
+    # the plan alone; an anti-join is admitted only so
+    local = inner_owners_local(node, right, condition)
+    if kind.startswith("NOT"):
+        if not local:
+            raise refuse(f"{kind} (subquery)", NON_MONOTONE, _NOT_LOCAL)
+        if kind == "NOT IN":  # a row whose comparison is TRUE or NULL blocks (SQL's NOT IN)
+            blocks = exp.Not(this=exp.Is(this=exp.paren(exp.and_(*equal)), expression=exp.false()))
+            condition = _total(planner, exp.and_(*cond, blocks), named)
+        return AntiJoin(node, right, condition), further
+    return SemiJoin(node, right, condition, local=local and _protected(right)), further
+
+
+_NOT_LOCAL = ("NOT EXISTS and NOT IN are answered only when every row the subquery can match is "
+              "public or belongs to the outer row's participant: correlate it in its WHERE on a "
+              "column that determines the owner (the participant's key, or a key its rows "
+              "reference: l3.l_orderkey = l1.l_orderkey)")
+
+
+def _protected(node) -> bool:
+    return any(isinstance(n, Scan) and n.slots for n in walk(node))
 
 
 def _select_values(q: exp.Select, scope: Scope) -> list[exp.Expression]:

@@ -32,14 +32,15 @@ __all__ = ["KEYWORDS", "did_you_mean", "with_hint"]
 #: The words of our statements and clauses (``grammar/provsql_dp.ebnf``) that "did you mean"
 #: suggests (a shell test checks that every word of the ``.help`` syntax lines is here).
 KEYWORDS: list[str] = sorted({
-    "ACCURACY", "ALLOCATE", "AND", "BETWEEN", "BINS", "BOUNDED", "BOUNDS", "BUDGET", "CLUSTERS",
-    "CONFIDENCE", "COUNT", "COUNTS", "CREATE", "CUMULATIVE", "DELTA", "DOMAIN", "DROP", "EPSILON",
-    "ERROR", "ESTIMATE", "EUCLIDEAN", "EXPLAIN", "FROM", "FULL", "GRID", "GROUP", "HORIZON",
-    "KEYS", "KMEANS", "KNOWN", "LINE", "METRIC", "OFFLINE", "ONLINE", "OPTIONS", "PARTITION",
-    "POLICIES", "POLICY", "PRIVACY", "PROBABILITY", "PROTECT", "PROTECTED", "PUBLISH", "RANGES",
-    "SELECT", "SENSITIVITY", "SET", "SHOW", "SOURCES", "STEP", "STEPS", "STREAM", "STREAMS",
-    "TABLE", "TABLES", "THRESHOLD", "TOTAL", "UNBOUNDED", "UNPROTECT", "USER", "VALUES",
-    "WEIGHTS", "WIDTH", "WINDOW", "WITH",
+    "ACCURACY", "ALLOCATE", "AND", "ATTACH", "AUDIT", "BETWEEN", "BINS", "BOUNDED", "BOUNDS",
+    "BUDGET", "CLUSTERS", "CONFIDENCE", "COUNT", "COUNTS", "CREATE", "CUMULATIVE", "DELTA",
+    "DOMAIN", "DROP", "EPSILON", "ERROR", "ESTIMATE", "EUCLIDEAN", "EXPLAIN", "FROM", "FULL",
+    "GRID", "GROUP", "HORIZON", "KEY", "KEYS", "KMEANS", "KNOWN", "LINE", "LOG", "METRIC",
+    "OFFLINE", "ONLINE", "OPTIONS", "PARTITION", "POLICIES", "POLICY", "PRIVACY", "PROBABILITY",
+    "PROTECT", "PROTECTED", "PUBLISH", "RANGES", "SELECT", "SENSITIVITY", "SET", "SHOW",
+    "SNAPSHOT", "SOURCES", "SPARK", "STEP", "STEPS", "STREAM", "STREAMS", "TABLE", "TABLES",
+    "THRESHOLD", "TOTAL", "UNBOUNDED", "UNPROTECT", "USER", "VALUES", "WEIGHTS", "WIDTH", "WINDOW",
+    "WITH",
 })
 
 #: two-word near misses that :func:`_close` cannot see, because each word is a known one (or an

@@ -760,6 +760,7 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM people WITH EPSILON 0.000001",
         f"SELECT AVG(x) FROM people {EPS}")]
     out += _foreign_owned()
+    out += _owner_local()
     out += _recursive_choice()
     # post-processing of released values (issue 28): ORDER BY, LIMIT, HAVING, arithmetic
     g = f"{GROUPED} GROUP BY d.dname"
@@ -877,6 +878,58 @@ def _foreign_owned() -> list[tuple[str, str]]:
         f"SELECT COUNT(*) {CHAIN} WHERE 1 // p.i > 0",
         f"SELECT d.dname, COUNT(*) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname",
         f"SELECT d.dname, SUM(c.fee) {CHAIN} JOIN depts d ON p.dept = d.dept_id GROUP BY d.dname")]
+
+
+def _owner_local() -> list[tuple[str, str]]:
+    """What is a function of the participant (:mod:`provsql_dp.sql.owner_fd`): anti-joins and
+    semi-joins whose matches are the outer row's owner's (or public), HAVING over groups whose
+    keys determine the owner along foreign keys, GROUP BY keys the owner determines through
+    WHERE equalities — and the near-misses that stay refused (a correlation on a column that is
+    not the owner's key, an owner reached through a non-key column)."""
+    chain = ("FROM charges c, stays s, people p, depts d WHERE c.csid = s.sid AND s.spid = p.id "
+             "AND p.dept = d.dept_id")
+    return [("owner-local", f"{sql} {EPS}") for sql in (
+        # accepted
+        "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM visits v WHERE "
+        "v.pid = p.id AND CAST(v.tag AS INT) > 0)",
+        "SELECT SUM(salary) FROM people p WHERE NOT EXISTS (SELECT * FROM visits v WHERE "
+        "v.pid = p.id AND 1 // v.amount > 0)",
+        "SELECT COUNT(*) FROM stays s WHERE NOT EXISTS (SELECT 1 FROM charges c WHERE "
+        "c.csid = s.sid AND 1 // c.fee > 0)",
+        "SELECT COUNT(*) FROM charges c1 WHERE NOT EXISTS (SELECT 1 FROM charges c2 WHERE "
+        "c2.csid = c1.csid AND c2.fee > c1.fee)",
+        "SELECT COUNT(*) FROM charges c1 WHERE EXISTS (SELECT 1 FROM charges c2 WHERE "
+        "c2.csid = c1.csid AND c2.note <> c1.note)",
+        "SELECT COUNT(*) FROM stays WHERE sid IN (SELECT csid FROM charges GROUP BY csid "
+        "HAVING SUM(fee * fee) > 10)",
+        "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM depts d WHERE "
+        "d.dept_id = p.dept AND 1 // p.i > 0)",
+        "SELECT COUNT(*) FROM people p WHERE p.age NOT IN (SELECT v.amount FROM visits v "
+        "WHERE v.pid = p.id AND 1 // v.amount > 0)",
+        "SELECT SUM(salary) FROM people WHERE dept NOT IN (SELECT dept_id FROM depts WHERE "
+        "dname = 'eng')",
+        "SELECT d.dname, SUM(p.salary) FROM people p, depts d WHERE p.dept = d.dept_id "
+        "GROUP BY d.dname",
+        f"SELECT d.dname, SUM(c.fee) {chain} GROUP BY d.dname",
+        "SELECT d.dname, COUNT(*) FROM stays s, people p, depts d WHERE s.spid = p.id AND "
+        "p.dept = d.dept_id AND EXISTS (SELECT 1 FROM charges c WHERE c.csid = s.sid) AND NOT "
+        "EXISTS (SELECT 1 FROM charges c3 WHERE c3.csid = s.sid AND 1 // c3.fee < 0) "
+        "GROUP BY d.dname",
+        # near-misses: refused on every neighbour
+        "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM visits v WHERE "
+        "v.amount = p.salary)",
+        "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM people p2 WHERE "
+        "p2.dept = p.dept AND p2.id <> p.id)",
+        "SELECT COUNT(*) FROM charges c1 WHERE NOT EXISTS (SELECT 1 FROM charges c2 WHERE "
+        "c2.fee = c1.fee)",
+        "SELECT COUNT(*) FROM stays s WHERE NOT EXISTS (SELECT 1 FROM charges c WHERE "
+        "c.csid = s.spid)",
+        "SELECT COUNT(*) FROM people p WHERE p.age NOT IN (SELECT v.amount FROM visits v "
+        "WHERE v.amount = p.age)",
+        "SELECT COUNT(*) FROM people WHERE dept IN (SELECT dept FROM people GROUP BY dept "
+        "HAVING COUNT(*) > 1)",
+        "SELECT COUNT(*) FROM stays WHERE sid IN (SELECT csid FROM charges GROUP BY fee, csid "
+        "HAVING COUNT(*) > 1) AND NOT EXISTS (SELECT 1 FROM visits v WHERE v.vid = sid)")]
 
 
 #: (ε, δ) at which no group of six people clears the partition-selection threshold (T ≈ 83 at

@@ -48,6 +48,7 @@ CASES = [
     ("side_channel_timing.py",),
     ("single_table.py",),
     ("spark_scale.py",),  # prints that it skipped without pyspark or Java
+    ("spark_server.py",),  # likewise
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
     ("subgraph.py", "--rhms"),

@@ -50,9 +50,12 @@ def test_the_curator_reads_the_audit_log_over_the_server_and_an_analyst_cannot(s
     run(server, "bob", "SELECT * FROM emp;")  # a refusal, logged
     code, out, err = run(server, "cu", ".audit 50", mode="csv")
     assert code == 0, err
-    assert ",bob,analyst,wire,refused,,0,PrivacyError," in out
-    code, _, err = run(server, "bob", "SELECT * FROM _provsql_dp.audit_log;\n.audit")
-    assert code == 1 and err.count("Error: ") == 2 and ".audit is for the curator only" in err
+    assert ",bob,analyst,wire,refused,,0,,PrivacyError," in out  # unit: none, nothing charged
+    code, out, err = run(server, "cu", "SHOW AUDIT LOG LIMIT 1;", mode="csv")  # the statement too
+    assert code == 0 and ",bob,analyst,wire,refused,,0,,PrivacyError," in out, err
+    code, _, err = run(server, "bob", "SELECT * FROM _provsql_dp.audit_log;\n.audit\nSHOW AUDIT LOG;")
+    assert code == 1 and err.count("Error: ") == 3 and ".audit is for the curator only" in err
+    assert "SHOW AUDIT LOG is for the curator only" in err
 
 
 def test_analyst_refusals_keep_their_class_and_charge_nothing(server):

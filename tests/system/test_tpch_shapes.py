@@ -110,7 +110,9 @@ def test_q20_nested_in(con):
     (t,), = truth(con, sql)
     assert kr.weights.sum() == t and len(kr) == t  # one tuple per customer, never per match
     cur = con.execute(f"{sql} WITH EPSILON 1")
-    assert cur.privacy.routes == ("recursive-lp",)
+    # every match is the customer's own order (o_custkey = c_custkey): the semi-join is a filter
+    # (sql.owner_fd), one row per customer, a count of sensitivity 1
+    assert cur.privacy.routes == ("laplace",)
     # Q20 as written compares with a correlated scalar aggregate: refused, and why
     with pytest.raises(UnsupportedQueryError, match="subquery"):
         con.execute("SELECT COUNT(*) FROM customer WHERE c_nationkey > (SELECT 0.5 * "
@@ -123,9 +125,15 @@ def test_q21_exists_and_not_exists(con):
     kr = con.provenance(sql)
     assert kr.weights.sum() == truth(con, sql)[0][0]
     con.execute(f"{sql} WITH EPSILON 1").fetchall()
+    # NOT EXISTS over a public table (lineitem is public here): its matches never leave
+    anti = sql.replace("WHERE EXISTS", "WHERE NOT EXISTS")
+    assert con.provenance(anti).weights.sum() == truth(con, anti)[0][0]
+    con.execute(f"{anti} WITH EPSILON 1").fetchall()
+    # … but over other participants' rows it is not monotone: refused, nothing charged
     before = con.execute("SHOW PRIVACY BUDGET").fetchall()
     with pytest.raises(UnsupportedQueryError, match="NOT EXISTS .* non-monotone") as err:
-        con.execute(sql.replace("WHERE EXISTS", "WHERE NOT EXISTS") + " WITH EPSILON 1")
+        con.execute("SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT * FROM orders o2 "
+                    "WHERE o2.o_totalprice > o.o_totalprice) WITH EPSILON 1")
     assert "join" not in str(err.value).lower()  # no advice to write it as a join
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == before
 
@@ -139,3 +147,20 @@ def test_q3_q10_order_by_limit(con):
     assert seg in ("BUILDING", "MACHINERY")
     rows = con.execute("EXPLAIN PRIVACY " + sql + " WITH EPSILON 1").fetchall()
     assert rows[-1][8] == "post-processing" and "LIMIT 1" in rows[-1][9]
+
+
+def test_q5_groups_the_owner_determines_get_the_full_epsilon(con):
+    """Each customer's orders fall in the nation of the customer (c_nationkey = n_nationkey,
+    n_nationkey nation's key): every group is released at the full ε (sql.owner_fd), as
+    OPTIONS (max_groups = 1) would, and a nonnegative SUM is not split into signed halves."""
+    sql = ("SELECT n_name, SUM(o_totalprice * (1 - 0.1)) FROM customer, orders, nation WHERE "
+           "c_custkey = o_custkey AND c_nationkey = n_nationkey GROUP BY n_name")
+    cur = con.execute(f"{sql} WITH EPSILON 1")
+    assert len(cur.fetchall()) == 3 and cur.privacy.routes == ("single-owner",)
+    assert [r.epsilon for r in cur.privacy.releases] == [1.0, 1.0, 1.0]
+    assert {r.mechanism for r in cur.privacy.releases} == {"recursive"}  # not recursive-signed
+    # the nation of an order's date is not the customer's: ε is split over the groups
+    other = ("SELECT n_name, COUNT(*) FROM customer, orders, nation WHERE c_custkey = o_custkey "
+             "AND o_orderkey % 3 = n_nationkey GROUP BY n_name")
+    cur = con.execute(f"{other} WITH EPSILON 1")
+    assert [r.epsilon for r in cur.privacy.releases] == pytest.approx([1 / 3] * 3)

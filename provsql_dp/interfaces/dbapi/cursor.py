@@ -47,7 +47,7 @@ from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
 from ...sql.suggest import with_hint
 from . import frames as _frames
-from .engines import refuse_mirrored
+from .engines import refresh_attached, refuse_mirrored
 from .interval_columns import coverage_of, option_coverage, with_interval_columns
 from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
@@ -149,6 +149,7 @@ class Cursor:
 
     def _execute_one(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
+        refresh_attached(con)  # Spark: tables another connection attached meanwhile
         ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt)
         tree = None
         if ours or (con.default_epsilon is not None and looks_like_query(stmt)):

@@ -61,7 +61,8 @@ from ...provenance.backends import DuckDBBackend
 from ...provenance.backends._spark_snapshot import snapshot_path
 from ...sql.catalog import SCHEMA
 
-__all__ = ["open_engine", "attach_table", "vacuum_snapshots", "refuse_mirrored", "GUARD_RAILS",
+__all__ = ["open_engine", "refresh_attached", "attach_table", "vacuum_snapshots",
+           "refuse_mirrored", "GUARD_RAILS",
            "guard_rails_config",
            "open_error", "shares_unguarded", "warn_unguarded"]
 
@@ -169,20 +170,45 @@ def open_engine(con, engine):
     from ...provenance.backends.spark import SparkBackend
 
     backend = SparkBackend(engine)
+    _open_recorded(con, backend)
+    return backend
+
+
+def _open_recorded(con, backend) -> None:
+    """Open the snapshots recorded in the catalog that ``backend`` has not opened at their
+    recorded version (all of them on a new backend); remember the versions opened."""
+    opened = backend.__dict__.setdefault("recorded_versions", {})
     if not _recorded(con):
-        return backend
+        return
     have = _upgrade(con)
-    cols = ", ".join(c if c in have else f"NULL AS {c}" for c in ("checks", "snapshot"))
-    for name, source, key, checks, path in con._duck.execute(
+    cols = ", ".join(c if c in have else f"NULL AS {c}" for c in ("checks", "snapshot", "version"))
+    for name, source, key, checks, path, version in con._duck.execute(
             f"SELECT table_name, source, primary_key, {cols} FROM {_TABLE}").fetchall():
+        if name.lower() in opened and opened[name.lower()] == version:
+            continue
         if path is not None:
             columns = [r[0] for r in con._duck.execute(
                 "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND "
                 "table_name = ? ORDER BY column_index", [name]).fetchall()]
             backend.open_snapshot(name, path, columns)
+            if con.role == "analyst" and name.lower() in getattr(backend, "_gone", {}):
+                # an analyst gets no path (the curator's message names it)
+                backend._gone[name.lower()] = (
+                    f"the Spark snapshot of table {name} cannot be read; a curator attaches the "
+                    f"table again (ATTACH SPARK TABLE {name} FROM 'source')")
         elif source is not None:  # recorded before snapshots were kept: snapshot it again
             backend.attach(name, source, tuple(key or ()), tuple(checks or ()))
-    return backend
+        opened[name.lower()] = version
+
+
+def refresh_attached(con) -> None:
+    """Before a statement on the Spark engine: open what another connection attached (or
+    attached again) since this one opened, so that a server's long-lived sessions see the
+    curator's ``ATTACH SPARK TABLE`` at once (one small read of the catalog; nothing on DuckDB)."""
+    backend = con._engine
+    if isinstance(backend, DuckDBBackend):
+        return
+    _open_recorded(con, backend)
 
 
 def _recorded(con) -> bool:
@@ -249,6 +275,7 @@ def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapsho
                  "version, attached_at, source_version) VALUES (?, ?, ?, ?, ?, ?, now(), ?)",
                  [name, recorded, list(primary_key), list(checks), path, number,
                   backend.source_version])
+    backend.__dict__.setdefault("recorded_versions", {})[name.lower()] = number
     retire(con, name, [(v, p) for v, p in old if p is not None and p != path])
 
 
@@ -271,8 +298,8 @@ def retire(con, name: str, versions: list[tuple[int, str]]) -> None:
 
 
 def vacuum_snapshots(con) -> list[str]:
-    """(A curator's, on a writable catalog: ``engines.vacuum_snapshots(con)``.) Remove the retired snapshots (older versions of re-attached tables) that no open
-    connection reads (:mod:`provsql_dp.provenance.backends._snapshot_leases`); return their
+    """(A curator's, on a writable catalog: ``engines.vacuum_snapshots(con)``.) Remove the
+    retired snapshots (older versions of re-attached tables) that no open connection reads (:mod:`provsql_dp.provenance.backends._snapshot_leases`); return their
     paths. One still read, or not on the local file system, stays recorded in
     ``_provsql_dp.engine_snapshots_retired`` for a later call."""
     from ...provenance.backends import _snapshot_leases as leases

@@ -29,6 +29,7 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from ...sql.column_declarations import ColumnDeclarations
 from ...sql.expressions import exact_number
+from ...sql.curator_grammar import CURATOR_STATEMENTS
 from ...sql.stream_grammar import STREAM_STATEMENTS
 from ...privacy.budget_statements import budget_rows, set_budget
 
@@ -95,6 +96,10 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         return f"default epsilon set to {format_eps(eps)}"
     if isinstance(tree, d.COLUMN_DECLARATIONS):
         return _column_declaration(con, tree)
+    if isinstance(tree, CURATOR_STATEMENTS):  # SHOW AUDIT LOG, ATTACH SPARK TABLE
+        from .curator_statements import execute_curator_statement
+
+        return execute_curator_statement(con, tree)
     if isinstance(tree, STREAM_STATEMENTS):
         from ...privacy.stream_statements import execute_stream_statement
 

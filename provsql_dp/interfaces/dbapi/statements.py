@@ -27,6 +27,7 @@ from sqlglot.tokens import TokenType
 from ...errors import ProgrammingError
 from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
+from ...sql.curator_grammar import CURATOR_KEYWORD_PAIRS
 
 __all__ = ["split_statements", "is_privacy_statement", "has_epsilon_clause", "looks_like_query",
            "statement_kind", "syntax_error", "epsilon_clause"]
@@ -35,7 +36,7 @@ _OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
 _OUR_PAIRS = {("SHOW", "PROTECTED"), ("SET", "PRIVACY"), ("SHOW", "PRIVACY"),
               ("SET", "BOUNDS"), ("DROP", "BOUNDS"), ("SHOW", "BOUNDS"),
               ("SET", "GROUP"), ("DROP", "GROUP"), ("SHOW", "GROUP"),
-              *_policy_grammar.KEYWORD_PAIRS}
+              *_policy_grammar.KEYWORD_PAIRS, *CURATOR_KEYWORD_PAIRS}
 # ``SET bounds = …`` / ``SET bounds TO …`` would be a DuckDB setting: never ours.
 _SETTING = {"=", "TO"}
 

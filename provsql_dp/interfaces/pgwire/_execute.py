@@ -39,7 +39,7 @@ from ...errors import Error, NotSupportedError, ProgrammingError
 from ..dbapi.interval_columns import coverage_of
 from ._catalog import is_catalog_query
 
-__all__ = ["Outcome", "command_tag", "CLIENT_SETTINGS", "execute"]
+__all__ = ["Outcome", "command_tag", "CLIENT_SETTINGS", "execute", "charged_text"]
 
 #: settings a PostgreSQL driver reads or sets; their values as this server reports them
 CLIENT_SETTINGS = {
@@ -114,12 +114,28 @@ def command_tag(stmt: str, description, rowcount: int) -> str:
     return first.rstrip(";")
 
 
+def charged_text(info) -> str:
+    """What a release charged, in its budget's unit (``ε charged 0.5``, ``ρ charged 0.125``,
+    ``ε charged 1, δ 1e-06``).
+
+    >>> from types import SimpleNamespace as NS
+    >>> charged_text(NS(epsilon=0.125, unit="rho", delta=0.0))
+    'ρ charged 0.125'
+    """
+    if getattr(info, "unit", "epsilon") == "rho":
+        return f"ρ charged {info.epsilon:g}"
+    delta = getattr(info, "delta", 0.0) or 0.0
+    return f"ε charged {info.epsilon:g}" + (f", δ {delta:g}" if delta else "")
+
+
 def _last_release(info) -> Outcome:
+    # ``epsilon`` and ``remaining`` are counted in ``unit``: epsilon, epsilon-delta or rho
     cols = [("mechanism", "VARCHAR"), ("epsilon", "DOUBLE"), ("remaining", "DOUBLE"),
             ("row_number", "INTEGER"), ("column_name", "VARCHAR"), ("low", "DOUBLE"),
-            ("high", "DOUBLE"), ("coverage", "DOUBLE"), ("covers", "VARCHAR")]
+            ("high", "DOUBLE"), ("coverage", "DOUBLE"), ("covers", "VARCHAR"), ("unit", "VARCHAR")]
     rows = []
     if info is not None:
+        unit = getattr(info, "unit", "epsilon")
         names = [lo[:-4] for lo, _ in info.interval_names()]
         covers = info.covers()
         intervals = info.intervals(0.95) if info.releases else []
@@ -128,9 +144,10 @@ def _last_release(info) -> Outcome:
                 rows.append((info.mechanism, info.epsilon, info.remaining, i,
                              names[j] if j < len(names) else f"value{j + 1}",
                              None if lo is None else float(lo), None if hi is None else float(hi),
-                             0.95, covers[j] if j < len(covers) else None))
+                             0.95, covers[j] if j < len(covers) else None, unit))
         if not rows:
-            rows.append((info.mechanism, info.epsilon, info.remaining, None, None, None, None, None, None))
+            rows.append((info.mechanism, info.epsilon, info.remaining, None, None, None, None, None,
+                         None, unit))
     return Outcome(f"SELECT {len(rows)}", cols, rows)
 
 

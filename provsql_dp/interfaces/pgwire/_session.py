@@ -28,7 +28,7 @@ from ..dbapi.statements import split_statements
 from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
-from ._execute import CLIENT_SETTINGS, execute
+from ._execute import CLIENT_SETTINGS, charged_text, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL, QUERY_CANCELED, TOO_MANY,
                         sqlstate)
@@ -288,8 +288,8 @@ class Session:
                 self._running = None
         if out.privacy is not None:
             info = out.privacy
-            self.send(m.notice_response(f"private release: mechanism {info.mechanism}, ε charged "
-                                        f"{info.epsilon:g}, remaining {info.remaining:g} "
+            self.send(m.notice_response(f"private release: mechanism {info.mechanism}, "
+                                        f"{charged_text(info)}, remaining {info.remaining:g} "
                                         "(SHOW LAST RELEASE for the intervals)"))
         return out
 

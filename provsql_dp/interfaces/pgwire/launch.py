@@ -14,9 +14,10 @@ import sys
 
 from ..web import accounts
 from ..web.engine import MAX_CONCURRENT, Engine
+from . import spark_engine
 from .server import WireServer, tls_context
 
-__all__ = ["add_arguments", "engine_for", "start", "no_accounts_hint"]
+__all__ = ["add_arguments", "engine_for", "check_spark", "spark_for", "start", "no_accounts_hint"]
 
 
 def _positive(kind):
@@ -44,13 +45,43 @@ def add_arguments(serve) -> None:
     serve.add_argument("--statement-timeout", type=_positive(float), default=None, metavar="S",
                        help="seconds any statement may run (default: none beyond --release-time-limit); "
                             "private releases stop their work by then and release their fallback")
+    spark_engine.add_arguments(serve)
 
 
-def engine_for(args, **options) -> Engine:
-    """The one engine of ``serve`` (``options``: the guard rails' limits, every connection's)."""
-    return Engine(args.database, args.max_capture_rows, args.release_seconds, args.lp_gap,
-                  args.release_time_limit, max_concurrent=args.max_concurrent,
-                  statement_timeout=args.statement_timeout, **options)
+def engine_for(args, spark=None, **options) -> Engine:
+    """The one engine of ``serve`` (``options``: the guard rails' limits, every connection's;
+    ``spark``: the server's SparkSession on ``--engine spark``, see :func:`spark_for`)."""
+    engine = Engine(args.database, args.max_capture_rows, args.release_seconds, args.lp_gap,
+                    args.release_time_limit, max_concurrent=args.max_concurrent,
+                    statement_timeout=args.statement_timeout, spark=spark, **options)
+    if spark is not None:
+        spark_engine.report(engine, spark.sparkContext.master)
+    return engine
+
+
+def check_spark(parser, args) -> dict | None:
+    """Before anything is opened or written: on ``--engine spark``, a clear error when Spark
+    cannot start here (naming what to install) or the options do not fit; the session's
+    properties (None on DuckDB)."""
+    if getattr(args, "engine", "duckdb") != "spark":
+        return None
+    why = spark_engine.missing()
+    if why:
+        parser.error(why)
+    if args.example:
+        parser.error("--example fills the database file with DuckDB tables; on --engine spark "
+                     "attach Spark tables as the curator instead (ATTACH SPARK TABLE name FROM "
+                     "'source')")
+    try:
+        return spark_engine.spark_conf(args)
+    except ValueError as e:
+        parser.error(str(e))
+
+
+def spark_for(parser, args):
+    """The server's SparkSession on ``--engine spark`` (None on DuckDB)."""
+    conf = check_spark(parser, args)
+    return None if conf is None else spark_engine.start_session(args.spark_master, conf)
 
 
 def no_accounts_hint(database: str) -> str:

@@ -272,7 +272,7 @@ class DotCommands:
             raise ShellError(f"usage: .audit [N] (the last N rows, N > 0), got {rest!r}")
         names, rows = self._query(
             "SELECT id, strftime(logged_at, '%Y-%m-%d %H:%M:%S') AS at, user_name AS user, role, "
-            "client, outcome, route, epsilon, reason, statement FROM "
+            "client, outcome, route, epsilon, unit, reason, statement FROM "
             f"(SELECT * FROM {_CATALOG_SCHEMA}.audit_log ORDER BY id DESC LIMIT {n}) ORDER BY id")
         if not rows:
             self._print("(nothing in the audit log)")

@@ -100,6 +100,14 @@ STATEMENTS: list[tuple[str, str, str]] = [
      "release step t's statistic under the stream's window rule (curator)",
      "PUBLISH STREAM daily STEP 1 WITH EPSILON 0.1 AS SELECT COUNT(*) FROM visits WHERE day = 1"),
     ("SHOW STREAMS [s]", "the streams, or one stream's releases", "SHOW STREAMS"),
+    ("ATTACH SPARK TABLE t [FROM 'source' [VERSION n]] [PRIMARY KEY (c, ...)] [CHECK (expr)] ... "
+     "[SNAPSHOT 'path']",
+     "on the Spark engine (serve --engine spark): snapshot a Spark table, 'delta:/path' or "
+     "'parquet.`/path`' once and key it to the catalog as t (curator)",
+     "ATTACH SPARK TABLE visits FROM 'parquet.`/data/visits`' PRIMARY KEY (id)"),
+    ("SHOW AUDIT LOG [LIMIT n]",
+     "the audit log's last n rows (default 20): every release and refusal, its ε and unit "
+     "(curator)", "SHOW AUDIT LOG LIMIT 5"),
 ]
 
 

@@ -94,8 +94,12 @@ def budget(engine, role: str, user: str) -> dict:
     """The user's own budget (``SHOW PRIVACY BUDGET FOR USER``), or none set."""
     res = engine.run(role, user, "SHOW PRIVACY BUDGET FOR USER '" + user.replace("'", "''") + "'")
     if not res.rows:
-        return {"user": user, "total": None, "spent": None, "remaining": None}
-    return dict(zip(res.columns, res.rows[0]))
+        return {"user": user, "total": None, "spent": None, "remaining": None, "unit": None}
+    with engine.checkout(role, user) as con:
+        account = con._ledger.account(user)  # the user's own budget: its unit
+    # the unit of total/spent/remaining: "epsilon" (plain numbers of ε), "epsilon-delta" or
+    # "rho" (their texts name ε, δ or ρ), for the page's label
+    return {**dict(zip(res.columns, res.rows[0])), "unit": account[0] if account else "epsilon"}
 
 
 def catalog(engine, role: str, user: str) -> dict:
@@ -170,8 +174,9 @@ def ask(engine, role: str, user: str, f: dict) -> dict:
               "private": info is not None, "confidence": confidence}
     eps_text = None
     if info is not None:
-        eps_text = f"{float(info.epsilon):g}"
-        answer.update(epsilon=float(info.epsilon), mechanism=info.mechanism,
+        unit = getattr(info, "unit", "epsilon")
+        eps_text = f"{'ρ' if unit == 'rho' else 'ε'} = {float(info.epsilon):g}"  # the history's
+        answer.update(epsilon=float(info.epsilon), unit=unit, mechanism=info.mechanism,
                       strategy=getattr(info, "strategy", None), **released_intervals(info, confidence))
         if f.get("mode") == "accuracy":
             answer["alpha"] = float(f.get("alpha"))

@@ -20,6 +20,10 @@ Each running statement is registered (:meth:`Engine.running`) under its user:
 * :meth:`Engine.cancel` stops a user's running statements (the explorer's Cancel, a wire
   client's CancelRequest or disconnect): :func:`interrupt` is the one call site.
 
+With ``spark=`` (``serve --engine spark``, :mod:`provsql_dp.interfaces.pgwire.spark_engine`)
+every connection reads the attached tables through the server's one SparkSession, in a Spark
+session of its own (``spark.newSession()``); the ledger stays in the DuckDB file.
+
 The server serves analysts, so its DuckDB instance runs with DuckDB's guard rails
 (``guard_rails=True`` for every connection it opens, its curator accounts' included:
 :mod:`provsql_dp.interfaces.dbapi.engines`): through the server a curator cannot read or
@@ -116,12 +120,15 @@ class Engine:
                  release_seconds: float | None = None, lp_gap: float | None = None,
                  release_time_limit: float | None = RELEASE_TIME_LIMIT,
                  max_concurrent: int | None = MAX_CONCURRENT, statement_timeout: float | None = None,
-                 **options):
+                 spark=None, **options):
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent!r}")
         if statement_timeout is not None and not statement_timeout > 0:
             raise ValueError(f"statement_timeout must be positive seconds, got {statement_timeout!r}")
         self.database = database
+        #: the server's one SparkSession (``serve --engine spark``), else None (DuckDB): every
+        #: connection reads the attached tables in a Spark session of its own beside it
+        self.spark = spark
         self.options = {"guard_rails": True, **options}
         self.max_capture_rows = max_capture_rows
         self.release_seconds = release_seconds
@@ -141,7 +148,8 @@ class Engine:
         ``client`` (``explorer`` or ``wire``) is what the audit log records of its statements."""
         con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
                       release_seconds=self.release_seconds, lp_gap=self.lp_gap,
-                      release_time_limit=self.release_time_limit, **{**self.options, **options})
+                      release_time_limit=self.release_time_limit, engine=self.spark,
+                      **{**self.options, **options})
         con.autocommit = True  # like the shell: every statement commits
         con.client = client
         return con

@@ -141,6 +141,17 @@ class AnchoredBarrier:
             self.best_mu[j] = (value, arg)
         return value
 
+    def hessian(self, d: np.ndarray) -> np.ndarray:
+        """``Aᵀ diag(d) A`` (dense): from the pairs of :class:`_Pairs`, built once per model,
+        or by :func:`_gram` when they would not fit (rows with many columns)."""
+        pairs = self.__dict__.get("_pairs")
+        if pairs is None:
+            pairs = self._pairs = _Pairs.of(self.A)
+        if pairs is False:
+            live = d != 0.0
+            return _gram(self.A[live], d[live])
+        return pairs.gram(d)
+
     # ------------------------------------------------------------------ step 1: Newton
     def _start(self, j: float) -> np.ndarray:
         js = float(self.mult @ self.g_star)
@@ -182,7 +193,7 @@ class AnchoredBarrier:
                 pi = self.q * sig
                 grad = -(self.At @ pi) - mu * (1.0 / g - 1.0 / (1.0 - g))
                 live = np.abs(a) < 36.0  # σ(1 − σ) < 1e-15 elsewhere: nothing to the Hessian
-                kkt[:nc, :nc] = _gram(self.A[live], (pi * (1.0 - sig))[live] / mu)
+                kkt[:nc, :nc] = self.hessian(np.where(live, pi * (1.0 - sig) / mu, 0.0))
                 kkt[np.arange(nc), np.arange(nc)] += mu * (1.0 / g**2 + 1.0 / (1.0 - g) ** 2)
                 rhs = np.concatenate([-grad, [j - mult @ g]])
                 try:
@@ -344,6 +355,56 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
         if b is not None:
             ruling.add(j)
     return ruling
+
+
+#: the pairs of :class:`_Pairs` are not built past this many (memory: 16 bytes each)
+MAX_PAIRS = 40_000_000
+
+
+class _Pairs:
+    """The column pairs of every row of a CSR matrix ``A``: ``Aᵀ diag(d) A`` as one weighted
+    ``bincount`` over them per Newton step, instead of a sparse product (with a row slice and a
+    transpose copy) per step. Each row with ``k`` entries gives its ``k(k + 1)/2`` pairs
+    ``a ≤ b`` (upper triangle), weight ``A_ra A_rb``; the lower triangle is the transpose.
+    The same products as :func:`_gram`, summed in another order (equal to rounding).
+
+    >>> a = sp.csr_matrix(np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0], [2.0, 0.0, 0.0]]))
+    >>> d = np.array([1.0, 0.5, 2.0])
+    >>> np.allclose(_Pairs.of(a).gram(d), (a.T @ sp.diags(d) @ a).toarray())
+    True
+    """
+
+    def __init__(self, rows, flat, w, nc):
+        self.rows, self.flat, self.w, self.nc = rows, flat, w, nc
+
+    @classmethod
+    def of(cls, a: sp.csr_matrix):
+        """The pairs of ``a`` (duplicates summed), or ``False`` past :data:`MAX_PAIRS`."""
+        a = a.tocsr()
+        a.sum_duplicates()
+        nc = a.shape[1]
+        k = np.diff(a.indptr)
+        if int((k * (k + 1) // 2).sum()) > MAX_PAIRS:
+            return False
+        itype = np.int32 if nc * nc < 2**31 else np.int64
+        rows, flat, w = [], [], []
+        for kk in np.unique(k[k > 0]).tolist():
+            r = np.flatnonzero(k == kk)
+            pos = a.indptr[r][:, None] + np.arange(kk)
+            c, v = a.indices[pos].astype(itype), a.data[pos]
+            for i in range(kk):
+                for j in range(i, kk):
+                    flat.append(np.minimum(c[:, i], c[:, j]) * nc + np.maximum(c[:, i], c[:, j]))
+                    w.append(v[:, i] * v[:, j])
+                    rows.append(r.astype(itype if len(k) < 2**31 else np.int64))
+        cat = (lambda x, t: np.concatenate(x) if x else np.zeros(0, dtype=t))  # noqa: E731
+        return cls(cat(rows, itype), cat(flat, itype), cat(w, np.float64), nc)
+
+    def gram(self, d: np.ndarray) -> np.ndarray:
+        """``Aᵀ diag(d) A`` as a dense ``nc × nc`` array."""
+        nc = self.nc
+        u = np.bincount(self.flat, weights=self.w * d[self.rows], minlength=nc * nc).reshape(nc, nc)
+        return u + u.T - np.diag(np.diag(u))
 
 
 def _gram(rows: sp.csr_matrix, d: np.ndarray) -> np.ndarray:

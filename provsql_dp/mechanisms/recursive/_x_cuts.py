@@ -65,6 +65,9 @@ MAX_ROUNDS = 200
 #: ca-HepPh node: j = 80 converges after j = 79's 30 rounds, in 19 of its own)
 ANCHORED_ROUNDS = 30
 _GAP = 1e-9
+#: a round's cut rows are summed in a dense groups × columns array up to this many cells (a
+#: bincount: ca-HepPh node, 185 × 185, instead of a COO → CSR conversion and its sorts)
+_DENSE_CUTS = 4_000_000
 
 
 class Eq20Cuts:
@@ -111,11 +114,31 @@ class Eq20Cuts:
         self.failure = None  # why the last anchored() returned None: "rounds" or "columns"
         self.max_rows = max(1000, int(self.t_kept.sum()))
         self.rounds = 0
+        self._one = None  # the kept tuples' arrays of the one-monomial layout (see _one_monomial)
+        if st.n_mono == st.n_tuples and self.ng * nc <= _DENSE_CUTS:
+            self._one = self._one_monomial(e, t_e)
         self.stats.build_seconds += time.perf_counter() - t0
+
+    def _one_monomial(self, e: np.ndarray, t_e: np.ndarray) -> dict:
+        """Every tuple one monomial (subgraph counts): a round reads only the kept tuples, by
+        arrays built once — their rows over ``C`` (a CSR matrix: ``s = A g``), weights and
+        groups, and each entry's cell ``(group, column)`` of the dense cut block with its weight
+        ``q_t k`` — instead of gathers over every tuple and entry of the structure per round."""
+        st, nc = self.st, self.nc
+        kept = np.flatnonzero(self.t_kept)
+        pos = np.full(st.n_tuples, -1, dtype=np.int64)
+        pos[kept] = np.arange(len(kept))
+        r_e, c_e = pos[t_e], self.col[st.ent_part[e]]
+        a = sp.csr_matrix((st.ent_coef[e], (r_e, c_e)), shape=(len(kept), nc))
+        a.sum_duplicates()
+        return {"A": a, "q": st.q[kept], "grp": self.grp[kept], "row": r_e,
+                "cell": self.grp[t_e] * nc + c_e, "w": st.q[t_e] * st.ent_coef[e]}
 
     def _objective_and_cut(self, gc: np.ndarray):
         """``F(g)`` exactly (kept tuples) and the cut at ``g`` (rows ``z_k + A_k g ≥ Q_k``)."""
         st = self.st
+        if self._one is not None:
+            return self._objective_and_cut_one(gc)
         g = np.zeros(st.n)
         g[self.cols] = gc
         m_star, s_min = tight_monomials(st, g)
@@ -129,12 +152,28 @@ class Eq20Cuts:
         m_act[m_star[act]] = True
         ea = np.flatnonzero(m_act[st.ent_mono] & self.ent_c)
         t_of = st.mono_tuple[st.ent_mono[ea]]
-        a = sp.csr_matrix(
-            (st.q[t_of] * st.ent_coef[ea], (self.grp[t_of], self.col[st.ent_part[ea]])),
-            shape=(self.ng, self.nc),
-        )
+        rows, cols, vals = self.grp[t_of], self.col[st.ent_part[ea]], st.q[t_of] * st.ent_coef[ea]
+        if self.ng * self.nc <= _DENSE_CUTS:  # one bincount into a dense ng × nc array
+            dense = np.bincount(rows * self.nc + cols, weights=vals, minlength=self.ng * self.nc)
+            return f_val, q_grp, sp.csr_matrix(dense.reshape(self.ng, self.nc))
+        a = sp.csr_matrix((vals, (rows, cols)), shape=(self.ng, self.nc))
         a.sum_duplicates()
         return f_val, q_grp, a
+
+    def _objective_and_cut_one(self, gc: np.ndarray):
+        """:meth:`_objective_and_cut` on the one-monomial arrays (:meth:`_one_monomial`): the
+        same sums over the kept tuples and the active entries."""
+        o, ng = self._one, self.ng
+        s_min = o["A"] @ gc
+        phi = np.maximum(0.0, 1.0 - s_min)
+        f_val = float(np.dot(o["q"], phi))
+        act = np.flatnonzero(s_min < 1.0)
+        q_grp = np.bincount(o["grp"][act], weights=o["q"][act], minlength=ng + 1)[:ng]
+        self._f_grp = np.bincount(o["grp"][act], weights=o["q"][act] * phi[act],
+                                  minlength=ng + 1)[:ng]
+        dense = np.bincount(o["cell"], weights=o["w"] * (s_min < 1.0)[o["row"]],
+                            minlength=ng * self.nc)
+        return f_val, q_grp, sp.csr_matrix(dense.reshape(ng, self.nc))
 
     def _add(self, q_grp, a, g_pt, z=None) -> None:
         """The cut rows at ``g_pt`` of the groups it concerns (with the LP's ``z``: only those

@@ -68,6 +68,7 @@ import numpy as np
 
 from provsql_dp.mechanisms.recursive._framework import (_CMP_TOL, accuracy_bound,
                                                        resolve_params, threshold)
+from provsql_dp.mechanisms.lp._blas import one_blas_thread
 from provsql_dp.mechanisms.recursive._lp import LPStats, Solver, Structure
 from provsql_dp.mechanisms.recursive._structure import ls_tilde
 from provsql_dp.mechanisms.noise.sources import resolve_rng
@@ -185,6 +186,7 @@ class _Run:
         self.g_values[j] = v
         return v
 
+    @one_blas_thread
     def delta(self) -> tuple[int, float]:
         """Δ of eq. 11: the smallest ``j`` with ``G_{|P|−j} ≤ τ_j = e^{jβ}θ``.
 
@@ -285,6 +287,7 @@ class _Run:
         self.h_values[j] = v
         return v
 
+    @one_blas_thread
     def x(self, delta_hat: float) -> tuple[float, int]:
         """X of eq. 12 for this Δ̂; returns (X, withdrawn j at the argmin)."""
         st = self.st
@@ -296,8 +299,7 @@ class _Run:
             h = value - j_real * delta_hat
             self.h_values[r] = h
             return h + r * delta_hat, int(r)
-        js = {min(max(j, 0), st.n) for j in (math.floor(j_real), math.ceil(j_real))}
-        js = sorted(js)
+        js = sorted({min(max(j, 0), st.n) for j in (math.floor(j_real), math.ceil(j_real))})
         hs = {j: h for j, h in self.solver.h_pair(js, delta_hat).items() if h is not None}
         self.h_values.update(hs)  # a j proved not to attain the minimum has no exact H
         return min((h + j * delta_hat, j) for j, h in hs.items())

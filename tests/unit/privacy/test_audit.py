@@ -86,7 +86,7 @@ def test_the_shells_audit_command_for_the_curator(path):
     sh = Shell(curator, out=out, err=out, mode="csv")
     sh.dot(".audit 5")
     lines = out.getvalue().strip().splitlines()
-    assert lines[0] == "id,at,user,role,client,outcome,route,epsilon,reason,statement"
+    assert lines[0] == "id,at,user,role,client,outcome,route,epsilon,unit,reason,statement"
     assert lines[1].split(",")[2:8] == ["ann", "analyst", "dbapi", "released", "laplace", "1/2"]
 
 
@@ -129,3 +129,60 @@ def test_a_statement_failing_after_its_charge_is_logged_as_failed(path):
     audit_failure(cur, "SELECT COUNT(*) FROM t WITH EPSILON 0.5", StatementCancelled(), True)
     assert cur.execute(LOG).fetchall() == [
         ("failed", "default", "curator", "dbapi", None, "0", "StatementCancelled")]
+
+
+def test_show_audit_log_for_the_curator_refused_to_analysts(path):
+    """SHOW AUDIT LOG [LIMIT n]: the last rows, oldest first, with each charge's unit; an
+    analyst is refused (nothing charged, the refusal itself logged); the shell runs it too."""
+    from provsql_dp.privacy.audit import LOG_COLUMNS
+
+    curator = provsql_dp.connect(path)
+    ann = analyst(path)
+    ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.25")
+    with pytest.raises(PrivacyError, match="SHOW AUDIT LOG is for the curator only"):
+        ann.execute("SHOW AUDIT LOG")
+    ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.125")
+    assert curator.ledger.budget("ann")[1] == Fraction(3, 8)
+    cur = curator.execute("SHOW AUDIT LOG LIMIT 2")
+    assert [c[0] for c in cur.description] == [c for c, _ in LOG_COLUMNS]
+    rows = [dict(zip((c for c, _ in LOG_COLUMNS), r)) for r in cur.fetchall()]
+    assert [(r["outcome"], r["epsilon"], r["unit"], r["reason"]) for r in rows] == [
+        ("refused", "0", None, "PrivacyError"), ("released", "1/8", "epsilon", None)]
+    assert rows[0]["id"] < rows[1]["id"] and rows[0]["statement"] == "SHOW AUDIT LOG"
+    assert len(curator.execute("SHOW AUDIT LOG").fetchall()) == 3  # default: the last 20
+    out = io.StringIO()
+    sh = Shell(curator, out=out, err=out, mode="csv")
+    sh.run_text("SHOW AUDIT LOG LIMIT 1;")
+    assert out.getvalue().splitlines()[0] == ",".join(c for c, _ in LOG_COLUMNS)
+    assert ",released,laplace,1/8,epsilon," in out.getvalue()
+    out = io.StringIO()
+    Shell(ann, out=out, err=out).run_text("SHOW AUDIT LOG;")
+    assert "Error: SHOW AUDIT LOG is for the curator only" in out.getvalue()
+
+
+def test_the_audit_log_says_when_its_epsilon_column_holds_rho(path):
+    """On a ρ budget the ledger debits ρ = ε²/2: the audit row's epsilon is that ρ, and its
+    unit says so; Ledger.users() and cursor.privacy carry the unit too."""
+    curator = provsql_dp.connect(path)
+    curator.execute("SET PRIVACY BUDGET RHO 1 FOR USER 'zed'")
+    curator.commit()
+    zed = analyst(path, "zed")
+    info = zed.execute("SELECT COUNT(*) FROM t WITH EPSILON 1").privacy
+    assert (info.unit, info.epsilon) == ("rho", 0.5)
+    assert curator.execute("SELECT epsilon, unit FROM _provsql_dp.audit_log WHERE user_name = 'zed' "
+                           "AND outcome = 'released'").fetchall() == [("1/2", "rho")]
+    rows = {r[0]: r for r in curator.ledger.users()}
+    assert rows["zed"] == ("zed", 1, Fraction(1, 2)) and rows["zed"].unit == "rho"
+    assert rows["ann"].unit == "epsilon" and "unit='rho'" in repr(rows["zed"])
+    user, total, spent = zed.ledger.users()[0]  # still a (user, total, spent) triple
+    assert (user, spent) == ("zed", Fraction(1, 2))
+
+
+def test_an_audit_view_made_before_the_unit_column_is_replaced(path):
+    con = provsql_dp.connect(path)
+    con.execute("CREATE OR REPLACE VIEW _provsql_dp.audit_log AS SELECT id, epsilon FROM _provsql_dp.audit")
+    con.commit()
+    con.close()
+    con = provsql_dp.connect(path)
+    cols = [r[0] for r in con.execute("DESCRIBE _provsql_dp.audit_log").fetchall()]
+    assert "unit" in cols and "epsilon_value" in cols

@@ -84,3 +84,15 @@ def test_shapes_the_issue_names():
     assert rng("a") is None              # a bare column keeps the planner's declared bounds
     assert rng("a / (b - 1)") is None    # a divisor that can be 0
     assert rng("CASE WHEN f THEN 2 END") == (1.5, 2.5)  # a constant: a unit-wide range
+
+
+def test_a_range_that_starts_at_zero_stays_nonnegative():
+    """TPC-H's revenue ``l_extendedprice * (1 - l_discount)``: an end at exactly 0 is not widened
+    below it (rounding keeps the sign), so the SUM is released unsigned, not in two halves."""
+    bounds = {"p": (0, 105000), "d": (0, 0.1)}
+    r = expression_range(sqlglot.parse_one("p * (1 - d)", read="duckdb"), bounds.get)
+    assert r.lo == 0.0 and 105000 <= r.hi < 105000.001
+    r = expression_range(sqlglot.parse_one("-(p * (1 - d))", read="duckdb"), bounds.get)
+    assert r.hi == 0.0
+    r = expression_range(sqlglot.parse_one("p * (d - 0.05)", read="duckdb"), bounds.get)
+    assert r.lo < 0 < r.hi  # a product that changes sign stays signed

@@ -46,7 +46,10 @@ function showTab(name) {
 async function refreshBudget() {
   try {
     const b = await call("/api/budget");
-    $("budget").textContent = b.total === null ? "no budget set" : `budget: ${b.remaining} of ${b.total} ε remaining`;
+    // a ρ or (ε, δ) budget's texts name their unit ("ρ = 0.5"); a pure-ε budget's are numbers
+    $("budget").textContent = b.total === null ? "no budget set"
+      : b.unit === "epsilon" ? `budget: ${b.remaining} of ${b.total} ε remaining`
+      : `budget: ${b.remaining} remaining of ${b.total}`;
   } catch (e) { $("budget").textContent = e.message; }
 }
 
@@ -229,7 +232,7 @@ async function ask(ev) {
   const t0 = Date.now(), timer = setInterval(() => { $("a-progress").textContent = `running… ${((Date.now() - t0) / 1000).toFixed(0)} s`; }, 500);
   try {
     const a = await call("/api/query", f);
-    $("a-statement").textContent = a.statement + (a.private ? `  -- ε charged ${a.epsilon.toPrecision(3)} (${a.mechanism}${a.strategy ? ", " + a.strategy : ""}); ${pct(a)} intervals of ${(a.covers || []).join("; ")}` : "  -- public data, no ε");
+    $("a-statement").textContent = a.statement + (a.private ? `  -- ${a.unit === "rho" ? "ρ" : "ε"} charged ${a.epsilon.toPrecision(3)} (${a.mechanism}${a.strategy ? ", " + a.strategy : ""}); ${pct(a)} intervals of ${(a.covers || []).join("; ")}` : "  -- public data, no ε");
     plotAnswer($("a-chart"), a, "");
     const show = v => typeof v === "number" && !Number.isInteger(v) ? +v.toPrecision(4) : v;
     const k = a.columns.length;
@@ -247,7 +250,7 @@ async function loadHistory() {
   const h = await call("/api/history");
   const host = $("history"); host.replaceChildren();
   const t = document.createElement("table"), head = t.insertRow();
-  for (const c of ["", "#", "when", "statement", "ε"]) { const th = document.createElement("th"); th.textContent = c; head.appendChild(th); }
+  for (const c of ["", "#", "when", "statement", "charged"]) { const th = document.createElement("th"); th.textContent = c; head.appendChild(th); }
   for (const e of h.entries) {
     const tr = t.insertRow();
     const box = document.createElement("input"); box.type = "checkbox"; box.value = e.id; box.className = "pick";

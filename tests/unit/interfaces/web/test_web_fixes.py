@@ -47,3 +47,17 @@ def test_the_audit_log_names_the_explorer(app):
     rows = app.state.engine.run("curator", "_t", "SELECT user_name, role, client, outcome, epsilon "
                                 "FROM _provsql_dp.audit_log").rows
     assert rows == [("ann", "analyst", "explorer", "released", "1/2")]
+
+
+def test_a_rho_budget_is_labelled_rho(app):
+    """On a zCDP budget the explorer says ρ: the budget carries its unit (the page labels ε
+    only for a pure-ε budget), an answer says ρ was charged, and the history shows ρ."""
+    c, token = sign_in(app, "ann")
+    assert c.get("/api/budget").json()["unit"] == "epsilon"
+    app.state.engine.run("curator", "_t", "SET PRIVACY BUDGET RHO 2 FOR USER 'ann'")
+    a = c.post("/api/query", json={"template": "sql", "sql": "SELECT COUNT(*) FROM employees",
+                                   "mode": "epsilon", "epsilon": 1},
+               headers={"X-CSRF-Token": token}).json()
+    assert (a["unit"], a["epsilon"]) == ("rho", 0.5)  # ρ = ε²/2
+    assert a["budget"]["unit"] == "rho" and a["budget"]["spent"] == "ρ = 0.5"
+    assert c.get("/api/history").json()["entries"][0]["epsilon"] == "ρ = 0.5"
