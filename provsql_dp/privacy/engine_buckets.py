@@ -1,5 +1,5 @@
 """Unbounded ``SUM`` at engine speed: the single-owner closed forms with the per-participant
-totals kept inside DuckDB.
+totals kept inside the engine (DuckDB or Spark).
 
 :func:`provsql_dp.privacy.fast_path.release_single_owner` used to bring every participant's total
 into Python (10^7 of them for ``SUM(x)`` over a table protected row by row). Here DuckDB runs one
@@ -13,6 +13,14 @@ exactly by one more pass (rare).
 
 Which path runs depends on the plan and the declarations only (never on the data); the released
 distribution is the per-participant path's.
+
+**On Spark** the same SQL runs there (:func:`engine_run`, through
+:meth:`~provsql_dp.provenance.backends.spark.SparkBackend.to_spark`): the per-owner totals are
+a ``GROUP BY`` owner that Spark partially aggregates before its shuffle (none at all for a
+table protected row by row: the rows are the totals), the buckets a second aggregate with a few
+dozen groups; the bucket rows — and, rarely, the totals of one bucket read exactly — are all
+that crosses to the driver. Under one seed the released value is DuckDB's (exactly for
+whole-number totals, see :mod:`~provsql_dp.mechanisms.recursive.buckets`).
 
 >>> import provsql_dp, numpy as np
 >>> con = provsql_dp.connect()
@@ -28,12 +36,14 @@ True
 from __future__ import annotations
 
 import numpy as np
+import sqlglot
+from sqlglot import exp
 
 from ..mechanisms.recursive.buckets import Buckets, bucket_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
 
-__all__ = ["direct_totals_sql", "engine_buckets", "bucket_params", "NO_ROWS"]
+__all__ = ["direct_totals_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
 NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "n", "inv", "tot", "lo", "hi")}
@@ -66,16 +76,18 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
 
 
 def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_parts: int,
-                   n_groups: int, run_exact=None, inline: bool = False, positive: bool = False):
+                   n_groups: int, run_exact=None, inline: bool = False, positive: bool = False,
+                   materialize: bool = True):
     """Per group, the list of :class:`Buckets` (one per part) of the totals ``totals_sql``
     returns (columns ``g, c0[, c1]``, with its parameters ``sql_params``; ``params`` the
-    release's θ, β, μ), from one DuckDB pass; ``inline``: ``totals_sql`` is
+    release's θ, β, μ), from one pass of the engine; ``inline``: ``totals_sql`` is
     :func:`direct_totals_sql` (rows ``p, c`` of one group: the table's own rows, read once).
     ``run(sql, parameters)`` executes a query and returns its columns as numpy arrays
     (``run_exact`` for the exact reads of a bucket during the release; default ``run``).
     ``positive``: every ``c`` is known positive and finite (:func:`direct_totals_sql` of a
     signed SUM clamped to finite bounds), so ``ln c`` needs no guard (measured 9 % of the
-    pass)."""
+    pass). ``materialize``: the totals are a ``MATERIALIZED`` CTE, computed once for both
+    parts (DuckDB; Spark has no such keyword, and reuses the shuffle)."""
     first = list(sql_params or [])
     run_exact = run_exact or run
     ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
@@ -88,14 +100,21 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         rows = " UNION ALL ".join(f"SELECT g, {j} AS p, c{j} AS c FROM tt WHERE c{j} <> 0"
                                   for j in range(n_parts))
         logs = f"SELECT g, p, c, {ln} AS l FROM ({rows}) AS r"
-        with_tt = f"WITH tt AS {'MATERIALIZED ' if n_parts > 1 else ''}({totals_sql}) "
+        mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
+        with_tt = f"WITH tt AS {mat}({totals_sql}) "
         keys = "g, p, k, m"
     keyed = f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m FROM ({logs}) AS lr"
     data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
-               f"AS b GROUP BY {keys} ORDER BY {keys}", first or None)
-    cols = {name: np.ma.getdata(v) for name, v in data.items()}
+               f"AS b GROUP BY {keys}", first or None)
     null = np.ma.getmaskarray(data["k"])
+    # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
+    # one more job); the sums below then add the buckets in the same order on every engine
+    cols = {name: np.ma.getdata(v) for name, v in data.items()}
+    order = np.lexsort((cols["m"], np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
+                        cols["g"]))  # the last key first
+    cols = {name: v[order] for name, v in cols.items()}
+    null = null[order]
     out = []
     for g in range(n_groups):
         parts = []
@@ -114,6 +133,26 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
                 cols["inv"][ok], cols["tot"][ok], cols["lo"][ok], cols["hi"][ok], rest, exact))
         out.append(parts)
     return out
+
+
+def engine_run(engine, sql: str, parameters=None) -> dict:
+    """The columns (numpy arrays, masked where NULL) of the DuckDB-dialect query ``sql`` run by
+    an external engine (:class:`~provsql_dp.provenance.backends.spark.SparkBackend`), its
+    ``?`` parameters — public numbers here: group and bucket indices — written in as literals,
+    in order.
+
+    >>> class Echo:
+    ...     def fetchnumpy(self, sql):
+    ...         return {"sql": sql}, ["VARCHAR"]
+    >>> engine_run(Echo(), "SELECT c FROM t WHERE g = ? AND k = ?", [0, -3])["sql"]
+    'SELECT c FROM t WHERE g = 0 AND k = -3'
+    """
+    if parameters:
+        values = iter(parameters)
+        tree = sqlglot.parse_one(sql, read="duckdb").transform(
+            lambda n: exp.convert(next(values)) if isinstance(n, exp.Placeholder) else n)
+        sql = tree.sql(dialect="duckdb")
+    return engine.fetchnumpy(sql)[0]
 
 
 def bucket_params(epsilon: float, n_parts: int, style, kwargs: dict):

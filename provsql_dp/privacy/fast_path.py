@@ -45,7 +45,8 @@ from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
-from .engine_buckets import NO_ROWS, bucket_params, direct_totals_sql, engine_buckets
+from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_buckets,
+                             engine_run)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 
@@ -192,9 +193,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         eps = float(epsilon)
     else:
         eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
-    params = bucket_params(eps, len(values), style, kwargs) if embedded and plan.weight is not None \
-        else None
-    if params is not None:  # an unbounded SUM: the totals stay in DuckDB (engine_buckets)
+    params = bucket_params(eps, len(values), style, kwargs) if plan.weight is not None else None
+    if params is not None:  # an unbounded SUM: the totals stay in the engine (engine_buckets)
         direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
@@ -202,6 +202,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         settings = _hash_aggregate_settings if direct is None else _unchanged
 
         def run(text, p=None):
+            if not embedded:  # Spark: the same SQL, its parameters written in (engine_run)
+                return engine_run(engine, text, p)
             with settings(con._duck), reading(con._duck):
                 return con._duck.execute(text, p).fetchnumpy()
 
@@ -215,7 +217,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
                                        run_exact, inline=direct is not None,
                                        positive=direct is not None and signed
-                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)))
+                                       and math.isfinite(float(lo)) and math.isfinite(float(hi)),
+                                       materialize=embedded)
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
@@ -223,10 +226,8 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
                              buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
-    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)). On
-    # another engine (Spark) every SUM's totals come back as a histogram too: the engine
-    # aggregates them, and what crosses to the driver is one row per distinct total instead of
-    # one per participant (a few KB for whole-number data, at most as many rows otherwise).
+    # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)); so
+    # does, on Spark, a SUM's whose parameters are invalid (the release then raises as it would).
     histogram = plan.weight is None or not embedded
     dense = None
     try:

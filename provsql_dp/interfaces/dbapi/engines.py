@@ -31,7 +31,12 @@ by name:
   snapshot's path and version (1, 2, … per attach of the name), when it was attached and, for a
   Delta source (``"delta:/path"``, read through the ``deltalake`` package), the Delta version, so
   that a later ``connect(..., engine=spark)`` — a curator's or an analyst's — reads the same
-  snapshot again without copying or checking anything.
+  snapshot again without copying or checking anything;
+* attaching a table again writes a new version; the older ones are removed as soon as no open
+  connection reads them — at that attach, or a later one, or by :func:`vacuum_snapshots`
+  (each reader holds a lease file beside the snapshot,
+  :mod:`provsql_dp.provenance.backends._snapshot_leases`; ones still read, or not on the local
+  file system, wait in ``_provsql_dp.engine_snapshots_retired``).
 
 Every data read of a private statement then goes to Spark (capture, the single-owner totals,
 the public values of GROUP BY keys): the compact results cross back, never a row at a time.
@@ -56,7 +61,8 @@ from ...provenance.backends import DuckDBBackend
 from ...provenance.backends._spark_snapshot import snapshot_path
 from ...sql.catalog import SCHEMA
 
-__all__ = ["open_engine", "refresh_attached", "attach_table", "refuse_mirrored", "GUARD_RAILS",
+__all__ = ["open_engine", "refresh_attached", "attach_table", "vacuum_snapshots",
+           "refuse_mirrored", "GUARD_RAILS",
            "guard_rails_config",
            "open_error", "shares_unguarded", "warn_unguarded"]
 
@@ -259,6 +265,8 @@ def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapsho
     ddl += "".join(f", CHECK ({c})" for c in checks)
     quoted = '"' + name.replace('"', '""') + '"'
     duck.execute(f"CREATE OR REPLACE TABLE {quoted} ({ddl})")
+    old = duck.execute(f"SELECT version, snapshot FROM {_TABLE} WHERE table_name = ?",
+                       [name]).fetchall()
     duck.execute(f"DELETE FROM {_TABLE} WHERE table_name = ?", [name])
     # a DataFrame has no name: recorded without a source (its snapshot is what later
     # connections read; a scratch snapshot of an in-memory catalog is not recorded)
@@ -268,6 +276,51 @@ def attach_table(con, name: str, source=None, primary_key=(), checks=(), snapsho
                  [name, recorded, list(primary_key), list(checks), path, number,
                   backend.source_version])
     backend.__dict__.setdefault("recorded_versions", {})[name.lower()] = number
+    retire(con, name, [(v, p) for v, p in old if p is not None and p != path])
+
+
+#: older snapshot versions of re-attached tables, until :func:`vacuum_snapshots` removes them
+_RETIRED = f"{SCHEMA}.engine_snapshots_retired"
+
+
+def retire(con, name: str, versions: list[tuple[int, str]]) -> None:
+    """Record the snapshots ``(version, path)`` that table ``name`` no longer reads, then
+    remove every retired snapshot no open connection reads — unless a transaction is open
+    (a rollback could bring the record back: they are removed at a later attach or
+    :func:`vacuum_snapshots`)."""
+    duck = con._duck
+    duck.execute(f"CREATE TABLE IF NOT EXISTS {_RETIRED} (table_name VARCHAR, version BIGINT, "
+                 "snapshot VARCHAR, retired_at TIMESTAMPTZ)")
+    for version, path in versions:
+        duck.execute(f"INSERT INTO {_RETIRED} VALUES (?, ?, ?, now())", [name, version, path])
+    if not con._in_tx:
+        vacuum_snapshots(con)
+
+
+def vacuum_snapshots(con) -> list[str]:
+    """(A curator's, on a writable catalog: ``engines.vacuum_snapshots(con)``.) Remove the
+    retired snapshots (older versions of re-attached tables) that no open connection reads (:mod:`provsql_dp.provenance.backends._snapshot_leases`); return their
+    paths. One still read, or not on the local file system, stays recorded in
+    ``_provsql_dp.engine_snapshots_retired`` for a later call."""
+    from ...provenance.backends import _snapshot_leases as leases
+
+    con._check_open()
+    con._require_curator("removing snapshots")
+    if con.read_only:
+        raise NotSupportedError("removing snapshots writes the catalog of record; this "
+                                "connection is read-only")
+    duck = con._duck
+    if not duck.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
+                        "table_name = 'engine_snapshots_retired'", [SCHEMA]).fetchone()[0]:
+        return []
+    current = {r[0] for r in duck.execute(f"SELECT snapshot FROM {_TABLE}").fetchall()}
+    gone = []
+    for (path,) in duck.execute(f"SELECT DISTINCT snapshot FROM {_RETIRED}").fetchall():
+        if path in current or (leases.local(path) is not None and leases.remove(path)):
+            duck.execute(f"DELETE FROM {_RETIRED} WHERE snapshot = ?", [path])
+            if path not in current:
+                gone.append(path)
+    return sorted(gone)
 
 
 def _q(name: str) -> str:

@@ -57,6 +57,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...errors import InterfaceError, NotSupportedError, OperationalError, UnsupportedQueryError
+from . import _snapshot_leases as leases
 from . import _spark_arrow, _spark_ranks
 from . import _spark_snapshot as snapshot
 
@@ -122,6 +123,8 @@ class SparkBackend:
         self._views: dict[str, str] = {}
         self._key_views: set[str] = set()
         self._gone: dict[str, str] = {}
+        #: the lease this connection holds on each snapshot it reads (:mod:`._snapshot_leases`)
+        self._leases: dict[str, str | None] = {}
         self._scratch: str | None = None
         #: the source's own version read by the last attach (a Delta table's), else None
         self.source_version: int | None = None
@@ -169,20 +172,22 @@ class SparkBackend:
         except Exception:
             snapshot.remove_local(path)
             raise
-        self._register(name, snap)
+        self._register(name, snap, path)
         return columns
 
     def open_snapshot(self, name: str, path: str, columns: list[str]) -> None:
         """Use the recorded snapshot of ``name`` at ``path`` (checked when it was attached): a
         snapshot that cannot be read makes the queries naming ``name`` fail with the reason."""
         try:
-            self._register(name, snapshot.read_snapshot(self.spark, name, path, columns))
+            self._register(name, snapshot.read_snapshot(self.spark, name, path, columns), path)
         except OperationalError as e:
             self._gone[name.lower()] = str(e)
 
-    def _register(self, name: str, df) -> None:
+    def _register(self, name: str, df, path: str) -> None:
         view = self._prefix + name.lower()
         df.createOrReplaceTempView(view)
+        leases.release(self._leases.get(name.lower()))  # the version read before, if any
+        self._leases[name.lower()] = leases.take(path)
         self._views[name.lower()] = view
         self._gone.pop(name.lower(), None)
 
@@ -192,6 +197,9 @@ class SparkBackend:
             self.spark.catalog.dropTempView(view)
         self._views.clear()
         self._key_views.clear()
+        for lease in self._leases.values():
+            leases.release(lease)
+        self._leases.clear()
         if self._scratch is not None:
             import shutil
 
