@@ -222,7 +222,7 @@ def main() -> None:
         d, q, n, eps, own = a.child
         print(json.dumps(run_child(Path(d), q, int(n), float(eps), own)))
         return
-    if a.smoke:  # one query of each kind today: refused (Q3, Q21), answered (Q5, Q12)
+    if a.smoke:  # one query of each kind: partition selection (Q3), single-owner (Q5, Q12), owner-local NOT EXISTS (Q21)
         a.sf, a.releases, a.queries = 0.01, 2, ["Q3", "Q5", "Q12", "Q21"]
         a.data = Path(tempfile.mkdtemp(prefix="tpch_smoke_"))  # never beside the repository
     data = make_data(a.sf, a.data)
