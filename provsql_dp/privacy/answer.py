@@ -56,12 +56,13 @@ from ..mechanisms.recursive._framework import check_beta, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql, max_rows_of, q
+from ..provenance.capture import capture, capture_sql, max_rows_of
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
 from ..sql.key_domain import proved_domain
+from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
@@ -128,11 +129,8 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
         entry = public.setdefault(id(scan), (scan, [], []))
         entry[1].append(pos)
         entry[2].append(column)
-    for scan, positions, columns in public.values():
-        cols = ", ".join(q(c) for c in columns)
-        order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(columns)))
-        rows = engine_of(con).fetchall(
-            f"SELECT DISTINCT {cols} FROM {scan.qualified} ORDER BY {order}")
+    for scan, positions, columns in public.values():  # narrowed by public conditions
+        rows = engine_of(con).fetchall(distinct_sql(plan.child, scan, columns))
         parts.append((positions, [tuple(r) for r in rows]))
     parts.sort(key=lambda part: part[0][0])  # in the order of the first key of each part
     n = len(plan.group_by)

@@ -62,9 +62,9 @@ from .catalog import Catalog
 from .column_declarations import ColumnDeclarations
 from .expr_range import Range, expression_range
 from ._typing import _BINDER
-from .plan import Distinct, Filter, Join, Node, Project, Scan, SemiJoin, walk
+from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin, walk
 
-__all__ = ["proved_domain", "MAX_GROUPS"]
+__all__ = ["proved_domain", "conditions", "MAX_GROUPS"]
 
 #: the most groups a proved domain may have (more: not used — each group costs a share of ε)
 MAX_GROUPS = 10_000
@@ -91,7 +91,7 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
              for c, i, t in zip(n.columns, n.ids, n.types or ("",) * len(n.ids))}
     if not cols or any(c not in scans for c in cols):
         return None
-    conds = _conditions(node)
+    conds = conditions(node)
     declared = ColumnDeclarations(catalog)
     ranges, own = {}, {}
     for c in cols:
@@ -137,7 +137,7 @@ def _definition(node: Node, cid: str) -> exp.Expression | None:
     return None  # a union or a grouped filter: several sources, not analysed
 
 
-def _conditions(node: Node) -> list[exp.Expression]:
+def conditions(node: Node) -> list[exp.Expression]:
     """The conjuncts that hold on every row of ``node``, over scan column ids."""
     out: list[exp.Expression] = []
     stack = [node]
@@ -155,6 +155,8 @@ def _conditions(node: Node) -> list[exp.Expression]:
         elif isinstance(n, SemiJoin):  # a condition over the left columns alone holds too
             if n.condition is not None:
                 out += _over_scans(n.condition, Join(n.left, n.right, None))
+            stack.append(n.left)
+        elif isinstance(n, AntiJoin):  # its rows are left rows: the left's conditions hold
             stack.append(n.left)
     return out
 

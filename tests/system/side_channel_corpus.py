@@ -801,6 +801,7 @@ def corpus() -> list[tuple[str, str]]:
         "HAVING COUNT(*) > 1)")]
     out += _beyond_pure()
     out += _proved_keys()
+    out += _public_groups()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -832,6 +833,19 @@ def _proved_keys() -> list[tuple[str, str]]:
         "(SELECT COUNT(*) FROM depts)",
         "SELECT COUNT(*) FROM people p WHERE p.salary > (SELECT SUM(amount) FROM visits v "
         "WHERE v.pid = p.id)")]
+
+
+def _public_groups() -> list[tuple[str, str]]:
+    """GROUP BY a public column narrowed by the statement's public conditions
+    (``sql/public_groups.py``), and conditions that must not narrow it (a protected column, a
+    subquery's side)."""
+    return [("public-groups", f"{sql} {EPS}") for sql in (
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE d.dname <> 'hr' GROUP BY d.dname",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE d.dept_id < 3 AND p.age > 30 GROUP BY d.dname",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE p.age > d.dept_id GROUP BY d.dname",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE 1 // (d.dept_id - 1) > 0 GROUP BY d.dname",
+        f"SELECT d.dname, COUNT(*) {GROUPED} WHERE EXISTS (SELECT 1 FROM depts e WHERE "
+        "e.dept_id = d.dept_id AND e.dname = 'eng') GROUP BY d.dname")]
 
 
 def _recursive_choice() -> list[tuple[str, str]]:
