@@ -101,7 +101,7 @@ def create(con: duckdb.DuckDBPyConnection) -> None:
     for stmt in DDL:
         con.execute(stmt)
     has_unit = con.execute("SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND "
-                           "table_name = 'audit_log' AND column_name = 'unit'", [SCHEMA]).fetchone()[0]
+                           "table_name = 'audit_log' AND column_name = 'unit'", [SCHEMA]).fetchall()[0][0]
     if not has_unit:
         con.execute(_VIEW.format(SCHEMA=SCHEMA, create="CREATE OR REPLACE VIEW"))
 

@@ -53,5 +53,5 @@ def execute_curator_statement(con, tree) -> str | tuple[list, list[tuple]]:
                  snapshot.this if snapshot is not None else None,
                  int(version.this) if version is not None else None)
     row = con._duck.execute("SELECT version FROM _provsql_dp.engine_tables WHERE table_name = ?",
-                            [name]).fetchone()
-    return f"attached {name} from Spark (snapshot version {row[0] if row else '?'})"
+                            [name]).fetchall()
+    return f"attached {name} from Spark (snapshot version {row[0][0] if row else '?'})"

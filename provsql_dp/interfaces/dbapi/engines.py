@@ -214,7 +214,7 @@ def refresh_attached(con) -> None:
 def _recorded(con) -> bool:
     return bool(con._duck.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = 'engine_tables'",
-        [SCHEMA]).fetchone()[0])
+        [SCHEMA]).fetchall()[0][0])
 
 
 def _upgrade(con) -> set[str]:
@@ -311,7 +311,7 @@ def vacuum_snapshots(con) -> list[str]:
                                 "connection is read-only")
     duck = con._duck
     if not duck.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
-                        "table_name = 'engine_snapshots_retired'", [SCHEMA]).fetchone()[0]:
+                        "table_name = 'engine_snapshots_retired'", [SCHEMA]).fetchall()[0][0]:
         return []
     current = {r[0] for r in duck.execute(f"SELECT snapshot FROM {_TABLE}").fetchall()}
     gone = []
