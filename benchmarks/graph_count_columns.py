@@ -4,19 +4,25 @@ own; the table gives its wall time, the child's peak RSS, Python's peak allocati
 and the K-relation's tuples and value columns.
 
     nice -n 19 python benchmarks/graph_count_columns.py [--graph ca-GrQc] [--pattern triangle]
+    python benchmarks/graph_count_columns.py --smoke   # seconds: the bundled karate club
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-DATA = Path("/work/shared/data/graphs")
+#: the graphs (``PROVSQL_DP_GRAPHS``, else the shared data folder beside the checkout)
+DATA = Path(os.environ.get("PROVSQL_DP_GRAPHS",
+                           Path(__file__).resolve().parents[2] / "shared" / "data" / "graphs"))
+if not DATA.exists():  # run from a worktree (/work/wt/<name>): the shared data
+    DATA = Path("/work/shared/data/graphs")
 
 
 def child(graph: str, pattern: str, privacy: str, columns: str) -> None:
@@ -41,7 +47,14 @@ def main() -> None:
     ap.add_argument("--graph", default="ca-GrQc")
     ap.add_argument("--pattern", default="triangle")
     ap.add_argument("--child", nargs=4)
+    ap.add_argument("--smoke", action="store_true", help="the bundled karate club")
     args = ap.parse_args()
+    if args.smoke:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import _smoke
+
+        os.environ["PROVSQL_DP_GRAPHS"] = str(_smoke.graphs_dir())  # read by the children
+        args.graph = _smoke.GRAPH
     if args.child:
         child(*args.child)
         return

@@ -15,6 +15,7 @@ Usage::
 
     nice -n 19 python benchmarks/recursive_spread.py --graph ca-HepPh --releases 10
     nice -n 19 python benchmarks/recursive_spread.py --graph ca-HepPh --delta-hat 7332 13359.7
+    python benchmarks/recursive_spread.py --smoke   # seconds: the bundled karate club, 2 draws
 """
 
 from __future__ import annotations
@@ -38,12 +39,6 @@ def _cpu() -> float:
 
 
 def main() -> None:
-    from recursive import DATA, triangles_direct
-
-    from provsql_dp.mechanisms.recursive import efficient as rm
-    from provsql_dp.mechanisms.recursive._framework import resolve_params
-    from provsql_dp.mechanisms.recursive.release import release_delta_hat
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--graph", default="ca-HepPh")
     ap.add_argument("--privacy", default="node", choices=("node", "edge"))
@@ -52,7 +47,19 @@ def main() -> None:
     ap.add_argument("--delta-hat", type=float, nargs="*", default=None,
                     help="solve X at these Δ̂ instead of drawn ones")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per LP")
+    ap.add_argument("--smoke", action="store_true", help="the bundled karate club, 2 draws")
     args = ap.parse_args()
+    if args.smoke:
+        import _smoke
+
+        os.environ["PROVSQL_DP_GRAPHS"] = str(_smoke.graphs_dir())  # read by recursive.DATA
+        args.graph, args.releases = _smoke.GRAPH, 2
+    from recursive import DATA, triangles_direct
+
+    from provsql_dp.mechanisms.recursive import efficient as rm
+    from provsql_dp.mechanisms.recursive._framework import resolve_params
+    from provsql_dp.mechanisms.recursive.release import release_delta_hat
+
     kr = triangles_direct(DATA / f"{args.graph}.edges", args.privacy)
     params = resolve_params(args.eps, args.privacy)
     c0 = _cpu()
