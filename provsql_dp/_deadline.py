@@ -42,6 +42,7 @@ provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.0
 
 from __future__ import annotations
 
+import atexit
 import numbers
 import os
 import threading
@@ -210,7 +211,9 @@ class _Watcher:
     COUNT over 10^7 rows takes 11 ms). A step is added and removed under the watcher's lock,
     which the watcher also holds while it interrupts: once :meth:`remove` returns, no
     interrupt of that step can come. Between steps the thread waits on a condition, never
-    inside DuckDB, so the interpreter may exit with it (a daemon) alive."""
+    inside DuckDB; at exit it is stopped and joined all the same (:meth:`stop`), so that no
+    thread of ours is alive while the interpreter finalizes (one torn down inside DuckDB's C++
+    aborts the process)."""
 
     def __init__(self):
         self._cond = threading.Condition()
@@ -218,11 +221,13 @@ class _Watcher:
         self._next_id = 0
         self._thread: threading.Thread | None = None
         self._pid = None
+        self._stopping = False
 
     def add(self, duck, end: float) -> int:
         with self._cond:
             if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
                 self._pid = os.getpid()  # (again after a fork: the child has no thread)
+                self._stopping = False
                 self._thread = threading.Thread(target=self._run, name="provsql-dp-deadline",
                                                 daemon=True)
                 self._thread.start()
@@ -235,9 +240,18 @@ class _Watcher:
         with self._cond:
             self._steps.pop(step, None)
 
+    def stop(self) -> None:
+        """End the thread and wait for it (briefly: it only ever waits or interrupts)."""
+        with self._cond:
+            thread, self._thread = self._thread, None
+            self._stopping = True
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(1.0)
+
     def _run(self) -> None:
         with self._cond:
-            while True:
+            while not self._stopping:
                 now = time.monotonic()
                 for due in self._steps.values():
                     if due[0] <= now:
@@ -252,3 +266,4 @@ class _Watcher:
 
 
 _WATCHER = _Watcher()
+atexit.register(_WATCHER.stop)

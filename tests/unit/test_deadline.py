@@ -153,3 +153,28 @@ def test_a_step_past_its_end_is_interrupted_by_the_shared_watcher():
             con.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
     assert time.monotonic() - t < 5
     assert con.execute("SELECT 1").fetchall() == [(1,)]  # the next query is not interrupted
+
+
+def test_the_watcher_stops_at_exit_and_starts_again_when_needed():
+    """``stop`` (registered with ``atexit``) ends the watcher thread, so none of ours is alive
+    while the interpreter finalizes; a later step starts a new one."""
+    import subprocess
+    import sys
+
+    w = _deadline._Watcher()
+    step = w.add(None, time.monotonic() + 60)
+    thread = w._thread
+    assert thread.is_alive()
+    w.remove(step)
+    w.stop()
+    assert not thread.is_alive()
+    w.remove(w.add(None, time.monotonic() + 60))
+    assert w._thread is not None and w._thread.is_alive() and w._thread is not thread
+    w.stop()
+    code = ("import atexit, time; seen = {}; "  # registered first: runs after our stop
+            "atexit.register(lambda: print(seen['t'].is_alive())); "
+            "from provsql_dp import _deadline as d; "
+            "d._WATCHER.remove(d._WATCHER.add(None, time.monotonic() + 60)); "
+            "seen['t'] = d._WATCHER._thread")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # our stop ran before the last atexit handler

@@ -63,6 +63,8 @@ def test_delta_cut_rows_dense_equal_the_sparse_ones(seed, blocks):
 @given(seed=hs.integers(0, 2**32 - 1))
 def test_eq20_cut_rows_from_kept_arrays_equal_the_general_ones(seed):
     rng, lp = _instance(seed)
+    if not lp.deg.size:  # an instance with no participant left (seed 2833060): nothing to cut
+        return
     dh = float(rng.uniform(0.05, 1.0)) * max(float(lp.deg.max()), 1e-9)
     cand = lp.deg > dh
     if not cand.any():
