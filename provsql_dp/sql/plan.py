@@ -143,8 +143,25 @@ class Join:
         return (self.left, self.right)
 
 
+class _LeftRows:
+    """A node whose rows are some of its left child's (semi- and anti-joins): its columns are
+    the left ones; both sides are children."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.left.ids
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.left.names
+
+    @property
+    def children(self) -> tuple:
+        return (self.left, self.right)
+
+
 @dataclass(frozen=True)
-class SemiJoin:
+class SemiJoin(_LeftRows):
     """``left ⋉ right``: the rows of ``left`` that have a match in ``right`` under ``condition``
     (over ``left.ids + right.ids``; ``IN (subquery)``, ``EXISTS``). Each left row is kept once,
     however many matches it has — a semi-join does not multiply rows as a join does — and its
@@ -158,21 +175,9 @@ class SemiJoin:
     condition: exp.Expression
     local: bool = False
 
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return self.left.ids
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.left.names
-
-    @property
-    def children(self) -> tuple:
-        return (self.left, self.right)
-
 
 @dataclass(frozen=True)
-class AntiJoin:
+class AntiJoin(_LeftRows):
     """``left ▷ right``: the rows of ``left`` with no match in ``right`` under ``condition``
     (``NOT EXISTS``). Admitted only when every possible match is public or owned only by owners
     of its left row (:mod:`provsql_dp.sql.owner_fd`): the anti-join is then evaluated on the
@@ -181,18 +186,6 @@ class AntiJoin:
     left: Node
     right: Node
     condition: exp.Expression
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return self.left.ids
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.left.names
-
-    @property
-    def children(self) -> tuple:
-        return (self.left, self.right)
 
 
 @dataclass(frozen=True)

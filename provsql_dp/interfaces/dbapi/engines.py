@@ -57,7 +57,7 @@ import duckdb
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, NotSupportedError, OperationalError
 from ...privacy.fast_path import PERFECT_HASH_BITS
-from ...provenance.backends import DuckDBBackend
+from ...provenance.backends import DuckDBBackend, attached_table
 from ...provenance.backends._spark_snapshot import snapshot_path
 from ...sql.catalog import SCHEMA
 
@@ -330,22 +330,9 @@ def _q(name: str) -> str:
 def refuse_mirrored(con, stmt: str) -> None:
     """Refuse plain SQL that names a table attached from another engine: in DuckDB it is an empty
     mirror, and an empty answer would be wrong without saying so."""
-    backend = con._engine
-    if isinstance(backend, DuckDBBackend) or not backend.tables:
-        return
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
-
-    try:
-        trees = sqlglot.parse(stmt, read="duckdb")
-    except SqlglotError:
-        return  # DuckDB judges what sqlglot cannot read
-    attached = set(backend.tables)
-    for tree in filter(None, trees):
-        for t in tree.find_all(exp.Table):
-            if t.name.lower() in attached:
-                raise NotSupportedError(
-                    f"table {t.name} is attached from Spark: its rows are not in the DuckDB "
-                    f"catalog. Ask a private query (… WITH EPSILON ε), or read it through Spark "
-                    f"(spark.table({t.name!r}))")
+    name = attached_table(con._engine, stmt)
+    if name is not None:
+        raise NotSupportedError(
+            f"table {name} is attached from Spark: its rows are not in the DuckDB "
+            f"catalog. Ask a private query (… WITH EPSILON ε), or read it through Spark "
+            f"(spark.table({name!r}))")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from .duckdb import DuckDBBackend
 
-__all__ = ["as_backend", "engine_of", "refuse_attached", "DuckDBBackend"]
+__all__ = ["as_backend", "attached_table", "engine_of", "refuse_attached", "DuckDBBackend"]
 
 
 def as_backend(engine):
@@ -60,22 +60,37 @@ def refuse_attached(con, sql: str, what: str) -> None:
     >>> refuse_attached(provsql_dp.connect(), "SELECT 1", "a stream")  # DuckDB: nothing to refuse
     """
     engine = engine_of(con)
+    name = attached_table(engine, sql)
+    if name is not None:
+        from ...errors import NotSupportedError
+
+        raise NotSupportedError(
+            f"{what} reads the catalog's own DuckDB tables, and table {name} is "
+            f"attached from {engine.dialect.capitalize()} (its rows are not in DuckDB); "
+            "it is not supported on that engine. Nothing was charged")
+
+
+def attached_table(engine, sql: str) -> str | None:
+    """The first table ``sql`` names that ``engine`` attaches from elsewhere (its DuckDB mirror
+    is empty), or None — also for DuckDB itself and for text sqlglot cannot read (DuckDB
+    judges it).
+
+    >>> import provsql_dp
+    >>> attached_table(engine_of(provsql_dp.connect()), "SELECT * FROM t") is None
+    True
+    """
     attached = set(getattr(engine, "tables", ()))
     if isinstance(engine, DuckDBBackend) or not attached:
-        return
+        return None
     import sqlglot
     from sqlglot import exp
-
-    from ...errors import NotSupportedError
 
     try:
         trees = sqlglot.parse(sql, read="duckdb")
     except sqlglot.errors.SqlglotError:
-        trees = []
+        return None
     for tree in filter(None, trees):
         for t in tree.find_all(exp.Table):
             if t.name.lower() in attached:
-                raise NotSupportedError(
-                    f"{what} reads the catalog's own DuckDB tables, and table {t.name} is "
-                    f"attached from {engine.dialect.capitalize()} (its rows are not in DuckDB); "
-                    "it is not supported on that engine. Nothing was charged")
+                return t.name
+    return None
