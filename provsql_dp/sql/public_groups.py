@@ -81,9 +81,12 @@ def _main_scans(node: Node) -> list[Scan]:
 
 
 def _usable(k: exp.Expression, owner: dict) -> bool:
-    """A deterministic conjunct over columns of public main scans only."""
+    """A deterministic conjunct over columns of public main scans only (no subquery: one could
+    read a protected table without naming a column; the planner refuses them there anyway)."""
     cols = list(k.find_all(exp.Column))
     if not cols or any(c.name not in owner for c in cols):
+        return False
+    if any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) for n in k.walk()):
         return False
     return not any(isinstance(f, (exp.Rand, exp.Anonymous)) for f in k.walk()) and not any(
         isinstance(f, exp.Func) and f.sql_name().upper() in ("RANDOM", "UUID", "GEN_RANDOM_UUID")
