@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as hs
 from test_x_barrier import _model
 
@@ -72,6 +72,7 @@ def _former_newton(monkeypatch):
 
 @settings(max_examples=8, deadline=None)
 @given(seed=hs.integers(0, 2**32 - 1))
+@example(seed=17054)  # a dual entry of 0.0069 moved by 3.6e-8: the pair sums add in another order
 def test_newton_path_is_the_former_one_to_rounding(seed):
     from _pytest.monkeypatch import MonkeyPatch
 
@@ -84,4 +85,6 @@ def test_newton_path_is_the_former_one_to_rounding(seed):
         _former_newton(mp)
         g_old, pi_old = _x_barrier.AnchoredBarrier.of(xc).newton(j)
     assert np.allclose(g_new, g_old, rtol=1e-6, atol=1e-9)
-    assert np.allclose(pi_new, pi_old, rtol=1e-6, atol=1e-9 * max(1.0, float(pi_old.max())))
+    # equal to 1e-6 of the duals' scale: near 0 a Newton iterate amplifies rounding (the path
+    # only sets the time; released values come from certificates)
+    assert np.allclose(pi_new, pi_old, rtol=1e-6, atol=1e-6 * max(1.0, float(pi_old.max())))
