@@ -175,3 +175,41 @@ def test_a_missing_directory_is_not_called_a_lock(tmp_path):
         provsql_dp.connect(str(tmp_path / "no_such_dir" / "x.duckdb"))
     assert "directory must exist" in str(err.value)
     assert "one process write" not in str(err.value)
+
+
+@pytest.mark.parametrize("role", ["curator", "o'brien", "nul\x00role"])
+def test_the_known_charge_writes_what_the_reading_path_writes(role):
+    """The known-row charge sends the audit row with its COMMIT (a copy of the ledger row it
+    was written beside, ``audit.copy_of_charge``): its rows equal the reading path's, a quote in
+    a name is quoted, a NUL takes the four-trip batch; a batch failing before its COMMIT rolls
+    back the budget, the ledger row and the audit row together, and the reading path charges."""
+    from provsql_dp.privacy import audit
+
+    con = duckdb.connect()
+    led = Ledger(con)
+    led.source = audit.Source(role=role, client="wire")
+    led.set_budget("u", "1")
+    led.charge("u", "0.25", "SELECT 'a'", "laplace")    # reads the row
+    assert led._known
+    led.charge("u", "0.25", "SELECT 'b'", "laplace")    # known: three trips
+    rows = audit.last_rows(con, 2)
+    assert [r[2:-1] for r in rows] == [("u", role, "wire", "released", "laplace", "1/4",
+                                        "epsilon", None, None)] * 2
+    assert [r[-1] for r in rows] == ["SELECT 'a'", "SELECT 'b'"]
+    ids = con.execute("SELECT ledger_id FROM _provsql_dp.audit ORDER BY id").fetchall()
+    assert [i for (i,) in ids] == [c.id for c in led.entries("u")]
+
+    if "\x00" in role:
+        assert audit.copy_of_charge(led.source, 1) is None
+        return
+    real = audit.copy_of_charge
+    with pytest.MonkeyPatch.context() as m:  # the batch fails after the UPDATE and the INSERT
+        m.setattr(audit, "copy_of_charge", lambda s, i: real(s, i).replace("epsilon, id", "nope, id"))
+        seen = []
+        known = Ledger._charge_known
+        m.setattr(Ledger, "_charge_known", lambda self, *a: seen.append(known(self, *a)) or seen[-1])
+        led.charge("u", "0.25", "SELECT 'c'", "laplace")
+    assert seen == [None]  # rolled back: the reading path charged
+    assert led.budget("u") == (Fraction(1), Fraction(3, 4))
+    assert [c.statement for c in led.entries("u")] == ["SELECT 'a'", "SELECT 'b'", "SELECT 'c'"]
+    assert con.execute("SELECT count(*) FROM _provsql_dp.audit").fetchone()[0] == 3
