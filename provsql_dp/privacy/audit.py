@@ -54,8 +54,8 @@ import duckdb
 
 from ..sql.catalog import SCHEMA
 
-__all__ = ["Source", "DDL", "create", "insert", "copy_of_charge", "record_failure", "last_rows",
-           "CLIENTS", "LOG_COLUMNS"]
+__all__ = ["Source", "DDL", "create", "insert", "record_failure", "last_rows", "CLIENTS",
+           "LOG_COLUMNS"]
 
 log = logging.getLogger("provsql_dp.audit")
 
@@ -138,34 +138,6 @@ def insert(cur, source: Source, user: str, outcome: str, statement: str | None, 
     """Append one row on ``cur`` (inside the caller's transaction: the ledger's charge)."""
     cur.execute(_INSERT, [at or datetime.now(), user, source.role, source.client, outcome,
                           statement, route, epsilon, ledger_id, reason, detail])
-
-
-def copy_of_charge(source: Source, ledger_id: int) -> str | None:
-    """The audit row of the ledger's charge ``ledger_id`` as one ``INSERT … SELECT`` copying
-    that ledger row (time, user, statement, mechanism, ε): :meth:`~.ledger.Ledger._charge_known`
-    sends it with its ``COMMIT`` in one batch (DuckDB takes parameters only in a batch's last
-    statement, so the values are in the text: an integer, and the two public names of
-    ``source`` quoted). None when a name holds a NUL (it cannot be quoted).
-
-    >>> import duckdb
-    >>> from provsql_dp.privacy.ledger import Ledger
-    >>> con = duckdb.connect()
-    >>> led = Ledger(con)
-    >>> led.set_budget("bo", "1")
-    >>> _ = led.charge("bo", "0.25", "SELECT 'it''s'", "laplace")
-    >>> _ = led.charge("bo", "0.25", "SELECT 2", "laplace")   # through copy_of_charge
-    >>> for r in last_rows(con, 2):  # the first charge reads the budget; the second is copied
-    ...     print(r[2:])
-    ('bo', 'curator', 'dbapi', 'released', 'laplace', '1/4', 'epsilon', None, None, "SELECT 'it''s'")
-    ('bo', 'curator', 'dbapi', 'released', 'laplace', '1/4', 'epsilon', None, None, 'SELECT 2')
-    """
-    names = [source.role, source.client]
-    if any("\x00" in n for n in names):
-        return None
-    role, client = ("'" + n.replace("'", "''") + "'" for n in names)
-    return (f"INSERT INTO {SCHEMA}.audit SELECT nextval('{SCHEMA}.audit_seq'), charged_at, "
-            f"user_name, {role}, {client}, 'released', statement, mechanism, epsilon, id, NULL, "
-            f"NULL FROM {SCHEMA}.ledger WHERE id = {int(ledger_id)}")
 
 
 def record_failure(duck: duckdb.DuckDBPyConnection, source: Source, user: str, statement: str,
