@@ -29,6 +29,7 @@ CASES = [
     ("analyst_compile.py",),
     ("analyst_sql.py",),
     ("engine_speed_ab.py",),
+    ("sum_sql_variants.py",),
     ("backends.py",),
     ("blowfish.py",),
     ("coverage.py",),
