@@ -536,9 +536,12 @@ def _equals(col, v) -> np.ndarray:
 
 def _restrict(kr, key_names, g):
     """The sub-relation of one GROUP BY group (the whole relation without GROUP BY)."""
-    if not key_names:
-        return kr
+    return kr.restrict(_group_mask(kr, key_names, g)) if key_names else kr
+
+
+def _group_mask(kr, key_names, g):
+    """The tuples of ``kr`` in group ``g``."""
     mask = np.ones(len(kr), dtype=bool)
     for name, v in zip(key_names, g):
         mask &= _equals(kr.values[kr.columns.index(name)], v)
-    return kr.restrict(mask)
+    return mask
