@@ -149,8 +149,9 @@ def _check(owner, group, values, n_groups: int):
 def owner_norms(owner, values, n_owners: int | None = None) -> np.ndarray:
     """``t_p = ‖c_p‖₁``: each participant's total over every group and part. Private."""
     owner = np.asarray(owner, dtype=np.int64)
-    vals = np.asarray(values, dtype=np.float64).reshape(len(owner), -1)
-    return np.bincount(owner, weights=vals.sum(axis=1), minlength=n_owners or 0)
+    vals = np.asarray(values, dtype=np.float64)
+    norms = vals.sum(axis=1) if vals.ndim > 1 else vals
+    return np.bincount(owner, weights=norms, minlength=n_owners or 0)
 
 
 def scaled_sums(owner, group, values, n_groups: int, delta_hat: float) -> np.ndarray:
