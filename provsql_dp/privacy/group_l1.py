@@ -84,7 +84,7 @@ def rows_sql(plan, own, groups, parts, weight_ids, embedded: bool):
     head = f"WITH o AS {'MATERIALIZED ' if embedded else ''}({inner}) "
     sql = (f"{head}SELECT g.g AS g, {', '.join(f'o.{n} AS {n}' for n in names)}, "
            f"sum({norm}) OVER (PARTITION BY o.__o) AS t, "
-           f"row_number() OVER (PARTITION BY o.__o) = 1 AS f "
+           f"row_number() OVER (PARTITION BY o.__o ORDER BY g.g) = 1 AS f "  # Spark: ordered
            f"FROM o JOIN {group_rel} AS g ON {match}")
     return sql, params
 
