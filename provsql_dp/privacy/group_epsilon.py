@@ -4,9 +4,10 @@ planned at it.
 
 A route of the recursive mechanism (single-owner, recursive-lp, k-star, k-triangle) releases
 each group at one ε: the statement's share when each participant's tuples fall in one group
-(parallel composition: every GROUP BY key is a column of the owner's own row), else that share
-over the number of groups (or over ``OPTIONS (max_groups = k)``), halved for each part of a
-signed SUM. These are public: the route's parameters (θ, β, μ, ε₁, ε₂) at that ε are validated
+(parallel composition: every GROUP BY key is a column of the owner's own row) or when the
+single-owner route releases the groups together with one ℓ1 bound across them
+(:func:`l1_across_groups`, :mod:`.group_l1`: signed SUMs not halved), else that share over the
+number of groups (or over ``OPTIONS (max_groups = k)``), halved for each part of a signed SUM. These are public: the route's parameters (θ, β, μ, ε₁, ε₂) at that ε are validated
 here, so that a release never meets parameters it cannot take once the ledger is charged. After
 the charge, only the data-independent outcomes of a release — a solver failure, the release's
 time limit, ``max_capture_rows`` — select its data-independent fallback; anything else raised
