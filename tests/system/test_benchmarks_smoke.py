@@ -36,6 +36,7 @@ CASES = [
     ("delta.py",),
     ("error_estimate.py",),
     ("graph_count_columns.py",),
+    ("group_l1.py",),
     ("interrupt.py",),
     ("kmeans.py",),
     ("ktriangle_lp.py",),
