@@ -31,6 +31,7 @@ from ._certify import lagrangian_lower, primal_upper
 from ..lp._highs import INF as _INF
 from ..lp._highs import resolve_lp, solve_lp
 from ._j_cuts import JCuts
+from ._j_diagonal import diagonal_bounds
 
 __all__ = ["DeltaLPs", "monomial_rows"]
 
@@ -58,11 +59,19 @@ class DeltaLPs:
     """The J evaluations of :class:`~provsql_dp.mechanisms.recursive._lp.Solver` (needs ``lp``, ``stats``,
     ``time_limit``, ``j_solver`` and ``_jmodel``)."""
 
-    def j_cuts(self, cap: float, first_order: bool = False):
+    def j_cuts(self, cap: float, first_order: bool = False, settles=None):
         """``(value, slope, lower, upper)`` of ``J(cap)`` by cutting planes (:class:`._j_cuts.JCuts`,
         one pool for every probe of this solver), or ``None`` when they did not converge. With
         ``first_order``: certified bounds only (``value`` is nan) from PDLP on the cold pool, or
-        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`)."""
+        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`). With ``settles``
+        (a predicate on ``(lower, upper)``: do these certified bounds decide the caller's probe?),
+        the diagonal certificates of :mod:`._j_diagonal` are tried first and returned when they
+        settle it: no cut matrix, no LP."""
+        if settles is not None and first_order:
+            slope, lower, upper = diagonal_bounds(
+                self.lp.load_view(), cap, decided=lambda lo: settles(lo, float("inf")))
+            if settles(lower, upper):
+                return float("nan"), slope, lower, upper
         if self._jcuts is None:
             self._jcuts = JCuts(self.lp.load_view(), stats=self.stats, time_limit=self.time_limit)
         return self._jcuts.first_order(cap) if first_order else self._jcuts.solve(cap)
