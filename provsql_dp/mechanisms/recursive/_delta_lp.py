@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from ._certify import lagrangian_lower, primal_upper
+from ._framework import _CMP_TOL
 from ..lp._highs import INF as _INF
 from ..lp._highs import resolve_lp, solve_lp
 from ._j_cuts import JCuts
@@ -55,19 +56,27 @@ def monomial_rows(st, m_kept: np.ndarray, cand: np.ndarray | None, col_of_part, 
     return kept_m_idx, start, idx, val
 
 
+def _holds(value: float, bound: float) -> bool:
+    """``value ≤ bound`` with the Δ search's tolerance (``efficient._Run.delta``'s ``holds``)."""
+    return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
+
+
 class DeltaLPs:
     """The J evaluations of :class:`~provsql_dp.mechanisms.recursive._lp.Solver` (needs ``lp``, ``stats``,
     ``time_limit``, ``j_solver`` and ``_jmodel``)."""
 
-    def j_cuts(self, cap: float, first_order: bool = False, settles=None):
+    def j_cuts(self, cap: float, first_order: bool = False, probe: int | None = None):
         """``(value, slope, lower, upper)`` of ``J(cap)`` by cutting planes (:class:`._j_cuts.JCuts`,
         one pool for every probe of this solver), or ``None`` when they did not converge. With
         ``first_order``: certified bounds only (``value`` is nan) from PDLP on the cold pool, or
-        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`). With ``settles``
-        (a predicate on ``(lower, upper)``: do these certified bounds decide the caller's probe?),
-        the diagonal certificates of :mod:`._j_diagonal` are tried first and returned when they
-        settle it: no cut matrix, no LP."""
-        if settles is not None and first_order:
+        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`). With ``probe``
+        (the Δ search's ``j``: is ``J(cap) ≤ j``?), the diagonal certificates of
+        :mod:`._j_diagonal` are tried first and returned when they settle it (``U ≤ j`` or
+        ``L > j``, with the search's comparison tolerance): no cut matrix, no LP."""
+        if probe is not None and first_order:
+            def settles(lo: float, up: float) -> bool:
+                return _holds(up, probe) or not _holds(lo, probe)
+
             slope, lower, upper = diagonal_bounds(
                 self.lp.load_view(), cap, decided=lambda lo: settles(lo, float("inf")))
             if settles(lower, upper):
