@@ -19,8 +19,8 @@ only (no matrix is formed):
   variables are boxed, no dual feasibility is needed); ``ℓ`` is concave and piecewise linear in
   ``α`` with breakpoints ``mult_c / (Aᵀπ)_c``, so its maximum is found exactly by one sort. It is
   affine in ``W`` with slope ``−α Σ π``: the tangent cut the Δ search keeps is valid everywhere.
-* **upper** — ``g_p = 1 − W / Q_p`` on the heavy participants (0 elsewhere): on one-monomial
-  structures with distinct members its loads are ``≤ Q_p (1 − g_p) = W``; whatever the structure,
+* **upper** — ``g_p = 1 − (1 − 10⁻⁹) W / Q_p`` on the heavy participants (0 elsewhere): on
+  one-monomial structures with distinct members its loads are ``≤ Q_p (1 − g_p) < W``; whatever the structure,
   the loads are recomputed exactly and repaired by :func:`._certify.primal_upper`, so the bound
   is certified either way.
 
@@ -121,7 +121,9 @@ def diagonal_upper(view, cap: float) -> float:
     v, cap = view, float(cap)
     heavy = v.deg > cap
     g = np.zeros(v.n)
-    g[heavy] = 1.0 - cap / v.deg[heavy]
+    # a relative margin of 1e-9 on the load keeps rounding of the recomputed sums below W
+    # (without it Q7's point was over by an ulp and went through primal_upper's repairs)
+    g[heavy] = np.minimum(1.0, 1.0 - (cap / v.deg[heavy]) * (1.0 - _GUARD))
     if not (v.loads(g) > cap).any():
         return float(np.dot(v.mult, g))
     return primal_upper(v, g, cap)[0]
