@@ -120,7 +120,6 @@ def test_delta_and_release_are_unchanged_by_the_diagonal_certificates(seed):
         with_diag = rm.release(kr, epsilon=0.5, rng=np.random.default_rng(seed % 1000)).value
         m.setattr(_delta_lp, "diagonal_bounds",  # never settling: the former path
                   lambda v, cap, decided=None: (0.0, 0.0, float("inf")))
-        rm._STRUCTURES.clear()
         without = rm.release(kr, epsilon=0.5, rng=np.random.default_rng(seed % 1000)).value
     assert _delta_lp.diagonal_bounds is real
     assert with_diag == without
