@@ -20,9 +20,9 @@ only (no matrix is formed):
   ``α`` with breakpoints ``mult_c / (Aᵀπ)_c``, so its maximum is found exactly by one sort. It is
   affine in ``W`` with slope ``−α Σ π``: the tangent cut the Δ search keeps is valid everywhere.
 * **upper** — ``g_p = 1 − (1 − 10⁻⁹) W / Q_p`` on the heavy participants (0 elsewhere): on
-  one-monomial structures with distinct members its loads are ``≤ Q_p (1 − g_p) < W``; whatever the structure,
-  the loads are recomputed exactly and repaired by :func:`._certify.primal_upper`, so the bound
-  is certified either way.
+  one-monomial structures with distinct members its loads are ``≤ Q_p (1 − g_p) < W``; whatever
+  the structure, the loads are recomputed exactly and the bound is ``Σ mult·g`` only when every
+  one is ``≤ W`` (else ``+∞``: no bound, the caller goes on as before).
 
 The caller decides a probe ``J(W) ≤ j`` from these bounds only when they settle it (``U ≤ j``
 or ``L > j``), exactly as the exact value would, and otherwise solves as before; **Δ is
@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._certify import primal_upper
 from ._kelley import tight_monomials
 
 __all__ = ["diagonal_bounds", "diagonal_lower", "line_max"]
@@ -122,11 +121,11 @@ def diagonal_upper(view, cap: float) -> float:
     heavy = v.deg > cap
     g = np.zeros(v.n)
     # a relative margin of 1e-9 on the load keeps rounding of the recomputed sums below W
-    # (without it Q7's point was over by an ulp and went through primal_upper's repairs)
+    # (without it, on Q7, the point was over W by an ulp and got no bound)
     g[heavy] = np.minimum(1.0, 1.0 - (cap / v.deg[heavy]) * (1.0 - _GUARD))
     if not (v.loads(g) > cap).any():
         return float(np.dot(v.mult, g))
-    return primal_upper(v, g, cap)[0]
+    return float("inf")  # no bound: primal_upper's repairs cost several load passes per probe
 
 
 def diagonal_bounds(view, cap: float, decided=None) -> tuple[float, float, float]:
