@@ -96,11 +96,11 @@ def diagonal_lower(view, cap: float) -> tuple[float, float]:
     pi[heavy] = mult[heavy] / q_row[heavy]
     # Aᵀπ: each tuple's priced incidences spread over its monomial m*(t) at g = 0
     z = np.bincount(v.var_tuple[inc], weights=pi[v.var_part[inc]] * w_inc, minlength=v.n_tuples)
-    m_star, _ = tight_monomials(v, np.zeros(v.n))
     if v.n_mono == v.n_tuples:  # one monomial per tuple: every entry
         ent_w = z[v.mono_tuple[v.ent_mono]] * v.ent_coef
         at_pi = np.bincount(v.ent_part, weights=ent_w, minlength=v.n)
-    else:
+    else:  # the monomial cuts_at takes at g = 0 (the first of each tuple's ties)
+        m_star, _ = tight_monomials(v, np.zeros(v.n))
         mono_tuple = v.mono_tuple[v.ent_mono]
         e = np.flatnonzero(m_star[mono_tuple] == v.ent_mono)
         at_pi = np.bincount(v.ent_part[e], weights=z[mono_tuple[e]] * v.ent_coef[e], minlength=v.n)
