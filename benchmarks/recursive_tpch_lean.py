@@ -8,7 +8,9 @@ runs ``--releases`` releases at ε = 0.8 with seeds 0, 1, …. Every release is 
 mechanism's caches of the K-relation (structure, twin classes) are dropped first, so each one
 pays what a SQL statement pays after its capture. Printed per row: the capture's wall time, the
 median wall and CPU seconds of a release (``time.process_time``: the machine is shared, wall
-time is inflated by the others' jobs), the slowest release, the subprocess's peak RSS, and the
+time is inflated by the others' jobs), the slowest release, the subprocess's peak RSS after the
+capture and the first release (what one SQL statement needs; ``RSS 1st``) and after all of them
+(the allocator keeps freed memory of earlier releases: a larger figure), and the
 released values' checksum (the same seeds must give the same values in both checkouts when a
 change is only speed). Ratios are ``before / after`` of the medians. The load average is printed
 at the start and the end.
@@ -22,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -38,10 +41,15 @@ MECHANISMS = ("recursive", "r2t")
 
 
 def child(checkout: Path, data: Path, query: str, mechanism: str, releases: int, eps: float) -> dict:
-    sys.path[:0] = [str(checkout), str(_HERE)]
+    sys.path[:0] = [str(_HERE)]
     import numpy as np
-    import r2t_tpch as bench
+    import r2t_tpch as bench  # puts this checkout first on the path: the other goes before it
 
+    sys.path[:0] = [str(checkout)]
+    import provsql_dp
+
+    if Path(provsql_dp.__file__).resolve().parent != (checkout / "provsql_dp").resolve():
+        raise SystemExit(f"imported {provsql_dp.__file__}, not {checkout}")
     from provsql_dp.mechanisms.r2t import race as r2t
     from provsql_dp.mechanisms.recursive import efficient as rm
     from provsql_dp.privacy.answer import privacy_style
@@ -54,9 +62,10 @@ def child(checkout: Path, data: Path, query: str, mechanism: str, releases: int,
         kr = con.provenance(sql)
     capture_s = time.perf_counter() - t0
     style = privacy_style(con.plan(sql))
-    walls, cpus, values = [], [], []
+    walls, cpus, values, first_rss = [], [], [], None
     for seed in range(releases):
-        rm._STRUCTURES.clear()  # cold: structure and twin classes rebuilt, as after a capture
+        rm._STRUCTURES.clear()
+        gc.collect()  # the previous release's garbage, outside the timing  # cold: structure and twin classes rebuilt, as after a capture
         rng = np.random.default_rng(seed)
         t0, c0 = time.perf_counter(), time.process_time()
         if mechanism == "recursive":
@@ -67,8 +76,10 @@ def child(checkout: Path, data: Path, query: str, mechanism: str, releases: int,
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
         values.append(float(value))
-    return {"capture_s": capture_s, "wall": statistics.median(walls), "cpu": statistics.median(cpus),
-            "max_wall": max(walls), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        if first_rss is None:  # capture + one release: what one SQL statement needs
+            first_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"capture_s": capture_s, "cpus": cpus, "wall": statistics.median(walls), "cpu": statistics.median(cpus),
+            "max_wall": max(walls), "rss1_mb": first_rss, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "values": values, "tuples": kr.n_tuples}
 
 
@@ -86,7 +97,8 @@ def row(label: str, query: str, mech: str, r: dict) -> str:
         return f"{label:<7} {query:<4} {mech:<10} failed: {r['error']}"
     chk = f"{sum(r['values']):.6e}"
     return (f"{label:<7} {query:<4} {mech:<10} {r['tuples']:>10,} {r['capture_s']:8.2f} "
-            f"{r['wall']:8.2f} {r['cpu']:8.2f} {r['max_wall']:8.2f} {r['rss_mb']:8.0f}  {chk}")
+            f"{r['wall']:8.2f} {r['cpu']:8.2f} {r['max_wall']:8.2f} {r['rss_mb']:8.0f}  {chk}  "
+            f"CPU s each: {' '.join(f'{c:.1f}' for c in r['cpus'])}")
 
 
 def main() -> None:
@@ -116,7 +128,7 @@ def main() -> None:
     print(f"TPC-H SF {a.sf:g}, ε = {a.eps:g}, {a.releases} cold releases each (seeds 0..), "
           f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
     print(f"{'code':<7} {'q':<4} {'mechanism':<10} {'join rows':>10} {'capt. s':>8} {'rel. s':>8} "
-          f"{'CPU s':>8} {'max s':>8} {'RSS MB':>8}  value checksum", flush=True)
+          f"{'CPU s':>8} {'max s':>8} {'RSS 1st':>8} {'RSS MB':>8}  value checksum", flush=True)
     failed, ratios = False, []
     for q in a.queries:
         for m in a.mechanisms:
@@ -130,9 +142,9 @@ def main() -> None:
             b, f = res.get("before"), res["after"]
             if b and "error" not in b and "error" not in f:
                 ratios.append((q, m, b["wall"] / f["wall"], b["cpu"] / max(f["cpu"], 1e-9),
-                               b["rss_mb"] / f["rss_mb"], b["values"] == f["values"]))
+                               b["rss1_mb"] / f["rss1_mb"], b["values"] == f["values"]))
     if ratios:
-        print(f"\n{'q':<4} {'mechanism':<10} {'wall ×':>7} {'CPU ×':>7} {'RSS ×':>7}  same values")
+        print(f"\n{'q':<4} {'mechanism':<10} {'wall ×':>7} {'CPU ×':>7} {'RSS1 ×':>7}  same values")
         for q, m, w, c, r, same in ratios:
             print(f"{q:<4} {m:<10} {w:7.2f} {c:7.2f} {r:7.2f}  {same}")
     print(f"load average {os.getloadavg()[0]:.1f} at the end", flush=True)
