@@ -97,7 +97,8 @@ def row(label: str, query: str, mech: str, r: dict) -> str:
         return f"{label:<7} {query:<4} {mech:<10} failed: {r['error']}"
     chk = f"{sum(r['values']):.6e}"
     return (f"{label:<7} {query:<4} {mech:<10} {r['tuples']:>10,} {r['capture_s']:8.2f} "
-            f"{r['wall']:8.2f} {r['cpu']:8.2f} {r['max_wall']:8.2f} {r['rss_mb']:8.0f}  {chk}  "
+            f"{r['wall']:8.2f} {r['cpu']:8.2f} {r['max_wall']:8.2f} {r['rss1_mb']:8.0f} "
+            f"{r['rss_mb']:8.0f}  {chk}  "
             f"CPU s each: {' '.join(f'{c:.1f}' for c in r['cpus'])}")
 
 
