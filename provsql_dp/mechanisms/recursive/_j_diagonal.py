@@ -27,7 +27,7 @@ only (no matrix is formed):
 The caller decides a probe ``J(W) ≤ j`` from these bounds only when they settle it (``U ≤ j``
 or ``L > j``), exactly as the exact value would, and otherwise solves as before; **Δ is
 therefore unchanged**, and with it Δ̂ and the release (bit-identical under a seed; the tests
-pin it). Measured on Q21 at SF 1 (``L`` = 497.9 at the probe ``j = 44``): one bincount pass over
+pin it). Measured on Q21 at SF 1 (``L`` = 498.3 at the probe ``j = 44``, as PDLP certified): one bincount pass over
 the incidences and one sort of the columns' breakpoints instead of the cold cut matrix and PDLP
 (see ``benchmarks/issue29_q21_measured.md``).
 
