@@ -47,6 +47,7 @@ CASES = [
     ("r2t.py",),
     ("r2t_tpch.py",),
     ("recursive.py",),
+    ("recursive_tpch_lean.py",),
     ("recursive_spread.py",),
     ("semijoin_post.py",),
     ("server.py",),
