@@ -125,8 +125,8 @@ def _duplicates(df, primary_key, stats) -> bool:
     the row count (the usual surrogate key) is counted in Spark's bitmaps: one bitmap per
     32,768 consecutive values, OR-ed partially per partition before the shuffle — a few KB
     per partition cross it, not every key — and the key is unique iff the bitmaps hold ``n``
-    distinct values (4–5× faster at 10^7 rows: spark_bucket_pass_measured.md). Any other key: ``GROUP BY key
-    HAVING count(*) > 1 LIMIT 1`` (every key shuffled once)."""
+    distinct values (4–5× faster at 10^7 rows: ``benchmarks/spark_bucket_pass_measured.md``).
+    Any other key: ``GROUP BY key HAVING count(*) > 1 LIMIT 1`` (every key shuffled once)."""
     from pyspark.sql import functions as F
 
     n, lo, hi = stats["n"], stats["lo"], stats["hi"]
