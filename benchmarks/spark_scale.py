@@ -37,6 +37,7 @@ times are slow and noisy; 10^7: medians of 3, 10^8: one run after a warm-up)::
     10^7     27.3      73.0     1.97 | 0.63 / 0.99  1.27 / 0.77  1.20 / 1.05  2.34 / 0.71 (†)
     10^8     70.0     916.8     1.68 | 10.1 / 11.8  6.98 / 2.82  12.3 / 7.90  38.4 / 4.28 (‡)
     10^8     16.4         –     2.62 |                                        15.5 / 2.30 (†)
+    10^8     43.1     438.0     2.32 | 16.3 / 13.1  7.52 / 7.46  7.23 / 6.66  22.4 / 3.04 (§)
 
 (ours / plain Spark SQL, seconds; attach: once, by the curator, kept in ``--workdir`` for the
 later runs; crossed to the driver: 0.00 MB everywhere — a few hundred bytes: one noisy number
@@ -55,8 +56,14 @@ is at 3.2–3.4× at 10^7 and 6.7× at 10^8: against a plain ``SUM`` (one vector
 ~23 ns a row at 10^8) the pass pays per row a logarithm and a hash-aggregate update (~150 ns a
 row in all; measured apart at 10^8 under load: the scan without them 3.1 s, with the logarithms
 but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would need the
-bucket histogram built without Spark's row-at-a-time hash aggregate (e.g. per partition in
-numpy through ``mapInArrow``), not done.
+bucket histogram built without Spark's row-at-a-time hash aggregate; per partition in numpy
+through ``mapInArrow`` was measured and loses: handing the rows to the Python workers alone
+costs more than the whole SQL pass (``benchmarks/spark_bucket_pass.py``,
+``spark_bucket_pass_measured.md``). (§) Another session, load average 15–21, the attach's key
+check by Spark's bitmaps (:func:`~provsql_dp.provenance.backends._spark_snapshot.check_rows`):
+attach 917 → 438 s, snapshot write included; driver peaks Python 248 MB, JVM 3.7 GB
+(``spark.driver.memory`` 3g); bounded SUM and ``GROUP BY`` at 1.0–1.1× this time (the plain
+queries were slower than in the run above: noise of the load).
 
 Usage::
 

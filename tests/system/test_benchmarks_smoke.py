@@ -53,7 +53,8 @@ CASES = [
     ("server.py",),
     ("side_channel_timing.py",),
     ("single_table.py",),
-    ("spark_scale.py",),  # prints that it skipped without pyspark or Java
+    ("spark_bucket_pass.py",),  # prints that it skipped without pyspark or Java
+    ("spark_scale.py",),  # likewise
     ("spark_server.py",),  # likewise
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),

@@ -10,8 +10,10 @@ Parquet files — no copy, no key check, no recomputation of the row ids — and
 connection and every process that can read its path (on a cluster: HDFS, S3, a shared disk).
 
 The declared ``primary_key`` (no NULL, no duplicate) and ``CHECK`` expressions (no row for
-which one is false; NULL passes, as in SQL) are checked on the written snapshot, in one Spark
-aggregate; a snapshot that fails is removed and the attach refused.
+which one is false; NULL passes, as in SQL) are checked on the written snapshot: one Spark
+aggregate for the NULLs and CHECKs, one duplicate search (a dense integral key in Spark's
+bitmaps, without shuffling every key; any other by ``GROUP BY`` key); a snapshot that fails is
+removed and the attach refused.
 
 **Delta tables** (``source="delta:/path"``, optionally ``version=``): Spark's own Delta reader
 is a Maven package (``delta-spark``'s wheel holds only its Python API and fetches the jars at
@@ -79,23 +81,26 @@ def read_snapshot(spark, name: str, path: str, columns: list[str]):
 
 
 def check_rows(df, name: str, primary_key=(), checks=()) -> None:
-    """Refuse a snapshot whose rows break its declared key or CHECK expressions (one aggregate)."""
+    """Refuse a snapshot whose rows break its declared key or CHECK expressions: one aggregate
+    for the NULL keys and the CHECKs (and the key's range), then one duplicate search
+    (:func:`_duplicates`)."""
     from pyspark.sql import functions as F
 
     aggs = []
     if primary_key:
         key = [F.col(c) for c in primary_key]
-        aggs.append((F.count(F.lit(1)) - F.count_distinct(F.struct(*key))).alias("dup"))
         null = key[0].isNull()
         for c in key[1:]:
             null = null | c.isNull()
         aggs.append(F.sum(F.when(null, 1).otherwise(0)).alias("null"))
+        aggs += [F.count(F.lit(1)).alias("n"), F.min(key[0]).alias("lo"),
+                 F.max(key[0]).alias("hi")]
     for j, text in enumerate(checks):
         aggs.append(F.sum(F.when(~F.expr(spark_check(text)), 1).otherwise(0)).alias(f"c{j}"))
     if not aggs:
         return
     bad = df.agg(*aggs).first()
-    if primary_key and (bad["dup"] or bad["null"]):
+    if primary_key and (bad["null"] or _duplicates(df, primary_key, bad)):
         raise InterfaceError(
             f"the primary key ({', '.join(primary_key)}) of {name} does not identify its rows in "
             "Spark (a duplicate or a NULL); attach it without primary_key")
@@ -104,6 +109,38 @@ def check_rows(df, name: str, primary_key=(), checks=()) -> None:
             raise InterfaceError(
                 f"CHECK ({text}) is false for some rows of {name} in Spark; attach it without "
                 "that check, or correct the rows")
+
+
+#: Spark's integral types, whose keys can be counted in bitmaps
+_INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
+#: one bitmap of ``bitmap_construct_agg`` holds this many consecutive values (Spark's constant)
+_BITMAP_VALUES = 32768
+
+
+def _duplicates(df, primary_key, stats) -> bool:
+    """Whether two rows of ``df`` share a (non-NULL) key; ``stats``: the row count ``n`` and
+    the first key column's ``lo``, ``hi``.
+
+    Exact both ways. A key of one integral column whose range is within a small multiple of
+    the row count (the usual surrogate key) is counted in Spark's bitmaps: one bitmap per
+    32,768 consecutive values, OR-ed partially per partition before the shuffle — a few KB
+    per partition cross it, not every key — and the key is unique iff the bitmaps hold ``n``
+    distinct values (4–5× faster at 10^7 rows: ``benchmarks/spark_bucket_pass_measured.md``).
+    Any other key: ``GROUP BY key HAVING count(*) > 1 LIMIT 1`` (every key shuffled once)."""
+    from pyspark.sql import functions as F
+
+    n, lo, hi = stats["n"], stats["lo"], stats["hi"]
+    field = df.schema[primary_key[0]].dataType.__class__.__name__
+    if (len(primary_key) == 1 and field in _INTEGRAL and lo is not None
+            and int(hi) - int(lo) <= 64 * int(n) + 16 * _BITMAP_VALUES):
+        pos = F.col(primary_key[0]).cast("long") - F.lit(int(lo)) + F.lit(1)  # 1 … range
+        distinct = (df.groupBy(F.bitmap_bucket_number(pos).alias("b"))
+                    .agg(F.bitmap_construct_agg(F.bitmap_bit_position(pos)).alias("bm"))
+                    .agg(F.sum(F.bitmap_count("bm"))).first()[0])
+        return int(distinct or 0) != int(n)
+    key = [F.col(c) for c in primary_key]
+    return bool(df.where(F.col(primary_key[0]).isNotNull()).groupBy(*key).count()
+                .where("count > 1").limit(1).collect())
 
 
 def spark_check(text: str) -> str:

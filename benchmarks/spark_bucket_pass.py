@@ -1,0 +1,240 @@
+"""Benchmark (issue 30): where the time of the unbounded SUM's bucket pass and of the attach's
+primary-key check goes on Spark ``local[2]``, and the alternatives tried, over the Parquet table
+of ``spark_scale.py`` (``people(id, age, g, amount)``, written once by Spark, not counted).
+
+Bucket pass (``SELECT SUM(age) FROM people`` protected row by row: each row its own total, a
+signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
+
+* ``plain`` — ``SELECT SUM(age)`` in plain Spark SQL (the target's denominator);
+* ``sql rows`` — the pass's input alone (``p, c``: a count and a sum of it);
+* ``sql ln`` — the same with the guarded ``ln c`` per row (no grouping);
+* ``sql buckets`` — the engine's pass (:mod:`provsql_dp.privacy.engine_buckets`: ``k, m`` from
+  ``ln c``, hash aggregate by ``(p, k, m)``), what the release runs;
+* ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
+  floor of any per-partition numpy histogram;
+* ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
+  logarithm's guess corrected by comparisons with the public thresholds, ``np.bincount`` for the
+  counts and sums, ``ufunc.at`` for min/max, merged per partition (a few dozen rows back).
+
+Key check (``primary_key=["id"]`` at attach):
+
+* ``count_distinct(struct)`` — the former check: ``count(1) − count(DISTINCT struct(id))``;
+* ``group by having`` — ``GROUP BY id HAVING count(*) > 1 LIMIT 1`` (every key shuffled);
+* ``bitmaps`` — the check now used for a dense integral key
+  (:func:`provsql_dp.provenance.backends._spark_snapshot.check_rows`): ``bitmap_construct_agg``
+  per 32,768 values, OR-ed per partition before the shuffle, plus its NULL/range aggregate.
+
+Each figure is the median of ``--repeats`` runs after one warm-up; the load average is printed
+(the machine is shared: absolute times are noisy, compare within one run).
+
+Usage::
+
+    nice -n 19 python benchmarks/spark_bucket_pass.py --rows 1e7
+    python benchmarks/spark_bucket_pass.py --smoke      # tiny, seconds (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # this checkout's provsql_dp, not an installed one
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+
+def _spark():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the mapInArrow workers
+    s = (SparkSession.builder.master("local[2]").appName("provsql_dp-spark-bucket-pass")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "3g")
+         .config("spark.sql.ansi.enabled", "false").getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    return s
+
+
+def _time(fn, repeats: int, warm: bool) -> float:
+    if warm:
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+class _Bins:
+    """The public thresholds ``W_j = θe^{βj}/2`` and lattice ``D_m = e^{ln θ + μ + βm}`` over
+    every positive double; ``keys(c)``: ``W_k < c ≤ W_{k+1}``, ``D_{m−1} < c ≤ D_m``, guessed
+    by a logarithm and decided by comparisons (``np.searchsorted`` costs ~200 ns a total)."""
+
+    def __init__(self, theta: float, beta: float, mu: float):
+        lo, hi = math.log(5e-324) - 1.0, math.log(sys.float_info.max) + 1.0
+        self.j0 = math.floor((lo - math.log(theta / 2)) / beta) - 1
+        js = np.arange(self.j0, math.ceil((hi - math.log(theta / 2)) / beta) + 2, dtype=float)
+        with np.errstate(over="ignore", under="ignore"):
+            self.w = np.maximum.accumulate(np.exp(js * beta) * theta / 2)
+        self.m0 = math.floor((lo - math.log(theta) - mu) / beta) - 1
+        m1 = math.ceil((hi - math.log(theta) - mu) / beta) + 1
+        base = math.log(theta) + mu
+        self.d = np.maximum.accumulate(np.array(
+            [math.exp(base + beta * m) if base + beta * m <= 709 else math.inf
+             for m in range(self.m0, m1 + 1)]))
+        self.guess = ((math.log(theta / 2) + beta * self.j0, 1 / beta),
+                      (base + beta * self.m0, 1 / beta))
+
+    def keys(self, c):
+        lnc, out = np.log(c), []
+        for (start, inv), bounds in zip(self.guess, (self.w, self.d)):
+            i = np.clip(np.floor((lnc - start) * inv).astype(np.int64), 0, len(bounds) - 2)
+            while True:
+                up, down = c > bounds[i + 1], c <= bounds[i]
+                if not (up.any() or down.any()):
+                    break
+                i += up
+                i -= down
+            out.append(i + 1)
+        return out[0] + self.j0 - 1, out[1] + self.m0
+
+
+def _histogram(bins: _Bins, p, c) -> dict:
+    """One batch's buckets ``(p, k, m) → n, Σ1/c, Σc, min, max`` (positive finite totals)."""
+    ok = (c > 0) & (c < np.inf)
+    p, c = p[ok], c[ok]
+    k, m = bins.keys(c)
+    d = m - k
+    cols = [p, k, d]
+    lows = [int(x.min()) for x in cols]
+    spans = [int(x.max()) - lo + 1 for x, lo in zip(cols, lows)]
+    flat = np.zeros(len(c), dtype=np.int64)
+    for x, lo, span in zip(cols, lows, spans):
+        flat = flat * span + (x - lo)
+    n = np.bincount(flat, minlength=math.prod(spans))
+    present = np.flatnonzero(n)
+    index = np.zeros(len(n), dtype=np.int64)
+    index[present] = np.arange(len(present))
+    inv = index[flat]
+    lo_c, hi_c = np.full(len(present), np.inf), np.full(len(present), -np.inf)
+    np.minimum.at(lo_c, inv, c)
+    np.maximum.at(hi_c, inv, c)
+    return {"key": present, "n": n[present].astype(float),
+            "inv": np.bincount(inv, 1 / c, len(present)),
+            "tot": np.bincount(inv, c, len(present)), "lo": lo_c, "hi": hi_c}
+
+
+def run(rows: int, repeats: int, workdir: str, warm: bool) -> list[tuple[str, str, float]]:
+    from pyspark.sql import functions as F
+
+    from provsql_dp.mechanisms.recursive.buckets import bucket_sql, params_for
+    from provsql_dp.provenance.backends._spark_snapshot import check_rows
+
+    spark = _spark()
+    parquet = os.path.join(workdir, f"people_{rows}.parquet")
+    if not os.path.exists(os.path.join(parquet, "_SUCCESS")):
+        spark.range(rows).selectExpr(
+            "id", "CAST(pmod(xxhash64(id), 90) AS INT) AS age", "CAST(pmod(id, 50) AS INT) AS g",
+            "CAST(pmod(xxhash64(id, 7), 10000) AS DOUBLE) / 100 AS amount") \
+            .write.mode("overwrite").parquet(parquet)
+    df = spark.read.parquet(parquet)
+    df.createOrReplaceTempView("src")
+    params = params_for(1.0, 2, "node")
+    ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
+    ln = ln.replace("'inf'::DOUBLE", "CAST('inf' AS DOUBLE)")
+    k, m = (e.replace("::DOUBLE", "D") for e in (k, m))
+    rows_sql = ("SELECT CAST(age < 0 AS INT) AS p, CAST(abs(age) AS DOUBLE) AS c FROM src "
+                "WHERE age <> 0")
+    aggs = "count(*) AS n, sum(1.0D / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi"
+    bucket_q = (f"SELECT p, k, m, {aggs} FROM (SELECT p, c, {k} AS k, {m} AS m FROM "
+                f"(SELECT p, c, {ln} AS l FROM ({rows_sql}))) GROUP BY p, k, m")
+    bins = _Bins(params["theta"], params["beta"], params["mu"])
+    frame = spark.sql(rows_sql)
+
+    def export(batches):
+        import pyarrow as pa
+
+        n = 0
+        for b in batches:
+            n += b.num_rows
+        yield pa.RecordBatch.from_pydict({"n": [n]})
+
+    def histogram(batches):
+        import pyarrow as pa
+
+        total = 0.0
+        for b in batches:
+            h = _histogram(bins, b.column(0).to_numpy(), b.column(1).to_numpy())
+            total += float(h["n"].sum())
+        yield pa.RecordBatch.from_pydict({"n": [total]})
+
+    def q(sql):
+        return lambda: spark.sql(sql).collect()
+
+    checks = {
+        "count_distinct(struct)": lambda: df.agg(
+            (F.count(F.lit(1)) - F.count_distinct(F.struct(F.col("id")))).alias("dup"),
+            F.sum(F.when(F.col("id").isNull(), 1).otherwise(0))).first(),
+        "group by having": lambda: df.groupBy("id").count().where("count > 1").limit(1).collect(),
+        "bitmaps": lambda: check_rows(df, "people", ("id",)),
+    }
+    plan = [("bucket pass", "plain", q("SELECT SUM(age) FROM src")),
+            ("bucket pass", "sql rows", q(f"SELECT count(*), sum(c) FROM ({rows_sql})")),
+            ("bucket pass", "sql ln", q(f"SELECT sum({ln}) FROM ({rows_sql})")),
+            ("bucket pass", "sql buckets", q(bucket_q)),
+            ("bucket pass", "arrow export", lambda: frame.mapInArrow(export, "n LONG").collect()),
+            ("bucket pass", "numpy buckets",
+             lambda: frame.mapInArrow(histogram, "n DOUBLE").collect()),
+            *(("key check", name, fn) for name, fn in checks.items())]
+    out = []
+    for part, name, fn in plan:
+        out.append((part, name, _time(fn, repeats, warm)))
+        print(f"  {part:<12} {name:<24} {out[-1][2]:8.2f} s", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rows", type=float, default=1e7)
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--workdir", default=None, help="keep the Parquet table there")
+    ap.add_argument("--smoke", action="store_true",
+                    help="10,000 rows, one run without warm-up; says so and exits 0 without "
+                         "pyspark or Java (CI)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.rows, args.repeats = 1e4, 1
+        from backends import _has_spark
+
+        if not _has_spark():
+            print("spark_bucket_pass: skipped, pyspark or Java is missing (pip install '.[spark]')")
+            return
+    workdir = args.workdir or tempfile.mkdtemp(prefix="provsql_dp_spark_bucket_pass_")
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        out = run(int(args.rows), args.repeats, workdir, warm=not args.smoke)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    load = os.getloadavg()
+    print(f"rows={int(args.rows):,}  local[2]  medians of {args.repeats}  load average "
+          f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    base = {part: s for part, name, s in out if name in ("plain", "count_distinct(struct)")}
+    print(f"{'part':<12} {'variant':<24} {'s':>8} {'ratio':>6}")
+    for part, name, s in out:
+        print(f"{part:<12} {name:<24} {s:>8.2f} {s / base[part]:>6.2f}")
+    print("(ratio: to plain SUM for the bucket pass, to the former check for the key check)")
+
+
+if __name__ == "__main__":
+    main()
