@@ -251,13 +251,13 @@ class AnchoredBarrier:
 
     def single_move(self, j: float) -> np.ndarray | None:
         """The best point of the row ``Σ mult g = j`` that moves one column of the eq.-20
-        minimiser (``g_c += (j − j*)/mult_c`` within ``[0, 1]``; exact changes of ``F`` by one
+        minimiser (``g_c += (j − j*)/mult_c`` within ``[0, 1]`` up to rounding; exact changes of ``F`` by one
         pass over the entries), or ``None``. Next to a degenerate argmin this is often ``H(j)``'s
         minimiser (ca-HepPh node, ``j = 80``: one author of the clique from 1/3 to 2/3): a seed
         of the Kelley rounds and an upper bound (its exact objective), nothing more."""
         gs, mult = self.g_star, self.mult
         delta = (j - float(mult @ gs)) / mult
-        ok = (gs + delta >= 0.0) & (gs + delta <= 1.0)
+        ok = (gs + delta >= -1e-12) & (gs + delta <= 1.0 + 1e-12)  # rounding of g*: clipped
         if not ok.any():
             return None
         coo = self.__dict__.get("_coo")
@@ -269,7 +269,7 @@ class AnchoredBarrier:
             np.maximum(0.0, 1.0 - s - step) - np.maximum(0.0, 1.0 - s)), minlength=self.nc)
         c = int(np.argmin(np.where(ok, change, np.inf)))
         g = gs.copy()
-        g[c] += delta[c]
+        g[c] = min(max(g[c] + delta[c], 0.0), 1.0)
         return g
 
     def start(self, j: float):
