@@ -45,6 +45,7 @@ CASES = [
     ("r2t_tpch.py",),
     ("recursive.py",),
     ("recursive_spread.py",),
+    ("recursive_spread.py", "--compare"),
     ("semijoin_post.py",),
     ("server.py",),
     ("side_channel_timing.py",),

@@ -77,6 +77,8 @@ FEW_LIVE = 0.1
 #: the Newton path ends after a smoothing weight at most this once more than this fraction of
 #: the tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`)
 DEGENERATE_MU, DEGENERATE_FRACTION = 1e-3, 0.25
+#: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
+SINGLE_MOVE = True
 
 
 def applicable(model) -> bool:
@@ -407,7 +409,8 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
         def kelley():  # the rounds over C, seeded by the path and the best one-column move
             for g_pt in bar.paths.get(float(j), []):
                 xc.add_cut(g_pt)
-            moved = bar.single_move(float(j))  # a seed, and an upper bound when on the row
+            moved = bar.single_move(float(j)) if SINGLE_MOVE else None  # a seed, and an
+            # upper bound when on the row
             if moved is not None:
                 xc.add_cut(moved)
                 if abs(float(bar.mult @ moved) - j) <= 1e-7 * max(1.0, j):
