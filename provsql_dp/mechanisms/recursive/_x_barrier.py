@@ -31,6 +31,20 @@ The result is exact when ``upper − lower ≤ 1e-9`` relative (the same test as
 exact in 6 trust-region LPs after 32 Newton steps (≈ 27 s CPU, loaded machine), where Kelley's
 rounds did not converge in 40.
 
+**A degenerate optimum** (ca-HepPh node, ``j = 80``: one author of the 185-clique moves from
+``g = 1/3`` to 2/3 and a million triangles stay on their kink) gets no trust region (its near
+band is most tuples): the path ends once more than a quarter of the tuples lie within ``μ`` of
+their kink at ``μ ≤ 1e-3`` (the rest of the path, and a second one over wider columns, only
+refined the seeds), and the Kelley rounds over ``C`` decide ``j`` first, seeded by the path and
+by the best one-column move of the eq.-20 minimiser (:meth:`AnchoredBarrier.single_move`, often
+``H(j)``'s minimiser there). **Privacy**: none of this decides a value. Where the path ends, the
+order of the solvers, the seeds and the Hessian's summation order only change the time; every
+``H(j)`` the mechanism uses is still certified — ``lower`` by weak duality of the plain LP over
+all participants (any ``π``), ``upper`` the exact objective at a point of the row and box (the
+one-column move is one, its row checked as the trust region's) — to the same ``1e-9`` relative.
+The running time still depends on the data through Δ̂ and the LPs, as before (README, "Running
+time"; ``release_seconds`` pads a release to a fixed time, DESIGN §8).
+
 Examples
 --------
 >>> from provsql_dp.provenance.krelation import KRelation
@@ -79,6 +93,8 @@ FEW_LIVE = 0.1
 DEGENERATE_MU, DEGENERATE_FRACTION = 1e-3, 0.25
 #: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
 SINGLE_MOVE = True
+#: a Newton path with a target asks it from this smoothing weight down (:meth:`AnchoredBarrier.newton`)
+RULE_MU = 1e-2
 
 
 def applicable(model) -> bool:
@@ -182,9 +198,11 @@ class AnchoredBarrier:
         a = (1.0 - self.A @ g) / mu if a is None else a
         return float(self.q @ np.logaddexp(0.0, a)) * mu - mu * float(np.log(g).sum() + np.log1p(-g).sum())
 
-    def newton(self, j: float) -> tuple[np.ndarray, np.ndarray]:
+    def newton(self, j: float, stop=None) -> tuple[np.ndarray, np.ndarray]:
         """``(g, π)``: a point of the row with ``0 < g < 1`` next to an optimum, and the
-        smoothed slopes ``π_t = q_t σ((1 − a_t g)/μ)`` (a dual guess for :meth:`lower`)."""
+        smoothed slopes ``π_t = q_t σ((1 − a_t g)/μ)`` (a dual guess for :meth:`lower`).
+        ``stop(lower)`` (a target that rules ``j`` out) is asked at the end of every smoothing
+        weight from :data:`RULE_MU` down, with the certified lower bound of that ``π``."""
         g = self._start(j)
         nc, mult = self.nc, self.mult
         kkt = np.zeros((nc + 1, nc + 1))
@@ -241,6 +259,8 @@ class AnchoredBarrier:
                 self.path.append(g.copy())
                 self.degenerate.add(j)  # no trust region at j (see bounds)
                 break
+            if stop is not None and mu <= RULE_MU and stop(self.lower(j, pi)):
+                break  # j is ruled out by a certified bound: the rest of the path is moot
         return g, pi
 
     def _degenerate(self, g: np.ndarray, mu: float) -> bool:
@@ -274,12 +294,13 @@ class AnchoredBarrier:
         g[c] = min(max(g[c] + delta[c], 0.0), 1.0)
         return g
 
-    def start(self, j: float):
-        """``(g, lower, upper)`` after the Newton path at ``j`` (cached per ``j``)."""
+    def start(self, j: float, stop=None):
+        """``(g, lower, upper)`` after the Newton path at ``j`` (cached per ``j``); ``stop(lower)``
+        may end the path early (see :meth:`newton`)."""
         cache = self.__dict__.setdefault("_started", {})
         if j not in cache:
             t0 = time.perf_counter()
-            g, pi = self.newton(float(j))
+            g, pi = self.newton(float(j), stop)
             cache[j] = (g, self.lower(j, pi), self.objective(g))
             self.paths[j] = self.path
             self.stats.build_seconds += time.perf_counter() - t0
@@ -369,9 +390,12 @@ WIDEN = 0.9
 
 
 def pair_pass(solver, xc, js, dh, res, best, out) -> set:
-    """One pass of :meth:`._lp.Solver.h_pair` (its ``res``, ``best``, ``out``) by :class:`.AnchoredBarrier`: the Newton bounds of every
-    ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
-    trust-region LPs until ``j`` is exact or its lower bound rules it out (then, when columns
+    """One pass of :meth:`._lp.Solver.h_pair` (its ``res``, ``best``, ``out``) by
+    :class:`.AnchoredBarrier`, one ``j`` after the other, the likelier argmin first (smaller
+    ``H + Δ̂ j`` at the best one-column move, :meth:`AnchoredBarrier.single_move`; with
+    :data:`SINGLE_MOVE` off, every Newton path first and their upper bounds): the Newton path
+    (ended early once its certified lower bound rules ``j`` out against an exact value found
+    before), then the trust-region LPs until ``j`` is exact or its lower bound rules it out (then, when columns
     outside ``C`` may help, the same over wider columns); a ``j`` still open gets the Kelley
     rounds at once, its pool seeded with the cuts at the Newton path's points and at the best
     one-column move of the eq.-20 minimiser to ``j`` (:meth:`AnchoredBarrier.single_move`),
@@ -381,16 +405,31 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
     had a target (``h_pair``'s ``ruling``)."""
     bar = AnchoredBarrier.of(xc)
     todo = [j for j in js if not res[j][2]]
-    for j in todo:
-        _, lo, up = bar.start(float(j))
-        res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+
+    def guess(j) -> float:  # H + Δ̂ j at the best one-column move (inf when none is on the row)
+        g = bar.single_move(float(j))
+        on_row = g is not None and abs(float(bar.mult @ g) - j) <= 1e-7 * max(1.0, j)
+        return bar.objective(g) + j * dh if on_row else np.inf
+
+    if SINGLE_MOVE:  # the likelier argmin by the one-column moves first; a later path has a target
+        order = sorted(todo, key=guess)
+    else:  # every path first, then by their upper bounds
+        for j in todo:
+            _, lo, up = bar.start(float(j))
+            res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        order = sorted(todo, key=lambda k: res[k][1] + k * dh)
     ruling = set()
-    for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
+    for j in order:
         if res[j][2] or out(j):
             continue
         b = best(j)
         stop = None if b is None else (
             lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
+        _, lo, up = bar.start(float(j), stop)  # cached when run above
+        res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        if out(j):
+            ruling.add(j)
+            continue
         lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=solver.time_limit)
         r = res[j]
         r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]

@@ -6,6 +6,8 @@
 * :meth:`AnchoredBarrier.single_move` is the best one-column move of the eq.-20 minimiser (brute
   force over the columns), a point of the row in the box, so its objective bounds ``H(j)`` from
   above (the plain LP's H);
+* the paths run in the order of the one-column moves, each ended early once a target rules
+  its ``j`` out;
 * a path ended at a degenerate optimum (forced on every path here) leaves ``j`` to the Kelley
   rounds over ``C`` first: X and every exact H through ``Solver.h_pair`` are the plain LP's, on
   random graphs and on graphs with a clique (eq. 20's optimum ``g = 1/3`` on the clique, as the
@@ -172,3 +174,22 @@ def test_clique_h_next_to_the_argmin_is_cbc_h():
                 assert _close(h, pulp_h(kr, st.n_total - j)), (seed, j, h)
                 checked += 1
     assert checked > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1), single=hs.booleans())
+def test_x_with_targets_on_every_newton_weight_is_the_plain_x(seed, single):
+    """The paths in the one-column moves' order, each asked for its target from the first
+    smoothing weight (or the former order, SINGLE_MOVE off): X and the exact H are the plain ones."""
+    rng = np.random.default_rng(seed)
+    kr = _clique_triangles(rng, int(rng.integers(5, 9)), int(rng.integers(9, 13)))
+    st = Structure(kr)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_x_barrier, "RULE_MU", 1.0)
+        mp.setattr(_x_barrier, "SINGLE_MOVE", single)
+        for dh in rng.uniform(0.05, 1.2, size=2) * float(st.deg.max()):
+            cut = rm._Run(st, _PARAMS, cuts=True)
+            x_c, _ = cut.x(float(dh))
+            assert _close(x_c, rm._Run(st, _PARAMS, cuts=False).x(float(dh))[0])
+            for j, h in cut.h_values.items():
+                assert _close(h, _plain_h(st, j)), (j, h)
