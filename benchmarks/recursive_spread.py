@@ -15,6 +15,13 @@ Usage::
 
     nice -n 19 python benchmarks/recursive_spread.py --graph ca-HepPh --releases 10
     nice -n 19 python benchmarks/recursive_spread.py --graph ca-HepPh --delta-hat 7332 13359.7
+    nice -n 19 python benchmarks/recursive_spread.py --graph ca-HepPh --releases 10 --compare
+
+``--compare`` solves X at each Δ̂ twice in the same process, first with the barrier's speed-ups
+of issue 29 (h43hep) off — the whole Newton path at a degenerate optimum, the pairs' Hessian on
+every step, no one-column seed (``_x_barrier.DEGENERATE_MU = 0``, ``FEW_LIVE = -1``,
+``SINGLE_MOVE = False``; the line search's reuse is bit-identical and stays on) — then on, and
+prints both CPU times, their ratio and both X to the last digit.
     python benchmarks/recursive_spread.py --smoke   # seconds: the bundled karate club, 2 draws
 """
 
@@ -48,6 +55,8 @@ def main() -> None:
                     help="solve X at these Δ̂ instead of drawn ones")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per LP")
     ap.add_argument("--smoke", action="store_true", help="the bundled karate club, 2 draws")
+    ap.add_argument("--compare", action="store_true",
+                    help="X with the barrier's speed-ups off, then on (same process)")
     args = ap.parse_args()
     if args.smoke:
         import _smoke
@@ -73,23 +82,62 @@ def main() -> None:
           f"Δ search (j = {j}) {c2 - c1:.1f} s CPU; load {os.getloadavg()[0]:.1f}")
     draws = args.delta_hat or [float(release_delta_hat(j, params, np.random.default_rng(s)))
                                for s in range(args.releases)]
+    if args.compare:
+        _compare(run, draws, base)
+        return
     print(f"{'draw':>4} {'Δ̂':>10} {'X':>14} {'X CPU s':>8} {'X wall s':>8} {'load':>5} "
           f"{'release CPU s':>13}")
     solved, totals = {}, []
     for i, dh in enumerate(draws):
         if dh not in solved:
-            run.solver._xcuts = run.solver._xmodel = None  # a fresh eq.-20 model per Δ̂
-            c, w = _cpu(), time.perf_counter()
-            try:
-                x = f"{run.x(dh)[0]:.1f}"
-            except Exception as e:  # an LP over its time limit: the SQL path's fallback
-                x = type(e).__name__
-            solved[dh] = (x, _cpu() - c, time.perf_counter() - w, os.getloadavg()[0])
+            solved[dh] = _solve_x(run, dh)
         x, cpu, wall, load = solved[dh]
         totals.append(base + cpu)
         print(f"{i:>4} {dh:>10.1f} {x:>14} {cpu:>8.1f} {wall:>8.1f} {load:>5.1f} {base + cpu:>13.1f}")
     print(f"release CPU s (structure + Δ + X): min {min(totals):.1f} / median "
           f"{statistics.median(totals):.1f} / max {max(totals):.1f} over {len(totals)} draws")
+
+
+def _solve_x(run, dh, digits=1):
+    """``(X as text, CPU s, wall s, load)`` of X at ``dh`` on a fresh eq.-20 model."""
+    run.solver._xcuts = run.solver._xmodel = None  # a fresh eq.-20 model per Δ̂
+    c, w = _cpu(), time.perf_counter()
+    try:
+        x = f"{run.x(dh)[0]:.{digits}f}"
+    except Exception as e:  # an LP over its time limit: the SQL path's fallback
+        x = type(e).__name__
+    return x, _cpu() - c, time.perf_counter() - w, os.getloadavg()[0]
+
+
+#: the barrier's knobs with its issue-29 speed-ups off (see the module docstring)
+_BEFORE = {"DEGENERATE_MU": 0.0, "FEW_LIVE": -1.0, "SINGLE_MOVE": False}
+
+
+def _compare(run, draws, base) -> None:
+    from provsql_dp.mechanisms.recursive import _x_barrier
+
+    after = {k: getattr(_x_barrier, k) for k in _BEFORE}
+    print(f"{'draw':>4} {'Δ̂':>10} {'X before':>20} {'X after':>20} {'before s':>8} "
+          f"{'after s':>8} {'ratio':>6} {'load':>5}")
+    solved, tot_b, tot_a = {}, [], []
+    for i, dh in enumerate(draws):
+        if dh not in solved:
+            for k, v in _BEFORE.items():
+                setattr(_x_barrier, k, v)
+            xb, cb, _, _ = _solve_x(run, dh, 7)
+            for k, v in after.items():
+                setattr(_x_barrier, k, v)
+            xa, ca, _, load = _solve_x(run, dh, 7)
+            solved[dh] = (xb, xa, cb, ca, load)
+        xb, xa, cb, ca, load = solved[dh]
+        tot_b.append(base + cb)
+        tot_a.append(base + ca)
+        print(f"{i:>4} {dh:>10.1f} {xb:>20} {xa:>20} {cb:>8.1f} {ca:>8.1f} "
+              f"{cb / max(ca, 1e-9):>6.2f} {load:>5.1f}")
+    for name, tot in (("before", tot_b), ("after", tot_a)):
+        print(f"release CPU s {name} (structure + Δ + X): min {min(tot):.1f} / median "
+              f"{statistics.median(tot):.1f} / max {max(tot):.1f} over {len(tot)} draws")
+    print(f"median ratio before / after: {statistics.median(tot_b) / statistics.median(tot_a):.2f}")
 
 
 if __name__ == "__main__":

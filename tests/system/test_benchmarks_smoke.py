@@ -49,6 +49,7 @@ CASES = [
     ("recursive.py",),
     ("recursive_tpch_lean.py",),
     ("recursive_spread.py",),
+    ("recursive_spread.py", "--compare"),
     ("semijoin_post.py",),
     ("server.py",),
     ("side_channel_timing.py",),

@@ -31,6 +31,20 @@ The result is exact when ``upper − lower ≤ 1e-9`` relative (the same test as
 exact in 6 trust-region LPs after 32 Newton steps (≈ 27 s CPU, loaded machine), where Kelley's
 rounds did not converge in 40.
 
+**A degenerate optimum** (ca-HepPh node, ``j = 80``: one author of the 185-clique moves from
+``g = 1/3`` to 2/3 and a million triangles stay on their kink) gets no trust region (its near
+band is most tuples): the path ends once more than a quarter of the tuples lie within ``μ`` of
+their kink at ``μ ≤ 1e-3`` (the rest of the path, and a second one over wider columns, only
+refined the seeds), and the Kelley rounds over ``C`` decide ``j`` first, seeded by the path and
+by the best one-column move of the eq.-20 minimiser (:meth:`AnchoredBarrier.single_move`, often
+``H(j)``'s minimiser there). **Privacy**: none of this decides a value. Where the path ends, the
+order of the solvers, the seeds and the Hessian's summation order only change the time; every
+``H(j)`` the mechanism uses is still certified — ``lower`` by weak duality of the plain LP over
+all participants (any ``π``), ``upper`` the exact objective at a point of the row and box (the
+one-column move is one, its row checked as the trust region's) — to the same ``1e-9`` relative.
+The running time still depends on the data through Δ̂ and the LPs, as before (README, "Running
+time"; ``release_seconds`` pads a release to a fixed time, DESIGN §8).
+
 Examples
 --------
 >>> from provsql_dp.provenance.krelation import KRelation
@@ -72,6 +86,15 @@ MAX_NEWTON = 150
 DELTA, MAX_TRUST = 1e-4, 12
 #: the trust-region LP is skipped when more tuples than this fraction (or cap) are near
 NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
+#: a Newton step's Hessian is summed over its live rows alone below this fraction of the rows
+FEW_LIVE = 0.1
+#: the Newton path ends after a smoothing weight at most this once more than this fraction of
+#: the tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`)
+DEGENERATE_MU, DEGENERATE_FRACTION = 1e-3, 0.25
+#: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
+SINGLE_MOVE = True
+#: a Newton path with a target asks it from this smoothing weight down (:meth:`AnchoredBarrier.newton`)
+RULE_MU = 1e-2
 
 
 def applicable(model) -> bool:
@@ -106,6 +129,7 @@ class AnchoredBarrier:
         self.newton_steps = self.trust_lps = 0
         self.paths = {}  # j → the Newton path's points (see newton)
         self.best_mu = {}  # j → the μ of the best lower bound (see lower)
+        self.degenerate = set()  # j whose Newton path ended at a degenerate optimum (newton)
         self.stats.build_seconds += time.perf_counter() - t0
 
     @classmethod
@@ -141,13 +165,16 @@ class AnchoredBarrier:
             self.best_mu[j] = (value, arg)
         return value
 
-    def hessian(self, d: np.ndarray) -> np.ndarray:
+    def hessian(self, d: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
         """``Aᵀ diag(d) A`` (dense): from the pairs of :class:`_Pairs`, built once per model,
-        or by :func:`_gram` when they would not fit (rows with many columns)."""
+        or by :func:`_gram` over the rows ``live`` (``d`` is 0 elsewhere) when they would not
+        fit (rows with many columns) or when at most :data:`FEW_LIVE` of the rows are live
+        (late on a path away from a degenerate optimum: a sparse product over the few rows near
+        their kink instead of a bincount over every row's pairs)."""
         pairs = self.__dict__.get("_pairs")
         if pairs is None:
             pairs = self._pairs = _Pairs.of(self.A)
-        if pairs is False:
+        if pairs is False or (live is not None and live.sum() <= FEW_LIVE * len(d)):
             live = d != 0.0
             return _gram(self.A[live], d[live])
         return pairs.gram(d)
@@ -171,9 +198,11 @@ class AnchoredBarrier:
         a = (1.0 - self.A @ g) / mu if a is None else a
         return float(self.q @ np.logaddexp(0.0, a)) * mu - mu * float(np.log(g).sum() + np.log1p(-g).sum())
 
-    def newton(self, j: float) -> tuple[np.ndarray, np.ndarray]:
+    def newton(self, j: float, stop=None) -> tuple[np.ndarray, np.ndarray]:
         """``(g, π)``: a point of the row with ``0 < g < 1`` next to an optimum, and the
-        smoothed slopes ``π_t = q_t σ((1 − a_t g)/μ)`` (a dual guess for :meth:`lower`)."""
+        smoothed slopes ``π_t = q_t σ((1 − a_t g)/μ)`` (a dual guess for :meth:`lower`).
+        ``stop(lower)`` (a target that rules ``j`` out) is asked at the end of every smoothing
+        weight from :data:`RULE_MU` down, with the certified lower bound of that ``π``."""
         g = self._start(j)
         nc, mult = self.nc, self.mult
         kkt = np.zeros((nc + 1, nc + 1))
@@ -183,17 +212,18 @@ class AnchoredBarrier:
         for mu in MUS:
             if self.newton_steps > 0:
                 self.path.append(g.copy())
+            known = None  # (a, value) at g from the accepted trial of the last step (same μ)
             for _ in range(30):
                 if self.newton_steps >= MAX_NEWTON:
                     return g, pi
                 _check_deadline("the barrier's Newton steps")  # a release's budget (_deadline)
                 self.newton_steps += 1
-                a = (1.0 - self.A @ g) / mu
+                a = (1.0 - self.A @ g) / mu if known is None else known[0]
                 sig = expit(a)
                 pi = self.q * sig
                 grad = -(self.At @ pi) - mu * (1.0 / g - 1.0 / (1.0 - g))
                 live = np.abs(a) < 36.0  # σ(1 − σ) < 1e-15 elsewhere: nothing to the Hessian
-                kkt[:nc, :nc] = self.hessian(np.where(live, pi * (1.0 - sig) / mu, 0.0))
+                kkt[:nc, :nc] = self.hessian(np.where(live, pi * (1.0 - sig) / mu, 0.0), live)
                 kkt[np.arange(nc), np.arange(nc)] += mu * (1.0 / g**2 + 1.0 / (1.0 - g) ** 2)
                 rhs = np.concatenate([-grad, [j - mult @ g]])
                 try:
@@ -209,20 +239,68 @@ class AnchoredBarrier:
                     t = min(t, 0.99 * float(np.min(-g[neg] / step[neg])))
                 if pos.any():
                     t = min(t, 0.99 * float(np.min((1.0 - g[pos]) / step[pos])))
-                f0 = self._smoothed(g, mu, a)  # a is (1 − A g)/μ at this g
-                while t > 1e-12 and self._smoothed(g + t * step, mu) > f0 - 0.25 * t * max(dec, 0.0):
+                # a is (1 − A g)/μ at this g; the value at g is the last accepted trial's
+                f0 = self._smoothed(g, mu, a) if known is None else known[1]
+                known = None
+                while t > 1e-12:
+                    trial = g + t * step
+                    a_t = (1.0 - self.A @ trial) / mu
+                    f_t = self._smoothed(trial, mu, a_t)
+                    if f_t <= f0 - 0.25 * t * max(dec, 0.0):
+                        known = (trial, a_t, f_t)
+                        break
                     t *= 0.5
                 g = np.clip(g + t * step, 1e-15, 1 - 1e-15)
+                # the next step reads a and the value at g from the trial when the clip kept it
+                known = known[1:] if known is not None and np.array_equal(g, known[0]) else None
                 if dec < 1e-6 or dec < 1e-9 * abs(f0):
                     break
+            if mu <= DEGENERATE_MU and self._degenerate(g, mu):
+                self.path.append(g.copy())
+                self.degenerate.add(j)  # no trust region at j (see bounds)
+                break
+            if stop is not None and mu <= RULE_MU and stop(self.lower(j, pi)):
+                break  # j is ruled out by a certified bound: the rest of the path is moot
         return g, pi
 
-    def start(self, j: float):
-        """``(g, lower, upper)`` after the Newton path at ``j`` (cached per ``j``)."""
+    def _degenerate(self, g: np.ndarray, mu: float) -> bool:
+        """More than :data:`DEGENERATE_FRACTION` of the tuples within ``μ`` of their kink at the
+        end of a smoothing weight: the optimum is degenerate (ca-HepPh node next to ``g = 1/3``
+        on the clique: a million tuples), the trust region will be skipped and the Kelley rounds
+        decide ``j``; the rest of the path would only refine their seeds (time only)."""
+        near = np.abs(1.0 - self.A @ g) <= mu
+        return int(near.sum()) > DEGENERATE_FRACTION * len(self.q)
+
+    def single_move(self, j: float) -> np.ndarray | None:
+        """The best point of the row ``Σ mult g = j`` that moves one column of the eq.-20
+        minimiser (``g_c += (j − j*)/mult_c`` within ``[0, 1]`` up to rounding; exact changes of ``F`` by one
+        pass over the entries), or ``None``. Next to a degenerate argmin this is often ``H(j)``'s
+        minimiser (ca-HepPh node, ``j = 80``: one author of the clique from 1/3 to 2/3): a seed
+        of the Kelley rounds and an upper bound (its exact objective), nothing more."""
+        gs, mult = self.g_star, self.mult
+        delta = (j - float(mult @ gs)) / mult
+        ok = (gs + delta >= -1e-12) & (gs + delta <= 1.0 + 1e-12)  # rounding of g*: clipped
+        if not ok.any():
+            return None
+        coo = self.__dict__.get("_coo")
+        if coo is None:
+            coo = self._coo = self.A.tocoo()
+        s = (self.A @ gs)[coo.row]
+        step = delta[coo.col] * coo.data
+        change = np.bincount(coo.col, weights=self.q[coo.row] * (
+            np.maximum(0.0, 1.0 - s - step) - np.maximum(0.0, 1.0 - s)), minlength=self.nc)
+        c = int(np.argmin(np.where(ok, change, np.inf)))
+        g = gs.copy()
+        g[c] = min(max(g[c] + delta[c], 0.0), 1.0)
+        return g
+
+    def start(self, j: float, stop=None):
+        """``(g, lower, upper)`` after the Newton path at ``j`` (cached per ``j``); ``stop(lower)``
+        may end the path early (see :meth:`newton`)."""
         cache = self.__dict__.setdefault("_started", {})
         if j not in cache:
             t0 = time.perf_counter()
-            g, pi = self.newton(float(j))
+            g, pi = self.newton(float(j), stop)
             cache[j] = (g, self.lower(j, pi), self.objective(g))
             self.paths[j] = self.path
             self.stats.build_seconds += time.perf_counter() - t0
@@ -299,7 +377,10 @@ class AnchoredBarrier:
             now[0], now[2] = x, value
             return verdict()
 
-        if verdict() == MORE:
+        # a degenerate optimum (the path ended early): its near band would hold a large share
+        # of the tuples at the optimum — an LP slower than the Kelley rounds (ca-HepPh node,
+        # j = 80 from μ = 1e-3: 54 k near rows, minutes); the caller's rounds decide j
+        if verdict() == MORE and float(j) not in self.degenerate:
             rounds(lambda: self._trust_lp(j, now[0], time_limit), look, MAX_TRUST)
         return now[1], now[2], done()
 
@@ -309,24 +390,46 @@ WIDEN = 0.9
 
 
 def pair_pass(solver, xc, js, dh, res, best, out) -> set:
-    """One pass of :meth:`._lp.Solver.h_pair` (its ``res``, ``best``, ``out``) by :class:`.AnchoredBarrier`: the Newton bounds of every
-    ``j`` first; then, the likelier argmin first (smaller upper bound of ``H + Δ̂ j``), the
-    trust-region LPs until ``j`` is exact or its lower bound rules it out; a ``j`` still open
-    (a degenerate optimum: the trust region is skipped) gets the Kelley rounds at once, its
-    pool seeded with the cuts at the Newton path's points, stopping only when exact or ruled
-    out. Returns the ``j`` whose rounds had a target (``h_pair``'s ``ruling``)."""
+    """One pass of :meth:`._lp.Solver.h_pair` (its ``res``, ``best``, ``out``) by
+    :class:`.AnchoredBarrier`, one ``j`` after the other, the likelier argmin first (smaller
+    ``H + Δ̂ j`` at the best one-column move, :meth:`AnchoredBarrier.single_move`; with
+    :data:`SINGLE_MOVE` off, every Newton path first and their upper bounds): the Newton path
+    (ended early once its certified lower bound rules ``j`` out against an exact value found
+    before), then the trust-region LPs until ``j`` is exact or its lower bound rules it out (then, when columns
+    outside ``C`` may help, the same over wider columns); a ``j`` still open gets the Kelley
+    rounds at once, its pool seeded with the cuts at the Newton path's points and at the best
+    one-column move of the eq.-20 minimiser to ``j`` (:meth:`AnchoredBarrier.single_move`),
+    stopping only when exact or ruled out. A ``j`` whose path ended at a degenerate optimum
+    (:meth:`AnchoredBarrier.newton`) has no trust region and gets the rounds over ``C``
+    first, the wider columns only when those fail for columns. Returns the ``j`` whose rounds
+    had a target (``h_pair``'s ``ruling``)."""
     bar = AnchoredBarrier.of(xc)
     todo = [j for j in js if not res[j][2]]
-    for j in todo:
-        _, lo, up = bar.start(float(j))
-        res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+
+    def guess(j) -> float:  # H + Δ̂ j at the best one-column move (inf when none is on the row)
+        g = bar.single_move(float(j))
+        on_row = g is not None and abs(float(bar.mult @ g) - j) <= 1e-7 * max(1.0, j)
+        return bar.objective(g) + j * dh if on_row else np.inf
+
+    if SINGLE_MOVE:  # the likelier argmin by the one-column moves first; a later path has a target
+        order = sorted(todo, key=guess)
+    else:  # every path first, then by their upper bounds
+        for j in todo:
+            _, lo, up = bar.start(float(j))
+            res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        order = sorted(todo, key=lambda k: res[k][1] + k * dh)
     ruling = set()
-    for j in sorted(todo, key=lambda k: res[k][1] + k * dh):
+    for j in order:
         if res[j][2] or out(j):
             continue
         b = best(j)
         stop = None if b is None else (
             lambda lo, j=j, b=b: lo + j * dh >= b - _GAP * max(1.0, abs(b)))
+        _, lo, up = bar.start(float(j), stop)  # cached when run above
+        res[j][0], res[j][1] = max(res[j][0], lo), min(res[j][1], up)
+        if out(j):
+            ruling.add(j)
+            continue
         lo, up, ex = bar.bounds(float(j), stop=stop, time_limit=solver.time_limit)
         r = res[j]
         r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
@@ -335,17 +438,38 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
         mu = bar.best_mu.get(float(j), (0.0, dh))[1]
         wider = xc.cand | (solver.lp.deg > WIDEN * mu)
         wide = None
-        if not (ex or out(j)) and wider.sum() > xc.cand.sum():
-            wide = AnchoredBarrier.of(xc, wider)
-            lo, up, ex = wide.bounds(float(j), stop=stop, time_limit=solver.time_limit)
+
+        def widen():  # the Newton path and trust region over the wider columns
+            w = AnchoredBarrier.of(xc, wider)
+            lo, up, ex = w.bounds(float(j), stop=stop, time_limit=solver.time_limit)
             r[:] = [max(r[0], lo), min(r[1], up), ex, r[3]]
-        if ex or out(j):
-            continue
-        for g_pt in bar.paths.get(float(j), []):
-            xc.add_cut(g_pt)
-        lo, up, ex = xc.anchored_bounds(j, stop=stop)
-        r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
-        if not (ex or out(j)) and xc.failure == "columns" and wide is not None:
+            return w
+
+        def kelley():  # the rounds over C, seeded by the path and the best one-column move
+            for g_pt in bar.paths.get(float(j), []):
+                xc.add_cut(g_pt)
+            moved = bar.single_move(float(j)) if SINGLE_MOVE else None  # a seed, and an
+            # upper bound when on the row
+            if moved is not None:
+                xc.add_cut(moved)
+                if abs(float(bar.mult @ moved) - j) <= 1e-7 * max(1.0, j):
+                    r[1] = min(r[1], bar.objective(moved))
+            lo, up, ex = xc.anchored_bounds(j, stop=stop)
+            r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
+
+        can_widen = wider.sum() > xc.cand.sum()
+        if float(j) in bar.degenerate:  # no trust region at j: the rounds over C first (the
+            # wider path would be degenerate too: ca-HepPh node, j = 80, 70 Newton steps)
+            if not (r[2] or out(j)):
+                kelley()
+            if not (r[2] or out(j)) and xc.failure == "columns" and can_widen:
+                wide = widen()
+        else:
+            if not (r[2] or out(j)) and can_widen:
+                wide = widen()
+            if not (r[2] or out(j)):
+                kelley()
+        if not (r[2] or out(j)) and xc.failure == "columns" and wide is not None:
             # Kelley over the wider columns, seeded by the wide Newton path (a new pool)
             xw = Eq20Cuts(solver.lp, wider, dh, stats=solver.stats, time_limit=solver.time_limit)
             for g_pt in wide.paths.get(float(j), []):

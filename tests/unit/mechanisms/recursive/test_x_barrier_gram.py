@@ -63,7 +63,7 @@ def test_past_max_pairs_the_hessian_is_the_sparse_product(monkeypatch):
 
 def _former_newton(monkeypatch):
     monkeypatch.setattr(_x_barrier.AnchoredBarrier, "hessian",
-                        lambda self, d: (self.A[d != 0].T @ self.A[d != 0].multiply(
+                        lambda self, d, live=None: (self.A[d != 0].T @ self.A[d != 0].multiply(
                             d[d != 0][:, None])).toarray())
     smoothed = _x_barrier.AnchoredBarrier._smoothed
     monkeypatch.setattr(_x_barrier.AnchoredBarrier, "_smoothed",
