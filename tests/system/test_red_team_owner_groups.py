@@ -259,3 +259,42 @@ def test_full_epsilon_groups_put_each_participant_in_one_group(sql):
         return  # refused on this database (refusals are compared across neighbours elsewhere)
     assert not (full and max(changed) > full), (
         f"every group at the whole ε for {full} moved group(s), yet a neighbour moves {changed}")
+
+
+# The single-owner premise of every owner-local (NOT) EXISTS / NOT IN / grouped IN accepted by
+# the planner (sql/owner_fd.py's docstring): removing participant q changes q's own total and
+# no other participant's. Brute force: each participant's exact total (GROUP BY the owner key
+# in plain DuckDB) on the database and on every neighbour without one participant.
+CHAIN_NULLS = CHAIN + ["INSERT INTO lineitem VALUES (12, NULL), (13, 2), (14, NULL)"]
+OWNER_LOCAL = [
+    ("FROM orders o, lineitem l1 WHERE o.ok = l1.lok AND NOT EXISTS (SELECT 1 FROM lineitem l2 "
+     "WHERE l2.lok = l1.lok AND l2.qty > l1.qty)", "o.ock"),
+    ("FROM orders o WHERE NOT EXISTS (SELECT 1 FROM lineitem l WHERE l.lok = o.ok AND "
+     "l.qty > 4)", "o.ock"),
+    ("FROM orders o WHERE o.ok IN (SELECT lok FROM lineitem GROUP BY lok HAVING SUM(qty) > 5)",
+     "o.ock"),
+    ("FROM orders o, lineitem l WHERE o.ok = l.lok AND l.qty NOT IN (SELECT l2.qty + 1 FROM "
+     "lineitem l2 WHERE l2.lok = l.lok)", "o.ock"),
+    ("FROM customer c WHERE NOT EXISTS (SELECT 1 FROM orders o, lineitem l WHERE o.ock = c.ck "
+     "AND l.lok = o.ok AND l.qty > 5)", "c.ck"),
+    ("FROM customer c, orders o WHERE o.ock = c.ck AND EXISTS (SELECT 1 FROM orders o2 WHERE "
+     "o2.ock = o.ock AND o2.ok <> o.ok)", "c.ck"),
+]
+
+
+@pytest.mark.parametrize("body,owner", OWNER_LOCAL)
+def test_owner_local_subqueries_change_only_the_removed_participant(body, owner):
+    con = _database(CHAIN_NULLS, CHAIN_PROTECT)
+    try:
+        con.execute(f"SELECT COUNT(*) {body} WITH EPSILON 1").fetchall()
+    except provsql_dp.Error:
+        pytest.fail("the planner refuses an owner-local subquery it is documented to accept")
+    sql = f"SELECT {owner}, COUNT(*) {body} GROUP BY 1"
+    base = _exact(_plain(CHAIN_NULLS), sql)
+    for q in [1, 2, 3, 4]:
+        con = _plain(CHAIN_NULLS)
+        for d in _customer(q):
+            con.execute(d)
+        other = _exact(con, sql)
+        moved = {k for k in set(base) | set(other) if k != (q,) and base.get(k) != other.get(k)}
+        assert not moved, f"removing customer {q} changed the totals of {sorted(moved)}"
