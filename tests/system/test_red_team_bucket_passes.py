@@ -11,9 +11,16 @@ THEN <W_j> ELSE x END)`` puts participant 1's total exactly on ``W_j`` when (and
 secret holds, so the release makes one more pass over the data — measured 0.72 s against
 0.45 s at 3·10^6 rows (``benchmarks/bucket_pass_timing.py``): the running time answers the
 question, whatever the noise. The test counts the exact reads (deterministic), not the time.
+
+Fixed here: a total that may straddle a boundary (:func:`~provsql_dp.mechanisms.recursive.
+buckets.near_sql`) is grouped by its exact value in the same pass, and a bucket holding one
+value is classified exactly in Python; the re-read stays only as a safety net that no total on
+a threshold, a greedy twin or a lattice point reaches (tested below, ±1 ulp).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -35,14 +42,6 @@ def _database(with_alice: bool):
     return con
 
 
-def _threshold() -> float:
-    """A threshold of the Δ search on these totals (public: θ = 1, β = 0.1 by default; the
-    candidates depend on the largest total and the count, the same on both neighbours here)."""
-    x = (np.arange(2000) * 7919 % 1000) / 100.0
-    _, (js, w, gb) = search_range(2 * x.max(), int((x > 0).sum()) + 1, 1.0, 0.1)
-    return float(w[2])
-
-
 def _exact_reads(monkeypatch, con, sql: str) -> int:
     reads = []
     inner = fast_path.engine_buckets
@@ -57,15 +56,27 @@ def _exact_reads(monkeypatch, con, sql: str) -> int:
     return len(reads)
 
 
-@pytest.mark.xfail(strict=True, reason="finding h49attack-3: the bucket route's exact re-read "
-                   "runs only when a total lies on a public threshold (a data-dependent pass)")
-def test_bucket_route_runs_the_same_passes_on_neighbours(monkeypatch):
-    w = _threshold()
-    sql = (f"SELECT SUM(CASE WHEN id = 1 AND salary = 50001 THEN {w!r} ELSE x END) FROM t "
+def _totals_on_boundaries() -> list[float]:
+    """Totals on every kind of boundary: thresholds W_j and their greedy twins gb_j of the Δ
+    search, points θe^{μ+βi} of the Δ̂ lattice (μ = 0.5 at ε = 1 for this route), and 1 ulp off
+    each."""
+    x = (np.arange(2000) * 7919 % 1000) / 100.0
+    _, (js, w, gb) = search_range(2 * x.max(), int((x > 0).sum()) + 1, 1.0, 0.1)
+    lattice = [math.exp(0.5 + 0.1 * i) for i in (-3, 0, 7, 15)]
+    out = []
+    for v in [w[0], w[2], w[10], gb[2], gb[10], *lattice]:
+        out += [float(v), float(np.nextafter(v, np.inf)), float(np.nextafter(v, -np.inf))]
+    return out
+
+
+@pytest.mark.parametrize("total", _totals_on_boundaries())
+def test_bucket_route_runs_the_same_passes_on_neighbours(monkeypatch, total):
+    """Fixed (buckets.near_sql): such a total is its own bucket, classified exactly."""
+    sql = (f"SELECT SUM(CASE WHEN id = 1 AND salary = 50001 THEN {total!r} ELSE x END) FROM t "
            "WITH EPSILON 1")
     with_alice = _exact_reads(monkeypatch, _database(True), sql)
     without = _exact_reads(monkeypatch, _database(False), sql)
-    assert with_alice == without, f"exact re-reads: {with_alice} with participant 1, {without} without"
+    assert with_alice == without == 0, f"exact re-reads: {with_alice} with participant 1, {without} without"
 
 
 def test_bucket_route_passes_off_threshold(monkeypatch):
