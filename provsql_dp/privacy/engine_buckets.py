@@ -105,9 +105,9 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         keys = "g, p, k, m"
     # a total that may straddle a boundary is its own bucket (e: its exact value), so that no
     # further pass depends on where the data put a total (buckets.near_sql)
-    near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
+    fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
     keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN c END AS e "
-             f"FROM ({logs}) AS lr")
+             f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
     data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
                f"AS b GROUP BY {keys}, e", first or None)

@@ -74,8 +74,10 @@ def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, 
     return ln, k, m
 
 
-def near_sql(theta: float, beta: float, mu: float, eps2: float) -> str:
-    """SQL, over a positive finite total ``c`` and ``l = ln c``, true for every total that could
+def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, str]:
+    """``(columns, predicate)``: the columns ``fk, fm`` to compute over ``l = ln c`` (once per
+    row), and the SQL predicate over them and the positive finite total ``c``, true for every
+    total that could
     straddle a bucket boundary: within a relative 1e-9 of a threshold ``W_j`` or of a point of
     the Δ̂ lattice ``θe^{μ+βi}``, inside the greedy test's slack above a ``W_j`` (``c ≤ gb_j``),
     in the lattice bucket of a cap of Δ̂ (``e^700``, ``2^63·ε₂``), or below 1e-8. The engine
@@ -93,23 +95,25 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> str:
     >>> import duckdb, math
     >>> con = duckdb.connect()
     >>> w = math.exp(3 * 0.1) / 2          # W_3 for θ = 1, β = 0.1
-    >>> sql = near_sql(1.0, 0.1, 0.5, 0.5)
+    >>> cols, pred = near_sql(1.0, 0.1, 0.5, 0.5)
     >>> def near(c):
-    ...     return con.execute(f"SELECT {sql} FROM (SELECT {c!r}::DOUBLE AS c, "
-    ...                        f"ln({c!r}::DOUBLE) AS l)").fetchone()[0]
+    ...     return con.execute(f"SELECT {pred} FROM (SELECT c, {cols} FROM (SELECT "
+    ...                        f"{c!r}::DOUBLE AS c, ln({c!r}::DOUBLE) AS l))").fetchone()[0]
     >>> [near(c) for c in (w, w * (1 + 1e-12), w * 1.01, 7.25, math.exp(0.5 + 0.1 * 7))]
     [True, True, False, False, True]
     """
     ib = f"{1.0 / beta!r}::DOUBLE"
     fk = f"((l + {math.log(2.0 / theta)!r}::DOUBLE) * {ib})"
     fm = f"((l - {math.log(theta) + mu!r}::DOUBLE) * {ib})"
-    dk, dm = f"({fk} - (ceil({fk}) - 1))", f"({fm} - (ceil({fm}) - 1))"
     caps = sorted({math.ceil((math.log(cap) - (math.log(theta) + mu)) / beta) + d
                    for cap in (math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63)) for d in (-1, 0, 1)})
     b = f"{float(beta)!r}::DOUBLE"
-    return (f"({b} * {dk} <= {2.0 * (1 + 1e-6) * _CMP_TOL!r} * (1 + 0.5 / c) "
-            f"OR {b} * (1 - {dk}) < 1e-9 OR {b} * {dm} < 1e-9 OR {b} * (1 - {dm}) < 1e-9 "
-            f"OR c < 1e-8 OR ceil({fm}) IN ({', '.join(map(str, caps))}))")
+    dk, dm = f"{b} * (fk - ceil(fk) + 1)", f"{b} * (fm - ceil(fm) + 1)"  # β·δ, δ ∈ (0, 1]
+    coef = 2.0 * (1 + 1e-6) * _CMP_TOL  # βδ ≤ coef·(1 + 0.5/c), times c > 0: no division
+    pred = (f"{dk} * c <= {coef!r} * (c + 0.5) OR {dk} > {b} - 1e-9 "
+            f"OR {dm} < 1e-9 OR {dm} > {b} - 1e-9 OR c < 1e-8 "
+            f"OR ceil(fm) IN ({', '.join(map(str, caps))})")
+    return f"{fk} AS fk, {fm} AS fm", pred
 
 
 @dataclass
