@@ -20,6 +20,7 @@ a threshold, a greedy twin or a lattice point reaches (tested below, ±1 ulp).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -30,6 +31,7 @@ import provsql_dp.privacy.fast_path as fast_path
 from provsql_dp.mechanisms.recursive.single_owner import search_range
 
 
+@functools.cache
 def _database(with_alice: bool):
     con = provsql_dp.connect()
     con.execute("CREATE TABLE t(id INT PRIMARY KEY, salary INT, x DOUBLE)")
@@ -37,7 +39,7 @@ def _database(with_alice: bool):
                 "FROM range(2000)")
     if with_alice:
         con.execute("INSERT INTO t VALUES (1, 50001, 0.0)")
-    con.execute("PROTECT TABLE t; SET PRIVACY BUDGET 100")
+    con.execute("PROTECT TABLE t; SET PRIVACY BUDGET 10000")
     con._rng = np.random.default_rng(5)
     return con
 
