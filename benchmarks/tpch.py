@@ -70,8 +70,9 @@ def declare(con, sql: str, ownership: str) -> str:
                 con.execute(f"UNPROTECT TABLE {t}")
             continue
         break
-    for stmt in tq.PUBLIC:
-        if stmt.split()[4] in tq.tables_read(sql):
+    for stmt in tq.PUBLIC:  # the table named after ON (SET BOUNDS ON t …, SET GROUP KEYS ON t …)
+        words = stmt.split()
+        if words[words.index("ON") + 1] in tq.tables_read(sql):
             con.execute(stmt)
     return model
 

@@ -66,6 +66,8 @@ from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
+from . import group_l1
+from .group_epsilon import l1_across_groups
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import PrivacyInfo, column_rows
 
@@ -317,6 +319,8 @@ def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
     parameters at each group's ε; ``star`` the shape of a k-star or k-triangle count."""
     plan = d.plan
     eps = d.epsilon / max(1, min(len(d.groups), d.max_groups or len(d.groups)))  # 0 groups: none
+    if l1_across_groups(d):  # one ℓ1 bound across the groups: the full ε (group_l1)
+        eps = d.epsilon
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement, never from the data: a SUM is released in two
     # parts unless its declared bounds make every value nonnegative.
@@ -337,6 +341,8 @@ def release_laplace_route(con, d: Decision, charge_fn, rng):
 
 
 def release_single_owner_route(con, d: Decision, charge_fn, rng):
+    if l1_across_groups(d):
+        return group_l1.release(con, d, charge_fn, rng)
     return release_single_owner(con, d.plan, d.own, d.epsilon, d.groups, d.key_names, d.style,
                                 d.kwargs, d.signed, d.bounds, charge_fn, rng,
                                 fallback=lambda eps: _fallback(con, d.plan, eps, d, rng),
@@ -530,9 +536,12 @@ def _equals(col, v) -> np.ndarray:
 
 def _restrict(kr, key_names, g):
     """The sub-relation of one GROUP BY group (the whole relation without GROUP BY)."""
-    if not key_names:
-        return kr
+    return kr.restrict(_group_mask(kr, key_names, g)) if key_names else kr
+
+
+def _group_mask(kr, key_names, g):
+    """The tuples of ``kr`` in group ``g``."""
     mask = np.ones(len(kr), dtype=bool)
     for name, v in zip(key_names, g):
         mask &= _equals(kr.values[kr.columns.index(name)], v)
-    return kr.restrict(mask)
+    return mask

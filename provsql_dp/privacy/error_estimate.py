@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 from .. import _deadline
 from .._numbers import format_eps
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
@@ -53,10 +55,10 @@ from ..provenance.capture import capture, max_rows_of
 from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
-from .answer import LP_TIME_LIMIT, _restrict
+from .answer import LP_TIME_LIMIT, _group_mask, _restrict
 from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
-from .group_epsilon import one_group_per_participant
+from .group_epsilon import l1_across_groups, one_group_per_participant
 from .precheck import check_epsilon
 from .release_info import PrivacyInfo
 from .routing import DESC, Statement, before_charge, choose, decide
@@ -162,11 +164,12 @@ def estimate_error(con, tree, text: str, rng=None):
 def _job(dec, e_part: Fraction) -> tuple[float, float, object]:
     """(the release's ε per group, the estimate's ε per group, its parameters), validated."""
     n = len(dec.groups)
-    parallel = (dec.path == "single-owner" and bool(dec.plan.group_by)
-                and one_group_per_participant(dec.plan, dec.own))
+    l1 = l1_across_groups(dec)  # one Δ for the whole vector of groups: one estimate at e
+    parallel = l1 or (dec.path == "single-owner" and bool(dec.plan.group_by)
+                      and one_group_per_participant(dec.plan, dec.own))
     eps_g = dec.epsilon if parallel else dec.epsilon / n
     est_g = float(e_part) if parallel else float(e_part) / n
-    half = 2 if dec.signed else 1
+    half = 2 if dec.signed and not l1 else 1
     try:
         params = resolve_params(eps_g / half, dec.style, **dec.kwargs)
         plan_laplace(1, est_g / half, integer=True)
@@ -183,6 +186,8 @@ def _estimate(con, dec, job, rng) -> tuple:
                            columns=dec.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # every group gets the data-free index
         kr, why = None, str(e)
+    if l1_across_groups(dec):
+        return (_estimate_l1(con, dec, kr, why, eps_g, est_g, rng),)
     out = []
     for g in dec.groups:
         try:
@@ -203,6 +208,25 @@ def _estimate(con, dec, job, rng) -> tuple:
                 est = ee.release_index(0, est_g, params, rng)
         out.append(est)
     return tuple(out)
+
+
+def _estimate_l1(con, dec, kr, why, eps_g, est_g, rng):
+    """The one estimate of a release with one ℓ1 bound across the groups (:mod:`.group_l1`):
+    the index ``j`` of the participants' norms over every declared group (|weight| per tuple
+    for a signed SUM, both parts in one norm), released at the whole ``e`` — one ``j`` moves by
+    at most one between neighbours, as for a scalar release."""
+    params = resolve_params(eps_g, dec.style, **dec.kwargs)
+    j = 0
+    if kr is not None:
+        mask = np.zeros(len(kr), dtype=bool)
+        for g in dec.groups:
+            mask |= _group_mask(kr, dec.key_names, g)
+        w = np.abs(np.asarray(kr.weights, dtype=np.float64))
+        j = ee.delta_index(kr.restrict(mask), params, weights=w[mask])
+    else:
+        con._catalog.record_incident(f"error estimate: {why} ({dec.plan.label!r}); released "
+                                     "the index of j = 0")
+    return ee.release_index(j, est_g, params, rng)
 
 
 def _estimate_row(dec, estimates, part_eps, conf: float) -> tuple:

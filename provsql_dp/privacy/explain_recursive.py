@@ -19,6 +19,8 @@ participants, the largest LP and the range the Δ search bisects.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..mechanisms.recursive.cost import PUBLIC_NOTE, lp_cost
 from ..errors import CaptureTooLarge
 from ..provenance.backends import engine_of
@@ -39,6 +41,8 @@ def recursive_note(con, plan, eps) -> str:
     except CaptureTooLarge as e:
         return (f"{PUBLIC_NOTE}. Curator only: {e} — a release would read no data and return the "
                 "data-independent fallback")
+    # a signed SUM's two parts have the structure of its |weights| (sizes only)
+    kr = kr.with_weights(np.abs(np.asarray(kr.weights, dtype=np.float64)))
     cost = lp_cost(kr, 0.5 if eps is None else float(eps), privacy_style(plan))
     sizes = ", ".join(f"{k}={v}" for k, v in cost.rows())
     at = "ε = 0.5" if eps is None else "this ε"

@@ -41,7 +41,9 @@ from ..mechanisms.noise.sources import error_bound
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregates
+from . import group_l1
 from .explain_recursive import recursive_note
+from .group_epsilon import l1_across_groups
 from .kstar_route import kstar_note
 
 __all__ = ["explain_rows", "with_route", "laplace_row", "recursive_row", "laplace_alpha",
@@ -161,7 +163,8 @@ def laplace_row(con, dec, part_eps, eps, conf, alpha_goal):
 def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
     """The row of routes single-owner, k-star, k-triangle and recursive-lp: no error in
     advance; the cost note (the curator's sizes read the data: not for an accuracy refusal)."""
-    how = ("single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
+    how = (group_l1.STRATEGY.format(g=len(dec.groups)) if l1_across_groups(dec)
+           else "single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
            else dec.star.how if dec.star is not None
            else "linear programs on HiGHS")
     note = _RECURSIVE_NOTE.format(how=how)

@@ -22,7 +22,8 @@ order  route           scope       applies when
 4      r2t             aggregate   ``OPTIONS (mechanism = 'r2t')``
 5      laplace         aggregate   not ``mechanism = 'recursive'``, and the declarations bound each
                                    participant's tuples and each tuple's weight (:mod:`.fast_path`)
-6      single-owner    aggregate   every tuple has one owner (the closed form, no LP)
+6      single-owner    aggregate   every tuple has one owner (the closed form, no LP; groups a
+                                   participant may span: one ℓ1 bound across them, :mod:`.group_l1`)
 7      k-star          aggregate   a k-star count of a declared edge table (:mod:`.kstar_route`)
 8      k-triangle      aggregate   a k-triangle count of one (:mod:`.ktriangle_route`)
 9      recursive-lp    aggregate   everything else: the recursive mechanism's LPs on HiGHS

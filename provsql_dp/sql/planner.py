@@ -28,11 +28,10 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import ProgrammingError, UnsupportedQueryError
-from ._aggregate_hooks import bounded_argument, split_filter
+from ._aggregate_hooks import bounded_argument, column_bounds, split_filter
 from ._names import alias_columns, analyst_names, output_name
 from ._set_types import unify_branches
 from .catalog import SCHEMA, Catalog
-from .column_declarations import declared_bounds
 from .foreign_owners import scan_owners
 from .functions import refuse_shadowed_builtins
 from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Join, Node, OneRow,
@@ -521,7 +520,7 @@ class Planner:
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
             if finite:  # the argument as its SUM reads it: declared-bounds columns clamped
-                weight = total_weight(bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: declared_bounds(
+                weight = total_weight(bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: column_bounds(
                     self.catalog, node, c), self.types.get)[0], self.types, self.row_budget)
                 filtered = Filter(node, finite_predicate(weight))
             else:
@@ -530,11 +529,11 @@ class Planner:
             child = self._project(filtered, child.exprs, child.ids, child.names)
             return Aggregate(child, "count", None, key_ids, label)
         # SUM; an argument that is no bare column may have a range the statement proves
-        raw, proved = bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: declared_bounds(self.catalog, node, c), self.types.get)
+        raw, proved = bounded_argument(scalar_expression(arg, scope, "SUM(…)"), lambda c: column_bounds(self.catalog, node, c), self.types.get)
         weight = total_weight(raw, self.types, self.row_budget)
         star_names, star_ids = scope.star()
         wid = self.new_id()
-        bounds = declared_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid) or proved  # bare column
+        bounds = column_bounds(self.catalog, Project(node, (raw,), (wid,), ("__weight",)), wid) or proved  # bare column
         child = self._project(
             node,
             tuple(key_exprs) + tuple(exp.column(i) for i in star_ids) + (weight,),

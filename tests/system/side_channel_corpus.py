@@ -802,6 +802,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _beyond_pure()
     out += _proved_keys()
     out += _public_groups()
+    out += _groups_l1()
     out += _red_team_h49()
     out += _analyst_kinds()
     seen, unique = set(), []
@@ -847,6 +848,22 @@ def _public_groups() -> list[tuple[str, str]]:
         f"SELECT d.dname, COUNT(*) {GROUPED} WHERE 1 // (d.dept_id - 1) > 0 GROUP BY d.dname",
         f"SELECT d.dname, COUNT(*) {GROUPED} WHERE EXISTS (SELECT 1 FROM depts e WHERE "
         "e.dept_id = d.dept_id AND e.dname = 'eng') GROUP BY d.dname")]
+
+
+def _groups_l1() -> list[tuple[str, str]]:
+    """Single-owner GROUP BY whose groups a participant may span (a visit's own column picks the
+    department, not the person's row): one ℓ1 bound across the groups (``privacy.group_l1``),
+    counts, unbounded and bounded SUMs (signed: one norm over both parts), its EXPLAIN PRIVACY,
+    a failing predicate, and ``max_groups`` (its truncation kept)."""
+    vis = "FROM visits v JOIN depts d ON v.vid % 3 + 1 = d.dept_id"
+    return [("groups-l1", sql) for sql in (
+        f"SELECT d.dname, COUNT(*) {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, SUM(v.amount) {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, SUM(v.amount) {vis} GROUP BY d.dname {EPS} OPTIONS (lower = 0, upper = 50)",
+        f"SELECT d.dname, COUNT(*) {vis} WHERE 1 // v.amount > 0 GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, COUNT(*), SUM(v.amount) {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, COUNT(*) {vis} GROUP BY d.dname {EPS} OPTIONS (max_groups = 2)",
+        f"EXPLAIN PRIVACY SELECT d.dname, COUNT(*) {vis} GROUP BY d.dname {EPS}")]
 
 
 def _recursive_choice() -> list[tuple[str, str]]:

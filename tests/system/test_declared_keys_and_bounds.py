@@ -83,15 +83,17 @@ def test_join_with_visits_uses_the_single_owner_path_at_full_epsilon(people_visi
     assert [r.epsilon for r in info.releases] == [1.0, 1.0, 1.0]
 
 
-def test_a_key_outside_the_owners_row_splits_epsilon(people_visits):
-    """Grouping visits by day: one person's visits span several days, so ε/groups each."""
+def test_a_key_outside_the_owners_row_takes_one_l1_bound(people_visits):
+    """Grouping visits by day: one person's visits span several days, so the days are released
+    with one ℓ1 bound across them (privacy.group_l1): the full ε each, one Δ̂, one charge."""
     con = _db(people_visits)
     con.execute("SET GROUP KEYS ON visits (day) VALUES (0, 1, 2, 3, 9)")
     sql = ("SELECT v.day, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
            "GROUP BY v.day WITH EPSILON 1")
     rows, info = _release(con, sql, 2)
     assert [r[0] for r in rows] == [0, 1, 2, 3, 9]  # day 4 exists but is not declared; 9 is empty
-    assert [r.epsilon for r in info.releases] == [pytest.approx(0.2)] * 5
+    assert [r.epsilon for r in info.releases] == [pytest.approx(1.0)] * 5
+    assert len({getattr(r, "release", r).delta_hat for r in info.releases}) == 1
     assert info.epsilon == 1
 
 

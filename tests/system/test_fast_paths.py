@@ -129,9 +129,11 @@ def test_group_by_a_public_row_the_owners_key_determines_is_parallel_and_equals_
         assert value == pytest.approx(slow.value, rel=1e-6, abs=1e-6)
 
 
-def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon(people_visits):
+def test_group_by_a_public_row_not_pinned_by_a_key_takes_one_l1_bound(people_visits):
     """Without a declared key on the public side (or joined from a visit's column, not the
-    owner's row), one person may reach several groups: ε is split over the groups."""
+    owner's row), one person may reach several groups: the groups are released together with
+    one ℓ1 bound across them (privacy.group_l1), each at the full ε, the vector's plan counting
+    every group as a moved coordinate; ``OPTIONS (max_groups = 1)`` keeps its ε split."""
     con = _db(people_visits)
     con.execute("CREATE TABLE cities2 AS SELECT * FROM cities")  # no key declared
     con.execute("CREATE TABLE days(id INT PRIMARY KEY, name VARCHAR)")
@@ -141,7 +143,13 @@ def test_group_by_a_public_row_not_pinned_by_a_key_splits_epsilon(people_visits)
                 ("SELECT d.name, COUNT(*) FROM people p JOIN visits v ON p.id = v.pid "
                  "JOIN days d ON v.day = d.id GROUP BY d.name")):
         rows, info = _release(con, sql + " WITH EPSILON 1", 2)
-        assert [r.epsilon for r in info.releases] == [pytest.approx(1 / len(rows))] * len(rows)
+        assert [r.epsilon for r in info.releases] == [pytest.approx(1.0)] * len(rows)
+        rels = [getattr(r, "release", r) for r in info.releases]  # a COUNT's wraps its release
+        assert {r.changed for r in rels} == {len(rows)}
+        assert len({r.delta_hat for r in rels}) == 1  # one Δ̂ for the vector
+        rows, info = _release(con, sql + " WITH EPSILON 1 OPTIONS (max_groups = 1)", 2)
+        assert [r.epsilon for r in info.releases] == [pytest.approx(1.0)] * len(rows)
+        assert not hasattr(getattr(info.releases[0], "release", info.releases[0]), "changed")
 
 
 def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases(people_visits):

@@ -85,3 +85,25 @@ def test_buckets_read_exactly_on_spark_release_the_same(both, monkeypatch):
     got = _run(sc, sql)
     assert calls and all(len(p) == 3 for p in calls)  # (group, part, bucket) written in
     assert got[0][0][0] == pytest.approx(want[0][0][0], rel=1e-12)
+
+
+L1_QUERIES = [  # a participant's visits fall in several groups: one ℓ1 bound across them
+    "SELECT amount % 3 AS k, SUM(amount) FROM visits WHERE amount BETWEEN 0 AND 49 "
+    "GROUP BY k WITH EPSILON 1",
+    "SELECT amount % 3 AS k, COUNT(*) FROM visits WHERE amount BETWEEN 0 AND 49 "
+    "GROUP BY k WITH EPSILON 1",
+]
+
+
+@pytest.mark.parametrize("sql", L1_QUERIES)
+def test_spark_releases_duckdbs_l1_groups_under_one_seed(both, sql):
+    """The single-owner GROUP BY with one ℓ1 bound across its groups (privacy.group_l1) runs
+    its per-(group, owner) SQL on Spark too, and releases there exactly what DuckDB releases."""
+    con, sc = both
+    assert "one ℓ1 bound across the 3 groups" in con.execute("EXPLAIN PRIVACY " + sql).fetchall()[0][2]
+    want = _run(con, sql)
+    got = _run(sc, sql)
+    assert got[1] == want[1] and want[1].startswith("recursive")
+    assert [g[0] for g in got[0]] == [w[0] for w in want[0]]
+    for g, w in zip(got[0], want[0]):
+        assert g[1] == pytest.approx(w[1], rel=1e-9, abs=1e-9)

@@ -159,8 +159,12 @@ def test_q5_groups_the_owner_determines_get_the_full_epsilon(con):
     assert len(cur.fetchall()) == 3 and cur.privacy.routes == ("single-owner",)
     assert [r.epsilon for r in cur.privacy.releases] == [1.0, 1.0, 1.0]
     assert {r.mechanism for r in cur.privacy.releases} == {"recursive"}  # not recursive-signed
-    # the nation of an order's date is not the customer's: ε is split over the groups
+    # the nation of an order's key is not the customer's: one ℓ1 bound across the groups
+    # (privacy.group_l1), every group at the full ε with one Δ̂; max_groups keeps its split
     other = ("SELECT n_name, COUNT(*) FROM customer, orders, nation WHERE c_custkey = o_custkey "
              "AND o_orderkey % 3 = n_nationkey GROUP BY n_name")
     cur = con.execute(f"{other} WITH EPSILON 1")
-    assert [r.epsilon for r in cur.privacy.releases] == pytest.approx([1 / 3] * 3)
+    rels = [getattr(r, "release", r) for r in cur.privacy.releases]
+    assert [r.epsilon for r in rels] == [1.0] * 3 and {r.changed for r in rels} == {3}
+    cur = con.execute(f"{other} WITH EPSILON 1 OPTIONS (max_groups = 2)")
+    assert [r.epsilon for r in cur.privacy.releases] == pytest.approx([1 / 2] * 3)

@@ -36,6 +36,8 @@ import time
 
 import numpy as np
 
+from ..lp._blas import one_blas_thread
+
 __all__ = ["solve", "upper_bound", "feasible_value", "MAX_ITERATIONS"]
 
 #: iterations of the interior point method before it gives up (the caller then solves exactly)
@@ -157,6 +159,7 @@ def _column_min(csc, f: np.ndarray) -> np.ndarray:
     return out
 
 
+@one_blas_thread
 def solve(model, *, rel_gap: float, abs_gap: float = 0.0, time_limit: float | None = None,
           max_iterations: int = MAX_ITERATIONS) -> tuple[float, float]:
     """``(L, U)`` with ``L ≤ OPT ≤ U`` for the max problem of ``model`` (row-wise arrays as
@@ -164,11 +167,8 @@ def solve(model, *, rel_gap: float, abs_gap: float = 0.0, time_limit: float | No
     once ``U − L ≤ max(abs_gap, rel_gap·U)``, or after ``max_iterations`` / ``time_limit``
     with the best certificates found (the gap may then be larger). BLAS runs on one thread
     (its threads spin on a loaded machine: a 309 × 309 Cholesky took 0.64 s threaded)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(model, rel_gap=rel_gap, abs_gap=abs_gap, time_limit=time_limit,
-                      max_iterations=max_iterations)
+    return _solve(model, rel_gap=rel_gap, abs_gap=abs_gap, time_limit=time_limit,
+                  max_iterations=max_iterations)
 
 
 def _solve(model, *, rel_gap: float, abs_gap: float = 0.0, time_limit: float | None = None,

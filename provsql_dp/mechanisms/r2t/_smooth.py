@@ -40,6 +40,8 @@ import time
 
 import numpy as np
 
+from ..lp._blas import one_blas_thread
+
 from ._certified import _Certificates, _ratio
 
 __all__ = ["solve", "MAX_ITERATIONS", "SHRINK"]
@@ -112,6 +114,7 @@ class _Hessian:
         return h
 
 
+@one_blas_thread
 def solve(model, *, abs_gap: float, rel_gap: float = 0.0, time_limit: float | None = None,
           max_iterations: int = MAX_ITERATIONS) -> tuple[float, float]:
     """``(L, U)`` with ``L ≤ OPT ≤ U`` for the max problem of ``model`` (row-wise arrays as
@@ -119,11 +122,8 @@ def solve(model, *, abs_gap: float, rel_gap: float = 0.0, time_limit: float | No
     once ``U − L ≤ max(abs_gap, rel_gap·U)``, or after ``max_iterations`` / ``time_limit`` with
     the best certificates found (the gap may then be larger). BLAS on one thread, as
     :func:`~provsql_dp.mechanisms.r2t._certified.solve`."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(model, abs_gap=abs_gap, rel_gap=rel_gap, time_limit=time_limit,
-                      max_iterations=max_iterations)
+    return _solve(model, abs_gap=abs_gap, rel_gap=rel_gap, time_limit=time_limit,
+                  max_iterations=max_iterations)
 
 
 def _solve(model, *, abs_gap, rel_gap, time_limit, max_iterations):

@@ -28,9 +28,11 @@ import time
 import numpy as np
 
 from ._certify import lagrangian_lower, primal_upper
+from ._framework import _CMP_TOL
 from ..lp._highs import INF as _INF
 from ..lp._highs import resolve_lp, solve_lp
 from ._j_cuts import JCuts
+from ._j_diagonal import diagonal_bounds
 
 __all__ = ["DeltaLPs", "monomial_rows"]
 
@@ -54,15 +56,31 @@ def monomial_rows(st, m_kept: np.ndarray, cand: np.ndarray | None, col_of_part, 
     return kept_m_idx, start, idx, val
 
 
+def _holds(value: float, bound: float) -> bool:
+    """``value ≤ bound`` with the Δ search's tolerance (``efficient._Run.delta``'s ``holds``)."""
+    return value <= bound * (1 + _CMP_TOL) + _CMP_TOL
+
+
 class DeltaLPs:
     """The J evaluations of :class:`~provsql_dp.mechanisms.recursive._lp.Solver` (needs ``lp``, ``stats``,
     ``time_limit``, ``j_solver`` and ``_jmodel``)."""
 
-    def j_cuts(self, cap: float, first_order: bool = False):
+    def j_cuts(self, cap: float, first_order: bool = False, probe: int | None = None):
         """``(value, slope, lower, upper)`` of ``J(cap)`` by cutting planes (:class:`._j_cuts.JCuts`,
         one pool for every probe of this solver), or ``None`` when they did not converge. With
         ``first_order``: certified bounds only (``value`` is nan) from PDLP on the cold pool, or
-        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`)."""
+        ``None`` when the pool is not cold (:meth:`._j_cuts.JCuts.first_order`). With ``probe``
+        (the Δ search's ``j``: is ``J(cap) ≤ j``?), the diagonal certificates of
+        :mod:`._j_diagonal` are tried first and returned when they settle it (``U ≤ j`` or
+        ``L > j``, with the search's comparison tolerance): no cut matrix, no LP."""
+        if probe is not None and first_order:
+            def settles(lo: float, up: float) -> bool:
+                return _holds(up, probe) or not _holds(lo, probe)
+
+            slope, lower, upper = diagonal_bounds(
+                self.lp.load_view(), cap, decided=lambda lo: settles(lo, float("inf")))
+            if settles(lower, upper):
+                return float("nan"), slope, lower, upper
         if self._jcuts is None:
             self._jcuts = JCuts(self.lp.load_view(), stats=self.stats, time_limit=self.time_limit)
         return self._jcuts.first_order(cap) if first_order else self._jcuts.solve(cap)
@@ -161,6 +179,9 @@ class DeltaLPs:
         relative tolerance ``tol`` with its load rows tightened by a relative ``tol``, so that the approximate primal is feasible for
         ``cap`` after clipping; both bounds are then certified exactly by :mod:`._certify`
         (recomputed loads for U, the Lagrangian dual function of the untightened model for L).
+        PDLP runs without HiGHS's presolve: on Q21 at SF 1 (the fallback when the cut rounds
+        ran out of time) presolve took the process to 6.4 GB; the bounds are certified from
+        whatever iterate PDLP returns either way.
         Where the rows for ``deg_q ≤ W'`` are missing the model is a relaxation, so the cut stays
         below J for ``W' < cap`` as well.
         """
@@ -174,7 +195,7 @@ class DeltaLPs:
         out = solve_lp(
             m["n_col"], m["cost"], np.zeros(m["n_col"]), np.ones(m["n_col"]), m["row_lower"],
             tight, m["start"], m["idx"], m["val"], solver="pdlp", time_limit=self.time_limit,
-            stats=self.stats, what="Δ LP", approximate=True, tolerance=tol,
+            stats=self.stats, what="Δ LP", approximate=True, tolerance=tol, presolve=False,
         )
         if out is None:
             return None

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lp._twin_hash import _distinct, _mix, _segment_sum, fixed_candidates
+from ..lp._twin_hash import _distinct, _mix, _segment_sum, colour_forms, colours, fixed_candidates
 
 __all__ = ["twin_classes"]
 
@@ -335,7 +335,10 @@ def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
     components of the accepted pairs (:func:`_verified_classes`, which verifies along spanning
     forests so that a class of ``s`` twins costs ``s − 1`` checks). With ``min_gain > 0`` the
     verification is skipped (every participant its own class) when even the candidate classes
-    would merge fewer than that fraction of the tuples.
+    would merge fewer than that fraction of the tuples; on fixed-arity structures the candidates
+    are not even built when the colour classes (coarser than the twin classes) would
+    (:func:`~provsql_dp.mechanisms.lp._twin_hash.colour_forms`). Skipping is safe: the LPs are
+    exact with or without the quotient.
     """
     n = st.n
     if n == 0 or st.n_tuples == 0:
@@ -343,7 +346,10 @@ def twin_classes(st, seed: int = 0x5EED, min_gain: float = 0.0) -> np.ndarray:
     # the candidates' hash arrays are freed before the verification allocates its own
     mat = _fixed_rows(st)
     if mat is not None:
-        cp, cq, r = fixed_candidates(mat, st.q, n, seed)
+        colour = colours(mat, st.q, n)  # fixed_candidates' own colours, computed once
+        if min_gain > 0 and colour_forms(mat, colour) > (1.0 - min_gain) * st.n_tuples:
+            return np.arange(n)  # even colour classes (coarser than twins) save too few rows
+        cp, cq, r = fixed_candidates(mat, st.q, n, seed, colour=colour)
         po = pptr = None
     else:
         cp, cq, r, po, pptr = _candidates(st, seed)

@@ -251,7 +251,7 @@ class _Run:
             w = tau(probe) / 2
             bounds = None
             if self.solver.cuts:  # cutting planes (Solver.j_cuts), else the plain LPs
-                res = self.solver.j_cuts(w, True) if self.solver.first_order else None
+                res = self.solver.j_cuts(w, True, probe) if self.solver.first_order else None
                 if res is None or (not holds(res[3], probe) and holds(res[2], probe)):
                     res = self.solver.j_cuts(w)  # no certified decision: the exact cut rounds
                 if res is not None:  # value = J to LP tolerance (nan: bounds); lower, upper certified
