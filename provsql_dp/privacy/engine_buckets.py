@@ -8,8 +8,8 @@ when each participant owns at most one of them — and returns, per group, part 
 negative parts of a signed SUM) and bucket, the summary :class:`~provsql_dp.mechanisms.recursive.
 buckets.Buckets` reads (``count``, ``Σ 1/c``, ``Σ c``, ``min``, ``max``): a few hundred rows. The
 Δ search and X are computed from it exactly as from the totals
-(:mod:`provsql_dp.mechanisms.recursive.buckets`); a bucket within rounding of a threshold is read
-exactly by one more pass (rare).
+(:mod:`provsql_dp.mechanisms.recursive.buckets`); a total within rounding of a boundary is a
+bucket of its own exact value in the same pass (``near_sql``), never read by a further pass.
 
 Which path runs depends on the plan and the declarations only (never on the data); the released
 distribution is the per-participant path's.
@@ -39,7 +39,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from ..mechanisms.recursive.buckets import Buckets, bucket_sql, params_for
+from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
 
@@ -103,18 +103,24 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
         with_tt = f"WITH tt AS {mat}({totals_sql}) "
         keys = "g, p, k, m"
-    keyed = f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m FROM ({logs}) AS lr"
-    data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, count(*)::DOUBLE AS n, "
+    # a total that may straddle a boundary is its own bucket (e: its exact value), so that no
+    # further pass depends on where the data put a total (buckets.near_sql)
+    fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
+    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN c END AS e "
+             f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
+    data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
-               f"AS b GROUP BY {keys}", first or None)
+               f"AS b GROUP BY {keys}, e", first or None)
     null = np.ma.getmaskarray(data["k"])
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine
     cols = {name: np.ma.getdata(v) for name, v in data.items()}
-    order = np.lexsort((cols["m"], np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
+    order = np.lexsort((cols["e"], np.ma.getmaskarray(data["e"]), cols["m"],
+                        np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
                         cols["g"]))  # the last key first
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
+    single = ~np.ma.getmaskarray(data["e"])[order]  # a near total's own bucket (near_sql)
     out = []
     for g in range(n_groups):
         parts = []
@@ -125,12 +131,14 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
                     float(cols["hi"][bad].max())) if bad.any() else (0.0, 0.0, 0.0)
 
             def exact(kind, v, g=g, p=p):
-                sql = f"SELECT c FROM ({keyed}) AS e WHERE g = ? AND p = ? AND {kind} = ?"
+                sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
+                       "AND e IS NULL")  # the near totals are buckets of their own
                 return np.asarray(run_exact(sql, first + [g, p, int(v)])["c"], dtype=np.float64)
 
             parts.append(Buckets(
                 cols["k"][ok].astype(np.int64), cols["m"][ok].astype(np.int64), cols["n"][ok],
-                cols["inv"][ok], cols["tot"][ok], cols["lo"][ok], cols["hi"][ok], rest, exact))
+                cols["inv"][ok], cols["tot"][ok], cols["lo"][ok], cols["hi"][ok], rest, exact,
+                single[ok]))
         out.append(parts)
     return out
 

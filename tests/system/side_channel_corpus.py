@@ -803,6 +803,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _proved_keys()
     out += _public_groups()
     out += _groups_l1()
+    out += _red_team_h49()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -1054,6 +1055,40 @@ ANALYST_REFUSED = (
 def _analyst_kinds() -> list[tuple[str, str]]:
     return [("analyst-public", s) for s in ANALYST_PUBLIC] + \
         [("analyst-refused", s) for s in ANALYST_REFUSED]
+
+
+def _red_team_h49() -> list[tuple[str, str]]:
+    """The red team's attacks on the new analyst SQL that held (h49attack; the brute-force
+    checks are ``test_red_team_owner_groups.py``): GROUP BY keys reached through non-key joins,
+    OR, inequalities, a self-join and an owner-local semi-join (must not claim one group per
+    participant), nested owner-local subqueries, grouped IN subqueries, step keys whose cast
+    overflows on an extreme value, quantified comparisons, and a SUM whose total a secret puts
+    on a threshold of the Δ search (its outcome; its extra pass is finding h49attack-3)."""
+    return [("red-team-h49", f"{sql} {EPS}") for sql in (
+        "SELECT d.dname, COUNT(*) FROM visits v, depts d WHERE v.amount = d.dept_id "
+        "GROUP BY d.dname",
+        "SELECT d.dname, COUNT(*) FROM people p, depts d WHERE p.dept = d.dept_id OR "
+        "p.age = d.dept_id GROUP BY d.dname",
+        "SELECT d.dname, SUM(p.salary) FROM people p, depts d WHERE p.salary > d.dept_id * 10000 "
+        "GROUP BY d.dname",
+        "SELECT d.dname, COUNT(*) FROM people p, people p2, depts d WHERE p2.id = p.id AND "
+        "p2.dept = d.dept_id GROUP BY d.dname",
+        "SELECT d.dname, COUNT(*) FROM people p, depts d WHERE EXISTS (SELECT 1 FROM visits v "
+        "WHERE v.pid = p.id AND v.amount = d.dept_id) GROUP BY d.dname",
+        "SELECT COUNT(*) FROM people p WHERE NOT EXISTS (SELECT 1 FROM visits v WHERE "
+        "v.pid = p.id AND v.pid IN (SELECT pid FROM visits w WHERE w.tag = 'x'))",
+        "SELECT COUNT(*) FROM people p WHERE p.id IN (SELECT v.pid FROM visits v "
+        "GROUP BY v.pid, v.amount HAVING COUNT(*) > 0)",
+        "SELECT COUNT(*) FROM people p WHERE p.id IN (SELECT v.amount FROM visits v "
+        "GROUP BY v.amount HAVING COUNT(*) > 0)",
+        "SELECT COUNT(*) FROM people p WHERE p.salary > ALL (SELECT amount FROM visits v "
+        "WHERE v.pid = p.id)",
+        "SELECT COUNT(*) FROM people p WHERE (p.id IN (SELECT v.pid FROM visits v)) IS NOT TRUE",
+        "SELECT CAST(x AS TINYINT) AS b, COUNT(*) FROM people WHERE x BETWEEN -200 AND 200 "
+        "GROUP BY 1",
+        "SELECT FLOOR(-x) AS b, COUNT(*) FROM people WHERE x > 0.5 AND x < 2.5 GROUP BY 1",
+        "SELECT SUM(CASE WHEN id = 1 AND salary = 50001 THEN 0.6749294037880016 ELSE x END) "
+        "FROM people")]
 
 
 #: the issue's statements, with the plants that trigger each

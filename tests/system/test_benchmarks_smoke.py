@@ -31,6 +31,7 @@ CASES = [
     ("engine_speed_ab.py",),
     ("sum_sql_variants.py",),
     ("backends.py",),
+    ("bucket_pass_timing.py",),
     ("blowfish.py",),
     ("coverage.py",),
     ("delta.py",),

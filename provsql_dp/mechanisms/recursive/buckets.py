@@ -13,9 +13,15 @@ So the engine groups the positive totals by two integer estimates computed from 
 returns per bucket the count, ``Σ 1/c``, ``Σ c``, ``min c`` and ``max c`` (:class:`Buckets`).
 Python then checks each bucket against the exact thresholds (computed exactly as
 :func:`~.single_owner.delta` computes them): a bucket whose ``[min, max]`` lies between two
-consecutive thresholds contributes to the right suffix sums whatever its estimate; a bucket that
-straddles one (a total within rounding of a threshold: rare) has its totals read exactly
-(``Buckets.exact``, one more pass in the engine). The answer is the one of the per-participant
+consecutive thresholds contributes to the right suffix sums whatever its estimate. A total that
+could straddle one — within rounding of a threshold ``W_j``, inside its greedy twin's slack, on
+the Δ̂ lattice or near a cap of Δ̂ (:func:`near_sql`) — is a bucket of its own exact value in the
+same pass (``Buckets.single``), placed exactly by a comparison in Python. So the engine makes
+the same passes whatever the data: a further pass read only when some total was near a
+boundary (the analyst can put one there: ``CASE WHEN <secret> THEN W_j …``) made the running
+time answer a question (red-team finding h49attack-3, ``benchmarks/bucket_pass_timing.py``).
+``Buckets.exact`` (a further pass) remains only as a safety net that no total reaches
+(``tests/unit/privacy/test_engine_buckets_near.py``). The answer is the one of the per-participant
 path — the same ``j``, the same draws from the generator in the same order — up to the order in
 which floating-point sums are added (``Σ 1/c`` in the J test, which has a relative slack, and
 ``Σ c`` in X, which is then snapped to a grid of step ``≈ 2^-20·Δ̂/ε₂``); whole-number totals
@@ -48,12 +54,12 @@ import numpy as np
 
 from ..._numbers import positive
 from ..noise.sources import resolve_rng
-from ._framework import resolve_params, threshold
-from .release import Release, release_delta_hat, release_x
+from ._framework import _CMP_TOL, resolve_params, threshold
+from .release import _MAX_EXPONENT, Release, release_delta_hat, release_x
 from .single_owner import first_feasible, search_range
 
 __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
-           "params_for"]
+           "near_sql", "params_for"]
 
 
 def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
@@ -66,6 +72,48 @@ def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, 
     k = f"ceil((l + {math.log(2.0 / theta)!r}::DOUBLE) * {inv_beta}) - 1"
     m = f"ceil((l - {math.log(theta) + mu!r}::DOUBLE) * {inv_beta})"
     return ln, k, m
+
+
+def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, str]:
+    """``(columns, predicate)``: the columns ``fk, fm`` to compute over ``l = ln c`` (once per
+    row), and the SQL predicate over them and the positive finite total ``c``, true for every
+    total that could
+    straddle a bucket boundary: within a relative 1e-9 of a threshold ``W_j`` or of a point of
+    the Δ̂ lattice ``θe^{μ+βi}``, inside the greedy test's slack above a ``W_j`` (``c ≤ gb_j``),
+    in the lattice bucket of a cap of Δ̂ (``e^700``, ``2^63·ε₂``), or below 1e-8. The engine
+    groups such totals by their exact value (:mod:`provsql_dp.privacy.engine_buckets`), so a
+    bucket whose estimate may be off holds one value and is classified exactly in Python, and
+    no total that the analyst can place on a public threshold triggers a further pass (the
+    number of passes is a function of the statement only).
+
+    Why it covers the slack: ``gb_j = W_j(1 + tol) + tol/2`` and ``c/W_k = e^{βδ}`` with
+    ``δ = fk − k ∈ (0, 1]`` (``fk = ln(2c/θ)/β``, ``k = ⌈fk⌉ − 1``), so ``c ≤ gb_k`` gives
+    ``c(1 − e^{−βδ}) ≤ tol·c + tol/2``; as ``1 − e^{−x} ≥ x/2`` on ``[0, 1]``, that needs
+    ``βδ ≤ 2·tol·(1 + 1/(2c))`` (or ``βδ > 1`` with ``c < 1e-9``). The relative margins are
+    ≥ 1e-9, far above the rounding of ``ln`` and of the thresholds (≈ 1e-15).
+
+    >>> import duckdb, math
+    >>> con = duckdb.connect()
+    >>> w = math.exp(3 * 0.1) / 2          # W_3 for θ = 1, β = 0.1
+    >>> cols, pred = near_sql(1.0, 0.1, 0.5, 0.5)
+    >>> def near(c):
+    ...     return con.execute(f"SELECT {pred} FROM (SELECT c, {cols} FROM (SELECT "
+    ...                        f"{c!r}::DOUBLE AS c, ln({c!r}::DOUBLE) AS l))").fetchone()[0]
+    >>> [near(c) for c in (w, w * (1 + 1e-12), w * 1.01, 7.25, math.exp(0.5 + 0.1 * 7))]
+    [True, True, False, False, True]
+    """
+    ib = f"{1.0 / beta!r}::DOUBLE"
+    fk = f"((l + {math.log(2.0 / theta)!r}::DOUBLE) * {ib})"
+    fm = f"((l - {math.log(theta) + mu!r}::DOUBLE) * {ib})"
+    caps = sorted({math.ceil((math.log(cap) - (math.log(theta) + mu)) / beta) + d
+                   for cap in (math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63)) for d in (-1, 0, 1)})
+    b = f"{float(beta)!r}::DOUBLE"
+    dk, dm = f"{b} * (fk - ceil(fk) + 1)", f"{b} * (fm - ceil(fm) + 1)"  # β·δ, δ ∈ (0, 1]
+    coef = 2.0 * (1 + 1e-6) * _CMP_TOL  # βδ ≤ coef·(1 + 0.5/c), times c > 0: no division
+    pred = (f"{dk} * c <= {coef!r} * (c + 0.5) OR {dk} > {b} - 1e-9 "
+            f"OR {dm} < 1e-9 OR {dm} > {b} - 1e-9 OR c < 1e-8 "
+            f"OR ceil(fm) IN ({', '.join(map(str, caps))})")
+    return f"{fk} AS fk, {fm} AS fm", pred
 
 
 @dataclass
@@ -85,6 +133,9 @@ class Buckets:
     hi: np.ndarray
     rest: tuple[float, float, float] = (0.0, 0.0, 0.0)
     exact: Callable[[str, int], np.ndarray] | None = None
+    #: the buckets of one exact value each (:func:`near_sql`'s totals; ``exact`` never returns
+    #: their totals); None: none
+    single: np.ndarray | None = None
 
     @classmethod
     def from_totals(cls, c, theta: float, beta: float, mu: float) -> Buckets:
@@ -124,18 +175,27 @@ class Buckets:
         if len(self.hi) and not math.isfinite(2.0 * float(self.hi.max())):
             raise ValueError("per-participant totals are too large (2·max overflows)")
 
-    def _by(self, kind: str):
-        """Buckets merged on one estimate: (values, n, inv, total, lo, hi), sorted."""
-        key = self.k if kind == "k" else self.m
+    def _by(self, kind: str, keep=None):
+        """Buckets (those ``keep`` selects, default all) merged on one estimate:
+        (values, n, inv, total, lo, hi), sorted."""
+        keep = np.ones(len(self.k), dtype=bool) if keep is None else keep
+        key = (self.k if kind == "k" else self.m)[keep]
         vals, inverse = np.unique(key, return_inverse=True)
         inverse = inverse.reshape(-1)
         size = len(vals)
         lo = np.full(size, np.inf)
         hi = np.full(size, -np.inf)
-        np.minimum.at(lo, inverse, self.lo)
-        np.maximum.at(hi, inverse, self.hi)
-        return (vals, np.bincount(inverse, self.n, size), np.bincount(inverse, self.inv, size),
-                np.bincount(inverse, self.total, size), lo, hi)
+        np.minimum.at(lo, inverse, self.lo[keep])
+        np.maximum.at(hi, inverse, self.hi[keep])
+        return (vals, np.bincount(inverse, self.n[keep], size),
+                np.bincount(inverse, self.inv[keep], size),
+                np.bincount(inverse, self.total[keep], size), lo, hi)
+
+    def one_value(self) -> np.ndarray:
+        """The buckets of one exact value (``single``): classified exactly, never re-read."""
+        if self.single is None:
+            return np.zeros(len(self.k), dtype=bool)
+        return np.asarray(self.single, dtype=bool) & (self.lo == self.hi)
 
 
 def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
@@ -148,13 +208,16 @@ def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[in
         return hi, threshold(hi, theta, beta)
     js, w, gb = cand
     L = len(js)
-    vals, n, inv, _, lo, top = b._by("k")
+    one = b.one_value()
+    vals, n, inv, _, lo, top = b._by("k", ~one)
     idx = np.clip(vals, 0, L)
     pad_w = np.concatenate([[-np.inf], w, [np.inf]])  # pad[i] = w[i−1]
     pad_g = np.concatenate([[-np.inf], gb, [np.inf]])
     clean = (pad_w[idx] < lo) & (top <= pad_w[idx + 1]) & (pad_g[idx] < lo)
     idx_g = idx.copy()
-    parts = [(idx[clean], idx_g[clean], n[clean], inv[clean])]
+    parts = [(idx[clean], idx_g[clean], n[clean], inv[clean]),
+             (np.searchsorted(w, b.lo[one], side="left"), np.searchsorted(gb, b.lo[one], side="left"),
+              b.n[one], b.inv[one])]  # one value each: its place among the thresholds is exact
     for v in vals[~clean]:  # totals within rounding of a threshold: read them exactly
         c = np.asarray(b.exact("k", int(v)), dtype=np.float64)
         i = np.searchsorted(w, c, side="left")  # #{t : w[t] < c}
@@ -177,9 +240,11 @@ def clamped_buckets(b: Buckets, delta_hat: float, public: float = 0.0) -> float:
     d = float(delta_hat)
     if not d >= 0:
         raise ValueError(f"delta_hat must be nonnegative, got {delta_hat!r}")
-    vals, n, _, total, lo, top = b._by("m")
+    one = b.one_value()  # one value each: below or above Δ̂, never across it
+    vals, n, _, total, lo, top = b._by("m", ~one)
     below, above = top <= d, lo > d
     out = float(total[below].sum()) + d * float(n[above].sum())
+    out += float(b.total[one & (b.hi <= d)].sum()) + d * float(b.n[one & (b.lo > d)].sum())
     for v in vals[~(below | above)]:  # Δ̂ within a bucket's range: read its totals exactly
         out += float(np.minimum(np.asarray(b.exact("m", int(v)), dtype=np.float64), d).sum())
     return public + out
