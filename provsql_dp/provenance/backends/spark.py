@@ -59,7 +59,7 @@ from sqlglot import exp
 
 from ...errors import InterfaceError, NotSupportedError, OperationalError, UnsupportedQueryError
 from . import _snapshot_leases as leases
-from . import _spark_arrow, _spark_jobs, _spark_ranks
+from . import _iceberg, _spark_arrow, _spark_jobs, _spark_ranks
 from . import _spark_snapshot as snapshot
 
 __all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX", "private_session"]
@@ -144,14 +144,18 @@ class SparkBackend:
         ``primary_key`` names columns that identify a row and ``checks`` CHECK expressions
         (Spark has no constraints): both are checked once, on the snapshot, before it is used
         (:mod:`._spark_snapshot`). ``source="delta:/path"`` reads a Delta table at ``version``
-        (default: its latest), which :attr:`source_version` then holds."""
+        (default: its latest), which :attr:`source_version` then holds; ``"iceberg:/…"`` an
+        Iceberg table at snapshot ``version`` (default: its current one, :mod:`._iceberg`)."""
         from pyspark.sql import DataFrame, functions as F
 
         self.source_version = None
         if isinstance(source, str) and source.startswith(snapshot.DELTA):
             df, self.source_version = snapshot.delta_frame(self.user_spark, name, source, version)
+        elif _iceberg.is_iceberg(source):  # its snapshot id is the version (_iceberg)
+            df, self.source_version = _iceberg.iceberg_frame(self.user_spark, name, source, version)
         elif version is not None:
-            raise InterfaceError("version= applies to a Delta source (source='delta:/path')")
+            raise InterfaceError("version= applies to a Delta source (source='delta:/path') or "
+                                 "an Iceberg one (source='iceberg:/…/metadata/….metadata.json')")
         else:
             df = source if isinstance(source, DataFrame) else self.user_spark.table(source or name)
         if "rowid" not in df.columns:
