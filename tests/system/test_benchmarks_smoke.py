@@ -51,6 +51,7 @@ CASES = [
     ("single_table.py",),
     ("spark_scale.py",),  # prints that it skipped without pyspark or Java
     ("spark_server.py",),  # likewise
+    ("spark_lake.py",),  # likewise (and without pyiceberg)
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
     ("subgraph.py", "--rhms"),
