@@ -18,7 +18,10 @@ the explorer's Cancel request, a wire protocol's CancelRequest):
   (HiGHS aborts the process if it exits while one runs);
 * interrupts the connection's DuckDB query, again every :data:`POLL` seconds until the
   statement ends (an ``interrupt()`` that lands between two queries is a no-op in DuckDB, so
-  one call could miss the next query).
+  one call could miss the next query);
+* interrupts, the same way, every other engine's step under way (registered by
+  :func:`interrupting`: a Spark read cancels the jobs tagged with its statement's tag,
+  :mod:`provsql_dp.provenance.backends._spark_jobs`), and any step registered after the cancel.
 
 A cancel never touches the ledger's own DuckDB connection (``Ledger`` writes through a cursor,
 which ``interrupt()`` does not reach), so a charge is either recorded whole or not at all; and
@@ -49,7 +52,8 @@ import duckdb
 
 from .errors import Error, StatementCancelled
 
-__all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "POLL"]
+__all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "interrupting",
+           "POLL"]
 
 #: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
 #: between two looks at the clock of a deadline watcher, :mod:`provsql_dp._deadline`)
@@ -72,6 +76,7 @@ class CancelToken:
         self._solvers: set = set()
         self._stopped = threading.Condition(self._lock)
         self._interrupters: list[threading.Thread] = []  # joined when the statement ends
+        self._steps: list = []  # other engines' steps under way (:func:`interrupting`)
 
     @property
     def cancelled(self) -> bool:
@@ -87,10 +92,14 @@ class CancelToken:
             first = not self._requested
             self._requested = True
             solvers = list(self._solvers)
+            steps = list(self._steps)
         for h in solvers:
             h.cancelSolve()
-        if self.duck is not None:
-            _interrupt(self.duck)  # at once (again at every cancel), then until the end
+        for step in steps:
+            _interrupt(step)
+        if self.duck is not None or steps:
+            if self.duck is not None:
+                _interrupt(self.duck)  # at once (again at every cancel), then until the end
             if first:
                 interrupter = threading.Thread(target=self._interrupt_until_done,
                                                name="provsql-dp-cancel", daemon=True)
@@ -102,7 +111,8 @@ class CancelToken:
     def _interrupt_until_done(self) -> None:
         with self._lock:
             while self._requested and self._running:
-                _interrupt(self.duck)
+                for target in [self.duck, *self._steps] if self.duck is not None else self._steps:
+                    _interrupt(target)
                 self._stopped.wait(POLL)
 
     def check(self) -> None:
@@ -149,6 +159,17 @@ class CancelToken:
         with self._lock:
             self._solvers.discard(h)
 
+    def _add_step(self, step) -> None:
+        with self._lock:
+            self._steps.append(step)
+            requested = self._requested
+        if requested:
+            _interrupt(step)
+
+    def _remove_step(self, step) -> None:
+        with self._lock:
+            self._steps.remove(step)
+
 
 def _interrupt(duck) -> None:
     try:
@@ -188,6 +209,34 @@ def solving(h):
     finally:
         token._remove(h)
     token.check()
+
+
+@contextmanager
+def interrupting(step):
+    """Run the ``with`` block as a step of the statement under way that a cancel stops by
+    calling ``step.interrupt()`` (at once, then every :data:`POLL` seconds until the statement
+    ends, like its DuckDB query: a step whose work starts after the cancel is reached too).
+    Without a statement under way: nothing.
+
+    >>> class Step:
+    ...     calls = 0
+    ...     def interrupt(self): Step.calls += 1
+    >>> tok = CancelToken()
+    >>> with tok.statement(), interrupting(Step()):
+    ...     tok.cancel()
+    True
+    >>> Step.calls >= 1
+    True
+    """
+    token = _current.get()
+    if token is None:
+        yield
+        return
+    token._add_step(step)
+    try:
+        yield
+    finally:
+        token._remove_step(step)
 
 
 def run_solve(h, *, threaded: bool = False):

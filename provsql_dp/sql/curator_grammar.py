@@ -4,6 +4,7 @@
 * ``ATTACH SPARK TABLE name [FROM 'source' [VERSION n]] [PRIMARY KEY (c, …)] [CHECK (expr)] …
   [SNAPSHOT 'path']`` — :meth:`provsql_dp.Connection.attach` as a statement: the table (or
   view) ``source`` of the Spark session (default: ``name``; ``'delta:/path'`` a Delta table at
+  ``VERSION n``; ``'iceberg:/…/metadata/….metadata.json'`` an Iceberg table at snapshot
   ``VERSION n``; ``'parquet.`/path`'`` Parquet files through Spark's SQL on files) is snapshotted
   once and keyed to the catalog under ``name``, with the declared key and CHECK expressions
   checked on its rows.
@@ -73,9 +74,9 @@ def _attach(parser):
     out = AttachSparkTable(this=name)
     if parser._match(TokenType.FROM):
         out.set("source", _string(parser, "the Spark source after FROM (a table name, "
-                                  "'delta:/path' or 'parquet.`/path`')"))
+                                  "'delta:/path', 'iceberg:/path' or 'parquet.`/path`')"))
         if parser._match_text_seq("VERSION"):
-            out.set("version", _whole(parser, "the Delta version", least=0))
+            out.set("version", _whole(parser, "the Delta version or Iceberg snapshot id", least=0))
     if parser._match(TokenType.PRIMARY_KEY):
         if not parser._match(TokenType.L_PAREN):
             parser.raise_error("Expected '(' and the key's columns after PRIMARY KEY")

@@ -58,6 +58,7 @@ CASES = [
     ("spark_bucket_pass.py",),  # prints that it skipped without pyspark or Java
     ("spark_scale.py",),  # likewise
     ("spark_server.py",),  # likewise
+    ("spark_lake.py",),  # likewise (and without pyiceberg)
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
     ("subgraph.py", "--rhms"),

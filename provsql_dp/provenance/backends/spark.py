@@ -49,6 +49,7 @@ SELECT TRY_CAST(TRY_CAST(src AS DECIMAL(38, 0)) + 1 AS BIGINT), rowid FROM __pro
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 
@@ -58,7 +59,7 @@ from sqlglot import exp
 
 from ...errors import InterfaceError, NotSupportedError, OperationalError, UnsupportedQueryError
 from . import _snapshot_leases as leases
-from . import _spark_arrow, _spark_ranks
+from . import _iceberg, _spark_arrow, _spark_jobs, _spark_ranks
 from . import _spark_snapshot as snapshot
 
 __all__ = ["SparkBackend", "SPARK_FUNCTIONS", "VIEW_PREFIX", "private_session"]
@@ -143,14 +144,18 @@ class SparkBackend:
         ``primary_key`` names columns that identify a row and ``checks`` CHECK expressions
         (Spark has no constraints): both are checked once, on the snapshot, before it is used
         (:mod:`._spark_snapshot`). ``source="delta:/path"`` reads a Delta table at ``version``
-        (default: its latest), which :attr:`source_version` then holds."""
+        (default: its latest), which :attr:`source_version` then holds; ``"iceberg:/…"`` an
+        Iceberg table at snapshot ``version`` (default: its current one, :mod:`._iceberg`)."""
         from pyspark.sql import DataFrame, functions as F
 
         self.source_version = None
         if isinstance(source, str) and source.startswith(snapshot.DELTA):
             df, self.source_version = snapshot.delta_frame(self.user_spark, name, source, version)
+        elif _iceberg.is_iceberg(source):  # its snapshot id is the version (_iceberg)
+            df, self.source_version = _iceberg.iceberg_frame(self.user_spark, name, source, version)
         elif version is not None:
-            raise InterfaceError("version= applies to a Delta source (source='delta:/path')")
+            raise InterfaceError("version= applies to a Delta source (source='delta:/path') or "
+                                 "an Iceberg one (source='iceberg:/…/metadata/….metadata.json')")
         else:
             df = source if isinstance(source, DataFrame) else self.user_spark.table(source or name)
         if "rowid" not in df.columns:
@@ -165,13 +170,14 @@ class SparkBackend:
 
                 self._scratch = tempfile.mkdtemp(prefix="provsql_dp_spark_")
             path = os.path.join(self._scratch, f"{name.lower()}_{next(_NUMBERS)}")
-        snapshot.write_snapshot(df, path)
-        try:
-            snap = snapshot.read_snapshot(self.spark, name, path, [c for c, _ in columns])
-            snapshot.check_rows(snap, name, tuple(primary_key), tuple(checks))
-        except Exception:
-            snapshot.remove_local(path)
-            raise
+        with self._step(f"the attach of {name}"):  # a cancel stops its jobs (_spark_jobs)
+            snapshot.write_snapshot(df, path)  # (refused before it writes if path exists)
+            try:
+                snap = snapshot.read_snapshot(self.spark, name, path, [c for c, _ in columns])
+                snapshot.check_rows(snap, name, tuple(primary_key), tuple(checks))
+            except Exception:
+                snapshot.remove_local(path)
+                raise
         self._register(name, snap, path)
         return columns
 
@@ -292,7 +298,8 @@ class SparkBackend:
         them with their ids as a dictionary view (:mod:`._spark_ranks`, dropped with the
         capture's other views); ``None`` for key types ranked on the driver instead."""
         view = f"{self._prefix}keys{next(_NUMBERS)}"
-        ranked = _spark_ranks.rank_keys(self.spark, self.to_spark(sql), width, view)
+        with self._step():
+            ranked = _spark_ranks.rank_keys(self.spark, self.to_spark(sql), width, view)
         if ranked is not None and ranked.view is not None:
             self._key_views.add(view)
         return ranked
@@ -304,7 +311,14 @@ class SparkBackend:
             self.bytes_received += batch.nbytes
             return convert(batch)
 
-        return _spark_arrow.collect_batches(df, counted, limit)
+        with self._step():
+            return _spark_arrow.collect_batches(df, counted, limit)
+
+    def _step(self, where: str = "the reading of the protected rows"):
+        """The jobs of one read, stopped by the statement's cancel or deadline and no one
+        else's (:mod:`._spark_jobs`; a Spark Connect session, without a SparkContext, is not)."""
+        sc = getattr(self.spark, "_sc", None)
+        return _spark_jobs.spark_step(sc, where) if sc is not None else contextlib.nullcontext()
 
     def fetchall(self, sql: str) -> list[tuple]:
         """The rows of a small result (a few per group)."""
