@@ -109,12 +109,21 @@ def test_the_laplace_read_is_interrupted_too(monkeypatch):
     assert any("Laplace release of 0" in w for w in incidents(con))
 
 
-def test_cancel_stops_a_duckdb_step(tmp_path):
+def test_cancel_stops_a_duckdb_step(tmp_path, monkeypatch):
     path = str(tmp_path / "c.duckdb")
     slow_db(path).close()
     an = provsql_dp.connect(path, role="analyst", user="ann")
+    charged = threading.Event()  # the cancel must land in the read, after the charge: on a
+    real_charge = type(an.ledger).charge  # loaded machine 0.3 s can still be before it
+
+    def charge(self, *args, **kwargs):
+        out = real_charge(self, *args, **kwargs)
+        charged.set()
+        return out
+
+    monkeypatch.setattr(type(an.ledger), "charge", charge)
     start = time.monotonic()
-    called, th = cancel_later(an, lambda: time.monotonic() - start > 0.3)
+    called, th = cancel_later(an, lambda: charged.is_set() and time.monotonic() - start > 0.3)
     out, took = timed(lambda: an.execute(SLOW + " WITH EPSILON 1"))
     th.join()
     assert called["ok"] and isinstance(out, StatementCancelled), out  # not the analyst failure
