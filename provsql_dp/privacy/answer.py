@@ -61,7 +61,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
-from ..sql.key_domain import proved_domain
+from ..sql.key_domain import proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
@@ -111,7 +111,7 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
                 "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
                 "of a public table, or an expression of dates or numbers the statement bounds "
                 "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
-            )
+                + unproved_hint(plan.child, key))
         scan, column = scans[base]
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
