@@ -307,7 +307,8 @@ def _enumerate(key, cols, types, ranges, own) -> list | None:
                 return None
             count, rng = starts_sql(c, g, lo, hi)
             n = _BINDER.run(count)[0][0] if lo <= hi else 0
-            conds = [k for k in conds if reads_at_most(k, c, g)]
+            conds = [k for k in (_unguarded(k, c, types[c], lo, hi) for k in conds)
+                     if k is not None and reads_at_most(k, c, g)]
         elif _kind(types[c]) == "date":
             if not isinstance(lo, datetime.date) or not isinstance(hi, datetime.date):
                 return None
