@@ -18,9 +18,9 @@ before ``X`` can stand for rows after it): it bounds the range instead.
 >>> k = sqlglot.parse_one("SELECT EXTRACT(hour FROM ts) * 100 + minute(ts)", read="duckdb")
 >>> grain(k.expressions[0], "ts")
 'minute'
->>> grain(sqlglot.parse_one("SELECT date_trunc('month', ts)").expressions[0], "ts")
+>>> grain(sqlglot.parse_one("SELECT date_trunc('month', ts)", read="duckdb").expressions[0], "ts")
 'month'
->>> grain(sqlglot.parse_one("SELECT epoch(ts)").expressions[0], "ts") is None
+>>> grain(sqlglot.parse_one("SELECT epoch(ts)", read="duckdb").expressions[0], "ts") is None
 True
 """
 

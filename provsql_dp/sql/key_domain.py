@@ -127,7 +127,7 @@ def unproved_hint(node: Node, key_id: str) -> str:
     >>> _ = con.execute("CREATE TABLE t(x DOUBLE)")
     >>> plan = plan_query(parse_one("SELECT x // 10, COUNT(*) FROM t GROUP BY 1"), Catalog(con))
     >>> unproved_hint(plan.child, plan.group_by[0])[:40]
-    '; DuckDB divides DOUBLE and DECIMAL exact'
+    '; DuckDB divides DOUBLE and DECIMAL exac'
     """
     key = _definition(node, key_id)
     if key is None:
