@@ -284,6 +284,7 @@ class Planner:
                 names=names,
                 slots=slots, types=info.types, source=source, owner_ref=ref,
                 unique_keys=self.catalog.unique_keys(info),
+                not_null=self.catalog.not_null(info),
             )
             self.types.update(zip(ids, info.types))
             return scan, Source(alias, names, ids)
