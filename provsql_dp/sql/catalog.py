@@ -351,23 +351,6 @@ class Catalog:
         ).fetchall()
         return tuple(sorted({tuple(r[0]) for r in rows}))
 
-    def not_null(self, info: TableInfo) -> tuple[str, ...]:
-        """The columns of a base table declared NOT NULL (PRIMARY KEY columns are); none for a
-        view or a registered frame (schema, never data)."""
-        if info.view_sql is not None or info.frame:
-            return ()
-
-        def read():
-            rows = self.con.execute(
-                """SELECT column_name FROM duckdb_columns()
-                    WHERE database_name = ? AND schema_name = ? AND table_name = ?
-                      AND NOT is_nullable""",
-                [info.catalog, info.schema, info.name],
-            ).fetchall()
-            return tuple(r[0] for r in rows)
-
-        return self._cached(("not_null", info.catalog, info.schema, info.name), read)
-
     def check_expressions(self, catalog: str, schema: str, table: str) -> tuple[str, ...]:
         """The text of a table's declared CHECK constraints (schema, never data)."""
         def read():

@@ -40,7 +40,7 @@ instants = st.integers(0, 3 * 366 * 86_400 * 10**6).map(
     lambda us: _T0 + datetime.timedelta(microseconds=us))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(KEYS), cond=st.sampled_from(CONDS), a=instants,
        span=st.integers(0, 40 * 86_400 * 10**6), strict=st.booleans(),
        points=st.lists(st.integers(0, 10**9), min_size=1, max_size=40),
