@@ -1003,6 +1003,8 @@ ANALYST_PUBLIC = (
     "DESCRIBE depts", "DESCRIBE people", "DESCRIBE visits", "DESCRIBE charges", "DESCRIBE SELECT * FROM depts",
     "SHOW TABLES", "SHOW ALL TABLES", "SUMMARIZE depts", "EXPLAIN SELECT * FROM depts",
     "SHOW PROTECTED", "SHOW POLICIES", "SHOW BOUNDS", "SHOW PRIVACY BUDGET",
+    # DuckDB's SHOW of a table, as DESCRIBE (sql.show_names)
+    "SHOW people", 'SHOW "depts"', "SHOW main.visits", "SHOW audit",
 )
 ANALYST_REFUSED = (
     "SELECT * FROM people", "SELECT name FROM people", "TABLE people", "FROM visits",
