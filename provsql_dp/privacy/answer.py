@@ -52,7 +52,7 @@ from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms.recursive import efficient as rm
-from ..mechanisms.recursive._framework import check_beta, resolve_params
+from ..mechanisms.recursive._framework import check_beta, check_mu, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
@@ -228,7 +228,9 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
     try:
         if "beta" in kwargs:
             check_beta(kwargs["beta"])  # (0, BETA_CAP]: a larger β only adds noise
-        resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
+        params = resolve_params(epsilon, style, **kwargs)  # validate now: nothing charged yet
+        if "mu" in kwargs:
+            check_mu(params)  # past ln(2^53)·β/ε₁ a larger μ only adds noise
     except ValueError as e:
         raise ProgrammingError(f"invalid mechanism options: {e}") from e
     return style, kwargs
