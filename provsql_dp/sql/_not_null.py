@@ -25,12 +25,12 @@ def not_null_columns(catalog, info) -> tuple[str, ...]:
         return ()
 
     def read():
-        rows = catalog.con.execute(
-            """SELECT column_name FROM duckdb_columns()
+        rows = catalog.con.execute(  # DuckDB records a PRIMARY KEY's columns NOT NULL too
+            """SELECT constraint_column_names FROM duckdb_constraints()
                 WHERE database_name = ? AND schema_name = ? AND table_name = ?
-                  AND NOT is_nullable ORDER BY column_index""",
+                  AND constraint_type = 'NOT NULL'""",
             [info.catalog, info.schema, info.name],
         ).fetchall()
-        return tuple(r[0] for r in rows)
+        return tuple(c for c in info.columns if any(c in r[0] for r in rows))
 
     return catalog.cached(("not_null", info.catalog, info.schema, info.name), read)

@@ -50,6 +50,7 @@ CASES = [
     ("side_channel_timing.py",),
     ("single_table.py",),
     ("spark_scale.py",),  # prints that it skipped without pyspark or Java
+    ("sql_leftovers.py",),
     ("spark_server.py",),  # likewise
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
