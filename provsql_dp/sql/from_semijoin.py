@@ -14,7 +14,8 @@ database). Anything else is refused as ``NOT EXISTS`` is, saying why. ``LEFT SEM
 
 The condition is made total and checked against the allow-list like any join condition; its
 columns resolve as in a join (ambiguous names are refused), not as in a subquery (where an inner
-name would shadow an outer one).
+name would shadow an outer one). Its conjuncts over the right side alone filter that side first,
+as the WHERE of an ``EXISTS`` subquery does (the same plan, so the same capture and speed).
 
 >>> import duckdb
 >>> from provsql_dp.sql.catalog import Catalog
@@ -39,7 +40,8 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from .owner_fd import inner_owners_local
-from .plan import AntiJoin, Node, Scan, SemiJoin, walk
+from .plan import AntiJoin, Filter, Node, Scan, SemiJoin, walk
+from .scalar import scalar_expression
 from .scope import NON_MONOTONE, Scope, refuse
 from .total import make_total
 
@@ -76,8 +78,17 @@ def plan_from_semijoin(planner, left: Node, scope: Scope, j: exp.Join, env: dict
         cond = make_total(exp.and_(*parts), planner.types, predicate=True,
                           budget=planner.row_budget)
     elif j.args.get("on") is not None:
+        # as EXISTS plans its WHERE: conjuncts over the right side alone filter it first
         on_scope = Scope(list(scope.sources) + [src], dict(scope.using))
-        cond = planner._scalar(j.args["on"], on_scope, "a join condition")
+        mine, rest = [], []
+        for conj in _conjuncts(j.args["on"]):
+            ids = {c.name for c in scalar_expression(conj, on_scope, "a join condition")
+                   .find_all(exp.Column)}
+            (mine if ids and ids <= set(right.ids) else rest).append(conj)
+        if mine:
+            right = Filter(right, planner._scalar(exp.and_(*mine), on_scope, "a join condition"))
+        cond = (planner._scalar(exp.and_(*rest), on_scope, "a join condition") if rest
+                else exp.true())
     else:
         raise ProgrammingError(f"{kind} JOIN needs a condition: {kind} JOIN t ON … or USING (…)")
     local = inner_owners_local(left, right, cond)
@@ -86,6 +97,14 @@ def plan_from_semijoin(planner, left: Node, scope: Scope, j: exp.Join, env: dict
             raise refuse("ANTI JOIN", NON_MONOTONE, _NOT_LOCAL)
         return AntiJoin(left, right, cond)
     return SemiJoin(left, right, cond, local=local and _protected(right))
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
 
 
 def _protected(node: Node) -> bool:

@@ -70,3 +70,21 @@ def test_using_left_forms_and_refusals():
                    "WHERE c.seg = 1")
     with pytest.raises(UnsupportedQueryError, match="ANTI JOIN .*non-monotone.*outer row"):
         _plan(con, "SELECT COUNT(*) FROM orders o ANTI JOIN customer c ON c.seg = o.pr")
+
+
+@pytest.mark.parametrize("from_sql, exists_sql", [
+    ("SELECT COUNT(*) FROM orders o SEMI JOIN customer c ON c.ck = o.ck AND c.seg > 1",
+     "SELECT COUNT(*) FROM orders o WHERE EXISTS (SELECT 1 FROM customer c WHERE c.ck = o.ck "
+     "AND c.seg > 1)"),
+    ("SELECT COUNT(*) FROM customer c ANTI JOIN orders o ON o.ck = c.ck AND o.pr = 2",
+     "SELECT COUNT(*) FROM customer c WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE "
+     "o.ck = c.ck AND o.pr = 2)"),
+    ("SELECT COUNT(*) FROM orders o SEMI JOIN nation n ON n.nk = o.pr AND n.name > 'n0'",
+     "SELECT COUNT(*) FROM orders o WHERE EXISTS (SELECT 1 FROM nation n WHERE n.nk = o.pr "
+     "AND n.name > 'n0')"),
+])
+def test_the_plan_is_the_exists_plan(from_sql, exists_sql):
+    from provsql_dp.sql.plan import explain
+
+    con, _ = _databases(0)
+    assert explain(_plan(con, from_sql)) == explain(_plan(con, exists_sql))
