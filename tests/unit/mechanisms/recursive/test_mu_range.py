@@ -50,3 +50,13 @@ def test_a_statement_outside_the_range_is_refused_and_charges_nothing():
             con.execute(f"EXPLAIN PRIVACY SELECT COUNT(*) FROM v WITH EPSILON 1 OPTIONS (mu = {mu})")
     assert con.ledger.remaining(con.user) == before
     con.execute("SELECT COUNT(*) FROM v WITH EPSILON 1 OPTIONS (mu = 14)").fetchall()
+
+
+def test_graph_count_refuses_it_too():
+    import networkx as nx
+
+    from provsql_dp.errors import InterfaceError
+    from provsql_dp.graph import count
+
+    with pytest.raises(InterfaceError, match="mu = 1e\\+15 is outside"):
+        count(nx.karate_club_graph(), "triangle", privacy="edge", epsilon=0.5, mu=1e15)
