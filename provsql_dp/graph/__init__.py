@@ -492,12 +492,17 @@ def count(
                      mechanism_options.get("lp_gap", r2t.DEFAULT_LP_GAP))
         except ValueError as e:
             raise InterfaceError(str(e)) from e
-    elif mechanism_options.get("beta") is not None:  # before anything is read or charged
-        from ..mechanisms.recursive._framework import check_beta
+    elif any(mechanism_options.get(k) is not None for k in ("beta", "mu")):  # before anything
+        from ..mechanisms.recursive._framework import check_beta, check_mu, resolve_params
 
-        try:
-            check_beta(mechanism_options["beta"])
-        except ValueError as e:
+        try:  # is read or charged: β ≤ BETA_CAP, μ ≤ mu_cap(ε₁, β)
+            if mechanism_options.get("beta") is not None:
+                check_beta(mechanism_options["beta"])
+            if mechanism_options.get("mu") is not None:
+                check_mu(resolve_params(float(epsilon), None, **{
+                    k: mechanism_options[k] for k in ("theta", "beta", "mu", "eps1", "eps2")
+                    if mechanism_options.get(k) is not None}))
+        except (ValueError, TypeError) as e:
             raise InterfaceError(str(e)) from e
     shape = degree_shape(pattern, k, _check_privacy(privacy), mechanism, construction)
     if shape is not None:  # k-stars, k-triangles: sizes independent of k

@@ -52,7 +52,7 @@ from .. import _deadline
 from .._progress import report
 from ..errors import CaptureTooLarge, ProgrammingError, SolverError, UnsupportedQueryError
 from ..mechanisms.recursive import efficient as rm
-from ..mechanisms.recursive._framework import check_beta, resolve_params
+from ..mechanisms.recursive._framework import check_beta, check_mu, resolve_params
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
@@ -61,7 +61,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
-from ..sql.key_domain import proved_domain
+from ..sql.key_domain import proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
@@ -113,7 +113,7 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
                 "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
                 "of a public table, or an expression of dates or numbers the statement bounds "
                 "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
-            )
+                + unproved_hint(plan.child, key))
         scan, column = scans[base]
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
@@ -230,7 +230,9 @@ def mechanism_kwargs(options: dict, epsilon: float, style: str) -> tuple[str, di
     try:
         if "beta" in kwargs:
             check_beta(kwargs["beta"])  # (0, BETA_CAP]: a larger β only adds noise
-        resolve_params(epsilon, style, **kwargs)  # validate now: nothing is charged yet
+        params = resolve_params(epsilon, style, **kwargs)  # validate now: nothing charged yet
+        if "mu" in kwargs:
+            check_mu(params)  # past ln(2^53)·β/ε₁ a larger μ only adds noise
     except ValueError as e:
         raise ProgrammingError(f"invalid mechanism options: {e}") from e
     return style, kwargs

@@ -142,20 +142,19 @@ def estimate_error(con, tree, text: str, rng=None):
     before_charge(st, [decisions[i] for i in chosen])
     # charged before any protected row is read: e never depends on the data
     charge = con._ledger.charge(con.user, e, text, MECHANISM)
-    found = {}
-    try:
+    found, rows = {}, []
+    try:  # the rows too: a failure after the charge is a PEP 249 error naming no data
         for i, job in zip(chosen, jobs):
             found[i] = _estimate(con, decisions[i], job, rng)
+        for i, (dec, share) in enumerate(zip(decisions, shares)):
+            if i in found:
+                rows.append(with_route(_estimate_row(dec, found[i], eps * share, float(conf)),
+                                       dec.path))
+            else:  # the plain EXPLAIN PRIVACY row of its route
+                rows.append(with_route(dec.route.explain(con, dec, eps * share, eps, conf, None),
+                                       dec.path))
     except Exception as err:  # noqa: BLE001 - after the charge: nothing about the data may show
         raise release_failure(con, err) from (None if con.role == "analyst" else err)
-    rows = []
-    for i, (dec, share) in enumerate(zip(decisions, shares)):
-        if i in found:
-            rows.append(with_route(_estimate_row(dec, found[i], eps * share, float(conf)),
-                                   dec.path))
-        else:  # the plain EXPLAIN PRIVACY row of its route
-            rows.append(with_route(dec.route.explain(con, dec, eps * share, eps, conf, None),
-                                   dec.path))
     info = PrivacyInfo(mechanism=MECHANISM, epsilon=charge.epsilon, remaining=charge.remaining,
                        estimates=tuple(found[i] for i in chosen))
     return DESC, rows, info

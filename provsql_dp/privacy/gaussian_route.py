@@ -45,6 +45,7 @@ from ..mechanisms.noise.discrete_gaussian import epsilon_of, plan_gaussian, rho_
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregate
+from ..sql.public_statement import split_private
 from . import smooth_median_route
 from .accounting import Cost
 from .fast_path import _kept_laplace_sql, _true_values
@@ -209,16 +210,31 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
 
 
 def explain(con, tree, conf: float = 0.95) -> list[tuple]:
-    """``EXPLAIN PRIVACY <query> WITH RHO ρ | WITH EPSILON ε DELTA δ``: one row (the unit and
-    the noise in the columns strategy, epsilon and note; the route last but one)."""
+    """``EXPLAIN PRIVACY <query> WITH RHO ρ | WITH EPSILON ε DELTA δ``: one row per release (the
+    unit and the noise in the columns strategy, epsilon and note; the route last but one), and
+    the row of the post-processing (ORDER BY, HAVING, LIMIT, arithmetic over the released
+    aggregates) split off and compiled exactly as the release does it (the cursor's
+    ``_private_release``), so EXPLAIN refuses what the release refuses and no more."""
     from . import routing
     from .explain_route import with_route
+    from .post_sql import explain_row as post_row, prepare_post
 
     inner = tree.this
     cost = cost_of(inner)
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
-    st = routing.Statement(con, inner.this, options)
+    core, post = split_private(con.catalog, inner.this)  # afterwards, free: as the release
+    st = routing.Statement(con, core, options)
+    post = prepare_post(st, None, post)
+    extra = [post_row(post.post, routing.DESC)] if post is not None else []
+    return [*_explain_rows(con, st, cost, options, conf), *extra]
+
+
+def _explain_rows(con, st, cost: Cost, options: dict, conf: float) -> list[tuple]:
+    """The rows of :func:`explain` for the core statement (its post-processing split off)."""
+    from . import routing
+    from .explain_route import with_route
+
     if smooth_median_route.applies(st, cost):
         return [with_route(smooth_median_route.explain_row(con, st, cost, conf),
                            smooth_median_route.ROUTE)]

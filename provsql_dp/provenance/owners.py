@@ -141,7 +141,10 @@ def _key_pinned_by(public: Node, scan: Scan, condition, base: dict, ids: set) ->
 
 
 def _one_row_per_owner(scan: Scan) -> bool:
-    """Whether each participant owns at most one row of a protected scan (declared key)."""
+    """Whether each participant owns at most one row of a protected scan (declared key). A
+    nullable UNIQUE owner column qualifies: its NULL rows name no participant (the capture gives
+    them id -1, owned by nobody), and each participant's value is on one row at most; rule 3 of
+    :mod:`provsql_dp.sql.owner_fd` (a key determines its row) asks more, non-NULL keys."""
     if len(scan.slots) != 1:
         return False
     slot = scan.slots[0]

@@ -47,6 +47,7 @@ from .expressions import (
     mechanism_options,
 )
 from .policy_grammar import _number, _table, _value_list
+from .show_names import show_of_a_table
 
 __all__ = [
     "ProvDP",
@@ -159,6 +160,8 @@ class ProvDP(DuckDB):
                 if not self._match_text_seq("TABLE"):
                     self.raise_error("Expected TABLE after UNPROTECT (UNPROTECT TABLE name)")
                 return self.expression(Unprotect(this=self._parse_privacy_table()))
+            if show_of_a_table(self._tokens[self._index:self._index + 3]):
+                return None  # SHOW audit: DuckDB's SHOW of the user's table (sql.show_names)
             if self._match_text_seq("SHOW", "PROTECTED"):
                 self._match_text_seq("TABLES")
                 return self.expression(ShowProtected())

@@ -61,10 +61,11 @@ from sqlglot import exp
 from .catalog import Catalog
 from .column_declarations import ColumnDeclarations
 from .expr_range import Range, expression_range
+from ._timestamp_grain import grain, guards, is_timestamp, reads_at_most, starts_sql
 from ._typing import _BINDER
 from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin, walk
 
-__all__ = ["proved_domain", "conditions", "MAX_GROUPS"]
+__all__ = ["proved_domain", "conditions", "unproved_hint", "MAX_GROUPS"]
 
 #: the most groups a proved domain may have (more: not used — each group costs a share of ε)
 MAX_GROUPS = 10_000
@@ -103,13 +104,42 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
             bounds += [(">=", _cast_const(decl[0], typ)), ("<=", _cast_const(decl[1], typ))]
         ranges[c] = _interval(bounds)
     try:
-        if all(_kind(scans[c][2]) in ("date", "int") for c in cols):
+        if all(_kind(scans[c][2]) in ("date", "int", "timestamp") for c in cols):
             return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
         if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
             return _steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
     except (duckdb.Error, ArithmeticError, ValueError, OverflowError):
         return None
     return None
+
+
+def unproved_hint(node: Node, key_id: str) -> str:
+    """Advice for a computed key no domain is proved for (appended to the refusal), or "".
+    DuckDB's ``//`` is integer division of integers only: on DOUBLE or DECIMAL it divides
+    exactly (``5.5 // 2`` is 2.75), so ``x // w`` takes every value of ``x / w`` — no finite
+    set of groups contains them; ``FLOOR(x / w)`` is the step.
+
+    >>> import duckdb
+    >>> from provsql_dp.sql.catalog import Catalog
+    >>> from provsql_dp.sql.dialect import parse_one
+    >>> from provsql_dp.sql.planner import plan_query
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t(x DOUBLE)")
+    >>> plan = plan_query(parse_one("SELECT x // 10, COUNT(*) FROM t GROUP BY 1"), Catalog(con))
+    >>> unproved_hint(plan.child, plan.group_by[0])[:40]
+    '; DuckDB divides DOUBLE and DECIMAL exac'
+    """
+    key = _definition(node, key_id)
+    if key is None:
+        return ""
+    types = {i: t for n in walk(node) if isinstance(n, Scan)
+             for i, t in zip(n.ids, n.types or ("",) * len(n.ids))}
+    for div in key.find_all(exp.IntDiv):
+        if any(_kind(types.get(c.name, "")) == "number" for c in div.find_all(exp.Column)):
+            return ("; DuckDB divides DOUBLE and DECIMAL exactly with // (5.5 // 2 is 2.75), so "
+                    "x // w over them is no step with a finite set of values: write FLOOR(x / w) "
+                    "under a WHERE that bounds x (// over INTEGER columns is a step)")
+    return ""
 
 
 def _definition(node: Node, cid: str) -> exp.Expression | None:
@@ -247,6 +277,8 @@ def _kind(typ: str) -> str:
     t = (typ or "").upper()
     if t == "DATE":
         return "date"
+    if is_timestamp(t):
+        return "timestamp"
     if _INT.match(t):
         return "int"
     if t in ("DOUBLE", "FLOAT", "REAL") or t.startswith("DECIMAL") or t.startswith("NUMERIC"):
@@ -256,14 +288,28 @@ def _kind(typ: str) -> str:
 
 def _enumerate(key, cols, types, ranges, own) -> list | None:
     """Every value of ``key`` over the days / integers of its columns' ranges that pass each
-    column's own conditions (DuckDB evaluates both; no table is read)."""
+    column's own conditions (DuckDB evaluates both; no table is read). A TIMESTAMP column
+    contributes the starts of the grain the key reads it at (:mod:`._timestamp_grain`), filtered
+    by its conditions of that grain or a coarser one only."""
     sources, total = [], 1
     for c in cols:
         r = ranges[c]
         if r is None:
             return None
         lo, hi = r
-        if _kind(types[c]) == "date":
+        conds = own[c]
+        if _kind(types[c]) == "timestamp":
+            if not isinstance(lo, datetime.datetime) or not isinstance(hi, datetime.datetime):
+                return None
+            key = _unguarded(key, c, types[c], lo, hi)
+            g = None if key is None else grain(key, c)
+            if g is None:
+                return None
+            count, rng = starts_sql(c, g, lo, hi)
+            n = _BINDER.run(count)[0][0] if lo <= hi else 0
+            conds = [k for k in (_unguarded(k, c, types[c], lo, hi) for k in conds)
+                     if k is not None and reads_at_most(k, c, g)]
+        elif _kind(types[c]) == "date":
             if not isinstance(lo, datetime.date) or not isinstance(hi, datetime.date):
                 return None
             n = (hi - lo).days + 1
@@ -278,12 +324,31 @@ def _enumerate(key, cols, types, ranges, own) -> list | None:
         total *= n
         if total > MAX_CANDIDATES:
             return None
-        where = " AND ".join(f"({k.sql(dialect='duckdb')})" for k in own[c]) or "TRUE"
+        where = " AND ".join(f"({k.sql(dialect='duckdb')})" for k in conds) or "TRUE"
         sources.append(f"(SELECT * FROM ({rng}) WHERE {where})")
     rows = _BINDER.run(
         f"SELECT DISTINCT k FROM (SELECT {key.sql(dialect='duckdb')} AS k FROM "
         f"{', '.join(sources)}) WHERE k IS NOT NULL ORDER BY k LIMIT {MAX_GROUPS + 1}")
     return None if len(rows) > MAX_GROUPS else [r[0] for r in rows]
+
+
+def _unguarded(key, c, typ, lo, hi):
+    """``key`` with its totality guards on TIMESTAMP ``c`` replaced by ``c``, when each guard is
+    the identity on ``[date_trunc('year', lo), hi]`` (every row in range and every start of any
+    grain), else None."""
+    key = key.copy()
+    for case in guards(key, c):
+        cond = case.args["ifs"][0].this
+        low, high = (f"TRY_CAST(({cond.args[k].sql(dialect='duckdb')}) AS {typ})"
+                     for k in ("low", "high"))
+        inside = _BINDER.run(
+            f"SELECT {low} <= date_trunc('year', TIMESTAMP '{lo.isoformat(sep=' ')}') "
+            f"AND TIMESTAMP '{hi.isoformat(sep=' ')}' <= {high}")[0][0]
+        if inside is not True or any(not isinstance(n, _CONSTANT) for n in cond.args["low"].walk()) \
+                or any(not isinstance(n, _CONSTANT) for n in cond.args["high"].walk()):
+            return None
+        case.replace(exp.column(c))
+    return key
 
 
 def _steps(key, c, typ, r) -> list | None:

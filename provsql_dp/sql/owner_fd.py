@@ -24,7 +24,10 @@ The rules (each is an FD that holds on every row of the plan's output, never a g
    holds on the row (both non-NULL); it is used only between columns of one type family (all
    integer types; otherwise one type), where equal values are the same value;
 2. ``a = constant`` fixes ``a`` for every row;
-3. a declared key of a table determines its row (and the row every column), the row's
+3. a declared key of a table determines its row (and the row every column) where its columns
+   are not NULL — declared NOT NULL (a PRIMARY KEY is), or made so on every row by the
+   statement: an equality of rule 1 or 2, or ``c IS NOT NULL`` (a nullable UNIQUE column lets
+   many rows share NULL: grouped by it, or determined as NULL, they are not one row); the row's
    ``rowid`` determines the row;
 4. the owner of a row is: the value of its owner column (``BY (c)``, in its domain), its rowid
    (``PROTECT TABLE t``), or — along a foreign key — a function of its referencing columns: the
@@ -89,8 +92,9 @@ class Facts:
     """What holds on every row of a plan node: ``base`` (output id → scan column id it equals),
     ``deps`` (computed output id → the scan column ids it is a deterministic function of),
     ``equal`` (pairs of scan column ids), ``consts`` (scan column ids fixed by a constant),
-    ``scans`` (the scans whose rows make the row) and ``slots`` ((scan index, slot position) of
-    each participant slot, in the capture's order)."""
+    ``scans`` (the scans whose rows make the row), ``slots`` ((scan index, slot position) of
+    each participant slot, in the capture's order) and ``nonnull`` (scan column ids not NULL on
+    any row: ``c IS NOT NULL``; those of ``equal`` and ``consts`` are not NULL either)."""
 
     base: dict = field(default_factory=dict)
     deps: dict = field(default_factory=dict)
@@ -98,13 +102,15 @@ class Facts:
     consts: set = field(default_factory=set)
     scans: list = field(default_factory=list)
     slots: list = field(default_factory=list)
+    nonnull: set = field(default_factory=set)
 
     def merged(self, other: "Facts") -> "Facts":
         off = len(self.scans)
         return Facts({**self.base, **other.base}, {**self.deps, **other.deps},
                      self.equal + other.equal, self.consts | other.consts,
                      self.scans + other.scans,
-                     self.slots + [(s + off, j) for s, j in other.slots])
+                     self.slots + [(s + off, j) for s, j in other.slots],
+                     self.nonnull | other.nonnull)
 
 
 def facts(node: Node) -> Facts | None:
@@ -197,6 +203,10 @@ def _conditions(f: Facts, pred: exp.Expression) -> None:
     """Record the equalities and constants of the conjuncts of ``pred`` (true on every row)."""
     types = _types(f)
     for conj in _conjuncts(pred):
+        if isinstance(conj, exp.Not) and isinstance(conj.this, exp.Is) and isinstance(
+                conj.this.expression, exp.Null) and isinstance(conj.this.this, exp.Column) \
+                and not conj.this.this.table and conj.this.this.name in f.base:
+            f.nonnull.add(f.base[conj.this.this.name])  # c IS NOT NULL
         if not isinstance(conj, exp.EQ):
             continue
         a, b = conj.this, conj.expression
@@ -249,11 +259,18 @@ class _Classes:
                         continue
                     cs, ct = dict(zip(s.columns, s.ids)), dict(zip(t.columns, t.ids))
                     if any(all(self.find(cs[c]) == self.find(ct[c]) for c in key)
-                           for key in s.unique_keys if all(c in cs for c in key)):
+                           for key in _keys(s, self)):
                         for c in s.columns:
                             self.union(cs[c], ct[c])
                         self.union(rowid(s, i), rowid(t, j))
                         changed = True
+
+    def not_null(self, x) -> bool:
+        """Whether column id ``x`` is not NULL on any row: its class holds a column of an
+        equality, a constant or an ``IS NOT NULL`` (equal values; the same row's value)."""
+        f = self.f
+        sure = f.nonnull | f.consts | {c for pair in f.equal for c in pair}
+        return self.find(x) in {self.find(c) for c in sure}
 
     def find(self, x):
         self.parent.setdefault(x, x)
@@ -266,6 +283,15 @@ class _Classes:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
             self.parent[rb] = ra
+
+
+def _keys(scan: Scan, cl: _Classes):
+    """The declared keys of ``scan`` that determine its row (rule 3): each column declared NOT
+    NULL or not NULL on every row of the plan (a NULL-keyed row is one of many)."""
+    ids = dict(zip(scan.columns, scan.ids))
+    for key in scan.unique_keys:
+        if all(c in ids and (c in scan.not_null or cl.not_null(ids[c])) for c in key):
+            yield key
 
 
 def rowid(scan: Scan, index: int) -> str:
@@ -322,7 +348,7 @@ def _closure(f: Facts, cl: _Classes, start: set) -> set:
             row = cl.find(rowid(s, i))
             ids = dict(zip(s.columns, s.ids))
             if row not in known and any(all(cl.find(ids[c]) in known for c in key)
-                                        for key in s.unique_keys if all(c in ids for c in key)):
+                                        for key in _keys(s, cl)):
                 known.add(row)
                 changed = True
             if row in known:

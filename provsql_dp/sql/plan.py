@@ -66,6 +66,9 @@ class Scan:
     catalog: str | None = None
     types: tuple[str, ...] = ()  # DuckDB type of each column, when known
     unique_keys: tuple[tuple[str, ...], ...] = ()  # declared PRIMARY KEY / UNIQUE column sets
+    #: the columns declared NOT NULL (PRIMARY KEY columns are): a UNIQUE key determines its row
+    #: only where its columns are not NULL (NULLs are not equal: many rows share a NULL "key")
+    not_null: tuple[str, ...] = ()
     #: a table owned along foreign keys: the relation read instead of the table (its columns,
     #: ``__pdp_rowid`` and the owner columns the slots name; :mod:`provsql_dp.sql.foreign_owners`)
     source: str | None = None

@@ -39,6 +39,8 @@ from .plan import (Aggregate, AggregateColumn, Aggregates, Distinct, Filter, Joi
 from .scalar import scalar_expression
 from .grouped import plan_grouped
 from .semijoin import plan_where
+from .from_semijoin import is_from_semijoin, plan_from_semijoin
+from ._not_null import not_null_columns
 from .values import plan_values
 from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
@@ -211,6 +213,8 @@ class Planner:
         side = (j.args.get("side") or "").upper()
         kind = (j.args.get("kind") or "").upper()
         method = (j.args.get("method") or "").upper()
+        if is_from_semijoin(j):  # as EXISTS / NOT EXISTS (sql.from_semijoin)
+            return plan_from_semijoin(self, left, scope, j, env)
         if side in ("LEFT", "RIGHT", "FULL"):
             raise refuse(f"{side} OUTER JOIN", NON_MONOTONE, "Use an inner join")
         if kind in ("SEMI", "ANTI", "ASOF", "POSITIONAL"):
@@ -283,6 +287,7 @@ class Planner:
                 names=names,
                 slots=slots, types=info.types, source=source, owner_ref=ref,
                 unique_keys=self.catalog.unique_keys(info),
+                not_null=not_null_columns(self.catalog, info),
             )
             self.types.update(zip(ids, info.types))
             return scan, Source(alias, names, ids)

@@ -182,7 +182,6 @@ def _file_reads(d):
         "LOAD httpfs",
         "SET enable_external_access = true",
         "SELECT * FROM _provsql_dp.ledger",
-        "SHOW p",
         "SELECT * FROM range(3)",
     ]
 

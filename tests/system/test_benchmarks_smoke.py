@@ -57,6 +57,7 @@ CASES = [
     ("single_table.py",),
     ("spark_bucket_pass.py",),  # prints that it skipped without pyspark or Java
     ("spark_scale.py",),  # likewise
+    ("sql_leftovers.py",),
     ("spark_server.py",),  # likewise
     ("spark_lake.py",),  # likewise (and without pyiceberg)
     ("subgraph.py",),

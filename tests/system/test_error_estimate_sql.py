@@ -262,3 +262,14 @@ def test_the_estimated_index_is_the_one_the_release_computes(sql, prov, monkeypa
         kr = con.provenance(prov)
         (j, params), = seen
         assert j == rm.explain(kr, 1.0, "node").delta_j
+
+
+@pytest.mark.parametrize("conf", ["0.5", "0.3", "0.01", "0.51"])
+def test_a_confidence_at_or_below_one_half_is_answered(conf):
+    """``truncation_participants`` asked a one-sided quantile at 1 − 2(1 − p) ≤ 0 for p ≤ ½ and
+    raised a ValueError after the charge (found by the side-channel corpus); ``k = 0`` there."""
+    con = _db()
+    cur = con.execute(f"EXPLAIN PRIVACY {JOIN} WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.2 "
+                      f"CONFIDENCE {conf}")
+    row = cur.fetchall()[0]
+    assert row[7] == float(conf) and row[6] > 0

@@ -25,7 +25,7 @@ from ..noise.safe_noise import MIN_EPSILON, MIN_SCALE
 
 __all__ = [
     "resolve_params", "delta_search", "accuracy_bound", "threshold", "DEFAULT_MU", "BETA_CAP",
-    "MAX_EPS1", "BETA_RANGE", "check_beta",
+    "MAX_EPS1", "BETA_RANGE", "check_beta", "MU_FLOOR", "mu_cap", "check_mu",
 ]
 
 #: the paper's μ for node-style and edge-style privacy (Chen & Zhou §6.1)
@@ -71,6 +71,52 @@ def check_beta(beta: float) -> float:
             "adds noise (Δ̂ overshoots Δ by up to e^β); use a β in that range or leave it out "
             f"(default min(ε/5, {BETA_CAP:g}))")
     return value
+
+
+#: the smallest explicit μ (the SQL options' smallest number): every μ > 0 is private
+MU_FLOOR = 1e-9
+#: ``ln 2^53``: a failure probability ½e^{−x} below 2^−53 is below a double's resolution
+_NEGLIGIBLE = 53 * math.log(2)
+
+
+def mu_cap(eps1: float, beta: float) -> float:
+    """The largest explicit μ: ``max(1, ln(2^53)·β/ε₁)`` (at most 700).
+
+    μ only trades two terms of Theorem 1 (Chen & Zhou §4.1): Δ̂ = e^{μ+Y}Δ with Y ~ Lap(β/ε₁),
+    so Lemma 6's failure probability P[Δ̂ < Δ] ≤ ½e^{−με₁/β} falls with μ while the noise
+    scale Δ̂/ε₂ (Theorem 1's first term, e^{2μ}Δ*c/ε₂) grows by e^μ. Past
+    ``μ* = ln(2^53)·β/ε₁`` the failure probability is below 2^−53 — no double can tell it from
+    0 — so a larger μ buys nothing and multiplies the noise by e^{μ−μ*} (at μ = 10¹⁵, Δ̂ is
+    infinite). The cap is never below the paper's own choices (μ = 1 node, 0.5 edge; §6.1), and
+    e^μ stays finite (700). Public: it reads the statement's ε₁ and β only.
+
+    >>> round(mu_cap(0.25, 0.1), 2)   # ε = 0.5, the default β = ε/5
+    14.69
+    >>> mu_cap(5.0, 1e-3)             # a tiny β: the paper's μ = 1 stays allowed
+    1.0
+    """
+    return min(700.0, max(1.0, _NEGLIGIBLE * beta / eps1))
+
+
+def check_mu(params) -> float:
+    """An explicit μ of resolved parameters (:func:`resolve_params`), refused (ValueError naming
+    it and the range) outside ``[MU_FLOOR, mu_cap(ε₁, β)]``.
+
+    >>> check_mu(resolve_params(1.0, "node", mu=1e15))
+    Traceback (most recent call last):
+    ...
+    ValueError: mu = 1e+15 is outside the recursive mechanism's range [1e-09, 14.7] at this ε₁ = 0.5 and β = 0.2: past ln(2^53)·β/ε₁ the failure probability ½e^(−με₁/β) of Lemma 6 is below 2^-53 and a larger μ only multiplies the noise by e^μ; use a μ in that range or leave it out (default 1 for node privacy, 0.5 for edge)
+    """
+    mu, eps1, beta = float(params["mu"]), float(params["eps1"]), float(params["beta"])
+    cap = mu_cap(eps1, beta)
+    if not MU_FLOOR <= mu <= cap:
+        raise ValueError(
+            f"mu = {mu:.4g} is outside the recursive mechanism's range [{MU_FLOOR:g}, {cap:.3g}] "
+            f"at this ε₁ = {eps1:.4g} and β = {beta:.4g}: past ln(2^53)·β/ε₁ the failure "
+            "probability ½e^(−με₁/β) of Lemma 6 is below 2^-53 and a larger μ only multiplies "
+            "the noise by e^μ; use a μ in that range or leave it out (default 1 for node "
+            "privacy, 0.5 for edge)")
+    return mu
 
 
 #: the largest ε₁: Δ̂'s index is released with ``plan_laplace(1, ε₁, integer=True)``, whose scale

@@ -73,7 +73,17 @@ _ROUNDING = 1.0 + 2.0 ** -40
 
 
 def _one_sided(noise_units, b: float) -> int:
-    """The smallest ``k ≥ 0`` with ``Pr[K > k] ≤ b`` for ``K ~ DLap(λ)`` (symmetric law)."""
+    """The smallest ``k ≥ 0`` with ``Pr[K > k] ≤ b`` for ``K ~ DLap(λ)`` (symmetric law:
+    ``Pr[K > k] = Pr[|K| > k]/2``, so ``k = 0`` once ``b ≥ ½`` — a confidence ≤ ½ asked of
+    :meth:`NoiseEstimate.truncation_participants` used to fail after the charge).
+
+    >>> _one_sided(1, 0.5), _one_sided(1, 0.9), _one_sided(1, 0.025) == tail_units(1, 0.95)
+    (0, 0, True)
+    """
+    if not 0 < b < 1:
+        raise ValueError(f"b must lie strictly between 0 and 1, got {b!r}")
+    if 2.0 * b >= 1.0:
+        return 0
     return tail_units(noise_units, 1.0 - 2.0 * b)
 
 

@@ -48,6 +48,7 @@ from sqlglot.errors import ParseError
 from ...errors import PrivacyError
 from .. import dialect as d
 from ..catalog import Catalog
+from ..show_names import shown_table
 from ._query import MAX_VIEW_DEPTH, compile_query, refuse
 
 __all__ = ["Compiled", "compile_statement", "ANALYST_KINDS", "refuse", "MAX_VIEW_DEPTH"]
@@ -110,6 +111,8 @@ def _compile(catalog: Catalog, tree: exp.Expression) -> Compiled | None:
                 v for k, v in tree.args.items() if k != "this"):
             return Compiled(f"SHOW {which}", sql=f"SHOW {which}")  # a fixed text of ours
         return None
+    if shown_table(tree) is not None:  # DuckDB's SHOW t: DESCRIBE t (sql.show_names)
+        return _describe_table(catalog, shown_table(tree))
     if isinstance(tree, exp.Command) and str(tree.this).upper() == "EXPLAIN":
         return _explain(catalog, tree)
     return None

@@ -69,12 +69,18 @@ def test_date_trunc_has_duckdbs_own_type(con):
     "SELECT n % 3, COUNT(*) FROM t WHERE n > 0 OR n < 10 GROUP BY 1",  # OR bounds nothing
     # a bound that is no constant (another column)
     "SELECT n % 3, COUNT(*) FROM t WHERE n BETWEEN 0 AND x GROUP BY 1",
-    # a number that is no step (continuous values), a text, a timestamp
+    # a number that is no step (continuous values), a text, a timestamp read to the microsecond
     "SELECT x * 2, COUNT(*) FROM t WHERE x BETWEEN 0 AND 1 GROUP BY 1",
     "SELECT ROUND(x, 1), COUNT(*) FROM t WHERE x BETWEEN 0 AND 1 GROUP BY 1",
+    "SELECT x // 10, COUNT(*) FROM t WHERE x BETWEEN 0 AND 100 GROUP BY 1",  # x / 10 on DOUBLE
     "SELECT upper(s), COUNT(*) FROM t WHERE s BETWEEN 'a' AND 'b' GROUP BY 1",
-    "SELECT year(ts), COUNT(*) FROM t WHERE ts BETWEEN TIMESTAMP '2000-01-01 00:00:00' "
+    "SELECT ts, COUNT(*) FROM t WHERE ts BETWEEN TIMESTAMP '2000-01-01 00:00:00' "
     "AND TIMESTAMP '2001-01-01 00:00:00' GROUP BY 1",
+    "SELECT epoch(ts), COUNT(*) FROM t WHERE ts BETWEEN TIMESTAMP '2000-01-01 00:00:00' "
+    "AND TIMESTAMP '2001-01-01 00:00:00' GROUP BY 1",
+    "SELECT year(ts), COUNT(*) FROM t WHERE ts >= TIMESTAMP '2000-01-01 00:00:00' GROUP BY 1",
+    "SELECT strftime(ts, '%H'), COUNT(*) FROM t WHERE ts BETWEEN "
+    "TIMESTAMP '2000-01-01' AND TIMESTAMP '2000-01-02' GROUP BY 1",
     # too many groups
     f"SELECT n, COUNT(*) FROM t WHERE n BETWEEN 0 AND {MAX_GROUPS} GROUP BY 1",
 ])

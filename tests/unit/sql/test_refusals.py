@@ -84,7 +84,8 @@ REFUSED = [
     ("full-outer-join", "SELECT r.a FROM r FULL OUTER JOIN s ON r.a = s.a", "FULL OUTER JOIN",
      NON_MONOTONE),
     ("anti-join", "SELECT a FROM r ANTI JOIN s ON r.a = s.a", "ANTI JOIN", NON_MONOTONE),
-    ("semi-join", "SELECT a FROM r SEMI JOIN s ON r.a = s.a", "SEMI JOIN", NOT_YET),
+    # a SEMI JOIN is planned as EXISTS (sql.from_semijoin); NATURAL is not
+    ("semi-join", "SELECT a FROM r NATURAL SEMI JOIN s", "NATURAL SEMI JOIN", NOT_YET),
     ("natural-join", "SELECT a FROM r NATURAL JOIN s", "NATURAL JOIN", NOT_YET),
     ("lateral", "SELECT r.a FROM r, LATERAL (SELECT a FROM s WHERE s.a = r.a) t", "LATERAL",
      NOT_YET),

@@ -1,0 +1,47 @@
+"""sql.show_names: our SHOW statements beside DuckDB's SHOW <table>, told apart by the words alone."""
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import PrivacyError
+from provsql_dp.sql.curator_grammar import ShowAuditLog
+from provsql_dp.sql.dialect import parse_one
+from provsql_dp.sql.expressions import ShowBounds
+from provsql_dp.sql.show_names import shown_table
+
+
+@pytest.mark.parametrize("sql,ours", [
+    ("SHOW AUDIT LOG", ShowAuditLog), ("show audit log limit 3", ShowAuditLog),
+    ("SHOW BOUNDS", ShowBounds), ("SHOW bounds", ShowBounds),  # complete: stays ours
+    ("SHOW audit", None), ("SHOW audit;", None), ("SHOW privacy", None), ('SHOW "audit"', None),
+])
+def test_the_words_decide(sql, ours):
+    tree = parse_one(sql)
+    if ours is None:
+        assert shown_table(tree) is not None, tree
+    else:
+        assert isinstance(tree, ours)
+
+
+@pytest.mark.parametrize("sql", ["SHOW TABLES", "SHOW ALL TABLES", "SHOW DATABASES",
+                                 "SHOW FUNCTIONS"])
+def test_duckdbs_own_show_words_are_no_table(sql):
+    assert shown_table(parse_one(sql)) is None
+
+
+def test_a_users_audit_table_is_described_by_curator_and_analyst():
+    con = provsql_dp.connect(":memory:h48_show_names")
+    con.execute("CREATE TABLE audit(x INT, note VARCHAR); CREATE TABLE bounds(b INT)")
+    con.execute("SET PRIVACY BUDGET 1 FOR USER 'ann'")
+    with pytest.warns(UserWarning):
+        an = provsql_dp.connect(":memory:h48_show_names", role="analyst", user="ann")
+    for c in (con, an):
+        assert [r[0] for r in c.execute("SHOW audit").fetchall()] == ["x", "note"]
+        assert [r[0] for r in c.execute('SHOW "bounds"').fetchall()] == ["b"]
+        assert [d[0] for d in c.execute("SHOW bounds").description][:2] == ["schema", "table"]
+    assert [r[0] for r in an.execute("SHOW main.audit").fetchall()] == ["x", "note"]
+    assert con.execute("SHOW AUDIT LOG LIMIT 1").description[0][0] == "id"
+    with pytest.raises(PrivacyError, match="curator only"):
+        an.execute("SHOW AUDIT LOG")
+    with pytest.raises(PrivacyError, match="an analyst cannot run SHOW DATABASES"):
+        an.execute("SHOW DATABASES")
