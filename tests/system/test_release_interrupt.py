@@ -114,14 +114,14 @@ def test_cancel_stops_a_duckdb_step(tmp_path, monkeypatch):
     slow_db(path).close()
     an = provsql_dp.connect(path, role="analyst", user="ann")
     charged = threading.Event()  # the cancel must land in the read, after the charge: on a
-    real_charge = type(an.ledger).charge  # loaded machine 0.3 s can still be before it
+    real_charge = type(an._ledger).charge  # loaded machine 0.3 s can still be before it
 
     def charge(self, *args, **kwargs):
         out = real_charge(self, *args, **kwargs)
         charged.set()
         return out
 
-    monkeypatch.setattr(type(an.ledger), "charge", charge)
+    monkeypatch.setattr(type(an._ledger), "charge", charge)
     start = time.monotonic()
     called, th = cancel_later(an, lambda: charged.is_set() and time.monotonic() - start > 0.3)
     out, took = timed(lambda: an.execute(SLOW + " WITH EPSILON 1"))
