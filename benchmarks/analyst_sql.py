@@ -32,6 +32,7 @@ import importlib
 import importlib.util
 import io
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -138,6 +139,9 @@ def main() -> None:
                     help="an interpreter with smartnoise-sql (it needs pandas < 3)")
     ap.add_argument("--opendp-python", default=sys.executable,
                     help="an interpreter with opendp[polars] (the peers extra)")
+    ap.add_argument("--tumult-python", default=os.environ.get("PROVSQL_DP_TUMULT_PYTHON"),
+                    help="an interpreter with tmlt.analytics, in a virtualenv of its own "
+                         "(benchmarks/_tumult_runner.py says how to make it)")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="2 releases; peers once on 3 statements; the sections' smoke size")
@@ -149,17 +153,18 @@ def main() -> None:
     if not a.no_peers:
         statements = [s for s in w.STATEMENTS if not a.smoke or s.name in SMOKE_PEER_STATEMENTS]
         table = {"provsql_dp": ours}
-        for peer, module, python in (("smartnoise-sql", "snsql", a.smartnoise_python),
-                                     ("OpenDP", "opendp", a.opendp_python)):
-            if not peers.available(python, module):
-                print(f"\n{peer} is not installed for {python} (skipped)")
+        for peer, module, python, child in (
+                ("smartnoise-sql", "snsql", a.smartnoise_python, "smartnoise"),
+                ("OpenDP", "opendp", a.opendp_python, "opendp"),
+                ("Tumult", "tmlt.analytics", a.tumult_python, "tumult")):
+            if not python or not peers.available(python, module):
+                print(f"\n{peer} is not installed for {python} (skipped)" + (
+                    "; tmlt.analytics needs pandas < 2 and pyspark < 3.6: a virtualenv of its "
+                    "own, see benchmarks/_tumult_runner.py" if child == "tumult" else ""))
                 continue
-            raw = peers.run_peer("smartnoise" if module == "snsql" else "opendp", python,
-                                 1 if a.smoke else a.releases, a.eps,
+            raw = peers.run_peer(child, python, 1 if a.smoke else a.releases, a.eps,
                                  [s.name for s in statements])
             table[peer] = peer_summaries(raw, statements)
-        print("\ntmlt.analytics: not run (it needs pandas < 2, numpy < 2 and pyspark < 3.6 on "
-              "Python 3.11; constraints.txt pins pandas 3.1.1, numpy 2.4.6, pyspark 4.3.0)")
         print_peers(table, statements)
     run_sections(a.smoke)
 
