@@ -51,6 +51,10 @@ SCALE = {
     "unbounded_sum": ("SELECT SUM(age) FROM src", False),
 }
 
+#: penguin statements (``_analyst_workload.STATEMENTS``) written with Tumult's QueryBuilder
+PENGUIN_OFFERED = ("count", "count where", "count filter", "sum case", "sum", "avg", "sum / count",
+                   "group keys", "avg by group", "order by", "limit", "having", "group no keys",
+                   "binning", "variance", "stddev", "count distinct", "median")
 #: penguin statements Tumult's QueryBuilder does not offer, with the reason an analyst meets
 PENGUIN_MISSING = {
     "in (subquery)": "a semi-join of the private table with itself: join_private needs a "
@@ -58,6 +62,16 @@ PENGUIN_MISSING = {
     "exists": "a semi-join of the private table with itself (as IN (subquery))",
     "not exists": "an anti-join of the private table with itself: no such operation",
 }
+
+
+def round_thousands(x: float) -> int:
+    """SQL's ``ROUND(x, -3)`` for x ≥ 0: half away from zero (Python's ``round`` goes to even, and
+    penguin masses are multiples of 25: 2500, 3500 and 4500 occur).
+
+    >>> [round_thousands(x) for x in (2500, 3499.9, 3500, 4500, 6300)]
+    [3000, 3000, 4000, 5000, 6000]
+    """
+    return 1000 * math.floor(x / 1000 + 0.5)
 
 
 def rho_of(eps: float) -> float:
@@ -208,10 +222,10 @@ def _penguin_builders(eps: float, delta: float):
 
     male = q().map(lambda row: {"is_male": 1 if row["sex"] == "male" else 0},
                  new_column_types={"is_male": ColumnType.INTEGER}, augment=True)
-    def binned():  # ROUND(body_mass_g, -3): half away from zero, as SQL (not Python's round)
-        return mass().map(lambda row: {"mass": 1000 * math.floor(row["body_mass_g"] / 1000 + 0.5)},
+    def binned():  # ROUND(body_mass_g, -3)
+        return mass().map(lambda row: {"mass": round_thousands(row["body_mass_g"])},
                           new_column_types={"mass": ColumnType.INTEGER}, augment=True)
-    return {
+    builders = {
         "count": one(q().count()),
         "count where": one(q().filter("sex = 'female'").count()),
         "count filter": one(q().filter("sex = 'female'").count()),  # no FILTER: a filter
@@ -232,6 +246,8 @@ def _penguin_builders(eps: float, delta: float):
         "count distinct": one(q().count_distinct(["species"])),
         "median": one(mass().median("body_mass_g", mass_lo, mass_hi)),
     }
+    assert tuple(builders) == PENGUIN_OFFERED
+    return builders
 
 
 def run_penguins(csv: str, eps: float, releases: int, delta: float, names=None) -> dict:
@@ -252,7 +268,7 @@ def run_penguins(csv: str, eps: float, releases: int, delta: float, names=None) 
                                      protected_change=AddOneRow())
     builders = _penguin_builders(eps, delta)
     out = {}
-    for name in names or list(builders) + list(PENGUIN_MISSING):
+    for name in names or PENGUIN_OFFERED + tuple(PENGUIN_MISSING):
         if name in PENGUIN_MISSING:
             out[name] = {"status": f"not offered: {PENGUIN_MISSING[name]}"}
             continue
