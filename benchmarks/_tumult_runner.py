@@ -174,6 +174,7 @@ def run_scale(parquet: str, eps: float, repeats: int, warm: bool = True, only=No
                 continue
             out["work"].append({"workload": name, "unit": unit, "plain_s": plain_times,
                                 "tumult_s": times, "values": values})
+            print(json.dumps(out["work"][-1]), file=sys.stderr, flush=True)  # progress
     return out
 
 

@@ -7,18 +7,21 @@ counts, the median, semi-joins — each released ``--releases`` times at ε = ``
 
 1. **ours**: per statement the truth, a release, the median absolute and relative error over the
    releases, the median time per release, or ``refused: <reason>`` (nothing charged);
-2. **the peer table**: the same statements through smartnoise-sql and OpenDP (Polars API), same
-   ε (δ = 10⁻⁶ where a peer needs one, and for us where the checkout has (ε, δ)), relative
-   error and time side by side
+2. **the peer table**: the same statements through smartnoise-sql, OpenDP (Polars API) and
+   Tumult Analytics (QueryBuilder), same ε (δ = 10⁻⁶ where a peer needs one, and for us where
+   the checkout has (ε, δ)), relative error and time side by side
    (:mod:`_analyst_peers`; a peer not installed is skipped with a printed line; smartnoise-sql
-   needs ``pandas < 3`` and runs from its own virtualenv: ``--smartnoise-python``);
+   needs ``pandas < 3`` and runs from its own virtualenv: ``--smartnoise-python``; Tumult needs
+   ``pandas < 2`` and ``pyspark < 3.6``: ``--tumult-python`` or ``$PROVSQL_DP_TUMULT_PYTHON``,
+   through :mod:`_tumult_runner`);
 3. the other issue-28 sections when their modules are on this branch
    (``_analyst_aggregates``, ``_analyst_accounting``, ``_analyst_engine_speed``), else a line.
 
 Usage::
 
     nice -n 19 python benchmarks/analyst_sql.py --releases 10
-    nice -n 19 python benchmarks/analyst_sql.py --smartnoise-python /path/to/venv/bin/python
+    nice -n 19 python benchmarks/analyst_sql.py --smartnoise-python /path/to/venv/bin/python \
+        --tumult-python /path/to/tmltvenv/bin/python
     nice -n 19 python benchmarks/analyst_sql.py --smoke     # 2 releases, peers on 3 statements
 
 The last measured run is ``benchmarks/analyst_sql_measured.md``.

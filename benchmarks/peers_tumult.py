@@ -244,6 +244,9 @@ def main() -> None:
     load = os.getloadavg()
     try:
         ours = run_ours(int(a.rows), a.repeats, a.eps, workdir, warm, a.only)
+        if python:  # ours first: Tumult's side can take long on a loaded machine
+            print("ours alone (Tumult's side follows):\n" + "\n".join(table(ours, None)),
+                  flush=True)
         tumult = (run_tumult(python, ours["parquet"], a.eps, a.repeats, warm, a.only)
                   if python else None)
     finally:
