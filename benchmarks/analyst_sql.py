@@ -161,7 +161,7 @@ def main() -> None:
                 ("OpenDP", "opendp", a.opendp_python, "opendp"),
                 ("Tumult", "tmlt.analytics", a.tumult_python, "tumult")):
             if not python or not peers.available(python, module):
-                print(f"\n{peer} is not installed for {python} (skipped)" + (
+                print(f"\n{peer} is not installed for {python or 'this run'} (skipped)" + (
                     "; tmlt.analytics needs pandas < 2 and pyspark < 3.6: a virtualenv of its "
                     "own, see benchmarks/_tumult_runner.py" if child == "tumult" else ""))
                 continue
