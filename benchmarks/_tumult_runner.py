@@ -40,6 +40,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 #: issue 30's workload (``benchmarks/spark_scale.py``): name → (plain Spark SQL on view ``src``,
@@ -82,11 +83,16 @@ def rho_of(eps: float) -> float:
 def _spark(memory: str = "3g"):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers import tmlt too
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    here = os.path.dirname(os.path.abspath(__file__))  # the workers unpickle this module's
+    os.environ["PYTHONPATH"] = os.pathsep.join(  # functions (the binning map) by reference
+        [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     from pyspark.sql import SparkSession
 
     s = (SparkSession.builder.master("local[2]").appName("provsql_dp-peer-tumult")
          .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
          .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", memory)
+         # Tumult materialises tables (saveAsTable, tumult_temp_* databases): not in the cwd
+         .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="tumult_warehouse_"))
          .getOrCreate())
     s.sparkContext.setLogLevel("ERROR")
     return s
