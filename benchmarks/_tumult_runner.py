@@ -1,5 +1,6 @@
-"""Tumult Analytics as a peer, run from its own virtualenv: the child of ``benchmarks/peers_tumult.py``
-(issue 30's Spark workload) and of ``benchmarks/analyst_sql.py`` (issue 28's penguins).
+"""Tumult Analytics as a peer, run from its own virtualenv: the child of
+``benchmarks/peers_tumult.py`` (issue 30's Spark workload) and of ``benchmarks/analyst_sql.py``
+(issue 28's penguins).
 
 ``tmlt.analytics`` 0.21 cannot install beside our pins (it wants pandas < 2, numpy < 2 and
 pyspark < 3.6 on Python 3.11; ``constraints.txt`` pins pandas 3, numpy 2 and pyspark 4.3), so it
