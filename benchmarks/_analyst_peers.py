@@ -188,9 +188,15 @@ def run_peer(peer: str, python: str, releases: int, eps: float, names=None) -> d
 
 
 def child(peer: str, releases: int, eps: float, names=None) -> None:
-    """The subprocess's work: run ``peer`` (``smartnoise`` or ``opendp``), print JSON."""
+    """The subprocess's work: run ``peer`` (``smartnoise``, ``opendp`` or ``tumult``), print
+    JSON."""
     import warnings
 
     warnings.simplefilter("ignore")
+    if peer == "tumult":  # benchmarks/_tumult_runner.py, in tmlt.analytics's own virtualenv
+        import _tumult_runner
+
+        print(json.dumps(_tumult_runner.run_penguins(str(w.CSV), eps, releases, DELTA, names)))
+        return
     run = run_smartnoise if peer == "smartnoise" else run_opendp
     print(json.dumps(run(releases, eps, names)))

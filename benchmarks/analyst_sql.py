@@ -7,18 +7,21 @@ counts, the median, semi-joins — each released ``--releases`` times at ε = ``
 
 1. **ours**: per statement the truth, a release, the median absolute and relative error over the
    releases, the median time per release, or ``refused: <reason>`` (nothing charged);
-2. **the peer table**: the same statements through smartnoise-sql and OpenDP (Polars API), same
-   ε (δ = 10⁻⁶ where a peer needs one, and for us where the checkout has (ε, δ)), relative
-   error and time side by side
+2. **the peer table**: the same statements through smartnoise-sql, OpenDP (Polars API) and
+   Tumult Analytics (QueryBuilder), same ε (δ = 10⁻⁶ where a peer needs one, and for us where
+   the checkout has (ε, δ)), relative error and time side by side
    (:mod:`_analyst_peers`; a peer not installed is skipped with a printed line; smartnoise-sql
-   needs ``pandas < 3`` and runs from its own virtualenv: ``--smartnoise-python``);
+   needs ``pandas < 3`` and runs from its own virtualenv: ``--smartnoise-python``; Tumult needs
+   ``pandas < 2`` and ``pyspark < 3.6``: ``--tumult-python`` or ``$PROVSQL_DP_TUMULT_PYTHON``,
+   through :mod:`_tumult_runner`);
 3. the other issue-28 sections when their modules are on this branch
    (``_analyst_aggregates``, ``_analyst_accounting``, ``_analyst_engine_speed``), else a line.
 
 Usage::
 
     nice -n 19 python benchmarks/analyst_sql.py --releases 10
-    nice -n 19 python benchmarks/analyst_sql.py --smartnoise-python /path/to/venv/bin/python
+    nice -n 19 python benchmarks/analyst_sql.py --smartnoise-python /path/to/venv/bin/python \
+        --tumult-python /path/to/tmltvenv/bin/python
     nice -n 19 python benchmarks/analyst_sql.py --smoke     # 2 releases, peers on 3 statements
 
 The last measured run is ``benchmarks/analyst_sql_measured.md``.
@@ -32,6 +35,7 @@ import importlib
 import importlib.util
 import io
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -138,6 +142,9 @@ def main() -> None:
                     help="an interpreter with smartnoise-sql (it needs pandas < 3)")
     ap.add_argument("--opendp-python", default=sys.executable,
                     help="an interpreter with opendp[polars] (the peers extra)")
+    ap.add_argument("--tumult-python", default=os.environ.get("PROVSQL_DP_TUMULT_PYTHON"),
+                    help="an interpreter with tmlt.analytics, in a virtualenv of its own "
+                         "(benchmarks/_tumult_runner.py says how to make it)")
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="2 releases; peers once on 3 statements; the sections' smoke size")
@@ -149,17 +156,18 @@ def main() -> None:
     if not a.no_peers:
         statements = [s for s in w.STATEMENTS if not a.smoke or s.name in SMOKE_PEER_STATEMENTS]
         table = {"provsql_dp": ours}
-        for peer, module, python in (("smartnoise-sql", "snsql", a.smartnoise_python),
-                                     ("OpenDP", "opendp", a.opendp_python)):
-            if not peers.available(python, module):
-                print(f"\n{peer} is not installed for {python} (skipped)")
+        for peer, module, python, child in (
+                ("smartnoise-sql", "snsql", a.smartnoise_python, "smartnoise"),
+                ("OpenDP", "opendp", a.opendp_python, "opendp"),
+                ("Tumult", "tmlt.analytics", a.tumult_python, "tumult")):
+            if not python or not peers.available(python, module):
+                print(f"\n{peer} is not installed for {python or 'this run'} (skipped)" + (
+                    "; tmlt.analytics needs pandas < 2 and pyspark < 3.6: a virtualenv of its "
+                    "own, see benchmarks/_tumult_runner.py" if child == "tumult" else ""))
                 continue
-            raw = peers.run_peer("smartnoise" if module == "snsql" else "opendp", python,
-                                 1 if a.smoke else a.releases, a.eps,
+            raw = peers.run_peer(child, python, 1 if a.smoke else a.releases, a.eps,
                                  [s.name for s in statements])
             table[peer] = peer_summaries(raw, statements)
-        print("\ntmlt.analytics: not run (it needs pandas < 2, numpy < 2 and pyspark < 3.6 on "
-              "Python 3.11; constraints.txt pins pandas 3.1.1, numpy 2.4.6, pyspark 4.3.0)")
         print_peers(table, statements)
     run_sections(a.smoke)
 

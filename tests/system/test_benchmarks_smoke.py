@@ -44,6 +44,7 @@ CASES = [
     ("ktriangle_lp.py", "--privacy", "node"),
     ("noise.py",),
     ("papers.py",),
+    ("peers_tumult.py",),  # ours on Spark; Tumult skipped with a line (its own venv, optional)
     ("provenance.py",),
     ("r2t.py",),
     ("r2t_tpch.py",),
