@@ -22,8 +22,10 @@ The rules (each is an FD that holds on every row of the plan's output, never a g
 
 1. an equality ``a = b`` of bare columns in a filter or an inner-join or semi-join condition
    holds on the row (both non-NULL); it is used only between columns of one type family (all
-   integer types; otherwise one type), where equal values are the same value;
-2. ``a = constant`` fixes ``a`` for every row;
+   integer types; otherwise one type), where equal values are the same value — never for a
+   string column compared under a collation (``'eng' = 'ENG'`` under ``NOCASE``;
+   ``Scan.collated``, read from the schema and the session's ``default_collation``);
+2. ``a = constant`` fixes ``a`` for every row (``a`` not collated, as in rule 1);
 3. a declared key of a table determines its row (and the row every column) where its columns
    are not NULL — declared NOT NULL (a PRIMARY KEY is), or made so on every row by the
    statement: an equality of rule 1 or 2, or ``c IS NOT NULL`` (a nullable UNIQUE column lets
@@ -202,6 +204,7 @@ def _constant(e: exp.Expression) -> bool:
 def _conditions(f: Facts, pred: exp.Expression) -> None:
     """Record the equalities and constants of the conjuncts of ``pred`` (true on every row)."""
     types = _types(f)
+    collated = {i for s in f.scans for c, i in zip(s.columns, s.ids) if c in s.collated}
     for conj in _conjuncts(pred):
         if isinstance(conj, exp.Not) and isinstance(conj.this, exp.Is) and isinstance(
                 conj.this.expression, exp.Null) and isinstance(conj.this.this, exp.Column) \
@@ -211,6 +214,8 @@ def _conditions(f: Facts, pred: exp.Expression) -> None:
             continue
         a, b = conj.this, conj.expression
         bare = [isinstance(x, exp.Column) and not x.table and x.name in f.base for x in (a, b)]
+        if any(ok and f.base[x.name] in collated for ok, x in zip(bare, (a, b))):
+            continue  # 'eng' = 'ENG' under NOCASE: equal, not the same value (schema, never data)
         if all(bare):
             x, y = f.base[a.name], f.base[b.name]
             if _family(types.get(x)) is not None and _family(types.get(x)) == _family(types.get(y)):

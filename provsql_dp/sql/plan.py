@@ -69,6 +69,8 @@ class Scan:
     #: the columns declared NOT NULL (PRIMARY KEY columns are): a UNIQUE key determines its row
     #: only where its columns are not NULL (NULLs are not equal: many rows share a NULL "key")
     not_null: tuple[str, ...] = ()
+    #: the string columns compared under a collation (``'a' = 'A'`` may hold): never equated
+    collated: tuple[str, ...] = ()
     #: a table owned along foreign keys: the relation read instead of the table (its columns,
     #: ``__pdp_rowid`` and the owner columns the slots name; :mod:`provsql_dp.sql.foreign_owners`)
     source: str | None = None

@@ -40,7 +40,7 @@ from .scalar import scalar_expression
 from .grouped import plan_grouped
 from .semijoin import plan_where
 from .from_semijoin import is_from_semijoin, plan_from_semijoin
-from ._not_null import not_null_columns
+from ._not_null import collated_columns, not_null_columns
 from .values import plan_values
 from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
@@ -288,6 +288,7 @@ class Planner:
                 slots=slots, types=info.types, source=source, owner_ref=ref,
                 unique_keys=self.catalog.unique_keys(info),
                 not_null=not_null_columns(self.catalog, info),
+                collated=collated_columns(self.catalog, info),
             )
             self.types.update(zip(ids, info.types))
             return scan, Source(alias, names, ids)

@@ -9,11 +9,12 @@ every group at that same ε, at most one group may change per neighbour; otherwi
 is spread over several groups that each spent the whole ε, and the true privacy loss is a
 multiple of the ε charged.
 
-The failing case (``test_collated_join_key_is_not_an_owner_fd``) is a finding for
+The case ``test_collated_join_key_is_not_an_owner_fd`` was a finding for
 ``sql/owner_fd.py`` (rule 1 "equal values are the same value" is false for a VARCHAR compared
 under a collation: ``'eng' = 'ENG'`` under ``COLLATE NOCASE``, yet ``depts`` may hold both
-keys under a binary PRIMARY KEY). It is marked ``xfail(strict=True)`` so that it turns into a
-failure the day the fix lands (then drop the mark).
+keys under a binary PRIMARY KEY). Fixed: the planner records each scan's collated
+string columns (``Scan.collated``: a ``COLLATE`` in the table's DDL, or a session
+``default_collation``), and owner_fd equates none of them (findings 1, 1b and 2 below).
 """
 
 from __future__ import annotations
@@ -89,9 +90,8 @@ def _person(p):
     return [f"DELETE FROM people WHERE id = {p}"]
 
 
-@pytest.mark.xfail(strict=True, reason="finding h49attack-1: owner_fd equates collated strings "
-                   "(sql/owner_fd.py is h48sql's this session; fix there)")
 def test_collated_join_key_is_not_an_owner_fd():
+    """Finding h49attack-1 (fixed: ``Scan.collated``, owner_fd rule 1): a collated join key."""
     sql = ("SELECT d.dname, COUNT(*) FROM people p, depts d WHERE p.dept = d.dept_id "
            "GROUP BY d.dname")
     changed = _changed_groups(COLLATED, _person, sql + " ORDER BY 1", [1, 2, 3])
@@ -180,10 +180,8 @@ def _owner_of_visit(p):  # participant p: their people row and every visit whose
             f"DELETE FROM people WHERE id = '{p}'"]
 
 
-@pytest.mark.xfail(strict=True, reason="finding h49attack-2: an owner-local NOT EXISTS through a "
-                   "collated equality (sql/owner_fd.py rule 1; h48sql's this session)")
 def test_collated_anti_join_is_not_owner_local():
-    """Removing participant 'bob' (one person and one visit) flips the seven other spellings of
+    """Finding h49attack-2 (fixed with -1). Removing participant 'bob' (one person and one visit) flips the seven other spellings of
     bob: the count moves by 7, released by Laplace at sensitivity 1 (or must be refused)."""
     base = _plain(ANTI).execute(ANTI_SQL).fetchone()[0]
     moves = []
@@ -300,8 +298,6 @@ def test_owner_local_subqueries_change_only_the_removed_participant(body, owner)
         assert not moved, f"removing customer {q} changed the totals of {sorted(moved)}"
 
 
-@pytest.mark.xfail(strict=True, reason="finding h49attack-1b: DuckDB's default_collation makes "
-                   "every VARCHAR equality case-insensitive without a COLLATE in any DDL")
 def test_default_collation_join_key_is_not_an_owner_fd():
     """``SET default_collation = 'nocase'`` (a DuckDB setting the curator may use): the DDL shows
     no collation, the binary PRIMARY KEY of depts keeps 'eng' and 'ENG', and p.dept = d.dept_id
