@@ -53,6 +53,7 @@ The rules (checked at declaration, from the schema, then once against the rows):
 from __future__ import annotations
 
 from ..errors import DeclarationError
+from ._not_null import collated_columns
 from .plan import Slot
 
 __all__ = ["declare_reference", "owned_scan", "scan_owners", "ROWID", "OWNER"]
@@ -130,6 +131,7 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
         if type_family(types[c]) != type_family(rtypes[k]):
             raise DeclarationError(f"{what}: {c} ({types[c]}) and {rinfo.name}.{k} ({rtypes[k]}) "
                                    "have different types; a key must equal the key it references")
+    refuse_collated(cat, info, by, rinfo, ref_cols, what)
     end = _chain_end(cat, rprot)
     if any(s.kind == "composite" for s in end.slots()):
         raise DeclarationError(
@@ -147,6 +149,20 @@ def _chain_end(cat, prot):
         seen.add((prot.schema, prot.table))
         prot = cat.protection(*prot.references[:2])
     return prot
+
+
+def refuse_collated(cat, info, by, rinfo, ref_cols, what) -> None:
+    """Refuse a hop whose columns compare under a collation (``'eng' = 'ENG'`` under ``NOCASE``,
+    or a session ``default_collation``): one row could then match several referenced rows, and
+    its owner would not be one participant. Checked when declared and again at each scan (the
+    curator may set ``default_collation`` later)."""
+    bad = [f"{info.name}.{c}" for c in by if c in collated_columns(cat, info)] + [
+        f"{rinfo.name}.{k}" for k in ref_cols if k in collated_columns(cat, rinfo)]
+    if bad:
+        raise DeclarationError(
+            f"{what}: {', '.join(bad)} compare(s) under a collation, so a row could match several "
+            "referenced rows (and owners). Use binary string columns for foreign-key ownership "
+            "(no COLLATE, and no SET default_collation)")
 
 
 def _check_rows(cat, info, rinfo, by, ref_cols, what) -> None:
@@ -191,6 +207,8 @@ def _owners(cat, prot, depth: int, joins: list[str]) -> list[tuple[Slot, str]]:
             out.append((s, f"{me}.{_q(s.column)}" if s.kind == "column" else f"{me}.rowid"))
         return out
     rs, rt, rcols = prot.references
+    refuse_collated(cat, cat.find_table([prot.schema, prot.table]), prot.by_columns,
+                    cat.find_table([rs, rt]), rcols, f"cannot read the owners of {prot.table!r}")
     rprot = cat.protection(rs, rt)
     rslots = rprot.slots() if rprot.references is None else ()
     if rslots and all(s.kind == "column" and s.column in rcols for s in rslots):

@@ -311,3 +311,32 @@ def test_default_collation_join_key_is_not_an_owner_fd():
     full = _released_per_group_at_full_epsilon(con, sql)
     assert not (full and max(changed) > full), (
         f"each group released at the whole ε, but one participant changes {max(changed)} groups")
+
+
+def test_foreign_key_ownership_over_collated_columns_is_refused():
+    """Finding h49attack-1 along a foreign key: under a collation one order could match two
+    customers ('a' and 'A' under a binary key). Refused when declared, and at each statement
+    once the session's default_collation makes the hop collated — charging nothing."""
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE customer(ck VARCHAR PRIMARY KEY, n INT)")
+    con.execute("CREATE TABLE orders(ok INT PRIMARY KEY, ock VARCHAR COLLATE NOCASE)")
+    con.execute("INSERT INTO customer VALUES ('a', 1), ('A', 2)")
+    con.execute("INSERT INTO orders VALUES (1, 'a')")
+    con.execute("PROTECT TABLE customer")
+    with pytest.raises(provsql_dp.Error, match="orders.ock compare"):
+        con.execute("PROTECT TABLE orders BY (ock) REFERENCES customer")
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE customer(ck VARCHAR PRIMARY KEY, n INT)")
+    con.execute("CREATE TABLE orders(ok INT PRIMARY KEY, ock VARCHAR)")
+    con.execute("CREATE TABLE li(lok INT, q INT)")
+    con.execute("INSERT INTO customer VALUES ('a', 1), ('A', 2)")
+    con.execute("INSERT INTO orders VALUES (1, 'a')")
+    con.execute("INSERT INTO li VALUES (1, 5)")
+    for s in ["PROTECT TABLE customer", "PROTECT TABLE orders BY (ock) REFERENCES customer",
+              "PROTECT TABLE li BY (lok) REFERENCES orders", "SET PRIVACY BUDGET 10"]:
+        con.execute(s)
+    assert con.execute("SELECT COUNT(*) FROM li WITH EPSILON 1").fetchall()
+    con.execute("SET default_collation = 'nocase'")
+    with pytest.raises(provsql_dp.Error, match="collation"):
+        con.execute("SELECT COUNT(*) FROM li WITH EPSILON 1")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == [("default", "10", "1", "9")]
