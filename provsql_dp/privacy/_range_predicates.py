@@ -17,23 +17,13 @@ from sqlglot import exp
 
 from ..errors import UnsupportedQueryError
 from ..policies.blowfish.sql import ColumnDomain
+from ..sql._conjuncts import conjuncts
 
 __all__ = ["conjuncts", "atoms", "interval"]
 
 _OPS = {exp.GT: operator.gt, exp.GTE: operator.ge, exp.LT: operator.lt, exp.LTE: operator.le,
         exp.EQ: operator.eq}
 _FLIP = {exp.GT: exp.LT, exp.GTE: exp.LTE, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.EQ: exp.EQ}
-
-
-def conjuncts(e):
-    """The conjuncts of a condition (``a AND (b AND c)`` → ``[a, b, c]``)."""
-    if e is None:
-        return []
-    if isinstance(e, exp.Paren):
-        return conjuncts(e.this)
-    if isinstance(e, exp.And):
-        return conjuncts(e.this) + conjuncts(e.expression)
-    return [e]
 
 
 def _const(node):

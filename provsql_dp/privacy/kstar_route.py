@@ -70,6 +70,7 @@ from ..provenance.backends import engine_of
 from ..provenance.capture import max_rows_of, q
 from ..sql.plan import Aggregate, Filter, Join, Project, Scan, Union
 from .release_info import PrivacyInfo
+from ..sql._conjuncts import conjuncts
 
 __all__ = ["StarShape", "star_shape", "load_kstar", "release_kstar", "kstar_note", "arcs_sql",
            "read_arcs"]
@@ -126,13 +127,6 @@ def star_shape(con, plan) -> StarShape | None:
         return None
 
 
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    e = e.unnest() if isinstance(e, exp.Paren) else e
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
-
-
 def _bare(e: exp.Expression) -> str:
     e = e.unnest() if isinstance(e, exp.Paren) else e
     if not isinstance(e, exp.Column) or e.table or not isinstance(e.this, exp.Identifier):
@@ -160,11 +154,11 @@ def _collect(root):
                     rename[out] = src
             visit(node.child)
         elif isinstance(node, Filter):
-            conds.extend(_conjuncts(node.predicate))
+            conds.extend(conjuncts(node.predicate))
             visit(node.child)
         elif isinstance(node, Join):
             if node.condition is not None:
-                conds.extend(_conjuncts(node.condition))
+                conds.extend(conjuncts(node.condition))
             visit(node.left)
             visit(node.right)
         elif isinstance(node, Scan):

@@ -44,6 +44,7 @@ from sqlglot import exp
 from ..sql.plan import Filter, Join, Node, Project, Scan, walk
 from .capture import compile_node, q
 from .slots import analyse, slot_sources
+from ..sql._conjuncts import conjuncts
 
 __all__ = ["owner_totals_sql", "owner_rows_sql", "INTEGER_KEYS"]
 
@@ -199,7 +200,7 @@ def _join_shape(node: Node):
                       if _columns(e) <= set(m)}
             preds = [_renamed(p, m) for p in preds]
         else:
-            preds += _conjuncts(node.predicate)
+            preds += conjuncts(node.predicate)
         node = node.child
     if not isinstance(node, Join) or node.condition is None:
         return None
@@ -237,7 +238,7 @@ def _owner_key_pins(owner_side: Node, other: Node, condition) -> list[tuple[str,
     types = {i: t for side in (owner_side, other) for n in walk(side) if isinstance(n, Scan)
              for i, t in zip(n.ids, n.types or ("?",) * len(n.ids))}
     pins = []
-    for conj in _conjuncts(condition):
+    for conj in conjuncts(condition):
         if not isinstance(conj, exp.EQ):
             return None
         a, b = conj.this, conj.expression
@@ -256,9 +257,3 @@ def _owner_key_pins(owner_side: Node, other: Node, condition) -> list[tuple[str,
     return pins if len(pins) == 1 else None  # a second equality would filter: not pushed
 
 
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]

@@ -39,6 +39,7 @@ from ..sql.owner_fd import owner_determined
 from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, Project, Scan,
                         SemiJoin, Union, walk)
 from .slots import analyse, slot_sources
+from ..sql._conjuncts import conjuncts
 
 __all__ = ["Owners", "owners"]
 
@@ -129,7 +130,7 @@ def _key_pinned_by(public: Node, scan: Scan, condition, base: dict, ids: set) ->
     mine = set(analyse(public).base.values())
     col_of = dict(zip(scan.ids, scan.columns))
     pinned = set()
-    for conj in _conjuncts(condition):
+    for conj in conjuncts(condition):
         if not isinstance(conj, exp.EQ):
             continue
         for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
@@ -192,7 +193,7 @@ def _matches_one_row(public: Node, condition: exp.Expression | None) -> bool:
     mine = {b for b in info.base.values()}
     col_of = dict(zip(scan.ids, scan.columns))
     pinned = set()
-    for conj in _conjuncts(condition):
+    for conj in conjuncts(condition):
         if not isinstance(conj, exp.EQ):
             continue
         for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
@@ -201,11 +202,4 @@ def _matches_one_row(public: Node, condition: exp.Expression | None) -> bool:
                 pinned.add(col_of.get(info.base[a.name]))
     return any(set(key) <= pinned for key in scan.unique_keys)
 
-
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
 

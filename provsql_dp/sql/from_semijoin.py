@@ -44,6 +44,7 @@ from .plan import AntiJoin, Filter, Node, Scan, SemiJoin, walk
 from .scalar import scalar_expression
 from .scope import NON_MONOTONE, Scope, refuse
 from .total import make_total
+from ._conjuncts import conjuncts
 
 __all__ = ["plan_from_semijoin", "is_from_semijoin"]
 
@@ -81,7 +82,7 @@ def plan_from_semijoin(planner, left: Node, scope: Scope, j: exp.Join, env: dict
         # as EXISTS plans its WHERE: conjuncts over the right side alone filter it first
         on_scope = Scope(list(scope.sources) + [src], dict(scope.using))
         mine, rest = [], []
-        for conj in _conjuncts(j.args["on"]):
+        for conj in conjuncts(j.args["on"]):
             ids = {c.name for c in scalar_expression(conj, on_scope, "a join condition")
                    .find_all(exp.Column)}
             (mine if ids and ids <= set(right.ids) else rest).append(conj)
@@ -97,14 +98,6 @@ def plan_from_semijoin(planner, left: Node, scope: Scope, j: exp.Join, env: dict
             raise refuse("ANTI JOIN", NON_MONOTONE, _NOT_LOCAL)
         return AntiJoin(left, right, cond)
     return SemiJoin(left, right, cond, local=local and _protected(right))
-
-
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
 
 
 def _protected(node: Node) -> bool:

@@ -83,6 +83,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from ._conjuncts import conjuncts
 from .plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, OneRow, Project, Scan,
                    SemiJoin, Union)
 
@@ -187,13 +188,6 @@ def _depends(e: exp.Expression, f: Facts) -> frozenset | None:
     return frozenset(out)
 
 
-def _conjuncts(e: exp.Expression) -> list:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
-
 
 def _constant(e: exp.Expression) -> bool:
     while isinstance(e, (exp.Paren, exp.Cast, exp.TryCast, exp.Neg)):
@@ -205,7 +199,7 @@ def _conditions(f: Facts, pred: exp.Expression) -> None:
     """Record the equalities and constants of the conjuncts of ``pred`` (true on every row)."""
     types = _types(f)
     collated = {i for s in f.scans for c, i in zip(s.columns, s.ids) if c in s.collated}
-    for conj in _conjuncts(pred):
+    for conj in conjuncts(pred):
         if isinstance(conj, exp.Not) and isinstance(conj.this, exp.Is) and isinstance(
                 conj.this.expression, exp.Null) and isinstance(conj.this.this, exp.Column) \
                 and not conj.this.this.table and conj.this.this.name in f.base:

@@ -52,6 +52,7 @@ from .scalar import scalar_expression
 from .aggregate_comparison import aggregate_comparison_refusal
 from .scope import NON_MONOTONE, NOT_YET, Scope, refuse
 from .total import make_total
+from ._conjuncts import conjuncts
 
 __all__ = ["plan_where", "ChainedScope"]
 
@@ -77,14 +78,6 @@ def _knows(scope: Scope, col: exp.Column) -> bool:
         return any(s.alias.lower() == col.table.lower() for s in scope.sources)
     name = col.name.lower()
     return name in scope.using or any(n.lower() == name for s in scope.sources for n in s.names)
-
-
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
 
 
 def _subquery_of(e: exp.Expression):
@@ -127,7 +120,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
     columns — only possible when ``scope`` is a :class:`ChainedScope` (``local``: the ids of
     the subquery's own FROM)."""
     plain, subs, correlated = [], [], []
-    for conj in _conjuncts(where):
+    for conj in conjuncts(where):
         sub = _negated(conj) or _subquery_of(conj)
         if sub is not None:
             subs.append(sub)
