@@ -43,7 +43,7 @@ order of the solvers, the seeds and the Hessian's summation order only change th
 all participants (any ``π``), ``upper`` the exact objective at a point of the row and box (the
 one-column move is one, its row checked as the trust region's) — to the same ``1e-9`` relative.
 The running time still depends on the data through Δ̂ and the LPs, as before (README, "Running
-time"; ``release_seconds`` pads a release to a fixed time, DESIGN §8).
+time"; ``release_seconds`` pads a release to a fixed time).
 
 Examples
 --------
