@@ -66,7 +66,7 @@ from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
-from . import group_l1
+from . import centred_avg, group_l1
 from .group_epsilon import l1_across_groups
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import PrivacyInfo, column_rows
@@ -428,6 +428,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
                                                    if k not in ("lower", "upper")}
         decisions.append(decide(con, part, eps, opts))  # everything validated before any charge
     before_charge(con, decisions)
+    centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG on the Laplace path: centred
     paths = sorted({d.path if d.path in ("laplace", "r2t") else "recursive" for d in decisions})
     charged = []
 
@@ -444,13 +445,13 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
             s, c = col.parts
             results[s], results[c] = release_laplace_avg(
                 con, ds[0].plan, ds[1].plan, ds[0].epsilon, ds[1].epsilon, ds[0].groups,
-                ds[0].key_names, ds[0].bounds, charge_once, rng)
+                ds[0].key_names, ds[0].bounds, charge_once, rng, ds[0].memo.get("centre"))
             continue
         for i in col.parts:
             results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
     names = decisions[0].key_names
     rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
-        results[i][1][gi][-1], results[i][2].releases[gi]))
+        results[i][1][gi][-1], results[i][2].releases[gi]), centres)
     desc = [(n, "VARCHAR") for n in names]
     for col in plan.columns:
         first = results[col.parts[0]][0][-1][1]

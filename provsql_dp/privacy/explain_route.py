@@ -41,6 +41,7 @@ from ..mechanisms.noise.sources import error_bound
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregates
+from .centred_avg import centre_avg_sums, centred_sensitivity
 from . import group_l1
 from .explain_recursive import recursive_note
 from .group_epsilon import l1_across_groups
@@ -84,6 +85,8 @@ def _sensitivity(dec) -> tuple[float, bool]:
     own = dec.own
     if dec.plan.kind == "count":
         return float(own.rows_per_owner), True
+    if dec.memo.get("centre") is not None:  # an AVG's centred sum (:mod:`.centred_avg`)
+        return centred_sensitivity(own.rows_per_owner, dec.bounds), False
     lower, upper = dec.bounds
     return float(own.rows_per_owner) * max(abs(float(lower)), abs(float(upper))), False
 
@@ -125,6 +128,8 @@ def explain_rows(con, plan, eps, tree, options: dict, decide):
         opts = options if part.kind == "sum" else {k: v for k, v in options.items()
                                                    if k not in ("lower", "upper")}
         decisions.append(decide(con, part, eps_probe * share, opts))
+    if isinstance(plan, Aggregates):  # as the release does: an AVG's SUM centred
+        centre_avg_sums(plan, decisions)
     if alpha_goal is not None:
         if any(dec.path != "laplace" for dec in decisions):
             eps = None  # cannot be known in advance: accuracy_epsilon refuses, nothing spent
@@ -144,6 +149,8 @@ def laplace_row(con, dec, part_eps, eps, conf, alpha_goal):
     shown_eps = shown(eps)
     sens, integer = _sensitivity(dec)
     what = ("the exact count" if integer
+            else f"the SUM of (the values clamped to the declared bounds − {dec.memo['centre']:g})"
+            if dec.memo.get("centre") is not None
             else "the SUM of the values clamped to the declared bounds")
     strategy = (f"sensitivity {sens:g}, discrete Laplace on the unit grid" if integer
                 else f"sensitivity {sens:g}, discrete Laplace on a power-of-two grid")

@@ -49,6 +49,7 @@ from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_b
                              engine_run)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
+from .centred_avg import centred_sensitivity
 
 __all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
 
@@ -74,7 +75,8 @@ def release_laplace(con, plan: Aggregate, epsilon, groups: list[tuple], key_name
 
 
 def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps, count_eps,
-                        groups: list[tuple], key_names: list[str], bounds, charge_fn, rng=None):
+                        groups: list[tuple], key_names: list[str], bounds, charge_fn, rng=None,
+                        centre=None):
     """An AVG's SUM and COUNT, both on the Laplace path, read in ONE scan: ``(sum result, count
     result)``, each what :func:`release_laplace` returns for its part, drawn from ``rng`` in the
     same order (the SUM's groups, then the COUNT's).
@@ -82,10 +84,17 @@ def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps
     The planner builds an AVG's COUNT over the rows of its SUM whose value is finite
     (``sql.planner``): exactly the rows the SUM adds (:func:`clamped_sum_query`), so the COUNT
     is their number, next to the SUM in the same query. ``count_plan`` is only used
-    for its label and the sensitivity of a count."""
+    for its label and the sensitivity of a count. With ``centre = m`` the SUM part released is
+    the centred sum ``Σ (clamp(x) − m) = SUM − m·COUNT``, at sensitivity ``k·(U − L)/2``
+    (:mod:`.centred_avg`)."""
     sql, _ = _kept_laplace_sql(con, sum_plan, bounds, with_count=True)
     sums, counts = _true_values(con, sql, 2)
-    out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng)
+    sens = None
+    if centre is not None:
+        sums = {k: v - centre * counts.get(k, 0) for k, v in sums.items()}
+        sens = centred_sensitivity(owners(sum_plan.child).rows_per_owner, bounds)
+    out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng,
+                              sens)
     out_count = _release_groups(count_plan, counts, count_eps, groups, key_names, None, charge_fn,
                                 rng)
     return out_sum, out_count
@@ -135,10 +144,12 @@ def _true_values(con, sql: str, n: int) -> list[dict]:
 
 
 def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bounds, charge_fn,
-                    rng):
+                    rng, sens=None):
     own = owners(plan.child)
     if plan.kind == "count":
         integer, sens = True, float(own.rows_per_owner)
+    elif sens is not None:  # a centred sum (release_laplace_avg)
+        integer = False
     else:
         lower, upper = bounds
         integer = False

@@ -50,6 +50,7 @@ from . import smooth_median_route
 from .accounting import Cost
 from .fast_path import _kept_laplace_sql, _true_values
 from .release_info import PrivacyInfo
+from .centred_avg import centred_sensitivity
 
 __all__ = ["cost_of", "release", "explain", "gaussian_choice"]
 
@@ -130,6 +131,8 @@ def _sensitivity(dec) -> tuple[float, bool, int]:
     changed = max(1, min(k, len(dec.groups)))
     if dec.plan.kind == "count":
         return float(k), True, changed
+    if dec.memo.get("centre") is not None:  # an AVG's centred sum: ℓ₁ ≤ k·(U − L)/2
+        return centred_sensitivity(k, dec.bounds), False, changed
     lower, upper = dec.bounds
     return k * max(abs(float(lower)), abs(float(upper))), False, changed
 

@@ -32,6 +32,7 @@ from .accounting import Cost
 from .answer import sum_bounds
 from .fast_path import _kept_laplace_sql, _true_values
 from .release_info import PrivacyInfo, column_rows
+from .centred_avg import centre_avg_sums
 
 __all__ = ["release_several", "explain_several"]
 
@@ -77,6 +78,7 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
     decisions = [decide_one(part, options if part.kind == "sum" else
                             {k: v for k, v in options.items() if k not in ("lower", "upper")})
                  for part in plan.parts]
+    centres = centre_avg_sums(plan, decisions)  # an AVG's SUM part centred, as on the ε route
     sens = [sensitivity(d) for d in decisions]
     shares = _shares(plan)
     name, plans, charged = _plans(cost, sens, shares)
@@ -84,8 +86,11 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
     charge = con._ledger.charge(con.user, charged.epsilon, text, name, cost=charged)
     per_part = []
     for dec, p, (s, integer, changed), sh in zip(decisions, plans, sens, shares):
-        sql, _ = _kept_laplace_sql(con, dec.plan, dec.bounds, with_count=False)
-        true = _true_values(con, sql, 1)[0]
+        m = dec.memo.get("centre")
+        sql, _ = _kept_laplace_sql(con, dec.plan, dec.bounds, with_count=m is not None)
+        true, *count = _true_values(con, sql, 1 + (m is not None))
+        if m is not None:  # Σ (clamp(x) − m) = SUM − m·COUNT (:mod:`.centred_avg`)
+            true = {k: v - m * count[0].get(k, 0) for k, v in true.items()}
         x = np.asarray([float(true.get(tuple(g), 0)) for g in dec.groups], dtype=np.float64)
         noisy = p.release_array(np.round(x) if integer else x, rng=rng)
         vals = noisy.astype(np.int64).tolist() if integer else noisy.tolist()
@@ -96,7 +101,7 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
             rels = [laplace.LaplaceRelease(v, e, s, integer) for v in vals]
         per_part.append(list(zip(vals, rels)))
     rows, releases = column_rows(plan, decisions[0].groups, col_bounds,
-                                 lambda i, gi: per_part[i][gi])
+                                 lambda i, gi: per_part[i][gi], centres)
     desc = [(n, "VARCHAR") for n in decisions[0].key_names]
     for col in plan.columns:
         kind = "count" if col.kind != "avg" and plan.parts[col.parts[0]].kind == "count" else None
@@ -114,6 +119,7 @@ def explain_several(st, cost: Cost, decide_one, sensitivity, conf: float) -> lis
     decisions = [decide_one(part, options if part.kind == "sum" else
                             {k: v for k, v in options.items() if k not in ("lower", "upper")})
                  for part in plan.parts]
+    centre_avg_sums(plan, decisions)
     sens = [sensitivity(d) for d in decisions]
     name, plans, charged = _plans(cost, sens, _shares(plan))
     rows = []

@@ -143,13 +143,15 @@ class AvgRelease:
     lower: float
     upper: float
     mechanism: str = "avg"
+    centre: float = 0.0  # the SUM part is Σ (x − centre) (:mod:`.centred_avg`); 0: the plain SUM
 
     @classmethod
-    def of(cls, sum_part, count_part, bounds) -> "AvgRelease":
+    def of(cls, sum_part, count_part, bounds, centre=None) -> "AvgRelease":
         (s, s_rel), (c, c_rel) = sum_part, count_part
         lo, hi = bounds
-        value = min(max(s / max(c, 1), lo), hi)
-        return cls(value, s_rel, c_rel, lo, hi)
+        m = float(centre or 0.0)
+        value = min(max(s / max(c, 1) + m, lo), hi)
+        return cls(value, s_rel, c_rel, lo, hi, centre=m)
 
     @property
     def epsilon(self) -> float:
@@ -163,7 +165,8 @@ class AvgRelease:
         s, c = self.sum_release.value, self.count_release.value
         if self.value is None or c - bc < 1:
             return float(self.upper - self.lower)
-        ends = [min(max(a / b, self.lower), self.upper) for a in (s - bs, s + bs) for b in (c - bc, c + bc)]
+        ends = [min(max(a / b + self.centre, self.lower), self.upper)
+                for a in (s - bs, s + bs) for b in (c - bc, c + bc)]
         return float(max(abs(e - self.value) for e in ends))
 
     def interval(self, p: float = 0.95) -> tuple[float, float]:
@@ -173,18 +176,20 @@ class AvgRelease:
         return max(self.lower, self.value - b), min(self.upper, self.value + b)
 
 
-def column_rows(plan, groups, col_bounds, part_at) -> tuple[list[tuple], list[tuple]]:
+def column_rows(plan, groups, col_bounds, part_at, centres=None) -> tuple[list[tuple], list[tuple]]:
     """The rows of an ``Aggregates`` plan (several aggregates, or an AVG) and their releases:
     per group its keys, then each column's value — its part's released value, or an AVG's
     :class:`AvgRelease` of its SUM and COUNT within ``col_bounds`` — and the tuple of the columns'
-    releases. ``part_at(i, group index)`` is part ``i``'s ``(value, release)`` in that group."""
+    releases. ``part_at(i, group index)`` is part ``i``'s ``(value, release)`` in that group;
+    ``centres[j]`` the centre of column ``j``'s AVG SUM part, if centred (:mod:`.centred_avg`)."""
+    centres = centres or [None] * len(plan.columns)
     rows, releases = [], []
     for gi, g in enumerate(groups):
         values, rels = [], []
-        for col, bounds in zip(plan.columns, col_bounds):
+        for col, bounds, m in zip(plan.columns, col_bounds, centres):
             parts = [part_at(i, gi) for i in col.parts]
             if col.kind == "avg":
-                rel = AvgRelease.of(parts[0], parts[1], bounds)
+                rel = AvgRelease.of(parts[0], parts[1], bounds, m)
                 values.append(rel.value)
                 rels.append(rel)
             else:

@@ -28,6 +28,7 @@ TIMEOUT = 180  # seconds per case; each takes a few seconds on a loaded 2-core m
 CASES = [
     ("analyst_compile.py",),
     ("analyst_sql.py",),
+    ("centred_avg.py",),
     ("engine_speed_ab.py",),
     ("sum_sql_variants.py",),
     ("backends.py",),

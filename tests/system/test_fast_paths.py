@@ -157,6 +157,7 @@ def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases(peo
     the finite values, their count), released exactly as the two parts released one by one with
     the same generator; the COUNT counts the finite values only (NaN, ±∞ and NULL are not values
     and add nothing to the SUM)."""
+    from provsql_dp.mechanisms.global_sensitivity import laplace
     from provsql_dp.privacy import fast_path
     from provsql_dp.provenance.capture import compile_node
 
@@ -184,11 +185,17 @@ def test_avg_reads_its_sum_and_count_in_one_scan_and_equals_the_two_releases(peo
         charge = type("C", (), {"epsilon": 1, "remaining": 0})
         groups = [(r[0],) for r in rows] if len(rows[0]) == 2 else [()]
         names = ["name"] if len(rows[0]) == 2 else []
-        _, _, sinfo = fast_path.release_laplace(con, s, 0.5, groups, names, (-5000.0, 150000.0),
-                                                lambda: charge, gen)
+        # the SUM part is the centred sum Σ (clamp(x) − m), m = 72500, at sensitivity 77500
+        # (provsql_dp.privacy.centred_avg), drawn before the COUNT from the same generator
+        sums = fast_path._true_values(
+            con, fast_path._laplace_sql(s, (-5000.0, 150000.0), False)[0], 1)[0]
+        counts = fast_path._true_values(con, fast_path._laplace_sql(c, None, False)[0], 1)[0]
+        centred = [sums.get(g, 0) - 72500.0 * counts.get(g, 0) for g in groups]
+        srels = laplace.release_many(centred, sensitivity=77500.0, epsilon=0.5, rng=gen)
         _, _, cinfo = fast_path.release_laplace(con, c, 0.5, groups, names, None, lambda: charge,
                                                 gen)
         for i, rel in enumerate(info.releases):
             avg = rel[0]
-            assert avg.sum_release.value == sinfo.releases[i].value
+            assert avg.centre == 72500.0 and avg.sum_release.sensitivity == 77500.0
+            assert avg.sum_release.value == srels[i].value
             assert avg.count_release.value == cinfo.releases[i].value
