@@ -1,0 +1,86 @@
+"""Many psycopg connections from threads of one client process (issue 30, h46lake's report):
+each thread signs in and runs private releases at the same time, one thread's long statement is
+stopped by a CancelRequest while the others finish, and the ledger is exact afterwards: each
+analyst's spent ε is exactly (as a fraction) the sum of the releases the clients received, and
+the audit log holds the same releases. Nothing is dropped: every connection either answers or
+raises a PEP 249 error naming why.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from fractions import Fraction
+
+import pytest
+
+pytestmark = pytest.mark.slow  # real clients end to end, a server in the test's process
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[test]')")
+
+from pgwire_support import dsn, make_database, running_server, spent  # noqa: E402
+
+EPS = Fraction(1, 100)
+THREADS = 8
+ROUNDS = 3
+SLOW = "SELECT COUNT(*) FROM pub a, pub b, pub c WHERE (a.x * 7 + b.x * 13 + c.x) % 1000003 = 1"
+
+
+def test_threads_release_in_parallel_one_cancelled_ledger_exact(tmp_path):
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    with running_server(path, max_concurrent=THREADS) as server:
+        released = {"ann": 0, "bob": 0}
+        failures, lock = [], threading.Lock()
+        start = threading.Barrier(THREADS + 1)
+
+        def analyst(i: int) -> None:
+            user = ("ann", "bob")[i % 2]
+            try:
+                with psycopg.connect(dsn(server, user), autocommit=True, connect_timeout=30) as c:
+                    start.wait(30)
+                    for _ in range(ROUNDS):
+                        n, lo, hi = c.execute(f"SELECT COUNT(*) AS n FROM emp WITH EPSILON {float(EPS)}"
+                                              ).fetchone()
+                        assert lo <= n <= hi
+                        with lock:
+                            released[user] += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the main thread
+                with lock:
+                    failures.append((i, repr(e)))
+
+        cancelled = {}
+        with psycopg.connect(dsn(server, "ann"), autocommit=True) as slow:
+            def run_slow():
+                try:
+                    slow.execute(SLOW)
+                except psycopg.Error as e:
+                    cancelled["e"] = e
+
+            threads = [threading.Thread(target=analyst, args=(i,)) for i in range(THREADS)]
+            for t in threads:
+                t.start()
+            long = threading.Thread(target=run_slow)
+            long.start()
+            start.wait(30)
+            session = server._sessions[slow.info.backend_pid]  # the server's side of `slow`
+            deadline = time.time() + 20
+            while time.time() < deadline and session._running is None:
+                time.sleep(0.05)
+            assert session._running is not None, "the long statement did not start"
+            slow.cancel_safe()  # a CancelRequest on a new connection, while the others release
+            long.join(60)
+            for t in threads:
+                t.join(120)
+            assert not long.is_alive() and not any(t.is_alive() for t in threads), "a client hung"
+            assert failures == []
+            assert isinstance(cancelled.get("e"), psycopg.errors.QueryCanceled)
+            assert slow.execute("SELECT 1 AS one").fetchone() == (1,)  # the session goes on
+        assert released == {"ann": THREADS // 2 * ROUNDS, "bob": THREADS // 2 * ROUNDS}
+        for user in ("ann", "bob"):
+            assert Fraction(spent(server.engine, user)) == released[user] * EPS
+        with server.engine.checkout("curator", "_test") as cur:
+            rows = cur.execute("SELECT user_name, COUNT(*), outcome FROM _provsql_dp.audit_log "
+                               "WHERE statement LIKE '%FROM emp WITH EPSILON%' "
+                               "GROUP BY ALL ORDER BY ALL").fetchall()
+        assert rows == [("ann", released["ann"], "released"), ("bob", released["bob"], "released")]
