@@ -84,3 +84,89 @@ def test_threads_release_in_parallel_one_cancelled_ledger_exact(tmp_path):
                                "WHERE statement LIKE '%FROM emp WITH EPSILON%' "
                                "GROUP BY ALL ORDER BY ALL").fetchall()
         assert rows == [("ann", released["ann"], "released"), ("bob", released["bob"], "released")]
+
+
+# ------------------------------------------------------------------ no silent hang-ups, no hangs
+def test_the_accept_thread_survives_a_failed_accept(tmp_path):
+    """A failed ``accept()`` (out of file descriptors, a client reset before it was accepted)
+    used to end the accept thread: every later client hung. Now it is logged and skipped."""
+    import errno
+
+    from provsql_dp.interfaces.pgwire import WireServer
+    from provsql_dp.interfaces.web.engine import Engine
+
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    engine = Engine(path)
+    server = WireServer(engine, "127.0.0.1", 0)
+    real, failures = server._listener, [OSError(errno.EMFILE, "Too many open files"),
+                                        ConnectionAbortedError(errno.ECONNABORTED, "aborted")]
+
+    class Flaky:
+        def accept(self):
+            if failures:
+                raise failures.pop(0)
+            return real.accept()
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    server._listener = Flaky()
+    server.start()
+    try:
+        with psycopg.connect(dsn(server, "ann"), autocommit=True, connect_timeout=10) as c:
+            assert c.execute("SELECT 1 AS one").fetchone() == (1,)
+        assert failures == []
+    finally:
+        server._listener = real
+        server.close()
+        engine.close()
+
+
+def test_a_connection_the_server_cannot_open_is_an_error_not_a_hang_up(tmp_path, monkeypatch):
+    """An OSError while the server opens the session's connection (e.g. EMFILE) used to be taken
+    for the client leaving: the socket was closed without a word ("server closed the connection
+    unexpectedly"). Now the client gets a FATAL error saying so, and nothing is charged."""
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    with running_server(path) as server:
+        real = server.engine.open
+
+        def failing(role, user, client="explorer", **options):
+            if client == "wire":
+                raise OSError(24, "Too many open files")
+            return real(role, user, client, **options)
+
+        monkeypatch.setattr(server.engine, "open", failing)
+        with pytest.raises(psycopg.OperationalError) as e:
+            psycopg.connect(dsn(server, "ann"), autocommit=True, connect_timeout=10)
+        assert "could not open a connection for 'ann'" in str(e.value)
+        assert "Too many open files" not in str(e.value)  # internals go to the server's log
+        monkeypatch.setattr(server.engine, "open", real)
+        with psycopg.connect(dsn(server, "ann"), autocommit=True, connect_timeout=10) as c:
+            assert c.execute("SELECT 1 AS one").fetchone() == (1,)
+        assert spent(server.engine, "ann") == "0"
+
+
+def test_a_sign_in_that_stalls_ends_with_an_error(tmp_path, monkeypatch):
+    """A client that stops half-way through sign-in is told the limit, not hung up on."""
+    import socket
+    import struct
+
+    from provsql_dp.interfaces.pgwire import _session
+
+    monkeypatch.setattr(_session, "SIGN_IN_SECONDS", 0.5)
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    with running_server(path) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            body = struct.pack("!i", 196608) + b"user\0ann\0\0"
+            s.sendall(struct.pack("!i", len(body) + 4) + body)
+            data = b""
+            while True:  # the SASL request, then (no answer from us) the error
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        assert data[:1] == b"R" and b"E" in data and b"sign-in did not finish within 0.5 s" in data
+        assert b"08006" in data
