@@ -10,6 +10,10 @@ Extended query protocol: Parse stores a statement, Bind makes a portal with its 
 only then) and Execute sends its rows (``max_rows`` honoured with PortalSuspended); after an
 error every message up to Sync is skipped, as PostgreSQL does. Describe of a statement answers
 the parameter types and NoData (columns are known once the statement runs).
+
+A session never ends without a word while the client still listens: a sign-in that stalls past
+``SIGN_IN_SECONDS`` and a connection the server cannot open for the account (an ``OSError``
+there is the server's, not the client leaving) end with a FATAL ``08006`` that says so.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@
 :class:`~provsql_dp.interfaces.web.engine.Engine` (one database, one ledger). Each accepted
 connection gets a thread running a :class:`~._session.Session`; a CancelRequest (a new connection
 carrying a session's process id and secret key) stops that session's statement.
+
+The accept thread outlives a failed ``accept()`` (out of file descriptors, a client that reset
+before it was accepted): it logs the failure and listens on, since a dead accept thread would
+leave every later client hanging. Threads of one client process are clients like any other
+(``tests/system/test_pgwire_concurrent_clients.py``).
 """
 
 from __future__ import annotations
