@@ -170,3 +170,61 @@ def test_a_sign_in_that_stalls_ends_with_an_error(tmp_path, monkeypatch):
                 data += chunk
         assert data[:1] == b"R" and b"E" in data and b"sign-in did not finish within 0.5 s" in data
         assert b"08006" in data
+
+
+@pytest.mark.spark
+def test_threads_release_in_parallel_on_spark(spark, tmp_path):
+    """The same from threads on ``serve --engine spark``'s engine (h46lake's report): every
+    thread signs in and releases, the ledger exact."""
+    import duckdb
+
+    import provsql_dp
+    from provsql_dp.interfaces.pgwire import WireServer
+    from provsql_dp.interfaces.web import accounts
+    from provsql_dp.interfaces.web.engine import Engine
+    from pgwire_support import PASSWORDS
+
+    parquet, path = str(tmp_path / "emp.parquet"), str(tmp_path / "catalog.duckdb")
+    raw = duckdb.connect()
+    raw.execute(f"COPY (SELECT range AS id, (range % 3) AS dept FROM range(300)) TO '{parquet}' "
+                "(FORMAT parquet)")
+    raw.close()
+    con = provsql_dp.connect(path)
+    for user, role in (("ann", "analyst"), ("bob", "analyst"), ("cu", "curator")):
+        accounts.add_account(con._duck, user, role, PASSWORDS[user])
+    con.commit()
+    con.close()
+    engine = Engine(path, spark=spark)
+    server = WireServer(engine, "127.0.0.1", 0).start()
+    try:
+        with psycopg.connect(dsn(server, "cu"), autocommit=True) as cu:
+            cu.execute(f"ATTACH SPARK TABLE emp FROM 'parquet.`{parquet}`' PRIMARY KEY (id)")
+            for stmt in ("PROTECT TABLE emp", "SET PRIVACY BUDGET 1 FOR USER 'ann'",
+                         "SET PRIVACY BUDGET 1 FOR USER 'bob'"):
+                cu.execute(stmt)
+        seen, failures, lock = {"ann": 0, "bob": 0}, [], threading.Lock()
+
+        def analyst(i: int) -> None:
+            user = ("ann", "bob")[i % 2]
+            try:
+                with psycopg.connect(dsn(server, user), autocommit=True, connect_timeout=60) as c:
+                    for _ in range(2):
+                        c.execute(f"SELECT COUNT(*) FROM emp WITH EPSILON {float(EPS)}").fetchall()
+                        with lock:
+                            seen[user] += 1
+            except BaseException as e:  # noqa: BLE001 - reported by the main thread
+                with lock:
+                    failures.append((i, repr(e)))
+
+        threads = [threading.Thread(target=analyst, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(180)
+        assert not any(t.is_alive() for t in threads) and failures == []
+        assert seen == {"ann": 4, "bob": 4}
+        for user in ("ann", "bob"):
+            assert Fraction(spent(engine, user)) == seen[user] * EPS
+    finally:
+        server.close()
+        engine.close()
