@@ -67,6 +67,7 @@ CASES = [
     ("subgraph.py", "--rhms"),
     ("subgraph.py", "--karwa-kt"),
     ("tpch.py",),
+    ("wire_threads.py",),
 ]
 #: modules of benchmarks/ that are not scripts: run through subgraph.py's mode flags above
 #: (``--kstars``, ``--rhms``, ``--karwa-kt``; ``--fig4`` by test_benchmark_subgraph_fig4.py)

@@ -10,6 +10,10 @@ Extended query protocol: Parse stores a statement, Bind makes a portal with its 
 only then) and Execute sends its rows (``max_rows`` honoured with PortalSuspended); after an
 error every message up to Sync is skipped, as PostgreSQL does. Describe of a statement answers
 the parameter types and NoData (columns are known once the statement runs).
+
+A session never ends without a word while the client still listens: a sign-in that stalls past
+``SIGN_IN_SECONDS`` and a connection the server cannot open for the account (an ``OSError``
+there is the server's, not the client leaving) end with a FATAL ``08006`` that says so.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
 from ._execute import CLIENT_SETTINGS, charged_text, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
-from ._sqlstate import (INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL, QUERY_CANCELED, TOO_MANY,
-                        sqlstate)
+from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
+                        QUERY_CANCELED, TOO_MANY, sqlstate)
 from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
 
 __all__ = ["Session"]
@@ -122,6 +126,13 @@ class Session:
             if self._startup():
                 self.sock.settimeout(None)
                 self._loop()
+        except TimeoutError:  # only sign-in has a time limit: say so rather than just hang up
+            try:
+                self.send(m.error_response(CONNECTION_FAILURE, f"sign-in did not finish within "
+                                           f"{SIGN_IN_SECONDS:g} s; connect again", severity="FATAL"))
+                self.flush()
+            except OSError:
+                pass
         except (EOFError, ConnectionError, OSError, ssl.SSLError):
             pass  # the client went away
         except _Refused as e:
@@ -176,7 +187,7 @@ class Session:
             raise _Refused(INVALID_AUTH, "this server accepts TLS connections only", "connect with sslmode=require")
         self.user = params.get("user", "")
         self.role = self._authenticate(self.user)
-        self.con = self.server.engine.open(self.role, self.user, "wire", interval_columns=True)
+        self.con = self._open()
         self.settings["application_name"] = params.get("application_name", "")
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
@@ -190,6 +201,22 @@ class Session:
         self.send(m.ready("I"))
         self.flush()
         return True
+
+    def _open(self):
+        """The session's connection; a failure to open it (the engine's, not the client's: e.g.
+        out of file descriptors, Spark unreachable) ends the session with a FATAL error that says
+        so, never with a silently closed socket (which a client reports as "server closed the
+        connection unexpectedly")."""
+        try:
+            return self.server.engine.open(self.role, self.user, "wire", interval_columns=True)
+        except Error as e:
+            raise _Refused(sqlstate(e), f"the server could not open a connection for "
+                                        f"{self.user!r}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - an OSError here must not read as "the client left"
+            log.error("opening a wire session's connection for %s failed", self.user, exc_info=e)
+            raise _Refused(CONNECTION_FAILURE, f"the server could not open a connection for "
+                                               f"{self.user!r} (details are in the server's log); "
+                                               "try again later") from None
 
     def _authenticate(self, user: str) -> str:
         """SCRAM-SHA-256 against the account's stored verifier; the account's role."""

@@ -23,6 +23,7 @@ error                                  code   PostgreSQL's name
 ``InterfaceError``                     08P01  protocol_violation
 cancelled / over the time limit        57014  query_canceled
 too many statements at once            53300  too_many_connections
+sign-in timed out, no connection       08006  connection_failure
 anything else (details to the log)     XX000  internal_error
 =====================================  =====  ==============================================
 
@@ -38,7 +39,7 @@ from __future__ import annotations
 from ... import errors as e
 
 __all__ = ["sqlstate", "QUERY_CANCELED", "TOO_MANY", "PROTOCOL", "INVALID_PASSWORD",
-           "INVALID_AUTH", "INTERNAL"]
+           "INVALID_AUTH", "INTERNAL", "CONNECTION_FAILURE"]
 
 QUERY_CANCELED = "57014"
 TOO_MANY = "53300"
@@ -46,6 +47,7 @@ PROTOCOL = "08P01"
 INVALID_PASSWORD = "28P01"
 INVALID_AUTH = "28000"
 INTERNAL = "XX000"
+CONNECTION_FAILURE = "08006"
 
 _BY_CLASS = [  # most specific first
     (e.PrivacyError, "42501"), (e.BudgetExceededError, "53400"), (e.CaptureTooLarge, "54000"),

@@ -4,6 +4,11 @@
 :class:`~provsql_dp.interfaces.web.engine.Engine` (one database, one ledger). Each accepted
 connection gets a thread running a :class:`~._session.Session`; a CancelRequest (a new connection
 carrying a session's process id and secret key) stops that session's statement.
+
+The accept thread outlives a failed ``accept()`` (out of file descriptors, a client that reset
+before it was accepted): it logs the failure and listens on, since a dead accept thread would
+leave every later client hanging. Threads of one client process are clients like any other
+(``tests/system/test_pgwire_concurrent_clients.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import secrets
 import socket
 import ssl
 import threading
+import time
 
 from ._catalog import Replica
 from ._scram import tls_server_end_point
@@ -21,6 +27,7 @@ from ._session import Session
 __all__ = ["WireServer", "tls_context"]
 
 log = logging.getLogger("provsql_dp.pgwire")
+ACCEPT_RETRY_SECONDS = 0.05  # after a failed accept() (e.g. EMFILE), before the next
 
 
 def tls_context(cert: str, key: str) -> ssl.SSLContext:
@@ -72,11 +79,19 @@ class WireServer:
         while not self._closing:
             try:
                 sock, address = self._listener.accept()
-            except OSError:
+            except OSError as e:
                 if self._closing:
                     return
-                raise
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                # a transient failure (out of file descriptors, a client that reset before we
+                # accepted it…) must not end the accept thread: every later client would hang
+                log.warning("wire server: accepting a client failed (%s); still listening", e)
+                time.sleep(ACCEPT_RETRY_SECONDS)
+                continue
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:  # the client is already gone
+                sock.close()
+                continue
             with self._lock:
                 full = len(self._sessions) >= self.max_sessions
             if full:
