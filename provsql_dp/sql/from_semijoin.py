@@ -9,8 +9,13 @@ not ``NOT IN``'s blocking NULL): an :class:`~provsql_dp.sql.plan.AntiJoin` on ``
 only when owner-local (:func:`~provsql_dp.sql.owner_fd.inner_owners_local`: every row it can
 match is public or owned only by the outer row's owners; the module docstring of
 :mod:`.owner_fd` proves such an anti-join is a filter of the outer row evaluated on the whole
-database). Anything else is refused as ``NOT EXISTS`` is, saying why. ``LEFT SEMI`` and
-``LEFT ANTI`` are the same joins; ``b``'s columns are visible in ``ON`` only, as in DuckDB.
+database). Anything else is refused as ``NOT EXISTS`` is, saying why. ``b``'s columns are
+visible in ``ON`` only, as in DuckDB.
+
+``LEFT SEMI JOIN`` and ``LEFT ANTI JOIN`` (Spark SQL's spelling, which sqlglot parses) are
+refused as DuckDB's parser refuses them, with a message naming the DuckDB spelling: a statement
+must not be accepted when a table is protected and rejected by DuckDB when none is (a statement
+over public tables only is run by DuckDB as written).
 
 The condition is made total and checked against the allow-list like any join condition; its
 columns resolve as in a join (ambiguous names are refused), not as in a subquery (where an inner
@@ -65,6 +70,9 @@ def plan_from_semijoin(planner, left: Node, scope: Scope, j: exp.Join, env: dict
     """``left ⋉ j`` (SEMI) or ``left ▷ j`` (ANTI); ``scope`` (the left's) is left unchanged:
     the right's columns are not visible after the join."""
     kind = (j.args.get("kind") or "").upper()
+    if (j.args.get("side") or "").upper() == "LEFT":
+        raise ProgrammingError(f"LEFT {kind} JOIN is not DuckDB SQL (it is Spark SQL's spelling; "
+                               f"DuckDB's parser rejects it): write {kind} JOIN … ON <condition>")
     if j.args.get("method") or isinstance(j.this, exp.Lateral) or j.args.get("lateral"):
         raise refuse(f"{(j.args.get('method') or 'LATERAL').upper()} {kind} JOIN",
                      hint=f"write {kind} JOIN … ON <condition>")

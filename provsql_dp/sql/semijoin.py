@@ -11,7 +11,8 @@ keeps one row per match, a semi-join one row per left row.
   enclosing query's columns (a correlated subquery: its conditions on them become the
   semi-join's condition) and may itself hold such conditions (nested ``IN``, TPC-H Q20).
 * A subquery with DISTINCT, UNION, GROUP BY (no aggregate) is planned on its own (it cannot refer
-  to the enclosing query).
+  to the enclosing query); one that does (``EXISTS (SELECT 1 FROM people q WHERE q.code = p.code
+  GROUP BY q.code HAVING …)``) is refused naming the clause and the uncorrelated ``IN`` to write.
 * ``NOT EXISTS`` is an anti-join (:class:`~provsql_dp.sql.plan.AntiJoin`), admitted only when
   every row it can match is public or owned only by the outer row's owners (TPC-H Q21's
   ``l3.l_orderkey = l1.l_orderkey``; :mod:`provsql_dp.sql.owner_fd` says why that is safe). An
@@ -181,7 +182,13 @@ def _semijoin(planner, kind, left, query, node, scope, env, outer_ids):
         values = [] if not kind.endswith("IN") else _select_values(q, chained)
         named = chained
     else:
-        right = planner._plan_query(query, env)
+        try:
+            right = planner._plan_query(query, env)
+        except ProgrammingError as err:  # planned on its own, it cannot see the enclosing query
+            outer = _outer_reference(q, scope, str(err))
+            if outer is None:
+                raise
+            raise _correlated_refusal(kind, q, outer) from err
         corr, values = [], [exp.column(i) for i in right.ids]
         named = scope
     parts, equal = list(corr), []
@@ -215,6 +222,38 @@ _NOT_LOCAL = ("NOT EXISTS and NOT IN are answered only when every row the subque
               "public or belongs to the outer row's participant: correlate it in its WHERE on a "
               "column that determines the owner (the participant's key, or a key its rows "
               "reference: l3.l_orderkey = l1.l_orderkey)")
+
+
+def _outer_reference(q: exp.Expression, scope: Scope, err: str) -> str | None:
+    """A column of ``q`` that names the enclosing query (``p.code``), as written, or None: the
+    error ``q`` raised, planned on its own, came from something else."""
+    inner = {t.alias_or_name.lower() for t in q.find_all(exp.Table, exp.Subquery, exp.CTE)}
+    for col in q.find_all(exp.Column):
+        if col.table and col.table.lower() in inner:
+            continue
+        named = repr(col.table) if col.table else repr(col.name)
+        if _knows(scope, col) and named in err:
+            return col.sql(dialect="duckdb")
+    return None
+
+
+def _correlated_refusal(kind: str, q: exp.Expression, outer: str) -> UnsupportedQueryError:
+    if isinstance(q, exp.Select):
+        clauses = [w for k, w in (("group", "GROUP BY"), ("having", "HAVING"),
+                                  ("qualify", "QUALIFY"), ("windows", "WINDOW"), ("with_", "WITH"),
+                                  ("with", "WITH")) if q.args.get(k)]
+        if q.args.get("distinct") is not None and q.args["distinct"].args.get("on") is not None:
+            clauses.append("DISTINCT ON")
+    else:
+        clauses = [type(q).__name__.upper()]
+    what = " / ".join(dict.fromkeys(clauses)) or "its clauses"
+    example = " GROUP BY <key> HAVING …" if "GROUP BY" in clauses else ""
+    return refuse(
+        f"a correlated {kind} subquery with {what} (it refers to {outer})", NOT_YET,
+        f"such a subquery is planned on its own and cannot see the enclosing query's columns. "
+        f"Compare the outer column with the subquery's key, uncorrelated, instead: "
+        f"{outer} IN (SELECT <key> FROM …{example}), or keep the correlation in a subquery "
+        f"without {what}")
 
 
 def _protected(node) -> bool:

@@ -51,6 +51,7 @@ CASES = [
     ("r2t_tpch.py",),
     ("recursive.py",),
     ("recursive_tpch_lean.py",),
+    ("recursive_repeat_memory.py",),
     ("recursive_spread.py",),
     ("recursive_spread.py", "--compare"),
     ("semijoin_post.py",),

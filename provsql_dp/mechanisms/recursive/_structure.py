@@ -21,6 +21,11 @@ __all__ = ["Structure", "quotient", "reduced", "ls_tilde"]
 #: verification then costs more than the LPs save)
 _MIN_GAIN = 0.05
 
+#: ``_load_view`` of a structure that is its own load view: a marker, not ``self`` — a
+#: reference to itself would be a cycle, and a structure's arrays (gigabytes on a 6 M-row join)
+#: would then outlive its K-relation until the cyclic collector happened to run (issue 29)
+_SELF = object()
+
 
 def _sorted_distinct(key: np.ndarray) -> np.ndarray:
     """``np.unique(key)`` by one sort, skipped when ``key`` is already sorted (entries grouped
@@ -194,14 +199,15 @@ class Structure:
         load incidence: those participants), plus one unit per other (tuple, participant) pair
         with the monomials containing that participant.
         """
-        if hasattr(self, "_load_view"):
-            return self._load_view
+        cached = getattr(self, "_load_view", None)
+        if cached is not None:  # _SELF: no weak reference needed, and no cycle to collect
+            return self if cached is _SELF else cached
         key = self.mono_tuple[self.ent_mono] * max(self.n, 1) + self.ent_part
         pair_of_ent = _positions(self.var_tuple * max(self.n, 1) + self.var_part, key)
         pair_count = np.bincount(pair_of_ent, minlength=len(self.var_tuple))
         in_all = pair_count == np.diff(self.tuple_mono_ptr)[self.var_tuple]
         if in_all.all():
-            self._load_view = self
+            self._load_view = _SELF
             return self
         v = Structure.__new__(Structure)
         t_unit = np.bincount(self.var_tuple[in_all], minlength=self.n_tuples) > 0
@@ -241,7 +247,7 @@ class Structure:
         v.total = float(v.q.sum())
         v.order = np.argsort(-v.deg, kind="stable")
         v._unit_coefficients()
-        v._load_view = v
+        v._load_view = _SELF
         self._load_view = v
         return v
 
@@ -460,16 +466,19 @@ def reduced(st: Structure, symmetry: bool = True) -> Structure:
         t0 = time.perf_counter()
         cls = twin_classes(st, min_gain=_MIN_GAIN)
         if int(cls.max()) + 1 == st.n:
-            st._reduced = st
+            st._reduced = _SELF  # not st: no reference cycle (see _SELF)
         else:
             red = quotient(st, cls)
             view = st.load_view()
-            red._load_view = red if view is st else quotient(view, cls)
-            red._load_view._load_view = red._load_view
+            if view is st:
+                red._load_view = _SELF
+            else:
+                red._load_view = quotient(view, cls)
+                red._load_view._load_view = _SELF
             red.classes = cls
             st._reduced = red
         st._reduce_seconds = time.perf_counter() - t0
-    return st._reduced
+    return st if st._reduced is _SELF else st._reduced
 
 
 def ls_tilde(st: Structure) -> float:
