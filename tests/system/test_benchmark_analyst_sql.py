@@ -72,7 +72,8 @@ def test_tpch_declares_the_columns_model_on_this_checkout(mods):
     tq, tpch = mods["_tpch_queries"], mods["tpch"]
     con = provsql_dp.connect(":memory:")
     con.execute("CREATE TABLE customer (c_custkey INT PRIMARY KEY, c_name VARCHAR)")
-    con.execute("CREATE TABLE orders (o_orderkey INT PRIMARY KEY, o_custkey INT)")
+    con.execute("CREATE TABLE orders (o_orderkey INT PRIMARY KEY, o_custkey INT, "
+                "o_totalprice DOUBLE)")  # tpch.py declares its bounds (SET BOUNDS ON orders …)
     con.execute("CREATE TABLE lineitem (l_orderkey INT, l_extendedprice DOUBLE, "
                 "l_quantity DOUBLE, l_discount DOUBLE, l_shipmode VARCHAR)")
     model = tpch.declare(con, tq.QUERIES["Q12"].sql, "auto")
