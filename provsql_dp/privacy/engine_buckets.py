@@ -46,7 +46,7 @@ from ..sql.plan import Filter, Project, Scan
 __all__ = ["direct_totals_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
-NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "n", "inv", "tot", "lo", "hi")}
+NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")}
 
 
 def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:

@@ -71,3 +71,14 @@ def test_totals_on_boundaries_are_classified_exactly_without_a_further_pass(seed
     assert not reads, f"{len(reads)} further pass(es) over the totals"
     for d in picks[:6]:  # any other Δ̂ (none a release draws): the safety net's exact re-read
         assert clamped_buckets(b, d) == pytest.approx(single_owner.clamped_sum(c, d), rel=1e-12)
+
+
+def test_no_rows_at_the_deadline_gives_empty_buckets():
+    """A bucket query cut off at the release deadline answers NO_ROWS (fast_path): its columns
+    must be every column the bucket pass reads (the near-boundary column ``e`` included), so the
+    data-independent release follows instead of a KeyError after the charge."""
+    from provsql_dp.mechanisms.recursive.buckets import params_for
+    from provsql_dp.privacy.engine_buckets import NO_ROWS, engine_buckets
+
+    out = engine_buckets(lambda *a: NO_ROWS, "", None, params_for(1.0, 2, "node"), 2, 3)
+    assert len(out) == 3
