@@ -207,14 +207,17 @@ class Catalog:
         return tuple(sorted(k[1] for k in memo if k[0] == "columns"))
 
     def _fingerprint(self, names: tuple[str, ...]) -> tuple | None:
-        """(names, generation, search path, definitions of the tables of those names), or None
+        """(names, generation, search path and default collation (which decides what ``=`` of
+        strings proves: ``sql._not_null.collated_columns``), definitions of the tables of those
+        names), or None
         when the database has no generation sequence (a read-only database from an older
         version). Tables only: the definitions decide a plan's sensitivity (keys, owner
         columns); a view redefined behind provsql_dp's back (provsql_dp bumps the generation
         when it runs the change itself) leaves a plan answering the view's old query, with that
         query's sensitivity. One query, under 1 ms."""
         sql = (f"SELECT 'g', last_value::VARCHAR, current_database(), current_schema(), "
-               f"current_setting('search_path') FROM duckdb_sequences() "
+               f"current_setting('search_path') || chr(0) || current_setting('default_collation') "
+               f"FROM duckdb_sequences() "
                f"WHERE schema_name = '{SCHEMA}' AND sequence_name = 'generation'")
         if names:  # literals, not parameters: a prepared statement costs twice as much here
             listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
