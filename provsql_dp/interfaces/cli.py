@@ -91,7 +91,7 @@ def _add_guard_rails(sub) -> None:
 
     sub.add_argument("--memory-limit", type=_size, default=DEFAULT_MEMORY_LIMIT, metavar="SIZE",
                      help="DuckDB's memory limit on a connection with guard rails (analysts; "
-                          f"every connection of serve): e.g. 4GB or 50%% (default {DEFAULT_MEMORY_LIMIT}; "
+                          "every connection of serve): e.g. 4GB or 50%% (default %(default)s; "
                           "locked, no statement can change it)")
     sub.add_argument("--temp-directory-limit", type=_size, default=DEFAULT_TEMP_DIRECTORY_LIMIT,
                      metavar="SIZE", help="how much such a connection's queries may spill to "
