@@ -149,7 +149,7 @@ def test_private_answer_shows_value_bound_epsilon_and_budget():
     m = PRIVATE_LINE.search(text)
     assert m and m.groups() == ("0.5", "1.5", "cur"), text
     # the interval printed is cursor.privacy's (one computation), and says what it covers
-    assert "the interval covers the true count" in text
+    assert "the 95% interval holds the true count with probability ≥ 95%" in text
     value = int(re.search(r"private answer: (\d+),", text).group(1))
     lo, hi = map(int, re.search(r"95% interval \[(\d+), (\d+)\]", text).groups())
     assert lo <= value <= hi
@@ -168,7 +168,7 @@ def test_shell_interval_of_the_recursive_mechanism_is_one_sided():
     text = out.getvalue()
     assert "± 95%" not in text
     assert re.search(r"95% interval ≥ \d+, recursive mechanism", text), text
-    assert "covers the true answer, from below only" in text
+    assert "holds the true answer, from below only" in text
 
 
 def test_shell_signed_sum_says_no_interval():
@@ -179,7 +179,7 @@ def test_shell_signed_sum_says_no_interval():
                        "SELECT SUM(x) FROM v WITH EPSILON 0.5 OPTIONS (mechanism = 'recursive');"
                        ), err.getvalue()
     text = out.getvalue()
-    assert "95% interval —" in text and "covers nothing" in text, text
+    assert "95% interval —" in text and "no interval: a signed SUM" in text, text
 
 
 def test_private_grouped_answer_and_machine_readable_modes():

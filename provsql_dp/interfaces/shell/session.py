@@ -305,9 +305,27 @@ class Shell(DotCommands, IOCommands):
             eps = f"{eps}, δ {info.delta:g}"
         line = (f"private answer: {value}{info.mechanism} mechanism, {unit} charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
-        labels = info.columns or ("the interval",)
-        line += "".join(f"\n{label if info.columns else 'the interval'} covers {w}"
-                        for label, w in zip(labels, what))
+        labels = info.columns or ("",)
+        line += "".join(f"\n{coverage_sentence(label, w)}" for label, w in zip(labels, what))
         # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
         stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)
+
+
+def coverage_sentence(column: str, what: str) -> str:
+    """The shell's line on what a release's 95 % interval holds (``what``: :func:`~provsql_dp.
+    privacy.intervals.covers`), worded as a probability, never as a fact about this release.
+
+    >>> coverage_sentence("", "the true count")
+    'the 95% interval holds the true count with probability ≥ 95%'
+    >>> coverage_sentence("n", "nothing: a signed SUM's truncations are unbounded")
+    "n: no interval: a signed SUM's truncations are unbounded"
+    >>> coverage_sentence("", "noise only: the truncation is not bounded")
+    'the 95% interval bounds the noise only: the truncation is not bounded'
+    """
+    subject = f"{column}: the 95% interval" if column else "the 95% interval"
+    if what.startswith("nothing"):
+        return f"{column + ': ' if column else ''}no interval{what[len('nothing'):]}"
+    if what.startswith("noise only"):
+        return f"{subject} bounds the {what}"
+    return f"{subject} holds {what} with probability ≥ 95%"
