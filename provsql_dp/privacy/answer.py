@@ -61,7 +61,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
-from ..sql.key_domain import proved_domain, unproved_hint
+from ..sql.key_domain import SELECTION_HINT, proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
@@ -113,7 +113,7 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
                 "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
                 "of a public table, or an expression of dates or numbers the statement bounds "
                 "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
-                + unproved_hint(plan.child, key))
+                + unproved_hint(plan.child, key) + SELECTION_HINT)
         scan, column = scans[base]
         if keys is not None:
             types = dict(zip(scan.columns, scan.types))
@@ -127,7 +127,7 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
                 f"rows. Declare the groups: SET GROUP KEYS ON {scan.table} ({column}) VALUES (…), "
                 f"or SET GROUP KEYS ON {scan.table} ({column}) FROM a public table (column); or "
                 "group by a column of a public table (join a public list of the values)"
-            )
+                + SELECTION_HINT)
         entry = public.setdefault(id(scan), (scan, [], []))
         entry[1].append(pos)
         entry[2].append(column)

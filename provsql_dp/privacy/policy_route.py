@@ -56,6 +56,7 @@ from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
+from ..sql.key_domain import SELECTION_HINT
 from ..sql.plan import Aggregate, Distinct, GroupFilter, Join, Scan, SemiJoin, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
@@ -274,7 +275,8 @@ def prepare(con, tree, plan) -> Prepared | None:
                 f"{scan.table} ({keys[0]}) VALUES (…), or SET GROUP KEYS ON {scan.table} "
                 f"({keys[0]}) FROM a public table (column). Declare the domain with a policy for "
                 f"a Blowfish histogram, e.g. CREATE POLICY {scan.table}_{keys[0]} ON "
-                f"{scan.table} ({keys[0]}) AS FULL DOMAIN (…) (FULL is plain differential privacy)")
+                f"{scan.table} ({keys[0]}) AS FULL DOMAIN (…) (FULL is plain differential privacy)"
+                + SELECTION_HINT)
         tp = TablePolicy("(none)", info.schema, info.name, (keys[0],), [dom],
                          {"kind": "FULL"}, False, None)
         name = "plain DP (unbounded, no policy)"

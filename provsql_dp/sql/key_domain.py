@@ -113,6 +113,13 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
     return None
 
 
+#: the way to groups nobody declared, appended to a GROUP BY's refusal under pure ε: partition
+#: selection (``privacy.partition_selection``) answers the same statement with DELTA
+SELECTION_HINT = (". Or, with an (ε, δ) budget, add DELTA δ (WITH EPSILON ε DELTA δ): partition "
+                  "selection then releases the groups whose noisy count of participants clears a "
+                  "threshold, and no others")
+
+
 def unproved_hint(node: Node, key_id: str) -> str:
     """Advice for a computed key no domain is proved for (appended to the refusal), or "".
     DuckDB's ``//`` is integer division of integers only: on DOUBLE or DECIMAL it divides
