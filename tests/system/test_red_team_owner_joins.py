@@ -26,6 +26,8 @@ owner_fd and owners.py).
 from __future__ import annotations
 
 import pytest
+
+import provsql_dp
 from test_red_team_owner_groups import (COLLATED, _changed_groups, _database, _exact, _person,
                                         _plain, _released_per_group_at_full_epsilon)
 
@@ -101,3 +103,37 @@ def test_binary_join_on_key_keeps_the_laplace_route(sql):
     assert max(_changed_groups(plain, _person, sql, [1, 2, 3])) <= 1
     con = _database(plain, ["PROTECT TABLE people"])
     assert _laplace_sensitivity(con, sql) == 1.0
+
+
+OWNERS = [
+    "CREATE TABLE people(name VARCHAR COLLATE NOCASE PRIMARY KEY, age INT)",
+    "INSERT INTO people VALUES ('bob', 30), ('Bob', 40), ('al', 50)",  # a binary key holds both
+    "CREATE TABLE visits(pname VARCHAR, amount INT)",
+    "INSERT INTO visits SELECT 'BOB', 1 FROM range(50)",
+]
+
+
+def test_collated_owner_column_is_refused():
+    """Participants named by a collated column: participant 'BOB''s 50 visits join both 'bob'
+    and 'Bob' (100 tuples), and the single-owner route (slots merged on the collated equality)
+    released them as two participants' 50 each — one person's removal moved two participants'
+    totals (2× the ε charged; k spellings, k×). Now refused when declared."""
+    con = _plain(OWNERS)
+    base = con.execute("SELECT COUNT(*) FROM people p JOIN visits v ON p.name = v.pname").fetchone()[0]
+    con.execute("DELETE FROM visits WHERE pname = 'BOB'")
+    after = con.execute("SELECT COUNT(*) FROM people p JOIN visits v ON p.name = v.pname").fetchone()[0]
+    assert base - after == 100
+    with pytest.raises(provsql_dp.ProgrammingError, match="collation"):
+        _database(OWNERS, ["PROTECT TABLE people"])
+
+
+def test_default_collation_set_later_refuses_string_owners_and_charges_nothing():
+    plain = [s.replace(" COLLATE NOCASE", "") for s in OWNERS]
+    con = _database(plain, ["PROTECT TABLE people", "PROTECT TABLE visits BY (pname) AS people"])
+    sql = "SELECT COUNT(*) FROM people p JOIN visits v ON p.name = v.pname WITH EPSILON 1"
+    con.execute(sql).fetchall()
+    spent = con.execute("SHOW PRIVACY BUDGET").fetchall()
+    con.execute("SET default_collation = 'nocase'")
+    with pytest.raises(provsql_dp.ProgrammingError, match="collation"):
+        con.execute(sql)
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
