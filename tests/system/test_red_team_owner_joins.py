@@ -137,3 +137,26 @@ def test_default_collation_set_later_refuses_string_owners_and_charges_nothing()
     with pytest.raises(provsql_dp.ProgrammingError, match="collation"):
         con.execute(sql)
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT COUNT(*) FROM t JOIN u ON t.v = u.v",
+    "SELECT COUNT(*) FROM t JOIN u ON t.x = u.x",
+    "SELECT SUM(t.v) FROM t JOIN u ON t.v = u.v",
+])
+def test_a_nan_participant_key_releases_like_any_other(sql):
+    """Participants named by a DOUBLE column: DuckDB's NaN = NaN makes NaN one participant, but
+    the participant list's lookup compared NaN != NaN and failed after the charge — the error
+    (instead of an answer) told that a participant's key is NaN. Outcomes must not differ."""
+    kinds = []
+    for x in ("1.5", "'nan'"):
+        con = _database([f"CREATE TABLE {t}(x DOUBLE, v INT)" for t in ("t", "u")]
+                        + [f"INSERT INTO {t} VALUES ({x}, 1), (2.5, 3)" for t in ("t", "u")],
+                        ["PROTECT TABLE t BY (x) AS who", "PROTECT TABLE u BY (x) AS who",
+                         "SET BOUNDS ON t (v) BETWEEN 0 AND 5"])
+        try:
+            con.execute(f"{sql} WITH EPSILON 1 OPTIONS (mechanism = 'recursive')").fetchall()
+            kinds.append("answer")
+        except provsql_dp.Error as e:
+            kinds.append(type(e).__name__)
+    assert kinds == ["answer", "answer"]
