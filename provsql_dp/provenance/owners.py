@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..sql.owner_fd import owner_determined
+from ..sql._equal_values import column_facts, pinned_by, same_value
 from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, Project, Scan,
                         SemiJoin, Union, walk)
 from .slots import analyse, slot_sources
@@ -112,7 +113,7 @@ def _determined(node: Node, ids: set) -> set:
                 scan = _base_scan(public)
                 if scan is None or _protected(public) or set(scan.ids) <= ids:
                     continue
-                if _key_pinned_by(public, scan, j.condition, base, ids):
+                if _key_pinned_by(public, scan, j, base, ids):
                     ids |= set(scan.ids)
                     changed = True
     return ids
@@ -124,19 +125,22 @@ def _base_scan(node: Node) -> Scan | None:
     return node if isinstance(node, Scan) else None
 
 
-def _key_pinned_by(public: Node, scan: Scan, condition, base: dict, ids: set) -> bool:
-    """Whether ``condition`` equates every column of one of ``scan``'s declared keys to a bare
-    column that is a function of the owner (its base id in ``ids``)."""
+def _key_pinned_by(public: Node, scan: Scan, join: Join, base: dict, ids: set) -> bool:
+    """Whether ``join``'s condition equates every column of one of ``scan``'s declared keys to a
+    bare column that is a function of the owner (its base id in ``ids``), by an equality that
+    proves the same value (no collation, one type family: :mod:`provsql_dp.sql._equal_values`)."""
     mine = set(analyse(public).base.values())
     col_of = dict(zip(scan.ids, scan.columns))
+    types, collated = column_facts(n for n in walk(join) if isinstance(n, Scan))
     pinned = set()
-    for conj in conjuncts(condition):
+    for conj in conjuncts(join.condition):
         if not isinstance(conj, exp.EQ):
             continue
         for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
             if (isinstance(a, exp.Column) and base.get(a.name) in mine
                     and isinstance(b, exp.Column) and base.get(b.name) in ids
-                    and base.get(b.name) not in mine):
+                    and base.get(b.name) not in mine
+                    and same_value(types, collated, base[a.name], base[b.name])):
                 pinned.add(col_of.get(base[a.name]))
     return any(set(key) <= pinned for key in scan.unique_keys)
 
@@ -173,15 +177,18 @@ def _rows_per_owner(node: Node) -> int | None:
             return None if a is None or b is None else a * b
         inner, public = (node.left, node.right) if left_p else (node.right, node.left)
         bound = _rows_per_owner(inner)
-        if bound is None or not _matches_one_row(public, node.condition):
+        if bound is None or not _matches_one_row(public, node):
             return None
         return bound
     return None
 
 
-def _matches_one_row(public: Node, condition: exp.Expression | None) -> bool:
-    """Whether the join condition pins one of ``public``'s declared keys to columns of the other
-    side, so that a row of the other side matches at most one row of ``public``."""
+def _matches_one_row(public: Node, join: Join) -> bool:
+    """Whether ``join``'s condition pins one of ``public``'s declared keys to columns of the other
+    side, so that a row of the other side matches at most one row of ``public`` (by equalities
+    that prove the same value: ``'eng' = 'ENG'`` under a collation, or a DOUBLE equal to the
+    BIGINT keys 2⁵³ and 2⁵³ + 1, would match several; :mod:`provsql_dp.sql._equal_values`)."""
+    condition = join.condition
     if condition is None:
         return False
     scan = public
@@ -192,13 +199,16 @@ def _matches_one_row(public: Node, condition: exp.Expression | None) -> bool:
     info = analyse(public)
     mine = {b for b in info.base.values()}
     col_of = dict(zip(scan.ids, scan.columns))
+    types, collated = column_facts(n for n in walk(join) if isinstance(n, Scan))
+    both = analyse(join).base
     pinned = set()
     for conj in conjuncts(condition):
         if not isinstance(conj, exp.EQ):
             continue
         for a, b in ((conj.this, conj.expression), (conj.expression, conj.this)):
             if (isinstance(a, exp.Column) and a.name in info.base and info.base[a.name] in mine
-                    and not any(c.name in info.base for c in b.find_all(exp.Column))):
+                    and not any(c.name in info.base for c in b.find_all(exp.Column))
+                    and pinned_by(types, collated, info.base[a.name], b, both)):
                 pinned.add(col_of.get(info.base[a.name]))
     return any(set(key) <= pinned for key in scan.unique_keys)
 

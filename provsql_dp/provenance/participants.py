@@ -112,8 +112,10 @@ def _lookup(vals: np.ndarray, keys: np.ndarray, name: str) -> np.ndarray:
             idx = lut[vals - lo] if lo else lut[vals]
             if idx.min() >= 0:
                 return idx
-    idx = np.searchsorted(keys, vals)
-    if len(vals) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(idx, len(keys) - 1)], vals)):
+    idx = np.searchsorted(keys, vals)  # NaN sorts last and is found there (DuckDB: NaN = NaN)
+    nan = keys.dtype.kind == "f" and vals.dtype.kind == "f"
+    if len(vals) and (len(keys) == 0 or not np.array_equal(keys[np.minimum(idx, len(keys) - 1)],
+                                                           vals, equal_nan=nan)):
         raise InternalError(
             f"a participant key of domain {name!r} is missing from its dictionary "
             "(was the table modified during the query?)"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
-from .foreign_owners import declare_reference
+from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
 
 __all__ = ["Catalog", "Protection", "TableInfo", "SCHEMA"]
@@ -462,10 +462,10 @@ class Catalog:
                     f"{', '.join(info.columns)}"
                 )
             by_cols = tuple(lower[c.lower()] for c in by)
-        key_cols = () if by_cols else self.primary_key(info)
-        dom = domain or info.name
+        key_cols, dom = (() if by_cols else self.primary_key(info)), domain or info.name
         self._check_domain(info, dom, by_cols, key_cols)
-        return self._insert(Protection(info.schema, info.name, dom, by_cols, key_cols))
+        return self._insert(refuse_collated_owners(  # 'bob' = 'BOB': several participants
+            self, Protection(info.schema, info.name, dom, by_cols, key_cols)))
 
     def _insert(self, prot: Protection) -> Protection:
         self.con.execute(

@@ -254,6 +254,10 @@ class ColumnDeclarations:
         return info, lower[column.lower()]
 
     def _check_public(self, info: TableInfo) -> None:
+        if info.view_sql is not None:  # declared on a table since replaced by a view (h57attack)
+            raise DeclarationError(
+                f"{info.name!r} is now a view, which may read protected tables: group keys must "
+                "come from a public base table; declare them again (or with VALUES (…))")
         if self.catalog.protection(info.schema, info.name) is not None:
             raise DeclarationError(
                 f"table {info.name!r} is protected: group keys must come from a public table "

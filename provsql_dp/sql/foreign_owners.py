@@ -56,7 +56,8 @@ from ..errors import DeclarationError
 from ._not_null import collated_columns
 from .plan import Slot
 
-__all__ = ["declare_reference", "owned_scan", "scan_owners", "ROWID", "OWNER"]
+__all__ = ["declare_reference", "owned_scan", "scan_owners", "refuse_collated_owners", "ROWID",
+           "OWNER"]
 
 #: the hidden columns of an owner-resolving source: the row's rowid, the owner keys
 ROWID = "__pdp_rowid"
@@ -165,6 +166,30 @@ def refuse_collated(cat, info, by, rinfo, ref_cols, what) -> None:
             "(no COLLATE, and no SET default_collation)")
 
 
+def refuse_collated_owners(cat, prot):
+    """Refuse participants named by a string column compared under a collation (its ``COLLATE``,
+    or a session ``default_collation``) — of ``prot``'s table, or of its chain's end. DuckDB
+    matches ``'bob'``, ``'Bob'`` and ``'BOB'`` in joins and groups them together, while a binary
+    key holds each and the participant list keeps them apart: one person's rows would reach
+    several participants' tuples (a visit of ``'BOB'`` joins ``'bob'`` and ``'Bob'``), which no
+    route accounts for. Checked when declared and again at each scan (the curator may set
+    ``default_collation`` later). Returns ``prot``."""
+    end = _chain_end(cat, prot)
+    info = cat.find_table([end.schema, end.table])
+    if info is None:
+        return prot
+    cols = [c for s in end.slots() if s.kind in ("column", "composite")
+            for c in ((s.column,) if s.kind == "column" else s.key_columns)]
+    bad = [c for c in cols if c in collated_columns(cat, info)]
+    if bad:
+        raise DeclarationError(
+            f"the participants of {prot.table!r} are named by {end.table}."
+            f"{', '.join(bad)}, which compare(s) under a collation ('bob' = 'BOB'), so one "
+            "person's rows could join several participants' rows. Name participants by binary "
+            "string columns (no COLLATE, and no SET default_collation) or by integer keys")
+    return prot
+
+
 def _check_rows(cat, info, rinfo, by, ref_cols, what) -> None:
     """Every row of ``info`` finds its referenced row (the curator's data, checked once)."""
     on = " AND ".join(f"t.{_q(c)} = r.{_q(k)}" for c, k in zip(by, ref_cols))
@@ -228,6 +253,7 @@ def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None, tuple]:
     scan of a table with protection ``prot`` (None: a public table, no slots)."""
     if prot is None:
         return (), None, ()
+    refuse_collated_owners(cat, prot)
     if prot.references is None:
         return prot.slots(), None, ()
     slots, source = owned_scan(cat, prot)

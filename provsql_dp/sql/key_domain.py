@@ -403,8 +403,17 @@ def _steps(key, c, typ, r) -> list | None:
 
 def _monotone(e: exp.Expression, c: str) -> bool:
     """``e`` reads ``c`` once, through sums, products and quotients by constants and casts to
-    numbers: monotone in ``c``, so its range is spanned by its values at ``c``'s ends."""
+    numbers: monotone in ``c``, so its range is spanned by its values at ``c``'s ends. Not
+    ``10 / x`` (``c`` divides: over ``[-1, 1]`` the ends give ±10, ``x = 0.01`` gives 1000).
+
+    >>> import sqlglot
+    >>> [_monotone(sqlglot.parse_one(t, read="duckdb"), "x") for t in ("(x + 1) / 10", "10 / x")]
+    [True, False]
+    """
     cols = list(e.find_all(exp.Column))
+    if any(isinstance(d, exp.Div) and any(True for _ in d.expression.find_all(exp.Column))
+           for d in e.find_all(exp.Div)):
+        return False
     return len(cols) == 1 and cols[0].name == c and all(
         isinstance(n, (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul,
                        exp.Div, exp.Neg, exp.Paren, exp.DataType, exp.DataTypeParam)) or isinstance(

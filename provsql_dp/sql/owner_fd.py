@@ -25,7 +25,9 @@ The rules (each is an FD that holds on every row of the plan's output, never a g
    integer types; otherwise one type), where equal values are the same value — never for a
    string column compared under a collation (``'eng' = 'ENG'`` under ``NOCASE``;
    ``Scan.collated``, read from the schema and the session's ``default_collation``);
-2. ``a = constant`` fixes ``a`` for every row (``a`` not collated, as in rule 1);
+2. ``a = constant`` fixes ``a`` for every row (``a`` not collated, as in rule 1, and the
+   constant of ``a``'s type family or a string literal: a BIGINT ``= 9007199254740992e0``
+   holds for 2⁵³ and 2⁵³ + 1; :mod:`._equal_values`);
 3. a declared key of a table determines its row (and the row every column) where its columns
    are not NULL — declared NOT NULL (a PRIMARY KEY is), or made so on every row by the
    statement: an equality of rule 1 or 2, or ``c IS NOT NULL`` (a nullable UNIQUE column lets
@@ -84,6 +86,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ._conjuncts import conjuncts
+from ._equal_values import column_facts, fixed_by, same_value
 from .plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, OneRow, Project, Scan,
                    SemiJoin, Union)
 
@@ -189,16 +192,10 @@ def _depends(e: exp.Expression, f: Facts) -> frozenset | None:
 
 
 
-def _constant(e: exp.Expression) -> bool:
-    while isinstance(e, (exp.Paren, exp.Cast, exp.TryCast, exp.Neg)):
-        e = e.this
-    return isinstance(e, exp.Literal)
-
-
 def _conditions(f: Facts, pred: exp.Expression) -> None:
-    """Record the equalities and constants of the conjuncts of ``pred`` (true on every row)."""
-    types = _types(f)
-    collated = {i for s in f.scans for c, i in zip(s.columns, s.ids) if c in s.collated}
+    """Record the equalities and constants of the conjuncts of ``pred`` (true on every row):
+    only those that prove the same value (:mod:`._equal_values`: no collation, one type family)."""
+    types, collated = column_facts(f.scans)
     for conj in conjuncts(pred):
         if isinstance(conj, exp.Not) and isinstance(conj.this, exp.Is) and isinstance(
                 conj.this.expression, exp.Null) and isinstance(conj.this.this, exp.Column) \
@@ -208,33 +205,14 @@ def _conditions(f: Facts, pred: exp.Expression) -> None:
             continue
         a, b = conj.this, conj.expression
         bare = [isinstance(x, exp.Column) and not x.table and x.name in f.base for x in (a, b)]
-        if any(ok and f.base[x.name] in collated for ok, x in zip(bare, (a, b))):
-            continue  # 'eng' = 'ENG' under NOCASE: equal, not the same value (schema, never data)
         if all(bare):
             x, y = f.base[a.name], f.base[b.name]
-            if _family(types.get(x)) is not None and _family(types.get(x)) == _family(types.get(y)):
+            if same_value(types, collated, x, y):  # 'eng' = 'ENG' under NOCASE: not the same
                 f.equal.append((x, y))
-        elif bare[0] and _constant(b):
+        elif bare[0] and fixed_by(types, collated, f.base[a.name], b):
             f.consts.add(f.base[a.name])
-        elif bare[1] and _constant(a):
+        elif bare[1] and fixed_by(types, collated, f.base[b.name], a):
             f.consts.add(f.base[b.name])
-
-
-def _types(f: Facts) -> dict:
-    return {i: t for s in f.scans for i, t in zip(s.ids, s.types or ())}
-
-
-_INTS = {"TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-         "UINTEGER", "UBIGINT", "UHUGEINT"}
-
-
-def _family(t: str | None) -> str | None:
-    """Types whose equal values are the same value: every integer type; else the type itself
-    (DOUBLE = BIGINT may equate two distinct integers; unknown types are never equated)."""
-    if not t:
-        return None
-    t = t.upper()
-    return "integer" if t in _INTS else t
 
 
 # ---------------------------------------------------------------------- congruence closure

@@ -191,9 +191,9 @@ def test_collated_anti_join_is_not_owner_local():
             con.execute(d)
         moves.append(abs(con.execute(ANTI_SQL).fetchone()[0] - base))
     assert max(moves) == 7
-    con = _database(ANTI, ["PROTECT TABLE people", "PROTECT TABLE visits BY (pid) AS people"])
-    cur = con.cursor()
-    try:
+    try:  # refused when declared (h57attack: a collated owner column names no one participant)
+        con = _database(ANTI, ["PROTECT TABLE people", "PROTECT TABLE visits BY (pid) AS people"])
+        cur = con.cursor()
         cur.execute(ANTI_SQL + " WITH EPSILON 1")
     except provsql_dp.Error:
         return  # refused: the fix
