@@ -58,8 +58,53 @@ CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs lon
 
 
 def is_catalog_query(stmt: str) -> bool:
-    """Whether ``stmt`` is a query that reads the system catalog (and is not a private query)."""
-    return bool(_QUERY.match(stmt) and _CATALOG.search(stmt) and not _PRIVATE.search(stmt))
+    """Whether ``stmt`` is a query that reads the system catalog (and is not a private query),
+    and only it: a query that also names a table of the database (``SELECT * FROM t WHERE
+    version() IS NOT NULL``) is not — the replica has no rows, so it would answer it wrongly; it
+    takes the path of every statement (and is answered or refused there)."""
+    if not (_QUERY.match(stmt) and _CATALOG.search(stmt) and not _PRIVATE.search(stmt)):
+        return False
+    return not _names_a_database_table(stmt)
+
+
+#: relations of the replica that are not the database's: its catalog schemas and the unqualified
+#: names of ``pg_catalog`` (``pg_class``, …; ``compatible`` strips the schema) and of pgcompat
+_CATALOG_SCHEMAS = {"pg_catalog", "information_schema", COMPAT.lower()}
+
+
+def _names_a_database_table(stmt: str) -> bool:
+    """Whether the query names a relation that is neither the catalog's nor its own CTE's (a
+    statement sqlglot cannot read as PostgreSQL is left to the replica, as before: the path of
+    every statement could not read it either).
+
+    >>> _names_a_database_table("SELECT * FROM emp WHERE version() IS NOT NULL")
+    True
+    >>> _names_a_database_table("SELECT c.relname FROM pg_catalog.pg_class c JOIN "
+    ...                         "information_schema.tables t ON t.table_name = c.relname")
+    False
+    >>> _names_a_database_table("WITH x AS (SELECT oid FROM pg_type) SELECT * FROM x, "
+    ...                         "unnest(ARRAY[1, 2]) AS u(i), generate_series(1, 3)")
+    False
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = sqlglot.parse(compatible(stmt), read="postgres")
+    except sqlglot.errors.SqlglotError:
+        return False
+    for tree in trees:
+        if tree is None:
+            continue
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        for table in tree.find_all(exp.Table):
+            name, schema = table.name.lower(), table.db.lower()
+            if not name or not isinstance(table.this, exp.Identifier):
+                continue  # a table function (unnest, generate_series, …)
+            if schema in _CATALOG_SCHEMAS or (not schema and (name in ctes or name.startswith("pg_"))):
+                continue
+            return True
+    return False
 
 
 def compatible(stmt: str) -> str:

@@ -92,6 +92,10 @@ def test_catalog_queries_are_told_apart_from_ours():
     assert not is_catalog_query("SELECT COUNT(*) FROM pg_class WITH EPSILON 1")  # a private query is ours
     assert not is_catalog_query("SELECT versions FROM t")
     assert not is_catalog_query("DELETE FROM pg_catalog.pg_class")  # only queries go to the replica
+    # a query that also names a table of the database is not answered from the rowless replica
+    assert not is_catalog_query("SELECT * FROM emp WHERE version() IS NOT NULL")
+    assert not is_catalog_query("SELECT e.id FROM emp e JOIN pg_catalog.pg_class c ON true")
+    assert is_catalog_query("WITH n AS (SELECT oid FROM pg_namespace) SELECT * FROM n, unnest([1])")
     assert compatible("SELECT x::pg_catalog.regtype::pg_catalog.text FROM pg_catalog.pg_type") == \
         "SELECT x::text FROM pg_type"
 
