@@ -10,7 +10,7 @@ buckets.Buckets` reads (``count``, ``Σ 1/c``, ``Σ c``, ``min``, ``max``): a fe
 Δ search and X are computed from it exactly as from the totals
 (:mod:`provsql_dp.mechanisms.recursive.buckets`); a total within rounding of a boundary goes to
 a near bucket in the same pass — keyed by its cell among the boundaries around it, and by its
-exact value only within a few ulps of one (``near_sql``, ``near_cell_sql``: a number of keys
+exact value only within a few ulps of one (``near_sql``, ``near_key_sql``: a number of keys
 bounded by the boundaries, not by the data) — never read by a further pass.
 
 Which path runs depends on the plan and the declarations only (never on the data); the released
@@ -41,15 +41,14 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_cell_sql, near_sql, params_for
+from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_key_sql, near_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
 
 __all__ = ["direct_totals_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
-NO_ROWS = {c: np.zeros(0)
-           for c in ("g", "p", "k", "m", "kg", "s", "e", "n", "inv", "tot", "lo", "hi")}
+NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")}
 
 
 def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
@@ -106,32 +105,27 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
         with_tt = f"WITH tt AS {mat}({totals_sql}) "
         keys = "g, p, k, m"
-    # a total that may straddle a boundary goes to a near bucket: its cell s among the
-    # boundaries around it (kg: its greedy estimate), or its exact value e within a few ulps of
-    # one — so that no further pass depends on where the data put a total, and the number of
-    # keys on the boundaries is bounded (buckets.near_sql, near_cell_sql)
+    # a total that may straddle a boundary goes to a near bucket, key e: its cell among the
+    # boundaries around it (e < 0), or its exact value within a few ulps of one — so that no
+    # further pass depends on where the data put a total, and the number of keys on the
+    # boundaries is bounded (buckets.near_sql, near_key_sql)
     fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
-    kg, cell, window = near_cell_sql(params["theta"], params["beta"], params["mu"],
-                                     params["eps2"])
-    estimated = (f"SELECT g, p, c, k, m, CASE WHEN nr THEN {kg} END AS kg FROM (SELECT g, p, c, "
-                 f"{k} AS k, {m} AS m, {near} AS nr FROM (SELECT g, p, c, l, {fkm} FROM "
-                 f"({logs}) AS lr) AS lf) AS lk")
-    keyed = (f"{with_tt}SELECT g, p, c, k, m, kg, CASE WHEN kg IS NOT NULL THEN {cell} END AS s, "
-             f"CASE WHEN kg IS NOT NULL AND ({window}) THEN c END AS e FROM ({estimated}) AS le")
-    data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, kg, s, e, count(*)::DOUBLE AS n, "
+    key = near_key_sql(params["theta"], params["beta"], params["mu"], params["eps2"], k, m)
+    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} END "
+             f"AS e FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
+    data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
-               f"AS b GROUP BY {keys}, kg, s, e", first or None)
+               f"AS b GROUP BY {keys}, e", first or None)
     null = np.ma.getmaskarray(data["k"])
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine
     cols = {name: np.ma.getdata(v) for name, v in data.items()}
-    order = np.lexsort((cols["e"], np.ma.getmaskarray(data["e"]), cols["s"], cols["kg"],
-                        np.ma.getmaskarray(data["kg"]), cols["m"],
+    order = np.lexsort((cols["e"], np.ma.getmaskarray(data["e"]), cols["m"],
                         np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
                         cols["g"]))  # the last key first
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
-    single = ~np.ma.getmaskarray(data["kg"])[order]  # a near bucket (near_sql)
+    single = ~np.ma.getmaskarray(data["e"])[order]  # a near bucket (near_sql)
     out = []
     for g in range(n_groups):
         parts = []
@@ -141,20 +135,19 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
             rest = (float(cols["n"][bad].sum()), float(cols["lo"][bad].min()),
                     float(cols["hi"][bad].max())) if bad.any() else (0.0, 0.0, 0.0)
 
-            near_keys = [cols[x][ok & single] for x in ("k", "m", "kg", "s", "e")]
+            near_keys = [cols[x][ok & single] for x in ("k", "m", "e")]
             near_at = np.cumsum(single[ok]) - 1  # index among this part's near buckets
 
             def exact(kind, v, g=g, p=p, near_keys=near_keys, near_at=near_at):
                 if kind != "near":  # the near totals are buckets of their own
                     sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
-                           "AND kg IS NULL")
-                    return np.asarray(run_exact(sql, first + [g, p, int(v)])["c"],
-                                      dtype=np.float64)
-                k_, m_, kg_, s_, e_ = (float(x[near_at[v]]) for x in near_keys)  # the safety net
-                sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND k = ? AND m = ? "
-                       "AND kg = ? AND s = ? AND e IS NULL")
-                return np.asarray(run_exact(sql, first + [g, p, k_, m_, kg_, s_])["c"],
-                                  dtype=np.float64)
+                           "AND e IS NULL")
+                    where = [g, p, int(v)]
+                else:  # the safety net: a near bucket (its cell's code e < 0) read again
+                    sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND k = ? "
+                           "AND m = ? AND e = ?")
+                    where = [g, p] + [float(x[near_at[v]]) for x in near_keys]
+                return np.asarray(run_exact(sql, first + where)["c"], dtype=np.float64)
 
             parts.append(Buckets(
                 cols["k"][ok].astype(np.int64), cols["m"][ok].astype(np.int64), cols["n"][ok],

@@ -17,7 +17,7 @@ consecutive thresholds contributes to the right suffix sums whatever its estimat
 could straddle one — within rounding of a threshold ``W_j``, inside its greedy twin's slack, on
 the Δ̂ lattice or near a cap of Δ̂ (:func:`near_sql`) — goes, in the same pass, to a *near*
 bucket (``Buckets.single``): keyed by the cell that the boundaries around it (the engine's own
-``W``, ``gb``, lattice points and caps: :func:`near_cell_sql`) leave it in, and by its exact
+``W``, ``gb``, lattice points and caps: :func:`near_key_sql`) leave it in, and by its exact
 value only within a few ulps of one of them, where the engine's ``exp`` and numpy's may
 disagree. A near bucket is classified by itself, exactly, from its ``[min, max]``. So the
 engine makes the same passes whatever the data: a further pass read only when some total was
@@ -65,7 +65,7 @@ from .release import _MAX_EXPONENT, Release, release_delta_hat, release_x
 from .single_owner import first_feasible, search_range
 
 __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
-           "near_sql", "near_cell_sql", "params_for"]
+           "near_sql", "near_key_sql", "params_for"]
 
 #: a near total within this relative distance of one of the engine's boundaries is keyed by its
 #: exact value (the engine's ``exp`` and numpy's differ by a few ulps; 2^-46 is 64 ulps): at most
@@ -92,7 +92,7 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
     straddle a bucket boundary: within a relative 1e-9 of a threshold ``W_j`` or of a point of
     the Δ̂ lattice ``θe^{μ+βi}``, inside the greedy test's slack above a ``W_j`` (``c ≤ gb_j``),
     in the lattice bucket of a cap of Δ̂ (``e^700``, ``2^63·ε₂``), or below 1e-8. The engine
-    keys such totals by their cell among the boundaries around them (:func:`near_cell_sql`,
+    keys such totals by their cell among the boundaries around them (:func:`near_key_sql`,
     :mod:`provsql_dp.privacy.engine_buckets`), so a near bucket lies on one side of every
     boundary and is classified exactly in Python, and no total that the analyst can place on a
     public threshold triggers a further pass (the number of passes is a function of the
@@ -128,52 +128,57 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
     return f"{fk} AS fk, {fm} AS fm", pred
 
 
-def near_cell_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, str, str]:
-    """``(kg, s, window)``: SQL over a near total ``c`` (:func:`near_sql`) with bucket estimates
-    ``k, m`` (:func:`bucket_sql`) — ``kg`` the estimate of ``#{t ≥ 1 : gb_t < c}``
-    (``gb_t = (τ_t(1 + tol) + tol)/2``, crowded together where ``τ_t`` is below ``tol``); over
-    ``c, k, m, kg``: ``s`` the number of boundaries of ``B(k, m, kg)`` below ``c``, and
-    ``window`` true when ``c`` lies within a relative 2^-46 of one of them.
+def near_key_sql(theta: float, beta: float, mu: float, eps2: float, k: str = "k",
+                 m: str = "m") -> str:
+    """SQL of the key ``e`` of a near total ``c`` (:func:`near_sql`) with bucket estimates ``k,
+    m`` (SQL, :func:`bucket_sql`): ``c`` itself when it lies within a relative 2^-46 of one of
+    the boundaries ``B(k, m, kg)``, else the negative cell code ``−1 − (16·kg + s)``, where
+    ``kg`` is the estimate of ``#{t ≥ 1 : gb_t < c}`` (``gb_t = (τ_t(1 + tol) + tol)/2``,
+    crowded together where ``τ_t`` is below ``tol``) and ``s`` the number of boundaries of ``B``
+    below ``c`` (at most 10). One key column, NULL for the other totals: the bucket pass costs
+    what it cost with the exact values (a further key column cost 50 %).
 
     ``B`` is the thresholds ``W_k, W_{k+1}``, the greedy ``gb_{k−1}, gb_k, gb_kg, gb_{kg+1}``,
     the lattice points ``θe^{μ+β(m−1)}, θe^{μ+βm}`` and Δ̂'s caps, computed by the engine with
     the operations numpy and :func:`~.release.release_delta_hat` use (the same products, sums and
     divisions; only ``exp`` may differ, by an ulp or two). ``s`` numbers the cell among the
-    sorted ``B`` that holds ``c``, so the totals of one key ``(k, m, kg, s)`` outside the window
-    are on one side of each Python boundary that an estimate off by at most one can put in their
-    range; the totals inside it are keyed by their exact value (at most a few hundred doubles
-    per boundary). The keys are thus bounded by the boundaries, not by the number of totals an
-    analyst pushes onto them. Python never trusts the cell: it checks each near bucket's
-    ``[min, max]`` against its own thresholds (a straddling bucket is read exactly: the safety
-    net, which no estimate off by at most one reaches).
+    sorted ``B`` that holds ``c``, so the totals of one key ``(k, m, e < 0)`` are on one side of
+    each Python boundary that an estimate off by at most one can put in their range; the totals
+    in the window are keyed by their exact value (at most a few hundred doubles per boundary).
+    The keys are thus bounded by the boundaries, not by the number of totals an analyst pushes
+    onto them. Python never trusts the cell: it checks each near bucket's ``[min, max]``
+    against its own thresholds (a straddling bucket is read exactly: the safety net, which no
+    estimate off by at most one reaches).
 
     >>> import duckdb, math
-    >>> kg, s, win = near_cell_sql(1.0, 0.1, 0.5, 0.5)
-    >>> def cell(c, k, m):
-    ...     q = f"SELECT {s}, {win} FROM (SELECT *, {kg} AS kg FROM (SELECT {c!r}::DOUBLE AS c, "
-    ...     return duckdb.sql(q + f"{k}::DOUBLE AS k, {m}::DOUBLE AS m))").fetchall()[0]
+    >>> def key(c, k, m):
+    ...     e = near_key_sql(1.0, 0.1, 0.5, 0.5, f"{k}::DOUBLE", f"{m}::DOUBLE")
+    ...     return duckdb.sql(f"SELECT {e} FROM (SELECT {c!r}::DOUBLE AS c)").fetchall()[0][0]
     >>> w3 = math.exp(3 * 0.1) / 2   # W_3, as numpy computes it here
-    >>> cell(w3, 3, 2)[1], cell(w3 * (1 + 1e-12), 3, 2), cell(w3 * (1 - 1e-12), 3, 2)
-    (True, (3, False), (2, False))
+    >>> key(w3, 3, 2) == w3   # within the window: its exact value
+    True
+    >>> key(w3 * (1 + 1e-12), 3, 2), key(w3 * (1 - 1e-12), 3, 2)  # kg = 2; s = 3, then 2
+    (-36.0, -35.0)
     """
     b, th = f"{float(beta)!r}::DOUBLE", f"{float(theta)!r}::DOUBLE"
     one_tol, tol = f"{1 + _CMP_TOL!r}::DOUBLE", f"{_CMP_TOL!r}::DOUBLE"
+    # τ_t < (2c − tol)/(1 + tol) ⟺ gb_t < c; below tol/2 no gb_t is (kg very negative)
+    kg = (f"(ceil(ln(greatest((2.0::DOUBLE * c - {tol}) / {one_tol}, 1e-300::DOUBLE) / {th}) "
+          f"* {1.0 / beta!r}::DOUBLE) - 1)")
 
     def tau(x):  # numpy's τ_j = exp(j·β)·θ (single_owner.search_range)
         return f"(exp(({x}) * {b}) * {th})"
 
     lattice = f"{math.log(theta) + mu!r}::DOUBLE"  # release_delta_hat's (ln θ + μ) + β·ĵ
-    bounds = [f"{tau(x)} / 2.0::DOUBLE" for x in ("k", "k + 1")]
+    bounds = [f"{tau(x)} / 2.0::DOUBLE" for x in (k, f"{k} + 1")]
     bounds += [f"({tau(x)} * {one_tol} + {tol}) / 2.0::DOUBLE"
-               for x in ("k - 1", "k", "kg", "kg + 1")]
-    bounds += [f"exp({lattice} + {b} * ({x}))" for x in ("m - 1", "m")]
+               for x in (f"{k} - 1", k, kg, f"{kg} + 1")]
+    bounds += [f"exp({lattice} + {b} * ({x}))" for x in (f"{m} - 1", m)]
     caps = [f"{math.exp(_MAX_EXPONENT)!r}::DOUBLE", f"{math.ldexp(eps2, 63)!r}::DOUBLE"]
-    s = " + ".join(f"CASE WHEN c > {x} THEN 1 ELSE 0 END" for x in bounds + caps)
+    cell = " + ".join(f"CASE WHEN c > {x} THEN 1 ELSE 0 END" for x in bounds + caps)
     window = " OR ".join(f"abs(c - {x}) <= {_WINDOW!r}::DOUBLE * c" for x in bounds)
-    # τ_t < (2c − tol)/(1 + tol) ⟺ gb_t < c; below tol/2 no gb_t is (kg very negative)
-    kg = (f"ceil(ln(greatest((2.0::DOUBLE * c - {tol}) / {one_tol}, 1e-300::DOUBLE) / {th}) "
-          f"* {1.0 / beta!r}::DOUBLE) - 1")
-    return kg, s, window
+    # 16·kg + s is a whole number far below 2^53 (|kg| < 10^12): exact as a DOUBLE
+    return f"CASE WHEN {window} THEN c ELSE -1 - ({kg} * 16 + ({cell})) END"
 
 
 @dataclass
@@ -195,7 +200,7 @@ class Buckets:
     rest: tuple[float, float, float] = (0.0, 0.0, 0.0)
     exact: Callable[[str, int], np.ndarray] | None = None
     #: the near buckets (:func:`near_sql`'s totals, keyed by their cell among the boundaries or
-    #: by their exact value: :func:`near_cell_sql`), each classified by itself from its
+    #: by their exact value: :func:`near_key_sql`), each classified by itself from its
     #: ``[min, max]`` (``exact(kind, …)`` never returns their totals); None: none
     single: np.ndarray | None = None
 
