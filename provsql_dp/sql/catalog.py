@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
-from .foreign_owners import declare_reference
+from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
 
 __all__ = ["Catalog", "Protection", "TableInfo", "SCHEMA"]
@@ -435,8 +435,7 @@ class Catalog:
         if info.view_sql is not None:
             raise DeclarationError(
                 f"cannot protect view {info.name!r}: protect the base tables it reads instead "
-                "(queries over the view are then tracked through it)"
-            )
+                "(queries over the view are then tracked through it)")
         if info.schema == SCHEMA:
             raise DeclarationError("the provsql_dp catalog tables cannot be protected")
         existing = self.protection(info.schema, info.name)
@@ -464,6 +463,7 @@ class Catalog:
             by_cols = tuple(lower[c.lower()] for c in by)
         key_cols = () if by_cols else self.primary_key(info)
         dom = domain or info.name
+        refuse_collated_owners(self, info, by_cols or key_cols, f"cannot protect {info.name!r}")
         self._check_domain(info, dom, by_cols, key_cols)
         return self._insert(Protection(info.schema, info.name, dom, by_cols, key_cols))
 

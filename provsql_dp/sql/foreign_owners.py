@@ -56,7 +56,8 @@ from ..errors import DeclarationError
 from ._not_null import collated_columns
 from .plan import Slot
 
-__all__ = ["declare_reference", "owned_scan", "scan_owners", "ROWID", "OWNER"]
+__all__ = ["declare_reference", "owned_scan", "scan_owners", "refuse_collated_owners", "ROWID",
+           "OWNER"]
 
 #: the hidden columns of an owner-resolving source: the row's rowid, the owner keys
 ROWID = "__pdp_rowid"
@@ -165,6 +166,38 @@ def refuse_collated(cat, info, by, rinfo, ref_cols, what) -> None:
             "(no COLLATE, and no SET default_collation)")
 
 
+def refuse_collated_owners(cat, info, columns, what: str) -> None:
+    """Refuse owner columns (``BY (c, …)``, or the key of a table protected row by row) that
+    compare under a collation: DuckDB's ``GROUP BY`` owner would merge 'bob' and 'BOB' — two
+    participants under the binary key that tells them apart elsewhere (a ``people`` key, a
+    ``DELETE``) — into one participant total, so removing one of them changes a total without
+    removing it, and a table sharing the domain with binary keys splits what this one merges:
+    the single-owner sensitivity argument (each participant's rows in exactly one total) no
+    longer holds. Checked when declared and again at each scan (the curator may ``SET
+    default_collation`` later), like :func:`refuse_collated` for a foreign key's hop.
+
+    >>> import duckdb
+    >>> from provsql_dp.sql.catalog import Catalog
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE v(pid VARCHAR COLLATE NOCASE, n INT)")
+    >>> cat = Catalog(con)
+    >>> refuse_collated_owners(cat, cat.find_table(["v"]), ["n"], "cannot protect 'v'")
+    >>> refuse_collated_owners(cat, cat.find_table(["v"]), ["pid"], "cannot protect 'v'")
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.DeclarationError: cannot protect 'v': its owner column v.pid compares under a collation ('bob' = 'BOB' under NOCASE), so one participant total would merge several participants. Use a binary string column (no COLLATE, and no SET default_collation), or protect by a binary column holding lower(pid) if 'bob' and 'BOB' are one person
+    """
+    collated = collated_columns(cat, info)
+    bad = [f"{info.name}.{c}" for c in columns if c in collated]
+    if bad:
+        raise DeclarationError(
+            f"{what}: its owner column{'s' if len(bad) > 1 else ''} {', '.join(bad)} compare"
+            f"{'' if len(bad) > 1 else 's'} under a collation ('bob' = 'BOB' under NOCASE), so one "
+            "participant total would merge several participants. Use a binary string column "
+            "(no COLLATE, and no SET default_collation), or protect by a binary column holding lower("
+            f"{bad[0].split('.', 1)[1]}) if 'bob' and 'BOB' are one person")
+
+
 def _check_rows(cat, info, rinfo, by, ref_cols, what) -> None:
     """Every row of ``info`` finds its referenced row (the curator's data, checked once)."""
     on = " AND ".join(f"t.{_q(c)} = r.{_q(k)}" for c, k in zip(by, ref_cols))
@@ -202,6 +235,7 @@ def _owners(cat, prot, depth: int, joins: list[str]) -> list[tuple[Slot, str]]:
     appending the joins the chain needs."""
     me = f"t{depth}"
     if prot.references is None:
+        _refuse_collated_slots(cat, prot)
         out = []
         for s in prot.slots():  # column or rowid (a composite chain end is refused)
             out.append((s, f"{me}.{_q(s.column)}" if s.kind == "column" else f"{me}.rowid"))
@@ -229,6 +263,16 @@ def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None, tuple]:
     if prot is None:
         return (), None, ()
     if prot.references is None:
+        _refuse_collated_slots(cat, prot)
         return prot.slots(), None, ()
     slots, source = owned_scan(cat, prot)
     return slots, source, () if source is None else (prot.by_columns, *prot.references)
+
+
+def _refuse_collated_slots(cat, prot) -> None:
+    """:func:`refuse_collated_owners` at a scan: the owner columns of a table protected by
+    columns, or the key of one protected row by row."""
+    columns = prot.by_columns or prot.key_columns
+    if columns:
+        refuse_collated_owners(cat, cat.find_table([prot.schema, prot.table]), columns,
+                               f"cannot read the owners of {prot.table!r}")

@@ -191,7 +191,10 @@ def test_collated_anti_join_is_not_owner_local():
             con.execute(d)
         moves.append(abs(con.execute(ANTI_SQL).fetchone()[0] - base))
     assert max(moves) == 7
-    con = _database(ANTI, ["PROTECT TABLE people", "PROTECT TABLE visits BY (pid) AS people"])
+    try:
+        con = _database(ANTI, ["PROTECT TABLE people", "PROTECT TABLE visits BY (pid) AS people"])
+    except provsql_dp.Error:  # refused when declared: a collated owner column (h55hard)
+        return
     cur = con.cursor()
     try:
         cur.execute(ANTI_SQL + " WITH EPSILON 1")
