@@ -11,8 +11,10 @@ whatever tables exist:
   ``privacy``), then the end of the statement: DuckDB's ``SHOW`` of the table of that name;
 * for an analyst, DuckDB's ``SHOW t`` is answered as ``DESCRIBE t`` (:func:`shown_table`: from
   the catalog, like every analyst ``DESCRIBE``);
+* for the curator, DuckDB's ``SHOW t`` runs with ``t``'s names quoted (:func:`quoted_show`):
+  ``SHOW group`` — a table named with a keyword — is otherwise DuckDB's own parse error;
 * a complete statement of ours (``SHOW bounds``, ``SHOW policies`` …) stays ours: a user's table
-  of that name is described by ``SHOW "bounds"``,
+  of that name is described by ``SHOW "bounds"``, ``SHOW TABLE bounds``,
   ``SHOW main.bounds`` or ``DESCRIBE bounds`` — the grammar (``grammar/provsql_dp.ebnf``) says so.
 
 >>> import provsql_dp
@@ -30,7 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-__all__ = ["show_of_a_table", "shown_table", "PHRASE_ONLY"]
+__all__ = ["show_of_a_table", "shown_table", "quoted_show", "PHRASE_ONLY"]
 
 #: DuckDB's own ``SHOW <word>`` statements (not a table)
 _DUCKDB_SHOW_WORDS = frozenset({"TABLES", "ALL", "DATABASES", "FUNCTIONS", "SCHEMAS",
@@ -63,6 +65,9 @@ def shown_table(tree: exp.Expression) -> exp.Table | None:
     'main."audit"'
     >>> shown_table(parse_one("SHOW TABLES")) is None
     True
+    >>> shown_table(parse_one("SHOW TABLE bounds")).sql(dialect="duckdb")
+    'bounds'
+
     """
     if not (isinstance(tree, exp.Command) and str(tree.this).upper() == "SHOW"):
         return None
@@ -71,12 +76,34 @@ def shown_table(tree: exp.Expression) -> exp.Table | None:
             else "").strip()
     if not rest or rest.split()[0].upper() in _DUCKDB_SHOW_WORDS:
         return None
+    if rest.split()[0].upper() == "TABLE" and len(rest.split()) > 1:  # SHOW TABLE t: DuckDB's too
+        rest = rest.split(None, 1)[1]
     try:
         table = exp.to_table(rest, dialect="duckdb")
     except (ParseError, ValueError):
         return None
     if not isinstance(table, exp.Table) or any(
             v for k, v in table.args.items() if k not in ("this", "db", "catalog")) or not all(
-            isinstance(p, exp.Identifier) for p in table.parts):
+            isinstance(p, exp.Identifier) for p in table.parts) or any(
+            not p.quoted and not p.name.replace("_", "a").isalnum() for p in table.parts):
         return None
     return table
+
+
+def quoted_show(stmt: str) -> str:
+    """DuckDB's ``SHOW t`` (:func:`shown_table`) with every part of ``t`` quoted, or ``stmt``
+    itself for any other statement: ``SHOW group`` describes the table ``group``, which DuckDB
+    reads as a syntax error unless the name is quoted.
+
+    >>> quoted_show("SHOW group"), quoted_show("show main.group;"), quoted_show("SHOW TABLES")
+    ('SHOW "group"', 'SHOW "main"."group"', 'SHOW TABLES')
+    """
+    if stmt.lstrip()[:4].upper() != "SHOW":
+        return stmt
+    from .dialect import parse_one  # the dialect imports this module
+
+    try:
+        table = shown_table(parse_one(stmt))
+    except ParseError:
+        return stmt
+    return stmt if table is None else "SHOW " + table.sql(dialect="duckdb", identify=True)
