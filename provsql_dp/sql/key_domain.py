@@ -66,8 +66,8 @@ from ._timestamp_grain import (grain, guards, is_timestamp, is_timestamptz, lite
                                starts_sql)
 from ._typing import _BINDER
 
-#: the session's TimeZone while a statement with a TIMESTAMPTZ key column is analysed (None:
-#: the binder's own); every constant, grain start and key value is computed under it
+#: the session's TimeZone while a statement's key is analysed (None: the binder's own); every
+#: constant, grain start and key value is computed under it
 _ZONE: contextvars.ContextVar[str | None] = contextvars.ContextVar("key_domain_zone", default=None)
 
 
@@ -103,14 +103,14 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
              for c, i, t in zip(n.columns, n.ids, n.types or ("",) * len(n.ids))}
     if not cols or any(c not in scans for c in cols):
         return None
-    if any(is_timestamptz(scans[c][2]) for c in cols):  # its fields: in the session's zone
-        zone = catalog.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
-        token = _ZONE.set(zone)
-        try:
-            return _proved(catalog, node, key, cols, scans)
-        finally:
-            _ZONE.reset(token)
-    return _proved(catalog, node, key, cols, scans)
+    # a TIMESTAMPTZ's calendar fields, a zoneless TIMESTAMPTZ literal and a cast of a DATE to
+    # one are read in the session's zone: everything below runs in it, read now (plan time)
+    zone = catalog.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+    token = _ZONE.set(zone)
+    try:
+        return _proved(catalog, node, key, cols, scans)
+    finally:
+        _ZONE.reset(token)
 
 
 def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
