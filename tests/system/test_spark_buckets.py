@@ -37,6 +37,21 @@ def _run(con, sql, seed=11):
     return sorted(cur.fetchall()), cur.privacy.mechanism
 
 
+def _count_exact_reads(monkeypatch) -> list:
+    """The parameters of every exact re-read of a bucket the release makes (a list that fills)."""
+    calls = []
+    original = eb.engine_buckets
+
+    def spy(run, text, sql_params, params, n_parts, n_groups, run_exact, **k):
+        def exact(q, p=None):
+            calls.append(p)
+            return run_exact(q, p)
+        return original(run, text, sql_params, params, n_parts, n_groups, exact, **k)
+
+    monkeypatch.setattr(fast_path, "engine_buckets", spy)
+    return calls
+
+
 def test_spark_releases_duckdbs_value_under_one_seed(both, monkeypatch):
     """Every query of the DuckDB bucket tests — rows as totals (signed), a GROUP BY owner, per
     group, owned along foreign keys, a join — releases on Spark exactly what DuckDB releases,
@@ -71,17 +86,8 @@ def test_buckets_read_exactly_on_spark_release_the_same(both, monkeypatch):
         ln, k, m = real(*a)
         return ln, f"({k}) + (abs(hash(c)) % 2)::BIGINT", f"({m}) - (abs(hash(c)) % 2)::BIGINT"
 
-    calls = []
-    original = eb.engine_buckets
-
-    def spy(run, text, sql_params, params, n_parts, n_groups, run_exact, **k):
-        def exact(q, p=None):
-            calls.append(p)
-            return run_exact(q, p)
-        return original(run, text, sql_params, params, n_parts, n_groups, exact, **k)
-
+    calls = _count_exact_reads(monkeypatch)
     monkeypatch.setattr(eb, "bucket_sql", skewed)
-    monkeypatch.setattr(fast_path, "engine_buckets", spy)
     got = _run(sc, sql)
     assert calls and all(len(p) == 3 for p in calls)  # (group, part, bucket) written in
     assert got[0][0][0] == pytest.approx(want[0][0][0], rel=1e-12)
@@ -126,16 +132,7 @@ def test_totals_pushed_onto_boundaries_release_duckdbs_value_on_spark(both, monk
     sql = (f"SELECT SUM(CASE WHEN id % 3 = 0 THEN {float(w[30])!r} + {float(gb[30] - w[30])!r} "
            f"* (id % 997) / 997 WHEN id % 3 = 1 THEN {lattice!r} * (1 + (id - 1500) * 1e-13) "
            "ELSE x END) FROM people WITH EPSILON 1")
-    reads = []
-    original = eb.engine_buckets
-
-    def spy(run, text, sql_params, params, n_parts, n_groups, run_exact, **k):
-        def exact(q, args=None):
-            reads.append(q)
-            return run_exact(q, args)
-        return original(run, text, sql_params, params, n_parts, n_groups, exact, **k)
-
-    monkeypatch.setattr(fast_path, "engine_buckets", spy)
+    reads = _count_exact_reads(monkeypatch)
     want = _run(con, sql)
     got = _run(sc, sql)
     assert want[1].startswith("recursive") and got == want

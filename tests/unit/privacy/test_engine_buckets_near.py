@@ -133,5 +133,11 @@ def test_many_totals_pushed_onto_a_boundary_add_no_bucket_rows(spread):
         for d in (lattice, float(w[4]), float(gb[4]), float(w[6]), math.exp(0.5 + 0.1 * 5)):
             assert clamped_buckets(b, d) == pytest.approx(single_owner.clamped_sum(c, d),
                                                           rel=1e-12)
+        assert not reads
         counts.append(n_rows)
+        if spread == "slack":  # a Δ̂ no release draws, inside a near cell: the safety net reads
+            d = float(w[4] + gb[4]) / 2  # that cell again (by its key) and is exact
+            assert clamped_buckets(b, d) == pytest.approx(single_owner.clamped_sum(c, d),
+                                                          rel=1e-12)
+            assert len(reads) == 1 and "e = ?" in reads[0]
     assert counts[0] == counts[1], counts
