@@ -115,6 +115,9 @@ class Session:
             self.send(m.error_response(TOO_MANY if isinstance(e, TooManyStatements) else sqlstate(e),
                                        str(e)))
             return
+        if isinstance(e, m.ProtocolViolation):  # the client's own bytes: described back
+            self.send(m.error_response(PROTOCOL, f"protocol error: {e}"))
+            return
         log.error("internal error serving %s", self.user, exc_info=e)
         self.send(m.error_response(INTERNAL, "the server could not complete this statement (an internal "
                                    "error; details are in the server's log)"))

@@ -62,3 +62,23 @@ def test_a_protocol_violation_names_the_clients_bytes():
     got = _serve(struct.pack("!i", 3))  # a startup packet of length 3
     assert got["C"] == "08P01" and got["S"] == "FATAL"
     assert got["M"] == "protocol error: invalid startup packet length 3"
+
+
+def test_a_statement_error_in_the_message_loop_is_generic_unless_the_clients_bytes():
+    """Inside a session (the message loop's handlers): a truncated message is described back
+    (08P01, the session goes on); any other exception is XX000 with a generic sentence."""
+    from provsql_dp.interfaces.pgwire._messages import ProtocolViolation
+
+    ours, theirs = socket.socketpair()
+    try:
+        session = Session(_Server(), ours, ("test", 0))
+        session.error(ProtocolViolation("message shorter than its fields"))
+        got = _fields(b"".join(session._out))
+        assert (got["C"], got["M"]) == ("08P01", "protocol error: message shorter than its fields")
+        session._out.clear()
+        session.error(KeyError("salary 50001"))
+        got = _fields(b"".join(session._out))
+        assert got["C"] == "XX000" and "50001" not in repr(got)
+    finally:
+        ours.close()
+        theirs.close()
