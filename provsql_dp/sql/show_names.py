@@ -11,8 +11,9 @@ whatever tables exist:
   ``privacy``), then the end of the statement: DuckDB's ``SHOW`` of the table of that name;
 * for an analyst, DuckDB's ``SHOW t`` is answered as ``DESCRIBE t`` (:func:`shown_table`: from
   the catalog, like every analyst ``DESCRIBE``);
-* for the curator, DuckDB's ``SHOW t`` runs with ``t``'s names quoted (:func:`quoted_show`):
-  ``SHOW group`` — a table named with a keyword — is otherwise DuckDB's own parse error;
+* for the curator, DuckDB's ``SHOW t`` runs with ``t``'s names quoted
+  (:func:`provsql_dp.sql._quoted_show.quoted_show`): ``SHOW group`` — a table named with a
+  keyword — is otherwise DuckDB's own parse error;
 * a complete statement of ours (``SHOW bounds``, ``SHOW policies`` …) stays ours: a user's table
   of that name is described by ``SHOW "bounds"``, ``SHOW TABLE bounds``,
   ``SHOW main.bounds`` or ``DESCRIBE bounds`` — the grammar (``grammar/provsql_dp.ebnf``) says so.
@@ -32,7 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 
-__all__ = ["show_of_a_table", "shown_table", "quoted_show", "PHRASE_ONLY"]
+__all__ = ["show_of_a_table", "shown_table", "PHRASE_ONLY"]
 
 #: DuckDB's own ``SHOW <word>`` statements (not a table)
 _DUCKDB_SHOW_WORDS = frozenset({"TABLES", "ALL", "DATABASES", "FUNCTIONS", "SCHEMAS",
@@ -89,21 +90,3 @@ def shown_table(tree: exp.Expression) -> exp.Table | None:
         return None
     return table
 
-
-def quoted_show(stmt: str) -> str:
-    """DuckDB's ``SHOW t`` (:func:`shown_table`) with every part of ``t`` quoted, or ``stmt``
-    itself for any other statement: ``SHOW group`` describes the table ``group``, which DuckDB
-    reads as a syntax error unless the name is quoted.
-
-    >>> quoted_show("SHOW group"), quoted_show("show main.group;"), quoted_show("SHOW TABLES")
-    ('SHOW "group"', 'SHOW "main"."group"', 'SHOW TABLES')
-    """
-    if stmt.lstrip()[:4].upper() != "SHOW":
-        return stmt
-    from .dialect import parse_one  # the dialect imports this module
-
-    try:
-        table = shown_table(parse_one(stmt))
-    except ParseError:
-        return stmt
-    return stmt if table is None else "SHOW " + table.sql(dialect="duckdb", identify=True)

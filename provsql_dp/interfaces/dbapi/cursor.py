@@ -45,7 +45,7 @@ from ...privacy.roles import check_analyst, compile_analyst
 from ...sql import dialect as d
 from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
-from ...sql.show_names import quoted_show
+from ...sql._quoted_show import quoted_show
 from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refresh_attached, refuse_mirrored
