@@ -48,8 +48,10 @@ cores that seven other jobs share; the ledger is exact in every run (spent = sum
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -173,12 +175,6 @@ def main(argv=None) -> int:
     from provsql_dp.interfaces.pgwire.spark_engine import DEFAULT_CONF, start_session
     from provsql_dp.interfaces.web.engine import Engine
 
-    tmp = tempfile.mkdtemp(prefix="pdp_spark_server_")
-    path, parquet, users = build(tmp, args.rows, clients)
-    spark = start_session("local[2]", {**DEFAULT_CONF, "spark.driver.memory": "1g",
-                                       "spark.sql.shuffle.partitions": "2"})
-    engine = Engine(path, spark=spark, max_concurrent=None)
-    server = WireServer(engine, "127.0.0.1", 0).start()
     unlocked = _session.execute
     big = threading.Lock()
 
@@ -187,7 +183,20 @@ def main(argv=None) -> int:
             return unlocked(*a, **k)
 
     ok = True
-    try:
+    # everything started is stopped, in reverse order, whichever step fails (a Spark session
+    # that cannot start, an engine that cannot open, a port that cannot be bound)
+    with contextlib.ExitStack() as stack:
+        tmp = tempfile.mkdtemp(prefix="pdp_spark_server_")
+        stack.callback(shutil.rmtree, tmp, ignore_errors=True)
+        path, parquet, users = build(tmp, args.rows, clients)
+        spark = start_session("local[2]", {**DEFAULT_CONF, "spark.driver.memory": "1g",
+                                           "spark.sql.shuffle.partitions": "2"})
+        stack.callback(spark.stop)
+        engine = Engine(path, spark=spark, max_concurrent=None)
+        stack.callback(engine.close)
+        server = WireServer(engine, "127.0.0.1", 0).start()
+        stack.callback(server.close)
+        stack.callback(setattr, _session, "execute", unlocked)
         curator_setup(server.port, parquet, users)
         # warm-up (not reported): the JVM's first queries compile and load classes
         load(server.port, dict(list(users.items())[:1]), min(args.seconds, 10.0))
@@ -206,11 +215,6 @@ def main(argv=None) -> int:
                 ok = ok and exact and failed == 0 and bool(lat)
                 print(f"{mode:9} {n:7d} {len(lat):6d} {failed:6d} {len(lat) / wall:7.2f} "
                       f"{q[49] * 1000:8.0f} {q[94] * 1000:8.0f}   ledger exact: {exact}", flush=True)
-    finally:
-        _session.execute = unlocked
-        server.close()
-        engine.close()
-        spark.stop()
     return 0 if ok else 1
 
 

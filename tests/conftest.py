@@ -65,6 +65,21 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _spark_ansi_kept(request):
+    """The shared Spark session's ANSI mode after a test is what it was before it: put back,
+    so that no test's outcome depends on the order the tests ran in (a test that set it and
+    failed before its own restore changed every later one); only for tests using ``spark``."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    session = request.getfixturevalue("spark")
+    before = session.conf.get("spark.sql.ansi.enabled")
+    yield
+    if session.conf.get("spark.sql.ansi.enabled") != before:
+        session.conf.set("spark.sql.ansi.enabled", before)
+
+
 # ---------------------------------------------------------------------- people ⋈ visits
 def _build_people_visits(people, visits, *, people_columns="id INT PRIMARY KEY, age INT, city VARCHAR",
                          visits_columns="pid INT, day INT, amount DOUBLE", path=":memory:",

@@ -8,8 +8,10 @@ when each participant owns at most one of them — and returns, per group, part 
 negative parts of a signed SUM) and bucket, the summary :class:`~provsql_dp.mechanisms.recursive.
 buckets.Buckets` reads (``count``, ``Σ 1/c``, ``Σ c``, ``min``, ``max``): a few hundred rows. The
 Δ search and X are computed from it exactly as from the totals
-(:mod:`provsql_dp.mechanisms.recursive.buckets`); a total within rounding of a boundary is a
-bucket of its own exact value in the same pass (``near_sql``), never read by a further pass.
+(:mod:`provsql_dp.mechanisms.recursive.buckets`); a total within rounding of a boundary goes to
+a near bucket in the same pass — keyed by its cell among the boundaries around it, and by its
+exact value only within a few ulps of one (``near_sql``, ``near_key_sql``: a number of keys
+bounded by the boundaries, not by the data) — never read by a further pass.
 
 Which path runs depends on the plan and the declarations only (never on the data); the released
 distribution is the per-participant path's.
@@ -39,7 +41,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_sql, params_for
+from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_key_sql, near_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
 
@@ -103,11 +105,14 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
         with_tt = f"WITH tt AS {mat}({totals_sql}) "
         keys = "g, p, k, m"
-    # a total that may straddle a boundary is its own bucket (e: its exact value), so that no
-    # further pass depends on where the data put a total (buckets.near_sql)
+    # a total that may straddle a boundary goes to a near bucket, key e: its cell among the
+    # boundaries around it (e < 0), or its exact value within a few ulps of one — so that no
+    # further pass depends on where the data put a total, and the number of keys on the
+    # boundaries is bounded (buckets.near_sql, near_key_sql)
     fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
-    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN c END AS e "
-             f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
+    key = near_key_sql(params["theta"], params["beta"], params["mu"], params["eps2"], k, m)
+    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} END "
+             f"AS e FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
     data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
                f"AS b GROUP BY {keys}, e", first or None)
@@ -120,7 +125,7 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
                         cols["g"]))  # the last key first
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
-    single = ~np.ma.getmaskarray(data["e"])[order]  # a near total's own bucket (near_sql)
+    single = ~np.ma.getmaskarray(data["e"])[order]  # a near bucket (near_sql)
     out = []
     for g in range(n_groups):
         parts = []
@@ -130,10 +135,19 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
             rest = (float(cols["n"][bad].sum()), float(cols["lo"][bad].min()),
                     float(cols["hi"][bad].max())) if bad.any() else (0.0, 0.0, 0.0)
 
-            def exact(kind, v, g=g, p=p):
-                sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
-                       "AND e IS NULL")  # the near totals are buckets of their own
-                return np.asarray(run_exact(sql, first + [g, p, int(v)])["c"], dtype=np.float64)
+            near_keys = [cols[x][ok & single] for x in ("k", "m", "e")]
+            near_at = np.cumsum(single[ok]) - 1  # index among this part's near buckets
+
+            def exact(kind, v, g=g, p=p, near_keys=near_keys, near_at=near_at):
+                if kind != "near":  # the near totals are buckets of their own
+                    sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
+                           "AND e IS NULL")
+                    where = [g, p, int(v)]
+                else:  # the safety net: a near bucket (its cell's code e < 0) read again
+                    sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND k = ? "
+                           "AND m = ? AND e = ?")
+                    where = [g, p] + [float(x[near_at[v]]) for x in near_keys]
+                return np.asarray(run_exact(sql, first + where)["c"], dtype=np.float64)
 
             parts.append(Buckets(
                 cols["k"][ok].astype(np.int64), cols["m"][ok].astype(np.int64), cols["n"][ok],

@@ -30,7 +30,8 @@ import datetime
 
 from sqlglot import exp
 
-__all__ = ["GRAINS", "grain", "guards", "starts_sql", "is_timestamp", "reads_at_most"]
+__all__ = ["GRAINS", "grain", "guards", "starts_sql", "is_timestamp", "is_timestamptz",
+           "literal", "reads_at_most"]
 
 #: grains, coarsest first; the candidates step by ``INTERVAL 1 <grain>``
 GRAINS = ("year", "month", "day", "hour", "minute", "second")
@@ -53,6 +54,15 @@ _FUNCTION = {exp.Year: "year", exp.Quarter: "month", exp.Month: "month", exp.Wee
 def is_timestamp(typ: str) -> bool:
     """A TIMESTAMP without time zone (microseconds): the type :func:`grain` is about."""
     return (typ or "").upper() in ("TIMESTAMP", "DATETIME", "TIMESTAMP WITHOUT TIME ZONE")
+
+
+def is_timestamptz(typ: str) -> bool:
+    """A TIMESTAMP WITH TIME ZONE: an instant, whose calendar fields (and so every wrapper of
+    :func:`grain`) are read in the session's ``TimeZone``. :mod:`.key_domain` proves its keys
+    under the zone the session has when the statement is planned (its grain starts are then
+    the local ones: ``range`` and ``date_trunc`` step in that zone, 23- and 25-hour days
+    included)."""
+    return (typ or "").upper() in ("TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE")
 
 
 def _text(e) -> str | None:
@@ -125,16 +135,25 @@ def guards(e: exp.Expression, c: str) -> list[exp.Case]:
     return out
 
 
-def _literal(t: datetime.datetime) -> str:
-    return f"TIMESTAMP '{t.isoformat(sep=' ')}'"
+def literal(t: datetime.datetime, typ: str = "TIMESTAMP") -> str:
+    """``t`` as a TIMESTAMP or (tz-aware ``t``, its offset written) TIMESTAMPTZ literal.
+
+    >>> literal(datetime.datetime(2024, 3, 10, 2, 30))
+    "TIMESTAMP '2024-03-10 02:30:00'"
+    >>> literal(datetime.datetime(2024, 3, 10, tzinfo=datetime.timezone.utc), "TIMESTAMPTZ")
+    "TIMESTAMPTZ '2024-03-10 00:00:00+00:00'"
+    """
+    kind = "TIMESTAMPTZ" if is_timestamptz(typ) else "TIMESTAMP"
+    return f"{kind} '{t.isoformat(sep=' ')}'"
 
 
-def starts_sql(c: str, g: str, lo: datetime.datetime, hi: datetime.datetime) -> tuple[str, str]:
+def starts_sql(c: str, g: str, lo: datetime.datetime, hi: datetime.datetime,
+               typ: str = "TIMESTAMP") -> tuple[str, str]:
     """``(count_sql, rows_sql)``: the number of ``g``-starts in ``[date_trunc(g, lo), hi]`` (an
     upper bound read first, so a huge range is never generated), and a query of them as column
-    ``c`` (TIMESTAMP)."""
-    start = f"date_trunc('{g}', {_literal(lo)})"
-    count = f"SELECT date_diff('{g}', {start}, {_literal(hi)}) + 1"
-    rows = (f"SELECT range AS \"{c}\" FROM range({start}, {_literal(hi)} + INTERVAL 1 "
+    ``c`` (of type ``typ``: TIMESTAMP, or TIMESTAMPTZ run under the session's zone)."""
+    start = f"date_trunc('{g}', {literal(lo, typ)})"
+    count = f"SELECT date_diff('{g}', {start}, {literal(hi, typ)}) + 1"
+    rows = (f"SELECT range AS \"{c}\" FROM range({start}, {literal(hi, typ)} + INTERVAL 1 "
             f"MICROSECOND, INTERVAL 1 {g.upper()})")
     return count, rows

@@ -154,6 +154,17 @@ class _Binder:
         with self._lock:
             return self._cursor().execute(sql).fetchall()
 
+    def run_in_zone(self, sql: str, zone: str) -> list:
+        """:meth:`run` under the session time zone ``zone`` (what a TIMESTAMPTZ's calendar
+        fields and a zoneless literal cast to one depend on), restored afterwards."""
+        with self._lock:
+            con = self._cursor()
+            con.execute("SET TimeZone = '" + zone.replace("'", "''") + "'")
+            try:
+                return con.execute(sql).fetchall()
+            finally:
+                con.execute("RESET TimeZone")
+
 
 _BINDER = _Binder()
 

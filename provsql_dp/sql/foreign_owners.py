@@ -186,7 +186,8 @@ def refuse_collated_owners(cat, prot):
             f"the participants of {prot.table!r} are named by {end.table}."
             f"{', '.join(bad)}, which compare(s) under a collation ('bob' = 'BOB'), so one "
             "person's rows could join several participants' rows. Name participants by binary "
-            "string columns (no COLLATE, and no SET default_collation) or by integer keys")
+            "string columns (no COLLATE, and no SET default_collation) or by integer keys, or "
+            f"protect by a binary column holding lower({bad[0]}) if 'bob' and 'BOB' are one person")
     return prot
 
 

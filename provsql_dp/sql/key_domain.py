@@ -51,6 +51,7 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 import math
 import re
@@ -61,8 +62,18 @@ from sqlglot import exp
 from .catalog import Catalog
 from .column_declarations import ColumnDeclarations
 from .expr_range import Range, expression_range
-from ._timestamp_grain import grain, guards, is_timestamp, reads_at_most, starts_sql
+from ._timestamp_grain import (grain, guards, is_timestamp, is_timestamptz, literal, reads_at_most,
+                               starts_sql)
 from ._typing import _BINDER
+
+#: the session's TimeZone while a statement's key is analysed (None: the binder's own); every
+#: constant, grain start and key value is computed under it
+_ZONE: contextvars.ContextVar[str | None] = contextvars.ContextVar("key_domain_zone", default=None)
+
+
+def _run(sql: str) -> list:
+    zone = _ZONE.get()
+    return _BINDER.run(sql) if zone is None else _BINDER.run_in_zone(sql, zone)
 from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin, walk
 
 __all__ = ["proved_domain", "conditions", "unproved_hint", "MAX_GROUPS"]
@@ -92,6 +103,18 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
              for c, i, t in zip(n.columns, n.ids, n.types or ("",) * len(n.ids))}
     if not cols or any(c not in scans for c in cols):
         return None
+    # a TIMESTAMPTZ's calendar fields, a zoneless TIMESTAMPTZ literal and a cast of a DATE to
+    # one are read in the session's zone: everything below runs in it, read now (plan time)
+    zone = catalog.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+    token = _ZONE.set(zone)
+    try:
+        return _proved(catalog, node, key, cols, scans)
+    finally:
+        _ZONE.reset(token)
+
+
+def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
+    """:func:`proved_domain` once the key, its columns and their scans are known."""
     conds = conditions(node)
     declared = ColumnDeclarations(catalog)
     ranges, own = {}, {}
@@ -104,7 +127,7 @@ def proved_domain(catalog: Catalog, node: Node, key_id: str) -> list | None:
             bounds += [(">=", _cast_const(decl[0], typ)), ("<=", _cast_const(decl[1], typ))]
         ranges[c] = _interval(bounds)
     try:
-        if all(_kind(scans[c][2]) in ("date", "int", "timestamp") for c in cols):
+        if all(_kind(scans[c][2]) in ("date", "int", "timestamp", "timestamptz") for c in cols):
             return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
         if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
             return _steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
@@ -263,7 +286,7 @@ def _const(e: exp.Expression, typ: str):
 def _cast_const(value, typ: str, raw: bool = False):
     text = value if raw else (f"'{value}'" if isinstance(value, str) else repr(float(value)))
     try:
-        rows = _BINDER.run(f"SELECT TRY_CAST(({text}) AS {typ})")
+        rows = _run(f"SELECT TRY_CAST(({text}) AS {typ})")
     except duckdb.Error:
         return None
     return rows[0][0] if rows and rows[0][0] is not None else None
@@ -286,6 +309,8 @@ def _kind(typ: str) -> str:
         return "date"
     if is_timestamp(t):
         return "timestamp"
+    if is_timestamptz(t):
+        return "timestamptz"
     if _INT.match(t):
         return "int"
     if t in ("DOUBLE", "FLOAT", "REAL") or t.startswith("DECIMAL") or t.startswith("NUMERIC"):
@@ -305,15 +330,15 @@ def _enumerate(key, cols, types, ranges, own) -> list | None:
             return None
         lo, hi = r
         conds = own[c]
-        if _kind(types[c]) == "timestamp":
+        if _kind(types[c]) in ("timestamp", "timestamptz"):
             if not isinstance(lo, datetime.datetime) or not isinstance(hi, datetime.datetime):
                 return None
             key = _unguarded(key, c, types[c], lo, hi)
             g = None if key is None else grain(key, c)
             if g is None:
                 return None
-            count, rng = starts_sql(c, g, lo, hi)
-            n = _BINDER.run(count)[0][0] if lo <= hi else 0
+            count, rng = starts_sql(c, g, lo, hi, types[c])
+            n = _run(count)[0][0] if lo <= hi else 0
             conds = [k for k in (_unguarded(k, c, types[c], lo, hi) for k in conds)
                      if k is not None and reads_at_most(k, c, g)]
         elif _kind(types[c]) == "date":
@@ -333,7 +358,7 @@ def _enumerate(key, cols, types, ranges, own) -> list | None:
             return None
         where = " AND ".join(f"({k.sql(dialect='duckdb')})" for k in conds) or "TRUE"
         sources.append(f"(SELECT * FROM ({rng}) WHERE {where})")
-    rows = _BINDER.run(
+    rows = _run(
         f"SELECT DISTINCT k FROM (SELECT {key.sql(dialect='duckdb')} AS k FROM "
         f"{', '.join(sources)}) WHERE k IS NOT NULL ORDER BY k LIMIT {MAX_GROUPS + 1}")
     return None if len(rows) > MAX_GROUPS else [r[0] for r in rows]
@@ -348,9 +373,8 @@ def _unguarded(key, c, typ, lo, hi):
         cond = case.args["ifs"][0].this
         low, high = (f"TRY_CAST(({cond.args[k].sql(dialect='duckdb')}) AS {typ})"
                      for k in ("low", "high"))
-        inside = _BINDER.run(
-            f"SELECT {low} <= date_trunc('year', TIMESTAMP '{lo.isoformat(sep=' ')}') "
-            f"AND TIMESTAMP '{hi.isoformat(sep=' ')}' <= {high}")[0][0]
+        inside = _run(f"SELECT {low} <= date_trunc('year', {literal(lo, typ)}) "
+                      f"AND {literal(hi, typ)} <= {high}")[0][0]
         if inside is not True or any(not isinstance(n, _CONSTANT) for n in cond.args["low"].walk()) \
                 or any(not isinstance(n, _CONSTANT) for n in cond.args["high"].walk()):
             return None
@@ -377,7 +401,7 @@ def _steps(key, c, typ, r) -> list | None:
         return None
     lo, hi = float(r[0]), float(r[1])
     if _monotone(top.this, c):  # the step's ends are the key's values at the column's ends
-        ends = _BINDER.run(f"SELECT CAST(({top.this.sql(dialect='duckdb')}) AS DOUBLE) FROM "
+        ends = _run(f"SELECT CAST(({top.this.sql(dialect='duckdb')}) AS DOUBLE) FROM "
                            f"(SELECT CAST({lo!r} AS {typ}) AS \"{c}\" UNION ALL "
                            f"SELECT CAST({hi!r} AS {typ}))")
         if any(e[0] is None for e in ends):
@@ -394,9 +418,9 @@ def _steps(key, c, typ, r) -> list | None:
         first = math.ceil(arg.lo)
     if last - first + 1 > MAX_GROUPS:
         return None
-    typ_key = _BINDER.run(f"SELECT typeof({key.sql(dialect='duckdb')}) FROM "
+    typ_key = _run(f"SELECT typeof({key.sql(dialect='duckdb')}) FROM "
                           f"(SELECT NULL::{typ} AS \"{c}\")")[0][0]
-    rows = _BINDER.run(f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
+    rows = _run(f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
                        f"FROM range({first}, {last + 1}) ORDER BY k")
     return [r[0] for r in rows]
 

@@ -11,8 +11,11 @@ whatever tables exist:
   ``privacy``), then the end of the statement: DuckDB's ``SHOW`` of the table of that name;
 * for an analyst, DuckDB's ``SHOW t`` is answered as ``DESCRIBE t`` (:func:`shown_table`: from
   the catalog, like every analyst ``DESCRIBE``);
+* for the curator, DuckDB's ``SHOW t`` runs with ``t``'s names quoted
+  (:func:`provsql_dp.sql._quoted_show.quoted_show`): ``SHOW group`` — a table named with a
+  keyword — is otherwise DuckDB's own parse error;
 * a complete statement of ours (``SHOW bounds``, ``SHOW policies`` …) stays ours: a user's table
-  of that name is described by ``SHOW "bounds"``,
+  of that name is described by ``SHOW "bounds"``, ``SHOW TABLE bounds``,
   ``SHOW main.bounds`` or ``DESCRIBE bounds`` — the grammar (``grammar/provsql_dp.ebnf``) says so.
 
 >>> import provsql_dp
@@ -63,6 +66,9 @@ def shown_table(tree: exp.Expression) -> exp.Table | None:
     'main."audit"'
     >>> shown_table(parse_one("SHOW TABLES")) is None
     True
+    >>> shown_table(parse_one("SHOW TABLE bounds")).sql(dialect="duckdb")
+    'bounds'
+
     """
     if not (isinstance(tree, exp.Command) and str(tree.this).upper() == "SHOW"):
         return None
@@ -71,12 +77,16 @@ def shown_table(tree: exp.Expression) -> exp.Table | None:
             else "").strip()
     if not rest or rest.split()[0].upper() in _DUCKDB_SHOW_WORDS:
         return None
+    if rest.split()[0].upper() == "TABLE" and len(rest.split()) > 1:  # SHOW TABLE t: DuckDB's too
+        rest = rest.split(None, 1)[1]
     try:
         table = exp.to_table(rest, dialect="duckdb")
     except (ParseError, ValueError):
         return None
     if not isinstance(table, exp.Table) or any(
             v for k, v in table.args.items() if k not in ("this", "db", "catalog")) or not all(
-            isinstance(p, exp.Identifier) for p in table.parts):
+            isinstance(p, exp.Identifier) for p in table.parts) or any(
+            not p.quoted and not p.name.replace("_", "a").isalnum() for p in table.parts):
         return None
     return table
+

@@ -816,6 +816,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _public_groups()
     out += _groups_l1()
     out += _red_team_h49()
+    out += _hardening_h55()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -1151,6 +1152,28 @@ def _red_team_h49() -> list[tuple[str, str]]:
         "SELECT FLOOR(-x) AS b, COUNT(*) FROM people WHERE x > 0.5 AND x < 2.5 GROUP BY 1",
         "SELECT SUM(CASE WHEN id = 1 AND salary = 50001 THEN 0.6749294037880016 ELSE x END) "
         "FROM people")]
+
+
+def _hardening_h55() -> list[tuple[str, str]]:
+    """h55hard: totals a secret pushes onto the Δ search's thresholds and the Δ̂ lattice, many
+    distinct ones (near-boundary buckets keyed by cell, not by exact value); collations on owner
+    columns and group keys; TIMESTAMPTZ group keys (proved in the session's time zone)."""
+    return [("hardening-h55", f"{sql} {EPS}") for sql in (
+        "SELECT SUM(CASE WHEN salary > 60000 THEN 0.6749294037880016 * (1 + id * 1e-13) "
+        "ELSE x END) FROM people",
+        "SELECT SUM(CASE WHEN name LIKE 'C%' THEN exp(0.02 * 7) / 2 * (1 + id * 1e-12) "
+        "ELSE 0 END) FROM people",
+        "SELECT SUM(amount * 1e-13 + exp(1.0 + 0.02 * 5)) FROM visits",
+        "SELECT name COLLATE NOCASE AS n, COUNT(*) FROM people GROUP BY 1",
+        "SELECT COUNT(*) FROM visits v JOIN people p ON CAST(v.pid AS VARCHAR) COLLATE NOCASE "
+        "= CAST(p.id AS VARCHAR)",
+        "SELECT COUNT(DISTINCT tag COLLATE NOCASE) FROM visits",
+        "SELECT date_trunc('day', CAST(vday AS TIMESTAMPTZ)) AS d, COUNT(*) FROM visits "
+        "WHERE vday BETWEEN DATE '2020-01-01' AND DATE '2020-01-10' GROUP BY 1",
+        "SELECT hour(CAST(vday AS TIMESTAMPTZ)) AS h, COUNT(*) FROM visits WHERE vday "
+        "BETWEEN DATE '2020-03-01' AND DATE '2020-03-31' GROUP BY 1",
+        "SELECT year(CAST(born AS TIMESTAMPTZ)) AS y, COUNT(*) FROM people WHERE born "
+        "BETWEEN DATE '1990-01-01' AND DATE '1999-12-31' GROUP BY 1")]
 
 
 #: the issue's statements, with the plants that trigger each

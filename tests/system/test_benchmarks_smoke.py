@@ -33,6 +33,7 @@ CASES = [
     ("sum_sql_variants.py",),
     ("backends.py",),
     ("bucket_pass_timing.py",),
+    ("bucket_near_keys.py",),
     ("blowfish.py",),
     ("coverage.py",),
     ("delta.py",),

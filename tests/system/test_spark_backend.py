@@ -228,18 +228,22 @@ def test_results_cross_back_as_arrays(spark):
               "(NULL, NULL, NULL, NULL) AS t(a, s, d, x)").createOrReplaceTempView("arrays_t")
     be = SparkBackend(spark)
     be.attach("t", "arrays_t")
+    before = spark.conf.get("spark.sql.ansi.enabled")
     spark.conf.set("spark.sql.ansi.enabled", "true")  # the analyst's session may be ANSI
-    cols, types = be.fetchnumpy("SELECT a, s, d, x, CAST(a AS DECIMAL(10, 2)) AS dec FROM t ORDER BY a")
-    assert types == ["INTEGER", "VARCHAR", "DATE", "DOUBLE", "DOUBLE"]
-    assert all(isinstance(c, np.ma.MaskedArray) for c in cols.values())
-    # ORDER BY keeps DuckDB's meaning (NULLS LAST) on Spark
-    assert cols["a"].mask.tolist() == [False, True] and int(cols["a"][0]) == 1
-    assert cols["d"].dtype == np.dtype("datetime64[D]")
-    assert spark.conf.get("spark.sql.ansi.enabled") == "true"  # restored after the query
-    # under non-ANSI semantics a bad cast is NULL, not an error that a row's value would decide
-    cols, _ = be.fetchnumpy("SELECT CAST(s AS INT) AS n, 2147483647 + a AS o FROM t ORDER BY a")
-    assert cols["n"].mask.all()
-    spark.conf.unset("spark.sql.ansi.enabled")
+    try:  # the shared session's setting is put back whatever fails (tests run in any order)
+        cols, types = be.fetchnumpy(
+            "SELECT a, s, d, x, CAST(a AS DECIMAL(10, 2)) AS dec FROM t ORDER BY a")
+        assert types == ["INTEGER", "VARCHAR", "DATE", "DOUBLE", "DOUBLE"]
+        assert all(isinstance(c, np.ma.MaskedArray) for c in cols.values())
+        # ORDER BY keeps DuckDB's meaning (NULLS LAST) on Spark
+        assert cols["a"].mask.tolist() == [False, True] and int(cols["a"][0]) == 1
+        assert cols["d"].dtype == np.dtype("datetime64[D]")
+        assert spark.conf.get("spark.sql.ansi.enabled") == "true"  # untouched by the query
+        # under non-ANSI semantics a bad cast is NULL, not an error that a row's value decides
+        cols, _ = be.fetchnumpy("SELECT CAST(s AS INT) AS n, 2147483647 + a AS o FROM t ORDER BY a")
+        assert cols["n"].mask.all()
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
 
 
 # ---------------------------------------------------------------------- ids and tuples in the engine

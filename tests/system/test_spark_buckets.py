@@ -37,6 +37,21 @@ def _run(con, sql, seed=11):
     return sorted(cur.fetchall()), cur.privacy.mechanism
 
 
+def _count_exact_reads(monkeypatch) -> list:
+    """The parameters of every exact re-read of a bucket the release makes (a list that fills)."""
+    calls = []
+    original = eb.engine_buckets
+
+    def spy(run, text, sql_params, params, n_parts, n_groups, run_exact, **k):
+        def exact(q, p=None):
+            calls.append(p)
+            return run_exact(q, p)
+        return original(run, text, sql_params, params, n_parts, n_groups, exact, **k)
+
+    monkeypatch.setattr(fast_path, "engine_buckets", spy)
+    return calls
+
+
 def test_spark_releases_duckdbs_value_under_one_seed(both, monkeypatch):
     """Every query of the DuckDB bucket tests — rows as totals (signed), a GROUP BY owner, per
     group, owned along foreign keys, a join — releases on Spark exactly what DuckDB releases,
@@ -71,17 +86,8 @@ def test_buckets_read_exactly_on_spark_release_the_same(both, monkeypatch):
         ln, k, m = real(*a)
         return ln, f"({k}) + (abs(hash(c)) % 2)::BIGINT", f"({m}) - (abs(hash(c)) % 2)::BIGINT"
 
-    calls = []
-    original = eb.engine_buckets
-
-    def spy(run, text, sql_params, params, n_parts, n_groups, run_exact, **k):
-        def exact(q, p=None):
-            calls.append(p)
-            return run_exact(q, p)
-        return original(run, text, sql_params, params, n_parts, n_groups, exact, **k)
-
+    calls = _count_exact_reads(monkeypatch)
     monkeypatch.setattr(eb, "bucket_sql", skewed)
-    monkeypatch.setattr(fast_path, "engine_buckets", spy)
     got = _run(sc, sql)
     assert calls and all(len(p) == 3 for p in calls)  # (group, part, bucket) written in
     assert got[0][0][0] == pytest.approx(want[0][0][0], rel=1e-12)
@@ -107,3 +113,27 @@ def test_spark_releases_duckdbs_l1_groups_under_one_seed(both, sql):
     assert [g[0] for g in got[0]] == [w[0] for w in want[0]]
     for g, w in zip(got[0], want[0]):
         assert g[1] == pytest.approx(w[1], rel=1e-9, abs=1e-9)
+
+
+def test_totals_pushed_onto_boundaries_release_duckdbs_value_on_spark(both, monkeypatch):
+    """h55hard: near-boundary totals are keyed by their cell among the engine's own boundaries
+    (``buckets.near_key_sql``: Spark's ``exp`` and ``ceil`` compute them there). Hundreds of
+    distinct totals in the slack of a threshold and around a Δ̂ lattice point release on Spark
+    exactly what DuckDB releases, with no exact re-read on either engine."""
+    import math
+
+    from provsql_dp.mechanisms.recursive.buckets import params_for
+    from provsql_dp.mechanisms.recursive.single_owner import search_range
+
+    con, sc = both
+    p = params_for(1.0, 2, "node")  # a signed SUM: two parts at ε/2 each
+    _, (_, w, gb) = search_range(1000.0, 3000, p["theta"], p["beta"])
+    lattice = math.exp(math.log(p["theta"]) + p["mu"] + p["beta"] * 20)
+    sql = (f"SELECT SUM(CASE WHEN id % 3 = 0 THEN {float(w[30])!r} + {float(gb[30] - w[30])!r} "
+           f"* (id % 997) / 997 WHEN id % 3 = 1 THEN {lattice!r} * (1 + (id - 1500) * 1e-13) "
+           "ELSE x END) FROM people WITH EPSILON 1")
+    reads = _count_exact_reads(monkeypatch)
+    want = _run(con, sql)
+    got = _run(sc, sql)
+    assert want[1].startswith("recursive") and got == want
+    assert not reads

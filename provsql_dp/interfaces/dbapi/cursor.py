@@ -45,6 +45,7 @@ from ...privacy.roles import check_analyst, compile_analyst
 from ...sql import dialect as d
 from ...sql.planner import plan_query
 from ...sql.policy_grammar import ExplainPrivacy
+from ...sql._quoted_show import quoted_show
 from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refresh_attached, refuse_mirrored
@@ -193,6 +194,7 @@ class Cursor:
                                            _ledger_text(stmt, parameters), None, scope)
         if con.role == "analyst":
             return self._analyst_statement(stmt, tree, parameters)
+        stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ["Reader", "message", "ready", "command_complete", "error_response", "notice_response",
+__all__ = ["Reader", "ProtocolViolation", "message", "ready", "command_complete", "error_response", "notice_response",
            "row_description", "data_row", "parameter_status", "auth", "backend_key",
            "parameter_description", "SSL_REQUEST", "CANCEL_REQUEST", "GSS_REQUEST", "PROTOCOL_3"]
 
@@ -26,32 +26,47 @@ PROTOCOL_3 = 196608
 MAX_MESSAGE = 64 * 2 ** 20  # a client message larger than this is refused (a protocol error)
 
 
+class ProtocolViolation(ValueError):
+    """The client's bytes break the protocol (a length out of range, a message shorter than its
+    fields, a string without its terminator or not UTF-8). Its text describes only those bytes,
+    so the session may send it back; any other exception's text stays in the server's log."""
+
+
 class Reader:
-    """Reads the fields of one message's payload in order."""
+    """Reads the fields of one message's payload in order.
+
+    >>> Reader(b"\\x00").int32()
+    Traceback (most recent call last):
+    ...
+    provsql_dp.interfaces.pgwire._messages.ProtocolViolation: message shorter than its fields
+    """
 
     def __init__(self, data: bytes):
         self.data, self.pos = data, 0
 
     def int16(self) -> int:
-        (v,) = struct.unpack_from("!h", self.data, self.pos)
-        self.pos += 2
+        (v,) = struct.unpack("!h", self.bytes(2))
         return v
 
     def int32(self) -> int:
-        (v,) = struct.unpack_from("!i", self.data, self.pos)
-        self.pos += 4
+        (v,) = struct.unpack("!i", self.bytes(4))
         return v
 
     def bytes(self, n: int) -> bytes:
         v = self.data[self.pos:self.pos + n]
         if len(v) != n:
-            raise ValueError("message shorter than its fields")
+            raise ProtocolViolation("message shorter than its fields")
         self.pos += n
         return v
 
     def cstring(self) -> str:
-        end = self.data.index(b"\0", self.pos)
-        v = self.data[self.pos:end].decode("utf-8")
+        end = self.data.find(b"\0", self.pos)
+        if end < 0:
+            raise ProtocolViolation("a string field has no terminating zero byte")
+        try:
+            v = self.data[self.pos:end].decode("utf-8")
+        except UnicodeDecodeError:
+            raise ProtocolViolation("a string field is not valid UTF-8") from None
         self.pos = end + 1
         return v
 
@@ -142,7 +157,7 @@ def read_startup(sock) -> tuple[int, bytes]:
     """The first message (no type byte): its code and the rest of its payload."""
     (length,) = struct.unpack("!i", read_exact(sock, 4))
     if not 8 <= length <= 10000:
-        raise ValueError(f"invalid startup packet length {length}")
+        raise ProtocolViolation(f"invalid startup packet length {length}")
     body = read_exact(sock, length - 4)
     return struct.unpack("!i", body[:4])[0], body[4:]
 
@@ -152,5 +167,5 @@ def read_message(sock) -> tuple[bytes, bytes]:
     head = read_exact(sock, 5)
     (length,) = struct.unpack("!i", head[1:])
     if not 4 <= length <= MAX_MESSAGE:
-        raise ValueError(f"invalid message length {length}")
+        raise ProtocolViolation(f"invalid message length {length}")
     return head[:1], read_exact(sock, length - 4)

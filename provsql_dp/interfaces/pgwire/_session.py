@@ -115,11 +115,22 @@ class Session:
             self.send(m.error_response(TOO_MANY if isinstance(e, TooManyStatements) else sqlstate(e),
                                        str(e)))
             return
+        if isinstance(e, m.ProtocolViolation):  # the client's own bytes: described back
+            self.send(m.error_response(PROTOCOL, f"protocol error: {e}"))
+            return
         log.error("internal error serving %s", self.user, exc_info=e)
         self.send(m.error_response(INTERNAL, "the server could not complete this statement (an internal "
                                    "error; details are in the server's log)"))
 
     # ------------------------------------------------------------------ lifetime
+    def _last_words(self, code: str, text: str) -> None:
+        """A FATAL error to a client whose session ends (nothing if it is gone already)."""
+        try:
+            self.send(m.error_response(code, text, severity="FATAL"))
+            self.flush()
+        except OSError:
+            pass
+
     def run(self) -> None:
         try:
             self.sock.settimeout(SIGN_IN_SECONDS)  # a client that never finishes signing in
@@ -127,12 +138,8 @@ class Session:
                 self.sock.settimeout(None)
                 self._loop()
         except TimeoutError:  # only sign-in has a time limit: say so rather than just hang up
-            try:
-                self.send(m.error_response(CONNECTION_FAILURE, f"sign-in did not finish within "
-                                           f"{SIGN_IN_SECONDS:g} s; connect again", severity="FATAL"))
-                self.flush()
-            except OSError:
-                pass
+            self._last_words(CONNECTION_FAILURE, f"sign-in did not finish within "
+                                                 f"{SIGN_IN_SECONDS:g} s; connect again")
         except (EOFError, ConnectionError, OSError, ssl.SSLError):
             pass  # the client went away
         except _Refused as e:
@@ -141,13 +148,15 @@ class Session:
                 self.flush()
             except OSError:
                 pass
-        except Exception as e:  # noqa: BLE001 - a protocol error ends this session only
-            log.warning("wire session from %s ended on an error: %s", self.address, e)
-            try:
-                self.send(m.error_response(PROTOCOL, f"protocol error: {e}", severity="FATAL"))
-                self.flush()
-            except OSError:
-                pass
+        except m.ProtocolViolation as e:  # the client's own bytes: say what was wrong with them
+            log.warning("wire session from %s ended on a protocol error: %s", self.address, e)
+            self._last_words(PROTOCOL, f"protocol error: {e}")
+        except Exception as e:  # noqa: BLE001 - an internal error ends this session only
+            # its text may quote the data (a value being encoded, an engine's message): the log
+            # keeps it, the client learns only that the session ended on an internal error
+            log.error("wire session from %s ended on an internal error", self.address, exc_info=e)
+            self._last_words(INTERNAL, "the server could not continue this session (an internal "
+                                       "error; details are in the server's log)")
         finally:
             self.server._forget(self)
             for portal in self.portals.values():

@@ -15,11 +15,17 @@ Python then checks each bucket against the exact thresholds (computed exactly as
 :func:`~.single_owner.delta` computes them): a bucket whose ``[min, max]`` lies between two
 consecutive thresholds contributes to the right suffix sums whatever its estimate. A total that
 could straddle one — within rounding of a threshold ``W_j``, inside its greedy twin's slack, on
-the Δ̂ lattice or near a cap of Δ̂ (:func:`near_sql`) — is a bucket of its own exact value in the
-same pass (``Buckets.single``), placed exactly by a comparison in Python. So the engine makes
-the same passes whatever the data: a further pass read only when some total was near a
-boundary (the analyst can put one there: ``CASE WHEN <secret> THEN W_j …``) made the running
-time answer a question (red-team finding h49attack-3, ``benchmarks/bucket_pass_timing.py``).
+the Δ̂ lattice or near a cap of Δ̂ (:func:`near_sql`) — goes, in the same pass, to a *near*
+bucket (``Buckets.single``): keyed by the cell that the boundaries around it (the engine's own
+``W``, ``gb``, lattice points and caps: :func:`near_key_sql`) leave it in, and by its exact
+value only within a few ulps of one of them, where the engine's ``exp`` and numpy's may
+disagree. A near bucket is classified by itself, exactly, from its ``[min, max]``. So the
+engine makes the same passes whatever the data: a further pass read only when some total was
+near a boundary (the analyst can put one there: ``CASE WHEN <secret> THEN W_j …``) made the
+running time answer a question (red-team finding h49attack-3,
+``benchmarks/bucket_pass_timing.py``); and the number of near buckets is bounded by the
+boundaries, not by the number of totals the analyst pushes onto them (grouping them by exact
+value grew the engine's hash table with that number: h55hard).
 ``Buckets.exact`` (a further pass) remains only as a safety net that no total reaches
 (``tests/unit/privacy/test_engine_buckets_near.py``). The answer is the one of the per-participant
 path — the same ``j``, the same draws from the generator in the same order — up to the order in
@@ -59,7 +65,12 @@ from .release import _MAX_EXPONENT, Release, release_delta_hat, release_x
 from .single_owner import first_feasible, search_range
 
 __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
-           "near_sql", "params_for"]
+           "near_sql", "near_key_sql", "params_for"]
+
+#: a near total within this relative distance of one of the engine's boundaries is keyed by its
+#: exact value (the engine's ``exp`` and numpy's differ by a few ulps; 2^-46 is 64 ulps): at most
+#: a few hundred doubles per boundary, whatever the data
+_WINDOW = 2.0 ** -46
 
 
 def bucket_sql(c: str, theta: float, beta: float, mu: float) -> tuple[str, str, str]:
@@ -81,10 +92,11 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
     straddle a bucket boundary: within a relative 1e-9 of a threshold ``W_j`` or of a point of
     the Δ̂ lattice ``θe^{μ+βi}``, inside the greedy test's slack above a ``W_j`` (``c ≤ gb_j``),
     in the lattice bucket of a cap of Δ̂ (``e^700``, ``2^63·ε₂``), or below 1e-8. The engine
-    groups such totals by their exact value (:mod:`provsql_dp.privacy.engine_buckets`), so a
-    bucket whose estimate may be off holds one value and is classified exactly in Python, and
-    no total that the analyst can place on a public threshold triggers a further pass (the
-    number of passes is a function of the statement only).
+    keys such totals by their cell among the boundaries around them (:func:`near_key_sql`,
+    :mod:`provsql_dp.privacy.engine_buckets`), so a near bucket lies on one side of every
+    boundary and is classified exactly in Python, and no total that the analyst can place on a
+    public threshold triggers a further pass (the number of passes is a function of the
+    statement only).
 
     Why it covers the slack: ``gb_j = W_j(1 + tol) + tol/2`` and ``c/W_k = e^{βδ}`` with
     ``δ = fk − k ∈ (0, 1]`` (``fk = ln(2c/θ)/β``, ``k = ⌈fk⌉ − 1``), so ``c ≤ gb_k`` gives
@@ -116,13 +128,67 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
     return f"{fk} AS fk, {fm} AS fm", pred
 
 
+def near_key_sql(theta: float, beta: float, mu: float, eps2: float, k: str = "k",
+                 m: str = "m") -> str:
+    """SQL of the key ``e`` of a near total ``c`` (:func:`near_sql`) with bucket estimates ``k,
+    m`` (SQL, :func:`bucket_sql`): ``c`` itself when it lies within a relative 2^-46 of one of
+    the boundaries ``B(k, m, kg)``, else the negative cell code ``−1 − (16·kg + s)``, where
+    ``kg`` is the estimate of ``#{t ≥ 1 : gb_t < c}`` (``gb_t = (τ_t(1 + tol) + tol)/2``,
+    crowded together where ``τ_t`` is below ``tol``) and ``s`` the number of boundaries of ``B``
+    below ``c`` (at most 10). One key column, NULL for the other totals: the bucket pass costs
+    what it cost with the exact values (a further key column cost 50 %).
+
+    ``B`` is the thresholds ``W_k, W_{k+1}``, the greedy ``gb_{k−1}, gb_k, gb_kg, gb_{kg+1}``,
+    the lattice points ``θe^{μ+β(m−1)}, θe^{μ+βm}`` and Δ̂'s caps, computed by the engine with
+    the operations numpy and :func:`~.release.release_delta_hat` use (the same products, sums and
+    divisions; only ``exp`` may differ, by an ulp or two). ``s`` numbers the cell among the
+    sorted ``B`` that holds ``c``, so the totals of one key ``(k, m, e < 0)`` are on one side of
+    each Python boundary that an estimate off by at most one can put in their range; the totals
+    in the window are keyed by their exact value (at most a few hundred doubles per boundary).
+    The keys are thus bounded by the boundaries, not by the number of totals an analyst pushes
+    onto them. Python never trusts the cell: it checks each near bucket's ``[min, max]``
+    against its own thresholds (a straddling bucket is read exactly: the safety net, which no
+    estimate off by at most one reaches).
+
+    >>> import duckdb, math
+    >>> def key(c, k, m):
+    ...     e = near_key_sql(1.0, 0.1, 0.5, 0.5, f"{k}::DOUBLE", f"{m}::DOUBLE")
+    ...     return duckdb.sql(f"SELECT {e} FROM (SELECT {c!r}::DOUBLE AS c)").fetchall()[0][0]
+    >>> w3 = math.exp(3 * 0.1) / 2   # W_3, as numpy computes it here
+    >>> key(w3, 3, 2) == w3   # within the window: its exact value
+    True
+    >>> key(w3 * (1 + 1e-12), 3, 2), key(w3 * (1 - 1e-12), 3, 2)  # kg = 2; s = 3, then 2
+    (-36.0, -35.0)
+    """
+    b, th = f"{float(beta)!r}::DOUBLE", f"{float(theta)!r}::DOUBLE"
+    one_tol, tol = f"{1 + _CMP_TOL!r}::DOUBLE", f"{_CMP_TOL!r}::DOUBLE"
+    # τ_t < (2c − tol)/(1 + tol) ⟺ gb_t < c; below tol/2 no gb_t is (kg very negative)
+    kg = (f"(ceil(ln(greatest((2.0::DOUBLE * c - {tol}) / {one_tol}, 1e-300::DOUBLE) / {th}) "
+          f"* {1.0 / beta!r}::DOUBLE) - 1)")
+
+    def tau(x):  # numpy's τ_j = exp(j·β)·θ (single_owner.search_range)
+        return f"(exp(({x}) * {b}) * {th})"
+
+    lattice = f"{math.log(theta) + mu!r}::DOUBLE"  # release_delta_hat's (ln θ + μ) + β·ĵ
+    bounds = [f"{tau(x)} / 2.0::DOUBLE" for x in (k, f"{k} + 1")]
+    bounds += [f"({tau(x)} * {one_tol} + {tol}) / 2.0::DOUBLE"
+               for x in (f"{k} - 1", k, kg, f"{kg} + 1")]
+    bounds += [f"exp({lattice} + {b} * ({x}))" for x in (f"{m} - 1", m)]
+    caps = [f"{math.exp(_MAX_EXPONENT)!r}::DOUBLE", f"{math.ldexp(eps2, 63)!r}::DOUBLE"]
+    cell = " + ".join(f"CASE WHEN c > {x} THEN 1 ELSE 0 END" for x in bounds + caps)
+    window = " OR ".join(f"abs(c - {x}) <= {_WINDOW!r}::DOUBLE * c" for x in bounds)
+    # 16·kg + s is a whole number far below 2^53 (|kg| < 10^12): exact as a DOUBLE
+    return f"CASE WHEN {window} THEN c ELSE -1 - ({kg} * 16 + ({cell})) END"
+
+
 @dataclass
 class Buckets:
     """One part's positive totals, summarised per bucket ``(k, m)`` (see the module docstring).
     ``rest``: ``(count, min, max)`` of the nonzero totals outside the buckets (there must be
     none: they are negative, NaN or infinite).
     ``exact(kind, value)``: the totals whose estimate ``kind`` (``"k"`` or ``"m"``) is ``value``,
-    read exactly (a further pass). Private."""
+    or (``kind == "near"``) those of the near bucket at index ``value``, read exactly (a further
+    pass). Private."""
 
     k: np.ndarray
     m: np.ndarray
@@ -133,8 +199,9 @@ class Buckets:
     hi: np.ndarray
     rest: tuple[float, float, float] = (0.0, 0.0, 0.0)
     exact: Callable[[str, int], np.ndarray] | None = None
-    #: the buckets of one exact value each (:func:`near_sql`'s totals; ``exact`` never returns
-    #: their totals); None: none
+    #: the near buckets (:func:`near_sql`'s totals, keyed by their cell among the boundaries or
+    #: by their exact value: :func:`near_key_sql`), each classified by itself from its
+    #: ``[min, max]`` (``exact(kind, …)`` never returns their totals); None: none
     single: np.ndarray | None = None
 
     @classmethod
@@ -191,11 +258,12 @@ class Buckets:
                 np.bincount(inverse, self.inv[keep], size),
                 np.bincount(inverse, self.total[keep], size), lo, hi)
 
-    def one_value(self) -> np.ndarray:
-        """The buckets of one exact value (``single``): classified exactly, never re-read."""
+    def near(self) -> np.ndarray:
+        """The near buckets (``single``): each classified by itself, never merged on an
+        estimate."""
         if self.single is None:
             return np.zeros(len(self.k), dtype=bool)
-        return np.asarray(self.single, dtype=bool) & (self.lo == self.hi)
+        return np.asarray(self.single, dtype=bool)
 
 
 def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[int, float]:
@@ -208,18 +276,22 @@ def delta_buckets(b: Buckets, theta: float = 1.0, beta: float = 0.1) -> tuple[in
         return hi, threshold(hi, theta, beta)
     js, w, gb = cand
     L = len(js)
-    one = b.one_value()
+    one = b.near()
     vals, n, inv, _, lo, top = b._by("k", ~one)
     idx = np.clip(vals, 0, L)
     pad_w = np.concatenate([[-np.inf], w, [np.inf]])  # pad[i] = w[i−1]
     pad_g = np.concatenate([[-np.inf], gb, [np.inf]])
     clean = (pad_w[idx] < lo) & (top <= pad_w[idx + 1]) & (pad_g[idx] < lo)
     idx_g = idx.copy()
+    i_lo, g_lo = np.searchsorted(w, b.lo, side="left"), np.searchsorted(gb, b.lo, side="left")
+    fits = one & (i_lo == np.searchsorted(w, b.hi, side="left")) & (
+        g_lo == np.searchsorted(gb, b.hi, side="left"))  # a near bucket on one side of each
     parts = [(idx[clean], idx_g[clean], n[clean], inv[clean]),
-             (np.searchsorted(w, b.lo[one], side="left"), np.searchsorted(gb, b.lo[one], side="left"),
-              b.n[one], b.inv[one])]  # one value each: its place among the thresholds is exact
-    for v in vals[~clean]:  # totals within rounding of a threshold: read them exactly
-        c = np.asarray(b.exact("k", int(v)), dtype=np.float64)
+             (i_lo[fits], g_lo[fits], b.n[fits], b.inv[fits])]
+    reads = [("k", int(v)) for v in vals[~clean]] + [("near", int(i))
+                                                      for i in np.flatnonzero(one & ~fits)]
+    for kind, v in reads:  # totals within rounding of a threshold: read them exactly
+        c = np.asarray(b.exact(kind, v), dtype=np.float64)
         i = np.searchsorted(w, c, side="left")  # #{t : w[t] < c}
         ig = np.searchsorted(gb, c, side="left")
         parts.append((i, ig, np.ones(len(c)), 1.0 / c))
@@ -240,13 +312,15 @@ def clamped_buckets(b: Buckets, delta_hat: float, public: float = 0.0) -> float:
     d = float(delta_hat)
     if not d >= 0:
         raise ValueError(f"delta_hat must be nonnegative, got {delta_hat!r}")
-    one = b.one_value()  # one value each: below or above Δ̂, never across it
+    one = b.near()  # each below or above Δ̂, unless Δ̂ is none of the released values
     vals, n, _, total, lo, top = b._by("m", ~one)
     below, above = top <= d, lo > d
     out = float(total[below].sum()) + d * float(n[above].sum())
     out += float(b.total[one & (b.hi <= d)].sum()) + d * float(b.n[one & (b.lo > d)].sum())
-    for v in vals[~(below | above)]:  # Δ̂ within a bucket's range: read its totals exactly
-        out += float(np.minimum(np.asarray(b.exact("m", int(v)), dtype=np.float64), d).sum())
+    reads = [("m", int(v)) for v in vals[~(below | above)]]
+    reads += [("near", int(i)) for i in np.flatnonzero(one & (b.lo <= d) & (b.hi > d))]
+    for kind, v in reads:  # Δ̂ within a bucket's range: read its totals exactly
+        out += float(np.minimum(np.asarray(b.exact(kind, v), dtype=np.float64), d).sum())
     return public + out
 
 

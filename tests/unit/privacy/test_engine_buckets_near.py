@@ -82,3 +82,62 @@ def test_no_rows_at_the_deadline_gives_empty_buckets():
 
     out = engine_buckets(lambda *a: NO_ROWS, "", None, params_for(1.0, 2, "node"), 2, 3)
     assert len(out) == 3
+
+
+def _bucket_rows(c, theta=1.0, beta=0.1, mu=0.5, eps2=0.5):
+    """(the buckets, the number of rows the bucket pass returned, exact re-reads)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE tot(c0 DOUBLE)")
+    con.execute("INSERT INTO tot SELECT unnest(?::DOUBLE[])", [[float(v) for v in c]])
+    rows, reads = [], []
+
+    def run(sql, params=None):
+        out = con.execute(sql, params).fetchnumpy()
+        rows.append(len(out["c" if "c" in out else "n"]))
+        return out
+
+    def run_exact(sql, params=None):
+        reads.append(sql)
+        return run(sql, params)
+
+    params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
+    (b,), = engine_buckets(run, "SELECT 0 AS g, c0 FROM tot", None, params, 1, 1, run_exact)
+    return b, rows[0], reads
+
+
+@pytest.mark.parametrize("spread", ["slack", "lattice", "ulps"])
+def test_many_totals_pushed_onto_a_boundary_add_no_bucket_rows(spread):
+    """h55hard: near totals were grouped by their exact value, so an analyst who pushed n
+    distinct totals onto a boundary (``CASE WHEN <secret> THEN W_j·(1 + id·1e-12) …``) grew the
+    engine's hash table — and the bucket rows — with n: a timing channel. Keyed by their cell
+    among the boundaries (``near_cell_sql``), 50 or 5000 such totals give the same number of
+    bucket rows, and the release still classifies every one exactly, with no further pass."""
+    _, (_, w, gb) = search_range(200.0, 10**5, 1.0, 0.1)
+    lattice = math.exp(0.5 + 0.1 * 12)  # a Δ̂ lattice point (θ = 1, μ = 0.5, β = 0.1)
+
+    def pushed(n):
+        i = np.arange(1, n + 1, dtype=np.float64)
+        if spread == "slack":  # inside W_5's greedy slack (W_5, gb_5], and around W_9
+            return np.concatenate([w[4] + (gb[4] - w[4]) * i / (n + 1), w[8] * (1 + i * 1e-13)])
+        if spread == "lattice":  # within 1e-9 of a lattice point, on both sides
+            return lattice * (1 + (i - n / 2) * 1e-13)
+        return np.nextafter(w[6], np.inf) + np.spacing(w[6]) * (i % 40)  # a few ulps: windowed
+
+    base = np.round(np.random.default_rng(3).exponential(20.0, size=300), 1)
+    counts = []
+    for n in (50, 5000):
+        c = np.concatenate([base, pushed(n)])
+        b, n_rows, reads = _bucket_rows(c)
+        assert not reads
+        assert delta_buckets(b, 1.0, 0.1) == single_owner.delta(c, 1.0, 0.1)
+        for d in (lattice, float(w[4]), float(gb[4]), float(w[6]), math.exp(0.5 + 0.1 * 5)):
+            assert clamped_buckets(b, d) == pytest.approx(single_owner.clamped_sum(c, d),
+                                                          rel=1e-12)
+        assert not reads
+        counts.append(n_rows)
+        if spread == "slack":  # a Δ̂ no release draws, inside a near cell: the safety net reads
+            d = float(w[4] + gb[4]) / 2  # that cell again (by its key) and is exact
+            assert clamped_buckets(b, d) == pytest.approx(single_owner.clamped_sum(c, d),
+                                                          rel=1e-12)
+            assert len(reads) == 1 and "e = ?" in reads[0]
+    assert counts[0] == counts[1], counts
