@@ -74,6 +74,7 @@ from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
 from ._kelley import DONE, MORE, STOP, restricted, rounds
+from ._row_merge import merge_rows, split
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["AnchoredBarrier", "applicable", "pair_pass"]
@@ -119,9 +120,11 @@ class AnchoredBarrier:
             (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
             shape=(len(kept), nc),
         )
-        self.A.sum_duplicates()
+        # equal rows are one term of summed weight (_row_merge): the same F, fewer rows
+        self.A, self.q, self._merged = merge_rows(self.A, st.q[kept])
+        self._count = np.bincount(self._merged, minlength=len(self.q))  # tuples per row
         self.At = self.A.T.tocsr()
-        self.kept, self.q = kept, st.q[kept]
+        self.kept = kept
         self.mult = st.mult[self.cols]
         self.norm = float(np.abs(self.A).sum(axis=1).max()) if len(kept) else 1.0
         self.nc = nc
@@ -145,10 +148,11 @@ class AnchoredBarrier:
         return float(self.q @ np.maximum(0.0, 1.0 - self.A @ g)) + self.const
 
     def lower(self, j: float, pi_kept: np.ndarray) -> float:
-        """The certified lower bound of ``H(j)`` from ``π`` on the kept tuples (see the module)."""
+        """The certified lower bound of ``H(j)`` from ``π`` on the rows of :attr:`A` (merged
+        equal tuples, each split over its tuples by weight: :func:`._row_merge.split`)."""
         st = self.st
         pi = st.q.copy()  # a tuple whose monomial avoids C: π = q
-        pi[self.kept] = np.clip(pi_kept, 0.0, self.q)
+        pi[self.kept] = split(pi_kept, self.q, self._merged, st.q[self.kept])
         load = np.bincount(st.ent_part, weights=pi[st.mono_tuple[st.ent_mono]] * st.ent_coef,
                            minlength=st.n)
         mult = st.mult
@@ -269,7 +273,7 @@ class AnchoredBarrier:
         on the clique: a million tuples), the trust region will be skipped and the Kelley rounds
         decide ``j``; the rest of the path would only refine their seeds (time only)."""
         near = np.abs(1.0 - self.A @ g) <= mu
-        return int(near.sum()) > DEGENERATE_FRACTION * len(self.q)
+        return int(self._count[near].sum()) > DEGENERATE_FRACTION * len(self._merged)
 
     def single_move(self, j: float) -> np.ndarray | None:
         """The best point of the row ``Σ mult g = j`` that moves one column of the eq.-20
