@@ -108,20 +108,23 @@ class AnchoredBarrier:
     ``st`` (every other ``g`` is 0 in the points; the lower bound covers all participants);
     ``g_start`` (over all participants) is the eq.-20 minimiser the Newton path starts from."""
 
-    def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats):
+    def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats, merged=None):
         self.st, self.stats = st, stats
         t0 = time.perf_counter()
         self.cols, col, _, t_kept, self.const, e = restricted(st, cand)
         nc = len(self.cols)
         kept = np.flatnonzero(t_kept)
-        row = np.full(st.n_tuples, -1, dtype=np.int64)
-        row[kept] = np.arange(len(kept))
-        self.A = sp.csr_matrix(
-            (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
-            shape=(len(kept), nc),
-        )
-        # equal rows are one term of summed weight (_row_merge): the same F, fewer rows
-        self.A, self.q, self._merged = merge_rows(self.A, st.q[kept])
+        if merged is None:
+            row = np.full(st.n_tuples, -1, dtype=np.int64)
+            row[kept] = np.arange(len(kept))
+            a = sp.csr_matrix(
+                (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
+                shape=(len(kept), nc),
+            )
+            # equal rows are one term of summed weight (_row_merge): the same F, fewer rows
+            merged = merge_rows(a, st.q[kept])
+        # (A, q, each kept tuple's row): given by the cut model over the same columns (of)
+        self.A, self.q, self._merged = merged
         self._count = np.bincount(self._merged, minlength=len(self.q))  # tuples per row
         self.At = self.A.T.tocsr()
         self.kept = kept
@@ -140,7 +143,9 @@ class AnchoredBarrier:
         """For a solved :class:`._x_cuts.Eq20Cuts` (its columns, or the wider ``cand``)."""
         g = np.zeros(model.st.n)
         g[model.cols] = getattr(model, "g_star", 0.0)
-        return cls(model.st, model.cand if cand is None else cand, g, model.stats)
+        one = getattr(model, "_one", None)  # its merged rows over the same columns: reused
+        merged = None if cand is not None or one is None else (one["A"], one["q"], one["inverse"])
+        return cls(model.st, model.cand if cand is None else cand, g, model.stats, merged)
 
     # ------------------------------------------------------------------ values and bounds
     def objective(self, g: np.ndarray) -> float:

@@ -137,7 +137,7 @@ class Eq20Cuts:
         grp = np.empty(len(q), dtype=np.int64)
         grp[inverse] = self.grp[kept]
         coo = a.tocoo()
-        return {"A": a, "q": q, "grp": grp, "row": coo.row,
+        return {"A": a, "q": q, "inverse": inverse, "grp": grp, "row": coo.row,
                 "cell": grp[coo.row] * nc + coo.col, "w": q[coo.row] * coo.data}
 
     def _objective_and_cut(self, gc: np.ndarray):

@@ -81,6 +81,9 @@ def test_barrier_rows_are_the_kept_tuples_merged(seed):
     _check(a, lp.q[kept], rng)
     bar = _x_barrier.AnchoredBarrier(lp, cand, np.zeros(lp.n), _lp.LPStats())
     model = Eq20Cuts(lp, cand, dh)
+    reused = _x_barrier.AnchoredBarrier.of(model)  # the cut model's merged rows, not rebuilt
+    assert (reused.A != bar.A).nnz == 0 and np.array_equal(reused.q, bar.q)
+    assert np.array_equal(reused._merged, bar._merged)
     for g in (np.zeros(len(cols)), rng.random(len(cols))):
         f0 = float(lp.q[kept] @ np.maximum(0.0, 1.0 - a @ g)) + const
         assert abs(bar.objective(g) - f0) <= 1e-12 * max(1.0, abs(f0))
