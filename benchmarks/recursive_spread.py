@@ -6,7 +6,8 @@ noisy Δ̂ (the X LPs grow as Δ̂ falls). This script builds the triangle K-rel
 not depend on the noise), and then X at the Δ̂ of ``--releases`` draws of the mechanism's own
 noise (``release_delta_hat`` under seeds 0, 1, …; a Δ̂ drawn twice is solved once), each on a
 fresh eq.-20 model. It prints one row per draw — Δ̂, X's CPU and wall seconds, the load average —
-and the per-release total ``structure + Δ search + X`` (CPU), with its min / median / max.
+and the per-release totals ``structure + Δ search + X`` (CPU and wall), with their min / median /
+max (``--digits``: decimals of X).
 A release through SQL also captures the K-relation (≈ 1–3 s CPU on ca-HepPh) and builds the
 structure each time; that is in the "structure" column. CPU seconds are the process's
 (``getrusage``): the machine is shared, wall time is inflated by the other jobs.
@@ -55,6 +56,7 @@ def main() -> None:
                     help="solve X at these Δ̂ instead of drawn ones")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per LP")
     ap.add_argument("--smoke", action="store_true", help="the bundled karate club, 2 draws")
+    ap.add_argument("--digits", type=int, default=1, help="decimals of X in the table")
     ap.add_argument("--compare", action="store_true",
                     help="X with the barrier's speed-ups off, then on (same process)")
     args = ap.parse_args()
@@ -71,31 +73,35 @@ def main() -> None:
 
     kr = triangles_direct(DATA / f"{args.graph}.edges", args.privacy)
     params = resolve_params(args.eps, args.privacy)
-    c0 = _cpu()
+    c0, w0 = _cpu(), time.perf_counter()
     st = rm._structure(kr)
     run = rm._Run(st, params, solver="ipm", time_limit=args.time_limit)
-    c1 = _cpu()
+    c1, w1 = _cpu(), time.perf_counter()
     j, _ = run.delta()
-    c2 = _cpu()
-    base = c2 - c0
-    print(f"{args.graph} {args.privacy}: {kr.n_tuples} triangles; structure {c1 - c0:.1f} s CPU, "
-          f"Δ search (j = {j}) {c2 - c1:.1f} s CPU; load {os.getloadavg()[0]:.1f}")
+    c2, w2 = _cpu(), time.perf_counter()
+    base, base_wall = c2 - c0, w2 - w0
+    print(f"{args.graph} {args.privacy}: {kr.n_tuples} triangles; structure {c1 - c0:.1f} s CPU "
+          f"({w1 - w0:.1f} s wall), Δ search (j = {j}) {c2 - c1:.1f} s CPU ({w2 - w1:.1f} s wall); "
+          f"load {os.getloadavg()[0]:.1f}")
     draws = args.delta_hat or [float(release_delta_hat(j, params, np.random.default_rng(s)))
                                for s in range(args.releases)]
     if args.compare:
         _compare(run, draws, base)
         return
-    print(f"{'draw':>4} {'Δ̂':>10} {'X':>14} {'X CPU s':>8} {'X wall s':>8} {'load':>5} "
-          f"{'release CPU s':>13}")
-    solved, totals = {}, []
+    print(f"{'draw':>4} {'Δ̂':>10} {'X':>{14 + args.digits}} {'X CPU s':>8} {'X wall s':>8} "
+          f"{'load':>5} {'release CPU s':>13} {'release wall s':>14}")
+    solved, totals, walls = {}, [], []
     for i, dh in enumerate(draws):
         if dh not in solved:
-            solved[dh] = _solve_x(run, dh)
+            solved[dh] = _solve_x(run, dh, args.digits)
         x, cpu, wall, load = solved[dh]
         totals.append(base + cpu)
-        print(f"{i:>4} {dh:>10.1f} {x:>14} {cpu:>8.1f} {wall:>8.1f} {load:>5.1f} {base + cpu:>13.1f}")
-    print(f"release CPU s (structure + Δ + X): min {min(totals):.1f} / median "
-          f"{statistics.median(totals):.1f} / max {max(totals):.1f} over {len(totals)} draws")
+        walls.append(base_wall + wall)  # a Δ̂ drawn twice: its one solve's wall time
+        print(f"{i:>4} {dh:>10.1f} {x:>{14 + args.digits}} {cpu:>8.1f} {wall:>8.1f} {load:>5.1f} "
+              f"{base + cpu:>13.1f} {base_wall + wall:>14.1f}")
+    for name, tot in (("CPU", totals), ("wall", walls)):
+        print(f"release {name} s (structure + Δ + X): min {min(tot):.1f} / median "
+              f"{statistics.median(tot):.1f} / max {max(tot):.1f} over {len(tot)} draws")
 
 
 def _solve_x(run, dh, digits=1):

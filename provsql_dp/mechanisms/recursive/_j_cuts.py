@@ -88,7 +88,7 @@ def cuts_at(view, g: np.ndarray, parts: np.ndarray) -> tuple[sp.csr_matrix, np.n
     q_row = np.bincount(r_inc, weights=w_inc, minlength=len(parts))
     per = max(1, _DENSE_CELLS // max(v.n, 1))  # cut rows per dense block
     blocks = -(-len(parts) // per)
-    if blocks <= _DENSE_BLOCKS and v._layout()[0]:
+    if blocks <= _DENSE_BLOCKS and v.n_mono == v.n_tuples:  # one monomial per tuple
         return _dense_cuts(v, inc, w_inc, r_inc, len(parts), per), q_row
     mono = m_star[v.var_tuple[inc]]
     lo = v.mono_ptr[mono]
@@ -103,18 +103,26 @@ def cuts_at(view, g: np.ndarray, parts: np.ndarray) -> tuple[sp.csr_matrix, np.n
 
 
 def _dense_cuts(v, inc, w_inc, r_inc, n_rows: int, per: int) -> sp.csr_matrix:
-    """The rows of :func:`cuts_at` on the one-monomial layout (tuple ``t``'s entries are
-    ``t·k … t·k + k − 1``, its monomial of largest φ is its only one), summed by bincounts into
-    dense blocks of ``per`` rows × the participants: no COO → CSR conversion and its sorts."""
-    k = v._layout()[0]
-    t_k, out = v.var_tuple[inc] * k, []
+    """The rows of :func:`cuts_at` when every tuple is one monomial (its monomial of largest φ
+    is its only one, tuple ``t``'s entries are ``mono_ptr[t] … mono_ptr[t+1] − 1``), summed by
+    bincounts into dense blocks of ``per`` rows × the participants: no COO → CSR conversion and
+    its sorts. Entry ``j`` of every incidence's tuple is one bincount pass (tuples with fewer
+    than ``j + 1`` entries — the twin quotient's merged monomials — skip it)."""
+    t = v.var_tuple[inc]
+    first = v.mono_ptr[t]
+    size = v.mono_ptr[t + 1] - first
+    k_max = int(size.max()) if len(size) else 0
+    out = []
     for lo in range(0, max(n_rows, 1), per):
         hi = min(lo + per, n_rows)
         sel = np.flatnonzero((r_inc >= lo) & (r_inc < hi)) if hi - lo < n_rows else slice(None)
-        r, w, t = r_inc[sel] - lo, w_inc[sel], t_k[sel]
+        r, w, e0, sz = r_inc[sel] - lo, w_inc[sel], first[sel], size[sel]
         acc = np.zeros((hi - lo) * v.n)
-        for j in range(k):
-            acc += np.bincount(r * v.n + v.ent_part[t + j], weights=w * v.ent_coef[t + j],
+        for j in range(k_max):
+            if not (sz > j).all():
+                has = np.flatnonzero(sz > j)
+                r, w, e0, sz = r[has], w[has], e0[has], sz[has]
+            acc += np.bincount(r * v.n + v.ent_part[e0 + j], weights=w * v.ent_coef[e0 + j],
                                minlength=len(acc))
         out.append(sp.csr_matrix(acc.reshape(hi - lo, v.n)))
     return out[0] if len(out) == 1 else sp.vstack(out, format="csr")

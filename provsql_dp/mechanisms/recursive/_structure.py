@@ -325,6 +325,9 @@ class Structure:
             return np.maximum(s, 0.0, out=s)  # one monomial per tuple: φ_t is its value
         s = np.bincount(self.ent_mono, weights=g[self.ent_part] * self.ent_coef, minlength=self.n_mono)
         val = np.maximum(0.0, 1.0 - s)
+        if self.n_mono == self.n_tuples and np.array_equal(  # one monomial per tuple (a twin
+                self.tuple_mono_ptr, np.arange(self.n_tuples + 1)):  # quotient of triangles:
+            return val  # 1–3 entries each): the max over one is itself, bit for bit
         return np.maximum.reduceat(val, self.tuple_mono_ptr[:-1]) if self.n_tuples else val
 
     def loads(self, g: np.ndarray) -> np.ndarray:

@@ -74,6 +74,7 @@ from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
 from ._kelley import DONE, MORE, STOP, restricted, rounds
+from ._row_merge import merge_rows, split
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["AnchoredBarrier", "applicable", "pair_pass"]
@@ -107,21 +108,26 @@ class AnchoredBarrier:
     ``st`` (every other ``g`` is 0 in the points; the lower bound covers all participants);
     ``g_start`` (over all participants) is the eq.-20 minimiser the Newton path starts from."""
 
-    def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats):
+    def __init__(self, st, cand: np.ndarray, g_start: np.ndarray, stats, merged=None):
         self.st, self.stats = st, stats
         t0 = time.perf_counter()
         self.cols, col, _, t_kept, self.const, e = restricted(st, cand)
         nc = len(self.cols)
         kept = np.flatnonzero(t_kept)
-        row = np.full(st.n_tuples, -1, dtype=np.int64)
-        row[kept] = np.arange(len(kept))
-        self.A = sp.csr_matrix(
-            (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
-            shape=(len(kept), nc),
-        )
-        self.A.sum_duplicates()
+        if merged is None:
+            row = np.full(st.n_tuples, -1, dtype=np.int64)
+            row[kept] = np.arange(len(kept))
+            a = sp.csr_matrix(
+                (st.ent_coef[e], (row[st.mono_tuple[st.ent_mono[e]]], col[st.ent_part[e]])),
+                shape=(len(kept), nc),
+            )
+            # equal rows are one term of summed weight (_row_merge): the same F, fewer rows
+            merged = merge_rows(a, st.q[kept])
+        # (A, q, each kept tuple's row): given by the cut model over the same columns (of)
+        self.A, self.q, self._merged = merged
+        self._count = np.bincount(self._merged, minlength=len(self.q))  # tuples per row
         self.At = self.A.T.tocsr()
-        self.kept, self.q = kept, st.q[kept]
+        self.kept = kept
         self.mult = st.mult[self.cols]
         self.norm = float(np.abs(self.A).sum(axis=1).max()) if len(kept) else 1.0
         self.nc = nc
@@ -137,7 +143,9 @@ class AnchoredBarrier:
         """For a solved :class:`._x_cuts.Eq20Cuts` (its columns, or the wider ``cand``)."""
         g = np.zeros(model.st.n)
         g[model.cols] = getattr(model, "g_star", 0.0)
-        return cls(model.st, model.cand if cand is None else cand, g, model.stats)
+        one = getattr(model, "_one", None)  # its merged rows over the same columns: reused
+        merged = None if cand is not None or one is None else (one["A"], one["q"], one["inverse"])
+        return cls(model.st, model.cand if cand is None else cand, g, model.stats, merged)
 
     # ------------------------------------------------------------------ values and bounds
     def objective(self, g: np.ndarray) -> float:
@@ -145,10 +153,11 @@ class AnchoredBarrier:
         return float(self.q @ np.maximum(0.0, 1.0 - self.A @ g)) + self.const
 
     def lower(self, j: float, pi_kept: np.ndarray) -> float:
-        """The certified lower bound of ``H(j)`` from ``π`` on the kept tuples (see the module)."""
+        """The certified lower bound of ``H(j)`` from ``π`` on the rows of :attr:`A` (merged
+        equal tuples, each split over its tuples by weight: :func:`._row_merge.split`)."""
         st = self.st
         pi = st.q.copy()  # a tuple whose monomial avoids C: π = q
-        pi[self.kept] = np.clip(pi_kept, 0.0, self.q)
+        pi[self.kept] = split(pi_kept, self.q, self._merged, st.q[self.kept])
         load = np.bincount(st.ent_part, weights=pi[st.mono_tuple[st.ent_mono]] * st.ent_coef,
                            minlength=st.n)
         mult = st.mult
@@ -269,7 +278,7 @@ class AnchoredBarrier:
         on the clique: a million tuples), the trust region will be skipped and the Kelley rounds
         decide ``j``; the rest of the path would only refine their seeds (time only)."""
         near = np.abs(1.0 - self.A @ g) <= mu
-        return int(near.sum()) > DEGENERATE_FRACTION * len(self.q)
+        return int(self._count[near].sum()) > DEGENERATE_FRACTION * len(self._merged)
 
     def single_move(self, j: float) -> np.ndarray | None:
         """The best point of the row ``Σ mult g = j`` that moves one column of the eq.-20

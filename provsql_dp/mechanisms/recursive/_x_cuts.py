@@ -56,6 +56,7 @@ import scipy.sparse as sp
 
 from ..lp._highs import INF, LPStats
 from ._kelley import DONE, MORE, STOP, restricted, rounds, tight_monomials, warm_pool
+from ._row_merge import merge_rows
 
 __all__ = ["Eq20Cuts", "MAX_ROUNDS", "ANCHORED_ROUNDS"]
 
@@ -130,9 +131,14 @@ class Eq20Cuts:
         pos[kept] = np.arange(len(kept))
         r_e, c_e = pos[t_e], self.col[st.ent_part[e]]
         a = sp.csr_matrix((st.ent_coef[e], (r_e, c_e)), shape=(len(kept), nc))
-        a.sum_duplicates()
-        return {"A": a, "q": st.q[kept], "grp": self.grp[kept], "row": r_e,
-                "cell": self.grp[t_e] * nc + c_e, "w": st.q[t_e] * st.ent_coef[e]}
+        # equal rows are one term of summed weight (_row_merge; equal rows have one group:
+        # their smallest column, and their largest); the cut block's entries are the rows'
+        a, q, inverse = merge_rows(a, st.q[kept])
+        grp = np.empty(len(q), dtype=np.int64)
+        grp[inverse] = self.grp[kept]
+        coo = a.tocoo()
+        return {"A": a, "q": q, "inverse": inverse, "grp": grp, "row": coo.row,
+                "cell": grp[coo.row] * nc + coo.col, "w": q[coo.row] * coo.data}
 
     def _objective_and_cut(self, gc: np.ndarray):
         """``F(g)`` exactly (kept tuples) and the cut at ``g`` (rows ``z_k + A_k g ≥ Q_k``)."""
