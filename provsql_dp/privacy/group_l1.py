@@ -83,7 +83,8 @@ def rows_sql(plan, own, groups, parts, weight_ids, embedded: bool):
     inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
                              with_owner=True)
     names = [f"c{j}" for j in range(len(parts))]
-    group_rel, params = _group_relation(groups, len(keys), embedded)
+    group_rel, params = (_group_relation(groups, len(keys), embedded) if keys
+                         else ("(SELECT 0 AS g)", []))  # no GROUP BY: the one group
     match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.k{j}" for j, k in enumerate(keys)) or "TRUE"
     norm = " + ".join(f"o.{n}" for n in names)
     # DuckDB computes the per-owner totals first (MATERIALIZED): joined in place, its optimizer
