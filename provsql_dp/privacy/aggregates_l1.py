@@ -108,16 +108,30 @@ class Joint:
     own: Owners | None = None
 
 
-def _peel(part: Aggregate):
-    """``(R, the Project, [filter predicates])`` of one aggregate's plan, or None."""
-    proj = part.child
-    if not isinstance(proj, Project):
+def _chain(part: Aggregate):
+    """The nodes under one aggregate's Project, from the top down through its filters."""
+    nodes = [part.child.child]
+    while isinstance(nodes[-1], Filter):
+        nodes.append(nodes[-1].child)
+    return nodes
+
+
+def _peel(plan: Aggregates):
+    """Per aggregate ``(R, its Project, [its own filter predicates])`` with ``R`` the deepest
+    rows every aggregate reads (the statement's WHERE stays in ``R``), or None."""
+    if not all(isinstance(p.child, Project) for p in plan.parts):
         return None
-    rows, preds = proj.child, []
-    while isinstance(rows, Filter):
-        preds.append(rows.predicate)
-        rows = rows.child
-    return rows, proj, preds
+    chains = [_chain(p) for p in plan.parts]
+    rows = next((n for n in chains[0] if all(any(n is m for m in c) for c in chains[1:])), None)
+    if rows is None:  # not the same objects (a copied plan): equal ones
+        rows = next((n for n in chains[0] if all(n in c for c in chains[1:])), None)
+    if rows is None:
+        return None
+    out = []
+    for part, chain in zip(plan.parts, chains):
+        above = next(i for i, n in enumerate(chain) if n is rows or n == rows)
+        out.append((rows, part.child, [f.predicate for f in chain[:above]]))
+    return out
 
 
 def _range(part: Aggregate, bounds) -> float:
@@ -132,8 +146,8 @@ def shape(plan: Aggregates) -> Joint | None:
     GROUP BY (module docstring), else None. Reads the plan only."""
     if any(c.kind == "avg" for c in plan.columns):
         return None
-    peeled = [_peel(p) for p in plan.parts]
-    if any(x is None for x in peeled):
+    peeled = _peel(plan)
+    if peeled is None:
         return None
     rows, first, _ = peeled[0]
     n = len(plan.group_by)
