@@ -11,6 +11,13 @@ both ways, in one run, at the same ε:
 Prints the median (over releases) of the mean relative error over the groups, the ratio, and
 the time per release of each. ``--smoke``: a tiny case.
 
+A second table compares, for a statement with **several aggregates** (TPC-H Q12's two
+complementary counts, each line item in one of them; Q8's numerator, a share ``f`` of the
+denominator's line items), the former split — each aggregate with its own ℓ1 bound across the
+groups at ε / A — with one ℓ1 bound across (aggregate × group) coordinates at ε
+(:mod:`provsql_dp.privacy.aggregates_l1`, on
+:func:`~provsql_dp.mechanisms.recursive.single_owner_groups.release_matrix`).
+
     python benchmarks/group_l1.py [--releases 20] [--smoke]
 """
 
@@ -71,6 +78,41 @@ def run(cases, releases: int, eps: float, seed: int = 0) -> list[dict]:
     return rows
 
 
+def aggregate_data(rng, n: int, G: int, spread: int, shape: str, f: float):
+    """Per (owner, group) rows and their A = 2 aggregates' totals: ``complementary`` (Q12: each
+    line in exactly one aggregate, with probability ``f`` in the first) or ``nested`` (Q8: the
+    first sums the lines of a share ``f`` of the second's, each line's value in [0, 1])."""
+    owner, group, lines = data(rng, n, G, spread)
+    lines = lines.astype(np.int64)
+    first = rng.binomial(lines, f).astype(float)
+    if shape == "complementary":
+        return owner, group, np.stack([first, lines - first], axis=1)
+    value = rng.uniform(0.0, 1.0, size=len(lines))
+    return owner, group, np.stack([first * value, lines * value], axis=1)
+
+
+def several_aggregates(cases, releases: int, eps: float, seed: int = 1) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for shape, f, n, G, spread in cases:
+        owner, group, vals = aggregate_data(rng, n, G, spread, shape, f)
+        A = vals.shape[1]
+        truth = np.stack([np.bincount(group, weights=vals[:, a], minlength=G) for a in range(A)], 1)
+        errs = {"split": [], "joint": []}
+        for _ in range(releases):
+            split = np.stack([[r.value for r in sg.release_groups(owner, group, vals[:, a], G,
+                                                                  eps / A, "edge", rng)]
+                              for a in range(A)], 1)
+            t = sg.owner_norms(owner, vals)
+            joint = sg.release_matrix(t, group, vals, t[owner], G, eps, "edge", rng)[0]
+            for name, est in (("split", split), ("joint", joint)):
+                errs[name].append([rel_err(est[:, a], truth[:, a]) for a in range(A)])
+        med = {k: np.median(np.array(v), axis=0) for k, v in errs.items()}
+        rows.append(dict(shape=shape, f=f, n=n, G=G, spread=spread, split=med["split"],
+                         joint=med["joint"]))
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--releases", type=int, default=20)
@@ -91,6 +133,20 @@ def main() -> None:
               f"{100 * r['split_err']:>9.2f}% {100 * r['l1_err']:>8.2f}% "
               f"{r['split_err'] / max(r['l1_err'], 1e-12):>9.1f} {r['split_s']:>8.3f} "
               f"{r['l1_s']:>7.3f}")
+    agg_cases = ([("complementary", 0.4, 200, 3, 2)] if a.smoke else
+                 [(shape, f, 10_000, G, spread) for shape, f in (("complementary", 0.4),
+                                                                 ("complementary", 0.05),
+                                                                 ("nested", 0.5), ("nested", 0.04))
+                  for G, spread in ((1, 1), (7, 3))])
+    print()
+    print("two aggregates of one statement: each with its own ℓ1 bound at ε/2 (split) vs one ℓ1 "
+          "bound across both at ε (joint); error of each aggregate")
+    print(f"{'shape':>13} {'f':>5} {'owners':>7} {'groups':>6} {'spread':>6} {'split 1st':>10} "
+          f"{'joint 1st':>10} {'split 2nd':>10} {'joint 2nd':>10}")
+    for r in several_aggregates(agg_cases, releases, a.eps):
+        print(f"{r['shape']:>13} {r['f']:>5g} {r['n']:>7} {r['G']:>6} {r['spread']:>6} "
+              f"{100 * r['split'][0]:>9.2f}% {100 * r['joint'][0]:>9.2f}% "
+              f"{100 * r['split'][1]:>9.2f}% {100 * r['joint'][1]:>9.2f}%")
 
 
 if __name__ == "__main__":
