@@ -214,3 +214,16 @@ def test_every_neighbour_removes_exactly_one_participants_vector(seed, monkeypat
             plan = sg.x_plan_groups(delta_hat, 0.5, G * k)
             idx = np.floor(x / plan.grid) - np.floor(y / plan.grid)
             assert np.abs(idx).sum() <= plan.index_sensitivity
+
+
+def test_estimate_error_refuses_a_joint_statement_and_charges_nothing():
+    con = _db()
+    spent = con.execute("SHOW PRIVACY BUDGET").fetchall()
+    with pytest.raises(ProgrammingError, match="one ℓ1 bound .* nothing was spent"):
+        con.execute(f"EXPLAIN PRIVACY SELECT s.region, {HI}, {LO} {GROUPED} GROUP BY s.region "
+                    "WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.1")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
+    # a near-miss keeps its estimate of the split release
+    cur = con.execute(f"EXPLAIN PRIVACY SELECT s.region, COUNT(*), SUM(w) {GROUPED} "
+                      "GROUP BY s.region WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.1")
+    assert len(cur.fetchall()) == 2
