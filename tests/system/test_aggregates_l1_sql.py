@@ -227,3 +227,16 @@ def test_estimate_error_refuses_a_joint_statement_and_charges_nothing():
     cur = con.execute(f"EXPLAIN PRIVACY SELECT s.region, COUNT(*), SUM(w) {GROUPED} "
                       "GROUP BY s.region WITH EPSILON 1 ESTIMATE ERROR WITH EPSILON 0.1")
     assert len(cur.fetchall()) == 2
+
+
+def test_the_analyst_can_keep_the_split_and_a_bad_value_is_refused():
+    con = _db()
+    sql = f"SELECT s.region, {HI}, {LO} {GROUPED} GROUP BY s.region WITH EPSILON 1"
+    split = sql + " OPTIONS (aggregates = 'split')"
+    assert not any("aggregates" in s for s in _strategy(con, split))
+    rels = [r for row in con.execute(split).privacy.releases for r in row]
+    assert all(r.epsilon == 0.5 for r in rels)
+    spent = con.execute("SHOW PRIVACY BUDGET").fetchall()
+    with pytest.raises(ProgrammingError, match="option aggregates must be 'joint'"):
+        con.execute(sql + " OPTIONS (aggregates = 'both')")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
