@@ -419,8 +419,8 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
                 "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
     # ε / aggregates, or one ℓ1 bound across them (aggregates_l1): validated before any charge
     decisions = aggregates_l1.decide_all(con, plan, epsilon, options, decide, mechanism_kwargs)[0]
+    centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG (Laplace, single-owner): centred
     before_charge(con, decisions)
-    centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG on the Laplace path: centred
     paths = sorted({d.path if d.path in ("laplace", "r2t") else "recursive" for d in decisions})
     charged = []
 

@@ -173,6 +173,8 @@ def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
            else "single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
            else dec.star.how if dec.star is not None
            else "linear programs on HiGHS")
+    if dec.memo.get("centre") is not None:  # an AVG's SUM on the single-owner route (centred_avg)
+        how += f"; the AVG's SUM released as Σ (x − {dec.memo['centre']:g}), signed"
     note = _RECURSIVE_NOTE.format(how=how)
     if alpha_goal is None:
         note += (kstar_note(con, dec.star) if dec.star is not None
