@@ -56,6 +56,7 @@ from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from . import aggregates_l1
+from .centred_avg import centre_avg_sums
 from .answer import LP_TIME_LIMIT, _group_mask, _restrict, mechanism_kwargs
 from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
@@ -122,6 +123,7 @@ def estimate_error(con, tree, text: str, rng=None):
         decisions, part_eps = aggregates_l1.decide_all(con, plan, eps, options, decide,
                                                        mechanism_kwargs)
         shares = [p / Fraction(eps) for p in part_eps]
+        centre_avg_sums(plan, decisions)  # as the release does: an AVG's SUM centred
         if decisions[0].memo.get("l1") is not None:
             raise _refuse("it does not cover several aggregates released together with one ℓ1 "
                           "bound (privacy.aggregates_l1) yet: estimate each aggregate in a "
