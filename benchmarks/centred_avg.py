@@ -7,6 +7,10 @@ each at ε = ``--eps`` (and at ρ = ε²/2 on the Gaussian route), in one run.
   process (the SUM part at sensitivity ``max(|L|, |U|)`` = 6,500): the release as it was;
 * **after**: as shipped, the centred sum at ``(U − L)/2`` = 2,000.
 
+Route ``1-owner``: the same statements with ``OPTIONS (mechanism = 'recursive')``, answered on
+the single-owner route, where *after* releases the AVG's SUM as the signed single-owner SUM of
+``x − m`` (:func:`provsql_dp.privacy.centred_avg.centred_decision`).
+
 Both draw from generators seeded alike. It prints per statement and variant the median relative
 error (mean over the groups for the grouped one), the mean relative error, the median time per
 release, and the ratio before/after of the median error, with the load average. Tumult's figures
@@ -71,10 +75,12 @@ def connect(releases: int, eps: float, rho: bool):
     return con
 
 
-def measure(st, releases: int, eps: float, rho: bool, seed: int) -> dict:
+def measure(st, releases: int, eps: float, rho: bool, seed: int, recursive: bool = False) -> dict:
     con = connect(releases, eps, rho)
     con._rng = np.random.default_rng(seed)
     clause = f"WITH RHO {eps * eps / 2:g}" if rho else f"WITH EPSILON {eps:g}"
+    if recursive:  # the single-owner route (the recursive mechanism's closed form)
+        clause += " OPTIONS (mechanism = 'recursive')"
     true_rows = w.truth(st)
     rels, secs = [], []
     for _ in range(releases):
@@ -102,12 +108,13 @@ def main(argv=None) -> None:
     print("-" * len(head))
     statements = [s for s in w.STATEMENTS if s.name in NAMES]
     for st in statements:
-        for rho in (False, True):
+        for rho, rec in ((False, False), (True, False), (False, True)):
             with uncentred():
-                b = measure(st, releases, args.eps, rho, seed=7)
-            a = measure(st, releases, args.eps, rho, seed=7)
+                b = measure(st, releases, args.eps, rho, seed=7, recursive=rec)
+            a = measure(st, releases, args.eps, rho, seed=7, recursive=rec)
             ratio = b["median"] / a["median"] if a["median"] else float("inf")
-            print(f"{st.name:<14}{'zCDP' if rho else 'pure ε':<10}{b['median']:>10.3%}"
+            route = "zCDP" if rho else "1-owner" if rec else "pure ε"
+            print(f"{st.name:<14}{route:<10}{b['median']:>10.3%}"
                   f"{a['median']:>11.3%}{ratio:>6.1f}×{b['mean']:>12.3%}{a['mean']:>12.3%}"
                   f"{b['seconds'] * 1e3:>10.1f} {a['seconds'] * 1e3:>9.1f}")
     load = os.getloadavg()

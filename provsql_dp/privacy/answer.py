@@ -43,7 +43,6 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
@@ -66,7 +65,7 @@ from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
-from . import centred_avg, group_l1
+from . import aggregates_l1, centred_avg, group_l1
 from .group_epsilon import l1_across_groups
 from .r2t_release import R2T_OPTIONS, r2t_kwargs, release_r2t
 from .release_info import PrivacyInfo, column_rows
@@ -410,25 +409,18 @@ def answer_private(con, plan: Aggregate | Aggregates, epsilon, text: str, option
 def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng, *, decide,
                    before_charge):
     """Several aggregates (or an AVG) in one select list: every aggregate column gets an equal
-    share of ε (an AVG splits its share between its SUM and its COUNT); one ledger charge."""
-    share = Fraction(epsilon) / len(plan.columns)
-    part_eps = [None] * len(plan.parts)
-    for col in plan.columns:
-        for i in col.parts:
-            part_eps[i] = share / len(col.parts)
-    decisions = []
+    share of ε (an AVG splits its share between its SUM and its COUNT), or the whole ε with one
+    ℓ1 bound across them (:mod:`.aggregates_l1`); one ledger charge."""
     col_bounds = [sum_bounds(options) or plan.parts[c.parts[0]].bounds for c in plan.columns]
     for col, bounds in zip(plan.columns, col_bounds):
         if col.kind == "avg" and bounds is None:
             raise ProgrammingError(
                 f"{col.label} needs bounds on its values: declare them (SET BOUNDS ON table "
                 "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
-    for part, eps in zip(plan.parts, part_eps):
-        opts = options if part.kind == "sum" else {k: v for k, v in options.items()
-                                                   if k not in ("lower", "upper")}
-        decisions.append(decide(con, part, eps, opts))  # everything validated before any charge
+    # ε / aggregates, or one ℓ1 bound across them (aggregates_l1): validated before any charge
+    decisions = aggregates_l1.decide_all(con, plan, epsilon, options, decide, mechanism_kwargs)[0]
+    centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG (Laplace, single-owner): centred
     before_charge(con, decisions)
-    centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG on the Laplace path: centred
     paths = sorted({d.path if d.path in ("laplace", "r2t") else "recursive" for d in decisions})
     charged = []
 
@@ -439,7 +431,9 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
 
     charge_once()  # before any protected row is read
     results = [None] * len(decisions)
-    for col in plan.columns:  # in the order of the parts: the noise is drawn part after part
+    if decisions[0].memo.get("l1") is not None:  # one vector: every aggregate at the full ε
+        results = aggregates_l1.release(con, decisions, charge_once, rng)
+    for col in plan.columns if results[0] is None else ():  # in the order of the parts: the noise is drawn part after part
         ds = [decisions[i] for i in col.parts]
         if col.kind == "avg" and all(d.path == "laplace" for d in ds):  # SUM and COUNT in one scan
             s, c = col.parts

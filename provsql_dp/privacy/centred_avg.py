@@ -29,7 +29,9 @@ are at the corners), cut to ``[L, U]`` (:class:`.release_info.AvgRelease`).
 ``a = (U − L)/2``, ``b = |m|``, at best ``2(a^{2/3} + b^{2/3})³/ε²`` — never below the direct
 release's ``2 max(|L|, |U|)²/ε² = 2(a + b)²/ε²``, since ``(a^{2/3} + b^{2/3})^{3/2} ≥ a + b``
 (equal when ``a = 0`` or ``b = 0``). The public rule is therefore: a bounded SUM alone is never
-centred; an AVG (which releases a count anyway) always is, on the Laplace path.
+centred; an AVG (which releases a count anyway) always is, on the Laplace path — and on the
+single-owner route (:func:`centred_decision`: there the centred SUM is a signed single-owner
+SUM, its own argument), unless ``OPTIONS (split = …)`` is given (a signed SUM takes none).
 
 >>> centre((2500, 6500)), centred_sensitivity(1, (2500, 6500))
 (4500.0, 2000.0)
@@ -41,7 +43,12 @@ True
 
 from __future__ import annotations
 
-__all__ = ["centre", "centred_sensitivity", "centre_avg_sums", "sum_alone_centred_is_worse"]
+from dataclasses import is_dataclass, replace
+
+from sqlglot import exp
+
+__all__ = ["centre", "centred_decision", "centred_sensitivity", "centre_avg_sums",
+           "sum_alone_centred_is_worse"]
 
 
 def centre(bounds) -> float:
@@ -58,18 +65,56 @@ def centred_sensitivity(rows_per_owner, bounds) -> float:
 
 def centre_avg_sums(plan, decisions) -> list:
     """Per column of the ``Aggregates`` plan, the centre its AVG's SUM part is released around
-    (marked in that part's decision, ``memo["centre"]``), or None: only an AVG whose SUM and
-    COUNT both take the Laplace route (decided from the declarations, never the data)."""
+    (marked in that part's decision, ``memo["centre"]``), or None: an AVG whose SUM and COUNT
+    both take the Laplace route, or both the single-owner route (its SUM part's decision is then
+    replaced in ``decisions`` by :func:`centred_decision`) — decided from the declarations and
+    the options, never the data. Calling it again on the same decisions changes nothing."""
     out = []
     for col in plan.columns:
         ds = [decisions[i] for i in col.parts]
-        m = None
-        if (col.kind == "avg" and all(d.path == "laplace" for d in ds) and ds[0].bounds is not None
-                and float(ds[0].bounds[1]) > float(ds[0].bounds[0])):
-            m = centre(ds[0].bounds)
-            ds[0].memo["centre"] = m
+        m = ds[0].memo.get("centre") if col.kind == "avg" else None
+        if m is None and (col.kind == "avg" and ds[0].bounds is not None
+                          and float(ds[0].bounds[1]) > float(ds[0].bounds[0])):
+            if all(d.path == "laplace" for d in ds):
+                m = centre(ds[0].bounds)
+                ds[0].memo["centre"] = m
+            elif all(d.path == "single-owner" for d in ds) and "eps1" not in ds[0].kwargs:
+                m = centre(ds[0].bounds)
+                decisions[col.parts[0]] = centred_decision(ds[0], m)
         out.append(m)
     return out
+
+
+def centred_decision(d, m: float):
+    """The single-owner decision of an AVG's SUM part released as ``Σ (clamp(x) − m)``: the
+    weight ``x − m`` clamped to ``[L − m, U − m]`` (the same as ``clamp(x) − m``; NaN and ±∞ still
+    add nothing), a *signed* SUM — two nonnegative parts, as every signed single-owner SUM.
+
+    **Privacy.** It is a single-owner SUM of a public function of each tuple (``m`` is from the
+    declarations), released by the unchanged signed route: the argument of
+    :mod:`provsql_dp.mechanisms.recursive.single_owner` (or, with groups a participant may span,
+    :mod:`provsql_dp.mechanisms.recursive.single_owner_groups`) applies as to any signed SUM;
+    ``S'/max(ĉ, 1) + m`` clamped to ``[L, U]`` is post-processing. The ε is unchanged.
+
+    **Accuracy.** A participant's norm is ``Σ |clamp(x) − m| ≤ k·(U − L)/2`` instead of
+    ``Σ clamp(x) ≤ k·max(|L|, |U|)``: ``Δ̂`` (and the truncation's reach) shrinks with it, at
+    the price of the two parts (each at half the SUM's ε, or one ℓ1 bound over both across
+    groups). Measured in ``benchmarks/centred_avg.py`` (the ``recursive`` variants).
+
+    >>> from types import SimpleNamespace as NS
+    >>> from provsql_dp.sql.plan import Aggregate, Scan
+    >>> p = Aggregate(Scan("t", "main", ("x",), ("v0",), ("x",)), "sum", exp.column("v0"),
+    ...               bounds=(2500.0, 6500.0))
+    >>> c = centred_decision(NS(plan=p, bounds=(2500.0, 6500.0), signed=False, memo={}), 4500.0)
+    >>> c.bounds, c.signed, c.memo["centre"], c.plan.weight.sql()
+    ((-2000.0, 2000.0), True, 4500.0, 'v0 - CAST(4500.0 AS DOUBLE)')
+    """
+    lo, hi = (float(b) - m for b in d.bounds)
+    weight = exp.Sub(this=d.plan.weight.copy(),
+                     expression=exp.cast(exp.Literal.number(repr(float(m))), "DOUBLE"))
+    plan = replace(d.plan, weight=weight, bounds=(lo, hi))
+    fields = dict(plan=plan, bounds=(lo, hi), signed=True, memo={**d.memo, "centre": m})
+    return replace(d, **fields) if is_dataclass(d) else type(d)(**{**vars(d), **fields})
 
 
 def sum_alone_centred_is_worse(bounds) -> bool:

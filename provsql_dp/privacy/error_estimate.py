@@ -55,7 +55,9 @@ from ..provenance.capture import capture, max_rows_of
 from ..sql.post_split import split_post
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
-from .answer import LP_TIME_LIMIT, _group_mask, _restrict
+from . import aggregates_l1
+from .centred_avg import centre_avg_sums
+from .answer import LP_TIME_LIMIT, _group_mask, _restrict, mechanism_kwargs
 from .explain_route import with_route
 from .failures import MIN_EPSILON, release_failure
 from .group_epsilon import l1_across_groups, one_group_per_participant
@@ -117,16 +119,19 @@ def estimate_error(con, tree, text: str, rng=None):
                       "public: plain EXPLAIN PRIVACY)")
     if "max_groups" in options:
         raise _refuse("OPTIONS (max_groups …) truncates per participant; estimate without it")
-    if isinstance(plan, Aggregates):
-        parts = list(plan.parts)
-        shares = [Fraction(1, len(plan.columns)) / len(c.parts) for c in plan.columns for _ in c.parts]
+    if isinstance(plan, Aggregates):  # ε split over the aggregates, or one ℓ1 bound across them
+        decisions, part_eps = aggregates_l1.decide_all(con, plan, eps, options, decide,
+                                                       mechanism_kwargs)
+        shares = [p / Fraction(eps) for p in part_eps]
+        centre_avg_sums(plan, decisions)  # as the release does: an AVG's SUM centred
+        if decisions[0].memo.get("l1") is not None:
+            raise _refuse("it does not cover several aggregates released together with one ℓ1 "
+                          "bound (privacy.aggregates_l1) yet: estimate each aggregate in a "
+                          "statement of its own")
     else:
-        parts, shares = [plan], [Fraction(1)]
-    decisions = []
-    for part, share in zip(parts, shares):
-        opts = options if part.kind == "sum" else {k: v for k, v in options.items()
+        opts = options if plan.kind == "sum" else {k: v for k, v in options.items()
                                                    if k not in ("lower", "upper")}
-        decisions.append(decide(con, part, eps * share, opts))
+        decisions, shares = [decide(con, plan, eps, opts)], [Fraction(1)]
     chosen = [i for i, dec in enumerate(decisions) if dec.path in ("recursive-lp", "single-owner")]
     if not chosen and any(dec.path in ("k-star", "k-triangle") for dec in decisions):
         raise _refuse("it does not cover k-star and k-triangle counts released with their "

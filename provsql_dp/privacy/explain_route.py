@@ -42,7 +42,8 @@ from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
 from ..sql.plan import Aggregates
 from .centred_avg import centre_avg_sums, centred_sensitivity
-from . import group_l1
+from . import aggregates_l1, group_l1
+from .answer import mechanism_kwargs
 from .explain_recursive import recursive_note
 from .group_epsilon import l1_across_groups
 from .kstar_route import kstar_note
@@ -117,19 +118,16 @@ def explain_rows(con, plan, eps, tree, options: dict, decide):
         alpha_goal = float(d.exact_number(tree.args["accuracy"], "the accuracy α"))
         if alpha_goal <= 0:
             raise ProgrammingError("the accuracy α must be positive")
-    if isinstance(plan, Aggregates):
-        parts = list(plan.parts)
-        shares = [Fraction(1, len(plan.columns)) / len(c.parts) for c in plan.columns for _ in c.parts]
-    else:
-        parts, shares = [plan], [Fraction(1)]
     eps_probe = Fraction(1, 2) if eps is None else Fraction(eps)
-    decisions = []
-    for part, share in zip(parts, shares):
-        opts = options if part.kind == "sum" else {k: v for k, v in options.items()
-                                                   if k not in ("lower", "upper")}
-        decisions.append(decide(con, part, eps_probe * share, opts))
-    if isinstance(plan, Aggregates):  # as the release does: an AVG's SUM centred
+    if isinstance(plan, Aggregates):  # as the release does: ε split or one ℓ1 bound, AVG centred
+        decisions, part_eps = aggregates_l1.decide_all(con, plan, eps_probe, options, decide,
+                                                       mechanism_kwargs)
+        shares = [e / eps_probe for e in part_eps]
         centre_avg_sums(plan, decisions)
+    else:
+        opts = options if plan.kind == "sum" else {k: v for k, v in options.items()
+                                                   if k not in ("lower", "upper")}
+        decisions, shares = [decide(con, plan, eps_probe, opts)], [Fraction(1)]
     if alpha_goal is not None:
         if any(dec.path != "laplace" for dec in decisions):
             eps = None  # cannot be known in advance: accuracy_epsilon refuses, nothing spent
@@ -170,10 +168,13 @@ def laplace_row(con, dec, part_eps, eps, conf, alpha_goal):
 def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
     """The row of routes single-owner, k-star, k-triangle and recursive-lp: no error in
     advance; the cost note (the curator's sizes read the data: not for an accuracy refusal)."""
-    how = (group_l1.STRATEGY.format(g=len(dec.groups)) if l1_across_groups(dec)
+    how = (aggregates_l1.strategy(dec) or group_l1.STRATEGY.format(g=len(dec.groups))
+           if dec.memo.get("l1") is not None or l1_across_groups(dec)
            else "single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
            else dec.star.how if dec.star is not None
            else "linear programs on HiGHS")
+    if dec.memo.get("centre") is not None:  # an AVG's SUM on the single-owner route (centred_avg)
+        how += f"; the AVG's SUM released as Σ (x − {dec.memo['centre']:g}), signed"
     note = _RECURSIVE_NOTE.format(how=how)
     if alpha_goal is None:
         note += (kstar_note(con, dec.star) if dec.star is not None

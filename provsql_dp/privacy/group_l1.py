@@ -49,7 +49,7 @@ from ..provenance.owner_totals import owner_totals_sql
 from .fast_path import _group_relation, _hash_aggregate_settings, _no_data
 from .release_info import PrivacyInfo
 
-__all__ = ["STRATEGY", "release", "rows_sql"]
+__all__ = ["STRATEGY", "fetch_rows", "parts_sql", "release", "rows_sql"]
 
 #: the strategy ``EXPLAIN PRIVACY`` shows for this release (``{g}``: the number of groups)
 STRATEGY = ("single-owner closed form with one ℓ1 bound across the {g} groups: each "
@@ -57,15 +57,22 @@ STRATEGY = ("single-owner closed form with one ℓ1 bound across the {g} groups:
             "released at the full ε (a participant may fall in several groups)")
 
 
-def _parts(plan, bounds, signed: bool) -> tuple[list[str], set]:
-    """The aggregates summed per (group, owner): ``count(*)``, or the clamped SUM (two
-    nonnegative parts when signed), as :func:`.fast_path.release_single_owner` sums them."""
-    if plan.weight is None:
-        return ["count(*)"], set()
+def parts_sql(weight, bounds, signed: bool, where=None) -> tuple[list[str], set]:
+    """The aggregates summed per (group, owner) and the ids they read: ``count(*)``
+    (``weight`` None), or the clamped SUM of ``weight`` (two nonnegative parts when signed), as
+    :func:`.fast_path.release_single_owner` sums them; ``where``: only the rows it holds.
+
+    >>> parts_sql(None, None, False, exp.column("v2"))
+    (['count(*) FILTER (WHERE v2)'], {'v2'})
+    """
+    ids = {c.name for c in where.find_all(exp.Column)} if where is not None else set()
+    tail = "" if where is None else f" FILTER (WHERE {where.sql(dialect='duckdb')})"
+    if weight is None:
+        return [f"count(*){tail}"], ids
     lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
-    w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
+    w = clamp_sql(weight.sql(dialect="duckdb"), lo, hi)
     values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
-    return [f"sum({v})" for v in values], {c.name for c in plan.weight.find_all(exp.Column)}
+    return [f"sum({v}){tail}" for v in values], ids | {c.name for c in weight.find_all(exp.Column)}
 
 
 def rows_sql(plan, own, groups, parts, weight_ids, embedded: bool):
@@ -76,8 +83,9 @@ def rows_sql(plan, own, groups, parts, weight_ids, embedded: bool):
     inner = owner_totals_sql(plan.child, own.slot, list(plan.group_by), parts, weight_ids,
                              with_owner=True)
     names = [f"c{j}" for j in range(len(parts))]
-    group_rel, params = _group_relation(groups, len(keys), embedded)
-    match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.k{j}" for j, k in enumerate(keys))
+    group_rel, params = (_group_relation(groups, len(keys), embedded) if keys
+                         else ("(SELECT 0 AS g)", []))  # no GROUP BY: the one group
+    match = " AND ".join(f"o.{k} IS NOT DISTINCT FROM g.k{j}" for j, k in enumerate(keys)) or "TRUE"
     norm = " + ".join(f"o.{n}" for n in names)
     # DuckDB computes the per-owner totals first (MATERIALIZED): joined in place, its optimizer
     # moved the groups' join into the statement's joins, 20× slower on TPC-H Q8 at SF 1
@@ -93,13 +101,27 @@ def release(con, d, charge_fn, rng=None):
     """Release decision ``d`` (single-owner, :func:`~.group_epsilon.l1_across_groups`) at its
     full ε: ``(description, rows, PrivacyInfo)``. ``charge_fn()`` charges before any read."""
     plan, groups = d.plan, d.groups
-    parts, weight_ids = _parts(plan, d.bounds, d.signed)
+    parts, weight_ids = parts_sql(plan.weight, d.bounds, d.signed)
+    charge = charge_fn()
+    g, vals, rt, first = fetch_rows(con, plan, d.own, groups, parts, weight_ids)
+    releases = release_rows(rt[first], g, vals, rt, len(groups), float(d.epsilon), d.style, rng,
+                            **d.kwargs)
+    out = [tuple(grp) + (rel.value,) for grp, rel in zip(groups, releases)]
+    desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
+    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
+                       remaining=charge.remaining, releases=tuple(releases))
+    return desc, out, info
+
+
+def fetch_rows(con, plan, own, groups, parts, weight_ids):
+    """Run :func:`rows_sql` (after the charge): ``(g, values, row norms, first)`` as numpy
+    arrays, one entry per (declared group, owner); cut off at the deadline, no rows (the
+    data-independent release of no participant, recorded as an incident)."""
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
-    charge = charge_fn()
     k = len(parts)
     try:
-        sql, params = rows_sql(plan, d.own, groups, parts, weight_ids, embedded)
+        sql, params = rows_sql(plan, own, groups, parts, weight_ids, embedded)
         if embedded:
             with _hash_aggregate_settings(con._duck), reading(con._duck):
                 data = con._duck.execute(sql, params).fetchnumpy()
@@ -114,10 +136,4 @@ def release(con, d, charge_fn, rng=None):
         _no_data(con, e, "the single-owner release of no participant in every group")
         g, vals = np.zeros(0, dtype=np.int64), np.zeros((0, k))
         rt, first = np.zeros(0), np.zeros(0, dtype=bool)
-    releases = release_rows(rt[first], g, vals, rt, len(groups), float(d.epsilon), d.style, rng,
-                            **d.kwargs)
-    out = [tuple(grp) + (rel.value,) for grp, rel in zip(groups, releases)]
-    desc = [(n, "VARCHAR") for n in d.key_names] + [(plan.label, "DOUBLE")]
-    info = PrivacyInfo(mechanism=releases[0].mechanism, epsilon=charge.epsilon,
-                       remaining=charge.remaining, releases=tuple(releases))
-    return desc, out, info
+    return g, vals, rt, first

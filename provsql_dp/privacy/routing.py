@@ -31,7 +31,9 @@ order  route           scope       applies when
 
 A statement no *statement* route takes is a list of aggregates (one, several, or an AVG — a SUM
 and a COUNT): each takes the first *aggregate* route that applies to it
-(:func:`decide`), with its share of ε, and the statement is charged once.
+(:func:`decide`), with its share of ε — or, when every aggregate takes the single-owner route
+over the same rows, the full ε with one ℓ1 bound across them (:mod:`.aggregates_l1`, decided in
+one place for the release and ``EXPLAIN PRIVACY``) — and the statement is charged once.
 
 Charging: every route charges the ledger itself, before it reads a protected row. The checks
 every release shares before that charge run in one place, :func:`before_charge`, after the

@@ -815,6 +815,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _proved_keys()
     out += _public_groups()
     out += _groups_l1()
+    out += _aggregates_l1()
     out += _red_team_h49()
     out += _hardening_h55()
     out += _analyst_kinds()
@@ -926,6 +927,28 @@ def _groups_l1() -> list[tuple[str, str]]:
         f"SELECT d.dname, COUNT(*), SUM(v.amount) {vis} GROUP BY d.dname {EPS}",
         f"SELECT d.dname, COUNT(*) {vis} GROUP BY d.dname {EPS} OPTIONS (max_groups = 2)",
         f"EXPLAIN PRIVACY SELECT d.dname, COUNT(*) {vis} GROUP BY d.dname {EPS}")]
+
+
+def _aggregates_l1() -> list[tuple[str, str]]:
+    """Several aggregates of one statement on the single-owner route with one ℓ1 bound across
+    them (``privacy.aggregates_l1``): TPC-H Q12's complementary CASE sums, counts with FILTER,
+    signed SUMs, no GROUP BY, a failing predicate in one aggregate's FILTER, its EXPLAIN
+    PRIVACY; and the near-misses that keep the ε split (unlike ranges, an AVG, max_groups)."""
+    vis = "FROM visits v JOIN depts d ON v.vid % 3 + 1 = d.dept_id"
+    hi, lo = ("SUM(CASE WHEN v.amount > 6 THEN 1 ELSE 0 END)",
+              "SUM(CASE WHEN v.amount > 6 THEN 0 ELSE 1 END)")
+    return [("aggregates-l1", sql) for sql in (
+        f"SELECT d.dname, {hi}, {lo} {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, COUNT(*), COUNT(*) FILTER (WHERE v.tag = 'a') {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, SUM(v.amount), SUM(v.amount * 2) {vis} GROUP BY d.dname {EPS}",
+        f"SELECT COUNT(*), COUNT(*) FILTER (WHERE 1 // v.amount > 0) FROM visits v {EPS}",
+        f"SELECT d.dname, COUNT(*) FILTER (WHERE CAST(v.tag AS INT) > 0), COUNT(*) {vis} "
+        f"GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, COUNT(*), SUM(v.amount) {vis} GROUP BY d.dname {EPS}",
+        f"SELECT d.dname, AVG(v.amount), COUNT(*) {vis} GROUP BY d.dname {EPS} "
+        "OPTIONS (lower = 0, upper = 20)",
+        f"SELECT d.dname, {hi}, {lo} {vis} GROUP BY d.dname {EPS} OPTIONS (max_groups = 2)",
+        f"EXPLAIN PRIVACY SELECT d.dname, {hi}, {lo} {vis} GROUP BY d.dname {EPS}")]
 
 
 def _recursive_choice() -> list[tuple[str, str]]:

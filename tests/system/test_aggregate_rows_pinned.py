@@ -2,7 +2,8 @@
 (``release_info.column_rows``) on the ε route and the Gaussian route; the releases are pinned to
 the values the two copies gave before they became one (bit for bit, under a seed) — the AVG
 columns re-pinned once when an AVG's SUM part became its centred sum
-(:mod:`provsql_dp.privacy.centred_avg`: other noise scale, same draws otherwise)."""
+(:mod:`provsql_dp.privacy.centred_avg`: other noise scale, same draws otherwise), and the
+single-owner one again when it was centred there too (a signed SUM: two parts, other draws)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def con():
      [(4.600980102374989, 197, 983.0005798339844)]),
     ("SELECT d.name, AVG(x), COUNT(*) FROM t JOIN d ON t.dept = d.id GROUP BY d.name "
      "WITH EPSILON 1", 1, [("a", 4.947376324580266, 101), ("b", 5.003901982071376, 109)]),
-    ("SELECT AVG(y), SUM(y) FROM v WITH EPSILON 1", 2, [(2.4394252694793184, 722.0880584716797)]),
+    # single-owner: re-pinned when its AVG's SUM became the signed centred sum (h56l1)
+    ("SELECT AVG(y), SUM(y) FROM v WITH EPSILON 1", 2, [(3.279965193995692, 734.8179931640625)]),
     ("SELECT AVG(x), COUNT(*) FROM t WITH EPSILON 1 DELTA 1e-6", 0, [(4.900866499041567, 201)]),
 ])
 def test_rows_are_pinned(con, sql, seed, want):

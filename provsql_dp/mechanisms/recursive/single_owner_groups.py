@@ -87,7 +87,8 @@ from ._framework import resolve_params
 from .release import Release, release_delta_hat
 from .single_owner import delta
 
-__all__ = ["GroupRelease", "check_vector_plan", "owner_norms", "release_rows", "release_groups", "scaled_sums", "x_plan_groups"]
+__all__ = ["GroupRelease", "check_vector_plan", "group_releases", "owner_norms", "release_matrix",
+           "release_rows", "release_groups", "scaled_sums", "x_plan_groups"]
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,48 @@ def release_groups(owner, group, values, n_groups: int, epsilon: float,
     return release_rows(t, group, vals, t[owner], n_groups, epsilon, privacy, rng, **kwargs)
 
 
+def _checked_rows(norms, group, values, row_norms, n_groups: int):
+    group = np.asarray(group, dtype=np.int64)
+    vals = np.asarray(values, dtype=np.float64)
+    if vals.ndim == 1:
+        vals = vals[:, None]
+    _check(np.zeros(len(group), dtype=np.int64), group, vals, n_groups)
+    t = np.asarray(norms, dtype=np.float64)
+    rt = np.asarray(row_norms, dtype=np.float64)
+    if rt.shape != (len(vals),) or t.ndim != 1:
+        raise ValueError("norms must be 1-D and row_norms one per row")
+    if not (np.all(np.isfinite(t)) and np.all(t >= 0)):
+        raise ValueError("per-participant norms must be nonnegative and finite")
+    return group, vals, t, rt
+
+
+def release_matrix(norms, group, values, row_norms, n_groups: int, epsilon: float,
+                   privacy: str | None = "node", rng: np.random.Generator | None = None,
+                   **kwargs):
+    """The whole noisy vector of :func:`release_rows` as a ``(G, k)`` array (its columns: the
+    ``k`` nonnegative coordinates of each group, in the order of ``values``' columns), with
+    ``Δ̂``, the resolved parameters and the number of coordinates ``changed = G·k`` of its
+    plan: ``(noisy, delta_hat, params, changed)``. Same draws as :func:`release_rows`.
+
+    >>> import numpy as np
+    >>> x, dh, prm, changed = release_matrix([4.0, 2.0], [0, 1, 1], [[3.0, 1.0], [1.0, 0.0],
+    ...     [2.0, 0.0]], [4.0, 4.0, 2.0], 2, 1.0, rng=np.random.default_rng(5))
+    >>> x.shape, changed, dh > 0
+    ((2, 2), 4, True)
+    """
+    group, vals, t, rt = _checked_rows(norms, group, values, row_norms, n_groups)
+    params = resolve_params(epsilon, privacy, **kwargs)
+    k = vals.shape[1]
+    j, _ = delta(t[t > 0], params["theta"], params["beta"])
+    gen = resolve_rng(rng)
+    delta_hat = release_delta_hat(j, params, gen)
+    x = _scaled(group, vals, rt, n_groups, delta_hat)
+    changed = max(1, n_groups * k)
+    noisy = x_plan_groups(delta_hat, params["eps2"], changed).release_array(
+        x.reshape(-1), rng=gen).reshape(n_groups, k)
+    return noisy, float(delta_hat), params, changed
+
+
 def release_rows(norms, group, values, row_norms, n_groups: int, epsilon: float,
                  privacy: str | None = "node", rng: np.random.Generator | None = None,
                  **kwargs) -> list[Release]:
@@ -203,33 +246,37 @@ def release_rows(norms, group, values, row_norms, n_groups: int, epsilon: float,
     >>> [r.value for r in a] == [r.value for r in b]
     True
     """
-    group = np.asarray(group, dtype=np.int64)
-    vals = np.asarray(values, dtype=np.float64)
-    if vals.ndim == 1:
-        vals = vals[:, None]
-    _check(np.zeros(len(group), dtype=np.int64), group, vals, n_groups)
-    t = np.asarray(norms, dtype=np.float64)
-    rt = np.asarray(row_norms, dtype=np.float64)
-    if rt.shape != (len(vals),) or t.ndim != 1:
-        raise ValueError("norms must be 1-D and row_norms one per row")
-    if not (np.all(np.isfinite(t)) and np.all(t >= 0)):
-        raise ValueError("per-participant norms must be nonnegative and finite")
-    params = resolve_params(epsilon, privacy, **kwargs)
+    group, vals, t, rt = _checked_rows(norms, group, values, row_norms, n_groups)
     k = vals.shape[1]
-    j, _ = delta(t[t > 0], params["theta"], params["beta"])
-    gen = resolve_rng(rng)
-    delta_hat = release_delta_hat(j, params, gen)
-    x = _scaled(group, vals, rt, n_groups, delta_hat)
-    changed = max(1, n_groups * k)
-    noisy = x_plan_groups(delta_hat, params["eps2"], changed).release_array(
-        x.reshape(-1), rng=gen).reshape(n_groups, k)
+    out = release_matrix(t, group, vals, rt, n_groups, epsilon, privacy, rng, **kwargs)
+    return group_releases(*out, [tuple(range(k))])[0]
+
+
+def group_releases(noisy, delta_hat: float, params, changed: int, cols) -> list[list[Release]]:
+    """The :class:`GroupRelease` of each group for each aggregate of a :func:`release_matrix`
+    vector: ``cols[a]`` lists aggregate ``a``'s columns of ``noisy`` — one, or two (the positive
+    and negative parts of a signed SUM: the value is their difference). Each release's ``epsilon``
+    is the whole vector's charge ε₁ + ε₂.
+
+    >>> import numpy as np
+    >>> rels = group_releases(np.array([[3.0, 1.0, 0.5]]), 2.0, {"eps1": 0.5, "eps2": 0.5}, 3,
+    ...                       [(0,), (1, 2)])
+    >>> [(r[0].value, r[0].mechanism, r[0].epsilon) for r in rels]
+    [(3.0, 'recursive', 1.0), (0.5, 'recursive-signed', 1.0)]
+    """
     eps = float(params["eps1"] + params["eps2"])
 
     def one(v, mech="recursive", parts=(), prm=params):
         return GroupRelease(value=float(v), epsilon=eps, delta_hat=float(delta_hat),
                             params=prm, mechanism=mech, parts=parts, changed=changed)
-    if k == 1:
-        return [one(noisy[g, 0]) for g in range(n_groups)]
     signed = MappingProxyType({**params, "split": "one ℓ1 bound over both parts, no ε split"})
-    return [one(noisy[g, 0] - noisy[g, 1], "recursive-signed",
-                (one(noisy[g, 0]), one(noisy[g, 1])), signed) for g in range(n_groups)]
+    out = []
+    for c in cols:
+        if len(c) == 1:
+            out.append([one(noisy[g, c[0]]) for g in range(len(noisy))])
+        else:
+            pos, neg = c
+            out.append([one(noisy[g, pos] - noisy[g, neg], "recursive-signed",
+                            (one(noisy[g, pos]), one(noisy[g, neg])), signed)
+                        for g in range(len(noisy))])
+    return out

@@ -115,3 +115,70 @@ def test_the_printed_interval_covers_the_true_mean_as_often_as_it_says():
         lo, hi = avg.interval(p)
         hits += lo <= truth <= hi
     assert hits >= n * p - 3 * np.sqrt(n * p * (1 - p))
+
+
+def _owned():
+    """A participant owns several rows (x in [2500, 6500]): the single-owner route."""
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE q(id INT PRIMARY KEY); PROTECT TABLE q")
+    con.execute("CREATE TABLE r(qid INT REFERENCES q(id), g VARCHAR, x DOUBLE)")
+    con.execute("PROTECT TABLE r BY (qid) REFERENCES q")
+    con.execute("INSERT INTO q SELECT range FROM range(200)")
+    con.execute("INSERT INTO r SELECT range % 200, ['a', 'b'][range % 2 + 1], "
+                "2400 + (range * 37) % 4200 FROM range(1000)")  # some clamped up, some down
+    con.execute("SET BOUNDS ON r (x) BETWEEN 2500 AND 6500; SET GROUP KEYS ON r (g) VALUES "
+                "('a', 'b'); SET PRIVACY BUDGET 1000000")
+    return con
+
+
+def test_single_owner_avg_releases_the_signed_centred_sum():
+    """At a huge ε the release is close to the truth: the SUM part is Σ (clamp(x) − 4500) (not
+    Σ clamp(x)), signed, and the AVG is S'/ĉ + m; EXPLAIN PRIVACY says so, and a lone SUM or an
+    AVG with OPTIONS (split = …) stays uncentred."""
+    con = _owned()
+    con._rng = np.random.default_rng(1)
+    cur = con.execute("SELECT AVG(x) FROM r WITH EPSILON 10000")
+    (avg,), = cur.privacy.releases
+    s_true, mean = con._duck.execute(
+        "SELECT sum(least(greatest(x, 2500), 6500) - 4500), "
+        "avg(least(greatest(x, 2500), 6500)) FROM r").fetchone()
+    assert cur.privacy.routes == ("single-owner",) * 2 and avg.centre == 4500.0
+    assert avg.sum_release.mechanism == "recursive-signed"
+    assert avg.sum_release.value == pytest.approx(s_true, abs=0.01 * 1000 * 2000)
+    assert cur.fetchall()[0][0] == pytest.approx(mean, rel=1e-3)
+    note = con.execute("EXPLAIN PRIVACY SELECT AVG(x) FROM r WITH EPSILON 1").fetchall()[0][2]
+    assert note.endswith("the AVG's SUM released as Σ (x − 4500), signed")
+    for sql in ("SELECT SUM(x), COUNT(*) FROM r WITH EPSILON 1",
+                "SELECT AVG(x) FROM r WITH EPSILON 1 OPTIONS (split = 0.3)"):
+        rels = con.execute(sql).privacy.releases[0]
+        first = getattr(rels[0], "sum_release", rels[0])
+        assert first.mechanism == "recursive" and getattr(rels[0], "centre", 0.0) == 0.0
+
+
+def test_single_owner_grouped_avg_is_centred_and_within_bounds():
+    con = _owned()
+    sql = "SELECT g, AVG(x) FROM r GROUP BY g WITH EPSILON 1"
+    out = []
+    for _ in range(2):
+        con._rng = np.random.default_rng(5)
+        cur = con.execute(sql)
+        out.append(sorted(cur.fetchall()))
+        assert all(row[0].centre == 4500.0 for row in cur.privacy.releases)
+    assert out[0] == out[1] and all(2500 <= v <= 6500 for _, v in out[0])
+
+
+def test_centring_twice_changes_nothing():
+    from provsql_dp.privacy import routing
+    from provsql_dp.privacy.aggregates_l1 import decide_all
+    from provsql_dp.privacy.answer import mechanism_kwargs
+    from provsql_dp.privacy.centred_avg import centre_avg_sums
+    from provsql_dp.sql import dialect as d
+    from provsql_dp.sql.planner import plan_query
+
+    con = _owned()
+    plan = plan_query(d.parse_one("SELECT AVG(x) FROM r"), con.catalog)
+    decisions = decide_all(con, plan, 1, {}, routing.decide, mechanism_kwargs)[0]
+    assert centre_avg_sums(plan, decisions) == [4500.0]
+    once = decisions[0]
+    assert centre_avg_sums(plan, decisions) == [4500.0] and decisions[0] is once
+    assert once.bounds == (-2000.0, 2000.0) and once.signed

@@ -148,3 +148,45 @@ def test_invalid_inputs_raise():
         sg.release_groups([0], [3], [1.0], 2, 1.0)
     with pytest.raises(ValueError, match="too many changed coordinates"):
         sg.check_vector_plan(2.0 ** -36, 10 ** 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2),
+                          st.lists(st.floats(0, 1e4, allow_nan=False, allow_infinity=False),
+                                   min_size=3, max_size=3)),
+                min_size=1, max_size=30),
+       st.floats(1e-3, 1e5))
+def test_property_several_aggregates_share_one_l1_ball(rows, delta_hat):
+    """K = 3 coordinates per group (a statement's aggregates, aggregates_l1): removing one
+    participant moves the G·K vector by min(t_p, Δ̂) ≤ Δ̂ in ℓ1, and its grid indices by at most
+    the index sensitivity of the plan over G·K coordinates."""
+    owner = np.array([r[0] for r in rows])
+    group = np.array([r[1] for r in rows])
+    vals = np.array([r[2] for r in rows])
+    x = sg.scaled_sums(owner, group, vals, 3, delta_hat)
+    t = sg.owner_norms(owner, vals)
+    plan = sg.x_plan_groups(delta_hat, 0.5, 9)
+    for p in set(owner.tolist()):
+        o2, g2, v2 = _without(owner, group, vals, p)
+        y = sg.scaled_sums(o2, g2, v2, 3, delta_hat)
+        moved = np.abs(x - y).sum()
+        assert moved <= min(t[p], delta_hat) * (1 + 1e-9) + 1e-9
+        idx = np.floor(x / plan.grid) - np.floor(y / plan.grid)
+        assert np.abs(idx).sum() <= plan.index_sensitivity
+
+
+def test_group_releases_split_the_vector_by_aggregate():
+    """release_matrix's columns, read per aggregate (a signed one: positive minus negative),
+    are release_rows' values on the same draws; every release carries the whole charge."""
+    owner = np.array([0, 0, 1, 2])
+    group = np.array([0, 1, 1, 0])
+    vals = np.array([[3.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 1.0, 1.0], [0.0, 4.0, 0.0]])
+    t = sg.owner_norms(owner, vals)
+    out = sg.release_matrix(t, group, vals, t[owner], 2, 1.0, "edge", np.random.default_rng(3))
+    noisy, delta_hat, params, changed = out
+    a, b = sg.group_releases(*out, [(0,), (1, 2)])
+    assert changed == 6 and [r.changed for r in a + b] == [6] * 4
+    assert [r.value for r in a] == noisy[:, 0].tolist()
+    assert [r.value for r in b] == (noisy[:, 1] - noisy[:, 2]).tolist()
+    assert {r.epsilon for r in a + b} == {1.0} and {r.delta_hat for r in a + b} == {delta_hat}
+    assert b[0].mechanism == "recursive-signed" and b[0].parts[0].value == noisy[0, 1]
