@@ -104,9 +104,13 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
         with_tt = f"WITH tt AS {mat}({totals_sql}) "
         keys = "g, p, k, m"
     # a total that may straddle a boundary is its own bucket (e: its exact value), so that no
-    # further pass depends on where the data put a total (buckets.near_sql)
+    # further pass depends on where the data put a total (buckets.near_sql); any other total
+    # has e = 0 (never a near total's value: zeros are left out), not NULL — a nullable
+    # grouping key cost Spark's hash aggregate 25 ns a row, 28 % of the pass (measured at 10^7,
+    # spark_bucket_pass_measured.md)
     fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
-    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN c END AS e "
+    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, "
+             f"CASE WHEN {near} THEN c ELSE 0.0::DOUBLE END AS e "
              f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
     data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
@@ -115,12 +119,13 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine
     cols = {name: np.ma.getdata(v) for name, v in data.items()}
-    order = np.lexsort((cols["e"], np.ma.getmaskarray(data["e"]), cols["m"],
+    far = cols["e"] == 0  # no near total: e = 0 (sorted last, as NULL was)
+    order = np.lexsort((cols["e"], far, cols["m"],
                         np.ma.getmaskarray(data["m"]), cols["k"], null, cols["p"],
                         cols["g"]))  # the last key first
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
-    single = ~np.ma.getmaskarray(data["e"])[order]  # a near total's own bucket (near_sql)
+    single = ~far[order]  # a near total's own bucket (near_sql)
     out = []
     for g in range(n_groups):
         parts = []
@@ -132,7 +137,7 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
 
             def exact(kind, v, g=g, p=p):
                 sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
-                       "AND e IS NULL")  # the near totals are buckets of their own
+                       "AND e = 0")  # the near totals are buckets of their own
                 return np.asarray(run_exact(sql, first + [g, p, int(v)])["c"], dtype=np.float64)
 
             parts.append(Buckets(
