@@ -56,8 +56,8 @@ lost its pushed-down filter and its ``ORDER BY``.
 The ≤ 3× target holds for COUNT, bounded SUM and ``GROUP BY`` at both sizes; the unbounded SUM
 is at 3.2–3.4× at 10^7 and 6.7× at 10^8 (7.4–11× since, see (¶)): against a plain ``SUM``
 (one vectorised column sum, ~23 ns a row at 10^8) the pass pays per row a logarithm and a
-hash-aggregate update (~150 ns a row in all; measured apart at 10^8 under load: the scan without them 3.1 s, with the logarithms
-but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would need the
+hash-aggregate update (~150 ns a row in all; measured apart at 10^8 under load: the scan
+without them 3.1 s, with the logarithms but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would need the
 bucket histogram built without Spark's row-at-a-time hash aggregate; per partition in numpy
 through ``mapInArrow`` was measured and loses: handing the rows to the Python workers alone
 costs more than the whole SQL pass (``benchmarks/spark_bucket_pass.py``,
