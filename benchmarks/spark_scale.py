@@ -53,26 +53,26 @@ row is its own participant, one pass computing each row's part and bucket and on
 aggregate over a few dozen buckets. (‡) The same at a load average of 15–24, before the pass
 lost its pushed-down filter and its ``ORDER BY``.
 
-The ≤ 3× target holds for COUNT, bounded SUM and ``GROUP BY`` at both sizes; the unbounded SUM
-is at 3.2–3.4× at 10^7 and 6.7× at 10^8 (7.4–11× since, see (¶)): against a plain ``SUM``
-(one vectorised column sum, ~23 ns a row at 10^8) the pass pays per row a logarithm and a
-hash-aggregate update (~150 ns a row in all; measured apart at 10^8 under load: the scan
-without them 3.1 s, with the logarithms but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would need the
-bucket histogram built without Spark's row-at-a-time hash aggregate; per partition in numpy
-through ``mapInArrow`` was measured and loses: handing the rows to the Python workers alone
+The ≤ 3× target holds for COUNT, bounded SUM and ``GROUP BY`` at both sizes; the unbounded SUM is
+at 3.2–3.4× at 10^7 and 6.7× at 10^8 (7.4–11× since, see (¶)): against a plain ``SUM`` (one
+vectorised column sum, ~23 ns a row at 10^8) the pass pays per row a logarithm and a hash-aggregate
+update (~150 ns a row in all; measured apart at 10^8 under load: the scan without them 3.1 s, with
+the logarithms but no hash aggregate 12.6 s, with both 20.3 s, plain 3.0–4.2 s). Going below would
+need the bucket histogram built without Spark's row-at-a-time hash aggregate; per partition in
+numpy through ``mapInArrow`` was measured and loses: handing the rows to the Python workers alone
 costs more than the whole SQL pass (``benchmarks/spark_bucket_pass.py``,
-``spark_bucket_pass_measured.md``). (§) Another session, load average 15–21, the attach's key
-check by Spark's bitmaps (:func:`~provsql_dp.provenance.backends._spark_snapshot.check_rows`):
-attach 917 → 438 s, snapshot write included; driver peaks Python 248 MB, JVM 3.7 GB
-(``spark.driver.memory`` 3g); bounded SUM and ``GROUP BY`` at 1.0–1.1× this time (the plain
-queries were slower than in the run above: noise of the load). (¶) 2026-11-29, load average
-6.5–8, the near-boundary column of the bucket pass non-NULL (28 % less CPU in the pass); first
-one run after a warm-up, then medians of 3 over the same attach, with the CPU seconds of the
-driver JVM and the Python process per statement (``CPU s``, plain / ours — the load stretches
-wall times, much less CPU times): count 1.77 / 1.54, bounded SUM 1.12 / 1.53, ``GROUP BY`` 1.65
-/ 1.65, **unbounded SUM 0.62 / 6.86 (11×)**. The plain ``SUM(age)`` needs ~6 ns of CPU a row
-(3.8 in its task threads), the bucket pass ~69: the ≤ 3× target is out of reach for it, and
-``spark_bucket_pass_measured.md`` says by how much each operator costs and why.
+``spark_bucket_pass_measured.md``). (§) Another session, load average 15–21, the attach's key check
+by Spark's bitmaps (:func:`~provsql_dp.provenance.backends._spark_snapshot.check_rows`): attach 917
+→ 438 s, snapshot write included; driver peaks Python 248 MB, JVM 3.7 GB (``spark.driver.memory``
+3g); bounded SUM and ``GROUP BY`` at 1.0–1.1× this time (the plain queries were slower than in the
+run above: noise of the load). (¶) 2026-11-29, load average 6.5–8, the near-boundary column of the
+bucket pass non-NULL (28 % less CPU in the pass); first one run after a warm-up, then medians of 3
+over the same attach, with the CPU seconds of the driver JVM and the Python process per statement
+(``CPU s``, plain / ours — the load stretches wall times, much less CPU times): count 1.77 / 1.54,
+bounded SUM 1.12 / 1.53, ``GROUP BY`` 1.65 / 1.65, **unbounded SUM 0.62 / 6.86 (11×)**. The plain
+``SUM(age)`` needs ~6 ns of CPU a row (3.8 in its task threads), the bucket pass ~69: the ≤ 3×
+target is out of reach for it, and ``spark_bucket_pass_measured.md`` says by how much each operator
+costs and why.
 
 Usage::
 
