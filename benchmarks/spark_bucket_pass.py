@@ -7,14 +7,28 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
 
 * ``plain`` — ``SELECT SUM(age)`` in plain Spark SQL (the target's denominator);
 * ``sql rows`` — the pass's input alone (``p, c``: a count and a sum of it);
-* ``sql ln`` — the same with the guarded ``ln c`` per row (no grouping);
-* ``sql buckets`` — the engine's pass (:mod:`provsql_dp.privacy.engine_buckets`: ``k, m`` from
-  ``ln c``, hash aggregate by ``(p, k, m)``), what the release runs;
+* ``sql ln`` — the same with ``ln c`` per row (no grouping);
+* ``keyed, no aggregate`` — every column the engine's pass groups on (``k, m`` from ``ln c``
+  and the near-boundary value ``e`` of :func:`~provsql_dp.mechanisms.recursive.buckets.near_sql`)
+  computed per row and merely summed: the pass without its hash aggregate;
+* ``count by k`` — the cheapest hash aggregate over those rows (one key, ``count(*)``): the floor
+  of any bucket histogram built by Spark's ``GROUP BY``;
+* ``engine pass, e NULL`` — the engine's pass as it was (``e`` NULL for a total not near a
+  boundary: a nullable ``DOUBLE`` grouping key);
+* ``engine pass`` — what the release runs now (:func:`provsql_dp.privacy.engine_buckets.
+  engine_buckets`, its SQL taken from it: ``e = 0`` when not near, hash aggregate by
+  ``(p, k, m, e)`` with ``count, Σ1/c, Σc, min, max``);
+* ``engine pass, no min/max`` — the same without ``min c``, ``max c`` (the buckets' safety
+  check): what dropping them would save;
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
   floor of any per-partition numpy histogram;
 * ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
   logarithm's guess corrected by comparisons with the public thresholds, ``np.bincount`` for the
   counts and sums, ``ufunc.at`` for min/max, merged per partition (a few dozen rows back).
+
+Besides the wall time, each bucket-pass variant reports CPU per row, read from ``/proc`` (so that
+the load of a shared machine cancels out): of the whole driver JVM (which on ``local[2]`` runs
+the executors: task threads, JIT compilers, GC) and of its ``Executor task`` threads alone.
 
 Key check (``primary_key=["id"]`` at attach):
 
@@ -30,6 +44,7 @@ Each figure is the median of ``--repeats`` runs after one warm-up; the load aver
 Usage::
 
     nice -n 19 python benchmarks/spark_bucket_pass.py --rows 1e7
+    nice -n 19 python benchmarks/spark_bucket_pass.py --rows 1e7 --skip-key-check --no-arrow
     python benchmarks/spark_bucket_pass.py --smoke      # tiny, seconds (CI)
 """
 
@@ -62,17 +77,6 @@ def _spark():
          .config("spark.sql.ansi.enabled", "false").getOrCreate())
     s.sparkContext.setLogLevel("ERROR")
     return s
-
-
-def _time(fn, repeats: int, warm: bool) -> float:
-    if warm:
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 class _Bins:
@@ -134,13 +138,78 @@ def _histogram(bins: _Bins, p, c) -> dict:
             "tot": np.bincount(inv, c, len(present)), "lo": lo_c, "hi": hi_c}
 
 
-def run(rows: int, repeats: int, workdir: str, warm: bool) -> list[tuple[str, str, float]]:
+class _Cpu:
+    """CPU seconds used so far by the driver JVM, and by its ``Executor task`` threads alone
+    (``/proc``; a thread that ended since is missed by the second figure: tasks reuse a pool)."""
+
+    def __init__(self, pid: int | None):
+        self.pid, self.tick = pid, os.sysconf("SC_CLK_TCK")
+
+    def __call__(self) -> tuple[float, float]:
+        if self.pid is None:
+            return float("nan"), float("nan")
+
+        def used(stat: str) -> float:
+            f = stat.rsplit(")", 1)[1].split()
+            return (int(f[11]) + int(f[12])) / self.tick
+
+        total, tasks = used(Path(f"/proc/{self.pid}/stat").read_text()), 0.0
+        for d in Path(f"/proc/{self.pid}/task").iterdir():
+            try:
+                if (d / "comm").read_text().startswith("Executor task"):
+                    tasks += used((d / "stat").read_text())
+            except OSError:
+                continue
+        return total, tasks
+
+
+def _time(fn, repeats: int, warm: bool, cpu=None) -> tuple[float, float, float]:
+    """Median wall seconds, and median CPU seconds of the JVM and of its task threads."""
+    cpu = cpu or (lambda: (float("nan"), float("nan")))
+    if warm:
+        fn()
+    times, jvm, tasks = [], [], []
+    for _ in range(repeats):
+        c0, t = cpu(), time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+        c1 = cpu()
+        jvm.append(c1[0] - c0[0])
+        tasks.append(c1[1] - c0[1])
+    return statistics.median(times), statistics.median(jvm), statistics.median(tasks)
+
+
+def engine_pass_sql(rows_sql: str, params: dict, near_null: bool = False,
+                    min_max: bool = True) -> str:
+    """The bucket pass that :func:`provsql_dp.privacy.engine_buckets.engine_buckets` runs over
+    the rows ``(p, c)`` of ``rows_sql`` (its own SQL, recorded from a call, in Spark's dialect);
+    ``near_null``: with ``e`` NULL for a total not near a boundary (as it was before);
+    ``min_max=False``: without the buckets' ``min c``, ``max c``."""
+    import sqlglot
+
+    from provsql_dp.privacy.engine_buckets import NO_ROWS, engine_buckets
+
+    seen = []
+    engine_buckets(lambda sql, p=None: seen.append(sql) or NO_ROWS, rows_sql, None, params, 2,
+                   1, inline=True, positive=True)
+    sql = seen[0]
+    if near_null:
+        sql = sql.replace("ELSE 0.0::DOUBLE END AS e", "END AS e")
+    if not min_max:
+        sql = sql.replace(", min(c) AS lo, max(c) AS hi", "")
+    return sqlglot.transpile(sql, read="duckdb", write="spark")[0]
+
+
+def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = True,
+        arrow: bool = True) -> list[tuple]:
     from pyspark.sql import functions as F
 
-    from provsql_dp.mechanisms.recursive.buckets import bucket_sql, params_for
+    from backends import _jvm_pid
+    from provsql_dp.mechanisms.recursive.buckets import bucket_sql, near_sql, params_for
     from provsql_dp.provenance.backends._spark_snapshot import check_rows
 
     spark = _spark()
+    cpu = _Cpu(_jvm_pid())
     parquet = os.path.join(workdir, f"people_{rows}.parquet")
     if not os.path.exists(os.path.join(parquet, "_SUCCESS")):
         spark.range(rows).selectExpr(
@@ -151,13 +220,14 @@ def run(rows: int, repeats: int, workdir: str, warm: bool) -> list[tuple[str, st
     df.createOrReplaceTempView("src")
     params = params_for(1.0, 2, "node")
     ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
-    ln = ln.replace("'inf'::DOUBLE", "CAST('inf' AS DOUBLE)")
+    ln = "ln(c)"  # the engine's: c is positive and finite here (engine_buckets(positive=True))
     k, m = (e.replace("::DOUBLE", "D") for e in (k, m))
+    fkm, near = (e.replace("::DOUBLE", "D") for e in near_sql(
+        params["theta"], params["beta"], params["mu"], params["eps2"]))
     rows_sql = ("SELECT CAST(age < 0 AS INT) AS p, CAST(abs(age) AS DOUBLE) AS c FROM src "
                 "WHERE age <> 0")
-    aggs = "count(*) AS n, sum(1.0D / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi"
-    bucket_q = (f"SELECT p, k, m, {aggs} FROM (SELECT p, c, {k} AS k, {m} AS m FROM "
-                f"(SELECT p, c, {ln} AS l FROM ({rows_sql}))) GROUP BY p, k, m")
+    keyed = (f"SELECT p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN c ELSE 0.0D END AS e "
+             f"FROM (SELECT p, c, l, {fkm} FROM (SELECT p, c, {ln} AS l FROM ({rows_sql})))")
     bins = _Bins(params["theta"], params["beta"], params["mu"])
     frame = spark.sql(rows_sql)
 
@@ -191,15 +261,26 @@ def run(rows: int, repeats: int, workdir: str, warm: bool) -> list[tuple[str, st
     plan = [("bucket pass", "plain", q("SELECT SUM(age) FROM src")),
             ("bucket pass", "sql rows", q(f"SELECT count(*), sum(c) FROM ({rows_sql})")),
             ("bucket pass", "sql ln", q(f"SELECT sum({ln}) FROM ({rows_sql})")),
-            ("bucket pass", "sql buckets", q(bucket_q)),
-            ("bucket pass", "arrow export", lambda: frame.mapInArrow(export, "n LONG").collect()),
-            ("bucket pass", "numpy buckets",
-             lambda: frame.mapInArrow(histogram, "n DOUBLE").collect()),
-            *(("key check", name, fn) for name, fn in checks.items())]
+            ("bucket pass", "keyed, no aggregate",
+             q(f"SELECT count(*), sum(k), sum(m), sum(e) FROM ({keyed})")),
+            ("bucket pass", "count by k", q(f"SELECT k, count(*) FROM ({keyed}) GROUP BY k")),
+            ("bucket pass", "engine pass, e NULL",
+             q(engine_pass_sql(rows_sql, params, near_null=True))),
+            ("bucket pass", "engine pass", q(engine_pass_sql(rows_sql, params))),
+            ("bucket pass", "engine pass, no min/max",
+             q(engine_pass_sql(rows_sql, params, min_max=False)))]
+    if arrow:
+        plan += [("bucket pass", "arrow export",
+                  lambda: frame.mapInArrow(export, "n LONG").collect()),
+                 ("bucket pass", "numpy buckets",
+                  lambda: frame.mapInArrow(histogram, "n DOUBLE").collect())]
+    if key_check:
+        plan += [("key check", name, fn) for name, fn in checks.items()]
     out = []
     for part, name, fn in plan:
-        out.append((part, name, _time(fn, repeats, warm)))
-        print(f"  {part:<12} {name:<24} {out[-1][2]:8.2f} s", file=sys.stderr, flush=True)
+        wall, jvm, tasks = _time(fn, repeats, warm, cpu if part == "bucket pass" else None)
+        out.append((part, name, wall, jvm * 1e9 / rows, tasks * 1e9 / rows))
+        print(f"  {part:<12} {name:<24} {wall:8.2f} s", file=sys.stderr, flush=True)
     return out
 
 
@@ -208,6 +289,9 @@ def main() -> None:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--workdir", default=None, help="keep the Parquet table there")
+    ap.add_argument("--skip-key-check", action="store_true", help="the bucket pass only")
+    ap.add_argument("--no-arrow", action="store_true",
+                    help="without the mapInArrow variants (slow: rows sent to Python workers)")
     ap.add_argument("--smoke", action="store_true",
                     help="10,000 rows, one run without warm-up; says so and exits 0 without "
                          "pyspark or Java (CI)")
@@ -222,18 +306,22 @@ def main() -> None:
     workdir = args.workdir or tempfile.mkdtemp(prefix="provsql_dp_spark_bucket_pass_")
     os.makedirs(workdir, exist_ok=True)
     try:
-        out = run(int(args.rows), args.repeats, workdir, warm=not args.smoke)
+        out = run(int(args.rows), args.repeats, workdir, warm=not args.smoke,
+                  key_check=not args.skip_key_check, arrow=not args.no_arrow)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     load = os.getloadavg()
     print(f"rows={int(args.rows):,}  local[2]  medians of {args.repeats}  load average "
           f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    base = {part: s for part, name, s in out if name in ("plain", "count_distinct(struct)")}
-    print(f"{'part':<12} {'variant':<24} {'s':>8} {'ratio':>6}")
-    for part, name, s in out:
-        print(f"{part:<12} {name:<24} {s:>8.2f} {s / base[part]:>6.2f}")
-    print("(ratio: to plain SUM for the bucket pass, to the former check for the key check)")
+    base = {part: s for part, name, s, *_ in out if name in ("plain", "count_distinct(struct)")}
+    print(f"{'part':<12} {'variant':<24} {'s':>8} {'ratio':>6} {'JVM ns/row':>10} "
+          f"{'task ns/row':>11}")
+    for part, name, s, jvm, tasks in out:
+        cpu = f" {jvm:>10.1f} {tasks:>11.1f}" if part == "bucket pass" else ""
+        print(f"{part:<12} {name:<24} {s:>8.2f} {s / base[part]:>6.2f}{cpu}")
+    print("(ratio: to plain SUM for the bucket pass, to the former check for the key check; "
+          "CPU per row: of the driver JVM, and of its executor task threads)")
 
 
 if __name__ == "__main__":
