@@ -60,6 +60,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
+from ..sql._nonnegative import nonnegative_weight
 from ..sql.key_domain import SELECTION_HINT, proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
@@ -323,9 +324,10 @@ def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
     if l1_across_groups(d):  # one ℓ1 bound across the groups: the full ε (group_l1)
         eps = d.epsilon
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
-    # Signed or not is read from the statement, never from the data: a SUM is released in two
-    # parts unless its declared bounds make every value nonnegative.
-    signed = plan.kind == "sum" and (d.bounds is None or d.bounds[0] < 0)
+    # Signed or not is read from the statement and the schema, never from the data: a SUM is
+    # released in two parts unless its bounds, or its argument (sql._nonnegative), are ≥ 0.
+    signed = plan.kind == "sum" and (d.bounds[0] < 0 if d.bounds is not None
+                                     else not nonnegative_weight(con._catalog, plan))
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")

@@ -53,8 +53,7 @@ __all__ = ["explain_rows", "with_route", "laplace_row", "recursive_row", "laplac
 
 _RECURSIVE_NOTE = ("answered by the recursive mechanism ({how}): its noise scale Δ̂/ε₂ and its "
                    "truncation depend on the data, so no error or accuracy-first ε can be given in "
-                   "advance; the released interval (one-sided, from below) is honest after the "
-                   "fact; a private estimate of the noise, charged e, is available: add ESTIMATE "
+                   "advance; {interval}; a private estimate of the noise, charged e, is available: add ESTIMATE "
                    "ERROR WITH EPSILON e after WITH EPSILON ε; ")
 
 
@@ -168,14 +167,19 @@ def laplace_row(con, dec, part_eps, eps, conf, alpha_goal):
 def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
     """The row of routes single-owner, k-star, k-triangle and recursive-lp: no error in
     advance; the cost note (the curator's sizes read the data: not for an accuracy refusal)."""
-    how = (aggregates_l1.strategy(dec) or group_l1.STRATEGY.format(g=len(dec.groups))
-           if dec.memo.get("l1") is not None or l1_across_groups(dec)
+    l1 = dec.memo.get("l1") is not None or l1_across_groups(dec)
+    how = (aggregates_l1.strategy(dec) or group_l1.STRATEGY.format(g=len(dec.groups)) if l1
            else "single-owner closed form: every tuple has one owner" if dec.path == "single-owner"
            else dec.star.how if dec.star is not None
            else "linear programs on HiGHS")
     if dec.memo.get("centre") is not None:  # an AVG's SUM on the single-owner route (centred_avg)
         how += f"; the AVG's SUM released as Σ (x − {dec.memo['centre']:g}), signed"
-    note = _RECURSIVE_NOTE.format(how=how)
+    elif getattr(dec, "signed", False) and not l1:  # terms may be negative (answer.as_recursive)
+        how += "; signed: a positive and a negative part, each at ε/2"
+    interval = ("a signed SUM gets no interval (its two truncations are unbounded)"
+                if getattr(dec, "signed", False) else
+                "the released interval (one-sided, from below) is honest after the fact")
+    note = _RECURSIVE_NOTE.format(how=how, interval=interval)
     if alpha_goal is None:
         note += (kstar_note(con, dec.star) if dec.star is not None
                  else recursive_note(con, dec.plan, part_eps))

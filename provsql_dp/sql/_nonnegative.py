@@ -1,0 +1,144 @@
+"""Whether a SUM's argument is never negative, from the statement and the schema (never data).
+
+A SUM whose terms may be negative is released in two parts (positive and negative), each at
+ε/2, with no interval; a SUM of nonnegative terms is one part at the full ε with a one-sided
+interval. Bounds decide it when there are any (``SET BOUNDS``, ``OPTIONS (lower, upper)``).
+Without bounds, the argument is nonnegative when the schema or the statement says so:
+
+* an unsigned integer column (``UTINYINT`` … ``UHUGEINT``): ``[0, ∞)`` by its type;
+* a column with a ``CHECK`` constraint ``c >= k`` or ``c > k`` (``k ≥ 0``; also written
+  ``k <= c``, or one conjunct of an ``AND``): DuckDB accepts a CHECK only in ``CREATE TABLE``
+  and enforces it on every insert and update, so every row satisfies it — a fact of the schema;
+* an expression whose range :func:`~provsql_dp.sql.expr_range.expression_range` proves to start
+  at or above 0 from those (``GREATEST(x, 0)``, sums, positive multiples and ``CASE`` of such terms; a
+  column of unknown sign proves nothing, even under ``abs``).
+
+Non-finite values need no care here: ``NaN >= 0`` holds in DuckDB (NaN sorts above every number),
+so a CHECKed DOUBLE may hold NaN or +∞, and ``GREATEST(NaN, 0)`` is NaN — but every route clamps a
+SUM's weight with :func:`provsql_dp.provenance.clamp.clamp_sql`, which turns every non-finite
+value into NULL (added by no one). A finite weight proved ``≥ 0`` stays ``≥ 0`` under the clamp.
+
+>>> import duckdb, sqlglot
+>>> from provsql_dp.sql.catalog import Catalog
+>>> from provsql_dp.sql.planner import plan_query
+>>> con = duckdb.connect()
+>>> _ = con.execute("CREATE TABLE t(a DOUBLE CHECK (a >= 0), b UINTEGER, c DOUBLE, "
+...                 "d DOUBLE CHECK (d > -1 AND d < 9))")
+>>> cat = Catalog(con)
+>>> def nonneg(arg):
+...     return nonnegative_weight(cat, plan_query(sqlglot.parse_one(f"SELECT SUM({arg}) FROM t",
+...                                                                  read="duckdb"), cat))
+>>> [nonneg(x) for x in ("a", "b", "c", "d", "GREATEST(c, 0)", "GREATEST(c, 0) * 2", "a + b",
+...                      "a - b")]
+[True, True, False, False, True, True, True, False]
+"""
+
+from __future__ import annotations
+
+import math
+
+import sqlglot
+from sqlglot import exp
+
+from ._aggregate_hooks import _defining, column_bounds
+from .column_declarations import base_column
+from .expr_range import expression_range
+
+__all__ = ["nonnegative_weight"]
+
+_UNSIGNED = {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
+
+
+def nonnegative_weight(catalog, plan) -> bool:
+    """Whether every value of SUM ``plan``'s weight is ≥ 0 (or NULL), proved from the statement
+    and the schema (see the module docstring); False for a COUNT or when nothing is proved."""
+    if plan.kind != "sum" or not isinstance(plan.weight, exp.Column):
+        return False
+    where = _defining(plan.child, plan.weight.name)
+    if where is None:
+        return False
+    node, e = where
+    r = expression_range(e, lambda c: _sign_bounds(catalog, node, c))
+    return r is not None and r.lo <= r.hi and r.lo >= 0
+
+
+def _sign_bounds(catalog, node, cid: str) -> tuple[float, float] | None:
+    """A range of output column ``cid`` of ``node`` that may be half-open: its bounds
+    (:func:`column_bounds`), else ``[k, ∞)`` from its base column's type or CHECK, else the
+    range of the expression a projection computes it by."""
+    found = column_bounds(catalog, node, cid)
+    if found is not None:
+        return found
+    base = base_column(node, cid)
+    if base is not None:
+        scan, column = base
+        return _schema_lower(catalog, scan, column)
+    where = _defining(node, cid)
+    if where is None:
+        return None
+    child, e = where
+    r = expression_range(e, lambda c: _sign_bounds(catalog, child, c))
+    return None if r is None or r.lo > r.hi else (r.lo, r.hi)
+
+
+def _schema_lower(catalog, scan, column: str) -> tuple[float, float] | None:
+    """``(k, ∞)`` when the schema says ``column ≥ k`` (unsigned type, CHECK), else None."""
+    types = dict(zip((c.lower() for c in scan.columns), scan.types))
+    if str(types.get(column.lower(), "")).upper() in _UNSIGNED:
+        return 0.0, math.inf
+    info = catalog.find_table([scan.schema, scan.table]) if scan.schema else catalog.find_table(
+        [scan.table])
+    if info is None or info.view_sql is not None or info.frame:
+        return None
+    lows = catalog.cached(("check lower", info.catalog, info.schema, info.name),
+                          lambda: _check_lower_bounds(catalog, info))
+    k = lows.get(column.lower())
+    return None if k is None else (k, math.inf)
+
+
+def _check_lower_bounds(catalog, info) -> dict[str, float]:
+    """Per column, the largest ``k`` of its CHECK constraints' conjuncts ``c >= k`` / ``c > k``
+    (read from ``duckdb_constraints()``; a constraint that does not parse says nothing)."""
+    rows = catalog.con.execute(
+        """SELECT expression FROM duckdb_constraints()
+            WHERE database_name = ? AND schema_name = ? AND table_name = ?
+              AND constraint_type = 'CHECK'""",
+        [info.catalog, info.schema, info.name]).fetchall()
+    out: dict[str, float] = {}
+    for (text,) in rows:
+        try:
+            tree = sqlglot.parse_one(text, read="duckdb")
+        except sqlglot.errors.SqlglotError:
+            continue
+        for c in _conjuncts(tree):
+            found = _lower(c)
+            if found is not None:
+                col, k = found
+                out[col] = max(k, out.get(col, -math.inf))
+    return out
+
+
+def _conjuncts(e):
+    e = e.this if isinstance(e, exp.Paren) else e
+    if isinstance(e, exp.And):
+        yield from _conjuncts(e.this)
+        yield from _conjuncts(e.expression)
+    else:
+        yield e
+
+
+def _lower(c) -> tuple[str, float] | None:
+    """``(column, k)`` of ``column >= k``, ``column > k``, ``k <= column`` or ``k < column``
+    with a finite numeric literal ``k``, else None."""
+    if isinstance(c, (exp.GTE, exp.GT)):
+        col, lit = c.this, c.expression
+    elif isinstance(c, (exp.LTE, exp.LT)):
+        col, lit = c.expression, c.this
+    else:
+        return None
+    neg = isinstance(lit, exp.Neg)
+    lit = lit.this if neg else lit
+    if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal)) or lit.is_string:
+        return None
+    k = -float(lit.this) if neg else float(lit.this)
+    return (col.name.lower(), k) if math.isfinite(k) else None
