@@ -132,6 +132,9 @@ class SparkBackend:
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
         #: bytes of Arrow results that crossed back to the driver's Python process so far
         self.bytes_received = 0
+        #: the time zone the statement is read in (DuckDB's session ``TimeZone``: the catalog of
+        #: record's), asked before each query (:meth:`_in_zone`); None: Spark's own
+        self.time_zone = None
 
     # ------------------------------------------------------------------ attaching tables
     def attach(self, name: str, source=None, primary_key=(), checks=(),
@@ -298,21 +301,46 @@ class SparkBackend:
         them with their ids as a dictionary view (:mod:`._spark_ranks`, dropped with the
         capture's other views); ``None`` for key types ranked on the driver instead."""
         view = f"{self._prefix}keys{next(_NUMBERS)}"
-        with self._step():
+        with self._in_zone(), self._step():
             ranked = _spark_ranks.rank_keys(self.spark, self.to_spark(sql), width, view)
         if ranked is not None and ranked.view is not None:
             self._key_views.add(view)
         return ranked
 
     def _collect(self, sql: str, convert, limit: int | None = None):
-        df = self.spark.sql(self.to_spark(sql))
-
         def counted(batch):
             self.bytes_received += batch.nbytes
             return convert(batch)
 
-        with self._step():
-            return _spark_arrow.collect_batches(df, counted, limit)
+        with self._in_zone():
+            df = self.spark.sql(self.to_spark(sql))  # analysed now: its zone is fixed here
+            with self._step():
+                return _spark_arrow.collect_batches(df, counted, limit)
+
+    @contextlib.contextmanager
+    def _in_zone(self):
+        """Run a query of ours with ``spark.sql.session.timeZone`` set to the statement's zone
+        (:attr:`time_zone`), and put back after it: our own session's setting (never the
+        caller's). DuckDB proves a TIMESTAMPTZ group key's values (:mod:`provsql_dp.sql.key_domain`)
+        and reads zoneless literals in its session's ``TimeZone``; Spark evaluates the key
+        (``date_trunc``, ``EXTRACT``, a cast of a DATE) in its own — were they to differ, rows
+        would fall outside every proved group."""
+        zone = self.time_zone() if self.time_zone is not None else None
+        if zone is None:
+            yield
+            return
+        conf = self.spark.conf
+        before = conf.get("spark.sql.session.timeZone")
+        try:
+            conf.set("spark.sql.session.timeZone", zone)
+        except Exception:  # noqa: BLE001 - a zone name DuckDB knows and Java does not
+            raise NotSupportedError(
+                f"the Spark engine cannot read the session time zone {zone!r}; SET TimeZone to "
+                "a region name such as 'Europe/Paris' or 'UTC'") from None
+        try:
+            yield
+        finally:
+            conf.set("spark.sql.session.timeZone", before)
 
     def _step(self, where: str = "the reading of the protected rows"):
         """The jobs of one read, stopped by the statement's cancel or deadline and no one
