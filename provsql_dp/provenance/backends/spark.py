@@ -16,6 +16,9 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
 * **types** — DuckDB's wide integers, which the total-evaluation rewrite uses so that exact
   arithmetic cannot overflow (HUGEINT, UHUGEINT, UBIGINT, …), become ``DECIMAL(38, 0)`` and its
   narrower cousins: Spark computes in them without overflow and ``TRY_CAST`` brings results back.
+  A Spark ``TIMESTAMP`` column (an instant, read in the session's zone) is mirrored as DuckDB's
+  ``TIMESTAMPTZ``, a ``TIMESTAMP_NTZ`` one as ``TIMESTAMP``; our queries run in DuckDB's
+  session ``TimeZone`` (:meth:`SparkBackend._in_zone`), the zone group keys are proved in.
 * **functions** — sqlglot maps the functions it knows; ``isfinite`` becomes an explicit NaN/∞
   test. A function left as written (one sqlglot does not know) is accepted only when Spark has it
   with the same total meaning (:data:`SPARK_FUNCTIONS`); anything else is refused.
@@ -98,7 +101,7 @@ _TYPES = {
 _DUCK_TYPES = {
     "ByteType": "TINYINT", "ShortType": "SMALLINT", "IntegerType": "INTEGER", "LongType": "BIGINT",
     "FloatType": "FLOAT", "DoubleType": "DOUBLE", "StringType": "VARCHAR", "BooleanType": "BOOLEAN",
-    "DateType": "DATE", "TimestampType": "TIMESTAMP", "TimestampNTZType": "TIMESTAMP",
+    "DateType": "DATE", "TimestampType": "TIMESTAMPTZ", "TimestampNTZType": "TIMESTAMP",
 }
 
 #: the settings of the session our queries run in (:func:`private_session`)
