@@ -208,6 +208,23 @@ def _joint(plan: Aggregates, decisions) -> Joint | None:
     return shape(plan)
 
 
+def strategy_option(options: dict) -> str:
+    """``OPTIONS (aggregates = …)`` validated: ``'joint'`` (the default) or ``'split'``. A
+    statement-level option, accepted on any statement: with one aggregate there is nothing to
+    split and either value gives the same release (:func:`.answer.facts` validates it there).
+
+    >>> strategy_option({}), strategy_option({"aggregates": "SPLIT"})
+    ('joint', 'split')
+    """
+    how = str(options.get("aggregates", "joint")).lower()
+    if how not in ("joint", "split"):
+        raise ProgrammingError(
+            "option aggregates must be 'joint' (one ℓ1 bound across the aggregates where the "
+            "plan proves they are one participant's, the default) or 'split' (each aggregate "
+            "at its share of ε)")
+    return how
+
+
 def decide_all(con, plan: Aggregates, epsilon, options: dict, decide, kwargs_of):
     """Each aggregate's decision and the ε it is released at: ε / (aggregates) (an AVG's parts
     half that) as before, or — when :func:`_joint` holds — every aggregate at ``epsilon``, its
@@ -216,12 +233,8 @@ def decide_all(con, plan: Aggregates, epsilon, options: dict, decide, kwargs_of)
     every database; the vector's noise plan is validated here, before any charge.
     ``OPTIONS (aggregates = 'split')`` keeps the split (module docstring: the trade-off)."""
     options = dict(options)
-    how = str(options.pop("aggregates", "joint")).lower()
-    if how not in ("joint", "split"):
-        raise ProgrammingError(
-            "option aggregates must be 'joint' (one ℓ1 bound across the aggregates where the "
-            "plan proves they are one participant's, the default) or 'split' (each aggregate "
-            "at its share of ε)")
+    how = strategy_option(options)
+    options.pop("aggregates", None)
     share = Fraction(epsilon) / len(plan.columns)
     part_eps = [None] * len(plan.parts)
     for col in plan.columns:

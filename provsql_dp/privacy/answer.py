@@ -178,6 +178,9 @@ BOUND_OPTIONS = {
                   "keeping each participant's first k groups; each group then gets ε/k instead "
                   "of ε/groups (default: all groups; not needed when the plan proves one group "
                   "per participant)",
+    "aggregates": "'joint' or 'split': whether a statement's several aggregates share one ℓ1 "
+                  "bound at the full ε where the plan proves them one participant's (default "
+                  "'joint'), or each gets its share of ε; one aggregate: the same either way",
 }
 
 
@@ -287,6 +290,7 @@ def facts(con, plan: Aggregate, epsilon, options: dict) -> Decision:
     own = owners(plan.child)
     max_groups = _max_groups(options, plan, own)
     choice = _mechanism_choice(options)
+    aggregates_l1.strategy_option(options)  # statement-level: validated, no effect on one
     if choice == "laplace" and not laplace_applies(plan, own, bounds):
         raise ProgrammingError(
             "the Laplace mechanism needs a sensitivity from the declarations: every participant "

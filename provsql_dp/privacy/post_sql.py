@@ -19,6 +19,14 @@ Intervals (``cursor.privacy.intervals()``) follow each output column:
 * anything else (``SUM(x) / COUNT(*)`` — a function of several releases — or a GROUP BY key)
   has no interval (NULL), and :meth:`PostRelease.covers` says why.
 
+Division by a released zero (a noisy COUNT shown as 0) gives what DuckDB gives for the same
+expression on the released numbers: ``/`` is IEEE 754 division (DuckDB's
+``ieee_floating_point_ops``, pinned in the post-processing database so that no DuckDB default
+can change it), so ``SUM(x) / COUNT(*)`` is ``inf`` or ``-inf`` by the sign of the released SUM,
+and ``COUNT(*) / COUNT(*)`` is NaN — not PostgreSQL's error, nor the NULL of DuckDB before 2.0.
+Where DuckDB raises (``//`` or an integer ``%`` by zero), the value is NULL: expressions are
+evaluated totally. Either way the value is a function of the released numbers only.
+
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE p(id INT PRIMARY KEY, k VARCHAR)")
@@ -183,7 +191,8 @@ def _scratch():
         if not _SCRATCH:
             _SCRATCH.append(duckdb.connect(config={"threads": 1, "enable_external_access": False,
                                                    "autoinstall_known_extensions": False,
-                                                   "autoload_known_extensions": False}))
+                                                   "autoload_known_extensions": False,
+                                                   "ieee_floating_point_ops": True}))
         return _SCRATCH[0].cursor()
 
 

@@ -242,7 +242,7 @@ def decide(con, plan: Aggregate, epsilon, options: dict):
     """The decision of one aggregate: the options validated, and the first aggregate route that
     applies (:attr:`~.answer.Decision.route`), before any protected row is read."""
     dec = answer.facts(con, plan, epsilon, options)
-    rest = {k: v for k, v in options.items() if k not in ("max_groups", "mechanism")}
+    rest = {k: v for k, v in options.items() if k not in ("max_groups", "mechanism", "aggregates")}
     route = next(r for r in _AGGREGATE if r.applies(con, dec))
     return route.prepare(con, replace(dec, path=route.name, route=route), rest)
 

@@ -48,12 +48,20 @@ _DIGITS = re.compile(r"^\d+$")
 
 
 def family(t: str | None) -> str | None:
-    """Types whose equal values are the same value: every integer type; else the type itself
-    (DOUBLE = BIGINT may equate two distinct integers; unknown types are never equated)."""
+    """Types whose equal values are the same value: every integer type; every spelling of a
+    string (``VARCHAR(n)``, ``TEXT``, ``STRING``); else the type itself (DOUBLE = BIGINT may
+    equate two distinct integers; unknown types are never equated). Also the rule of the
+    catalog's shared participant domains (keys of one family).
+
+    >>> family("UBIGINT"), family("text"), family("DOUBLE"), family(None)
+    ('integer', 'VARCHAR', 'DOUBLE', None)
+    """
     if not t:
         return None
     t = str(t).upper()
-    return "integer" if t in _INTS else t
+    if t in _INTS:
+        return "integer"
+    return "VARCHAR" if t.startswith("VARCHAR") or t in ("TEXT", "STRING") else t
 
 
 def column_facts(scans) -> tuple[dict, set]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
+from ._equal_values import family
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
 
@@ -446,7 +447,7 @@ class Catalog:
                 f"run UNPROTECT TABLE {info.name} first to change the declaration"
             )
         if references is not None:
-            dom, by_cols, ref = declare_reference(self, info, by, domain, *references, _type_family)
+            dom, by_cols, ref = declare_reference(self, info, by, domain, *references)
             prot = Protection(info.schema, info.name, dom, by_cols, (), ref)
             self.con.execute(
                 f"INSERT INTO {SCHEMA}.owner_references VALUES (?, ?, ?, ?, ?)",
@@ -504,7 +505,7 @@ class Catalog:
         """Tables sharing a domain must identify participants by keys of one comparable type."""
         types = dict(zip(info.columns, info.types))
         if by_cols:
-            mine = {_type_family(types[c]) for c in by_cols}
+            mine = {family(types[c]) for c in by_cols}
             if len(mine) > 1:
                 raise DeclarationError(
                     f"the owner columns {', '.join(by_cols)} have different types "
@@ -512,7 +513,7 @@ class Catalog:
                 )
             arity = 1
         elif len(key_cols) == 1:
-            mine = {_type_family(types[key_cols[0]])}
+            mine = {family(types[key_cols[0]])}
             arity = 1
         else:
             mine = {"rowid" if not key_cols else "composite"}
@@ -526,7 +527,7 @@ class Catalog:
             otypes = dict(zip(oinfo.columns, oinfo.types))
             if other.by_columns or len(other.key_columns) == 1:
                 cols = other.by_columns or other.key_columns
-                theirs = {_type_family(otypes.get(c, "?")) for c in cols}
+                theirs = {family(otypes.get(c, "?")) for c in cols}
                 oarity = 1
             else:
                 theirs = {"rowid" if not other.key_columns else "composite"}
@@ -540,11 +541,3 @@ class Catalog:
                     f"single columns of one type (give this table its own domain with AS name)"
                 )
 
-
-def _type_family(t: str) -> str:
-    t = t.upper()
-    if t in _INTEGER_TYPES:
-        return "integer"
-    if t.startswith("VARCHAR") or t in ("TEXT", "STRING"):
-        return "string"
-    return t

@@ -53,6 +53,7 @@ The rules (checked at declaration, from the schema, then once against the rows):
 from __future__ import annotations
 
 from ..errors import DeclarationError
+from ._equal_values import family
 from ._not_null import collated_columns
 from .plan import Slot
 
@@ -73,11 +74,11 @@ def _qualified(info) -> str:
 
 
 def declare_reference(cat, info, by: list[str] | None, domain: str | None,
-                      ref_parts: list[str], ref_cols: list[str] | None, type_family):
+                      ref_parts: list[str], ref_cols: list[str] | None):
     """``(domain, by columns, references)`` of ``PROTECT TABLE info BY (by) REFERENCES
-    ref_parts (ref_cols)``, validated (module docstring; ``type_family`` maps a DuckDB type to
-    the family whose values compare equal); raises :class:`~provsql_dp.errors.DeclarationError`
-    and stores nothing when a rule is broken."""
+    ref_parts (ref_cols)``, validated (module docstring; a key and the key it references are
+    of one type family, :func:`._equal_values.family`); raises
+    :class:`~provsql_dp.errors.DeclarationError` and stores nothing when a rule is broken."""
     what = f"cannot protect {info.name!r} along a foreign key"
     if domain is not None:
         raise DeclarationError(f"{what}: AS {domain} cannot be combined with REFERENCES — the rows "
@@ -129,7 +130,7 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
             f"ADD PRIMARY KEY ({', '.join(ref_cols)}) (or UNIQUE in CREATE TABLE)")
     types, rtypes = dict(zip(info.columns, info.types)), dict(zip(rinfo.columns, rinfo.types))
     for c, k in zip(by, ref_cols):
-        if type_family(types[c]) != type_family(rtypes[k]):
+        if family(types[c]) != family(rtypes[k]):
             raise DeclarationError(f"{what}: {c} ({types[c]}) and {rinfo.name}.{k} ({rtypes[k]}) "
                                    "have different types; a key must equal the key it references")
     refuse_collated(cat, info, by, rinfo, ref_cols, what)

@@ -240,3 +240,30 @@ def test_the_analyst_can_keep_the_split_and_a_bad_value_is_refused():
     with pytest.raises(ProgrammingError, match="option aggregates must be 'joint'"):
         con.execute(sql + " OPTIONS (aggregates = 'both')")
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
+
+
+@pytest.mark.parametrize("how", ["joint", "split"])
+def test_one_aggregate_accepts_the_option_and_releases_as_without_it(how):
+    # h60tz: a one-aggregate statement got "unknown option 'aggregates'" — the statement-level
+    # option now means the same on any statement (one aggregate: nothing to split, the same
+    # release), on every route and in EXPLAIN PRIVACY; a bad value is still refused
+    con = _db()
+    for sql in (f"SELECT s.region, {HI} {GROUPED} GROUP BY s.region",   # single-owner
+                "SELECT COUNT(*) FROM p",                                # Laplace
+                "SELECT COUNT(*) FROM o OPTIONS (mechanism = 'r2t')"):   # R2T
+        with_option = (sql.replace(" OPTIONS (", f" OPTIONS (aggregates = '{how}', ")
+                       if " OPTIONS" in sql else sql + f" OPTIONS (aggregates = '{how}')")
+        assert _strategy(con, _private(with_option)) == _strategy(con, _private(sql))
+        a, b = (con.execute(_private(q)).privacy for q in (with_option, sql))
+        assert (a.mechanism, a.epsilon, len(a.releases)) == (b.mechanism, b.epsilon, len(b.releases))
+    spent = con.execute("SHOW PRIVACY BUDGET").fetchall()
+    with pytest.raises(ProgrammingError, match="option aggregates must be 'joint'"):
+        con.execute("SELECT COUNT(*) FROM p WITH EPSILON 1 OPTIONS (aggregates = 'both')")
+    assert con.execute("SHOW PRIVACY BUDGET").fetchall() == spent
+
+
+def test_the_unknown_option_message_lists_aggregates():
+    con = _db()
+    with pytest.raises(ProgrammingError, match="unknown option 'foo'.*aggregates \\("):
+        con.execute(f"SELECT s.region, {HI} {GROUPED} GROUP BY s.region WITH EPSILON 1 "
+                    "OPTIONS (foo = 1)")

@@ -126,3 +126,33 @@ def test_post_processing_of_a_released_median(con):
     assert [r[0] for r in rows] == list(KEYS)
     for (k, m1), (lo, hi) in zip(rows, (iv[0] for iv in cur.privacy.intervals())):
         assert 1 <= m1 <= 11 and (lo is None or lo <= m1 <= hi)
+
+
+def test_division_by_a_released_zero_is_duckdbs_on_the_released_numbers():
+    # h60tz: post-processing evaluates `/` as DuckDB (ieee_floating_point_ops, pinned in the
+    # post-processing database) does on the released values: x / 0 is ±inf, 0 / 0 NaN — a
+    # function of the released numbers only; `//` by zero, which DuckDB refuses, is NULL
+    import math
+
+    import duckdb
+
+    c = provsql_dp.connect()
+    c._rng = np.random.default_rng(11)
+    c.execute("CREATE TABLE p(id INT PRIMARY KEY, k VARCHAR, x DOUBLE)")
+    c.execute("INSERT INTO p SELECT range, 'a', 1.0 FROM range(30)")
+    # six declared groups without a row: about half of their released COUNTs are 0
+    c.execute("PROTECT TABLE p; SET GROUP KEYS ON p (k) VALUES ('a', 'u', 'v', 'w', 'x', 'y', 'z')")
+    c.execute("SET BOUNDS ON p (x) BETWEEN 0 AND 2; SET PRIVACY BUDGET 100")
+    plain = duckdb.connect()
+    rows = c.execute("SELECT k, SUM(x) AS s, COUNT(*) AS n, SUM(x) / COUNT(*) AS r, "
+                     "COUNT(*) / COUNT(*) AS q, SUM(x) // COUNT(*) AS i FROM p GROUP BY k "
+                     "WITH EPSILON 1").fetchall()
+    zeros = [r for r in rows if r[2] == 0]
+    assert zeros and any(r[1] > 0 for r in zeros) and any(r[1] < 0 for r in zeros), rows
+    for k, s, n, r, q, i in rows:
+        want_r, want_q = plain.execute("SELECT ?::DOUBLE / ?::BIGINT, ?::BIGINT / ?::BIGINT",
+                                       [s, n, n, n]).fetchone()
+        assert r == want_r and (q == want_q or math.isnan(q) and math.isnan(want_q)), (k, s, n)
+        if n == 0:
+            assert r == math.copysign(math.inf, s) and math.isnan(q) and i is None
+    c.close()

@@ -170,6 +170,9 @@ def open_engine(con, engine):
     from ...provenance.backends.spark import SparkBackend
 
     backend = SparkBackend(engine)
+    # our Spark queries read timestamps in the zone DuckDB proves group keys in (its session's)
+    backend.time_zone = lambda: con._duck.execute(
+        "SELECT current_setting('TimeZone')").fetchall()[0][0]
     _open_recorded(con, backend)
     return backend
 

@@ -16,6 +16,9 @@ it is parsed once into a sqlglot expression, rewritten for Spark and emitted wit
 * **types** — DuckDB's wide integers, which the total-evaluation rewrite uses so that exact
   arithmetic cannot overflow (HUGEINT, UHUGEINT, UBIGINT, …), become ``DECIMAL(38, 0)`` and its
   narrower cousins: Spark computes in them without overflow and ``TRY_CAST`` brings results back.
+  A Spark ``TIMESTAMP`` column (an instant, read in the session's zone) is mirrored as DuckDB's
+  ``TIMESTAMPTZ``, a ``TIMESTAMP_NTZ`` one as ``TIMESTAMP``; our queries run in DuckDB's
+  session ``TimeZone`` (:meth:`SparkBackend._in_zone`), the zone group keys are proved in.
 * **functions** — sqlglot maps the functions it knows; ``isfinite`` becomes an explicit NaN/∞
   test. A function left as written (one sqlglot does not know) is accepted only when Spark has it
   with the same total meaning (:data:`SPARK_FUNCTIONS`); anything else is refused.
@@ -98,7 +101,7 @@ _TYPES = {
 _DUCK_TYPES = {
     "ByteType": "TINYINT", "ShortType": "SMALLINT", "IntegerType": "INTEGER", "LongType": "BIGINT",
     "FloatType": "FLOAT", "DoubleType": "DOUBLE", "StringType": "VARCHAR", "BooleanType": "BOOLEAN",
-    "DateType": "DATE", "TimestampType": "TIMESTAMP", "TimestampNTZType": "TIMESTAMP",
+    "DateType": "DATE", "TimestampType": "TIMESTAMPTZ", "TimestampNTZType": "TIMESTAMP",
 }
 
 #: the settings of the session our queries run in (:func:`private_session`)
@@ -132,6 +135,9 @@ class SparkBackend:
         self._prefix = f"{VIEW_PREFIX}{next(_NUMBERS)}_"
         #: bytes of Arrow results that crossed back to the driver's Python process so far
         self.bytes_received = 0
+        #: the time zone the statement is read in (DuckDB's session ``TimeZone``: the catalog of
+        #: record's), asked before each query (:meth:`_in_zone`); None: Spark's own
+        self.time_zone = None
 
     # ------------------------------------------------------------------ attaching tables
     def attach(self, name: str, source=None, primary_key=(), checks=(),
@@ -298,21 +304,46 @@ class SparkBackend:
         them with their ids as a dictionary view (:mod:`._spark_ranks`, dropped with the
         capture's other views); ``None`` for key types ranked on the driver instead."""
         view = f"{self._prefix}keys{next(_NUMBERS)}"
-        with self._step():
+        with self._in_zone(), self._step():
             ranked = _spark_ranks.rank_keys(self.spark, self.to_spark(sql), width, view)
         if ranked is not None and ranked.view is not None:
             self._key_views.add(view)
         return ranked
 
     def _collect(self, sql: str, convert, limit: int | None = None):
-        df = self.spark.sql(self.to_spark(sql))
-
         def counted(batch):
             self.bytes_received += batch.nbytes
             return convert(batch)
 
-        with self._step():
-            return _spark_arrow.collect_batches(df, counted, limit)
+        with self._in_zone():
+            df = self.spark.sql(self.to_spark(sql))  # analysed now: its zone is fixed here
+            with self._step():
+                return _spark_arrow.collect_batches(df, counted, limit)
+
+    @contextlib.contextmanager
+    def _in_zone(self):
+        """Run a query of ours with ``spark.sql.session.timeZone`` set to the statement's zone
+        (:attr:`time_zone`), and put back after it: our own session's setting (never the
+        caller's). DuckDB proves a TIMESTAMPTZ group key's values (:mod:`provsql_dp.sql.key_domain`)
+        and reads zoneless literals in its session's ``TimeZone``; Spark evaluates the key
+        (``date_trunc``, ``EXTRACT``, a cast of a DATE) in its own — were they to differ, rows
+        would fall outside every proved group."""
+        zone = self.time_zone() if self.time_zone is not None else None
+        if zone is None:
+            yield
+            return
+        conf = self.spark.conf
+        before = conf.get("spark.sql.session.timeZone")
+        try:
+            conf.set("spark.sql.session.timeZone", zone)
+        except Exception:  # noqa: BLE001 - a zone name DuckDB knows and Java does not
+            raise NotSupportedError(
+                f"the Spark engine cannot read the session time zone {zone!r}; SET TimeZone to "
+                "a region name such as 'Europe/Paris' or 'UTC'") from None
+        try:
+            yield
+        finally:
+            conf.set("spark.sql.session.timeZone", before)
 
     def _step(self, where: str = "the reading of the protected rows"):
         """The jobs of one read, stopped by the statement's cancel or deadline and no one
