@@ -9,8 +9,8 @@ ca-HepPh node its optimum is degenerate (``g = 1/3`` on the 185-clique, most row
 and Kelley's rounds approach it slowly. Here, **time only**:
 
 1. **Newton** on the smoothed problem (``(·)⁺`` → ``μ log(1 + e^{·/μ})``, the box by a log
-   barrier of weight ``μ``; ``μ`` falls from 0.1 to 1e-5; the certificate is tried at the end of each weight from
-   :data:`TRY_MU` down), each step one ``|C| × |C|``
+   barrier of weight ``μ``; ``μ`` falls from 0.1 to 1e-5; the certificate is tried at the end
+   of each weight from :data:`TRY_MU` down), each step one ``|C| × |C|``
    system with the Gram matrix of :class:`._x_barrier.AnchoredBarrier`. Its slopes
    ``π_r = Q_r σ((1 − a_r g)/μ)`` balance the column prices: ``Aᵀπ ≈ Δ̂ mult``.
 2. **Polish** the point onto its kinks: the rows within :data:`KINK` ``μ`` of their kink get
@@ -90,7 +90,8 @@ def certify(model, stats_key: str = "balance_seconds"):
         if upper - lower <= _GAP * max(1.0, abs(upper)):
             full = np.zeros(model.st.n)
             full[bar.cols] = g_pol
-            model.g_star, model.barrier = g_pol, bar
+            model.g_star, model.barrier = g_pol, bar  # h_pair's barrier starts from g_pol
+            bar.g_star = g_pol
             out = upper + bar.const, full
             break
     model.stats.build_seconds += time.perf_counter() - t0
@@ -181,4 +182,5 @@ def _lower(bar, delta_hat: float, pi_rows: np.ndarray) -> float:
     pi[bar.kept] = split(pi_rows, bar.q, bar._merged, st.q[bar.kept])
     load = np.bincount(st.ent_part, weights=pi[st.mono_tuple[st.ent_mono]] * st.ent_coef,
                        minlength=st.n)
-    return st.const_true + float(pi.sum()) - float(np.maximum(load - delta_hat * st.mult, 0.0).sum())
+    over = np.maximum(load - delta_hat * st.mult, 0.0)
+    return st.const_true + float(pi.sum()) - float(over.sum())

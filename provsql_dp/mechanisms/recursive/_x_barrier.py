@@ -412,7 +412,7 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
     (:meth:`AnchoredBarrier.newton`) has no trust region and gets the rounds over ``C``
     first, the wider columns only when those fail for columns. Returns the ``j`` whose rounds
     had a target (``h_pair``'s ``ruling``)."""
-    bar = AnchoredBarrier.of(xc)
+    bar = getattr(xc, "barrier", None) or AnchoredBarrier.of(xc)  # _eq20_balance's, when it decided
     todo = [j for j in js if not res[j][2]]
 
     def guess(j) -> float:  # H + Δ̂ j at the best one-column move (inf when none is on the row)

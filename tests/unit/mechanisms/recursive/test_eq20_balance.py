@@ -94,3 +94,16 @@ def test_x_real_is_the_same_with_the_certificate_on_or_off(seed, frac, clique):
     v_off, j_off = off.x_real(dh)
     assert close(v_on, v_off), (v_on, v_off)
     assert close(v_on, _plain(Structure(kr), dh))
+
+
+def test_no_certificate_falls_back_to_the_rounds(monkeypatch):
+    """A path cut short certifies nothing: x_real's Kelley rounds answer, the same value."""
+    kr = _near_clique(7)
+    st = Structure(kr)
+    dh = 0.6 * float(st.deg.min())
+    monkeypatch.setattr(_eq20_balance, "MAX_STEPS", 1)
+    assert _eq20_balance.certify(_model(st, dh)) is None
+    s = _lp.Solver(Structure(kr))
+    value, _ = s.x_real(dh)
+    assert s._xcuts is not None and s._xcuts.rounds > 0
+    assert close(value, _plain(st, dh))
