@@ -37,7 +37,9 @@ Nothing in the bound depends on how ``g`` and ``π`` were found.
 ...     rows=[(1,), (2,), (3,)],
 ...     annotations=[[{("v", "a"), ("v", "b")}], [{("v", "a"), ("v", "c")}], [{("v", "a"), ("v", "d")}]])
 >>> st = Structure(kr)
->>> out = certify(Eq20Cuts(st, st.deg > 0.5, 0.5))  # withdraw a (cost 0.5), keep no edge
+>>> from provsql_dp.mechanisms.recursive._x_barrier import AnchoredBarrier
+>>> model = Eq20Cuts(st, st.deg > 0.5, 0.5)
+>>> out = certify(model, AnchoredBarrier.of(model))  # withdraw a (cost 0.5), keep no edge
 >>> round(out[0], 9), out[1].round(9).tolist()
 (0.5, [1.0, 0.0, 0.0, 0.0])
 """
@@ -51,10 +53,9 @@ from scipy.special import expit
 
 from ..._deadline import check as _check_deadline
 from ._row_merge import split
-from ._x_barrier import AnchoredBarrier
 from ._x_cuts import _GAP
 
-__all__ = ["certify", "applicable"]
+__all__ = ["certify", "applicable", "anchored"]
 
 #: the smoothing weights of the path (the last one is where the polish starts)
 MUS = (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
@@ -72,13 +73,13 @@ def applicable(model) -> bool:
     return getattr(model, "_one", None) is not None and model.nc > 0
 
 
-def certify(model, stats_key: str = "balance_seconds"):
+def certify(model, bar):
     """``(value, g)`` of eq. 20 (``const`` included; ``g`` over all participants) certified to
     1e-9 relative, or ``None`` (then nothing is decided: the caller runs its rounds). Sets
     ``model.g_star`` and ``model.barrier`` (the :class:`._x_barrier.AnchoredBarrier` whose Gram
-    pairs it built) when it decides."""
+    pairs it built) when it decides. ``bar``: the model's
+    :class:`._x_barrier.AnchoredBarrier` (``AnchoredBarrier.of(model)``: its rows, Gram matrix)."""
     t0 = time.perf_counter()
-    bar = AnchoredBarrier.of(model)
     d = model.delta_hat * bar.mult
     out = None
     model.balance_steps = 0
@@ -148,29 +149,36 @@ def _smoothed(bar, d, g, mu, a=None) -> float:
         np.log(g).sum() + np.log1p(-g).sum())
 
 
-def _polish(bar, d, g, pi, dw, band):
+def _polish(bar, d, g, pi, dw, band, j=None):
     """The point on its kinks (rows within ``band``) and the balanced ``π`` (module, steps 2
-    and 3)."""
+    and 3); with ``j`` (``d`` unused), on the row ``Σ mult g = j`` and balanced to a free price."""
     g = g.copy()
     free = (g > band) & (g < 1.0 - band)
     g[~free & (g <= band)] = 0.0
     g[~free & (g >= 1.0 - band)] = 1.0
     s = bar.A @ g
     kink = np.abs(1.0 - s) <= band
+    m_f = bar.mult[free]
     if free.any() and kink.any():
         ak = bar.A[kink][:, free]
         gram = (ak.T @ ak).toarray()
         rhs = ak.T @ (1.0 - s[kink])
-        g[free] += np.linalg.lstsq(gram, rhs, rcond=None)[0]
+        if j is not None:  # the row kept: one Lagrange multiplier
+            gram = np.block([[gram, m_f[:, None]], [m_f[None, :], np.zeros((1, 1))]])
+            rhs = np.concatenate([rhs, [j - float(bar.mult @ g)]])
+        g[free] += np.linalg.lstsq(gram, rhs, rcond=None)[0][: int(free.sum())]
         g = np.clip(g, 0.0, 1.0)
         s = bar.A @ g
     pi = np.where(s < 1.0 - band, bar.q, np.where(s > 1.0 + band, 0.0, pi))
     if free.any() and kink.any():
-        resid = (d - bar.At @ pi)[free]
+        load = (bar.At @ pi)[free]
         ak = bar.A[kink][:, free]
         w = dw[kink]
         gram = (ak.T @ ak.multiply(w[:, None])).toarray()
-        theta = np.linalg.lstsq(gram, resid, rcond=None)[0]
+        if j is None:
+            theta = np.linalg.lstsq(gram, d[free] - load, rcond=None)[0]
+        else:  # load + G θ = μ mult on the free columns, μ free
+            theta = np.linalg.lstsq(np.hstack([gram, -m_f[:, None]]), -load, rcond=None)[0][:-1]
         pi[kink] = np.clip(pi[kink] + w * (ak @ theta), 0.0, bar.q[kink])
     return g, pi
 
@@ -184,3 +192,19 @@ def _lower(bar, delta_hat: float, pi_rows: np.ndarray) -> float:
                        minlength=st.n)
     over = np.maximum(load - delta_hat * st.mult, 0.0)
     return st.const_true + float(pi.sum()) - float(over.sum())
+
+
+def anchored(bar, j: float, g: np.ndarray, mu: float, lower: float, upper: float):
+    """``(lower, upper)`` of ``H(j)`` tightened (certified, over all participants; unchanged when
+    the polish leaves the row) from the end ``g`` of the barrier's Newton path at ``j`` (a
+    degenerate optimum at the weight ``mu``, :meth:`._x_barrier.AnchoredBarrier.newton`): the
+    point polished onto its kinks on
+    the row ``Σ mult g = j``, ``π`` balanced to a common price ``μ`` of the columns inside the
+    box; :meth:`._x_barrier.AnchoredBarrier.lower` maximises the bound over ``μ``."""
+    a = (1.0 - bar.A @ g) / mu
+    sig = expit(a)
+    pi = bar.q * sig
+    g_pol, pi = _polish(bar, None, g, pi, pi * (1.0 - sig), min(0.1, KINK * mu), j)
+    if abs(float(bar.mult @ g_pol) - j) > 1e-9 * max(1.0, j):
+        return lower, upper
+    return max(lower, bar.lower(j, pi)), min(upper, bar.objective(g_pol))

@@ -207,8 +207,8 @@ class Solver(DeltaLPs):
             if not cand.any():
                 return lp.const_true + lp.total, 0.0
             model = Eq20Cuts(lp, cand, delta_hat, stats=self.stats, time_limit=self.time_limit)
-            out = _eq20_balance.certify(model) if self.balance and _eq20_balance.applicable(
-                model) else None
+            out = _eq20_balance.certify(model, _x_barrier.AnchoredBarrier.of(model)) if (
+                self.balance and _eq20_balance.applicable(model)) else None
             out = model.solve() if out is None else out  # the rounds when not certified
             if out is not None:
                 self._xcuts = model

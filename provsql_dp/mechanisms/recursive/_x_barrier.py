@@ -73,6 +73,7 @@ from scipy.special import expit
 from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
+from . import _eq20_balance
 from ._kelley import DONE, MORE, STOP, restricted, rounds
 from ._row_merge import merge_rows, split
 from ._x_cuts import _GAP, Eq20Cuts
@@ -89,9 +90,9 @@ DELTA, MAX_TRUST = 1e-4, 12
 NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
 #: a Newton step's Hessian is summed over its live rows alone below this fraction of the rows
 FEW_LIVE = 0.1
-#: the Newton path ends after a smoothing weight at most this once more than this fraction of
-#: the tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`)
-DEGENERATE_MU, DEGENERATE_FRACTION = 1e-3, 0.25
+#: the Newton path ends after a weight ≤ DEGENERATE_MU once more than DEGENERATE_FRACTION of the
+#: tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`); BALANCE: then
+DEGENERATE_MU, DEGENERATE_FRACTION, BALANCE = 1e-3, 0.25, True  # _eq20_balance's bounds first
 #: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
 SINGLE_MOVE = True
 #: a Newton path with a target asks it from this smoothing weight down (:meth:`AnchoredBarrier.newton`)
@@ -386,11 +387,12 @@ class AnchoredBarrier:
             now[0], now[2] = x, value
             return verdict()
 
-        # a degenerate optimum (the path ended early): its near band would hold a large share
-        # of the tuples at the optimum — an LP slower than the Kelley rounds (ca-HepPh node,
-        # j = 80 from μ = 1e-3: 54 k near rows, minutes); the caller's rounds decide j
+        # a degenerate optimum (the path ended early): its near band would hold a large share of the
+        # tuples — an LP slower than the rounds (ca-HepPh node, j = 80: 54 k near rows, minutes)
         if verdict() == MORE and float(j) not in self.degenerate:
             rounds(lambda: self._trust_lp(j, now[0], time_limit), look, MAX_TRUST)
+        elif verdict() == MORE and BALANCE:  # the kinks' balanced dual first (_eq20_balance)
+            now[1], now[2] = _eq20_balance.anchored(self, j, now[0], DEGENERATE_MU, *now[1:])
         return now[1], now[2], done()
 
 
@@ -467,8 +469,7 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
             r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
 
         can_widen = wider.sum() > xc.cand.sum()
-        if float(j) in bar.degenerate:  # no trust region at j: the rounds over C first (the
-            # wider path would be degenerate too: ca-HepPh node, j = 80, 70 Newton steps)
+        if float(j) in bar.degenerate:  # no trust region at j: the rounds over C first (no wider)
             if not (r[2] or out(j)):
                 kelley()
             if not (r[2] or out(j)) and xc.failure == "columns" and can_widen:

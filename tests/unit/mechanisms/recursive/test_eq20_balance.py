@@ -15,6 +15,7 @@ from test_recursive_certify import random_triangles
 
 from provsql_dp.mechanisms.recursive import _eq20_balance, _lp
 from provsql_dp.mechanisms.recursive._structure import Structure
+from provsql_dp.mechanisms.recursive._x_barrier import AnchoredBarrier
 from provsql_dp.mechanisms.recursive._x_cuts import Eq20Cuts
 
 
@@ -54,7 +55,7 @@ def test_bounds_bracket_the_plain_lp_and_a_certified_value_is_it(kind, seed, fra
     model = _model(st, dh)
     if model is None:
         return
-    out = _eq20_balance.certify(model)
+    out = _eq20_balance.certify(model, AnchoredBarrier.of(model))
     ref = _plain(st, dh)
     if hasattr(model, "balance_gap"):  # the bounds of the last try, with the constant
         lower, upper = (v + model.const for v in model.balance_gap)
@@ -75,7 +76,7 @@ def test_the_degenerate_clique_optimum_is_certified(seed):
     st = Structure(kr)
     dh = 0.6 * float(st.deg.min())
     model = _model(st, dh)
-    out = _eq20_balance.certify(model)
+    out = _eq20_balance.certify(model, AnchoredBarrier.of(model))
     assert out is not None, model.balance_gap
     assert model.rounds == 0
     ref = _plain(st, dh)
@@ -102,8 +103,48 @@ def test_no_certificate_falls_back_to_the_rounds(monkeypatch):
     st = Structure(kr)
     dh = 0.6 * float(st.deg.min())
     monkeypatch.setattr(_eq20_balance, "MAX_STEPS", 1)
-    assert _eq20_balance.certify(_model(st, dh)) is None
+    model = _model(st, dh)
+    assert _eq20_balance.certify(model, AnchoredBarrier.of(model)) is None
     s = _lp.Solver(Structure(kr))
     value, _ = s.x_real(dh)
     assert s._xcuts is not None and s._xcuts.rounds > 0
     assert close(value, _plain(st, dh))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hs.integers(0, 10_000), hs.floats(0.2, 0.9), hs.sampled_from([-1, 1, 2]))
+def test_anchored_bounds_bracket_the_plain_h(seed, frac, shift):
+    """The balanced dual at a Newton path's end bounds H(j) from both sides (any j next to the
+    argmin); when they meet, the value is the plain LP's H(j)."""
+    kr = _near_clique(seed, n=8, missing=int(seed % 4))
+    st = Structure(kr)
+    dh = frac * float(st.deg.max())
+    model = _model(st, dh)
+    if model is None:
+        return
+    bar = AnchoredBarrier.of(model)
+    if _eq20_balance.certify(model, bar) is None:
+        return
+    j = int(round(float(bar.mult @ bar.g_star))) + shift
+    if not 0 < j < float(bar.mult.sum()):
+        return
+    g, _, _ = bar.start(float(j))
+    lower, upper = _eq20_balance.anchored(bar, float(j), g, 1e-3, -np.inf, np.inf)
+    ref = _lp.Solver(st, cuts=False).h(j)
+    assert lower <= ref + 1e-7 * max(1.0, abs(ref)), (lower, ref)
+    assert ref <= upper + 1e-7 * max(1.0, abs(ref)), (upper, ref)
+    if upper - lower <= 1e-9 * max(1.0, abs(upper)):
+        assert close(upper, ref), (upper, ref)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hs.integers(0, 10_000), hs.floats(0.1, 0.9))
+def test_x_with_both_certificates_is_the_plain_x(seed, frac):
+    from provsql_dp.mechanisms.recursive import efficient as rm
+
+    params = rm.resolve_params(0.5, "node", theta=1.0, beta=None, mu=None, eps1=None, eps2=None)
+    st = Structure(_near_clique(seed, n=9, missing=int(seed % 5)))
+    dh = frac * float(st.deg.max())
+    x_c, _ = rm._Run(st, params, cuts=True).x(dh)
+    x_p, _ = rm._Run(st, params, cuts=False).x(dh)
+    assert close(x_c, x_p), (x_c, x_p)
