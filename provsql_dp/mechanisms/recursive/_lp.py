@@ -67,7 +67,8 @@ X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the ar
 (:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
 value is ruled out without converging. Before the Kelley rounds, :mod:`._x_barrier` (Newton on a
 smoothed problem, then trust-region LPs over the tuples near their kink, certified by weak
-duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`).
+duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`); eq. 20 itself is first tried
+by :mod:`._eq20_balance` (a smoothed Newton path and a balanced dual, :data:`BALANCE`).
 
 First-order Δ decisions
 -----------------------
