@@ -35,7 +35,8 @@ rounds did not converge in 40.
 ``g = 1/3`` to 2/3 and a million triangles stay on their kink) gets no trust region (its near
 band is most tuples): the path ends once more than a quarter of the tuples lie within ``μ`` of
 their kink at ``μ ≤ 1e-3`` (the rest of the path, and a second one over wider columns, only
-refined the seeds), and the Kelley rounds over ``C`` decide ``j`` first, seeded by the path and
+refined the seeds); the kinks' balanced dual (:mod:`._eq20_balance`), then the Kelley rounds
+over ``C`` decide ``j``, seeded by the path and
 by the best one-column move of the eq.-20 minimiser (:meth:`AnchoredBarrier.single_move`, often
 ``H(j)``'s minimiser there). **Privacy**: none of this decides a value. Where the path ends, the
 order of the solvers, the seeds and the Hessian's summation order only change the time; every
@@ -91,8 +92,8 @@ NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
 #: a Newton step's Hessian is summed over its live rows alone below this fraction of the rows
 FEW_LIVE = 0.1
 #: the Newton path ends after a weight ≤ DEGENERATE_MU once more than DEGENERATE_FRACTION of the
-#: tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`); BALANCE: then
-DEGENERATE_MU, DEGENERATE_FRACTION, BALANCE = 1e-3, 0.25, True  # _eq20_balance's bounds first
+#: tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`); BALANCE: such a j
+DEGENERATE_MU, DEGENERATE_FRACTION, BALANCE = 1e-3, 0.25, True  # is tried by _eq20_balance first
 #: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
 SINGLE_MOVE = True
 #: a Newton path with a target asks it from this smoothing weight down (:meth:`AnchoredBarrier.newton`)
@@ -387,11 +388,10 @@ class AnchoredBarrier:
             now[0], now[2] = x, value
             return verdict()
 
-        # a degenerate optimum (the path ended early): its near band would hold a large share of the
-        # tuples — an LP slower than the rounds (ca-HepPh node, j = 80: 54 k near rows, minutes)
+        # degenerate (the path ended early): no trust region (its near band holds most tuples)
         if verdict() == MORE and float(j) not in self.degenerate:
             rounds(lambda: self._trust_lp(j, now[0], time_limit), look, MAX_TRUST)
-        elif verdict() == MORE and BALANCE:  # the kinks' balanced dual first (_eq20_balance)
+        elif verdict() == MORE and BALANCE:  # balanced dual first (_eq20_balance), then the rounds
             now[1], now[2] = _eq20_balance.anchored(self, j, now[0], DEGENERATE_MU, *now[1:])
         return now[1], now[2], done()
 
