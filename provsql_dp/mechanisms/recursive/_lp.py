@@ -67,7 +67,8 @@ X needs only the smaller of ``H(j) + Δ̂ j`` at the floor and ceiling of the ar
 (:meth:`Solver.h_pair`): a ``j`` whose certified lower bound already exceeds the other's exact
 value is ruled out without converging. Before the Kelley rounds, :mod:`._x_barrier` (Newton on a
 smoothed problem, then trust-region LPs over the tuples near their kink, certified by weak
-duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`).
+duality) answers each ``j`` or seeds the rounds (:data:`BARRIER`); eq. 20 itself is first tried
+by :mod:`._eq20_balance` (a smoothed Newton path and a balanced dual, :data:`BALANCE`).
 
 First-order Δ decisions
 -----------------------
@@ -96,7 +97,7 @@ from . import _eq20_dual
 from ._delta_lp import DeltaLPs, monomial_rows
 from ..lp._highs import LPStats, resolve_lp, solve_lp
 from ._structure import Structure, reduced
-from . import _x_barrier
+from . import _eq20_balance, _x_barrier
 from ._x_cuts import _GAP, Eq20Cuts
 
 __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
@@ -105,6 +106,8 @@ __all__ = ["Solver", "Structure", "LPStats", "solve_lp"]
 CUTS = True
 #: the integer H next to the eq.-20 argmin by Newton + trust region first (``_x_barrier``)
 BARRIER = True
+#: eq. 20 by a smoothed Newton path and a balanced dual first (``_eq20_balance``)
+BALANCE = True
 
 #: load incidences above which the Δ search starts each probe with a first-order solve
 _FIRST_ORDER_MIN = 100_000
@@ -182,6 +185,7 @@ class Solver(DeltaLPs):
         self.cuts = CUTS if cuts is None else bool(cuts)
         self._xcuts = None  # the eq.-20 cut model (see x_real, h_anchored)
         self.barrier = BARRIER  # h_pair tries _x_barrier before the Kelley rounds
+        self.balance = BALANCE  # x_real tries _eq20_balance before the Kelley rounds
         self._xmodel = None  # the kept eq.-20 model (see h_anchored)
 
     # ------------------------------------------------------------------ H and eq. 20
@@ -204,7 +208,9 @@ class Solver(DeltaLPs):
             if not cand.any():
                 return lp.const_true + lp.total, 0.0
             model = Eq20Cuts(lp, cand, delta_hat, stats=self.stats, time_limit=self.time_limit)
-            out = model.solve()
+            out = _eq20_balance.certify(model, _x_barrier.AnchoredBarrier.of(model)) if (
+                self.balance and _eq20_balance.applicable(model)) else None
+            out = model.solve() if out is None else out  # the rounds when not certified
             if out is not None:
                 self._xcuts = model
                 return out[0], float((lp.mult * out[1]).sum())

@@ -35,7 +35,8 @@ rounds did not converge in 40.
 ``g = 1/3`` to 2/3 and a million triangles stay on their kink) gets no trust region (its near
 band is most tuples): the path ends once more than a quarter of the tuples lie within ``μ`` of
 their kink at ``μ ≤ 1e-3`` (the rest of the path, and a second one over wider columns, only
-refined the seeds), and the Kelley rounds over ``C`` decide ``j`` first, seeded by the path and
+refined the seeds); the kinks' balanced dual (:mod:`._eq20_balance`), then the Kelley rounds
+over ``C`` decide ``j``, seeded by the path and
 by the best one-column move of the eq.-20 minimiser (:meth:`AnchoredBarrier.single_move`, often
 ``H(j)``'s minimiser there). **Privacy**: none of this decides a value. Where the path ends, the
 order of the solvers, the seeds and the Hessian's summation order only change the time; every
@@ -73,6 +74,7 @@ from scipy.special import expit
 from ..._deadline import check as _check_deadline
 from ...errors import SolverError
 from ..lp._highs import INF, resolve_lp
+from . import _eq20_balance
 from ._kelley import DONE, MORE, STOP, restricted, rounds
 from ._row_merge import merge_rows, split
 from ._x_cuts import _GAP, Eq20Cuts
@@ -89,9 +91,9 @@ DELTA, MAX_TRUST = 1e-4, 12
 NEAR_FRACTION, MIN_NEAR_CAP = 0.05, 5000
 #: a Newton step's Hessian is summed over its live rows alone below this fraction of the rows
 FEW_LIVE = 0.1
-#: the Newton path ends after a smoothing weight at most this once more than this fraction of
-#: the tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`)
-DEGENERATE_MU, DEGENERATE_FRACTION = 1e-3, 0.25
+#: the Newton path ends after a weight ≤ DEGENERATE_MU once more than DEGENERATE_FRACTION of the
+#: tuples lie within ``μ`` of their kink (:meth:`AnchoredBarrier._degenerate`); BALANCE: such a j
+DEGENERATE_MU, DEGENERATE_FRACTION, BALANCE = 1e-3, 0.25, True  # is tried by _eq20_balance first
 #: the Kelley rounds of a j are seeded by the best one-column move (:meth:`AnchoredBarrier.single_move`)
 SINGLE_MOVE = True
 #: a Newton path with a target asks it from this smoothing weight down (:meth:`AnchoredBarrier.newton`)
@@ -386,11 +388,11 @@ class AnchoredBarrier:
             now[0], now[2] = x, value
             return verdict()
 
-        # a degenerate optimum (the path ended early): its near band would hold a large share
-        # of the tuples at the optimum — an LP slower than the Kelley rounds (ca-HepPh node,
-        # j = 80 from μ = 1e-3: 54 k near rows, minutes); the caller's rounds decide j
+        # degenerate (the path ended early): no trust region (its near band holds most tuples)
         if verdict() == MORE and float(j) not in self.degenerate:
             rounds(lambda: self._trust_lp(j, now[0], time_limit), look, MAX_TRUST)
+        elif verdict() == MORE and BALANCE:  # balanced dual first (_eq20_balance), then the rounds
+            now[1], now[2] = _eq20_balance.anchored(self, j, now[0], DEGENERATE_MU, *now[1:])
         return now[1], now[2], done()
 
 
@@ -412,7 +414,7 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
     (:meth:`AnchoredBarrier.newton`) has no trust region and gets the rounds over ``C``
     first, the wider columns only when those fail for columns. Returns the ``j`` whose rounds
     had a target (``h_pair``'s ``ruling``)."""
-    bar = AnchoredBarrier.of(xc)
+    bar = getattr(xc, "barrier", None) or AnchoredBarrier.of(xc)  # _eq20_balance's, when it decided
     todo = [j for j in js if not res[j][2]]
 
     def guess(j) -> float:  # H + Δ̂ j at the best one-column move (inf when none is on the row)
@@ -467,8 +469,7 @@ def pair_pass(solver, xc, js, dh, res, best, out) -> set:
             r[:] = [max(r[0], lo), min(r[1], up), ex, xc.failure]
 
         can_widen = wider.sum() > xc.cand.sum()
-        if float(j) in bar.degenerate:  # no trust region at j: the rounds over C first (the
-            # wider path would be degenerate too: ca-HepPh node, j = 80, 70 Newton steps)
+        if float(j) in bar.degenerate:  # no trust region at j: the rounds over C first (no wider)
             if not (r[2] or out(j)):
                 kelley()
             if not (r[2] or out(j)) and xc.failure == "columns" and can_widen:

@@ -167,6 +167,7 @@ def test_both_j_falling_back_solve_the_plain_eq20_once(monkeypatch):
     st = Structure(random_triangles(rng, n=14, p=0.6))
     s = Solver(st)
     s.barrier = False  # the Newton + trust-region path (_x_barrier) would answer both
+    s.balance = False  # the certificate's argmin here is an integer: no pair (_eq20_balance)
     dh = 0.4 * float(st.deg.max())
     _, j_real = s.x_real(dh)
     js = sorted({math.floor(j_real), math.ceil(j_real)})
