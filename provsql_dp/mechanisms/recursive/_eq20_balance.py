@@ -55,7 +55,7 @@ from ..._deadline import check as _check_deadline
 from ._row_merge import split
 from ._x_cuts import _GAP
 
-__all__ = ["certify", "applicable", "anchored"]
+__all__ = ["certify", "applicable", "anchored", "box_step"]
 
 #: the smoothing weights of the path (the last one is where the polish starts)
 MUS = (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
@@ -71,6 +71,18 @@ KINK = 10.0
 def applicable(model) -> bool:
     """A cut model with the one-monomial arrays (subgraph counts) and at least one column."""
     return getattr(model, "_one", None) is not None and model.nc > 0
+
+
+def box_step(g: np.ndarray, step: np.ndarray) -> float:
+    """The Newton step's length along ``step`` that keeps ``g`` inside the open box (0, 1): 1, or
+    0.99 of the distance to the first wall (the barrier's path and :func:`certify` share it)."""
+    t = 1.0
+    neg, pos = step < 0, step > 0
+    if neg.any():
+        t = min(t, 0.99 * float(np.min(-g[neg] / step[neg])))
+    if pos.any():
+        t = min(t, 0.99 * float(np.min((1.0 - g[pos]) / step[pos])))
+    return t
 
 
 def certify(model, bar):
@@ -125,12 +137,7 @@ def _path(bar, d, model):
             if not np.all(np.isfinite(step)):
                 return
             dec = -float(grad @ step)
-            t = 1.0
-            neg, pos = step < 0, step > 0
-            if neg.any():
-                t = min(t, 0.99 * float(np.min(-g[neg] / step[neg])))
-            if pos.any():
-                t = min(t, 0.99 * float(np.min((1.0 - g[pos]) / step[pos])))
+            t = box_step(g, step)
             f0 = _smoothed(bar, d, g, mu, a)
             while t > 1e-12 and _smoothed(bar, d, g + t * step, mu) > f0 - 0.25 * t * max(dec, 0.0):
                 t *= 0.5

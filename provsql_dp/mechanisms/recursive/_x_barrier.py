@@ -244,12 +244,7 @@ class AnchoredBarrier:
                 if not np.all(np.isfinite(step)):
                     return g, pi
                 dec = -float(grad @ step)
-                t = 1.0
-                neg, pos = step < 0, step > 0
-                if neg.any():
-                    t = min(t, 0.99 * float(np.min(-g[neg] / step[neg])))
-                if pos.any():
-                    t = min(t, 0.99 * float(np.min((1.0 - g[pos]) / step[pos])))
+                t = _eq20_balance.box_step(g, step)
                 # a is (1 − A g)/μ at this g; the value at g is the last accepted trial's
                 f0 = self._smoothed(g, mu, a) if known is None else known[1]
                 known = None
