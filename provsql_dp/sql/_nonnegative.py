@@ -86,8 +86,7 @@ def _schema_lower(catalog, scan, column: str) -> tuple[float, float] | None:
     types = dict(zip((c.lower() for c in scan.columns), scan.types))
     if str(types.get(column.lower(), "")).upper() in _UNSIGNED:
         return 0.0, math.inf
-    info = catalog.find_table([scan.schema, scan.table]) if scan.schema else catalog.find_table(
-        [scan.table])
+    info = catalog.find_table([p for p in (scan.catalog, scan.schema, scan.table) if p])
     if info is None or info.view_sql is not None or info.frame:
         return None
     lows = catalog.cached(("check lower", info.catalog, info.schema, info.name),
