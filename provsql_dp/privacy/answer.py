@@ -417,12 +417,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
     """Several aggregates (or an AVG) in one select list: every aggregate column gets an equal
     share of ε (an AVG splits its share between its SUM and its COUNT), or the whole ε with one
     ℓ1 bound across them (:mod:`.aggregates_l1`); one ledger charge."""
-    col_bounds = [sum_bounds(options) or plan.parts[c.parts[0]].bounds for c in plan.columns]
-    for col, bounds in zip(plan.columns, col_bounds):
-        if col.kind == "avg" and bounds is None:
-            raise ProgrammingError(
-                f"{col.label} needs bounds on its values: declare them (SET BOUNDS ON table "
-                "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
+    col_bounds = centred_avg.column_bounds(plan, sum_bounds(options))  # an AVG's refused
     # ε / aggregates, or one ℓ1 bound across them (aggregates_l1): validated before any charge
     decisions = aggregates_l1.decide_all(con, plan, epsilon, options, decide, mechanism_kwargs)[0]
     centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG (Laplace, single-owner): centred
