@@ -56,6 +56,7 @@ from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, capture_sql, max_rows_of
+from ..provenance.clamp import sum_clamp
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -369,7 +370,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     eps = d.epsilon / max(1, len(d.groups))  # no group: nothing released
     charge = charge_fn()
     try:
-        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con),
+        kr, why = capture(engine_of(con), plan, d.bounds if plan.kind != "sum" else
+                          sum_clamp(d.bounds, d.signed), max_rows=max_rows_of(con),
                            columns=d.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # no data read (incident: why)
         kr, why = None, str(e)

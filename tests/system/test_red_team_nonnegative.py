@@ -154,3 +154,40 @@ def test_a_same_named_column_of_a_joined_table_is_not_the_checked_one():
     seen = _neighbours(setup, "INSERT INTO p VALUES (3, -1e9)",
                        "SELECT SUM(p.a) FROM t JOIN p ON t.id = p.pid")
     assert seen == ("answer", "recursive-signed")
+
+
+# ------------------------------------------------------- the unsigned clamp enforces the proof
+
+def _owned(secret: bool):
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY)")
+    con.execute("INSERT INTO p SELECT range FROM range(200)")
+    con.execute("CREATE TABLE v(pid INT, x DOUBLE, k VARCHAR, day INT)")
+    con.execute("INSERT INTO v SELECT range % 200, range % 10, ['a', 'b'][range % 2 + 1], "
+                "range % 50 FROM range(2000)")
+    if secret:
+        con.execute("INSERT INTO v VALUES (7, -1e9, 'a', 3)")
+    con.execute("PROTECT TABLE p; PROTECT TABLE v BY (pid) AS p")
+    con.execute("SET GROUP KEYS ON v (k) VALUES ('a', 'b'); SET PRIVACY BUDGET 100")
+    con._rng = np.random.default_rng(1)
+    return con
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT SUM(x) FROM v",                                   # single owner
+    "SELECT k, SUM(x) FROM v GROUP BY k",                     # one ℓ1 bound across groups
+    "SELECT k, SUM(x), SUM(x * 2) FROM v GROUP BY k",         # … and across aggregates
+    "SELECT SUM(a.x) FROM v a JOIN v b ON a.day = b.day AND a.pid < b.pid",  # the LP route
+])
+def test_a_proof_that_missed_a_negative_term_changes_the_answer_not_the_outcome(monkeypatch,
+                                                                                   sql):
+    """Hardening: should the sign proof ever miss a case (simulated: every SUM "proved" ≥ 0),
+    the unsigned release clamps its terms at 0 (``provenance.clamp.sum_clamp``) instead of
+    failing after its charge on the negative total ("needs nonnegative totals")."""
+    from provsql_dp.privacy import answer
+    monkeypatch.setattr(answer, "nonnegative_weight", lambda *a: True)
+    seen = []
+    for secret in (False, True):
+        cur = _owned(secret).execute(f"{sql} WITH EPSILON 1")
+        seen.append((len(cur.fetchall()), cur.privacy.mechanism))
+    assert seen[0] == seen[1] and seen[0][1] == "recursive"
