@@ -21,8 +21,10 @@ def sum_clamp(bounds, signed: bool) -> tuple[float, float]:
     fail on a negative total after its charge, a failure that would tell a negative value is
     there (red team h63attack).
 
-    >>> sum_clamp(None, True), sum_clamp(None, False), sum_clamp((2, 9), False), sum_clamp((-1, 9), True)
-    ((-1000000000000.0, 1000000000000.0), (0.0, 1000000000000.0), (2, 9), (-1, 9))
+    >>> sum_clamp(None, True), sum_clamp(None, False)
+    ((-1000000000000.0, 1000000000000.0), (0.0, 1000000000000.0))
+    >>> sum_clamp((2, 9), False), sum_clamp((-1, 9), True)
+    ((2, 9), (-1, 9))
     """
     lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
     return (lo, hi) if signed or lo >= 0 else (0.0, hi)
