@@ -29,17 +29,17 @@ import pytest
 import provsql_dp
 
 TABLE = ("CREATE TABLE t(id INT PRIMARY KEY, a DOUBLE CHECK (a >= 0), c DOUBLE, x DOUBLE, "
-         "n UINTEGER, ut UTINYINT, h UHUGEINT, d DECIMAL(10, 2) CHECK (d >= 0))")
+         "n UINTEGER, ut UTINYINT, h UHUGEINT, d DECIMAL(10, 2) CHECK (d >= 0), b BIGINT)")
 ROWS = ("INSERT INTO t SELECT range, range % 7, range % 10, range % 3, range % 5, range % 13, "
-        "range % 11, range % 9 FROM range(300)")
+        "range % 11, range % 9, range % 4 - 2 FROM range(300)")
 DECLARE = ("PROTECT TABLE t", "SET BOUNDS ON t (c) BETWEEN 0 AND 10")
 
 
 def _row(**v) -> str:
     """One more participant (id 9999), ordinary except for ``v``."""
-    row = {"a": 1, "c": 1, "x": 1, "n": 1, "ut": 1, "h": 1, "d": 1} | v
+    row = {"a": 1, "c": 1, "x": 1, "n": 1, "ut": 1, "h": 1, "d": 1, "b": 1} | v
     return (f"INSERT INTO t VALUES (9999, {row['a']}, {row['c']}, {row['x']}, {row['n']}, "
-            f"{row['ut']}, {row['h']}, {row['d']})")
+            f"{row['ut']}, {row['h']}, {row['d']}, {row['b']})")
 
 
 @functools.cache
@@ -123,14 +123,17 @@ HELD = [
     ("SELECT SUM(CAST(n AS TINYINT)) FROM t", _row(n=200), "recursive"),  # overflow: NULL
     ("SELECT SUM(CAST(x AS UTINYINT)) FROM t", _row(x=-5), "recursive-signed"),
     ("SELECT SUM(ut + ut) FROM t", _row(ut=255), "recursive"),
-    ("SELECT SUM(ut * ut) FROM t", _row(ut=255), "recursive-signed"),
+    ("SELECT SUM(ut * ut) FROM t", _row(ut=255), "recursive"),  # a square (overflow: NULL)
+    ("SELECT SUM(ut * n) FROM t", _row(ut=255), "recursive-signed"),  # [0, ∞)·[0, ∞): 0·∞
     ("SELECT SUM(h) FROM t", _row(h=2 ** 128 - 1), "recursive"),          # UHUGEINT max
     ("SELECT SUM(h * 2) FROM t", _row(h=2 ** 128 - 1), "recursive-signed"),
     ("SELECT SUM(d) FROM t", _row(d=0), "recursive"),                     # DECIMAL CHECK
     ("SELECT SUM(a * -1 * -1) FROM t", _row(a="'nan'::DOUBLE"), "recursive"),  # NaN ≥ 0
     ("SELECT SUM(a) FROM t", _row(a="'-0.0'::DOUBLE"), "recursive"),     # -0.0 ≥ 0
-    ("SELECT SUM(abs(x)) FROM t", _row(x=-5), "recursive-signed"),
-    ("SELECT SUM(x * x) FROM t", _row(x=-5), "recursive-signed"),
+    ("SELECT SUM(x * c) FROM t", _row(x=-5), "recursive-signed"),
+    ("SELECT SUM(abs(x) - 1) FROM t", _row(x=-5), "recursive-signed"),
+    ("SELECT SUM(-abs(x)) FROM t", _row(x=-5), "recursive-signed"),
+    ("SELECT SUM(x * x * x) FROM t", _row(x=-5), "recursive-signed"),
     ("SELECT SUM(z) FROM (SELECT id, a - x AS z FROM t) q", _row(x=5), "recursive-signed"),
     ("SELECT SUM(a) FROM (SELECT id, x AS a FROM t) q", _row(x=-5), "recursive-signed"),
     ("WITH t AS (SELECT id, x AS a FROM t) SELECT SUM(a) FROM t", _row(x=-5), "recursive-signed"),
@@ -145,6 +148,29 @@ def test_what_held(sql, secret, route):
     branches, a CTE or a derived table shadowing the table's column name, UNION: either not
     proved (signed), or proved and every term is ≥ 0 on both neighbours."""
     assert _neighbours(BASE, secret, sql) == ("answer", route)
+
+
+SQUARES = [
+    ("SELECT SUM(abs(x)) FROM t", _row(x=-5)),
+    ("SELECT SUM(abs(x)) FROM t", _row(x="'nan'::DOUBLE")),
+    ("SELECT SUM(abs(x)) FROM t", _row(x="'-inf'::DOUBLE")),
+    ("SELECT SUM(abs(b)) FROM t", _row(b=-2 ** 63)),            # abs(BIGINT min) overflows
+    ("SELECT SUM(x * x) FROM t", _row(x=-5)),
+    ("SELECT SUM(x * x) FROM t", _row(x=-1e200)),               # +inf: dropped by the clamp
+    ("SELECT SUM(x * x) FROM t", _row(x="'-0.0'::DOUBLE")),
+    ("SELECT SUM(b * b) FROM t", _row(b=-3037000500)),          # BIGINT overflow: NULL
+    ("SELECT SUM((x - 1) * (x - 1)) FROM t", _row(x=-5)),
+    ("SELECT SUM(abs(x) + a) FROM t", _row(x=-5)),
+    ("SELECT SUM(z) FROM (SELECT id, abs(b) AS z FROM t) q", _row(b=-2 ** 63)),
+]
+
+
+@pytest.mark.parametrize("sql, secret", SQUARES, ids=[f"square-{k}" for k in range(len(SQUARES))])
+def test_abs_and_squares_are_sign_proofs(sql, secret):
+    """``abs(e)`` and ``e * e`` are ≥ 0 (or NULL/NaN/+∞, which the clamp drops) whatever ``e``
+    holds (``sql._nonnegative``'s docstring: why): released unsigned, and the same outcome with
+    a participant whose value is negative, NaN, ±∞, or overflows the square or the abs."""
+    assert _neighbours(BASE, secret, sql) == ("answer", "recursive")
 
 
 def test_a_same_named_column_of_a_joined_table_is_not_the_checked_one():
