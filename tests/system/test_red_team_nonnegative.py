@@ -217,3 +217,14 @@ def test_a_proof_that_missed_a_negative_term_changes_the_answer_not_the_outcome(
         cur = _owned(secret).execute(f"{sql} WITH EPSILON 1")
         seen.append((len(cur.fetchall()), cur.privacy.mechanism))
     assert seen[0] == seen[1] and seen[0][1] == "recursive"
+
+
+@pytest.mark.parametrize("view, sql", [
+    ("CREATE VIEW w AS SELECT id, x AS a FROM t", "SELECT SUM(a) FROM w"),
+    ("CREATE SCHEMA s; CREATE VIEW s.t AS SELECT id, x AS a FROM main.t", "SELECT SUM(a) FROM s.t"),
+])
+def test_a_view_naming_an_unchecked_column_like_the_checked_one(view, sql):
+    """A view (even one named like the table, in another schema) is read through its query:
+    its ``a`` is the table's ``x``, unchecked."""
+    seen = _neighbours((*BASE, view), _row(x=-1e9), sql)
+    assert seen == ("answer", "recursive-signed")
