@@ -55,7 +55,7 @@ from ..mechanisms.recursive._framework import check_beta, check_mu, resolve_para
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql, max_rows_of
+from ..provenance.capture import capture, capture_sql, max_rows_of, sum_clamp
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -369,8 +369,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     eps = d.epsilon / max(1, len(d.groups))  # no group: nothing released
     charge = charge_fn()
     try:
-        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con),
-                           columns=d.key_names), None
+        kr, why = capture(engine_of(con), plan, sum_clamp(d.bounds, d.signed),
+                          max_rows=max_rows_of(con), columns=d.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # no data read (incident: why)
         kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release
