@@ -3,6 +3,7 @@ rows of many types), and the "did you mean" hint and the progress hook behave on
 
 from __future__ import annotations
 
+import pytest
 import datetime as dt
 import math
 
@@ -29,6 +30,7 @@ _ROW = st.tuples(
 )
 
 
+@pytest.mark.slow  # ~10 s idle: the default suite stays under 15 min
 @settings(max_examples=40, deadline=None)
 @given(st.lists(_ROW, max_size=6))
 def test_dump_round_trips_every_value(rows):
