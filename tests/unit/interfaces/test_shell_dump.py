@@ -3,9 +3,10 @@ rows of many types), and the "did you mean" hint and the progress hook behave on
 
 from __future__ import annotations
 
-import pytest
 import datetime as dt
 import math
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
