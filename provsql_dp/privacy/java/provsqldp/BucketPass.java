@@ -1,0 +1,365 @@
+package provsqldp;
+
+import java.io.Serializable;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoder;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.expressions.Aggregator;
+import org.apache.spark.sql.functions;
+
+/**
+ * The unbounded SUM's bucket pass (provsql_dp.privacy.engine_buckets) as one Spark aggregate over
+ * the weights {@code w} of a table protected row by row: the same rows {@code (p, k, m, e, n, inv,
+ * tot, lo, hi)} that the SQL pass ({@code bucket_sql}, {@code near_sql}, {@code near_key_sql} of
+ * provsql_dp.mechanisms.recursive.buckets) groups, computed operation for operation as Spark SQL
+ * computes them ({@code ln} is fdlibm's, {@link FdLog}, bit for bit {@code StrictMath.log}; {@code
+ * exp} is {@code StrictMath.exp}, as Spark's), in a small open-addressing table per partition:
+ * one pass, no allocation per row, and only the bucket rows reach the driver.
+ *
+ * <p>Per weight {@code w} (NULL, 0 and -0 add nothing, as {@code WHERE w <> 0}): part {@code p =
+ * (w < 0)} and total {@code c = |w|} for a signed SUM, else {@code p = 0, c = w}. A total that is
+ * not positive and finite (negative, NaN, ±inf) goes to the part's "rest" (count, min, max in
+ * Spark's order, NaN above every number): the SQL pass's rows with a NULL {@code k}.
+ *
+ * <p>The specification is a comma-separated list of doubles written by Python's {@code repr}
+ * (parsed back exactly): signed, mode, p, a, b, e, then the constants (see the fields). Mode 0
+ * returns the bucket rows; modes 1-3 the totals of one bucket (the safety net's exact read):
+ * {@code k = a AND e = 0}, {@code m = a AND e = 0}, {@code k = a AND m = b AND e = e}.
+ */
+public final class BucketPass extends Aggregator<Double, Object, byte[]> {
+    private static final long serialVersionUID = 1L;
+    /** doubles per bucket row: p, k, m, e, n, inv, tot, lo, hi, rest (1: NULL k, m) */
+    public static final int WIDTH = 10;
+
+    private final boolean signed;
+    private final int mode;
+    private final double fp, fa, fb, fe;
+    private final double lnTwoOverTheta; // math.log(2 / θ)
+    private final double invBeta; // 1 / β
+    private final double lnThetaMu; // math.log(θ) + μ (the lattice's origin)
+    private final double beta;
+    private final double coef; // 2 (1 + 1e-6) tol
+    private final double tol, oneTol, theta, capExp, capEps, window;
+    private final double betaLess; // β - 1e-9, as Spark folds the literal
+    private final double[] caps; // the lattice indices of Δ̂'s caps (ceil(fm) IN (...))
+
+    public BucketPass(String spec) {
+        String[] s = spec.split(",");
+        double[] v = new double[s.length];
+        for (int i = 0; i < s.length; i++) {
+            v[i] = Double.parseDouble(s[i].trim());
+        }
+        signed = v[0] != 0;
+        mode = (int) v[1];
+        fp = v[2];
+        fa = v[3];
+        fb = v[4];
+        fe = v[5];
+        lnTwoOverTheta = v[6];
+        invBeta = v[7];
+        lnThetaMu = v[8];
+        beta = v[9];
+        coef = v[10];
+        tol = v[11];
+        oneTol = v[12];
+        theta = v[13];
+        capExp = v[14];
+        capEps = v[15];
+        window = v[16];
+        caps = Arrays.copyOfRange(v, 17, v.length);
+        betaLess = beta - 1e-9;
+    }
+
+    /** The aggregation buffer: bucket rows keyed by (p, k, m, e), or the totals collected. */
+    static final class Buf implements Serializable {
+        private static final long serialVersionUID = 1L;
+        int size;
+        int[] used = new int[64]; // 0 free, 1 taken
+        double[] p = new double[64], k = new double[64], m = new double[64], e = new double[64];
+        double[] n = new double[64], inv = new double[64], tot = new double[64];
+        double[] lo = new double[64], hi = new double[64];
+        double[] restN = new double[2], restLo = {Double.NaN, Double.NaN};
+        double[] restHi = {Double.NaN, Double.NaN};
+        double[] values; // mode > 0: the totals collected
+        int count;
+
+        int slot(double pp, double kk, double mm, double ee) {
+            int mask = used.length - 1;
+            long h = (Double.doubleToRawLongBits(kk) * 0x9E3779B97F4A7C15L)
+                    ^ (Double.doubleToRawLongBits(mm) * 0xC2B2AE3D27D4EB4FL)
+                    ^ Double.doubleToRawLongBits(ee) ^ (long) pp;
+            int i = (int) (h ^ (h >>> 29)) & mask;
+            while (true) {
+                if (used[i] == 0) {
+                    if (2 * (size + 1) > used.length) {
+                        grow();
+                        return slot(pp, kk, mm, ee);
+                    }
+                    used[i] = 1;
+                    size++;
+                    p[i] = pp;
+                    k[i] = kk;
+                    m[i] = mm;
+                    e[i] = ee;
+                    lo[i] = Double.POSITIVE_INFINITY;
+                    hi[i] = Double.NEGATIVE_INFINITY;
+                    return i;
+                }
+                if (k[i] == kk && m[i] == mm && e[i] == ee && p[i] == pp) {
+                    return i;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+
+        private void grow() {
+            Buf old = copyArrays();
+            int cap = used.length * 2;
+            used = new int[cap];
+            p = new double[cap];
+            k = new double[cap];
+            m = new double[cap];
+            e = new double[cap];
+            n = new double[cap];
+            inv = new double[cap];
+            tot = new double[cap];
+            lo = new double[cap];
+            hi = new double[cap];
+            size = 0;
+            for (int j = 0; j < old.used.length; j++) {
+                if (old.used[j] != 0) {
+                    int s = slot(old.p[j], old.k[j], old.m[j], old.e[j]);
+                    n[s] = old.n[j];
+                    inv[s] = old.inv[j];
+                    tot[s] = old.tot[j];
+                    lo[s] = old.lo[j];
+                    hi[s] = old.hi[j];
+                }
+            }
+        }
+
+        private Buf copyArrays() {
+            Buf b = new Buf();
+            b.used = used;
+            b.p = p;
+            b.k = k;
+            b.m = m;
+            b.e = e;
+            b.n = n;
+            b.inv = inv;
+            b.tot = tot;
+            b.lo = lo;
+            b.hi = hi;
+            return b;
+        }
+
+        void collect(double c) {
+            if (values == null) {
+                values = new double[16];
+            } else if (count == values.length) {
+                values = Arrays.copyOf(values, 2 * count);
+            }
+            values[count++] = c;
+        }
+    }
+
+    @Override
+    public Object zero() {
+        return new Buf();
+    }
+
+    @Override
+    public Object reduce(Object buffer, Double weight) {
+        if (weight == null) {
+            return buffer;
+        }
+        double w = weight;
+        if (w != 0) { // WHERE w <> 0 (NaN passes, as in Spark SQL)
+            if (signed) {
+                add((Buf) buffer, w < 0 ? 1.0 : 0.0, Math.abs(w));
+            } else {
+                add((Buf) buffer, 0.0, w);
+            }
+        }
+        return buffer;
+    }
+
+    private void add(Buf b, double p, double c) {
+        if (!(c > 0 && c < Double.POSITIVE_INFINITY)) { // ln's guard: a NULL k (the rest)
+            if (mode == 0) {
+                int i = (int) p;
+                b.restN[i] += 1;
+                b.restLo[i] = sparkMin(b.restLo[i], c, b.restN[i] == 1);
+                b.restHi[i] = sparkMax(b.restHi[i], c, b.restN[i] == 1);
+            }
+            return;
+        }
+        double l = FdLog.log(c);
+        double fk = (l + lnTwoOverTheta) * invBeta;
+        double fm = (l - lnThetaMu) * invBeta;
+        double ck = Math.ceil(fk);
+        double cm = Math.ceil(fm);
+        double k = ck - 1;
+        double dk = beta * (fk - ck + 1);
+        double dm = beta * (fm - cm + 1);
+        double e = 0.0;
+        if (dk * c <= coef * (c + 0.5) || dk > betaLess || dm < 1e-9 || dm > betaLess
+                || c < 1e-8 || isCap(cm)) {
+            e = nearKey(c, k, cm);
+        }
+        if (mode != 0) {
+            if (p == fp && ((mode == 1 && k == fa && e == 0) || (mode == 2 && cm == fa && e == 0)
+                    || (mode == 3 && k == fa && cm == fb && e == fe))) {
+                b.collect(c);
+            }
+            return;
+        }
+        int i = b.slot(p, k, cm, e);
+        b.n[i] += 1;
+        b.inv[i] += 1.0 / c;
+        b.tot[i] += c;
+        if (c < b.lo[i]) {
+            b.lo[i] = c;
+        }
+        if (c > b.hi[i]) {
+            b.hi[i] = c;
+        }
+    }
+
+    private boolean isCap(double cm) {
+        for (double x : caps) {
+            if (cm == x) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private double tau(double x) { // numpy's τ_j = exp(j·β)·θ, as near_key_sql writes it
+        return StrictMath.exp(x * beta) * theta;
+    }
+
+    /** near_key_sql: c itself within the window of a boundary, else its cell's negative code. */
+    private double nearKey(double c, double k, double m) {
+        double kg = Math.ceil(FdLog.log(Math.max((2.0 * c - tol) / oneTol, 1e-300) / theta)
+                * invBeta) - 1;
+        double[] bounds = {
+            tau(k) / 2.0, tau(k + 1) / 2.0,
+            (tau(k - 1) * oneTol + tol) / 2.0, (tau(k) * oneTol + tol) / 2.0,
+            (tau(kg) * oneTol + tol) / 2.0, (tau(kg + 1) * oneTol + tol) / 2.0,
+            StrictMath.exp(lnThetaMu + beta * (m - 1)), StrictMath.exp(lnThetaMu + beta * m),
+        };
+        long cell = (c > capExp ? 1 : 0) + (c > capEps ? 1 : 0);
+        boolean near = false;
+        for (double x : bounds) {
+            cell += c > x ? 1 : 0;
+            near |= Math.abs(c - x) <= window * c;
+        }
+        if (near) {
+            return c;
+        }
+        return (double) (-1L - ((long) kg * 16L + cell));
+    }
+
+    /** min in Spark's order of doubles (NaN above every number); {@code first}: a is unset */
+    private static double sparkMin(double a, double c, boolean first) {
+        if (first || Double.isNaN(a)) {
+            return c;
+        }
+        return !Double.isNaN(c) && c < a ? c : a;
+    }
+
+    /** max in Spark's order of doubles (NaN above every number); {@code first}: a is unset */
+    private static double sparkMax(double a, double c, boolean first) {
+        if (first || Double.isNaN(c)) {
+            return c;
+        }
+        return !Double.isNaN(a) && c > a ? c : a;
+    }
+
+    @Override
+    public Object merge(Object left, Object right) {
+        Buf a = (Buf) left;
+        Buf b = (Buf) right;
+        for (int j = 0; j < b.used.length; j++) {
+            if (b.used[j] != 0) {
+                int i = a.slot(b.p[j], b.k[j], b.m[j], b.e[j]);
+                a.n[i] += b.n[j];
+                a.inv[i] += b.inv[j];
+                a.tot[i] += b.tot[j];
+                a.lo[i] = Math.min(a.lo[i], b.lo[j]);
+                a.hi[i] = Math.max(a.hi[i], b.hi[j]);
+            }
+        }
+        for (int p = 0; p < 2; p++) {
+            if (b.restN[p] > 0) {
+                boolean first = a.restN[p] == 0;
+                a.restLo[p] = sparkMin(a.restLo[p], b.restLo[p], first);
+                a.restHi[p] = sparkMax(a.restHi[p], b.restHi[p], first);
+                a.restN[p] += b.restN[p];
+            }
+        }
+        for (int j = 0; j < b.count; j++) {
+            a.collect(b.values[j]);
+        }
+        return a;
+    }
+
+    @Override
+    public byte[] finish(Object reduction) {
+        Buf b = (Buf) reduction;
+        if (mode != 0) {
+            ByteBuffer out = ByteBuffer.allocate(8 * b.count).order(ByteOrder.LITTLE_ENDIAN);
+            for (int j = 0; j < b.count; j++) {
+                out.putDouble(b.values[j]);
+            }
+            return out.array();
+        }
+        int rows = b.size + (b.restN[0] > 0 ? 1 : 0) + (b.restN[1] > 0 ? 1 : 0);
+        ByteBuffer out = ByteBuffer.allocate(8 * WIDTH * rows).order(ByteOrder.LITTLE_ENDIAN);
+        for (int j = 0; j < b.used.length; j++) {
+            if (b.used[j] != 0) {
+                double[] row = {b.p[j], b.k[j], b.m[j], b.e[j], b.n[j], b.inv[j], b.tot[j],
+                    b.lo[j], b.hi[j], 0.0};
+                for (double x : row) {
+                    out.putDouble(x);
+                }
+            }
+        }
+        for (int p = 0; p < 2; p++) {
+            if (b.restN[p] > 0) {
+                double[] row = {p, 0, 0, 0, b.restN[p], 0, 0, b.restLo[p], b.restHi[p], 1.0};
+                for (double x : row) {
+                    out.putDouble(x);
+                }
+            }
+        }
+        return out.array();
+    }
+
+    @Override
+    public Encoder<Object> bufferEncoder() {
+        // Object, not Buf: the encoder's generated code names only JDK classes, so it compiles
+        // whichever class loader holds this jar (the buffer itself is Java-serialized)
+        return Encoders.javaSerialization(Object.class);
+    }
+
+    @Override
+    public Encoder<byte[]> outputEncoder() {
+        return Encoders.BINARY();
+    }
+
+    /** The pass over column {@code column} (DOUBLE) of {@code df}: its one result, as bytes. */
+    public static byte[] run(Dataset<Row> df, String column, String spec) {
+        Column agg = functions.udaf(new BucketPass(spec), Encoders.DOUBLE())
+                .apply(functions.col(column));
+        Row row = df.agg(agg).first();
+        return row.isNullAt(0) ? new byte[0] : (byte[]) row.get(0);
+    }
+}
