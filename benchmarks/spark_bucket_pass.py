@@ -20,6 +20,10 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
   ``(p, k, m, e)`` with ``count, Σ1/c, Σc, min, max``);
 * ``engine pass, no min/max`` — the same without ``min c``, ``max c`` (the buckets' safety
   check): what dropping them would save;
+* ``native (udaf)``, ``native (rows)`` — the engine's pass as one JVM aggregate
+  (``privacy/_spark_native.py``, ``privacy/java/provsqldp/BucketPass.java``; when its jar is
+  built): an ``Aggregator`` applied through ``functions.udaf``, and the same table filled per
+  partition from Spark's internal rows (``queryExecution().toRdd()``), merged on the driver;
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
   floor of any per-partition numpy histogram;
 * ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
@@ -200,6 +204,37 @@ def engine_pass_sql(rows_sql: str, params: dict, near_null: bool = False,
     return sqlglot.transpile(sql, read="duckdb", write="spark")[0]
 
 
+def _native_entries(spark) -> dict:
+    """BucketPass's entry points (``run``: an Aggregator applied as a udaf; ``runRows``: one
+    table per partition over Spark's internal rows) when the jar is built, else {}."""
+    from provsql_dp.privacy import _spark_native
+
+    method = _spark_native._method(spark)
+    if method is None:
+        return {}
+    return {m.getName(): m for m in method.getDeclaringClass().getMethods()
+            if m.getName() in ("run", "runRows")}
+
+
+def _native_run(spark, method, weights_sql: str, params: dict):
+    """The native pass (``privacy/_spark_native.py``) over ``weights_sql``, bucket rows out."""
+    from provsql_dp.privacy import _spark_native
+
+    spec = _spark_native.spec_for(params, signed=True)
+    sc = spark.sparkContext
+
+    def go():
+        df = spark.sql(weights_sql)
+        rows = method.getName() == "runRows"
+        args = sc._gateway.new_array(sc._jvm.java.lang.Object, 2 if rows else 3)
+        if rows:
+            args[0], args[1] = df._jdf.queryExecution(), spec
+        else:
+            args[0], args[1], args[2] = df._jdf, "w", spec
+        return bytes(method.invoke(None, args))
+    return go
+
+
 def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = True,
         arrow: bool = True) -> list[tuple]:
     from pyspark.sql import functions as F
@@ -269,6 +304,11 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
             ("bucket pass", "engine pass", q(engine_pass_sql(rows_sql, params))),
             ("bucket pass", "engine pass, no min/max",
              q(engine_pass_sql(rows_sql, params, min_max=False)))]
+    native = _native_entries(spark)
+    for entry, label in (("run", "native (udaf)"), ("runRows", "native (rows)")):
+        if entry in native:
+            plan.append(("bucket pass", label, _native_run(
+                spark, native[entry], "SELECT CAST(age AS DOUBLE) AS w FROM src", params)))
     if arrow:
         plan += [("bucket pass", "arrow export",
                   lambda: frame.mapInArrow(export, "n LONG").collect()),

@@ -49,6 +49,9 @@ SOURCES = Path(__file__).with_name("java")
 #: the columns of a bucket row, as BucketPass.finish writes them (then 1.0 for a NULL k, m)
 COLUMNS = ("p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")
 _CLASS = "provsqldp.BucketPass"
+#: BucketPass's entry point: ``runRows`` reads Spark's internal rows of the weights query (one
+#: table per partition, merged on the driver); ``run`` applies it as an ``Aggregator`` (udaf)
+_ENTRY = "runRows"
 _loaded: dict[int, object] = {}
 _lock = threading.Lock()
 
@@ -114,7 +117,7 @@ def _method(spark):
     if jsc is None:  # Spark Connect: no JVM of ours
         return None
     with _lock:
-        key = id(jsc)
+        key = (sc.applicationId, sc.startTime)  # a new context needs the jar again
         if key in _loaded:
             return _loaded[key]
         method = None
@@ -140,9 +143,9 @@ def _load(sc, jar: Path):
     parent = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     cls = jvm.java.net.URLClassLoader(urls, parent).loadClass(_CLASS)
     for m in cls.getMethods():
-        if m.getName() == "run":
+        if m.getName() == _ENTRY:
             return m
-    raise RuntimeError(f"{_CLASS} has no run method")
+    raise RuntimeError(f"{_CLASS} has no {_ENTRY} method")
 
 
 def spec_for(params: dict, signed: bool, mode: int = 0, part: int = 0,
@@ -168,12 +171,19 @@ class NativePass:
         self.weights_sql, self.params, self.signed = weights_sql, params, signed
 
     def _run(self, spec: str) -> np.ndarray:
+        from pyspark.errors.exceptions.captured import unwrap_spark_exception
+
         be = self.backend
         with be._in_zone():
             df = be.spark.sql(be.to_spark(self.weights_sql))
-            args = be.spark._sc._gateway.new_array(be.spark._sc._jvm.java.lang.Object, 3)
-            args[0], args[1], args[2] = df._jdf, "w", spec
-            with be._step():
+            rows = self.method.getName() == "runRows"
+            args = be.spark._sc._gateway.new_array(be.spark._sc._jvm.java.lang.Object,
+                                                   2 if rows else 3)
+            if rows:
+                args[0], args[1] = df._jdf.queryExecution(), spec
+            else:
+                args[0], args[1], args[2] = df._jdf, "w", spec
+            with be._step(), unwrap_spark_exception():  # Spark's errors as the SQL pass's
                 raw = bytes(self.method.invoke(None, args))
         be.bytes_received += len(raw)
         return np.frombuffer(raw, dtype="<f8")

@@ -4,6 +4,16 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution;
+import scala.Option;
 
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -176,18 +186,21 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
 
     @Override
     public Object reduce(Object buffer, Double weight) {
-        if (weight == null) {
-            return buffer;
-        }
-        double w = weight;
-        if (w != 0) { // WHERE w <> 0 (NaN passes, as in Spark SQL)
-            if (signed) {
-                add((Buf) buffer, w < 0 ? 1.0 : 0.0, Math.abs(w));
-            } else {
-                add((Buf) buffer, 0.0, w);
-            }
+        if (weight != null) {
+            weigh((Buf) buffer, weight);
         }
         return buffer;
+    }
+
+    /** One non-NULL weight. */
+    void weigh(Buf b, double w) {
+        if (w != 0) { // WHERE w <> 0 (NaN passes, as in Spark SQL)
+            if (signed) {
+                add(b, w < 0 ? 1.0 : 0.0, Math.abs(w));
+            } else {
+                add(b, 0.0, w);
+            }
+        }
     }
 
     private void add(Buf b, double p, double c) {
@@ -353,6 +366,76 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     @Override
     public Encoder<byte[]> outputEncoder() {
         return Encoders.BINARY();
+    }
+
+    /**
+     * The pass over the first column (DOUBLE) of a query's rows, read as Spark's internal rows
+     * (no conversion per row): one table per partition, its rows (bytes) merged on the driver.
+     */
+    public static byte[] runRows(QueryExecution qe, String spec) {
+        BucketPass agg = new BucketPass(spec);
+        JavaRDD<InternalRow> rows = qe.toRdd().toJavaRDD();
+        List<byte[]> parts = SQLExecution.withNewExecutionId(qe, Option.empty(),
+                () -> rows.mapPartitions(new Partition(agg)).collect());
+        Buf all = new Buf();
+        for (byte[] part : parts) {
+            agg.absorb(all, part);
+        }
+        return agg.finish(all);
+    }
+
+    /** One partition's pass (serializable: it runs on the executors). */
+    static final class Partition implements FlatMapFunction<Iterator<InternalRow>, byte[]> {
+        private static final long serialVersionUID = 1L;
+        private final BucketPass agg;
+
+        Partition(BucketPass agg) {
+            this.agg = agg;
+        }
+
+        @Override
+        public Iterator<byte[]> call(Iterator<InternalRow> it) {
+            Buf b = new Buf();
+            while (it.hasNext()) {
+                InternalRow row = it.next();
+                if (!row.isNullAt(0)) {
+                    agg.weigh(b, row.getDouble(0));
+                }
+            }
+            return Collections.singletonList(agg.finish(b)).iterator();
+        }
+    }
+
+    /** Merge the rows {@link #finish} wrote (of another partition) into {@code a}. */
+    void absorb(Buf a, byte[] bytes) {
+        ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        if (mode != 0) {
+            while (in.remaining() > 0) {
+                a.collect(in.getDouble());
+            }
+            return;
+        }
+        Buf b = new Buf();
+        while (in.remaining() > 0) {
+            double[] r = new double[WIDTH];
+            for (int j = 0; j < WIDTH; j++) {
+                r[j] = in.getDouble();
+            }
+            int p = (int) r[0];
+            if (r[9] != 0) {
+                b.restN[p] = r[4];
+                b.restLo[p] = r[7];
+                b.restHi[p] = r[8];
+                continue;
+            }
+            int i = b.slot(r[0], r[1], r[2], r[3]);
+            b.n[i] = r[4];
+            b.inv[i] = r[5];
+            b.tot[i] = r[6];
+            b.lo[i] = r[7];
+            b.hi[i] = r[8];
+        }
+        merge(a, b);
     }
 
     /** The pass over column {@code column} (DOUBLE) of {@code df}: its one result, as bytes. */
