@@ -24,6 +24,9 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
   (``privacy/_spark_native.py``, ``privacy/java/provsqldp/BucketPass.java``; when its jar is
   built): an ``Aggregator`` applied through ``functions.udaf``, and the same table filled per
   partition from Spark's internal rows (``queryExecution().toRdd()``), merged on the driver;
+* ``plain amount``, ``native (rows) amount`` — the plain SUM and the native pass over
+  ``amount`` (10,000 distinct values, against the 90 of ``age``: the pass's memo of 4,096
+  totals per partition then misses often);
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
   floor of any per-partition numpy histogram;
 * ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
@@ -236,7 +239,7 @@ def _native_run(spark, method, weights_sql: str, params: dict):
 
 
 def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = True,
-        arrow: bool = True) -> list[tuple]:
+        arrow: bool = True, variants=None) -> list[tuple]:
     from pyspark.sql import functions as F
 
     from backends import _jvm_pid
@@ -309,6 +312,12 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
         if entry in native:
             plan.append(("bucket pass", label, _native_run(
                 spark, native[entry], "SELECT CAST(age AS DOUBLE) AS w FROM src", params)))
+    # the same over a column of 10,000 distinct values (amount), against its plain SUM: the
+    # native pass remembers the keys of 4,096 totals per partition (a direct-mapped memo)
+    plan.append(("bucket pass", "plain amount", q("SELECT SUM(amount) FROM src")))
+    if "runRows" in native:
+        plan.append(("bucket pass", "native (rows) amount", _native_run(
+            spark, native["runRows"], "SELECT amount AS w FROM src", params)))
     if arrow:
         plan += [("bucket pass", "arrow export",
                   lambda: frame.mapInArrow(export, "n LONG").collect()),
@@ -316,6 +325,8 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
                   lambda: frame.mapInArrow(histogram, "n DOUBLE").collect())]
     if key_check:
         plan += [("key check", name, fn) for name, fn in checks.items()]
+    if variants:
+        plan = [x for x in plan if x[1] in variants]
     out = []
     for part, name, fn in plan:
         wall, jvm, tasks = _time(fn, repeats, warm, cpu if part == "bucket pass" else None)
@@ -332,6 +343,8 @@ def main() -> None:
     ap.add_argument("--skip-key-check", action="store_true", help="the bucket pass only")
     ap.add_argument("--no-arrow", action="store_true",
                     help="without the mapInArrow variants (slow: rows sent to Python workers)")
+    ap.add_argument("--variants", default=None,
+                    help="only these variants, comma-separated (e.g. 'plain,native (rows)')")
     ap.add_argument("--smoke", action="store_true",
                     help="10,000 rows, one run without warm-up; says so and exits 0 without "
                          "pyspark or Java (CI)")
@@ -347,7 +360,8 @@ def main() -> None:
     os.makedirs(workdir, exist_ok=True)
     try:
         out = run(int(args.rows), args.repeats, workdir, warm=not args.smoke,
-                  key_check=not args.skip_key_check, arrow=not args.no_arrow)
+                  key_check=not args.skip_key_check, arrow=not args.no_arrow,
+                  variants=args.variants.split(",") if args.variants else None)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -27,7 +27,8 @@ THETA, BETA, MU = 1.0, 0.25, 0.5
 
 def _weights(rng) -> list:
     """Totals a release must bucket right: on and around every threshold W_j, greedy bound
-    gb_j and lattice point, ±0, subnormals, huge, NaN, ±inf, negatives, NULL, and a spread."""
+    gb_j and lattice point, ±0, subnormals, huge, NaN, ±inf, negatives, NULL, a spread, and
+    whole numbers that repeat (a third of the rows)."""
     tol = 1e-9
     js = np.arange(-60, 80)
     tau = np.exp(js * BETA) * THETA
@@ -38,7 +39,9 @@ def _weights(rng) -> list:
     spread = rng.lognormal(0.0, 4.0, 1500) * rng.choice([-1.0, 1.0], 1500)
     odd = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 1e-9, 1e300, -1e300, 1e12, -1e12, 3.0, -3.0,
            float("nan"), float("inf"), float("-inf"), None, None]
-    return [*near.tolist(), *(-near[::7]).tolist(), *spread.tolist(), *odd]
+    repeated = rng.integers(-40, 90, 3000).astype(float)  # the memo's hits (BucketPass)
+    return [*near.tolist(), *(-near[::7]).tolist(), *spread.tolist(), *repeated.tolist(),
+            *near[::3].tolist(), *odd]
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +81,17 @@ def _rows(data) -> tuple[list, list]:
     return ok, merged
 
 
-@pytest.mark.parametrize("signed", [True, False])
-def test_native_rows_equal_the_sql_pass(native_db, signed):
-    """On adversarial totals (NaN, ±inf and negatives unclamped: the rest), the native pass
-    returns the SQL pass's rows: the same keys (k, m, e), counts, minima and maxima; the sums
-    up to their order of addition."""
+@pytest.mark.parametrize("signed, entry", [(True, "runRows"), (False, "runRows"),
+                                           (True, "run")])
+def test_native_rows_equal_the_sql_pass(native_db, signed, entry, monkeypatch):
+    """On adversarial totals (NaN, ±inf and negatives unclamped: the rest), the native pass —
+    over Spark's internal rows, or as an Aggregator (``run``: its buffer serialized between
+    the partial and the final aggregate) — returns the SQL pass's rows: the same keys (k, m,
+    e), counts, minima and maxima; the sums up to their order of addition."""
     _, sc = native_db
     be = sc._engine
+    monkeypatch.setattr(_spark_native, "_ENTRY", entry)
+    monkeypatch.setattr(_spark_native, "_loaded", {})
     params = params_for(2.0, 2 if signed else 1, "node", theta=THETA, beta=BETA, mu=MU)
     weights = "SELECT x AS w FROM t"
     part = "(w < 0)::INTEGER" if signed else "0"

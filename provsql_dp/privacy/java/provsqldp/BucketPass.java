@@ -46,6 +46,8 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     private static final long serialVersionUID = 1L;
     /** doubles per bucket row: p, k, m, e, n, inv, tot, lo, hi, rest (1: NULL k, m) */
     public static final int WIDTH = 10;
+    /** log2 of the memo's size (4,096 totals: 80 KB per partition, in the L2 cache) */
+    static final int MEMO_BITS = 12;
 
     private final boolean signed;
     private final int mode;
@@ -98,13 +100,67 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         double[] restHi = {Double.NaN, Double.NaN};
         double[] values; // mode > 0: the totals collected
         int count;
+        // a direct-mapped memo: a total's bits (the part in the sign bit) → its slot, cleared
+        // when the table grows; not serialized (rebuilt by the partition that reads on)
+        double[] keys = new double[3]; // scratch: one total's (k, m, e)
+        // and how many times it came since it was last folded into its bucket (fold)
+        transient long[] memoKey;
+        transient int[] memoSlot;
+        transient double[] memoCount;
+
+        void clearMemo() {
+            if (memoKey == null) {
+                memoKey = new long[1 << MEMO_BITS];
+                memoSlot = new int[1 << MEMO_BITS];
+                memoCount = new double[1 << MEMO_BITS];
+            }
+            Arrays.fill(memoKey, -1L); // a NaN's bits: never a positive total's
+        }
+
+        /** Add the memo's entry h (count × its total) to its bucket, and forget it. */
+        void fold(int h) {
+            long key = memoKey[h];
+            if (key == -1L) {
+                return;
+            }
+            double c = Double.longBitsToDouble(key & Long.MAX_VALUE);
+            double times = memoCount[h];
+            int i = memoSlot[h];
+            n[i] += times;
+            inv[i] += times * (1.0 / c);
+            tot[i] += times * c;
+            if (c < lo[i]) {
+                lo[i] = c;
+            }
+            if (c > hi[i]) {
+                hi[i] = c;
+            }
+            memoKey[h] = -1L;
+        }
+
+        /** Fold every entry of the memo (before the table grows, merges or is written). */
+        void flush() {
+            if (memoKey != null) {
+                for (int h = 0; h < memoKey.length; h++) {
+                    fold(h);
+                }
+            }
+        }
+
+        private void writeObject(java.io.ObjectOutputStream out) throws java.io.IOException {
+            flush();
+            out.defaultWriteObject();
+        }
 
         int slot(double pp, double kk, double mm, double ee) {
             int mask = used.length - 1;
-            long h = (Double.doubleToRawLongBits(kk) * 0x9E3779B97F4A7C15L)
-                    ^ (Double.doubleToRawLongBits(mm) * 0xC2B2AE3D27D4EB4FL)
-                    ^ Double.doubleToRawLongBits(ee) ^ (long) pp;
-            int i = (int) (h ^ (h >>> 29)) & mask;
+            // k, m are whole numbers (their doubles' low bits are zeros: hash the integers)
+            long h = (long) kk * 0x9E3779B97F4A7C15L + (long) mm * 0xC2B2AE3D27D4EB4FL
+                    + (long) pp + Double.doubleToRawLongBits(ee);
+            h ^= h >>> 33;
+            h *= 0xFF51AFD7ED558CCDL;
+            h ^= h >>> 33;
+            int i = (int) h & mask;
             while (true) {
                 if (used[i] == 0) {
                     if (2 * (size + 1) > used.length) {
@@ -129,6 +185,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         }
 
         private void grow() {
+            flush(); // the memo's slots are this table's
             Buf old = copyArrays();
             int cap = used.length * 2;
             used = new int[cap];
@@ -213,6 +270,43 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
             }
             return;
         }
+        if (mode == 0) { // a total seen before has its slot remembered (exact: same bits)
+            long key = Double.doubleToRawLongBits(c) ^ (p != 0 ? Long.MIN_VALUE : 0L);
+            int h = (int) ((key * 0x9E3779B97F4A7C15L) >>> (64 - MEMO_BITS));
+            if (b.memoKey == null) {
+                b.clearMemo();
+            }
+            if (b.memoKey[h] == key) {
+                b.memoCount[h] += 1;
+                return;
+            }
+            b.fold(h);
+            int i = place(b, p, c); // (a table that grows folds and clears the memo first)
+            b.memoKey[h] = key;
+            b.memoSlot[h] = i;
+            b.memoCount[h] = 1;
+            return;
+        }
+        double[] key = b.keys;
+        keys(c, key);
+        double k = key[0];
+        double cm = key[1];
+        double e = key[2];
+        if (p == fp && ((mode == 1 && k == fa && e == 0) || (mode == 2 && cm == fa && e == 0)
+                || (mode == 3 && k == fa && cm == fb && e == fe))) {
+            b.collect(c);
+        }
+    }
+
+    /** The slot of a positive finite total. */
+    private int place(Buf b, double p, double c) {
+        double[] key = b.keys;
+        keys(c, key);
+        return b.slot(p, key[0], key[1], key[2]);
+    }
+
+    /** The keys (k, m, e) of a positive finite total into {@code out}, as the SQL pass's. */
+    private void keys(double c, double[] out) {
         double l = FdLog.log(c);
         double fk = (l + lnTwoOverTheta) * invBeta;
         double fm = (l - lnThetaMu) * invBeta;
@@ -226,23 +320,9 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
                 || c < 1e-8 || isCap(cm)) {
             e = nearKey(c, k, cm);
         }
-        if (mode != 0) {
-            if (p == fp && ((mode == 1 && k == fa && e == 0) || (mode == 2 && cm == fa && e == 0)
-                    || (mode == 3 && k == fa && cm == fb && e == fe))) {
-                b.collect(c);
-            }
-            return;
-        }
-        int i = b.slot(p, k, cm, e);
-        b.n[i] += 1;
-        b.inv[i] += 1.0 / c;
-        b.tot[i] += c;
-        if (c < b.lo[i]) {
-            b.lo[i] = c;
-        }
-        if (c > b.hi[i]) {
-            b.hi[i] = c;
-        }
+        out[0] = k;
+        out[1] = cm;
+        out[2] = e;
     }
 
     private boolean isCap(double cm) {
@@ -300,6 +380,8 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     public Object merge(Object left, Object right) {
         Buf a = (Buf) left;
         Buf b = (Buf) right;
+        a.flush();
+        b.flush();
         for (int j = 0; j < b.used.length; j++) {
             if (b.used[j] != 0) {
                 int i = a.slot(b.p[j], b.k[j], b.m[j], b.e[j]);
@@ -327,6 +409,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     @Override
     public byte[] finish(Object reduction) {
         Buf b = (Buf) reduction;
+        b.flush();
         if (mode != 0) {
             ByteBuffer out = ByteBuffer.allocate(8 * b.count).order(ByteOrder.LITTLE_ENDIAN);
             for (int j = 0; j < b.count; j++) {
