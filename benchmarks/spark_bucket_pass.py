@@ -24,7 +24,9 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
   (``privacy/_spark_native.py``, ``privacy/java/provsqldp/BucketPass.java``; when its jar is
   built): an ``Aggregator`` applied through ``functions.udaf``, and the same table filled per
   partition from Spark's internal rows (``queryExecution().toRdd()``), merged on the driver;
-* ``plain amount``, ``native (rows) amount`` — the plain SUM and the native pass over
+* ``native (columns)`` — the same over the Parquet scan's columnar batches of the bare column
+  (``runColumn``: the clamp to ±10^12 done in Java, as the release does for a bare column);
+* ``plain amount``, ``native (rows) amount``, ``native (columns) amount`` — the plain SUM and the native pass over
   ``amount`` (10,000 distinct values, against the 90 of ``age``: the pass's memo of 4,096
   totals per partition then misses often);
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
@@ -215,8 +217,7 @@ def _native_entries(spark) -> dict:
     method = _spark_native._method(spark)
     if method is None:
         return {}
-    return {m.getName(): m for m in method.getDeclaringClass().getMethods()
-            if m.getName() in ("run", "runRows")}
+    return method  # by name: run, runRows, runColumn
 
 
 def _native_run(spark, method, weights_sql: str, params: dict):
@@ -228,12 +229,12 @@ def _native_run(spark, method, weights_sql: str, params: dict):
 
     def go():
         df = spark.sql(weights_sql)
-        rows = method.getName() == "runRows"
-        args = sc._gateway.new_array(sc._jvm.java.lang.Object, 2 if rows else 3)
-        if rows:
-            args[0], args[1] = df._jdf.queryExecution(), spec
-        else:
-            args[0], args[1], args[2] = df._jdf, "w", spec
+        qe = df._jdf.queryExecution()
+        values = {"run": [df._jdf, "w", spec], "runRows": [qe, spec],
+                  "runColumn": [qe, qe, spec, -1e12, 1e12]}[method.getName()]
+        args = sc._gateway.new_array(sc._jvm.java.lang.Object, len(values))
+        for j, v in enumerate(values):
+            args[j] = v
         return bytes(method.invoke(None, args))
     return go
 
@@ -315,9 +316,15 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
     # the same over a column of 10,000 distinct values (amount), against its plain SUM: the
     # native pass remembers the keys of 4,096 totals per partition (a direct-mapped memo)
     plan.append(("bucket pass", "plain amount", q("SELECT SUM(amount) FROM src")))
+    if "runColumn" in native:
+        plan.append(("bucket pass", "native (columns)", _native_run(
+            spark, native["runColumn"], "SELECT age FROM src", params)))
     if "runRows" in native:
         plan.append(("bucket pass", "native (rows) amount", _native_run(
             spark, native["runRows"], "SELECT amount AS w FROM src", params)))
+    if "runColumn" in native:
+        plan.append(("bucket pass", "native (columns) amount", _native_run(
+            spark, native["runColumn"], "SELECT amount FROM src", params)))
     if arrow:
         plan += [("bucket pass", "arrow export",
                   lambda: frame.mapInArrow(export, "n LONG").collect()),

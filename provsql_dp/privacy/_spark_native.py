@@ -50,7 +50,9 @@ SOURCES = Path(__file__).with_name("java")
 COLUMNS = ("p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")
 _CLASS = "provsqldp.BucketPass"
 #: BucketPass's entry point: ``runRows`` reads Spark's internal rows of the weights query (one
-#: table per partition, merged on the driver); ``run`` applies it as an ``Aggregator`` (udaf)
+#: table per partition, merged on the driver) — or, for a bare column of the snapshot,
+#: ``runColumn`` its Parquet scan's columnar batches; ``run`` applies it as an ``Aggregator``
+#: (udaf). The same rows from each (tests/system/test_spark_native_buckets.py)
 _ENTRY = "runRows"
 _loaded: dict[int, object] = {}
 _lock = threading.Lock()
@@ -108,8 +110,8 @@ def build() -> Path:
 
 
 def _method(spark):
-    """``BucketPass.run`` (a py4j ``java.lang.reflect.Method``) in ``spark``'s JVM, or None
-    where the jar is absent or cannot be loaded. Once per SparkContext."""
+    """BucketPass's entry points by name (py4j ``java.lang.reflect.Method``) in ``spark``'s
+    JVM, or None where the jar is absent or cannot be loaded. Once per SparkContext."""
     if os.environ.get("PROVSQL_DP_NATIVE", "1") == "0":
         return None
     sc = getattr(spark, "_sc", None) or getattr(spark, "sparkContext", None)
@@ -142,10 +144,11 @@ def _load(sc, jar: Path):
     urls[0] = jvm.java.io.File(str(jar)).toURI().toURL()
     parent = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     cls = jvm.java.net.URLClassLoader(urls, parent).loadClass(_CLASS)
-    for m in cls.getMethods():
-        if m.getName() == _ENTRY:
-            return m
-    raise RuntimeError(f"{_CLASS} has no {_ENTRY} method")
+    methods = {m.getName(): m for m in cls.getMethods()}
+    missing = {"run", "runRows", "runColumn"} - set(methods)
+    if missing:
+        raise RuntimeError(f"{_CLASS} has no {sorted(missing)[0]} method")
+    return methods
 
 
 def spec_for(params: dict, signed: bool, mode: int = 0, part: int = 0,
@@ -166,9 +169,12 @@ def spec_for(params: dict, signed: bool, mode: int = 0, part: int = 0,
 class NativePass:
     """The native pass over the weights ``SELECT w …`` (DuckDB SQL) on a Spark backend."""
 
-    def __init__(self, backend, method, weights_sql: str, params: dict, signed: bool):
-        self.backend, self.method = backend, method
+    def __init__(self, backend, methods: dict, weights_sql: str, params: dict, signed: bool,
+                 column: tuple | None = None):
+        self.backend, self.methods = backend, methods
         self.weights_sql, self.params, self.signed = weights_sql, params, signed
+        #: ``(SELECT col FROM t, lower, upper)`` when the weight is that column clamped
+        self.column = column
 
     def _run(self, spec: str) -> np.ndarray:
         from pyspark.errors.exceptions.captured import unwrap_spark_exception
@@ -176,15 +182,21 @@ class NativePass:
         be = self.backend
         with be._in_zone():
             df = be.spark.sql(be.to_spark(self.weights_sql))
-            rows = self.method.getName() == "runRows"
-            args = be.spark._sc._gateway.new_array(be.spark._sc._jvm.java.lang.Object,
-                                                   2 if rows else 3)
-            if rows:
-                args[0], args[1] = df._jdf.queryExecution(), spec
+            entry = _ENTRY
+            if entry == "runRows" and self.column is not None:
+                entry = "runColumn"
+                col = be.spark.sql(be.to_spark(self.column[0]))._jdf.queryExecution()
+                values = [col, df._jdf.queryExecution(), spec, *map(float, self.column[1:])]
+            elif entry == "runRows":
+                values = [df._jdf.queryExecution(), spec]
             else:
-                args[0], args[1], args[2] = df._jdf, "w", spec
+                values = [df._jdf, "w", spec]
+            args = be.spark._sc._gateway.new_array(be.spark._sc._jvm.java.lang.Object,
+                                                   len(values))
+            for j, v in enumerate(values):
+                args[j] = v
             with be._step(), unwrap_spark_exception():  # Spark's errors as the SQL pass's
-                raw = bytes(self.method.invoke(None, args))
+                raw = bytes(self.methods[entry].invoke(None, args))
         be.bytes_received += len(raw)
         return np.frombuffer(raw, dtype="<f8")
 
@@ -207,14 +219,17 @@ class NativePass:
         return {"c": self._run(spec_for(self.params, self.signed, mode, part, tuple(key)))}
 
 
-def pass_for(engine, weights_sql: str | None, params: dict, signed: bool) -> NativePass | None:
+def pass_for(engine, weights_sql: str | None, params: dict, signed: bool,
+             column: tuple | None = None) -> NativePass | None:
     """The native pass for an external engine (a Spark backend whose JVM has the jar), or None:
-    the SQL pass then runs."""
+    the SQL pass then runs. ``column``: ``(SELECT col FROM t, lower, upper)`` when the weight
+    is a bare column clamped to those bounds (read from the scan's columnar batches)."""
     spark = getattr(engine, "spark", None)
     if weights_sql is None or spark is None or not hasattr(engine, "to_spark"):
         return None
-    method = _method(spark)
-    return None if method is None else NativePass(engine, method, weights_sql, params, signed)
+    methods = _method(spark)
+    return None if methods is None else NativePass(engine, methods, weights_sql, params, signed,
+                                                   column)
 
 
 if __name__ == "__main__":  # the build step (.ci/run): python -m provsql_dp.privacy._spark_native

@@ -45,7 +45,7 @@ from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_key_sql, ne
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
 
-__all__ = ["direct_totals_sql", "direct_weights_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
+__all__ = ["direct_totals_sql", "direct_weights_sql", "direct_column_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
 NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")}
@@ -69,6 +69,22 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
     part = "(w < 0)::INTEGER" if signed else "0"
     value = "abs(w)" if signed else "w"
     return f"SELECT {part} AS p, {value} AS c FROM ({weights}) AS t WHERE w <> 0"
+
+
+def direct_column_sql(con, child, weight) -> str | None:
+    """``SELECT col …``: the bare column the weight is (an sqlglot expression), when
+    :func:`direct_weights_sql` applies and the plan reads the table itself (no filter, no
+    projection but renames) — the native pass then reads the scan's columnar batches. Else
+    None."""
+    node = child
+    while isinstance(node, Project) and all(isinstance(e, exp.Column) for e in node.exprs):
+        node = node.child
+    if not isinstance(weight, exp.Column) or not isinstance(node, Scan):
+        return None
+    if direct_weights_sql(con, child, "NULL") is None:
+        return None
+    return (f"SELECT {weight.sql(dialect='duckdb')} AS w "
+            f"FROM ({compile_node(child, disc=False).sql}) AS t")
 
 
 def direct_weights_sql(con, child, weight: str) -> str | None:

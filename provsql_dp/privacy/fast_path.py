@@ -46,8 +46,8 @@ from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from . import _spark_native
-from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, direct_weights_sql,
-                             engine_buckets, engine_run)
+from .engine_buckets import (NO_ROWS, bucket_params, direct_column_sql, direct_totals_sql,
+                             direct_weights_sql, engine_buckets, engine_run)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 from .centred_avg import centred_sensitivity
@@ -225,8 +225,10 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
                 raise
+        column = direct_column_sql(con, plan.child, plan.weight) if not embedded else None
         native = None if embedded or direct is None else _spark_native.pass_for(
-            engine, direct_weights_sql(con, plan.child, w), params, signed)
+            engine, direct_weights_sql(con, plan.child, w), params, signed,
+            None if column is None else (column, float(lo), float(hi)))
         if native is not None:  # its exact reads, cut off at the deadline as run_exact's
             native = _NativeReads(native, lambda e: _no_data(
                 con, e, "the data-independent release of one group"))

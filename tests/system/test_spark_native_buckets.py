@@ -16,7 +16,7 @@ import pytest
 import provsql_dp
 from provsql_dp.mechanisms.recursive.buckets import params_for
 from provsql_dp.privacy import _spark_native, engine_buckets as eb
-from provsql_dp.privacy import fast_path
+from provsql_dp.provenance.clamp import clamp_sql
 
 from spark_support import on_spark
 
@@ -53,9 +53,11 @@ def native_db(spark, tmp_path_factory):
                         f"({jar}): python -m provsql_dp.privacy._spark_native")
         pytest.skip("the native bucket pass is not built: python -m provsql_dp.privacy._spark_native")
     con = provsql_dp.connect()
-    con.execute("CREATE TABLE t(id INT PRIMARY KEY, x DOUBLE)")
-    w = _weights(np.random.default_rng(7))
-    con._duck.executemany("INSERT INTO t VALUES (?, ?)", list(enumerate(w)))
+    con.execute("CREATE TABLE t(id INT PRIMARY KEY, x DOUBLE, a INT)")
+    rng = np.random.default_rng(7)
+    w = _weights(rng)
+    a = [None if i % 97 == 0 else int(v) for i, v in enumerate(rng.integers(-60, 900, len(w)))]
+    con._duck.executemany("INSERT INTO t VALUES (?, ?, ?)", list(zip(range(len(w)), w, a)))
     con.execute("PROTECT TABLE t; SET PRIVACY BUDGET 100")
     sc = on_spark(con, spark, tmp_path_factory.mktemp("native") / "n.duckdb")
     assert _spark_native.pass_for(sc._engine, "SELECT 1.0 AS w", {}, True) is not None
@@ -82,18 +84,29 @@ def _rows(data) -> tuple[list, list]:
 
 
 @pytest.mark.parametrize("signed, entry", [(True, "runRows"), (False, "runRows"),
-                                           (True, "run")])
+                                           (True, "run"), (True, "runColumn"),
+                                           (False, "runColumn")])
 def test_native_rows_equal_the_sql_pass(native_db, signed, entry, monkeypatch):
     """On adversarial totals (NaN, ±inf and negatives unclamped: the rest), the native pass —
-    over Spark's internal rows, or as an Aggregator (``run``: its buffer serialized between
-    the partial and the final aggregate) — returns the SQL pass's rows: the same keys (k, m,
-    e), counts, minima and maxima; the sums up to their order of addition."""
+    over Spark's internal rows, as an Aggregator (``run``: its buffer serialized between the
+    partial and the final aggregate), or over the scan's columnar batches of the bare column
+    clamped in Java (``runColumn``, against the SQL clamp) — returns the SQL pass's rows: the
+    same keys (k, m, e), counts, minima and maxima; the sums up to their order of addition."""
     _, sc = native_db
     be = sc._engine
-    monkeypatch.setattr(_spark_native, "_ENTRY", entry)
+    monkeypatch.setattr(_spark_native, "_ENTRY", "runRows" if entry == "runColumn" else entry)
     monkeypatch.setattr(_spark_native, "_loaded", {})
     params = params_for(2.0, 2 if signed else 1, "node", theta=THETA, beta=BETA, mu=MU)
-    weights = "SELECT x AS w FROM t"
+    weights, column = "SELECT x AS w FROM t", None
+    if entry == "runColumn":  # clamped to bounds that cut both tails; a DOUBLE, an INT column
+        lo, hi, col = (-50.0, 1e6, "x") if signed else (0.5, 800.0, "a")
+        column = (f"SELECT {col} AS w FROM t", lo, hi)
+        weights = f"SELECT {clamp_sql(col, lo, hi)} AS w FROM t"
+        plan = be.spark.sql(be.to_spark(column[0]))._jdf.queryExecution().executedPlan()
+        assert plan.output().head().dataType().typeName() == ("double" if signed else "integer")
+        # WholeStageCodegen ← Project (the rename to w) ← ColumnarToRow ← the Parquet scan
+        scan = plan.child().child().child()
+        assert plan.nodeName().startswith("WholeStageCodegen") and scan.supportsColumnar()
     part = "(w < 0)::INTEGER" if signed else "0"
     totals = (f"SELECT {part} AS p, {'abs(w)' if signed else 'w'} AS c FROM ({weights}) AS t "
               "WHERE w <> 0")
@@ -104,13 +117,13 @@ def test_native_rows_equal_the_sql_pass(native_db, signed, entry, monkeypatch):
         return got["sql"]
 
     eb.engine_buckets(run, totals, None, params, 2 if signed else 1, 1, inline=True)
-    native = _spark_native.pass_for(be, weights, params, signed)
+    native = _spark_native.pass_for(be, weights, params, signed, column)
     sql_rows, sql_rest = _rows(got["sql"])
     nat_rows, nat_rest = _rows(native.buckets())
     assert [r[:7] for r in nat_rows] == [r[:7] for r in sql_rows]
     for a, b in zip(nat_rows, sql_rows):
         assert a[7:] == pytest.approx(b[7:], rel=1e-12)
-    assert nat_rest == sql_rest and nat_rest  # NaN, ±inf (and negatives when unsigned)
+    assert nat_rest == sql_rest and (nat_rest or column)  # NaN, ±inf (negatives: unsigned)
     assert sum(r[4] for r in nat_rows if r[3] != 0) > 100  # many near totals, as built
 
 
@@ -152,7 +165,7 @@ def test_native_release_equals_duckdb_under_one_seed(native_db, monkeypatch):
     real = _spark_native.NativePass._run
 
     def counted(self, spec):
-        passes.append(spec)
+        passes.append(self.column)
         return real(self, spec)
 
     monkeypatch.setattr(_spark_native.NativePass, "_run", counted)
@@ -167,6 +180,15 @@ def test_native_release_equals_duckdb_under_one_seed(native_db, monkeypatch):
         passes.clear()
         got, spark_pass = run(sc, where)
         assert len(passes) == 1  # one pass, no exact read: near totals are buckets of their own
+        if not where:  # a bare column: read from the scan's columnar batches (runColumn)
+            be = sc._engine
+            plan = be.spark.sql(be.to_spark(passes[0][0]))._jdf.queryExecution().executedPlan()
+            names = [plan.nodeName(), plan.child().nodeName(), plan.child().child().nodeName()]
+            assert names[0].startswith("WholeStageCodegen")
+            assert names[1:] == ["Project", "ColumnarToRow"]  # the rename to w, then the scan
+            assert passes[0][1:] == (-1e12, 1e12)
+        else:
+            assert passes[0] is None
         with monkeypatch.context() as m:
             m.setenv("PROVSQL_DP_NATIVE", "0")
             m.setattr(_spark_native, "_loaded", {})

@@ -13,6 +13,22 @@ import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SQLExecution;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
 
 import org.apache.spark.sql.Column;
@@ -46,8 +62,8 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     private static final long serialVersionUID = 1L;
     /** doubles per bucket row: p, k, m, e, n, inv, tot, lo, hi, rest (1: NULL k, m) */
     public static final int WIDTH = 10;
-    /** log2 of the memo's size (4,096 totals: 80 KB per partition, in the L2 cache) */
-    static final int MEMO_BITS = 12;
+    /** log2 of the memo's size (16,384 totals: 320 KB per partition, in the L2 cache) */
+    static final int MEMO_BITS = 14;
 
     private final boolean signed;
     private final int mode;
@@ -465,6 +481,109 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
             agg.absorb(all, part);
         }
         return agg.finish(all);
+    }
+
+    /**
+     * The pass over a bare numeric column of a Parquet scan, read from its columnar batches
+     * (no row per value), each value clamped to {@code [lo, hi]} as {@code clamp_sql} does
+     * (NaN, ±inf: NULL); {@code column} is that column's query ({@code SELECT col FROM t}).
+     * Where Spark does not read it as columnar batches of a primitive type, the pass runs over
+     * {@code weights}' rows ({@link #runRows}): the same rows either way.
+     */
+    public static byte[] runColumn(QueryExecution column, QueryExecution weights, String spec,
+                                   double lo, double hi) {
+        SparkPlan root = column.executedPlan();
+        SparkPlan scan = root instanceof WholeStageCodegenExec
+                ? ((WholeStageCodegenExec) root).child() : root;
+        if (scan instanceof ProjectExec && renames((ProjectExec) scan)) {
+            scan = ((ProjectExec) scan).child();
+        }
+        scan = scan instanceof ColumnarToRowExec ? ((ColumnarToRowExec) scan).child() : null;
+        int type = scan == null || !scan.supportsColumnar() || scan.output().size() != 1 ? -1
+                : Batches.typeOf(scan.output().head().dataType());
+        if (type < 0) {
+            return runRows(weights, spec);
+        }
+        BucketPass agg = new BucketPass(spec);
+        JavaRDD<ColumnarBatch> batches = scan.executeColumnar().toJavaRDD();
+        Batches read = new Batches(agg, type, lo, hi);
+        List<byte[]> parts = SQLExecution.withNewExecutionId(column, Option.empty(),
+                () -> batches.mapPartitions(read).collect());
+        Buf all = new Buf();
+        for (byte[] part : parts) {
+            agg.absorb(all, part);
+        }
+        return agg.finish(all);
+    }
+
+    /** A projection of one column, renamed or not (nothing computed). */
+    private static boolean renames(ProjectExec p) {
+        if (p.projectList().size() != 1) {
+            return false;
+        }
+        NamedExpression e = p.projectList().head();
+        return e instanceof AttributeReference
+                || e instanceof Alias && ((Alias) e).child() instanceof AttributeReference;
+    }
+
+    /** One partition's pass over columnar batches (runs on the executors). */
+    static final class Batches implements FlatMapFunction<Iterator<ColumnarBatch>, byte[]> {
+        private static final long serialVersionUID = 1L;
+        private final BucketPass agg;
+        private final int type;
+        private final double lo, hi;
+
+        Batches(BucketPass agg, int type, double lo, double hi) {
+            this.agg = agg;
+            this.type = type;
+            this.lo = lo;
+            this.hi = hi;
+        }
+
+        /** 0 int, 1 long, 2 double, 3 float, 4 short, 5 byte; -1: not read here */
+        static int typeOf(DataType t) {
+            return t instanceof IntegerType ? 0 : t instanceof LongType ? 1
+                    : t instanceof DoubleType ? 2 : t instanceof FloatType ? 3
+                    : t instanceof ShortType ? 4 : t instanceof ByteType ? 5 : -1;
+        }
+
+        @Override
+        public Iterator<byte[]> call(Iterator<ColumnarBatch> it) {
+            Buf b = new Buf();
+            while (it.hasNext()) {
+                ColumnarBatch batch = it.next();
+                ColumnVector v = batch.column(0);
+                int n = batch.numRows();
+                boolean nulls = v.hasNull();
+                for (int i = 0; i < n; i++) {
+                    if (nulls && v.isNullAt(i)) {
+                        continue;
+                    }
+                    double x;
+                    switch (type) {
+                        case 0: x = v.getInt(i); break;
+                        case 1: x = (double) v.getLong(i); break;
+                        case 2: x = v.getDouble(i); break;
+                        case 3: x = v.getFloat(i); break;
+                        case 4: x = v.getShort(i); break;
+                        default: x = v.getByte(i); break;
+                    }
+                    // clamp_sql: NaN (above every number in Spark), ±inf → NULL
+                    if (x > hi || Double.isNaN(x)) {
+                        if (x < Double.POSITIVE_INFINITY) {
+                            agg.weigh(b, hi);
+                        }
+                    } else if (x < lo) {
+                        if (x > Double.NEGATIVE_INFINITY) {
+                            agg.weigh(b, lo);
+                        }
+                    } else {
+                        agg.weigh(b, x);
+                    }
+                }
+            }
+            return Collections.singletonList(agg.finish(b)).iterator();
+        }
     }
 
     /** One partition's pass (serializable: it runs on the executors). */
