@@ -72,12 +72,13 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
 
 
 def direct_column_sql(con, child, weight) -> str | None:
-    """``SELECT col …``: the bare column the weight is (an sqlglot expression), when
-    :func:`direct_weights_sql` applies and the plan reads the table itself (no filter, no
-    projection but renames) — the native pass then reads the scan's columnar batches. Else
-    None."""
+    """``SELECT col …``: the column the weight is (an sqlglot expression) before its clamp,
+    when :func:`direct_weights_sql` applies and the plan reads the table through projections
+    only (no filter) — the native pass then reads the scan's columnar batches where Spark's
+    plan of this query renames or casts one column to DOUBLE and nothing else
+    (``BucketPass.runColumn`` checks; its rows otherwise). Else None."""
     node = child
-    while isinstance(node, Project) and all(isinstance(e, exp.Column) for e in node.exprs):
+    while isinstance(node, Project):
         node = node.child
     if not isinstance(weight, exp.Column) or not isinstance(node, Scan):
         return None

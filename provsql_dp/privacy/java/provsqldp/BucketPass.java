@@ -15,6 +15,7 @@ import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SQLExecution;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.ProjectExec;
@@ -516,14 +517,26 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         return agg.finish(all);
     }
 
-    /** A projection of one column, renamed or not (nothing computed). */
+    /**
+     * A projection of one column, renamed or cast to DOUBLE (as Java converts it: the batches
+     * are read with the scan's own type), nothing else computed.
+     */
     private static boolean renames(ProjectExec p) {
         if (p.projectList().size() != 1) {
             return false;
         }
         NamedExpression e = p.projectList().head();
-        return e instanceof AttributeReference
-                || e instanceof Alias && ((Alias) e).child() instanceof AttributeReference;
+        if (e instanceof AttributeReference) {
+            return true;
+        }
+        if (!(e instanceof Alias)) {
+            return false;
+        }
+        org.apache.spark.sql.catalyst.expressions.Expression x = ((Alias) e).child();
+        if (x instanceof Cast && ((Cast) x).dataType() instanceof DoubleType) {
+            x = ((Cast) x).child();
+        }
+        return x instanceof AttributeReference;
     }
 
     /** One partition's pass over columnar batches (runs on the executors). */
