@@ -41,6 +41,7 @@ times are slow and noisy; 10^7: medians of 3, 10^8: one run after a warm-up)::
     10^8     14.5     157.2     0.53 | 4.60 / 3.53  4.53 / 2.10  3.13 / 3.75  14.4 / 1.94 (¶)
     10^8      8.7         –     1.17 | 0.84 / 1.74  2.33 / 1.03  1.40 / 2.52  5.95 / 0.57 (¶)
     10^8      9.5         –     1.23 |                                        2.88 / 1.43 (#)
+    10^8      7.1         –     1.04 |                                        1.01 / 0.79 (#)
 
 (ours / plain Spark SQL, seconds; attach: once, by the curator, kept in ``--workdir`` for the
 later runs; crossed to the driver: 0.00 MB everywhere — a few hundred bytes: one noisy number
@@ -74,9 +75,11 @@ bounded SUM 1.12 / 1.53, ``GROUP BY`` 1.65 / 1.65, **unbounded SUM 0.62 / 6.86 (
 ``SUM(age)`` needs ~6 ns of CPU a row (3.8 in its task threads), the bucket pass ~69: the ≤ 3×
 target is out of reach for it, and ``spark_bucket_pass_measured.md`` says by how much each operator
 costs and why. (#) 2026-11-29, the native bucket pass (``privacy/_spark_native.py``: one JVM
-aggregate, its jar built by ``javac``), medians of 3, load 6.7–7.4: 2.0× (CPU 1.05 / 2.35 s,
-2.2×); the same statement with the SQL pass (``PROVSQL_DP_NATIVE=0``, the second
-``unbounded_sum`` row this script prints) 9.58 / 1.43 s (6.7×, CPU 7.4×).
+aggregate, its jar built by ``javac``): over the weights' rows, medians of 3, load 6.7–7.4, 2.0×
+(CPU 1.05 / 2.35 s, 2.2×); then over the Parquet scan's columnar batches (a bare column),
+medians of 5, load ≈ 3, **1.3× (CPU 0.88 / 1.08 s, 1.2×)**; the same statement with the SQL
+pass (``PROVSQL_DP_NATIVE=0``, the second ``unbounded_sum`` row this script prints) 6.7× and
+5.2× in those runs (``spark_bucket_pass_measured.md``).
 
 Usage::
 
