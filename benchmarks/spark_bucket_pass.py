@@ -26,9 +26,9 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
   partition from Spark's internal rows (``queryExecution().toRdd()``), merged on the driver;
 * ``native (columns)`` — the same over the Parquet scan's columnar batches of the bare column
   (``runColumn``: the clamp to ±10^12 done in Java, as the release does for a bare column);
-* ``plain amount``, ``native (rows) amount``, ``native (columns) amount`` — the plain SUM and the native pass over
-  ``amount`` (10,000 distinct values, against the 90 of ``age``: the pass's memo of 4,096
-  totals per partition then misses often);
+* ``plain amount``, ``native (rows) amount``, ``native (columns) amount`` — the plain SUM and
+  the native pass over ``amount`` (10,000 distinct values, against the 90 of ``age``: more
+  misses of the pass's memo of 16,384 totals per partition);
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
   floor of any per-partition numpy histogram;
 * ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
