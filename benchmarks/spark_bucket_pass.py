@@ -20,6 +20,15 @@ signed SUM: parts ``p = age < 0``, totals ``c = |age|``):
   ``(p, k, m, e)`` with ``count, Σ1/c, Σc, min, max``);
 * ``engine pass, no min/max`` — the same without ``min c``, ``max c`` (the buckets' safety
   check): what dropping them would save;
+* ``native (udaf)``, ``native (rows)`` — the engine's pass as one JVM aggregate
+  (``privacy/_spark_native.py``, ``privacy/java/provsqldp/BucketPass.java``; when its jar is
+  built): an ``Aggregator`` applied through ``functions.udaf``, and the same table filled per
+  partition from Spark's internal rows (``queryExecution().toRdd()``), merged on the driver;
+* ``native (columns)`` — the same over the Parquet scan's columnar batches of the bare column
+  (``runColumn``: the clamp to ±10^12 done in Java, as the release does for a bare column);
+* ``plain amount``, ``native (rows) amount``, ``native (columns) amount`` — the plain SUM and
+  the native pass over ``amount`` (10,000 distinct values, against the 90 of ``age``: more
+  misses of the pass's memo of 16,384 totals per partition);
 * ``arrow export`` — the rows handed to Python workers by ``mapInArrow`` and merely counted: the
   floor of any per-partition numpy histogram;
 * ``numpy buckets`` — ``mapInArrow`` per-partition histograms: each batch's ``(k, m)`` by a
@@ -200,8 +209,38 @@ def engine_pass_sql(rows_sql: str, params: dict, near_null: bool = False,
     return sqlglot.transpile(sql, read="duckdb", write="spark")[0]
 
 
+def _native_entries(spark) -> dict:
+    """BucketPass's entry points (``run``: an Aggregator applied as a udaf; ``runRows``: one
+    table per partition over Spark's internal rows) when the jar is built, else {}."""
+    from provsql_dp.privacy import _spark_native
+
+    method = _spark_native._method(spark)
+    if method is None:
+        return {}
+    return method  # by name: run, runRows, runColumn
+
+
+def _native_run(spark, method, weights_sql: str, params: dict):
+    """The native pass (``privacy/_spark_native.py``) over ``weights_sql``, bucket rows out."""
+    from provsql_dp.privacy import _spark_native
+
+    spec = _spark_native.spec_for(params, signed=True)
+    sc = spark.sparkContext
+
+    def go():
+        df = spark.sql(weights_sql)
+        qe = df._jdf.queryExecution()
+        values = {"run": [df._jdf, "w", spec], "runRows": [qe, spec],
+                  "runColumn": [qe, qe, spec, -1e12, 1e12]}[method.getName()]
+        args = sc._gateway.new_array(sc._jvm.java.lang.Object, len(values))
+        for j, v in enumerate(values):
+            args[j] = v
+        return bytes(method.invoke(None, args))
+    return go
+
+
 def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = True,
-        arrow: bool = True) -> list[tuple]:
+        arrow: bool = True, variants=None) -> list[tuple]:
     from pyspark.sql import functions as F
 
     from backends import _jvm_pid
@@ -269,6 +308,23 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
             ("bucket pass", "engine pass", q(engine_pass_sql(rows_sql, params))),
             ("bucket pass", "engine pass, no min/max",
              q(engine_pass_sql(rows_sql, params, min_max=False)))]
+    native = _native_entries(spark)
+    for entry, label in (("run", "native (udaf)"), ("runRows", "native (rows)")):
+        if entry in native:
+            plan.append(("bucket pass", label, _native_run(
+                spark, native[entry], "SELECT CAST(age AS DOUBLE) AS w FROM src", params)))
+    # the same over a column of 10,000 distinct values (amount), against its plain SUM: the
+    # native pass remembers the keys of 4,096 totals per partition (a direct-mapped memo)
+    plan.append(("bucket pass", "plain amount", q("SELECT SUM(amount) FROM src")))
+    if "runColumn" in native:
+        plan.append(("bucket pass", "native (columns)", _native_run(
+            spark, native["runColumn"], "SELECT age FROM src", params)))
+    if "runRows" in native:
+        plan.append(("bucket pass", "native (rows) amount", _native_run(
+            spark, native["runRows"], "SELECT amount AS w FROM src", params)))
+    if "runColumn" in native:
+        plan.append(("bucket pass", "native (columns) amount", _native_run(
+            spark, native["runColumn"], "SELECT amount FROM src", params)))
     if arrow:
         plan += [("bucket pass", "arrow export",
                   lambda: frame.mapInArrow(export, "n LONG").collect()),
@@ -276,6 +332,8 @@ def run(rows: int, repeats: int, workdir: str, warm: bool, key_check: bool = Tru
                   lambda: frame.mapInArrow(histogram, "n DOUBLE").collect())]
     if key_check:
         plan += [("key check", name, fn) for name, fn in checks.items()]
+    if variants:
+        plan = [x for x in plan if x[1] in variants]
     out = []
     for part, name, fn in plan:
         wall, jvm, tasks = _time(fn, repeats, warm, cpu if part == "bucket pass" else None)
@@ -292,6 +350,8 @@ def main() -> None:
     ap.add_argument("--skip-key-check", action="store_true", help="the bucket pass only")
     ap.add_argument("--no-arrow", action="store_true",
                     help="without the mapInArrow variants (slow: rows sent to Python workers)")
+    ap.add_argument("--variants", default=None,
+                    help="only these variants, comma-separated (e.g. 'plain,native (rows)')")
     ap.add_argument("--smoke", action="store_true",
                     help="10,000 rows, one run without warm-up; says so and exits 0 without "
                          "pyspark or Java (CI)")
@@ -307,7 +367,8 @@ def main() -> None:
     os.makedirs(workdir, exist_ok=True)
     try:
         out = run(int(args.rows), args.repeats, workdir, warm=not args.smoke,
-                  key_check=not args.skip_key_check, arrow=not args.no_arrow)
+                  key_check=not args.skip_key_check, arrow=not args.no_arrow,
+                  variants=args.variants.split(",") if args.variants else None)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -40,6 +40,8 @@ times are slow and noisy; 10^7: medians of 3, 10^8: one run after a warm-up)::
     10^8     43.1     438.0     2.32 | 16.3 / 13.1  7.52 / 7.46  7.23 / 6.66  22.4 / 3.04 (§)
     10^8     14.5     157.2     0.53 | 4.60 / 3.53  4.53 / 2.10  3.13 / 3.75  14.4 / 1.94 (¶)
     10^8      8.7         –     1.17 | 0.84 / 1.74  2.33 / 1.03  1.40 / 2.52  5.95 / 0.57 (¶)
+    10^8      9.5         –     1.23 |                                        2.88 / 1.43 (#)
+    10^8      7.1         –     1.04 |                                        1.01 / 0.79 (#)
 
 (ours / plain Spark SQL, seconds; attach: once, by the curator, kept in ``--workdir`` for the
 later runs; crossed to the driver: 0.00 MB everywhere — a few hundred bytes: one noisy number
@@ -72,7 +74,12 @@ over the same attach, with the CPU seconds of the driver JVM and the Python proc
 bounded SUM 1.12 / 1.53, ``GROUP BY`` 1.65 / 1.65, **unbounded SUM 0.62 / 6.86 (11×)**. The plain
 ``SUM(age)`` needs ~6 ns of CPU a row (3.8 in its task threads), the bucket pass ~69: the ≤ 3×
 target is out of reach for it, and ``spark_bucket_pass_measured.md`` says by how much each operator
-costs and why.
+costs and why. (#) 2026-11-29, the native bucket pass (``privacy/_spark_native.py``: one JVM
+aggregate, its jar built by ``javac``): over the weights' rows, medians of 3, load 6.7–7.4, 2.0×
+(CPU 1.05 / 2.35 s, 2.2×); then over the Parquet scan's columnar batches (a bare column),
+medians of 5, load ≈ 3, **1.3× (CPU 0.88 / 1.08 s, 1.2×)**; the same statement with the SQL
+pass (``PROVSQL_DP_NATIVE=0``, the second ``unbounded_sum`` row this script prints) 6.7× and
+5.2× in those runs (``spark_bucket_pass_measured.md``).
 
 Usage::
 
@@ -140,6 +147,7 @@ def run(rows: int, repeats: int, workdir: str, warm: bool = True, only=None) -> 
     import numpy as np
 
     import provsql_dp
+    from provsql_dp.privacy import _spark_native
 
     t = time.perf_counter()
     spark = _spark()
@@ -178,19 +186,29 @@ def run(rows: int, repeats: int, workdir: str, warm: bool = True, only=None) -> 
         if only and name != only:
             continue
         plain_s, _, plain_cpu = _median(lambda: spark.sql(plain).collect(), repeats, warm, cpu)
-        got0 = con._engine.bytes_received
         mech = []
+        # the unbounded SUM twice: its bucket pass native (the jar, when built) and in SQL
+        for bucket_pass in (["native", "sql"] if name == "unbounded_sum" else [None]):
+            if bucket_pass == "sql":
+                os.environ["PROVSQL_DP_NATIVE"] = "0"
+                _spark_native._loaded.clear()
+            passes = []
 
-        def ours():
-            cur = con.execute(f"{private} WITH EPSILON 1")
-            mech[:] = [cur.privacy.mechanism]
-            return cur.fetchall()
+            def ours():
+                cur = con.execute(f"{private} WITH EPSILON 1")
+                mech[:] = [cur.privacy.mechanism]
+                passes[:] = [cur.privacy.bucket_pass]
+                return cur.fetchall()
 
-        ours_s, _, ours_cpu = _median(ours, repeats, warm, cpu)
-        crossed = (con._engine.bytes_received - got0) / (repeats + warm) / 2**20
-        out["work"].append({"workload": name, "mechanism": mech[0], "plain_s": plain_s,
-                            "ours_s": ours_s, "crossed_mb": crossed, "plain_cpu": plain_cpu,
-                            "ours_cpu": ours_cpu})
+            got0 = con._engine.bytes_received
+            ours_s, _, ours_cpu = _median(ours, repeats, warm, cpu)
+            os.environ.pop("PROVSQL_DP_NATIVE", None)
+            _spark_native._loaded.clear()
+            crossed = (con._engine.bytes_received - got0) / (repeats + warm) / 2**20
+            route = mech[0] + (f" ({passes[0]})" if passes[0] else "")
+            out["work"].append({"workload": name, "mechanism": route, "plain_s": plain_s,
+                                "ours_s": ours_s, "crossed_mb": crossed, "plain_cpu": plain_cpu,
+                                "ours_cpu": ours_cpu})
     out["py_peak_mb"] = _hwm()
     out["jvm_peak_mb"] = _hwm(jvm) if jvm else float("nan")
     con.close()
@@ -225,10 +243,10 @@ def main() -> None:
             shutil.rmtree(workdir, ignore_errors=True)
     print(f"rows={r['rows']:,}  JVM start {r['jvm_s']:.1f} s  attach (snapshot + key check, "
           f"once) {r['attach_s']:.1f} s  reuse by a later connection {r['reuse_s']:.2f} s")
-    print(f"{'workload':<14} {'route':<14} {'plain s':>8} {'ours s':>8} {'ratio':>6} "
+    print(f"{'workload':<14} {'route':<25} {'plain s':>8} {'ours s':>8} {'ratio':>6} "
           f"{'crossed MB':>10} {'CPU s':>15} {'CPU ratio':>9}")
     for w in r["work"]:
-        print(f"{w['workload']:<14} {w['mechanism']:<14} {w['plain_s']:>8.2f} {w['ours_s']:>8.2f} "
+        print(f"{w['workload']:<14} {w['mechanism']:<25} {w['plain_s']:>8.2f} {w['ours_s']:>8.2f} "
               f"{w['ours_s'] / w['plain_s']:>6.1f} {w['crossed_mb']:>10.2f} "
               f"{w['plain_cpu']:>6.2f} / {w['ours_cpu']:>6.2f} "
               f"{w['ours_cpu'] / w['plain_cpu'] if w['plain_cpu'] else float('nan'):>9.1f}")

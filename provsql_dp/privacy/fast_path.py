@@ -46,8 +46,9 @@ from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
-from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_buckets,
-                             engine_run)
+from . import _spark_native
+from .engine_buckets import (NO_ROWS, bucket_params, direct_column_sql, direct_totals_sql,
+                             direct_weights_sql, engine_buckets, engine_run)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 from .centred_avg import centred_sensitivity
@@ -225,9 +226,16 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
                 raise
+        column = direct_column_sql(con, plan.child, plan.weight) if not embedded else None
+        native = None if embedded or direct is None else _spark_native.pass_for(
+            engine, direct_weights_sql(con, plan.child, w), params, signed,
+            None if column is None else (column, float(lo), float(hi)))
+        if native is not None:  # its exact reads, cut off at the deadline as run_exact's
+            native = _NativeReads(native, lambda e: _no_data(
+                con, e, "the data-independent release of one group"))
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None,
+                                       run_exact, inline=direct is not None, native=native,
                                        positive=direct is not None and signed
                                        and math.isfinite(float(lo)) and math.isfinite(float(hi)),
                                        materialize=embedded)
@@ -236,7 +244,9 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
                                        len(groups))
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
-                             buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng)
+                             buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng,
+                             bucket_pass=None if embedded else
+                             "native" if native is not None else "sql")
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
     # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)); so
     # does, on Spark, a SUM's whose parameters are invalid (the release then raises as it would).
@@ -268,7 +278,26 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     return _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng)
 
 
-def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
+class _NativeReads:
+    """A native pass whose exact reads end the group's release at the deadline, as
+    ``run_exact`` does for the SQL pass."""
+
+    def __init__(self, native, no_data):
+        self.native, self.no_data = native, no_data
+
+    def buckets(self):
+        return self.native.buckets()
+
+    def exact(self, *key):
+        try:
+            return self.native.exact(*key)
+        except DeadlineExceeded as e:
+            self.no_data(e)
+            raise
+
+
+def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng,
+                  bucket_pass=None):
     """Charge, then release each group with ``one(group index, rng)`` (the data-independent
     ``fallback(eps)`` for a group cut off at the release's deadline; any other failure is the
     statement's, :mod:`.group_epsilon`)."""
@@ -284,7 +313,8 @@ def _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng):
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "DOUBLE")]
     mech = releases[0].mechanism if releases else "recursive"  # no group: nothing released
     info = PrivacyInfo(mechanism=mech, epsilon=charge.epsilon,
-                       remaining=charge.remaining, releases=tuple(releases))
+                       remaining=charge.remaining, releases=tuple(releases),
+                       bucket_pass=bucket_pass)
     return desc, out, info
 
 

@@ -65,6 +65,9 @@ class PrivacyInfo:
     #: the exact values behind ``epsilon`` and ``remaining`` (filled in from them when not given)
     epsilon_exact: Fraction | None = field(default=None, repr=False)
     remaining_exact: Fraction | None = field(default=None, repr=False)
+    #: an unbounded SUM's bucket pass on an external engine: "native" (one JVM aggregate,
+    #: :mod:`._spark_native`) or "sql" (the SQL pass: no jar in this installation); None elsewhere
+    bucket_pass: str | None = None
 
     def __post_init__(self):
         for name in ("epsilon", "remaining"):

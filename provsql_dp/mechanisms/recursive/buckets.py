@@ -65,7 +65,7 @@ from .release import _MAX_EXPONENT, Release, release_delta_hat, release_x
 from .single_owner import first_feasible, search_range
 
 __all__ = ["Buckets", "delta_buckets", "clamped_buckets", "release_buckets", "bucket_sql",
-           "near_sql", "near_key_sql", "params_for"]
+           "near_sql", "near_key_sql", "cap_indices", "params_for"]
 
 #: a near total within this relative distance of one of the engine's boundaries is keyed by its
 #: exact value (the engine's ``exp`` and numpy's differ by a few ulps; 2^-46 is 64 ulps): at most
@@ -117,8 +117,7 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
     ib = f"{1.0 / beta!r}::DOUBLE"
     fk = f"((l + {math.log(2.0 / theta)!r}::DOUBLE) * {ib})"
     fm = f"((l - {math.log(theta) + mu!r}::DOUBLE) * {ib})"
-    caps = sorted({math.ceil((math.log(cap) - (math.log(theta) + mu)) / beta) + d
-                   for cap in (math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63)) for d in (-1, 0, 1)})
+    caps = cap_indices(theta, beta, mu, eps2)
     b = f"{float(beta)!r}::DOUBLE"
     dk, dm = f"{b} * (fk - ceil(fk) + 1)", f"{b} * (fm - ceil(fm) + 1)"  # β·δ, δ ∈ (0, 1]
     coef = 2.0 * (1 + 1e-6) * _CMP_TOL  # βδ ≤ coef·(1 + 0.5/c), times c > 0: no division
@@ -126,6 +125,13 @@ def near_sql(theta: float, beta: float, mu: float, eps2: float) -> tuple[str, st
             f"OR {dm} < 1e-9 OR {dm} > {b} - 1e-9 OR c < 1e-8 "
             f"OR ceil(fm) IN ({', '.join(map(str, caps))})")
     return f"{fk} AS fk, {fm} AS fm", pred
+
+
+def cap_indices(theta: float, beta: float, mu: float, eps2: float) -> list[int]:
+    """The lattice indices ``ceil(fm)`` whose totals are near a cap of Δ̂ (``e^700``,
+    ``2^63·ε₂``): :func:`near_sql`'s last test (the native pass reads them too)."""
+    return sorted({math.ceil((math.log(cap) - (math.log(theta) + mu)) / beta) + d
+                   for cap in (math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63)) for d in (-1, 0, 1)})
 
 
 def near_key_sql(theta: float, beta: float, mu: float, eps2: float, k: str = "k",
