@@ -44,8 +44,9 @@ from sqlglot import exp
 from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_key_sql, near_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
+from .native import decode, direct_sql, grouped_sql
 
-__all__ = ["direct_totals_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
+__all__ = ["direct_totals_sql", "native_pass_sql", "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
 NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")}
@@ -77,9 +78,24 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
             f"FROM ({compile_node(child, disc=False).sql}) AS t) AS t WHERE w <> 0")
 
 
+def native_pass_sql(con, child, weight_sql: str, bounds, signed: bool, params, totals_sql: str,
+                    n_parts: int, inline: bool) -> str | None:
+    """The bucket pass as one native ``pdp_buckets`` aggregate (:mod:`provsql_dp.privacy.native`)
+    when the connection loaded it (``con._native``: decided when the database was opened, by
+    the installation only), else None (the SQL pass). ``inline``: the direct path (the rows of
+    ``child`` are the totals, ``weight_sql`` their raw weight clamped to ``bounds`` inside the
+    aggregate); otherwise the owner totals ``totals_sql`` (``g, c0[, c1]``)."""
+    if not getattr(con, "_native", False):
+        return None
+    if inline:
+        lo, hi = bounds
+        return direct_sql(compile_node(child, disc=False).sql, weight_sql, lo, hi, signed, params)
+    return grouped_sql(totals_sql, n_parts, params)
+
+
 def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_parts: int,
                    n_groups: int, run_exact=None, inline: bool = False, positive: bool = False,
-                   materialize: bool = True):
+                   materialize: bool = True, native: str | None = None):
     """Per group, the list of :class:`Buckets` (one per part) of the totals ``totals_sql``
     returns (columns ``g, c0[, c1]``, with its parameters ``sql_params``; ``params`` the
     release's θ, β, μ), from one pass of the engine; ``inline``: ``totals_sql`` is
@@ -89,7 +105,9 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     ``positive``: every ``c`` is known positive and finite (:func:`direct_totals_sql` of a
     signed SUM clamped to finite bounds), so ``ln c`` needs no guard (measured 9 % of the
     pass). ``materialize``: the totals are a ``MATERIALIZED`` CTE, computed once for both
-    parts (DuckDB; Spark has no such keyword, and reuses the shuffle)."""
+    parts (DuckDB; Spark has no such keyword, and reuses the shuffle). ``native``: the same
+    pass as one ``pdp_buckets`` aggregate (:mod:`provsql_dp.privacy.native`: rows ``g, b``, the
+    same bucket rows bit for bit); the SQL pass's text is still built for the exact reads."""
     first = list(sql_params or [])
     run_exact = run_exact or run
     ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
@@ -116,9 +134,12 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} "
              f"ELSE 0.0::DOUBLE END AS e "
              f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
-    data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
-               f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
-               f"AS b GROUP BY {keys}, e", first or None)
+    if native is not None:  # one aggregate over the rows: the same buckets (privacy.native)
+        data = decode(run(native, first or None))
+    else:
+        data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
+                   f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi "
+                   f"FROM ({keyed}) AS b GROUP BY {keys}, e", first or None)
     null = np.ma.getmaskarray(data["k"])
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine

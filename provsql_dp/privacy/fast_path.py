@@ -46,7 +46,7 @@ from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from .engine_buckets import (NO_ROWS, bucket_params, direct_totals_sql, engine_buckets,
-                             engine_run)
+                             engine_run, native_pass_sql)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 from .centred_avg import centred_sensitivity
@@ -209,6 +209,9 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
+        native = native_pass_sql(con, plan.child, plan.weight.sql(dialect="duckdb"), (lo, hi),
+                                 signed, params, sql, len(values),
+                                 direct is not None) if embedded else None
         # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
         settings = _hash_aggregate_settings if direct is None else _unchanged
 
@@ -229,7 +232,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                                        run_exact, inline=direct is not None,
                                        positive=direct is not None and signed
                                        and math.isfinite(float(lo)) and math.isfinite(float(hi)),
-                                       materialize=embedded)
+                                       materialize=embedded, native=native)
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),

@@ -1,0 +1,506 @@
+/*
+ * pdp_buckets: the bucket pass of an unbounded SUM (provsql_dp.privacy.engine_buckets) as one
+ * DuckDB aggregate function, written against DuckDB's stable C extension API (v1).
+ *
+ * It returns, as one BLOB of packed little-endian doubles (9 per row), exactly the rows the SQL
+ * bucket pass returns for one group:
+ *
+ *     p, k, m, e, count(*), sum(1/c), sum(c), min(c), max(c)  GROUP BY p, k, m, e
+ *
+ * where k, m are the bucket estimates of provsql_dp.mechanisms.recursive.buckets.bucket_sql
+ * (NaN here when SQL's are NULL: c not positive finite), and e the near key of near_sql /
+ * near_key_sql. Every formula below is the SQL's, operation for operation, in the same order,
+ * with glibc's log/exp/ceil (which DuckDB's ln/exp/ceil call): the keys are the SQL's bit for
+ * bit. Build with -O2 -ffp-contract=off (no FMA contraction, no fast-math).
+ *
+ * Two forms (an aggregate function set):
+ *   pdp_buckets(x DOUBLE, spec BLOB)            spec mode 0 or 1: the direct path, x is the raw
+ *                                               weight of one row; it is clamped to [lo, hi] by
+ *                                               provenance.clamp.clamp_sql's rule, zero/NULL rows
+ *                                               dropped (w <> 0), and, mode 1 (signed), split
+ *                                               into part (w < 0) and |w|.
+ *                                               spec mode 2: x is the owner total c0 of part 0.
+ *   pdp_buckets(c0 DOUBLE, c1 DOUBLE, spec BLOB) spec mode 2: the owner totals of parts 0 and 1;
+ *                                               each is skipped when NULL or zero (c <> 0).
+ * spec: 8 little-endian doubles: mode, lo, hi, theta, beta, mu, eps2, 0 (reserved).
+ *
+ * The state is a small open-addressing hash table per thread (DuckDB combines them); nothing is
+ * allocated per row (the table doubles when half full). Comparisons that may meet a NaN follow
+ * DuckDB's order (NaN above every number, NaN = NaN), as the SQL's do.
+ */
+#define DUCKDB_EXTENSION_NAME pdp_buckets
+#include "duckdb_extension.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+DUCKDB_EXTENSION_EXTERN
+
+/* the public constants of the SQL (provsql_dp.mechanisms.recursive._framework._CMP_TOL,
+ * release._MAX_EXPONENT, buckets._WINDOW) */
+#define CMP_TOL 1e-9
+#define MAX_EXPONENT 700.0
+#define WINDOW 0x1p-46
+#define ROW_DOUBLES 9
+
+/* ---- DuckDB's order on doubles: NaN is the largest value and equals itself ---------------- */
+static int d_gt(double a, double b) {
+	if (isnan(a)) {
+		return !isnan(b);
+	}
+	if (isnan(b)) {
+		return 0;
+	}
+	return a > b;
+}
+static int d_lt(double a, double b) {
+	return d_gt(b, a);
+}
+static double d_greatest(double a, double b) {
+	return d_gt(b, a) ? b : a;
+}
+
+/* ---- the release's parameters and the constants the SQL derives from them (in Python, with
+ * the same libm calls: math.log / math.exp are glibc's log / exp) ----------------------------- */
+typedef struct {
+	int set;               /* 0 until the first row (the spec comes with the rows) */
+	int mode;              /* 0: direct unsigned, 1: direct signed, 2: owner totals */
+	double lo, hi;         /* the clamp's bounds (modes 0, 1) */
+	double theta, beta, mu, eps2;
+	double ln2t;           /* math.log(2.0 / theta) */
+	double ltm;            /* math.log(theta) + mu */
+	double ib;             /* 1.0 / beta */
+	double coef;           /* 2.0 * (1 + 1e-6) * _CMP_TOL */
+	double one_tol;        /* 1 + _CMP_TOL */
+	double cap_exp, cap_eps; /* math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63) */
+	double caps[6];        /* near_sql's lattice indices of the caps, d = -1, 0, 1 */
+} params;
+
+static void params_from(params *P, const double *s) {
+	P->mode = (int)s[0];
+	P->lo = s[1];
+	P->hi = s[2];
+	P->theta = s[3];
+	P->beta = s[4];
+	P->mu = s[5];
+	P->eps2 = s[6];
+	P->ln2t = log(2.0 / P->theta);
+	P->ltm = log(P->theta) + P->mu;
+	P->ib = 1.0 / P->beta;
+	P->coef = 2.0 * (1 + 1e-6) * CMP_TOL;
+	P->one_tol = 1 + CMP_TOL;
+	P->cap_exp = exp(MAX_EXPONENT);
+	P->cap_eps = ldexp(P->eps2, 63);
+	/* Python: math.ceil((math.log(cap) - (math.log(theta) + mu)) / beta) + d */
+	double capv[2] = {P->cap_exp, P->cap_eps};
+	for (int i = 0; i < 2; i++) {
+		double base = ceil((log(capv[i]) - (log(P->theta) + P->mu)) / P->beta);
+		for (int d = -1; d <= 1; d++) {
+			P->caps[3 * i + d + 1] = base + d;
+		}
+	}
+	P->set = 1;
+}
+
+/* ---- the hash table of buckets ---------------------------------------------------------- */
+typedef struct {
+	double k, m, e;  /* the key (k, m NaN: SQL's NULL) */
+	int32_t p;
+	int32_t used;
+	double n, inv, tot, lo, hi;
+} bucket;
+
+typedef struct {
+	params P;
+	bucket *slots;   /* NULL until the first row */
+	uint64_t cap;    /* a power of two */
+	uint64_t size;
+} state;
+
+static uint64_t bits_of(double x) {
+	uint64_t u;
+	memcpy(&u, &x, sizeof u);
+	return u;
+}
+
+static uint64_t mix(uint64_t h) { /* splitmix64's finaliser */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static uint64_t hash_key(int32_t p, double k, double m, double e) {
+	uint64_t h = mix(bits_of(k) ^ ((uint64_t)p << 63));
+	h = mix(h ^ bits_of(m));
+	return mix(h ^ bits_of(e));
+}
+
+/* keys: k, m are whole numbers or NaN (both NaN together), e a double that is never NaN or -0 */
+static int same_key(const bucket *b, int32_t p, double k, double m, double e) {
+	if (b->p != p || bits_of(b->e) != bits_of(e)) {
+		return 0;
+	}
+	if (isnan(k)) {
+		return isnan(b->k);
+	}
+	return b->k == k && b->m == m;
+}
+
+/* The slot of key (p, k, m, e), inserted empty when absent; NULL when out of memory. */
+static bucket *find_slot(state *S, int32_t p, double k, double m, double e);
+
+static int grow(state *S) {
+	uint64_t cap = S->cap ? 2 * S->cap : 64;
+	bucket *slots = (bucket *)calloc(cap, sizeof(bucket));
+	if (!slots) {
+		return 0;
+	}
+	bucket *old = S->slots;
+	uint64_t old_cap = S->cap;
+	S->slots = slots;
+	S->cap = cap;
+	S->size = 0;
+	for (uint64_t i = 0; i < old_cap; i++) {
+		if (old[i].used) {
+			bucket *b = find_slot(S, old[i].p, old[i].k, old[i].m, old[i].e);
+			*b = old[i]; /* cap > 2·size: there is always room */
+		}
+	}
+	free(old);
+	return 1;
+}
+
+static bucket *find_slot(state *S, int32_t p, double k, double m, double e) {
+	if (2 * (S->size + 1) > S->cap && !grow(S)) {
+		return NULL;
+	}
+	uint64_t mask = S->cap - 1;
+	uint64_t i = hash_key(p, k, m, e) & mask;
+	for (;;) { /* the table is at most half full: the probe ends */
+		bucket *b = &S->slots[i];
+		if (!b->used) {
+			b->used = 1;
+			b->p = p;
+			b->k = k;
+			b->m = m;
+			b->e = e;
+			b->n = 0.0;
+			b->inv = 0.0;
+			b->tot = 0.0;
+			b->lo = NAN; /* min/max of no value: replaced by the first */
+			b->hi = NAN;
+			S->size++;
+			return b;
+		}
+		if (same_key(b, p, k, m, e)) {
+			return b;
+		}
+		i = (i + 1) & mask;
+	}
+}
+
+/* count(*), sum(1.0 / c), sum(c), min(c), max(c) of a bucket, DuckDB's order for min/max */
+static void add_to(bucket *b, double c) {
+	if (b->n == 0.0) {
+		b->lo = c;
+		b->hi = c;
+	} else {
+		if (d_lt(c, b->lo)) {
+			b->lo = c;
+		}
+		if (d_gt(c, b->hi)) {
+			b->hi = c;
+		}
+	}
+	b->n += 1.0;
+	b->inv += 1.0 / c;
+	b->tot += c;
+}
+
+/* ---- the SQL's keys ------------------------------------------------------------------------ */
+
+/* near_key_sql's kg: ceil(ln(greatest((2.0 * c - tol) / one_tol, 1e-300) / th) * ib) - 1 */
+static double key_kg(const params *P, double c) {
+	double g = d_greatest((2.0 * c - CMP_TOL) / P->one_tol, 1e-300);
+	return ceil(log(g / P->theta) * P->ib) - 1;
+}
+
+/* near_key_sql's tau(x) = exp(x * b) * th */
+static double tau(const params *P, double x) {
+	return exp(x * P->beta) * P->theta;
+}
+
+/* near_key_sql for a positive finite c with estimates k, m */
+static double near_key(const params *P, double c, double k, double m) {
+	double kg = key_kg(P, c);
+	double B[8];
+	B[0] = tau(P, k) / 2.0;
+	B[1] = tau(P, k + 1) / 2.0;
+	B[2] = (tau(P, k - 1) * P->one_tol + CMP_TOL) / 2.0;
+	B[3] = (tau(P, k) * P->one_tol + CMP_TOL) / 2.0;
+	B[4] = (tau(P, kg) * P->one_tol + CMP_TOL) / 2.0;
+	B[5] = (tau(P, kg + 1) * P->one_tol + CMP_TOL) / 2.0;
+	B[6] = exp(P->ltm + P->beta * (m - 1));
+	B[7] = exp(P->ltm + P->beta * m);
+	int window = 0, cell = 0;
+	for (int i = 0; i < 8; i++) {
+		window |= fabs(c - B[i]) <= WINDOW * c;
+		cell += d_gt(c, B[i]);
+	}
+	if (window) {
+		return c;
+	}
+	cell += d_gt(c, P->cap_exp) + d_gt(c, P->cap_eps);
+	return -1 - (kg * 16 + cell);
+}
+
+/* One nonzero total c of part p: its bucket row updated (0: out of memory). */
+static int add_total(state *S, int32_t p, double c) {
+	const params *P = &S->P;
+	double k, m, e;
+	if (c > 0 && c < INFINITY) { /* bucket_sql's ln guard (NaN fails both) */
+		double l = log(c);
+		double fk = (l + P->ln2t) * P->ib; /* near_sql's fk, bucket_sql's k before ceil */
+		double fm = (l - P->ltm) * P->ib;
+		double cfk = ceil(fk), cfm = ceil(fm);
+		k = cfk - 1;
+		m = cfm;
+		double dk = P->beta * (fk - cfk + 1), dm = P->beta * (fm - cfm + 1);
+		int near = dk * c <= P->coef * (c + 0.5) || dk > P->beta - 1e-9 || dm < 1e-9 ||
+		           dm > P->beta - 1e-9 || c < 1e-8;
+		for (int i = 0; i < 6 && !near; i++) {
+			near = cfm == P->caps[i];
+		}
+		e = near ? near_key(P, c, k, m) : 0.0;
+	} else {
+		/* ln NULL: k, m NULL; near_sql is NULL except its term c < 1e-8 (negative totals), and
+		 * near_key_sql then has every bound NULL: no window, cell = the caps below c */
+		k = NAN;
+		m = NAN;
+		if (d_lt(c, 1e-8)) {
+			int cell = d_gt(c, P->cap_exp) + d_gt(c, P->cap_eps);
+			e = -1 - (key_kg(P, c) * 16 + cell);
+		} else {
+			e = 0.0;
+		}
+	}
+	bucket *b = find_slot(S, p, k, m, e);
+	if (!b) {
+		return 0;
+	}
+	add_to(b, c);
+	return 1;
+}
+
+/* provenance.clamp.clamp_sql's rule: NaN, ±inf outside the bounds become NULL (returns 0) */
+static int clamp(const params *P, double x, double *w) {
+	if (d_gt(x, P->hi)) {
+		if (!d_lt(x, INFINITY)) {
+			return 0;
+		}
+		*w = P->hi;
+	} else if (d_lt(x, P->lo)) {
+		if (!d_gt(x, -INFINITY)) {
+			return 0;
+		}
+		*w = P->lo;
+	} else {
+		*w = x;
+	}
+	return 1;
+}
+
+/* ---- the aggregate's callbacks ------------------------------------------------------------- */
+static idx_t state_size(duckdb_function_info info) {
+	(void)info;
+	return sizeof(state);
+}
+
+static void state_init(duckdb_function_info info, duckdb_aggregate_state st) {
+	(void)info;
+	memset(st, 0, sizeof(state));
+}
+
+static void state_destroy(duckdb_aggregate_state *states, idx_t count) {
+	for (idx_t i = 0; i < count; i++) {
+		state *S = (state *)states[i];
+		free(S->slots);
+		S->slots = NULL;
+		S->cap = S->size = 0;
+	}
+}
+
+/* the spec BLOB of row 0 (every row has the same: a constant) */
+static int read_spec(duckdb_vector v, idx_t row, double out[8]) {
+	duckdb_string_t *s = (duckdb_string_t *)duckdb_vector_get_data(v) + row;
+	uint64_t *valid = duckdb_vector_get_validity(v);
+	if ((valid && !duckdb_validity_row_is_valid(valid, row)) || duckdb_string_t_length(*s) != 64) {
+		return 0;
+	}
+	memcpy(out, duckdb_string_t_data(s), 64);
+	return 1;
+}
+
+static int is_valid(uint64_t *mask, idx_t row) {
+	return !mask || duckdb_validity_row_is_valid(mask, row);
+}
+
+static void update(duckdb_function_info info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
+	idx_t n = duckdb_data_chunk_get_size(input);
+	idx_t ncols = duckdb_data_chunk_get_column_count(input);
+	if (n == 0) {
+		return;
+	}
+	double spec[8];
+	params P;
+	if (!read_spec(duckdb_data_chunk_get_vector(input, ncols - 1), 0, spec)) {
+		duckdb_aggregate_function_set_error(info, "pdp_buckets: the spec must be a 64-byte BLOB");
+		return;
+	}
+	params_from(&P, spec);
+	if (ncols == 3 && P.mode != 2) {
+		duckdb_aggregate_function_set_error(info, "pdp_buckets: two totals need spec mode 2");
+		return;
+	}
+	int nparts = ncols == 3 ? 2 : 1;
+	const double *col[2];
+	uint64_t *valid[2];
+	for (int j = 0; j < nparts; j++) {
+		duckdb_vector v = duckdb_data_chunk_get_vector(input, j);
+		col[j] = (const double *)duckdb_vector_get_data(v);
+		valid[j] = duckdb_vector_get_validity(v);
+	}
+	for (idx_t i = 0; i < n; i++) {
+		state *S = (state *)states[i];
+		if (!S->P.set) {
+			S->P = P;
+		}
+		for (int j = 0; j < nparts; j++) {
+			if (!is_valid(valid[j], i)) {
+				continue; /* NULL: the SQL's w <> 0 / c <> 0 drops it */
+			}
+			double x = col[j][i], w;
+			int32_t p = j;
+			if (P.mode == 2) {
+				w = x;
+			} else if (!clamp(&P, x, &w)) {
+				continue;
+			}
+			if (!(w != 0)) { /* w <> 0 (NaN <> 0 holds in DuckDB as in C; -0 = 0) */
+				continue;
+			}
+			if (P.mode == 1) { /* (w < 0)::INTEGER, abs(w) */
+				p = w < 0;
+				w = fabs(w);
+			}
+			if (!add_total(S, p, w)) {
+				duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+				return;
+			}
+		}
+	}
+}
+
+static void combine(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_aggregate_state *target,
+                    idx_t count) {
+	for (idx_t i = 0; i < count; i++) {
+		state *from = (state *)source[i], *to = (state *)target[i];
+		if (!from->P.set) {
+			continue;
+		}
+		if (!to->P.set) {
+			to->P = from->P;
+		}
+		for (uint64_t s = 0; s < from->cap; s++) {
+			bucket *a = &from->slots[s];
+			if (!a->used) {
+				continue;
+			}
+			bucket *b = find_slot(to, a->p, a->k, a->m, a->e);
+			if (!b) {
+				duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+				return;
+			}
+			if (b->n == 0.0) {
+				b->lo = a->lo;
+				b->hi = a->hi;
+			} else {
+				if (d_lt(a->lo, b->lo)) {
+					b->lo = a->lo;
+				}
+				if (d_gt(a->hi, b->hi)) {
+					b->hi = a->hi;
+				}
+			}
+			b->n += a->n;
+			b->inv += a->inv;
+			b->tot += a->tot;
+		}
+	}
+}
+
+static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,
+                     idx_t offset) {
+	for (idx_t i = 0; i < count; i++) {
+		state *S = (state *)source[i];
+		size_t bytes = (size_t)S->size * ROW_DOUBLES * sizeof(double);
+		double *rows = (double *)malloc(bytes ? bytes : 1);
+		if (!rows) {
+			duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+			return;
+		}
+		size_t r = 0;
+		for (uint64_t s = 0; s < S->cap; s++) {
+			const bucket *b = &S->slots[s];
+			if (!b->used) {
+				continue;
+			}
+			double row[ROW_DOUBLES] = {(double)b->p, b->k, b->m, b->e, b->n, b->inv, b->tot, b->lo, b->hi};
+			memcpy(rows + r * ROW_DOUBLES, row, sizeof row);
+			r++;
+		}
+		duckdb_vector_assign_string_element_len(result, offset + i, (const char *)rows, bytes);
+		free(rows);
+	}
+}
+
+/* ---- registration -------------------------------------------------------------------------- */
+static duckdb_aggregate_function make(int ntotals) {
+	duckdb_aggregate_function f = duckdb_create_aggregate_function();
+	duckdb_aggregate_function_set_name(f, "pdp_buckets");
+	duckdb_logical_type dbl = duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE);
+	duckdb_logical_type blob = duckdb_create_logical_type(DUCKDB_TYPE_BLOB);
+	for (int j = 0; j < ntotals; j++) {
+		duckdb_aggregate_function_add_parameter(f, dbl);
+	}
+	duckdb_aggregate_function_add_parameter(f, blob);
+	duckdb_aggregate_function_set_return_type(f, blob);
+	duckdb_destroy_logical_type(&dbl);
+	duckdb_destroy_logical_type(&blob);
+	duckdb_aggregate_function_set_functions(f, state_size, state_init, update, combine, finalize);
+	duckdb_aggregate_function_set_destructor(f, state_destroy);
+	/* NULL rows reach update (a NULL weight adds nothing, as the SQL's w <> 0 drops it) */
+	duckdb_aggregate_function_set_special_handling(f);
+	return f;
+}
+
+DUCKDB_EXTENSION_ENTRYPOINT(duckdb_connection connection, duckdb_extension_info info,
+                            struct duckdb_extension_access *access) {
+	duckdb_aggregate_function_set set = duckdb_create_aggregate_function_set("pdp_buckets");
+	duckdb_aggregate_function one = make(1), two = make(2);
+	int ok = duckdb_add_aggregate_function_to_set(set, one) == DuckDBSuccess &&
+	         duckdb_add_aggregate_function_to_set(set, two) == DuckDBSuccess &&
+	         duckdb_register_aggregate_function_set(connection, set) == DuckDBSuccess;
+	duckdb_destroy_aggregate_function(&one);
+	duckdb_destroy_aggregate_function(&two);
+	duckdb_destroy_aggregate_function_set(&set);
+	if (!ok) {
+		access->set_error(info, "pdp_buckets: the aggregate could not be registered");
+	}
+	return ok;
+}
