@@ -78,14 +78,19 @@ def direct_totals_sql(con, child, weight: str, signed: bool) -> str | None:
             f"FROM ({compile_node(child, disc=False).sql}) AS t) AS t WHERE w <> 0")
 
 
+#: below this β the bucket estimates (|ln c|/β, |ln c| ≤ 745) leave the native pass's int64 keys
+_NATIVE_MIN_BETA = 1e-12
+
+
 def native_pass_sql(con, child, weight_sql: str, bounds, signed: bool, params, totals_sql: str,
                     n_parts: int, inline: bool) -> str | None:
     """The bucket pass as one native ``pdp_buckets`` aggregate (:mod:`provsql_dp.privacy.native`)
     when the connection loaded it (``con._native``: decided when the database was opened, by
     the installation only), else None (the SQL pass). ``inline``: the direct path (the rows of
     ``child`` are the totals, ``weight_sql`` their raw weight clamped to ``bounds`` inside the
-    aggregate); otherwise the owner totals ``totals_sql`` (``g, c0[, c1]``)."""
-    if not getattr(con, "_native", False):
+    aggregate); otherwise the owner totals ``totals_sql`` (``g, c0[, c1]``). A β below
+    :data:`_NATIVE_MIN_BETA` (public) takes the SQL pass."""
+    if not getattr(con, "_native", False) or not float(params["beta"]) >= _NATIVE_MIN_BETA:
         return None
     if inline:
         lo, hi = bounds
