@@ -13,10 +13,9 @@ The result is cached under ``$PROVSQL_DP_NATIVE_DIR`` (default ``~/.cache/provsq
 keyed by the duckdb version and a hash of the C source and the flags: :func:`built_path` is the
 file when it is built, None otherwise (then every release takes the SQL path).
 
->>> len(footer("linux_amd64")), footer("linux_amd64")[:3]
-(531, b'\\x00\\x93\\x04')
->>> footer("linux_amd64")[20:52].rstrip(b"\\x00")  # the fields are written last to first
-b''
+>>> f = footer("linux_amd64")   # read by DuckDB from the file's last 512 bytes
+>>> len(f), f[:3], f[-288:-256].rstrip(b"\\x00"), f[-320:-288].rstrip(b"\\x00")
+(534, b'\\x00\\x93\\x04', b'4', b'linux_amd64')
 """
 
 from __future__ import annotations
@@ -68,8 +67,8 @@ def built_path() -> Path | None:
 
 
 def footer(platform: str, version: str = CAPI_VERSION, abi: str = "C_STRUCT") -> bytes:
-    """DuckDB's extension footer: a WebAssembly-style custom section ``duckdb_signature`` of
-    531 bytes — 8 fields of 32 bytes, written last to first (magic ``4``, platform, C API
+    """DuckDB's extension footer: a WebAssembly-style custom section ``duckdb_signature`` (id
+    0, payload length 531 as LEB128, the name) — 8 fields of 32 bytes, written last to first (magic ``4``, platform, C API
     version, extension version, ABI type, three empty), then a 256-byte signature (empty: the
     extension is loaded with ``allow_unsigned_extensions``)."""
     fields = [b"4", platform.encode(), version.encode(), b"provsql_dp", abi.encode(), b"", b"", b""]
@@ -120,8 +119,10 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
             member = f"duckdb-{duckdb.__version__}/external/duckdb/src/include/{header}"
             (inc / header).write_bytes(tar.extractfile(member).read())
         lib = Path(tmp) / _NAME
-        subprocess.run([cc, *CFLAGS, "-I", str(inc), "-o", str(lib), str(SOURCE), "-lm"],
-                       check=True, capture_output=True, text=True)
+        done = subprocess.run([cc, *CFLAGS, "-I", str(inc), "-o", str(lib), str(SOURCE), "-lm"],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{cc} could not compile {SOURCE.name}:\n{done.stderr[-2000:]}")
         with open(lib, "ab") as f:
             f.write(footer(platform))
         path.parent.mkdir(parents=True, exist_ok=True)
