@@ -90,6 +90,9 @@ def _sdist(version: str, download: Path | None) -> bytes:
         raise RuntimeError(f"PyPI's index lists no {name} with a sha256: cannot build the "
                            "native bucket pass for this duckdb version")
     want = files[0]["hashes"]["sha256"]
+    kept = cache_dir() / name  # the verified sdist of an earlier build
+    if download is None and kept.is_file():
+        download = kept
     if download is not None and download.is_file():
         data = download.read_bytes()
     else:
@@ -98,12 +101,17 @@ def _sdist(version: str, download: Path | None) -> bytes:
     got = hashlib.sha256(data).hexdigest()
     if got != want:
         raise RuntimeError(f"{name}: sha256 {got} is not PyPI's {want}; not built")
+    if not kept.is_file():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.with_suffix(".part").write_bytes(data)
+        os.replace(kept.with_suffix(".part"), kept)
     return data
 
 
 def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: bool = False) -> Path:
     """Build (or find in the cache) the extension for the installed duckdb; its path.
-    ``sdist``: a local copy of the sdist (still checked against PyPI's sha256)."""
+    ``sdist``: a local copy of the sdist (still checked against PyPI's sha256); by default the
+    one an earlier build kept in :func:`cache_dir`, else PyPI's."""
     path = cache_dir() / _key() / _NAME
     if path.is_file() and not force:
         return path
