@@ -108,13 +108,15 @@ static void params_from(params *P, const double *s) {
 }
 
 /* ---- the hash table of buckets ---------------------------------------------------------- */
-/* A key: the part p, the estimates k, m (whole numbers far inside int64; ``null`` when SQL's are
- * NULL) and e (0.0 for every total that is not near a boundary: never NaN, never -0). */
+/* A slot is one 64-byte cache line. Its key: kp = 2k + p (the part p in the low bit; |k| < 2^62
+ * is checked before), m, and e (0.0 for every total that is not near a boundary: never NaN,
+ * never -0). m = EMPTY: a free slot; m = NULLKEY: the bucket of the totals whose k, m are SQL's
+ * NULL (kp = p). */
+#define EMPTY INT64_MIN
+#define NULLKEY INT64_MAX
 typedef struct {
-	int64_t k, m;
+	int64_t kp, m;
 	double e;
-	int32_t p;
-	int32_t used;  /* 0: empty slot, 1: a bucket, 2: a bucket with NULL k, m */
 	double n, inv, tot, lo, hi;
 } bucket;
 
@@ -140,29 +142,30 @@ static uint64_t mix(uint64_t h) { /* splitmix64's finaliser */
 	return h;
 }
 
-/* cheap on the common key (e = 0): two multiplies; e mixed in only for a near total */
-static uint64_t hash_key(int32_t p, int64_t k, int64_t m, double e, int32_t used) {
-	uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ULL + (uint64_t)m * 0xc2b2ae3d27d4eb4fULL +
-	             (uint64_t)p * 0x165667b19e3779f9ULL + (uint64_t)used;
+/* cheap on the common key (e = 0): two multiplies (k and m differ by an almost constant
+ * offset, so they are combined before the second multiply, whose high bits are folded down);
+ * e mixed in only for a near total */
+static uint64_t hash_key(int64_t kp, int64_t m, double e) {
+	uint64_t h = ((uint64_t)kp * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)m;
 	if (e != 0.0) {
-		h = mix(h ^ bits_of(e));
+		h ^= mix(bits_of(e));
 	}
-	return h ^ (h >> 29);
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
 }
 
-static int same_key(const bucket *b, int32_t p, int64_t k, int64_t m, double e, int32_t used) {
-	return b->used == used && b->k == k && b->m == m && b->p == p && bits_of(b->e) == bits_of(e);
-}
-
-/* The slot of key (p, k, m, e), inserted empty when absent (n = 0, lo = +inf, hi = -inf);
+/* The slot of key (kp, m, e), inserted empty when absent (n = 0, lo = +inf, hi = -inf);
  * NULL when out of memory. */
-static bucket *find_slot(state *S, int32_t p, int64_t k, int64_t m, double e, int32_t used);
+static bucket *find_slot(state *S, int64_t kp, int64_t m, double e);
 
 static int grow(state *S) {
 	uint64_t cap = S->cap ? 2 * S->cap : 256;
-	bucket *slots = (bucket *)calloc(cap, sizeof(bucket));
+	bucket *slots = (bucket *)aligned_alloc(64, cap * sizeof(bucket));
 	if (!slots) {
 		return 0;
+	}
+	for (uint64_t i = 0; i < cap; i++) {
+		slots[i].m = EMPTY;
 	}
 	bucket *old = S->slots;
 	uint64_t old_cap = S->cap;
@@ -170,8 +173,8 @@ static int grow(state *S) {
 	S->cap = cap;
 	S->size = 0;
 	for (uint64_t i = 0; i < old_cap; i++) {
-		if (old[i].used) {
-			bucket *b = find_slot(S, old[i].p, old[i].k, old[i].m, old[i].e, old[i].used);
+		if (old[i].m != EMPTY) {
+			bucket *b = find_slot(S, old[i].kp, old[i].m, old[i].e);
 			*b = old[i]; /* cap > 2·size: there is always room */
 		}
 	}
@@ -179,21 +182,19 @@ static int grow(state *S) {
 	return 1;
 }
 
-static bucket *find_slot(state *S, int32_t p, int64_t k, int64_t m, double e, int32_t used) {
+static bucket *find_slot(state *S, int64_t kp, int64_t m, double e) {
 	if (2 * (S->size + 1) > S->cap && !grow(S)) {
 		return NULL;
 	}
 	uint64_t mask = S->cap - 1;
-	uint64_t i = hash_key(p, k, m, e, used) & mask;
+	uint64_t i = hash_key(kp, m, e) & mask;
 	for (;;) { /* the table is at most half full: the probe ends */
 		bucket *b = &S->slots[i];
-		if (same_key(b, p, k, m, e, used)) {
+		if (b->m == m && b->kp == kp && bits_of(b->e) == bits_of(e)) {
 			return b;
 		}
-		if (!b->used) {
-			b->used = used;
-			b->p = p;
-			b->k = k;
+		if (b->m == EMPTY) {
+			b->kp = kp;
 			b->m = m;
 			b->e = e;
 			b->n = 0.0;
@@ -366,10 +367,10 @@ static void combine(duckdb_function_info info, duckdb_aggregate_state *source, d
 		}
 		for (uint64_t s = 0; s < from->cap; s++) {
 			bucket *a = &from->slots[s];
-			if (!a->used) {
+			if (a->m == EMPTY) {
 				continue;
 			}
-			bucket *b = find_slot(to, a->p, a->k, a->m, a->e, a->used);
+			bucket *b = find_slot(to, a->kp, a->m, a->e);
 			if (!b) {
 				duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
 				return;
@@ -401,11 +402,13 @@ static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, 
 		size_t r = 0;
 		for (uint64_t s = 0; s < S->cap; s++) {
 			const bucket *b = &S->slots[s];
-			if (!b->used) {
+			if (b->m == EMPTY) {
 				continue;
 			}
-			double k = b->used == 2 ? NAN : (double)b->k, m = b->used == 2 ? NAN : (double)b->m;
-			double row[ROW_DOUBLES] = {(double)b->p, k, m, b->e, b->n, b->inv, b->tot, b->lo, b->hi};
+			int null = b->m == NULLKEY;
+			double p = null ? (double)b->kp : (double)(b->kp & 1);
+			double k = null ? NAN : (double)(b->kp >> 1), m = null ? NAN : (double)b->m;
+			double row[ROW_DOUBLES] = {p, k, m, b->e, b->n, b->inv, b->tot, b->lo, b->hi};
 			memcpy(rows + r * ROW_DOUBLES, row, sizeof row);
 			r++;
 		}
@@ -491,7 +494,7 @@ static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
 			return -1; /* beta below ~1e-15: not an int64 key (the caller takes the SQL pass) */
 		}
 		double e = near ? near_key(P, c, k, m) : 0.0;
-		b = find_slot(S, p, (int64_t)k, (int64_t)m, e, 1);
+		b = find_slot(S, (int64_t)((uint64_t)(int64_t)k * 2u + (uint64_t)p), (int64_t)m, e);
 		if (!b) {
 			return 0;
 		}
@@ -505,7 +508,7 @@ static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
 		int cell = d_gt(c, P->cap_exp) + d_gt(c, P->cap_eps);
 		e = -1 - (key_kg(P, c) * 16 + cell);
 	}
-	b = find_slot(S, p, 0, 0, e, 2);
+	b = find_slot(S, p, NULLKEY, e);
 	if (!b) {
 		return 0;
 	}
