@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["build", "built_path", "cache_dir", "footer", "SOURCE", "CFLAGS"]
+__all__ = ["build", "built_path", "cache_dir", "footer", "headers", "SOURCE", "CFLAGS"]
 
 #: the C source, shipped with the package
 SOURCE = Path(__file__).with_name("pdp_buckets.c")
@@ -108,6 +108,18 @@ def _sdist(version: str, download: Path | None) -> bytes:
     return data
 
 
+def headers(dest: Path, sdist: str | os.PathLike | None = None) -> Path:
+    """``duckdb.h`` and ``duckdb_extension.h`` of the installed duckdb's sdist (checked against
+    PyPI's sha256), written into the folder ``dest``; returns ``dest``."""
+    data = _sdist(duckdb.__version__, Path(sdist) if sdist else None)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for header in ("duckdb.h", "duckdb_extension.h"):
+            member = f"duckdb-{duckdb.__version__}/external/duckdb/src/include/{header}"
+            (dest / header).write_bytes(tar.extractfile(member).read())
+    return dest
+
+
 def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: bool = False) -> Path:
     """Build (or find in the cache) the extension for the installed duckdb; its path.
     ``sdist``: a local copy of the sdist (still checked against PyPI's sha256); by default the
@@ -118,14 +130,9 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
     cc = cc or os.environ.get("CC") or shutil.which("cc")
     if not cc:
         raise RuntimeError("no C compiler (cc) found: install one (e.g. apt-get install gcc)")
-    data = _sdist(duckdb.__version__, Path(sdist) if sdist else None)
     platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
-    with tempfile.TemporaryDirectory() as tmp, tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        inc = Path(tmp) / "include"
-        inc.mkdir()
-        for header in ("duckdb.h", "duckdb_extension.h"):
-            member = f"duckdb-{duckdb.__version__}/external/duckdb/src/include/{header}"
-            (inc / header).write_bytes(tar.extractfile(member).read())
+    with tempfile.TemporaryDirectory() as tmp:
+        inc = headers(Path(tmp) / "include", sdist)
         lib = Path(tmp) / _NAME
         done = subprocess.run([cc, *CFLAGS, "-I", str(inc), "-o", str(lib), str(SOURCE), "-lm"],
                               capture_output=True, text=True)
