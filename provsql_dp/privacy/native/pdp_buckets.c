@@ -78,6 +78,7 @@ typedef struct {
 	double cap_exp, cap_eps; /* math.exp(_MAX_EXPONENT), math.ldexp(eps2, 63) */
 	double caps[6];        /* near_sql's lattice indices of the caps, d = -1, 0, 1 */
 	double fast;           /* add_total's fast margin 1e-7/beta (2: no fast test) */
+	double cap_min;        /* the smallest of caps */
 } params;
 
 static void params_from(params *P, const double *s) {
@@ -104,6 +105,10 @@ static void params_from(params *P, const double *s) {
 		}
 	}
 	P->fast = 1e-7 / P->beta < 0.25 ? 1e-7 / P->beta : 2.0;
+	P->cap_min = P->caps[0];
+	for (int i = 1; i < 6; i++) {
+		P->cap_min = P->caps[i] < P->cap_min ? P->caps[i] : P->cap_min;
+	}
 	P->set = 1;
 }
 
@@ -120,11 +125,15 @@ typedef struct {
 	double n, inv, tot, lo, hi;
 } bucket;
 
+#define FRONT 2048
 typedef struct {
 	params P;
 	bucket *slots;   /* NULL until the first row */
 	uint64_t cap;    /* a power of two */
 	uint64_t size;
+	/* a direct-mapped cache in front of the table for the far totals (e = 0): the index + 1
+	 * of the slot last found for (kp, m parity), 0: none (reset when the table grows) */
+	uint32_t *front;  /* FRONT entries, allocated with the first slots */
 } state;
 
 static uint64_t bits_of(double x) {
@@ -160,6 +169,9 @@ static bucket *find_slot(state *S, int64_t kp, int64_t m, double e);
 
 static int grow(state *S) {
 	uint64_t cap = S->cap ? 2 * S->cap : 256;
+	if (!S->front && !(S->front = (uint32_t *)malloc(FRONT * sizeof(uint32_t)))) {
+		return 0;
+	}
 	bucket *slots = (bucket *)aligned_alloc(64, cap * sizeof(bucket));
 	if (!slots) {
 		return 0;
@@ -179,7 +191,27 @@ static int grow(state *S) {
 		}
 	}
 	free(old);
+	memset(S->front, 0, FRONT * sizeof(uint32_t));
 	return 1;
+}
+
+/* find_slot for a far total (e = 0) through the front cache */
+static inline bucket *find_far(state *S, int64_t kp, int64_t m) {
+	if (!S->slots && !grow(S)) {
+		return NULL;
+	}
+	uint32_t *f = &S->front[(((uint64_t)kp << 1) | ((uint64_t)m & 1)) & (FRONT - 1)];
+	if (*f) {
+		bucket *b = &S->slots[*f - 1];
+		if (b->kp == kp && b->m == m && bits_of(b->e) == 0) {
+			return b;
+		}
+	}
+	bucket *b = find_slot(S, kp, m, 0.0);
+	if (b) {
+		*f = (uint32_t)(b - S->slots) + 1;
+	}
+	return b;
 }
 
 static bucket *find_slot(state *S, int64_t kp, int64_t m, double e) {
@@ -302,7 +334,9 @@ static void state_destroy(duckdb_aggregate_state *states, idx_t count) {
 	for (idx_t i = 0; i < count; i++) {
 		state *S = (state *)states[i];
 		free(S->slots);
+		free(S->front);
 		S->slots = NULL;
+		S->front = NULL;
 		S->cap = S->size = 0;
 	}
 }
@@ -481,7 +515,8 @@ static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
 		double u = fk - cfk, v = fm - cfm;
 		int near;
 		if (c >= 1.0 && u < -P->fast && u > P->fast - 1.0 && v < -P->fast && v > P->fast - 1.0) {
-			near = (fabs(cfm - P->caps[1]) <= 1.0) | (fabs(cfm - P->caps[4]) <= 1.0);
+			near = !(cfm < P->cap_min) &&
+			       ((fabs(cfm - P->caps[1]) <= 1.0) | (fabs(cfm - P->caps[4]) <= 1.0));
 		} else {
 			double dk = P->beta * (fk - cfk + 1), dm = P->beta * (fm - cfm + 1);
 			near = (dk * c <= P->coef * (c + 0.5)) | (dk > P->beta - 1e-9) | (dm < 1e-9) |
@@ -493,8 +528,8 @@ static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
 		if (!(fabs(k) < 0x1p62 && fabs(m) < 0x1p62)) {
 			return -1; /* beta below ~1e-15: not an int64 key (the caller takes the SQL pass) */
 		}
-		double e = near ? near_key(P, c, k, m) : 0.0;
-		b = find_slot(S, (int64_t)((uint64_t)(int64_t)k * 2u + (uint64_t)p), (int64_t)m, e);
+		int64_t kp = (int64_t)((uint64_t)(int64_t)k * 2u + (uint64_t)p);
+		b = near ? find_slot(S, kp, (int64_t)m, near_key(P, c, k, m)) : find_far(S, kp, (int64_t)m);
 		if (!b) {
 			return 0;
 		}
