@@ -302,7 +302,11 @@ static double near_key(const params *P, double c, double k, double m) {
 }
 
 /* provenance.clamp.clamp_sql's rule: NaN, ±inf outside the bounds become NULL (returns 0) */
-static int clamp(const params *P, double x, double *w) {
+static inline int clamp(const params *P, double x, double *w) {
+	if (x >= P->lo && x <= P->hi) { /* inside the bounds (NaN fails): the ELSE branch */
+		*w = x;
+		return 1;
+	}
 	if (d_gt(x, P->hi)) {
 		if (!d_lt(x, INFINITY)) {
 			return 0;
