@@ -75,6 +75,8 @@ def main(argv=None) -> None:
         args.before = REPO
         empty = Path(tempfile.mkdtemp(prefix="provsql_dp_no_native_"))
         envs["before"] = {"PROVSQL_DP_NATIVE_DIR": str(empty)}
+        if not args.smoke:  # a child whose connection did not load it stops
+            envs["after"] = {"PROVSQL_DP_BENCH_NATIVE": "1"}
     if args.before is None:
         ap.error("give --before <checkout> (or --smoke, or --native)")
     codes = {"before": args.before.resolve(), "after": REPO}

@@ -16,6 +16,12 @@ bounded by the boundaries, not by the data) — never read by a further pass.
 Which path runs depends on the plan and the declarations only (never on the data); the released
 distribution is the per-participant path's.
 
+**Native pass.** When the connection loaded ``pdp_buckets`` (``provsql-dp build-native``,
+:mod:`provsql_dp.privacy.native`: decided when the database was opened, by the installation only),
+the same bucket rows come from one aggregate function of our own instead of the SQL pass
+(:func:`native_pass_sql`): the same keys, counts, minima and maxima, the sums up to the order of
+addition, in one pass over the same rows; the exact reads of the safety net stay SQL.
+
 **On Spark** the same SQL runs there (:func:`engine_run`, through
 :meth:`~provsql_dp.provenance.backends.spark.SparkBackend.to_spark`): the per-owner totals are
 a ``GROUP BY`` owner that Spark partially aggregates before its shuffle (none at all for a

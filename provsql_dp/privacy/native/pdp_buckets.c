@@ -10,8 +10,9 @@
  * where k, m are the bucket estimates of provsql_dp.mechanisms.recursive.buckets.bucket_sql
  * (NaN here when SQL's are NULL: c not positive finite), and e the near key of near_sql /
  * near_key_sql. Every formula below is the SQL's, operation for operation, in the same order,
- * with glibc's log/exp/ceil (which DuckDB's ln/exp/ceil call): the keys are the SQL's bit for
- * bit. Build with -O2 -ffp-contract=off (no FMA contraction, no fast-math).
+ * with glibc's log/exp/ceil (which DuckDB's ln/exp/ceil call): the keys are the SQL's numbers
+ * (k and m are kept as int64: where SQL's ceil gives -0.0 this gives 0; e bit for bit).
+ * Build with -O2 -ffp-contract=off (no FMA contraction, no fast-math).
  *
  * Two forms (an aggregate function set):
  *   pdp_buckets(x DOUBLE, spec BLOB)            spec mode 0 or 1: the direct path, x is the raw
