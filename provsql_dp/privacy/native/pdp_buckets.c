@@ -25,8 +25,10 @@
  *                                               each is skipped when NULL or zero (c <> 0).
  * spec: 8 little-endian doubles: mode, lo, hi, theta, beta, mu, eps2, 0 (reserved).
  *
- * The state is a small open-addressing hash table per thread (DuckDB combines them); nothing is
- * allocated per row (the table doubles when half full). Comparisons that may meet a NaN follow
+ * The state is a small open-addressing hash table per thread (DuckDB combines them), with a
+ * direct-mapped cache in front of it, and on the direct path a table of cells that keys most
+ * totals >= 1 without their logarithm (struct cell); nothing is allocated per row (the hash
+ * table doubles when half full, a cell is filled at its first use). Comparisons that may meet a NaN follow
  * DuckDB's order (NaN above every number, NaN = NaN), as the SQL's do.
  */
 #ifndef PDP_LOOP /* the whole file but the per-row code, which it includes twice (below) */
@@ -80,6 +82,7 @@ typedef struct {
 	double caps[6];        /* near_sql's lattice indices of the caps, d = -1, 0, 1 */
 	double fast;           /* add_total's fast margin 1e-7/beta (2: no fast test) */
 	double cap_min;        /* the smallest of caps */
+	int cell_bits;         /* the cell table's mantissa bits (0: no table; see cell_of) */
 } params;
 
 static void params_from(params *P, const double *s) {
@@ -106,6 +109,15 @@ static void params_from(params *P, const double *s) {
 		}
 	}
 	P->fast = 1e-7 / P->beta < 0.25 ? 1e-7 / P->beta : 2.0;
+	/* the cell table (direct path only: one state per thread): cells of relative width
+	 * 2^-cell_bits at most half the spacing e^beta - 1 of the breakpoints, so a cell holds at
+	 * most one breakpoint of k and one of m besides its start; none below beta ~ 0.002 */
+	P->cell_bits = 0;
+	if (P->mode != 2) {
+		for (int nb = 1; nb <= 10 && !P->cell_bits; nb++) {
+			P->cell_bits = ldexp(1.0, -nb) < expm1(P->beta) / 2 - 1e-5 ? nb : 0;
+		}
+	}
 	P->cap_min = P->caps[0];
 	for (int i = 1; i < 6; i++) {
 		P->cap_min = P->caps[i] < P->cap_min ? P->caps[i] : P->cap_min;
@@ -135,7 +147,9 @@ typedef struct {
 	/* a direct-mapped cache in front of the table for the far totals (e = 0): the index + 1
 	 * of the slot last found for (kp, m parity), 0: none (reset when the table grows) */
 	uint32_t *front;  /* FRONT entries, allocated with the first slots */
+	struct cell *cells; /* 1024 << cell_bits cells (totals >= 1), allocated at the first */
 } state;
+
 
 static uint64_t bits_of(double x) {
 	uint64_t u;
@@ -242,6 +256,62 @@ static bucket *find_slot(state *S, int64_t kp, int64_t m, double e) {
 	}
 }
 
+/* ---- the cell table: the keys of a total >= 1 without its logarithm ------------------------
+ * Cell i holds the totals whose double has exponent 1023 + (i >> b) and top b mantissa bits
+ * i mod 2^b (b = cell_bits). At its first use a cell computes, with the SQL's formula at its
+ * start lo, the keys k0, m0 there, and the breakpoints around: k becomes k0 + 1 above
+ * nk = exp((k0 + 1)·beta - ln(2/theta)) and m becomes m0 + 1 above nm = exp(m0·beta + ltm)
+ * (the values where fk, fm cross a whole number), the previous ones pk, pm. A total c of the
+ * cell farther than a relative 1e-6 from each of them has k = k0 + (c > nk), m = m0 + (c > nm)
+ * exactly (exp and log err by ~1e-16, the cell is narrower than the breakpoints' spacing), and
+ * its u, v (add_total) are then farther than 1e-7/beta from a whole number: the fast test holds,
+ * so it is not near unless m reaches the caps (tested). Any other total takes the logarithm. */
+struct cell {
+	int64_t k0, m0;
+	double nk, nm;
+	double safe_lo;        /* (1 + 1e-6)·max(pk, pm): a total must lie above */
+	double nk_lo, nk_hi;   /* the window of nk a total must lie outside */
+	double nm_lo, nm_hi;
+	int32_t ready;
+};
+
+#define CELL_WINDOW 1e-6
+
+static void cell_init(const params *P, uint64_t i, struct cell *T) {
+	int nb = P->cell_bits;
+	uint64_t bits = (i + ((uint64_t)1023 << nb)) << (52 - nb);
+	double lo;
+	memcpy(&lo, &bits, sizeof lo);
+	double l = log(lo);
+	double k0 = ceil((l + P->ln2t) * P->ib) - 1, m0 = ceil((l - P->ltm) * P->ib);
+	double pk = exp(k0 * P->beta - P->ln2t), nk = exp((k0 + 1) * P->beta - P->ln2t);
+	double pm = exp((m0 - 1) * P->beta + P->ltm), nm = exp(m0 * P->beta + P->ltm);
+	T->k0 = (int64_t)k0;
+	T->m0 = (int64_t)m0;
+	T->nk = nk;
+	T->nm = nm;
+	T->safe_lo = (pk > pm ? pk : pm) * (1 + CELL_WINDOW);
+	T->nk_lo = nk * (1 - CELL_WINDOW);
+	T->nk_hi = nk * (1 + CELL_WINDOW);
+	T->nm_lo = nm * (1 - CELL_WINDOW);
+	T->nm_hi = nm * (1 + CELL_WINDOW);
+	T->ready = 1;
+}
+
+/* The cell of a finite total c >= 1 (NULL: out of memory). */
+static inline struct cell *cell_of(state *S, double c) {
+	int nb = S->P.cell_bits;
+	if (!S->cells && !(S->cells = (struct cell *)calloc((size_t)1024 << nb, sizeof(struct cell)))) {
+		return NULL;
+	}
+	uint64_t i = (bits_of(c) >> (52 - nb)) - ((uint64_t)1023 << nb);
+	struct cell *T = &S->cells[i];
+	if (!T->ready) {
+		cell_init(&S->P, i, T);
+	}
+	return T;
+}
+
 /* count(*), sum(1.0 / c), sum(c), min(c), max(c) of a bucket of positive finite totals */
 static void add_to(bucket *b, double c) {
 	b->lo = c < b->lo ? c : b->lo;
@@ -340,8 +410,10 @@ static void state_destroy(duckdb_aggregate_state *states, idx_t count) {
 		state *S = (state *)states[i];
 		free(S->slots);
 		free(S->front);
+		free(S->cells);
 		S->slots = NULL;
 		S->front = NULL;
+		S->cells = NULL;
 		S->cap = S->size = 0;
 	}
 }
@@ -505,6 +577,23 @@ DUCKDB_EXTENSION_ENTRYPOINT(duckdb_connection connection, duckdb_extension_info 
 static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
 	const params *P = &S->P;
 	bucket *b;
+	if (P->cell_bits && c >= 1.0 && c < INFINITY) { /* the cell table, when it decides */
+		struct cell *T = cell_of(S, c);
+		if (!T) {
+			return 0;
+		}
+		if (c > T->safe_lo && !(c >= T->nk_lo && c <= T->nk_hi) && !(c >= T->nm_lo && c <= T->nm_hi)) {
+			int64_t k = T->k0 + (c > T->nk), m = T->m0 + (c > T->nm);
+			if ((double)m < P->cap_min) {
+				b = find_far(S, (int64_t)((uint64_t)k * 2u + (uint64_t)p), m);
+				if (!b) {
+					return 0;
+				}
+				add_to(b, c);
+				return 1;
+			}
+		}
+	}
 	if (c > 0 && c < INFINITY) { /* bucket_sql's ln guard (NaN fails both) */
 		double l = log(c);
 		double fk = (l + P->ln2t) * P->ib; /* near_sql's fk, bucket_sql's k before ceil */

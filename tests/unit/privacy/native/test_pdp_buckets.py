@@ -211,3 +211,36 @@ def test_a_second_connection_to_one_file_shares_the_loaded_aggregate(tmp_path):
     plain = duckdb.connect(str(tmp_path / "other.duckdb"))
     c = provsql_dp.connect(str(tmp_path / "other.duckdb"))  # opened by the caller first
     assert plain is not None and c._native is False
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), **PARAMS)
+def test_totals_at_the_edges_of_the_cell_windows_keep_the_sql_keys(seed, theta, beta, mu, eps2):
+    """The cell table (totals >= 1 keyed without their logarithm) at its edges: totals at a
+    relative 1e-6 (its window) and 1e-7 (the fast test's margin) from the breakpoints of k and
+    m, and a few ulps around each, and at the starts of cells (powers of two and their
+    subdivisions)."""
+    rng = np.random.default_rng(seed)
+    ln2t, ltm = math.log(2.0 / theta), math.log(theta) + mu
+    js = rng.integers(int(-ln2t / beta), int((40 - ln2t) / beta), size=30)
+    points = [math.exp((j + 1) * beta - ln2t) for j in js]
+    points += [math.exp(j * beta + ltm) for j in js]
+    points += [math.ldexp(1 + i / 64, int(e)) for i in range(0, 64, 7)
+               for e in rng.integers(0, 40, size=3)]
+    out = []
+    for t in points:
+        for r in (0.0, 1e-6, -1e-6, 1e-7, -1e-7, 2e-6, -2e-6):
+            v = t * (1 + r)
+            out += [v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf),
+                    np.nextafter(np.nextafter(v, np.inf), np.inf)]
+    x = np.array([v for v in out if 1.0 <= v < 1e11])
+    duck = _duck()
+    duck.execute("CREATE TABLE r(x DOUBLE)")
+    duck.executemany("INSERT INTO r VALUES (?)", [[float(v)] for v in x])
+    params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
+    w = clamp_sql("x", -1e12, 1e12)
+    totals = (f"SELECT (w < 0)::INTEGER AS p, abs(w) AS c FROM (SELECT ({w})::DOUBLE AS w "
+              "FROM r) AS t WHERE w <> 0")
+    nat = native.direct_sql("SELECT * FROM r", "x", -1e12, 1e12, True, params)
+    sql_cols, nat_cols = _passes(duck, totals, 2, params, True, nat)
+    _same(sql_cols, nat_cols)
