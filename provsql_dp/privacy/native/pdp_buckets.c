@@ -298,18 +298,24 @@ static void cell_init(const params *P, uint64_t i, struct cell *T) {
 	T->ready = 1;
 }
 
-/* The cell of a finite total c >= 1 (NULL: out of memory). */
-static inline struct cell *cell_of(state *S, double c) {
-	int nb = S->P.cell_bits;
-	if (!S->cells && !(S->cells = (struct cell *)calloc((size_t)1024 << nb, sizeof(struct cell)))) {
+/* The cell of a finite total c >= 1 (NULL: out of memory); the table and the cell are filled at
+ * their first use, out of the per-row path. */
+static struct cell *cell_slow(state *S, uint64_t i) {
+	if (!S->cells && !(S->cells = (struct cell *)calloc((size_t)1024 << S->P.cell_bits,
+	                                                     sizeof(struct cell)))) {
 		return NULL;
 	}
+	cell_init(&S->P, i, &S->cells[i]);
+	return &S->cells[i];
+}
+
+static inline struct cell *cell_of(state *S, double c) {
+	int nb = S->P.cell_bits;
 	uint64_t i = (bits_of(c) >> (52 - nb)) - ((uint64_t)1023 << nb);
-	struct cell *T = &S->cells[i];
-	if (!T->ready) {
-		cell_init(&S->P, i, T);
+	if (S->cells && S->cells[i].ready) {
+		return &S->cells[i];
 	}
-	return T;
+	return cell_slow(S, i);
 }
 
 /* count(*), sum(1.0 / c), sum(c), min(c), max(c) of a bucket of positive finite totals */
