@@ -55,7 +55,7 @@ from ..mechanisms.recursive._framework import check_beta, check_mu, resolve_para
 from ..mechanisms.noise.sources import resolve_rng
 from ..mechanisms.recursive.release import Release, release_x
 from ..provenance.backends import engine_of
-from ..provenance.capture import capture, capture_sql, max_rows_of
+from ..provenance.capture import capture, capture_sql, max_rows_of, sum_clamp
 from ..provenance.owners import owners
 from ..provenance.slots import analyse
 from ..sql.column_declarations import ColumnDeclarations
@@ -369,8 +369,8 @@ def release_lp_route(con, d: Decision, charge_fn, rng):
     eps = d.epsilon / max(1, len(d.groups))  # no group: nothing released
     charge = charge_fn()
     try:
-        kr, why = capture(engine_of(con), plan, d.bounds, max_rows=max_rows_of(con),
-                           columns=d.key_names), None
+        kr, why = capture(engine_of(con), plan, sum_clamp(d.bounds, d.signed),
+                          max_rows=max_rows_of(con), columns=d.key_names), None
     except (CaptureTooLarge, _deadline.DeadlineExceeded) as e:  # no data read (incident: why)
         kr, why = None, str(e)
     release = rm.release_signed if d.signed else rm.release
@@ -417,12 +417,7 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
     """Several aggregates (or an AVG) in one select list: every aggregate column gets an equal
     share of ε (an AVG splits its share between its SUM and its COUNT), or the whole ε with one
     ℓ1 bound across them (:mod:`.aggregates_l1`); one ledger charge."""
-    col_bounds = [sum_bounds(options) or plan.parts[c.parts[0]].bounds for c in plan.columns]
-    for col, bounds in zip(plan.columns, col_bounds):
-        if col.kind == "avg" and bounds is None:
-            raise ProgrammingError(
-                f"{col.label} needs bounds on its values: declare them (SET BOUNDS ON table "
-                "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
+    col_bounds = centred_avg.column_bounds(plan, sum_bounds(options))  # an AVG's refused
     # ε / aggregates, or one ℓ1 bound across them (aggregates_l1): validated before any charge
     decisions = aggregates_l1.decide_all(con, plan, epsilon, options, decide, mechanism_kwargs)[0]
     centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG (Laplace, single-owner): centred

@@ -47,7 +47,9 @@ from dataclasses import is_dataclass, replace
 
 from sqlglot import exp
 
-__all__ = ["centre", "centred_decision", "centred_sensitivity", "centre_avg_sums",
+from ..errors import ProgrammingError
+
+__all__ = ["column_bounds", "centre", "centred_decision", "centred_sensitivity", "centre_avg_sums",
            "sum_alone_centred_is_worse"]
 
 
@@ -123,3 +125,25 @@ def sum_alone_centred_is_worse(bounds) -> bool:
     a = (float(bounds[1]) - float(bounds[0])) / 2.0
     b = abs(centre(bounds))
     return (a ** (2 / 3) + b ** (2 / 3)) ** 3 >= (a + b) ** 2 * (1 - 1e-12)
+
+
+def column_bounds(plan, given) -> list:
+    """Each column's bounds — ``given`` (the statement's ``OPTIONS (lower, upper)``) or its
+    SUM part's declared ones — refusing, before any charge, an AVG that has none.
+
+    >>> from types import SimpleNamespace as N
+    >>> plan = N(parts=[N(bounds=None)], columns=[N(kind="avg", label="a", parts=(0,))])
+    >>> column_bounds(plan, None)
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.ProgrammingError: the AVG in column 'a' needs bounds on its values: declare them (SET BOUNDS ON table (column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)
+    """
+    out = [given or plan.parts[c.parts[0]].bounds for c in plan.columns]
+    for col, bounds in zip(plan.columns, out):
+        if col.kind == "avg" and bounds is None:
+            what = (col.label if col.label.upper().startswith("AVG(")
+                    else f"the AVG in column {col.label!r}")
+            raise ProgrammingError(
+                f"{what} needs bounds on its values: declare them (SET BOUNDS ON table "
+                "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
+    return out

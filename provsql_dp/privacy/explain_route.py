@@ -44,7 +44,7 @@ from ..sql.plan import Aggregates
 from .centred_avg import centre_avg_sums, centred_sensitivity
 from . import aggregates_l1, group_l1
 from .answer import mechanism_kwargs
-from .explain_recursive import recursive_note
+from .explain_recursive import CLOSED_FORM_NOTE, recursive_note
 from .group_epsilon import l1_across_groups
 from .kstar_route import kstar_note
 
@@ -182,6 +182,7 @@ def recursive_row(con, dec, part_eps, eps, conf, alpha_goal):
     note = _RECURSIVE_NOTE.format(how=how, interval=interval)
     if alpha_goal is None:
         note += (kstar_note(con, dec.star) if dec.star is not None
+                 else CLOSED_FORM_NOTE if dec.path == "single-owner"
                  else recursive_note(con, dec.plan, part_eps))
     else:
         note = note.rstrip("; ")

@@ -39,7 +39,8 @@ from ..mechanisms.global_sensitivity import laplace
 from ..mechanisms.recursive import single_owner
 from ..mechanisms.recursive import buckets
 from ..provenance.backends import DuckDBBackend, engine_of
-from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, compile_node, q
+from ..provenance.capture import clamp_sql, compile_node, q
+from ..provenance.clamp import sum_clamp
 from ..provenance.clamp import clamped_sum_query
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
@@ -193,7 +194,7 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
     if plan.weight is None:
         parts, values = ["count(*)"], [None]
     else:
-        lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
+        lo, hi = sum_clamp(bounds, signed)
         w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
         values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
         parts = [f"sum({v})" for v in values]

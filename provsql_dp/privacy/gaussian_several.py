@@ -32,7 +32,7 @@ from .accounting import Cost
 from .answer import sum_bounds
 from .fast_path import _kept_laplace_sql, _true_values
 from .release_info import PrivacyInfo, column_rows
-from .centred_avg import centre_avg_sums
+from .centred_avg import centre_avg_sums, column_bounds
 
 __all__ = ["release_several", "explain_several"]
 
@@ -69,12 +69,7 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
 
     con, plan = st.con, st.plan
     options = {k: v for k, v in st.options.items() if k != "raw"}
-    col_bounds = [sum_bounds(options) or plan.parts[c.parts[0]].bounds for c in plan.columns]
-    for col, bounds in zip(plan.columns, col_bounds):
-        if col.kind == "avg" and bounds is None:
-            raise ProgrammingError(
-                f"{col.label} needs bounds on its values: declare them (SET BOUNDS ON table "
-                "(column) BETWEEN a AND b) or give OPTIONS (lower = …, upper = …)")
+    col_bounds = column_bounds(plan, sum_bounds(options))  # an AVG's refused
     decisions = [decide_one(part, options if part.kind == "sum" else
                             {k: v for k, v in options.items() if k not in ("lower", "upper")})
                  for part in plan.parts]

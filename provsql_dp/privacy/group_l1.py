@@ -44,7 +44,8 @@ from sqlglot import exp
 from .._deadline import DeadlineExceeded, reading
 from ..mechanisms.recursive.single_owner_groups import release_rows
 from ..provenance.backends import DuckDBBackend, engine_of
-from ..provenance.capture import DEFAULT_BOUNDS, clamp_sql, q
+from ..provenance.capture import clamp_sql, q
+from ..provenance.clamp import sum_clamp
 from ..provenance.owner_totals import owner_totals_sql
 from .fast_path import _group_relation, _hash_aggregate_settings, _no_data
 from .release_info import PrivacyInfo
@@ -69,7 +70,7 @@ def parts_sql(weight, bounds, signed: bool, where=None) -> tuple[list[str], set]
     tail = "" if where is None else f" FILTER (WHERE {where.sql(dialect='duckdb')})"
     if weight is None:
         return [f"count(*){tail}"], ids
-    lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
+    lo, hi = sum_clamp(bounds, signed)
     w = clamp_sql(weight.sql(dialect="duckdb"), lo, hi)
     values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
     return [f"sum({v}){tail}" for v in values], ids | {c.name for c in weight.find_all(exp.Column)}

@@ -106,7 +106,10 @@ def covers(release) -> str:
                 "and not released)")
     if mech == "recursive-signed":
         return ("nothing: a signed SUM's two truncations are unbounded, so no interval is "
-                "honest (noise only: see noise_bound)")
+                "honest (noise only: see noise_bound); the curator's SET BOUNDS ON table "
+                "(column) BETWEEN a AND b makes it a bounded SUM with a two-sided interval and "
+                "far less noise, and a column proved nonnegative (an unsigned type, CHECK "
+                "(column >= 0)) an unsigned one with a one-sided interval")
     if mech == "r2t":
         return "the true answer, from below only (R2T's truncation is not released)"
     if mech == "blowfish":

@@ -48,15 +48,15 @@ from ..sql.plan import (
     walk,
 )
 from .backends import as_backend
-from .clamp import DEFAULT_BOUNDS, clamp_sql
+from .clamp import DEFAULT_BOUNDS, clamp_sql, sum_clamp
 from ._monomials import _dedupe_within, _grouped
 from .krelation import KRelation
 from . import _dictionaries as _dict
 from .participants import MISSING, engine_ids, map_slot
 from .slots import slot_sources
 
-__all__ = ["compile_node", "capture", "Compiled", "capture_sql", "clamp_sql", "DEFAULT_BOUNDS",
-           "DEFAULT_MAX_ROWS", "max_rows_of"]
+__all__ = ["compile_node", "capture", "Compiled", "capture_sql", "clamp_sql", "sum_clamp",
+           "DEFAULT_BOUNDS", "DEFAULT_MAX_ROWS", "max_rows_of"]
 
 #: derivation rows a capture may bring into Python by default (``max_capture_rows``): ca-HepPh's
 #: 3.4 M node-private triangles peak at ~4.3 GB through the recursive mechanism's LPs, so this

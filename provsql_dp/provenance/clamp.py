@@ -4,11 +4,30 @@ that feeds a release is finite and bounded before it leaves the engine (the side
 
 from __future__ import annotations
 
-__all__ = ["clamp_sql", "clamped_sum_sql", "clamped_sum_query", "finite_sql", "DEFAULT_BOUNDS"]
+__all__ = ["clamp_sql", "clamped_sum_sql", "clamped_sum_query", "finite_sql", "sum_clamp",
+           "DEFAULT_BOUNDS"]
 
 #: the clamp of a SUM's values when no bounds are declared: every value that feeds a release is
 #: finite and bounded before it leaves DuckDB, by a rule fixed in advance (the side-channel rule)
 DEFAULT_BOUNDS = (-1e12, 1e12)
+
+
+def sum_clamp(bounds, signed: bool) -> tuple[float, float]:
+    """The interval a SUM's weight is clamped to: its ``bounds``, else :data:`DEFAULT_BOUNDS`
+    — with the lower end raised to 0 when the SUM is released unsigned (one nonnegative part).
+    An unsigned SUM without bounds is one whose terms the schema or the statement proves ≥ 0
+    (:mod:`provsql_dp.sql._nonnegative`); the clamp enforces the proof, so that a case the
+    proof missed changes the answer (its negative terms add 0) and never makes the release
+    fail on a negative total after its charge, a failure that would tell a negative value is
+    there (red team h63attack).
+
+    >>> sum_clamp(None, True), sum_clamp(None, False)
+    ((-1000000000000.0, 1000000000000.0), (0.0, 1000000000000.0))
+    >>> sum_clamp((2, 9), False), sum_clamp((-1, 9), True)
+    ((2, 9), (-1, 9))
+    """
+    lo, hi = bounds if bounds is not None else DEFAULT_BOUNDS
+    return (lo, hi) if signed or lo >= 0 else (0.0, hi)
 
 
 def clamp_sql(expr_sql: str, lower: float, upper: float) -> str:

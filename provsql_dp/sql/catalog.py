@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
+from ._catalog_kept import read_as_kept, read_definitions
 from ._equal_values import family
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
@@ -180,7 +181,8 @@ class Catalog:
             self._persist, self._persist_key = {}, None
             return {}
         if key != self._persist_key:
-            if not self._only_new_names(self._persist_key, key):
+            if not (self._only_new_names(self._persist_key, key)
+                    and read_as_kept(self._persist, self._persist_key, key)):  # h63attack-5
                 self._persist = {}
             self._persist_key = key
         return self._persist
@@ -286,6 +288,8 @@ class Catalog:
         name = parts[-1]
         schema = parts[-2] if len(parts) >= 2 else None
         catalog = parts[-3] if len(parts) >= 3 else None
+        # its definitions as read now (before its columns), for _kept to compare (h63attack-5)
+        self._cached(("defined", name.lower()), lambda: read_definitions(self.con, name))
         # every table of that name, whatever its schema (read once per statement: a lookup of
         # the same table by another qualification filters the same rows)
         rows = self._cached(("columns", name.lower()), lambda: self.con.execute(

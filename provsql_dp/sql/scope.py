@@ -12,6 +12,7 @@ refusal every stage of planning raises for a construct outside positive relation
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -74,12 +75,27 @@ class Scope:
             i for s in self.sources for n, i in zip(s.names, s.ids) if n.lower() == name.lower()
         ]
         if not hits:
-            raise ProgrammingError(f"unknown column {name!r}")
+            raise ProgrammingError(f"unknown column {name!r}{self.suggest(name)}")
         if len(set(hits)) > 1:
             raise ProgrammingError(
                 f"column reference {name!r} is ambiguous; qualify it with a table alias"
             )
         return hits[0]
+
+    def suggest(self, name: str) -> str:
+        """The columns in scope, for an unknown column's message (the close ones first).
+
+        >>> sc = Scope()
+        >>> sc.add(Source("employees", ("id", "dept_id", "salary"), ("v0", "v1", "v2")))
+        >>> sc.suggest("dept")
+        ' (did you mean dept_id? in scope: employees(id, dept_id, salary))'
+        """
+        names = {n.lower(): n for s in self.sources for n in s.names}
+        close = difflib.get_close_matches(name.lower(), list(names), n=3, cutoff=0.6)
+        shown = "; ".join(f"{s.alias}({', '.join(s.names[:20])}{', …' if len(s.names) > 20 else ''})"
+                          for s in self.sources[:5])
+        mean = f"did you mean {' or '.join(names[c] for c in close)}? " if close else ""
+        return f" ({mean}in scope: {shown})" if shown else ""
 
     def star(self, table: str | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
         names, ids = [], []

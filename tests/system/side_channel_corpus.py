@@ -818,6 +818,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _aggregates_l1()
     out += _red_team_h49()
     out += _hardening_h55()
+    out += _red_team_h63()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -1197,6 +1198,27 @@ def _hardening_h55() -> list[tuple[str, str]]:
         "BETWEEN DATE '2020-03-01' AND DATE '2020-03-31' GROUP BY 1",
         "SELECT year(CAST(born AS TIMESTAMPTZ)) AS y, COUNT(*) FROM people WHERE born "
         "BETWEEN DATE '1990-01-01' AND DATE '1999-12-31' GROUP BY 1")]
+
+
+def _red_team_h63() -> list[tuple[str, str]]:
+    """h63attack: SUMs whose sign a *declared* bound seemed to prove (``x`` is declared in
+    [-10, 10]: ``x + 10`` in [0, 20] — but the "min" plant holds -1.8e308, and only a SUM with
+    bounds clamps its columns; finding 1, ``tests/system/test_red_team_nonnegative.py``) on the
+    single-owner, ℓ1-across-groups and joint-aggregates routes; the joint release with a FILTER
+    and a proved-nonnegative SUM; the centred single-owner AVG with bounds straddling 0."""
+    vis = "FROM visits v JOIN depts d ON v.vid % 3 + 1 = d.dept_id"
+    sign = "p.x + 10 + GREATEST(p.salary, 0)"
+    return [("red-team-h63", f"{sql} {EPS}") for sql in (
+        "SELECT SUM(x + 10 + GREATEST(salary, 0)) FROM people",
+        f"SELECT SUM({sign}) {JOIN}",
+        f"SELECT d.dname, SUM({sign}) FROM visits v JOIN people p ON v.pid = p.id JOIN depts d "
+        "ON v.vid % 3 + 1 = d.dept_id GROUP BY d.dname",
+        f"SELECT COUNT(*), SUM({sign}) {JOIN}",
+        f"SELECT d.dname, SUM(GREATEST(v.amount, 0)), SUM(GREATEST(v.amount, 0) * 2) {vis} "
+        "GROUP BY d.dname",
+        "SELECT COUNT(*), SUM(GREATEST(amount, 0)) FILTER (WHERE 1 // amount > 0) FROM visits",
+        f"SELECT d.dname, AVG(v.amount) {vis} GROUP BY d.dname OPTIONS (lower = -5, upper = 20)",
+        "SELECT AVG(amount) FROM visits OPTIONS (lower = -5, upper = 20)")]
 
 
 #: the issue's statements, with the plants that trigger each

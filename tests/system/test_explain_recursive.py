@@ -39,3 +39,25 @@ def test_curator_sees_sizes_analyst_does_not(tmp_path):
         an.close()
     assert notes[0] == notes[1]
     assert "Curator only" not in notes[0][0][-1] and "tuples=" not in notes[0][0][-1]
+
+
+def test_single_owner_route_names_no_lp(tmp_path):
+    """The single-owner closed form solves no LP: its note says so for every role, with no LP
+    sizes (they described work that never runs, and counting them captured every tuple)."""
+    from provsql_dp.privacy.explain_recursive import CLOSED_FORM_NOTE
+
+    path = tmp_path / "pay.duckdb"
+    con = provsql_dp.connect(str(path))
+    con.execute("CREATE TABLE pay(id INT PRIMARY KEY, salary DOUBLE)")
+    con.execute("INSERT INTO pay SELECT range, 1000 + range % 50 FROM range(300)")
+    con.execute("PROTECT TABLE pay; SET PRIVACY BUDGET 1 FOR USER 'ann'")
+    sql = "EXPLAIN PRIVACY SELECT SUM(salary) FROM pay WITH EPSILON 1"
+    notes = [con.execute(sql).fetchall()[0]]
+    con.close()
+    an = provsql_dp.connect(str(path), role="analyst", user="ann")
+    notes.append(an.execute(sql).fetchall()[0])
+    an.close()
+    for row in notes:
+        assert row[8] == "single-owner" and CLOSED_FORM_NOTE in row[-1]
+        assert "LP" not in row[-1] and "tuples=" not in row[-1]
+    assert notes[0] == notes[1]

@@ -219,6 +219,7 @@ def test_analyst_import_and_dump_are_refused(tmp_path):
 
 
 # ---------------------------------------------------------------------- .dump
+@pytest.mark.slow  # ~10 s idle: the default suite stays under 15 min
 def test_dump_restores_data_declarations_and_spent_budget(tmp_path):
     db = example_db(tmp_path)
     con = provsql_dp.connect(db, user="cur")

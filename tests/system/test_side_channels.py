@@ -272,6 +272,7 @@ def statements(draw):
     return f"COUNT CUMULATIVE age FROM people WHERE {draw(exprs('bool', depth))} {EPS}"
 
 
+@pytest.mark.slow  # ~20 s idle (45 s loaded): the default suite stays under 15 min
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           phases=(Phase.explicit, Phase.generate),  # no shrinking: a run can take a timeout
           suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large))

@@ -189,6 +189,7 @@ def statements(draw):
             f"SELECT {right} FROM people WHERE {draw(G['bool'])}) u {EPS}")
 
 
+@pytest.mark.slow  # ~20 s idle (45 s loaded): the default suite stays under 15 min
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
           phases=(Phase.explicit, Phase.generate),  # no shrinking: a run can take a timeout
           suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,

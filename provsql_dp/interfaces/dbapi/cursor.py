@@ -35,6 +35,7 @@ from ...privacy.limits import check_statement
 from ...privacy.policy_statements import accuracy_epsilon
 from ...privacy.precheck import as_charged, charge_watch, check_epsilon
 from ...privacy import gaussian_route, routing
+from ...privacy._session_settings import check_session_settings
 from ...privacy.accounting import Cost
 from ...privacy.budget_statements import with_budget_unit
 from ...privacy.post_sql import apply_post, prepare_post
@@ -305,6 +306,7 @@ class Cursor:
         """``EXPLAIN PRIVACY … ESTIMATE ERROR WITH EPSILON e``: charged e, released privately
         (:mod:`provsql_dp.privacy.error_estimate`); ``privacy`` describes the charge."""
         con = self.connection
+        check_session_settings(con)  # its release reads the statement's rows (h63attack-3)
         with ReleaseClock(con.release_seconds, con.release_time_limit), con._catalog.snapshot():
             desc, rows, info = estimate_error(con, tree, text)
         self._set_result(desc, rows)
@@ -342,6 +344,7 @@ class Cursor:
             ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
         route = None if isinstance(epsilon, Cost) else routing.choose(st)
         post = prepare_post(st, route, post)  # refused here, before any charge
+        check_session_settings(con)  # DuckDB evaluates as make_total assumes (h63attack-3)
         # the budget is checked by the charge itself, atomically, before any protected row is read
         try:
             if isinstance(epsilon, Cost):

@@ -73,9 +73,12 @@ _CATALOG_SCHEMAS = {"pg_catalog", "information_schema", COMPAT.lower()}
 
 
 def _names_a_database_table(stmt: str) -> bool:
-    """Whether the query names a relation that is neither the catalog's nor its own CTE's (a
-    statement sqlglot cannot read as PostgreSQL is left to the replica, as before: the path of
-    every statement could not read it either).
+    """Whether the query names a relation that is neither the catalog's nor a CTE visible where
+    it is named, or reads a table named in a string (``query``, ``query_table``) (a statement
+    sqlglot cannot read as PostgreSQL is left to the replica, as before: the path of every
+    statement could not read it either). Red team h63attack, finding 4: a CTE's name inside its
+    own non-recursive body (``WITH t AS (SELECT * FROM t)``) is the database's table, and an
+    unqualified ``pg_…`` name is the catalog's only when the replica's catalog has it.
 
     >>> _names_a_database_table("SELECT * FROM emp WHERE version() IS NOT NULL")
     True
@@ -85,26 +88,82 @@ def _names_a_database_table(stmt: str) -> bool:
     >>> _names_a_database_table("WITH x AS (SELECT oid FROM pg_type) SELECT * FROM x, "
     ...                         "unnest(ARRAY[1, 2]) AS u(i), generate_series(1, 3)")
     False
+    >>> _names_a_database_table("WITH emp AS (SELECT * FROM emp) SELECT * FROM emp, pg_type")
+    True
     """
     import sqlglot
     from sqlglot import exp
 
+    for pattern, repl in _REWRITES[:-1]:  # psql's idioms; a pg_catalog qualifier stays
+        stmt = pattern.sub(repl, stmt)
     try:
-        trees = sqlglot.parse(compatible(stmt), read="postgres")
+        trees = sqlglot.parse(stmt, read="postgres")
     except sqlglot.errors.SqlglotError:
         return False
     for tree in trees:
         if tree is None:
             continue
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         for table in tree.find_all(exp.Table):
             name, schema = table.name.lower(), table.db.lower()
+            if isinstance(table.this, exp.Func):  # a table function (unnest, generate_series, …)
+                if table.this.name.lower() in _TABLE_READERS:
+                    return True
+                continue
             if not name or not isinstance(table.this, exp.Identifier):
-                continue  # a table function (unnest, generate_series, …)
-            if schema in _CATALOG_SCHEMAS or (not schema and (name in ctes or name.startswith("pg_"))):
+                continue
+            if schema in _CATALOG_SCHEMAS:
+                continue
+            if not schema and (name in _visible_ctes(table, exp) or name in _replica_relations()):
                 continue
             return True
     return False
+
+
+#: table functions that read a relation of the database named in a string
+_TABLE_READERS = {"query", "query_table"}
+
+
+def _visible_ctes(table, exp) -> set[str]:
+    """The CTE names visible where ``table`` is named: in the main query of a WITH, all of its
+    CTEs; in a CTE's body, the CTEs defined before it (all of them under RECURSIVE)."""
+    seen: set[str] = set()
+    child, node = table, table.parent
+    while node is not None:
+        if isinstance(node, exp.With):
+            ctes = list(node.expressions)
+            k = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
+            if node.args.get("recursive"):
+                k = len(ctes)
+            seen |= {c.alias_or_name.lower() for c in ctes[:k]}
+        else:
+            w = node.args.get("with_") or node.args.get("with")
+            if isinstance(w, exp.With) and child is not w:
+                seen |= {c.alias_or_name.lower() for c in w.expressions}
+        child, node = node, node.parent
+    return seen
+
+
+_RELATIONS: list[frozenset] = []
+
+
+def _replica_relations() -> frozenset:
+    """The unqualified relation names the replica's catalog answers: DuckDB's ``pg_catalog``
+    views and the compatibility schema's views, tables and table macros (read once)."""
+    if not _RELATIONS:
+        duck = duckdb.connect(":memory:")
+        try:
+            for stmt in STATEMENTS:
+                duck.execute(stmt)
+            rows = duck.execute(
+                "SELECT view_name FROM duckdb_views() WHERE schema_name IN ('pg_catalog', ?) "
+                "UNION SELECT table_name FROM duckdb_tables() WHERE schema_name IN "
+                "('pg_catalog', ?) UNION SELECT function_name FROM duckdb_functions() "
+                "WHERE schema_name = ? AND function_type = 'table_macro'",
+                [COMPAT, COMPAT, COMPAT]).fetchall()
+        finally:
+            duck.close()
+        _RELATIONS.append(frozenset(r[0].lower() for r in rows))
+    return _RELATIONS[0]
 
 
 def compatible(stmt: str) -> str:

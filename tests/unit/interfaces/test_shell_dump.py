@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +31,7 @@ _ROW = st.tuples(
 )
 
 
+@pytest.mark.slow  # ~10 s idle: the default suite stays under 15 min
 @settings(max_examples=40, deadline=None)
 @given(st.lists(_ROW, max_size=6))
 def test_dump_round_trips_every_value(rows):

@@ -1,0 +1,70 @@
+"""DuckDB settings a private release relies on, checked before the ledger is charged.
+
+:func:`provsql_dp.sql.total.make_total` makes every analyst expression total *under DuckDB's
+defaults*: a float division by zero is ±inf or NaN (IEEE 754) and the SUM's clamp drops it,
+``sqrt`` or ``ln`` out of their domain is NaN and guarded to NULL, and ``/`` is a float
+division. Two settings undo that:
+
+* ``ieee_floating_point_ops = false`` (DuckDB's older behaviour): those rows *raise* instead
+  ("Division by zero", "cannot take square root of a negative number");
+* ``integer_division = true``: ``/`` between integers becomes ``//``, which raises on a zero
+  divisor.
+
+A curator may set either on their own connection (``SET``) or, with ``SET GLOBAL``, on every
+connection of the process, an analyst's included (an analyst connection opened in a process
+that holds the database shares its configuration). The release then fails after its charge
+exactly when some row makes the expression fail — ``1 / (salary - 50000)`` when someone earns
+50 000 (red team h63attack, finding 3). So a private statement is refused before anything is
+charged while either differs from the default: the refusal depends on the settings only,
+never on the data, and names the setting and how to put it back. (The post-processing
+database pins its own settings: :mod:`provsql_dp.privacy.post_sql`. Spark has its own guard.)
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> check_session_settings(con)
+>>> _ = con.execute("SET integer_division = true")
+>>> check_session_settings(con)
+Traceback (most recent call last):
+...
+provsql_dp.errors.OperationalError: this connection's DuckDB setting integer_division is true; ...
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from ..errors import OperationalError
+from ..provenance.backends import DuckDBBackend, engine_of
+
+__all__ = ["PINNED", "check_session_settings"]
+
+#: setting → the value total evaluation assumes (DuckDB's default), with what it changes
+PINNED = {
+    "ieee_floating_point_ops": ("true", "with it off, a float division by zero, or sqrt or ln "
+                                        "out of their domain, raises on the row instead of "
+                                        "giving ±inf or NaN"),
+    "integer_division": ("false", "with it on, / between integers is //, which raises on a "
+                                  "zero divisor"),
+}
+
+_READ = "SELECT " + ", ".join(f"current_setting('{n}')::VARCHAR" for n in PINNED)
+
+
+def check_session_settings(con) -> None:
+    """Refuse (:class:`~provsql_dp.errors.OperationalError`, nothing charged) a private
+    statement on ``con`` while a setting of :data:`PINNED` differs from its default there.
+    One query of the settings (microseconds); another engine than DuckDB is not concerned."""
+    if not isinstance(engine_of(con), DuckDBBackend):
+        return
+    try:
+        values = con._duck.execute(_READ).fetchone()
+    except duckdb.Error:  # an aborted transaction: the statement fails on its own, uncharged
+        return
+    for (name, (want, why)), got in zip(PINNED.items(), values):
+        if str(got).lower() != want:
+            raise OperationalError(
+                f"this connection's DuckDB setting {name} is {str(got).lower()}; a private "
+                f"statement is evaluated with it {want} ({why}: the statement would fail on "
+                f"some rows after its charge, which tells about those rows). A curator puts it "
+                f"back with RESET {name} (or RESET GLOBAL {name} when it was set with SET "
+                f"GLOBAL). Nothing was charged")
