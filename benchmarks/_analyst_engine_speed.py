@@ -111,6 +111,9 @@ def measure(key: str, n: int, repeats: int) -> dict:
 
     _, label, tables, sql = next(q for q in QUERIES if q[0] == key)
     con = provsql_dp.connect()
+    if os.environ.get("PROVSQL_DP_BENCH_NATIVE") == "1" and not getattr(con, "_native", False):
+        raise SystemExit("PROVSQL_DP_BENCH_NATIVE=1 but the connection did not load pdp_buckets "
+                         "(provsql-dp build-native)")
     _build(con, n, tables)
     private = f"{sql} WITH EPSILON 1"
     _peak_reset()

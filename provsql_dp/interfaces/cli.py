@@ -1,4 +1,5 @@
-"""The ``provsql-dp`` command: ``demo`` (the main job), ``shell`` (an SQL shell), ``serve`` (the explorer).
+"""The ``provsql-dp`` command: ``demo`` (the main job), ``shell`` (an SQL shell), ``serve`` (the explorer),
+``build-native`` (the native bucket pass, :mod:`provsql_dp.privacy.native`).
 
 ``demo`` runs the main job on the embedded example database; ``shell`` opens an SQL shell on a
 database (see :mod:`provsql_dp.interfaces.shell`); ``serve`` starts the explorer in the browser
@@ -204,12 +205,41 @@ def main(argv: list[str] | None = None) -> int:
                        help="fill an empty database with the example data, declarations and accounts first")
     _add_capture_rows(serve)
     _add_guard_rails(serve)
+    native = sub.add_parser(
+        "build-native", help="build the native bucket pass of unbounded SUMs (a DuckDB extension; "
+                             "needs a C compiler) and, with pyspark, its Spark twin (needs a JDK)",
+        description="Compile provsql_dp's pdp_buckets aggregate against the headers of PyPI's "
+                    "sdist of the installed duckdb (its sha256 checked against PyPI's index) and "
+                    "cache it ($PROVSQL_DP_NATIVE_DIR or ~/.cache/provsql_dp/native); every "
+                    "connection opened afterwards loads it. With pyspark installed, also compiles the "
+                    "Spark pass (a jar, javac against pyspark's jars) into the same directory. "
+                    "Prints the files' paths; PROVSQL_DP_NATIVE=0 turns both off at run time.")
+    native.add_argument("--sdist", help="a downloaded duckdb sdist to use (still checked)")
+    native.add_argument("--force", action="store_true", help="rebuild even if cached")
     from .pgwire.launch import add_arguments as add_wire_arguments
 
     add_wire_arguments(serve)
     args = parser.parse_args(argv)
     if args.version:
         print(f"provsql_dp {__version__}")
+        return 0
+    if args.command == "build-native":
+        from ..privacy.native import build
+
+        try:
+            print(build(args.sdist, force=args.force))
+        except (OSError, RuntimeError) as e:
+            print(f"provsql-dp build-native: {e}", file=sys.stderr)
+            return 1
+        try:  # the same pass for Spark, where pyspark is installed (a JDK's javac)
+            from ..privacy import _spark_native
+
+            print(_spark_native.build())
+        except ImportError:
+            pass
+        except (OSError, RuntimeError) as e:
+            print(f"provsql-dp build-native: the Spark pass was not built ({e}); Spark runs the "
+                  "SQL pass", file=sys.stderr)
         return 0
     if args.command == "demo":
         from .demo import run

@@ -16,7 +16,8 @@ batches, clamped in Java as :func:`~provsql_dp.provenance.clamp.clamp_sql` clamp
 
 **Build** (:func:`build`, ``python -m provsql_dp.privacy._spark_native``): ``javac`` compiles the
 sources against ``pyspark/jars/*`` into a jar cached by (pyspark version, source hash) under
-``$PROVSQL_DP_CACHE`` (default ``~/.cache/provsql_dp``); the build first checks the logarithm
+the native builds' directory (``$PROVSQL_DP_NATIVE_DIR``, default ``~/.cache/provsql_dp/native``:
+:func:`provsql_dp.privacy.native.cache_dir`, beside DuckDB's ``pdp_buckets``); the build first checks the logarithm
 against ``StrictMath.log``. Nothing builds at query time.
 
 **Load** (:func:`pass_for`): the jar goes to the executors with ``SparkContext.addJar`` (once per
@@ -48,6 +49,7 @@ import numpy as np
 from ..mechanisms.recursive._framework import _CMP_TOL
 from ..mechanisms.recursive.buckets import _WINDOW, cap_indices
 from ..mechanisms.recursive.release import _MAX_EXPONENT
+from .native._build import cache_dir
 
 __all__ = ["build", "jar_path", "pass_for", "spec_for", "NativePass", "COLUMNS"]
 
@@ -76,8 +78,7 @@ def jar_path() -> Path:
     digest = hashlib.sha256()
     for src in sorted(SOURCES.rglob("*.java")):
         digest.update(src.relative_to(SOURCES).as_posix().encode() + b"\0" + src.read_bytes())
-    root = Path(os.environ.get("PROVSQL_DP_CACHE") or Path.home() / ".cache" / "provsql_dp")
-    return root / "native" / f"bucket-pass-{version}-{digest.hexdigest()[:16]}.jar"
+    return cache_dir() / f"bucket-pass-{version}-{digest.hexdigest()[:16]}.jar"
 
 
 def build() -> Path:

@@ -16,6 +16,12 @@ bounded by the boundaries, not by the data) — never read by a further pass.
 Which path runs depends on the plan and the declarations only (never on the data); the released
 distribution is the per-participant path's.
 
+**Native pass.** When the connection loaded ``pdp_buckets`` (``provsql-dp build-native``,
+:mod:`provsql_dp.privacy.native`: decided when the database was opened, by the installation only),
+the same bucket rows come from one aggregate function of our own instead of the SQL pass
+(:func:`native_pass_sql`): the same keys, counts, minima and maxima, the sums up to the order of
+addition, in one pass over the same rows; the exact reads of the safety net stay SQL.
+
 **On Spark** the same SQL runs there (:func:`engine_run`, through
 :meth:`~provsql_dp.provenance.backends.spark.SparkBackend.to_spark`): the per-owner totals are
 a ``GROUP BY`` owner that Spark partially aggregates before its shuffle (none at all for a
@@ -47,9 +53,10 @@ from sqlglot import exp
 from ..mechanisms.recursive.buckets import Buckets, bucket_sql, near_key_sql, near_sql, params_for
 from ..provenance.capture import compile_node
 from ..sql.plan import Filter, Project, Scan
+from .native import decode, direct_sql, grouped_sql
 
-__all__ = ["direct_totals_sql", "direct_weights_sql", "direct_column_sql", "engine_buckets",
-           "bucket_params", "engine_run", "NO_ROWS"]
+__all__ = ["direct_totals_sql", "direct_weights_sql", "direct_column_sql", "native_pass_sql",
+           "engine_buckets", "bucket_params", "engine_run", "NO_ROWS"]
 
 #: the bucket query's answer when no total was read (cut off at the deadline)
 NO_ROWS = {c: np.zeros(0) for c in ("g", "p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")}
@@ -108,6 +115,26 @@ def direct_weights_sql(con, child, weight: str) -> str | None:
             f"FROM ({compile_node(child, disc=False).sql}) AS t")
 
 
+#: below this β the bucket estimates (|ln c|/β, |ln c| ≤ 745) leave the native pass's int64 keys
+_NATIVE_MIN_BETA = 1e-12
+
+
+def native_pass_sql(con, child, weight_sql: str, bounds, signed: bool, params, totals_sql: str,
+                    n_parts: int, inline: bool) -> str | None:
+    """The bucket pass as one native ``pdp_buckets`` aggregate (:mod:`provsql_dp.privacy.native`)
+    when the connection loaded it (``con._native``: decided when the database was opened, by
+    the installation only), else None (the SQL pass). ``inline``: the direct path (the rows of
+    ``child`` are the totals, ``weight_sql`` their raw weight clamped to ``bounds`` inside the
+    aggregate); otherwise the owner totals ``totals_sql`` (``g, c0[, c1]``). A β below
+    :data:`_NATIVE_MIN_BETA` (public) takes the SQL pass."""
+    if not getattr(con, "_native", False) or not float(params["beta"]) >= _NATIVE_MIN_BETA:
+        return None
+    if inline:
+        lo, hi = bounds
+        return direct_sql(compile_node(child, disc=False).sql, weight_sql, lo, hi, signed, params)
+    return grouped_sql(totals_sql, n_parts, params)
+
+
 def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_parts: int,
                    n_groups: int, run_exact=None, inline: bool = False, positive: bool = False,
                    materialize: bool = True, native=None):
@@ -121,9 +148,11 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     signed SUM clamped to finite bounds), so ``ln c`` needs no guard (measured 9 % of the
     pass). ``materialize``: the totals are a ``MATERIALIZED`` CTE, computed once for both
     parts (DuckDB; Spark has no such keyword, and reuses the shuffle). ``native``: the same
-    pass as one JVM aggregate (:class:`._spark_native.NativePass`, ``inline`` only): its rows
-    and exact reads replace the SQL's, which are the same rows
-    (``tests/system/test_spark_native_buckets.py``)."""
+    pass as one native aggregate, either the SQL text of DuckDB's ``pdp_buckets``
+    (:func:`native_pass_sql`, :mod:`provsql_dp.privacy.native`: rows ``g, b``, the same bucket
+    rows bit for bit; the exact reads stay SQL) or a JVM pass on Spark
+    (:class:`._spark_native.NativePass`, ``inline`` only: its rows and exact reads replace the
+    SQL's, which are the same rows, ``tests/system/test_spark_native_buckets.py``)."""
     first = list(sql_params or [])
     run_exact = run_exact or run
     ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
@@ -150,10 +179,14 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} "
              f"ELSE 0.0::DOUBLE END AS e "
              f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
-    data = native.buckets() if native is not None else run(
-        f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
-        f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi FROM ({keyed}) "
-        f"AS b GROUP BY {keys}, e", first or None)
+    if isinstance(native, str):  # DuckDB: one pdp_buckets aggregate (privacy.native)
+        data = decode(run(native, first or None))
+    elif native is not None:  # Spark: one JVM aggregate (_spark_native)
+        data = native.buckets()
+    else:
+        data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
+                   f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi "
+                   f"FROM ({keyed}) AS b GROUP BY {keys}, e", first or None)
     null = np.ma.getmaskarray(data["k"])
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine
@@ -178,7 +211,7 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
             near_at = np.cumsum(single[ok]) - 1  # index among this part's near buckets
 
             def exact(kind, v, g=g, p=p, near_keys=near_keys, near_at=near_at):
-                if native is not None:  # the same read by the native pass (g is 0)
+                if native is not None and not isinstance(native, str):  # Spark's pass
                     key = [v] if kind != "near" else [x[near_at[v]] for x in near_keys]
                     return np.asarray(native.exact(p, kind, key)["c"], dtype=np.float64)
                 if kind != "near":  # the near totals are buckets of their own

@@ -48,7 +48,7 @@ from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from . import _spark_native
 from .engine_buckets import (NO_ROWS, bucket_params, direct_column_sql, direct_totals_sql,
-                             direct_weights_sql, engine_buckets, engine_run)
+                             direct_weights_sql, engine_buckets, engine_run, native_pass_sql)
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 from .centred_avg import centred_sensitivity
@@ -226,27 +226,31 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
             except DeadlineExceeded as e:  # that group's release falls back
                 _no_data(con, e, "the data-independent release of one group")
                 raise
-        column = direct_column_sql(con, plan.child, plan.weight) if not embedded else None
-        native = None if embedded or direct is None else _spark_native.pass_for(
-            engine, direct_weights_sql(con, plan.child, w), params, signed,
-            None if column is None else (column, float(lo), float(hi)))
-        if native is not None:  # its exact reads, cut off at the deadline as run_exact's
-            native = _NativeReads(native, lambda e: _no_data(
-                con, e, "the data-independent release of one group"))
+        # the same pass as one native aggregate where the installation has it (never by data)
+        if embedded:  # DuckDB's pdp_buckets (privacy.native): its SQL text
+            native = native_pass_sql(con, plan.child, plan.weight.sql(dialect="duckdb"),
+                                     (lo, hi), signed, params, sql, len(values), direct is not None)
+        else:  # Spark's JVM pass (_spark_native), the direct path only
+            column = direct_column_sql(con, plan.child, plan.weight)
+            native = None if direct is None else _spark_native.pass_for(
+                engine, direct_weights_sql(con, plan.child, w), params, signed,
+                None if column is None else (column, float(lo), float(hi)))
+            if native is not None:  # its exact reads, cut off at the deadline as run_exact's
+                native = _NativeReads(native, lambda e: _no_data(
+                    con, e, "the data-independent release of one group"))
         try:
             per_group = engine_buckets(run, sql, sql_params, params, len(values), len(groups),
-                                       run_exact, inline=direct is not None, native=native,
+                                       run_exact, inline=direct is not None,
                                        positive=direct is not None and signed
                                        and math.isfinite(float(lo)) and math.isfinite(float(hi)),
-                                       materialize=embedded)
+                                       materialize=embedded, native=native)
         except DeadlineExceeded as e:  # cut off at the deadline: no participant's totals are read
             _no_data(con, e, "the single-owner release of no participant in every group")
             per_group = engine_buckets(lambda *a: NO_ROWS, "", None, params, len(values),
                                        len(groups))
         return _release_each(plan, groups, key_names, charge_fn, fallback, eps, lambda i, gen:
                              buckets.release_buckets(per_group[i], eps, style, gen, **kwargs), rng,
-                             bucket_pass=None if embedded else
-                             "native" if native is not None else "sql")
+                             bucket_pass="native" if native is not None else "sql")
     # A count's per-owner totals are whole numbers with few distinct values: their histogram
     # (total, how many owners) goes to the closed forms (single_owner.release(counts=…)); so
     # does, on Spark, a SUM's whose parameters are invalid (the release then raises as it would).

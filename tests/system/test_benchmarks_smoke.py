@@ -30,6 +30,7 @@ CASES = [
     ("analyst_sql.py",),
     ("centred_avg.py",),
     ("engine_speed_ab.py",),
+    ("engine_speed_ab.py", "--native"),  # the SQL bucket pass against pdp_buckets (if built)
     ("sum_sql_variants.py",),
     ("backends.py",),
     ("bucket_pass_timing.py",),

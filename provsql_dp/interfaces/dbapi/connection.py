@@ -58,6 +58,7 @@ from ...privacy.limits import (
     DEFAULT_MAX_STATEMENT_BYTES,
     check_limit,
 )
+from ...privacy.native import open_duckdb
 from ...privacy.r2t_release import check_lp_gap
 from ...privacy.release_clock import check_release_seconds
 from ...privacy.release_info import PrivacyInfo
@@ -293,14 +294,14 @@ class Connection:
         if self.guard_rails:
             config = guard_rails_config(config, memory_limit, temp_directory_limit)
         try:
-            self._duck = duckdb.connect(database, read_only=read_only, config=config or {})
+            self._duck, self._native = open_duckdb(database, read_only, config)
         except duckdb.ConnectionException as e:
             if not (guard_rails is None and self.guard_rails and shares_unguarded(e)):
                 raise open_error(database, e, self.guard_rails) from e
             # the default for an analyst in a process that already holds the file without
             # them (a curator's connection): DuckDB has one configuration per file and
             # process, so this connection shares it — documented; guard_rails=True refuses
-            self._duck = duckdb.connect(database, read_only=read_only, config=plain or {})
+            self._duck, self._native = open_duckdb(database, read_only, plain)
             self.guard_rails = False
             warn_unguarded(database)
         except duckdb.Error as e:
