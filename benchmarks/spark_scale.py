@@ -241,8 +241,10 @@ def main() -> None:
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    attach = (f"{r['attach_s']:.1f} s" if r["attach_s"] == r["attach_s"]  # NaN: --workdir's
+              else "reused (attached by an earlier run in --workdir)")
     print(f"rows={r['rows']:,}  JVM start {r['jvm_s']:.1f} s  attach (snapshot + key check, "
-          f"once) {r['attach_s']:.1f} s  reuse by a later connection {r['reuse_s']:.2f} s")
+          f"once) {attach}  reuse by a later connection {r['reuse_s']:.2f} s")
     print(f"{'workload':<14} {'route':<25} {'plain s':>8} {'ours s':>8} {'ratio':>6} "
           f"{'crossed MB':>10} {'CPU s':>15} {'CPU ratio':>9}")
     for w in r["work"]:
