@@ -28,6 +28,12 @@ import provsql_dp
 _names = itertools.count()
 
 
+def _same_config(con) -> dict:
+    """DuckDB keeps one configuration per file and process: a file provsql_dp opened with the
+    native bucket pass was created with allow_unsigned_extensions (off again once loaded)."""
+    return {"allow_unsigned_extensions": True} if getattr(con, "_native", False) else {}
+
+
 def _setup(ddl: str, rows: str, declare: str):
     name = f":memory:h63kept_{next(_names)}"
     curator = provsql_dp.connect(name)
@@ -49,7 +55,7 @@ def test_a_primary_key_dropped_outside_provsql_dp_is_seen_by_the_next_statement(
                                     "PROTECT TABLE t")
     sql = "SELECT COUNT(*) FROM t WITH EPSILON 1"
     assert analyst.execute(sql).privacy.mechanism == "laplace"  # one row per participant
-    raw = duckdb.connect(name)
+    raw = duckdb.connect(name, config=_same_config(curator))
     raw.execute("DROP TABLE t")
     raw.execute("CREATE TABLE t(id INT, x DOUBLE)")
     raw.execute("INSERT INTO t SELECT range, 1 FROM range(100)")
@@ -66,7 +72,7 @@ def test_a_check_renamed_away_outside_provsql_dp_is_seen_by_the_next_statement()
                                     "PROTECT TABLE t")
     sql = "SELECT SUM(a) FROM t WITH EPSILON 1"
     assert analyst.execute(sql).privacy.mechanism == "recursive"  # CHECK (a >= 0)
-    raw = duckdb.connect(name)
+    raw = duckdb.connect(name, config=_same_config(curator))
     raw.execute("ALTER TABLE t RENAME COLUMN a TO b")  # the CHECK follows: (b >= 0)
     raw.execute("ALTER TABLE t ADD COLUMN a DOUBLE")
     raw.execute("INSERT INTO t VALUES (1000, 1, -1e9)")
@@ -81,7 +87,7 @@ def test_a_table_created_outside_provsql_dp_after_a_failed_lookup_is_found():
         analyst.execute("SELECT COUNT(*) FROM u WITH EPSILON 1")
     except provsql_dp.Error:
         pass  # no table u yet
-    raw = duckdb.connect(name)
+    raw = duckdb.connect(name, config=_same_config(curator))
     raw.execute("CREATE TABLE u(id INT PRIMARY KEY)")
     raw.execute("INSERT INTO u SELECT range FROM range(10)")
     assert analyst.execute("SELECT COUNT(*) FROM u").fetchall() == [(10,)]  # public: plain
