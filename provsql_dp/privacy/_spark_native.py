@@ -49,7 +49,7 @@ import numpy as np
 from ..mechanisms.recursive._framework import _CMP_TOL
 from ..mechanisms.recursive.buckets import _WINDOW, cap_indices
 from ..mechanisms.recursive.release import _MAX_EXPONENT
-from .native._build import cache_dir
+from .native._build import cache_dir, checksum_path, verify
 
 __all__ = ["build", "jar_path", "pass_for", "spec_for", "NativePass", "COLUMNS"]
 
@@ -85,7 +85,7 @@ def build() -> Path:
     """Compile the sources into the cached jar (:func:`jar_path`) unless it is there; return it.
     Raises RuntimeError naming what is missing (a JDK's ``javac``, pyspark's jars)."""
     jar = jar_path()
-    if jar.exists():
+    if jar.exists() and verify(jar) is None:
         return jar
     javac, java = shutil.which("javac"), shutil.which("java")
     if javac is None or java is None:
@@ -112,6 +112,10 @@ def build() -> Path:
             for f in sorted(classes.rglob("*.class")):
                 z.write(f, f.relative_to(classes).as_posix())
         shutil.move(str(part), str(jar) + ".part")
+        # its checksum first (native._build.verify), then the jar: each atomic
+        digest = hashlib.sha256(Path(str(jar) + ".part").read_bytes()).hexdigest()
+        checksum_path(Path(str(jar) + ".part")).write_text(digest + "\n")
+        os.replace(checksum_path(Path(str(jar) + ".part")), checksum_path(jar))
         os.replace(str(jar) + ".part", jar)  # atomic: a reader sees the whole jar or none
     return jar
 
@@ -134,7 +138,11 @@ def _method(spark):
             jar = jar_path()
         except ImportError:
             jar = None
-        if jar is not None and jar.exists():
+        damage = None if jar is None or not jar.exists() else verify(jar)
+        if damage is not None:  # not the jar its build wrote: never on the executors' path
+            print(f"provsql_dp: the native bucket pass {jar} is damaged ({damage}); the SQL "
+                  "pass runs. Rebuild it: provsql-dp build-native --force", file=sys.stderr)
+        elif jar is not None and jar.exists():
             try:
                 method = _load(sc, jar)
             except Exception as e:  # noqa: BLE001 - the installation's: the SQL pass runs

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["build", "built_path", "cache_dir", "footer", "headers", "SOURCE", "CFLAGS"]
+__all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
+           "SOURCE", "CFLAGS"]
 
 #: the C source, shipped with the package
 SOURCE = Path(__file__).with_name("pdp_buckets.c")
@@ -64,6 +65,25 @@ def built_path() -> Path | None:
     """The built extension for the installed duckdb and this source, or None."""
     path = cache_dir() / _key() / _NAME
     return path if path.is_file() else None
+
+
+def checksum_path(path: Path) -> Path:
+    """Where :func:`build` records the sha256 of the extension ``path`` (beside it)."""
+    return path.with_name(path.name + ".sha256")
+
+
+def verify(path: Path) -> str | None:
+    """None when ``path`` is the file :func:`build` wrote (its sha256 is the one recorded beside
+    it), else why not. DuckDB checks only the footer before ``dlopen``, and an extension damaged
+    inside its code but with its footer intact killed the process (SIGBUS: red-team finding
+    h64native-1). A check against damage, not an attacker: whoever can write the cache can
+    write the checksum too (the cache is trusted as the user's own files are)."""
+    try:
+        want = checksum_path(path).read_text().strip()
+        got = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as e:
+        return f"no checksum recorded by the build ({e.strerror})"
+    return None if got == want else "its sha256 is not the one its build recorded"
 
 
 def footer(platform: str, version: str = CAPI_VERSION, abi: str = "C_STRUCT") -> bytes:
@@ -125,7 +145,7 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
     ``sdist``: a local copy of the sdist (still checked against PyPI's sha256); by default the
     one an earlier build kept in :func:`cache_dir`, else PyPI's."""
     path = cache_dir() / _key() / _NAME
-    if path.is_file() and not force:
+    if path.is_file() and not force and verify(path) is None:
         return path
     cc = cc or os.environ.get("CC") or shutil.which("cc")
     if not cc:
@@ -143,5 +163,9 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_suffix(".part")
         shutil.copyfile(lib, part)
-        os.replace(part, path)  # atomic: a concurrent reader sees the whole file or none
+        # its checksum first (verify), then the file: each atomic, a reader sees whole files
+        digest = hashlib.sha256(part.read_bytes()).hexdigest()
+        checksum_path(part).write_text(digest + "\n")
+        os.replace(checksum_path(part), checksum_path(path))
+        os.replace(part, path)
     return path

@@ -2,8 +2,8 @@
  * pdp_buckets: the bucket pass of an unbounded SUM (provsql_dp.privacy.engine_buckets) as one
  * DuckDB aggregate function, written against DuckDB's stable C extension API (v1).
  *
- * It returns, as one BLOB of packed little-endian doubles (9 per row), exactly the rows the SQL
- * bucket pass returns for one group:
+ * It returns, as a list of BLOBs of packed little-endian doubles (9 per row, at most CHUNK_ROWS
+ * rows a BLOB), exactly the rows the SQL bucket pass returns for one group:
  *
  *     p, k, m, e, count(*), sum(1/c), sum(c), min(c), max(c)  GROUP BY p, k, m, e
  *
@@ -146,7 +146,7 @@ typedef struct {
 	uint64_t size;
 	/* a direct-mapped cache in front of the table for the far totals (e = 0): the index + 1
 	 * of the slot last found for (kp, m parity), 0: none (reset when the table grows) */
-	uint32_t *front;  /* FRONT entries, allocated with the first slots */
+	uint32_t *front;  /* FRONT entries, allocated when the table reaches FRONT_CAP slots */
 	struct cell *cells; /* 1024 << cell_bits cells (totals >= 1), allocated at the first */
 } state;
 
@@ -182,9 +182,14 @@ static uint64_t hash_key(int64_t kp, int64_t m, double e) {
  * NULL when out of memory. */
 static bucket *find_slot(state *S, int64_t kp, int64_t m, double e);
 
+/* A state starts with 8 slots (512 bytes) and the front cache comes at 256: the grouped path
+ * has one state per group and thread, and 24 KiB each (256 slots and the cache at once), outside
+ * DuckDB's memory_limit, took 9 GB for 200 000 groups (red-team finding h64native-3). */
+#define FIRST_CAP 8
+#define FRONT_CAP 256
 static int grow(state *S) {
-	uint64_t cap = S->cap ? 2 * S->cap : 256;
-	if (!S->front && !(S->front = (uint32_t *)malloc(FRONT * sizeof(uint32_t)))) {
+	uint64_t cap = S->cap ? 2 * S->cap : FIRST_CAP;
+	if (cap >= FRONT_CAP && !S->front && !(S->front = (uint32_t *)malloc(FRONT * sizeof(uint32_t)))) {
 		return 0;
 	}
 	bucket *slots = (bucket *)aligned_alloc(64, cap * sizeof(bucket));
@@ -206,7 +211,9 @@ static int grow(state *S) {
 		}
 	}
 	free(old);
-	memset(S->front, 0, FRONT * sizeof(uint32_t));
+	if (S->front) {
+		memset(S->front, 0, FRONT * sizeof(uint32_t));
+	}
 	return 1;
 }
 
@@ -214,6 +221,9 @@ static int grow(state *S) {
 static inline bucket *find_far(state *S, int64_t kp, int64_t m) {
 	if (!S->slots && !grow(S)) {
 		return NULL;
+	}
+	if (!S->front) { /* a small table: no cache in front of it */
+		return find_slot(S, kp, m, 0.0);
 	}
 	uint32_t *f = &S->front[(((uint64_t)kp << 1) | ((uint64_t)m & 1)) & (FRONT - 1)];
 	if (*f) {
@@ -506,17 +516,31 @@ static void combine(duckdb_function_info info, duckdb_aggregate_state *source, d
 	}
 }
 
+/* The rows of each state as a list of BLOBs of at most CHUNK_ROWS rows (64 KiB): never one
+ * allocation as large as all the rows, which DuckDB made as one block under memory_limit, so a
+ * pass with many buckets failed where the SQL pass succeeded (red-team finding h64native-2) */
+#define CHUNK_ROWS 910
 static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,
                      idx_t offset) {
+	double *rows = (double *)malloc(CHUNK_ROWS * ROW_DOUBLES * sizeof(double));
+	if (!rows) {
+		duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+		return;
+	}
 	for (idx_t i = 0; i < count; i++) {
 		state *S = (state *)source[i];
-		size_t bytes = (size_t)S->size * ROW_DOUBLES * sizeof(double);
-		double *rows = (double *)malloc(bytes ? bytes : 1);
-		if (!rows) {
+		idx_t base = duckdb_list_vector_get_size(result);
+		idx_t chunks = (idx_t)((S->size + CHUNK_ROWS - 1) / CHUNK_ROWS);
+		if (duckdb_list_vector_reserve(result, base + chunks) != DuckDBSuccess) {
 			duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
-			return;
+			break;
 		}
+		duckdb_vector child = duckdb_list_vector_get_child(result);
+		duckdb_list_entry *entry = (duckdb_list_entry *)duckdb_vector_get_data(result) + offset + i;
+		entry->offset = base;
+		entry->length = chunks;
 		size_t r = 0;
+		idx_t c = base;
 		for (uint64_t s = 0; s < S->cap; s++) {
 			const bucket *b = &S->slots[s];
 			if (b->m == EMPTY) {
@@ -527,11 +551,18 @@ static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, 
 			double k = null ? NAN : (double)(b->kp >> 1), m = null ? NAN : (double)b->m;
 			double row[ROW_DOUBLES] = {p, k, m, b->e, b->n, b->inv, b->tot, b->lo, b->hi};
 			memcpy(rows + r * ROW_DOUBLES, row, sizeof row);
-			r++;
+			if (++r == CHUNK_ROWS) {
+				duckdb_vector_assign_string_element_len(child, c++, (const char *)rows, sizeof row * r);
+				r = 0;
+			}
 		}
-		duckdb_vector_assign_string_element_len(result, offset + i, (const char *)rows, bytes);
-		free(rows);
+		if (r) {
+			duckdb_vector_assign_string_element_len(child, c++, (const char *)rows,
+			                                        r * ROW_DOUBLES * sizeof(double));
+		}
+		duckdb_list_vector_set_size(result, base + chunks);
 	}
+	free(rows);
 }
 
 /* ---- registration -------------------------------------------------------------------------- */
@@ -544,7 +575,9 @@ static duckdb_aggregate_function make(int ntotals) {
 		duckdb_aggregate_function_add_parameter(f, dbl);
 	}
 	duckdb_aggregate_function_add_parameter(f, blob);
-	duckdb_aggregate_function_set_return_type(f, blob);
+	duckdb_logical_type blobs = duckdb_create_list_type(blob);
+	duckdb_aggregate_function_set_return_type(f, blobs);
+	duckdb_destroy_logical_type(&blobs);
 	duckdb_destroy_logical_type(&dbl);
 	duckdb_destroy_logical_type(&blob);
 	duckdb_aggregate_update_t update = update_base;
