@@ -14,7 +14,7 @@ batches, clamped in Java as :func:`~provsql_dp.provenance.clamp.clamp_sql` clamp
 ``local[2]``: 1.3× the plain ``SUM``, the SQL pass 5.2×
 (``benchmarks/spark_bucket_pass_measured.md``).
 
-**Build** (:func:`build`, ``python -m provsql_dp.privacy._spark_native``): ``javac`` compiles the
+**Build** (:func:`build`, ``provsql-dp build-native``): ``javac`` compiles the
 sources against ``pyspark/jars/*`` into a jar cached by (pyspark version, source hash) under
 the native builds' directory (``$PROVSQL_DP_NATIVE_DIR``, default ``~/.cache/provsql_dp/native``:
 :func:`provsql_dp.privacy.native.cache_dir`, beside DuckDB's ``pdp_buckets``); the build first checks the logarithm
@@ -38,9 +38,9 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -140,14 +140,15 @@ def _method(spark):
             jar = None
         damage = None if jar is None or not jar.exists() else verify(jar)
         if damage is not None:  # not the jar its build wrote: never on the executors' path
-            print(f"provsql_dp: the native bucket pass {jar} is damaged ({damage}); the SQL "
-                  "pass runs. Rebuild it: provsql-dp build-native --force", file=sys.stderr)
+            warnings.warn(f"provsql_dp: the native bucket pass {jar} is damaged ({damage}); the "
+                          "SQL pass runs. Rebuild it: provsql-dp build-native --force",
+                          RuntimeWarning, stacklevel=2)
         elif jar is not None and jar.exists():
             try:
                 method = _load(sc, jar)
             except Exception as e:  # noqa: BLE001 - the installation's: the SQL pass runs
-                print(f"provsql_dp: the native bucket pass could not be loaded ({e}); the SQL "
-                      "pass runs", file=sys.stderr)
+                warnings.warn(f"provsql_dp: the native bucket pass could not be loaded ({e}); "
+                              "the SQL pass runs", RuntimeWarning, stacklevel=2)
         _loaded[key] = method
         return method
 
@@ -246,9 +247,3 @@ def pass_for(engine, weights_sql: str | None, params: dict, signed: bool,
     return None if methods is None else NativePass(engine, methods, weights_sql, params, signed,
                                                    column)
 
-
-if __name__ == "__main__":  # the build step (.ci/run): python -m provsql_dp.privacy._spark_native
-    try:
-        print(build())
-    except RuntimeError as e:
-        sys.exit(str(e))

@@ -2,7 +2,7 @@
 ``privacy/java/provsqldp``): the same bucket rows as the SQL pass — on adversarial totals — the
 same exact reads, and the released value DuckDB releases under one seed.
 
-Skipped when the jar was not built (``python -m provsql_dp.privacy._spark_native``), unless
+Skipped when the jar was not built (``provsql-dp build-native``), unless
 ``PROVSQL_DP_REQUIRE_NATIVE=1`` (CI builds it and sets it)."""
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def native_db(spark, tmp_path_factory):
     if not jar.exists():
         if os.environ.get("PROVSQL_DP_REQUIRE_NATIVE") == "1":
             pytest.fail(f"PROVSQL_DP_REQUIRE_NATIVE=1 but the native bucket pass is not built "
-                        f"({jar}): python -m provsql_dp.privacy._spark_native")
-        pytest.skip("the native bucket pass is not built: python -m provsql_dp.privacy._spark_native")
+                        f"({jar}): provsql-dp build-native")
+        pytest.skip("the native bucket pass is not built: provsql-dp build-native")
     con = provsql_dp.connect()
     con.execute("CREATE TABLE t(id INT PRIMARY KEY, x DOUBLE, a INT)")
     rng = np.random.default_rng(7)
