@@ -27,11 +27,68 @@ False
 
 from __future__ import annotations
 
-__all__ = ["read_definitions", "read_as_kept"]
+import duckdb
+
+__all__ = ["fingerprint", "settings_of", "SETTINGS", "read_definitions", "read_as_kept"]
+
+#: the DuckDB settings the fingerprint reads: the search path and the default collation (which
+#: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), and last the two
+#: a private release relies on (``privacy._session_settings.PINNED``: checked from this read,
+#: which saves a query per statement; booleans, so never a NUL in their text)
+SETTINGS = ("search_path", "default_collation", "ieee_floating_point_ops", "integer_division")
+_PINNED = 2  # how many of SETTINGS, at its end, are read for the check only
 
 #: the fingerprint's rows of the tables of one name (``Catalog._fingerprint`` reads them alike)
 _SQL = ("SELECT 't', database_name, schema_name, table_name, sql FROM duckdb_tables() "
         "WHERE lower(table_name) = lower(?)")
+
+
+def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
+    """(names, the generation row, the definitions of the tables of those names), or None when
+    the database has no generation sequence (a read-only database from an older version), or it
+    was never bumped, or the read fails (an aborted transaction). The generation row is
+    ``('g', generation, current database, current schema, the values of SETTINGS joined by
+    NUL)``. Tables only: the definitions decide a plan's sensitivity (keys, owner columns); a
+    view redefined behind provsql_dp's back (provsql_dp bumps the generation when it runs the
+    change itself) leaves a plan answering the view's old query, with that query's sensitivity.
+    One query, under 1 ms (the generation by ``currval``, which reads the sequence's last value
+    whichever connection bumped it, committed or not, like ``duckdb_sequences().last_value``,
+    in half the time).
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE SCHEMA s; CREATE SEQUENCE s.generation; CREATE TABLE t(x INT)")
+    >>> fingerprint(con, ("t",), "s") is None  # never bumped
+    True
+    >>> _ = con.execute("SELECT nextval('s.generation')")
+    >>> key = fingerprint(con, ("t",), "s")
+    >>> key[1][:4], key[2]
+    (('g', '1', 'memory', 'main'), ('t', 'memory', 'main', 't', 'CREATE TABLE t(x INTEGER);'))
+    >>> settings_of(key)["integer_division"]
+    'false'
+    """
+    values = " || chr(0) || ".join(f"current_setting('{s}')::VARCHAR" for s in SETTINGS)
+    sql = (f"SELECT 'g', currval('{schema}.generation')::VARCHAR, current_database(), "
+           f"current_schema(), {values}")
+    if names:  # literals, not parameters: a prepared statement costs twice as much here
+        listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+        sql += (" UNION ALL SELECT 't', database_name, schema_name, table_name, sql "
+                f"FROM duckdb_tables() WHERE lower(table_name) IN ({listed})")
+    try:
+        rows = con.execute(sql).fetchall()
+    except duckdb.Error:
+        return None
+    if not any(r[0] == "g" for r in rows):
+        return None
+    return (names, *sorted(rows, key=repr))
+
+
+def settings_of(key: tuple) -> dict[str, str]:
+    """The values of :data:`SETTINGS` in fingerprint ``key`` (from the right: the search path
+    is the only free text, and it comes first)."""
+    text = next(r for r in key[1:] if r[0] == "g")[4]
+    head, *pinned = text.rsplit(chr(0), _PINNED)
+    return dict(zip(SETTINGS, head.split(chr(0), len(SETTINGS) - _PINNED - 1) + pinned))
 
 
 def read_definitions(con, name: str) -> tuple:
