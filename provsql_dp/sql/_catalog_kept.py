@@ -67,9 +67,9 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
     >>> settings_of(key)["integer_division"]
     'false'
     """
-    values = " || chr(0) || ".join(f"current_setting('{s}')::VARCHAR" for s in SETTINGS)
+    values = ", ".join(f"current_setting('{s}')" for s in SETTINGS)
     sql = (f"SELECT 'g', currval('{schema}.generation')::VARCHAR, current_database(), "
-           f"current_schema(), {values}")
+           f"current_schema(), concat_ws(chr(0), {values})")
     if names:  # literals, not parameters: a prepared statement costs twice as much here
         listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
         sql += (" UNION ALL SELECT 't', database_name, schema_name, table_name, sql "
@@ -88,7 +88,10 @@ def settings_of(key: tuple) -> dict[str, str]:
     is the only free text, and it comes first)."""
     text = next(r for r in key[1:] if r[0] == "g")[4]
     head, *pinned = text.rsplit(chr(0), _PINNED)
-    return dict(zip(SETTINGS, head.split(chr(0), len(SETTINGS) - _PINNED - 1) + pinned))
+    out = dict(zip(SETTINGS, head.split(chr(0), len(SETTINGS) - _PINNED - 1)))
+    if all(v in ("true", "false") for v in pinned) and len(pinned) == _PINNED:
+        out.update(zip(SETTINGS[-_PINNED:], pinned))  # else not read: the check reads them
+    return out
 
 
 def read_definitions(con, name: str) -> tuple:
