@@ -172,3 +172,20 @@ def test_the_check_reads_the_settings_itself_when_nothing_is_kept():
     con.execute("SET integer_division = true")
     with pytest.raises(provsql_dp.OperationalError, match="integer_division"):
         con.execute(q)
+
+
+@pytest.mark.parametrize("who", ["same", "other"])
+def test_the_route_kept_under_the_text_follows_the_declarations(who):
+    """The statement route is kept with the plan (under the text): a policy declared since, here
+    or by another connection, takes the next run."""
+    name, con = _db()
+    sql = "SELECT COUNT(*) FROM p WHERE x >= 10 AND x < 20 WITH EPSILON 1"
+    for _ in range(3):
+        assert con.execute(sql).privacy.mechanism == "laplace"
+    runner, closing = (con, None) if who == "same" else _changer("other", name, con)
+    runner.execute("CREATE POLICY px ON p (x) AS LINE DOMAIN [0, 50) WIDTH 10")
+    assert con.execute(sql).privacy.mechanism == "blowfish"
+    runner.execute("DROP POLICY px")
+    assert con.execute(sql).privacy.mechanism == "laplace"
+    if closing is not None:
+        closing.close()

@@ -178,7 +178,9 @@ class Cursor:
                 con._catalog.changed()  # declarations may have changed: every connection re-reads
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
-            query = bind(tree.this, parameters, copy=False)  # tree: parse_one's copy, ours
+            # tree is parse_one's copy, ours: its query is bound in place, detached (a root, as
+            # a copy would be)
+            query = bind(tree.this.pop(), parameters, copy=False)
             # the plan is kept under the text when the text alone makes the tree
             key = stmt if parameters is None else None
             cost = gaussian_route.cost_of(tree)  # WITH EPSILON ε DELTA δ, WITH RHO ρ
@@ -349,7 +351,8 @@ class Cursor:
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
             ("plan", "text", key) if key is not None else ("plan", tree.sql(dialect="duckdb")),
             lambda: plan_query(tree, con._catalog)))
-        route = None if isinstance(epsilon, Cost) else routing.choose(st)
+        route = None if isinstance(epsilon, Cost) else routing.choose(st) if key is None else \
+            con._catalog.cached(("route", key), lambda: routing.choose(st))  # the text decides
         post = prepare_post(st, route, post)  # refused here, before any charge
         check_session_settings(con)  # DuckDB evaluates as make_total assumes (h63attack-3)
         # the budget is checked by the charge itself, atomically, before any protected row is read
