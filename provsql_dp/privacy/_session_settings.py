@@ -19,7 +19,8 @@ charged while either differs from the default: the refusal depends on the settin
 never on the data, and names the setting and how to put it back. ``max_execution_time``
 likewise (red team h73attack, finding 2): past it DuckDB interrupts a release's reads, after the
 charge, as their running time decides; releases have their own clock, whose end gives the
-data-independent fallback (:mod:`provsql_dp._deadline`). (The post-processing
+data-independent fallback (:mod:`provsql_dp._deadline`). So are ``default_order`` and
+``default_null_order`` (finding 6): a release's own queries sort by DuckDB's defaults. (The post-processing
 database pins its own settings: :mod:`provsql_dp.privacy.post_sql`. Spark has its own guard.)
 
 >>> import provsql_dp
@@ -57,7 +58,17 @@ PINNED = {
                                 "charge as their running time, which depends on the data, "
                                 "decides; a connection's release_time_limit bounds releases "
                                 "instead, ending in their data-independent fallback"),
+    # red team h73attack-6: the capture numbers a group's tuples by an ORDER BY without a
+    # direction; with DESC every tuple of a DISTINCT or a join under GROUP BY went to one group,
+    # and per-key counts were released under each other's keys
+    "default_order": ("asc", "with DESC, the ORDER BYs of a release's own queries sort the other "
+                             "way, and its tuples and released values land in the wrong groups"),
+    "default_null_order": ("nulls_last", "a release's own queries sort NULLs where DuckDB's "
+                                         "default puts them"),
 }
+
+#: the spellings DuckDB reports for a pinned setting's default (``current_setting``)
+_SAME = {"asc": {"asc", "ascending"}}
 
 _READ = "SELECT " + ", ".join(f"current_setting('{n}')::VARCHAR" for n in PINNED)
 
@@ -73,7 +84,7 @@ def check_session_settings(con) -> None:
     except duckdb.Error:  # an aborted transaction: the statement fails on its own, uncharged
         return
     for (name, (want, why)), got in zip(PINNED.items(), values):
-        if str(got).lower() != want:
+        if str(got).lower() not in _SAME.get(want, {want}):
             raise OperationalError(
                 f"this connection's DuckDB setting {name} is {str(got).lower()}; a private "
                 f"statement is evaluated with it {want} ({why}). A curator puts it "
