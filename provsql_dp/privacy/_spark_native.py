@@ -140,9 +140,9 @@ def _method(spark):
             jar = None
         damage = None if jar is None or not jar.exists() else verify(jar)
         if damage is not None:  # not the jar its build wrote: never on the executors' path
-            warnings.warn(f"provsql_dp: the native bucket pass {jar} is damaged ({damage}); the "
-                          "SQL pass runs. Rebuild it: provsql-dp build-native --force",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(f"provsql_dp: the native bucket pass {jar} is not loaded ({damage}); "
+                          "the SQL pass runs. Rebuild it (provsql-dp build-native --force) or "
+                          "fix what is said", RuntimeWarning, stacklevel=2)
         elif jar is not None and jar.exists():
             try:
                 method = _load(sc, jar)
