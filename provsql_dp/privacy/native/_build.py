@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 
-from ._trust import untrusted
+from ._trust import cache_dirs, untrusted, written
 
 __all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
            "SOURCE", "CFLAGS"]
@@ -130,8 +130,9 @@ def _sdist(version: str, download: Path | None) -> bytes:
     if got != want:
         raise RuntimeError(f"{name}: sha256 {got} is not PyPI's {want}; not built")
     if not kept.is_file():
-        kept.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(kept, cache_dir())
         kept.with_suffix(".part").write_bytes(data)
+        written(kept.with_suffix(".part"))
         os.replace(kept.with_suffix(".part"), kept)
     return data
 
@@ -168,12 +169,13 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
             raise RuntimeError(f"{cc} could not compile {SOURCE.name}:\n{done.stderr[-2000:]}")
         with open(lib, "ab") as f:
             f.write(footer(platform))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(path, cache_dir())
         part = path.with_suffix(".part")
         shutil.copyfile(lib, part)
         # its checksum first (verify), then the file: each atomic, a reader sees whole files
         digest = hashlib.sha256(part.read_bytes()).hexdigest()
         checksum_path(part).write_text(digest + "\n")
+        written(part, checksum_path(part))
         os.replace(checksum_path(part), checksum_path(path))
         os.replace(part, path)
     why = verify(path)  # a cache others can write is built into but never loaded (_trust)

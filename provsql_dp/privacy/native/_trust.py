@@ -25,7 +25,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["untrusted"]
+__all__ = ["untrusted", "cache_dirs", "written"]
 
 
 def untrusted(path: Path, top: Path, extra: tuple[Path, ...] = ()) -> str | None:
@@ -70,3 +70,25 @@ def _unsafe(st: os.stat_result) -> str | None:
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):o})"
     return None
+
+
+def cache_dirs(path: Path, top: Path) -> None:
+    """Create ``top`` (the cache directory) and the directories from it down to ``path``'s, each
+    writable by this user only (mode 755 at most, whatever the umask: a umask of 002, usual
+    where every user has their own group, would otherwise make them group-writable and the
+    build :func:`untrusted`). Directories that exist are left as they are."""
+    path, top = Path(path), Path(top)
+    top.parent.mkdir(parents=True, exist_ok=True)
+    d = top
+    for part in (None, *path.parent.relative_to(top).parts):
+        d = d if part is None else d / part
+        if not d.is_dir():
+            d.mkdir(exist_ok=True)
+            os.chmod(d, 0o755)
+
+
+def written(*files: Path) -> None:
+    """Make freshly written cache files readable by all and writable by this user only (mode
+    644, whatever the umask), before they are moved into place."""
+    for f in files:
+        os.chmod(f, 0o644)

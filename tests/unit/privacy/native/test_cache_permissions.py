@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import warnings
 
 import numpy as np
@@ -104,3 +105,24 @@ def test_the_spark_jar_is_checked_the_same_way(tmp_path, monkeypatch):
     assert _build.verify(jar) is None
     os.chmod(jar, 0o666)
     assert "writable by other users" in _build.verify(jar)
+
+
+def test_cache_dirs_and_files_are_private_whatever_the_umask(tmp_path):
+    """A build under umask 002 (every user their own group) must still be loadable: the
+    directories and files it creates are written by this user only (_trust.cache_dirs,
+    written), else build-native would refuse its own output."""
+    from provsql_dp.privacy.native._trust import cache_dirs, untrusted, written
+
+    top = tmp_path / "cache" / "native"
+    lib = top / "duckdb-x" / "lib.so"
+    old = os.umask(0o002)
+    try:
+        cache_dirs(lib, top)
+        lib.write_bytes(b"x")
+        written(lib)
+    finally:
+        os.umask(old)
+    assert untrusted(lib, top) is None
+    for d in (top, lib.parent):
+        assert stat.S_IMODE(os.stat(d).st_mode) & 0o022 == 0
+    assert stat.S_IMODE(os.stat(lib).st_mode) == 0o644
