@@ -28,9 +28,9 @@ its reads need), never on a value.
 >>> _ = con.execute("INSERT INTO p SELECT i, i % 10 FROM range(1000) t(i)")
 >>> _ = con.execute("SET PRIVACY BUDGET 5; SET BOUNDS ON p (x) BETWEEN 0 AND 10")
 >>> con.release_seconds = 1e-9            # over before the read starts
->>> cur = con.execute("SELECT MEDIAN(x) FROM p WITH EPSILON 1")
->>> len(cur.fetchall()), cur.privacy.epsilon, cur.privacy.intervals(0.95)
-(1, 1.0, ((0.0, 10.0),))
+>>> cur = con.execute("SELECT VAR_POP(x) FROM p WITH EPSILON 1")
+>>> len(cur.fetchall()), cur.privacy.epsilon, cur.privacy.intervals(0.95)  # [0, (10/2)²]
+(1, 1.0, [((0.0, 25.0),)])
 >>> [w for (w,) in con._duck.execute("SELECT what FROM _provsql_dp.incidents").fetchall()][0][:37]
 'the release passed its time budget of'
 """

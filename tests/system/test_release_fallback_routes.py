@@ -10,6 +10,7 @@ on two databases that differ in one participant it is the same, value for value.
 from __future__ import annotations
 
 import math
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -60,9 +61,9 @@ CASES = [
 IDS = [c[0] for c in CASES]
 
 
-def database(budget, setup, *, one_more=False, memory=False):
+def database(budget, setup, *, one_more=False, memory=False, name=":memory:"):
     """200 participants (one more: a 201st, far from the others); bounds and keys declared."""
-    con = provsql_dp.connect()
+    con = provsql_dp.connect(name)
     if memory:
         con.execute("SET temp_directory = ''")  # nothing spills: out of memory is an error
     con.execute("CREATE TABLE p(id INT PRIMARY KEY, x DOUBLE, y DOUBLE, g VARCHAR, s VARCHAR, "
@@ -162,3 +163,24 @@ QUICK = {"quantile-laplace", "variance", "kmeans-bounds"}
 def test_out_of_memory_every_route_releases_its_fallback(starved, name, budget, setup, sql,
                                                          ranges):
     _check(name, budget, setup, sql, ranges, memory=True)
+
+
+
+def test_an_analyst_gets_the_fallback_not_the_failure():
+    """Before, an analyst past the budget got the fixed failure (DataError) after the charge."""
+    cur = database(PURE, None, name=":memory:h74fallback_analyst")
+    cur.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
+    cur.commit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an analyst sharing the curator's process
+        ann = provsql_dp.connect(":memory:h74fallback_analyst", role="analyst", user="ann")
+    try:
+        ann.release_seconds = 1e-9
+        for sql in ("SELECT MEDIAN(x) FROM p WITH EPSILON 1",
+                    "SELECT g, VAR_SAMP(x) FROM p GROUP BY g WITH EPSILON 1",
+                    "KMEANS CLUSTERS 2 OF (x, y) FROM p WITH EPSILON 1"):
+            assert len(ann.execute(sql).fetchall()) >= 1
+        assert ann.ledger.remaining("ann") == 7
+    finally:
+        ann.close()
+        cur.close()
