@@ -8,11 +8,27 @@ Without bounds, the argument is nonnegative when the schema or the statement say
 * an unsigned integer column (``UTINYINT`` … ``UHUGEINT``): ``[0, ∞)`` by its type;
 * a column with a ``CHECK`` constraint ``c >= k`` or ``c > k`` (``k ≥ 0``; also written
   ``k <= c``, or one conjunct of an ``AND``): DuckDB accepts a CHECK only in ``CREATE TABLE``
-  and enforces it on every insert and update, so every row satisfies it — a fact of the schema;
+  and enforces it on every insert and update, so every row satisfies it — a fact of the schema.
+  On an integer column ``c > k`` is ``c >= ⌊k⌋ + 1`` and ``c >= k`` is ``c >= ⌈k⌉``, so
+  ``CHECK (i > -1)`` proves ``i ≥ 0`` (:func:`_integer_lower`, confirmed by DuckDB); on a
+  DECIMAL or DOUBLE it does not (``-0.5 > -1``);
 * an expression whose range :func:`~provsql_dp.sql.expr_range.expression_range` proves to start
   at or above 0 from those (``GREATEST(x, 0)``, sums, positive multiples and ``CASE`` of such
   terms), where moreover ``abs(e)`` and a product ``e * e`` of an expression with itself are
-  ``≥ 0`` whatever ``e`` is (:func:`_sign_form`).
+  ``≥ 0`` whatever ``e`` is, and so is a product ``a * b`` of two factors each proved ``≥ 0``
+  (:func:`_sign_form`).
+
+*Why* ``a * b ≥ 0`` *(or NULL, NaN, +∞) when both factors are.* A factor proved ``≥ 0`` holds
+a number ``≥ 0`` (``-0.0`` too), NULL, NaN or +∞. DOUBLE: the product of two such is ``≥ 0``
+(rounding to nearest never crosses 0; ``-0.0 · x`` is ``-0.0``, which adds 0; an underflow
+gives ``±0`` or a positive subnormal), NaN (``0 · ∞``, NaN times anything) or +∞ (overflow,
+``∞ · x``): the clamp drops the last two (below). Integers and DECIMALs never wrap around:
+:func:`~provsql_dp.sql.total.make_total` computes the product in a type it cannot overflow
+(``INTEGER · INTEGER`` in HUGEINT) and brings it back with ``TRY_CAST``, or pre-checks it in
+DOUBLE where no wider type exists (HUGEINT, UHUGEINT, 38-digit DECIMALs): an overflow is NULL,
+never an error after the charge (UHUGEINT · HUGEINT is a DOUBLE in DuckDB). A NULL factor makes
+the product NULL. ``tests/system/test_nonnegative_products.py`` plants each of these values in
+one participant and checks both neighbours answer alike.
 
 *Why* ``abs(e) ≥ 0`` *and* ``e * e ≥ 0`` *(or NULL, NaN, +∞) on every row.* Mathematically
 ``|v| ≥ 0`` and ``v·v ≥ 0``. DuckDB computes ``abs`` exactly (``abs(-0.0)`` is ``0.0``); a
@@ -48,6 +64,13 @@ value into NULL (added by no one). A finite weight proved ``≥ 0`` stays ``≥ 
 >>> [nonneg(x) for x in ("abs(c)", "c * c", "(c - 1) * (c - 1)", "abs(c) + a", "c * d",
 ...                      "-abs(c)", "abs(c) - 1", "c * c * c")]
 [True, True, True, True, False, False, False, False]
+>>> [nonneg(x) for x in ("a * b", "(a + 1) * b * abs(c)", "a * c", "a * (b - 1)", "-(a * b)")]
+[True, True, False, False, False]
+>>> _ = con.execute("CREATE TABLE n(i INTEGER CHECK (i > -1), x DECIMAL(9, 2) CHECK (x > -1))")
+>>> cat = Catalog(con)
+>>> [nonnegative_weight(cat, plan_query(sqlglot.parse_one(f"SELECT SUM({c}) FROM n"), cat))
+...  for c in ("i", "x")]
+[True, False]
 """
 
 from __future__ import annotations
