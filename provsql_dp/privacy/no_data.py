@@ -41,7 +41,7 @@ from typing import Callable, TypeVar
 
 from .._deadline import DeadlineExceeded
 
-__all__ = ["FromNoData", "read_or_nothing", "from_no_data"]
+__all__ = ["FromNoData", "read_or_nothing", "from_no_data", "total_range"]
 
 T = TypeVar("T")
 
@@ -98,3 +98,19 @@ def from_no_data(releases, low: float | None, high: float | None, late: bool) ->
     """``releases`` as a tuple, each wrapped in :class:`FromNoData` when ``late`` (the read
     gave nothing), unchanged otherwise."""
     return tuple(FromNoData(r, low, high) for r in releases) if late else tuple(releases)
+
+
+def total_range(kind: str, bounds=None) -> tuple[float | None, float | None]:
+    """The whole range of a COUNT (``kind == "count"``) or of a SUM of values within ``bounds``
+    (``None``: of either sign) over a number of rows not known: ``[0, ∞)`` for a count, and for
+    a sum ``[0, ∞)``, ``(−∞, 0]`` or unbounded by the bounds' signs.
+
+    >>> total_range("count"), total_range("sum", (0, 10)), total_range("sum", (-5, 10))
+    ((0, None), (0.0, None), (None, None))
+    """
+    if kind == "count":
+        return (0, None)
+    if bounds is None:
+        return (None, None)
+    lo, hi = float(bounds[0]), float(bounds[1])
+    return (0.0 if lo >= 0 else None, 0.0 if hi <= 0 else None)

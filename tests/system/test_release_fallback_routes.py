@@ -21,6 +21,7 @@ from provsql_dp import _deadline
 from provsql_dp.provenance.backends import duckdb as duckdb_backend
 
 PURE, APPROX = "SET PRIVACY BUDGET 100", "SET PRIVACY BUDGET EPSILON 100 DELTA 1e-3"
+RHO = "SET PRIVACY BUDGET RHO 100"
 Y_DELTA = "CREATE POLICY near ON p (y) AS DELTA 0.01 DOMAIN [0, 1) WIDTH 0.1 BOUNDED"
 DAY_LINE = "CREATE POLICY l ON p (day) AS LINE DOMAIN [0, 10) WIDTH 1 BOUNDED"
 XY_DELTA = ("CREATE POLICY near ON p (x, y) AS DELTA 0.01 METRIC L1 DOMAIN [0, 10) WIDTH 1, "
@@ -53,6 +54,13 @@ CASES = [
      "EPSILON 1 OPTIONS (strategy = 'sorted_points')", [COUNTS]),
     ("delta-shifted-histograms", PURE, XY_DELTA, "COUNT RANGES (x >= 1 AND x < 5 AND y >= 0 AND "
      "y < 0.5) FROM p WITH EPSILON 1 OPTIONS (strategy = 'shifted_histograms')", [COUNTS]),
+    ("laplace-count", PURE, None, "SELECT COUNT(*) FROM p WITH EPSILON 1", [COUNTS]),
+    ("laplace-sum-grouped", PURE, None, "SELECT g, SUM(x) FROM p GROUP BY g WITH EPSILON 1",
+     [(0, None)] * 4),
+    ("laplace-avg", PURE, None, "SELECT AVG(x) FROM p WITH EPSILON 1", [(0, 10)]),
+    ("gaussian-count", RHO, None, "SELECT COUNT(*) FROM p WITH RHO 0.5", [COUNTS]),
+    ("gaussian-avg-count", RHO, None, "SELECT AVG(x), COUNT(*) FROM p WITH RHO 0.5",
+     [((0, 10), COUNTS)]),
     ("kmeans-bounds", PURE, None, "KMEANS CLUSTERS 2 OF (x, y) FROM p ITERATIONS 2 WITH EPSILON 1",
      None),
     ("kmeans-policy", PURE, XY_DELTA,
@@ -142,9 +150,10 @@ def _check(name, budget, setup, sql, ranges, memory):
     else:
         assert (desc, n, [tuple(type(v).__name__ for v in r) for r in rows], mech, spent) == \
             normal[:5]
-    assert spent == 1
+    assert spent == (0.5 if budget == RHO else 1)
     if ranges is not None:
-        assert ivs == [(tuple(r),) for r in ranges]  # the whole range: covers the truth always
+        # the whole range (per column, or one column's): covers the truth always
+        assert ivs == [r if isinstance(r[0], tuple) else (r,) for r in ranges]
     what = "ran out of memory" if memory else "time budget of 1e-09 s"
     assert any(what in w and "data-independent fallback" in w for w in said), said
 
