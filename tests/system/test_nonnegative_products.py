@@ -25,7 +25,7 @@ COLUMNS = {  # name: (type and CHECK, an ordinary value)
     "uh": ("UHUGEINT", 4), "d": ("DECIMAL(38, 2) CHECK (d >= 0)", 5),
     "e": ("DECIMAL(10, 2) CHECK (e > -1)", 6), "f": ("DOUBLE CHECK (f > -1)", 7),
     "s": ("SMALLINT CHECK (s > -1)", 8), "w": ("INTEGER CHECK (w > 0.5)", 9),
-    "t8": ("TINYINT CHECK (t8 >= -128)", 1),
+    "t8": ("TINYINT CHECK (t8 >= -128)", 1), "d2": ("DECIMAL(38, 10) CHECK (d2 >= 0)", 2),
 }
 
 
@@ -93,6 +93,8 @@ CASES = [
     ("SELECT SUM(abs(c) * a) FROM t", _row(c="'-inf'::DOUBLE", a=0), UNSIGNED),
     # … and what stays signed
     ("SELECT SUM(a * c) FROM t", _row(c=-5), SIGNED),
+    ("SELECT SUM(d * d2) FROM t", _row(d="99999999999999999999999999999999.99",
+                                        d2="9999999999999999999999999999.9999999999"), UNSIGNED),
     ("SELECT SUM(d * e) FROM t", _row(e=-0.5), SIGNED),                          # e > -1: DECIMAL
     ("SELECT SUM(i * (k - 1)) FROM t", _row(k=0), SIGNED),
     ("SELECT SUM(a * a2 - 1) FROM t", _row(a=0), SIGNED),
