@@ -193,3 +193,31 @@ def test_an_analyst_gets_the_fallback_not_the_failure():
     finally:
         ann.close()
         cur.close()
+
+
+#: a step of many minutes that yields no row (test_release_interrupt's): cut off by the watcher
+SLOW = ("SELECT count(*) FROM range(200000) a(x) JOIN range(200000) b(y) "
+        "ON (a.x * b.y + a.x) % 1000003 = 1000004")
+
+
+@pytest.mark.parametrize("sql", ["SELECT g, VAR_POP(x) FROM p GROUP BY g WITH EPSILON 1",
+                                 "SELECT QUANTILE_DISC(x, 0.25) FROM p WITH EPSILON 1"])
+def test_a_read_interrupted_at_release_time_limit_releases_the_fallback(monkeypatch, sql):
+    """``release_time_limit`` bounds each read: one still running then is interrupted (not
+    awaited) and the route answers with its fallback."""
+    real = _deadline.reading
+
+    @contextmanager
+    def slow(duck, where="the reading of the protected rows"):
+        with real(duck, where):
+            duck.execute(SLOW).fetchall()
+            yield
+
+    normal = outcome(database(PURE, None), sql, values=False)
+    monkeypatch.setattr(duckdb_backend, "reading", slow)
+    con = database(PURE, None)
+    con.release_time_limit = 0.2
+    late = outcome(con, sql)
+    assert late[:2] == normal[:2] and late[3:5] == normal[3:5]
+    assert all(iv == ((0, 25 if "VAR" in sql else 10),) for iv in late[5])
+    assert any("time budget of 0.2 s" in w for w in incidents(con))
