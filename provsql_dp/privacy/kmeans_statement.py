@@ -50,6 +50,7 @@ from ..sql.expressions import exact_number
 from .policy_route import row_per_participant, table_policies
 from ._session_settings import check_session_settings
 from .failures import release_failure
+from .no_data import read_or_nothing
 from .release_clock import ReleaseClock
 
 __all__ = ["run_kmeans", "MAX_CLUSTERS", "MAX_ITERATIONS"]
@@ -135,8 +136,10 @@ def run_kmeans(con, tree, rng=None):
         where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
         try:  # a failure after the charge says nothing about the data (h73attack-1)
             # through the connection's engine (Spark reads its snapshot, not the empty mirror)
-            data = engine_of(con).fetchnumpy(f"SELECT {sel} FROM {table_sql} WHERE {where}")[0]
-            X = np.column_stack([np.asarray(data[f"c{j}"], dtype=float)
+            # past the budget or out of memory: no points, the centres from noise alone
+            data = read_or_nothing(con, lambda: engine_of(con).fetchnumpy(
+                f"SELECT {sel} FROM {table_sql} WHERE {where}")[0], "centres from no points")
+            X = np.column_stack([np.asarray([] if data is None else data[f"c{j}"], dtype=float)
                                  for j in range(len(cols))]).reshape(-1, len(cols))
             res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy,
                          bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
