@@ -14,20 +14,25 @@
  * (k and m are kept as int64: where SQL's ceil gives -0.0 this gives 0; e bit for bit).
  * Build with -O2 -ffp-contract=off (no FMA contraction, no fast-math).
  *
- * Two forms (an aggregate function set):
- *   pdp_buckets(x DOUBLE, spec BLOB)            spec mode 0 or 1: the direct path, x is the raw
- *                                               weight of one row; it is clamped to [lo, hi] by
- *                                               provenance.clamp.clamp_sql's rule, zero/NULL rows
- *                                               dropped (w <> 0), and, mode 1 (signed), split
- *                                               into part (w < 0) and |w|.
+ * One form, its argument a STRUCT whose first field's name is the spec:
+ *   pdp_buckets(struct_pack("<spec>" := x))          spec mode 0 or 1: the direct path, x (DOUBLE)
+ *                                               the raw weight of one row; it is clamped to
+ *                                               [lo, hi] by provenance.clamp.clamp_sql's rule,
+ *                                               zero/NULL rows dropped (w <> 0), and, mode 1
+ *                                               (signed), split into part (w < 0) and |w|.
  *                                               spec mode 2: x is the owner total c0 of part 0.
- *   pdp_buckets(c0 DOUBLE, c1 DOUBLE, spec BLOB) spec mode 2: the owner totals of parts 0 and 1;
- *                                               each is skipped when NULL or zero (c <> 0).
- * spec: 8 little-endian doubles: mode, lo, hi, theta, beta, mu, eps2, 0 (reserved).
+ *   pdp_buckets(struct_pack("<spec>" := c0, "c1" := c1)) spec mode 2: the owner totals (DOUBLE)
+ *                                               of parts 0 and 1; each is skipped when NULL or
+ *                                               zero (c <> 0).
+ * spec: 128 hexadecimal digits, the 64 bytes of 8 little-endian doubles: mode, lo, hi, theta,
+ * beta, mu, eps2, 0 (reserved). In the type, not a constant argument: the C API flattens a
+ * constant argument into every row of every chunk (~0.6 ns a row of a 2-ns budget), and has no
+ * bind callback for aggregates; the type is fixed when the statement is bound.
  *
  * The state is a small open-addressing hash table per thread (DuckDB combines them), with a
  * direct-mapped cache in front of it, and on the direct path a table of cells that keys most
- * totals >= 1 without their logarithm (struct cell); nothing is allocated per row (the hash
+ * totals >= 1 without their logarithm (struct cell, pdp_table.h) and, in front of all that, the
+ * block code's fine cells and accumulators (pdp_fine.h); nothing is allocated per row (the hash
  * table doubles when half full, a cell is filled at its first use). Comparisons that may meet a NaN follow
  * DuckDB's order (NaN above every number, NaN = NaN), as the SQL's do.
  */
@@ -44,6 +49,7 @@ DUCKDB_EXTENSION_EXTERN
 
 #include "pdp_params.h"
 #include "pdp_table.h"
+#include "pdp_fine.h"
 
 /* ---- the aggregate's callbacks ------------------------------------------------------------- */
 static idx_t state_size(duckdb_function_info info) {
@@ -62,6 +68,7 @@ static void state_destroy(duckdb_aggregate_state *states, idx_t count) {
 		free(S->slots);
 		free(S->front);
 		free(S->cells);
+		fine_free(S);
 		S->slots = NULL;
 		S->front = NULL;
 		S->cells = NULL;
@@ -69,30 +76,107 @@ static void state_destroy(duckdb_aggregate_state *states, idx_t count) {
 	}
 }
 
-/* the spec BLOB of row 0 (every row has the same: a constant) */
-static int read_spec(duckdb_vector v, idx_t row, double out[8]) {
-	duckdb_string_t *s = (duckdb_string_t *)duckdb_vector_get_data(v) + row;
-	uint64_t *valid = duckdb_vector_get_validity(v);
-	if ((valid && !duckdb_validity_row_is_valid(valid, row)) || duckdb_string_t_length(*s) != 64) {
+/* the spec of a field name: 128 hexadecimal digits (1: read) */
+static int spec_of_name(const char *name, double out[8]) {
+	unsigned char raw[64];
+	if (strlen(name) != 128) {
 		return 0;
 	}
-	memcpy(out, duckdb_string_t_data(s), 64);
+	for (int i = 0; i < 128; i++) {
+		char c = name[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0) {
+			return 0;
+		}
+		raw[i / 2] = (unsigned char)(i % 2 ? (raw[i / 2] << 4) | d : d);
+	}
+	memcpy(out, raw, 64); /* little-endian doubles (x86-64, aarch64) */
 	return 1;
+}
+
+/* The chunk's columns (the struct's fields: 1 or 2 DOUBLE) and its spec: the number of
+ * columns, 0 after an error (set). The type (fixed when the statement was bound: every chunk of
+ * an aggregate has the same) is read unless the first row's state already holds its spec. */
+static int read_input(duckdb_function_info info, duckdb_data_chunk input, duckdb_aggregate_state *states,
+                      params *P, const double *col[2], uint64_t *valid[2]) {
+	duckdb_vector v = duckdb_data_chunk_get_vector(input, 0);
+	idx_t n = duckdb_data_chunk_get_size(input);
+	const char *err = NULL;
+	const state *S0 = (const state *)states[0];
+	if (S0->P.set) {
+		*P = S0->P;
+	} else {
+		duckdb_logical_type t = duckdb_vector_get_column_type(v);
+		int nparts = 0;
+		if (duckdb_data_chunk_get_column_count(input) != 1 || duckdb_get_type_id(t) != DUCKDB_TYPE_STRUCT ||
+		    (nparts = (int)duckdb_struct_type_child_count(t)) < 1 || nparts > 2) {
+			err = "pdp_buckets: the argument must be struct_pack(\"<spec>\" := x) or (\"<spec>\" := c0, \"c1\" := c1)";
+		}
+		for (int j = 0; j < nparts && !err; j++) {
+			duckdb_logical_type ct = duckdb_struct_type_child_type(t, j);
+			if (duckdb_get_type_id(ct) != DUCKDB_TYPE_DOUBLE) {
+				err = "pdp_buckets: the struct's fields must be DOUBLE";
+			}
+			duckdb_destroy_logical_type(&ct);
+		}
+		if (!err) {
+			double spec[8];
+			char *name = duckdb_struct_type_child_name(t, 0);
+			int ok = name && spec_of_name(name, spec);
+			duckdb_free(name);
+			if (!ok) {
+				err = "pdp_buckets: the struct's first field must be named by the 128-digit spec";
+			} else {
+				params_from(P, spec);
+				P->nparts = nparts;
+			}
+		}
+		if (!err && nparts == 2 && P->mode != 2) {
+			err = "pdp_buckets: two totals need spec mode 2";
+		}
+		duckdb_destroy_logical_type(&t);
+	}
+	uint64_t *sv = duckdb_vector_get_validity(v);
+	for (idx_t i = 0; sv && i < n && !err; i++) {
+		if (!duckdb_validity_row_is_valid(sv, i)) {
+			err = "pdp_buckets: a NULL struct (struct_pack makes none)";
+		}
+	}
+	if (err) {
+		duckdb_aggregate_function_set_error(info, err);
+		return 0;
+	}
+	for (int j = 0; j < P->nparts; j++) {
+		duckdb_vector c = duckdb_struct_vector_get_child(v, j);
+		col[j] = (const double *)duckdb_vector_get_data(c);
+		valid[j] = duckdb_vector_get_validity(c);
+	}
+	return P->nparts;
+}
+
+/* every row's state is the first's (an ungrouped aggregate) */
+static int same_state(duckdb_aggregate_state *states, idx_t n) {
+	int same = 1;
+	for (idx_t i = 1; i < n; i++) {
+		same &= states[i] == states[0];
+	}
+	return same;
 }
 
 static int is_valid(uint64_t *mask, idx_t row) {
 	return !mask || duckdb_validity_row_is_valid(mask, row);
 }
 
-/* ---- the per-row code, compiled twice ----------------------------------------------------
- * This file includes itself (the part under #else of PDP_LOOP) once per variant: on x86-64
- * with SSE4.1 (chosen at load by the CPU), ceil is one exact instruction (roundsd, rounding
- * toward +inf) instead of glibc's inline bit sequence: the same values (ceil is exact either
- * way), ~2.5 ns less per row. No FMA in either (-ffp-contract=off, no fma target). */
+/* ---- the per-row and block code, compiled once per variant -------------------------------
+ * pdp_rows.h is included once per variant, the best the CPU has chosen at load: on x86-64 with
+ * SSE4.1, ceil is one exact instruction (roundsd, rounding toward +inf) instead of glibc's
+ * inline bit sequence: the same values (ceil is exact either way), ~2.5 ns less per row; with
+ * AVX2 too, the block code's first stage takes 4 rows at a time (PDP_VEC: exact operations
+ * only, 1/c correctly rounded in every lane as in a scalar division). No FMA in any
+ * (-ffp-contract=off, no fma target). */
 #define PDP_GLUE2(a, b) a##b
 #define PDP_GLUE(a, b) PDP_GLUE2(a, b)
 #define PDP_NAME(f) PDP_GLUE(f, PDP_SUFFIX)
-#define PDP_LOOP 1
 
 #define PDP_SUFFIX _base
 #define PDP_CEIL ceil
@@ -101,7 +185,7 @@ static int is_valid(uint64_t *mask, idx_t row) {
 #undef PDP_CEIL
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define PDP_HAVE_SSE41 1
+#define PDP_HAVE_X86 1
 #pragma GCC push_options
 #pragma GCC target("sse4.1")
 #include <smmintrin.h>
@@ -112,6 +196,15 @@ static inline double ceil_sse41(double x) {
 #define PDP_SUFFIX _sse41
 #define PDP_CEIL ceil_sse41
 #include "pdp_rows.h"
+#undef PDP_SUFFIX
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define PDP_SUFFIX _avx2
+#define PDP_VEC 1
+#include "pdp_rows.h"
+#undef PDP_VEC
 #undef PDP_SUFFIX
 #undef PDP_CEIL
 #pragma GCC pop_options
@@ -126,6 +219,10 @@ static void combine(duckdb_function_info info, duckdb_aggregate_state *source, d
 		}
 		if (!to->P.set) {
 			to->P = from->P;
+		}
+		if (!fine_fold(from)) {
+			duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+			return;
 		}
 		for (uint64_t s = 0; s < from->cap; s++) {
 			bucket *a = &from->slots[s];
@@ -164,6 +261,10 @@ static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, 
 	}
 	for (idx_t i = 0; i < count; i++) {
 		state *S = (state *)source[i];
+		if (!fine_fold(S)) {
+			duckdb_aggregate_function_set_error(info, "pdp_buckets: out of memory");
+			break;
+		}
 		idx_t base = duckdb_list_vector_get_size(result);
 		idx_t chunks = (idx_t)((S->size + CHUNK_ROWS - 1) / CHUNK_ROWS);
 		if (duckdb_list_vector_reserve(result, base + chunks) != DuckDBSuccess) {
@@ -201,24 +302,23 @@ static void finalize(duckdb_function_info info, duckdb_aggregate_state *source, 
 }
 
 /* ---- registration -------------------------------------------------------------------------- */
-static duckdb_aggregate_function make(int ntotals) {
+static duckdb_aggregate_function make(void) {
 	duckdb_aggregate_function f = duckdb_create_aggregate_function();
 	duckdb_aggregate_function_set_name(f, "pdp_buckets");
-	duckdb_logical_type dbl = duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE);
+	duckdb_logical_type any = duckdb_create_logical_type(DUCKDB_TYPE_ANY); /* the struct */
+	duckdb_aggregate_function_add_parameter(f, any);
 	duckdb_logical_type blob = duckdb_create_logical_type(DUCKDB_TYPE_BLOB);
-	for (int j = 0; j < ntotals; j++) {
-		duckdb_aggregate_function_add_parameter(f, dbl);
-	}
-	duckdb_aggregate_function_add_parameter(f, blob);
 	duckdb_logical_type blobs = duckdb_create_list_type(blob);
 	duckdb_aggregate_function_set_return_type(f, blobs);
 	duckdb_destroy_logical_type(&blobs);
-	duckdb_destroy_logical_type(&dbl);
+	duckdb_destroy_logical_type(&any);
 	duckdb_destroy_logical_type(&blob);
 	duckdb_aggregate_update_t update = update_base;
-#ifdef PDP_HAVE_SSE41
+#ifdef PDP_HAVE_X86
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("sse4.1")) {
+	if (__builtin_cpu_supports("avx2")) {
+		update = update_avx2;
+	} else if (__builtin_cpu_supports("sse4.1")) {
 		update = update_sse41;
 	}
 #endif
@@ -231,14 +331,9 @@ static duckdb_aggregate_function make(int ntotals) {
 
 DUCKDB_EXTENSION_ENTRYPOINT(duckdb_connection connection, duckdb_extension_info info,
                             struct duckdb_extension_access *access) {
-	duckdb_aggregate_function_set set = duckdb_create_aggregate_function_set("pdp_buckets");
-	duckdb_aggregate_function one = make(1), two = make(2);
-	int ok = duckdb_add_aggregate_function_to_set(set, one) == DuckDBSuccess &&
-	         duckdb_add_aggregate_function_to_set(set, two) == DuckDBSuccess &&
-	         duckdb_register_aggregate_function_set(connection, set) == DuckDBSuccess;
-	duckdb_destroy_aggregate_function(&one);
-	duckdb_destroy_aggregate_function(&two);
-	duckdb_destroy_aggregate_function_set(&set);
+	duckdb_aggregate_function f = make();
+	int ok = duckdb_register_aggregate_function(connection, f) == DuckDBSuccess;
+	duckdb_destroy_aggregate_function(&f);
 	if (!ok) {
 		access->set_error(info, "pdp_buckets: the aggregate could not be registered");
 	}

@@ -6,6 +6,7 @@
 #define MAX_EXPONENT 700.0
 #define WINDOW 0x1p-46
 #define ROW_DOUBLES 9
+#define FINE_MAX_BITS 13
 
 /* ---- DuckDB's order on doubles: NaN is the largest value and equals itself ---------------- */
 static int d_gt(double a, double b) {
@@ -41,6 +42,8 @@ typedef struct {
 	double fast;           /* add_total's fast margin 1e-7/beta (2: no fast test) */
 	double cap_min;        /* the smallest of caps */
 	int cell_bits;         /* the cell table's mantissa bits (0: no table; see cell_of) */
+	int fine_bits;         /* the fine cells' mantissa bits (0: no block path; pdp_fine.h) */
+	int nparts;            /* the totals a row (the struct's fields: 1 or 2) */
 } params;
 
 static void params_from(params *P, const double *s) {
@@ -74,6 +77,14 @@ static void params_from(params *P, const double *s) {
 	if (P->mode != 2) {
 		for (int nb = 1; nb <= 10 && !P->cell_bits; nb++) {
 			P->cell_bits = ldexp(1.0, -nb) < expm1(P->beta) / 2 - 1e-5 ? nb : 0;
+		}
+	}
+	/* the fine cells (direct path only): at least 64 a spacing of the breakpoints, 4 times that
+	 * when it fits 2^FINE_MAX_BITS a binade; none below beta ~ 0.0078 */
+	P->fine_bits = 0;
+	if (P->mode != 2) {
+		for (int nb = 1; nb <= FINE_MAX_BITS && !P->fine_bits; nb++) {
+			P->fine_bits = ldexp(1.0, -nb) <= expm1(P->beta) / 64 ? (nb + 2 < FINE_MAX_BITS ? nb + 2 : FINE_MAX_BITS) : 0;
 		}
 	}
 	P->cap_min = P->caps[0];

@@ -23,6 +23,12 @@ typedef struct {
 	 * of the slot last found for (kp, m parity), 0: none (reset when the table grows) */
 	uint32_t *front;  /* FRONT entries, allocated when the table reaches FRONT_CAP slots */
 	struct cell *cells; /* 1024 << cell_bits cells (totals >= 1), allocated at the first */
+	/* the block path's fine cells and accumulators (pdp_fine.h), NULL until its first block */
+	uint16_t *flat;     /* the fine cells' entries (fine_size), NULL until the first block */
+	struct facc *acc;   /* acc_n accumulators of far buckets (e = 0), acc_cap allocated */
+	uint32_t acc_n, acc_cap;
+	uint32_t *amap;     /* (kp, m) -> accumulator + 1, open addressing, amap_cap slots */
+	uint32_t amap_cap;
 } state;
 
 
@@ -156,11 +162,8 @@ struct cell {
 
 #define CELL_WINDOW 1e-6
 
-static void cell_init(const params *P, uint64_t i, struct cell *T) {
-	int nb = P->cell_bits;
-	uint64_t bits = (i + ((uint64_t)1023 << nb)) << (52 - nb);
-	double lo;
-	memcpy(&lo, &bits, sizeof lo);
+/* the keys k0, m0 of the total lo and the breakpoints around it (lo >= 1 finite) */
+static void cell_at(const params *P, double lo, struct cell *T) {
 	double l = log(lo);
 	double k0 = ceil((l + P->ln2t) * P->ib) - 1, m0 = ceil((l - P->ltm) * P->ib);
 	double pk = exp(k0 * P->beta - P->ln2t), nk = exp((k0 + 1) * P->beta - P->ln2t);
@@ -175,6 +178,14 @@ static void cell_init(const params *P, uint64_t i, struct cell *T) {
 	T->nm_lo = nm * (1 - CELL_WINDOW);
 	T->nm_hi = nm * (1 + CELL_WINDOW);
 	T->ready = 1;
+}
+
+static void cell_init(const params *P, uint64_t i, struct cell *T) {
+	int nb = P->cell_bits;
+	uint64_t bits = (i + ((uint64_t)1023 << nb)) << (52 - nb);
+	double lo;
+	memcpy(&lo, &bits, sizeof lo);
+	cell_at(P, lo, T);
 }
 
 /* The cell of a finite total c >= 1 (NULL: out of memory); the table and the cell are filled at
