@@ -45,7 +45,8 @@ def sources() -> list[Path]:
     """Every file of the C source (the cache key covers them all), in a fixed order."""
     return sorted(SOURCE.parent.glob("pdp_*.[ch]"))
 #: the compiler's flags: no FMA contraction, no fast-math (the SQL's operations exactly)
-CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11"]
+CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11",
+          "-Werror=implicit-function-declaration"]
 #: the stable C API version the source is written against (DuckDB's duckdb_extension.h default)
 CAPI_VERSION = "v1.5.6"
 _NAME = "pdp_buckets.duckdb_extension"

@@ -138,7 +138,7 @@ static int read_input(duckdb_function_info info, duckdb_data_chunk input, duckdb
 	}
 	uint64_t *sv = duckdb_vector_get_validity(v);
 	for (idx_t i = 0; sv && i < n && !err; i++) {
-		if (!duckdb_validity_row_is_valid(sv, i)) {
+		if (!row_valid(sv, i)) {
 			err = "pdp_buckets: a NULL struct (struct_pack makes none)";
 		}
 	}
@@ -154,17 +154,23 @@ static int read_input(duckdb_function_info info, duckdb_data_chunk input, duckdb
 	return P->nparts;
 }
 
-/* every row's state is the first's (an ungrouped aggregate) */
-static int same_state(duckdb_aggregate_state *states, idx_t n) {
-	int same = 1;
-	for (idx_t i = 1; i < n; i++) {
-		same &= states[i] == states[0];
-	}
-	return same;
+static int is_valid(uint64_t *mask, idx_t row) {
+	return !mask || row_valid(mask, row);
 }
 
-static int is_valid(uint64_t *mask, idx_t row) {
-	return !mask || duckdb_validity_row_is_valid(mask, row);
+/* every row's state is the first's (an ungrouped aggregate): no branch a row */
+static int same_state(duckdb_aggregate_state *states, idx_t n) {
+	uintptr_t s0 = (uintptr_t)states[0], d[4] = {0, 0, 0, 0};
+	idx_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		for (int j = 0; j < 4; j++) {
+			d[j] |= (uintptr_t)states[i + j] ^ s0;
+		}
+	}
+	for (; i < n; i++) {
+		d[0] |= (uintptr_t)states[i] ^ s0;
+	}
+	return (d[0] | d[1] | d[2] | d[3]) == 0;
 }
 
 /* ---- the per-row and block code, compiled once per variant -------------------------------

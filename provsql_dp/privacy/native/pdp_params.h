@@ -8,6 +8,11 @@
 #define ROW_DOUBLES 9
 #define FINE_MAX_BITS 13
 
+/* a row of DuckDB's validity mask (64 rows a word, bit set: valid), inline */
+static inline int row_valid(const uint64_t *mask, uint64_t row) {
+	return (int)(mask[row >> 6] >> (row & 63) & 1);
+}
+
 /* ---- DuckDB's order on doubles: NaN is the largest value and equals itself ---------------- */
 static int d_gt(double a, double b) {
 	if (isnan(a)) {

@@ -147,7 +147,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 		}
 		if (valid) {
 			for (i = 0; i < m; i++) {
-				if (!duckdb_validity_row_is_valid((uint64_t *)valid, base + i)) {
+				if (!row_valid(valid, base + i)) {
 					key[i] = (uint32_t)last;
 				}
 			}
@@ -170,7 +170,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				A->hi = c > A->hi ? c : A->hi;
 				continue;
 			}
-			if (valid && !duckdb_validity_row_is_valid((uint64_t *)valid, base + i)) {
+			if (valid && !row_valid(valid, base + i)) {
 				continue; /* NULL: the SQL's w <> 0 drops it */
 			}
 			int ok = PDP_NAME(one_value)(S, xb[i], 0);
