@@ -152,22 +152,36 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				}
 			}
 		}
+		const uint16_t *flat = S->flat;
+		struct facc *acc = S->acc; /* entry e: acc[e - 1] (reloaded where it may move) */
 		for (i = 0; i < m; i++) {
-			uint32_t e = S->flat[key[i]];
+			uint32_t e = flat[key[i]];
 			if (e == 0) { /* the binade's first row: its page, then the row again */
 				if (!fine_page(S, key[i] >> nb)) {
 					return 0;
 				}
-				e = S->flat[key[i]];
+				acc = S->acc;
+				e = flat[key[i]];
 			}
 			if (e != SLOW_CELL) {
-				struct facc *A = &S->acc[e - 1];
+				struct facc *A = &acc[e - 1];
 				double c = fabs(xb[i]);
+#ifdef PDP_VEC
+				v4d t, add = {1.0, c, inv[i], 0.0}; /* n, tot, inv (pad + 0) */
+				memcpy(&t, &A->n, sizeof t);
+				t += add;
+				memcpy(&A->n, &t, sizeof t);
+#else
 				A->n += 1.0;
 				A->tot += c;
 				A->inv += inv[i];
-				A->lo = c < A->lo ? c : A->lo;
-				A->hi = c > A->hi ? c : A->hi;
+#endif
+				if (c < A->lo) { /* rarely taken once the bucket has rows */
+					A->lo = c;
+				}
+				if (c > A->hi) {
+					A->hi = c;
+				}
 				continue;
 			}
 			if (valid && !row_valid(valid, base + i)) {
@@ -177,6 +191,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			if (ok != 1) {
 				return ok;
 			}
+			acc = S->acc;
 		}
 	}
 	return 1;
