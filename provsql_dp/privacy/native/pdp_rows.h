@@ -152,36 +152,54 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				}
 			}
 		}
+		/* the rows the fine cells key, in a loop without a call; the others (a page not built
+		 * yet, SLOW_CELL) after it */
 		const uint16_t *flat = S->flat;
-		struct facc *acc = S->acc; /* entry e: acc[e - 1] (reloaded where it may move) */
+		struct facc *acc = S->acc;
+		uint16_t later[FINE_BLOCK];
+		int nl = 0;
 		for (i = 0; i < m; i++) {
 			uint32_t e = flat[key[i]];
+			if (e - 1 >= SLOW_CELL - 1) { /* 0 or SLOW_CELL */
+				later[nl++] = (uint16_t)i;
+				continue;
+			}
+			struct facc *A = &acc[e - 1];
+			double c = fabs(xb[i]);
+#ifdef PDP_VEC
+			v4d t, add = {1.0, c, inv[i], 0.0}; /* n, tot, inv (pad + 0) */
+			memcpy(&t, &A->n, sizeof t);
+			t += add;
+			memcpy(&A->n, &t, sizeof t);
+#else
+			A->n += 1.0;
+			A->tot += c;
+			A->inv += inv[i];
+#endif
+			if (c < A->lo) { /* rarely taken once the bucket has rows */
+				A->lo = c;
+			}
+			if (c > A->hi) {
+				A->hi = c;
+			}
+		}
+		for (int l = 0; l < nl; l++) {
+			i = later[l];
+			uint32_t e = S->flat[key[i]];
 			if (e == 0) { /* the binade's first row: its page, then the row again */
 				if (!fine_page(S, key[i] >> nb)) {
 					return 0;
 				}
-				acc = S->acc;
-				e = flat[key[i]];
+				e = S->flat[key[i]];
 			}
 			if (e != SLOW_CELL) {
-				struct facc *A = &acc[e - 1];
+				struct facc *A = &S->acc[e - 1];
 				double c = fabs(xb[i]);
-#ifdef PDP_VEC
-				v4d t, add = {1.0, c, inv[i], 0.0}; /* n, tot, inv (pad + 0) */
-				memcpy(&t, &A->n, sizeof t);
-				t += add;
-				memcpy(&A->n, &t, sizeof t);
-#else
 				A->n += 1.0;
 				A->tot += c;
 				A->inv += inv[i];
-#endif
-				if (c < A->lo) { /* rarely taken once the bucket has rows */
-					A->lo = c;
-				}
-				if (c > A->hi) {
-					A->hi = c;
-				}
+				A->lo = c < A->lo ? c : A->lo;
+				A->hi = c > A->hi ? c : A->hi;
 				continue;
 			}
 			if (valid && !row_valid(valid, base + i)) {
@@ -191,7 +209,6 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			if (ok != 1) {
 				return ok;
 			}
-			acc = S->acc;
 		}
 	}
 	return 1;
