@@ -20,7 +20,8 @@ distribution is the per-participant path's.
 :mod:`provsql_dp.privacy.native`: decided when the database was opened, by the installation only),
 the same bucket rows come from one aggregate function of our own instead of the SQL pass
 (:func:`native_pass_sql`): the same keys, counts, minima and maxima, the sums up to the order of
-addition, in one pass over the same rows; the exact reads of the safety net stay SQL.
+addition, in one pass over the same rows; the exact reads of the safety net stay SQL. Below
+β = 1e-3 (public: :data:`_NATIVE_FASTER_BETA`) the SQL pass runs, the faster there.
 
 **On Spark** the same SQL runs there (:func:`engine_run`, through
 :meth:`~provsql_dp.provenance.backends.spark.SparkBackend.to_spark`): the per-owner totals are

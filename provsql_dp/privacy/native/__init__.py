@@ -2,14 +2,17 @@
 
 :mod:`provsql_dp.privacy.engine_buckets` summarises the per-participant totals in one SQL pass
 (a logarithm, a hash ``GROUP BY p, k, m, e`` and five aggregates per row: ~19× a plain ``SUM``
-at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` computes the same rows
-— the same keys bit for bit, the same counts, minima and maxima, sums up to the order of
-addition — in one aggregate function of a DuckDB extension written against DuckDB's stable C
-API. It is built on the user's machine from PyPI's sdist of the installed duckdb
+at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` (with its parts
+``pdp_*.h``) computes the same rows — the same keys bit for bit, the same counts, minima and
+maxima, sums up to the order of addition — in one aggregate function of a DuckDB extension
+written against DuckDB's stable C API: on the direct path most totals by a table of fine cells
+keyed by their bits and one accumulator per bucket, without a logarithm or a hash (~3.5 ns a
+row in all, ``benchmarks/native_bucket_pass_timing_measured.md``). It is built on the user's machine from PyPI's sdist of the installed duckdb
 (``provsql-dp build-native``, :mod:`._build`) and loaded by :func:`open_duckdb` when a provsql_dp
 connection opens its database; when it is not built (or the connection was opened by the
 caller), every release runs the SQL pass as before. Which pass runs depends on the installation
-only, never on the data, and both make one pass over the rows.
+and on public parameters only (β, :data:`~provsql_dp.privacy.engine_buckets._NATIVE_FASTER_BETA`),
+never on the data, and both make one pass over the rows.
 
 **The boundary.** ``allow_unsigned_extensions`` is on only while :func:`open_duckdb` loads this
 one file by its absolute path; it is set back off right after (with the guard rails'
