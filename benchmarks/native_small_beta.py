@@ -51,7 +51,8 @@ def main(argv=None) -> None:
         args.rows, args.repeats = 10**4, 1
     duck, loaded = native.open_duckdb(":memory:", config={"threads": 2})
     if not loaded:
-        raise SystemExit("pdp_buckets is not built: provsql-dp build-native")
+        print("pdp_buckets is not built (provsql-dp build-native): nothing to compare")
+        return
     duck.execute(f"CREATE TABLE r AS SELECT exp((hash(range) % 2000000000)::DOUBLE / 1e8) "
                  f"* (CASE WHEN range % 3 = 0 THEN -1 ELSE 1 END) AS x FROM range({args.rows})")
     lo, hi = -1e12, 1e12
