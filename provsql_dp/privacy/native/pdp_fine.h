@@ -18,6 +18,7 @@
 #define FINE_BINADES 64   /* totals 1 <= c < 2^64 (the others take the per-row code) */
 #define SLOW_CELL 0xFFFFu /* the per-row code keys the totals of this cell */
 #define MAX_ACC 65534u    /* accumulators a state (a cell's entry is its index + 1) */
+#define FINE_MIN_ROWS 16384 /* the rows a state takes by the per-row code first (pdp_rows.h) */
 
 /* 4 lanes of GCC's vector extensions (the AVX2 variant's first stage, pdp_rows.h) */
 typedef double v4d __attribute__((vector_size(32)));

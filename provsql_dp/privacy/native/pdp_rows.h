@@ -228,7 +228,9 @@ static void PDP_NAME(update)(duckdb_function_info info, duckdb_data_chunk input,
 	}
 	int ok = 1;
 	state *S0 = (state *)states[0];
-	if (P.mode != 2 && P.fine_bits && same_state(states, n)) {
+	/* the block path for a state past its first FINE_MIN_ROWS rows (its table: up to 2 MB of
+	 * address space; a state per group of a grouped call never gets one for fewer rows) */
+	if (P.mode != 2 && P.fine_bits && same_state(states, n) && (S0->flat || (S0->seen += n) > FINE_MIN_ROWS)) {
 		if (!S0->P.set) {
 			S0->P = P;
 		}

@@ -29,6 +29,7 @@ typedef struct {
 	uint32_t acc_n, acc_cap;
 	uint32_t *amap;     /* (kp, m) -> accumulator + 1, open addressing, amap_cap slots */
 	uint32_t amap_cap;
+	uint64_t seen;      /* rows of chunks that could take the block path, until it does */
 } state;
 
 

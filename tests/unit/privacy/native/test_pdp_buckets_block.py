@@ -1,5 +1,5 @@
 """The direct path's block code (``pdp_fine.h``: fine cells keyed by a total's bits, per-bucket
-accumulators) returns the SQL pass's rows: on chunks of DuckDB's 2048 rows with NULLs (the
+accumulators; a state's rows after its first FINE_MIN_ROWS) returns the SQL pass's rows: on chunks of DuckDB's 2048 rows with NULLs (the
 validity mask), salary-like totals, the breakpoints of k and m and the fine cells' starts a few
 ulps either side, the cell window (1e-6), the near margins (1e-9), negatives, NaN, ±inf, ±0,
 subnormals, huge totals and the fine table's top 2^64; and where a breakpoint sits just below a
@@ -54,10 +54,16 @@ def _table(duck, x, nulls):
     duck.unregister("src")
 
 
+#: ordinary totals first: a state takes its first FINE_MIN_ROWS rows (pdp_fine.h) by the
+#: per-row code, then the block code (one thread: the table's rows in order)
+PAD = 20000
+
+
 def _check(duck, x, rng, signed, lo, hi, params):
     x = np.asarray(x, dtype=np.float64)
-    x = x[rng.permutation(len(x))]
-    _table(duck, x, rng.random(len(x)) < 0.03)
+    x = np.concatenate([rng.integers(1, 120000, PAD).astype(np.float64),
+                        x[rng.permutation(len(x))]])
+    _table(duck, x, np.concatenate([np.zeros(PAD, bool), rng.random(len(x) - PAD) < 0.03]))
     w = clamp_sql("x", lo, hi)
     if signed:
         totals = (f"SELECT (w < 0)::INTEGER AS p, abs(w) AS c FROM (SELECT ({w})::DOUBLE AS w "
@@ -94,7 +100,7 @@ def test_block_path_rows_equal_the_sql_pass(seed, signed, bounds, beta, theta, m
     base = rng.integers(0, 120000, 4500).astype(np.float64)
     x = np.concatenate([base, pts, odd])
     x *= np.where(rng.random(len(x)) < 0.3, -1.0, 1.0)
-    _check(_duck(2), x, rng, signed, bounds[0], bounds[1], params)
+    _check(_duck(1), x, rng, signed, bounds[0], bounds[1], params)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,3 +128,36 @@ def test_a_breakpoint_just_below_a_fine_cell_start(seed, which, gap, beta):
         rng.integers(0, 120000, 2500).astype(np.float64))
     nat_cols = _check(_duck(1), x, rng, True, -1e12, 1e12, params)
     assert np.ma.getdata(nat_cols["n"]).sum() > 2400
+
+
+def test_a_grouped_direct_call_gives_each_group_its_rows():
+    """Not a form provsql_dp writes (its grouped pass is spec mode 2), but the aggregate's: a
+    direct-path spec under GROUP BY, groups sorted so that whole chunks share a state (the block
+    path past FINE_MIN_ROWS) and interleaved (the per-row path), each group's rows the SQL
+    pass's over that group alone."""
+    rng = np.random.default_rng(7)
+    duck = _duck(1)
+    n = 3 * 25000
+    x = np.concatenate([rng.integers(1, 120000, n - 300).astype(np.float64),
+                        _around(math.exp(11 * 0.1 - math.log(2.0))) * 20])[:n]
+    duck.register("src", pd.DataFrame({"x": x, "g": np.arange(n) // 25000,
+                                       "h": np.arange(n) % 3}))
+    duck.execute("CREATE OR REPLACE TABLE r AS SELECT * FROM src")
+    duck.unregister("src")
+    params = {"theta": 1.0, "beta": 0.1, "mu": 0.5, "eps2": 0.25}
+    spec = native.spec_name(1, -1e12, 1e12, params)
+    for col in ("g", "h"):
+        data = duck.execute(f'SELECT {col} AS g, pdp_buckets(struct_pack("{spec}" := x)) AS b '
+                            f"FROM r GROUP BY {col}").fetchnumpy()
+        cols = native.decode(data)
+        for g in range(3):
+            mine = {k: (v[cols["g"] == g] if not np.ma.isMaskedArray(v)
+                        else v[np.asarray(cols["g"] == g)]) for k, v in cols.items()}
+            w = clamp_sql("x", -1e12, 1e12)
+            totals = (f"SELECT (w < 0)::INTEGER AS p, abs(w) AS c FROM (SELECT ({w})::DOUBLE AS w "
+                      f"FROM r WHERE {col} = {g}) AS t WHERE w <> 0")
+            nat = native.direct_sql(f"SELECT * FROM r WHERE {col} = {g}", "x", -1e12, 1e12, True,
+                                    params)
+            sql_cols, _ = _passes(duck, totals, 2, params, True, nat)
+            mine["g"] = np.zeros(len(mine["n"]), np.int64)
+            _same(sql_cols, mine)
