@@ -104,6 +104,29 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
  * built at its binade's first row), every other row takes the per-row code, one_value.
  * Returns add_total's codes. */
 #define FINE_BLOCK 256
+_Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COPIES = 4");
+/* row r of the block into copy j of its accumulators (count, sum(c), sum(1/c) in one 4-lane
+ * add; min, max by a rarely taken branch), or onto the list for after the block */
+#define PDP_ADD(r, j)                                                                                    \
+	do {                                                                                             \
+		uint32_t e_ = flat[key[r]];                                                              \
+		if (e_ - 1 >= SLOW_CELL - 1) { /* 0 (a page to build) or SLOW_CELL */                    \
+			later[nl++] = (uint16_t)(r);                                                     \
+		} else {                                                                                 \
+			struct facc *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)];                            \
+			double c_ = fabs(xb[r]);                                                         \
+			v4d t_, add_ = {1.0, c_, inv[r], 0.0}; /* n, tot, inv (pad + 0) */              \
+			memcpy(&t_, &A_->n, sizeof t_);                                                  \
+			t_ += add_;                                                                      \
+			memcpy(&A_->n, &t_, sizeof t_);                                                  \
+			if (c_ < A_->lo) {                                                               \
+				A_->lo = c_;                                                             \
+			}                                                                                \
+			if (c_ > A_->hi) {                                                               \
+				A_->hi = c_;                                                             \
+			}                                                                                \
+		}                                                                                        \
+	} while (0)
 static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid, idx_t n) {
 	const params *P = &S->P;
 	const int nb = P->fine_bits;
@@ -158,30 +181,14 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 		struct facc *acc = S->acc;
 		uint16_t later[FINE_BLOCK];
 		int nl = 0;
-		for (i = 0; i < m; i++) {
-			uint32_t e = flat[key[i]];
-			if (e - 1 >= SLOW_CELL - 1) { /* 0 or SLOW_CELL */
-				later[nl++] = (uint16_t)i;
-				continue;
-			}
-			struct facc *A = &acc[e - 1];
-			double c = fabs(xb[i]);
-#ifdef PDP_VEC
-			v4d t, add = {1.0, c, inv[i], 0.0}; /* n, tot, inv (pad + 0) */
-			memcpy(&t, &A->n, sizeof t);
-			t += add;
-			memcpy(&A->n, &t, sizeof t);
-#else
-			A->n += 1.0;
-			A->tot += c;
-			A->inv += inv[i];
-#endif
-			if (c < A->lo) { /* rarely taken once the bucket has rows */
-				A->lo = c;
-			}
-			if (c > A->hi) {
-				A->hi = c;
-			}
+		for (i = 0; i + 4 <= m; i += 4) { /* copy j from its own instructions (FINE_COPIES 4) */
+			PDP_ADD(i, 0);
+			PDP_ADD(i + 1, 1);
+			PDP_ADD(i + 2, 2);
+			PDP_ADD(i + 3, 3);
+		}
+		for (; i < m; i++) {
+			PDP_ADD(i, 0);
 		}
 		for (int l = 0; l < nl; l++) {
 			i = later[l];
@@ -193,7 +200,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				e = S->flat[key[i]];
 			}
 			if (e != SLOW_CELL) {
-				struct facc *A = &S->acc[e - 1];
+				struct facc *A = &S->acc[(e - 1) * FINE_COPIES];
 				double c = fabs(xb[i]);
 				A->n += 1.0;
 				A->tot += c;
