@@ -109,7 +109,7 @@ int main(void) {
 				return 1;
 			}
 		}
-		if (R.P.fine_bits) { /* the block code of each variant, by chunks of 2048, against R */
+		if (R.P.fine_bits) { /* the block code of each variant, by chunks, against R */
 			int (*block[3])(state *, const double *, const uint64_t *, idx_t) = {fast_rows_base,
 #ifdef PDP_HAVE_X86
 			                                                                     fast_rows_sse41, fast_rows_avx2
@@ -121,8 +121,8 @@ int main(void) {
 			for (int v = 0; v < 3 && block[v]; v++) {
 				memset(&F[v], 0, sizeof F[v]);
 				params_from(&F[v].P, specs[sp]);
-				for (int b = 0; b < ROWS; b += 2048) {
-					idx_t n = ROWS - b < 2048 ? ROWS - b : 2048;
+				for (int b = 0; b < ROWS; b += 2047) { /* odd chunks: every tail of the loops */
+					idx_t n = ROWS - b < 2047 ? ROWS - b : 2047;
 					uint64_t vm[32];
 					for (idx_t i = 0; i < n; i++) { /* the chunk's own validity mask */
 						vm[i / 64] = (i % 64 ? vm[i / 64] : 0) | (uint64_t)(valid[(b + i) / 64] >> ((b + i) % 64) & 1) << (i % 64);
