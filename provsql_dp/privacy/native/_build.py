@@ -33,6 +33,8 @@ from pathlib import Path
 
 import duckdb
 
+from ._trust import cache_dirs, untrusted, written
+
 __all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
            "SOURCE", "CFLAGS", "sources"]
 
@@ -83,16 +85,22 @@ def checksum_path(path: Path) -> Path:
 
 def verify(path: Path) -> str | None:
     """None when ``path`` is the file :func:`build` wrote (its sha256 is the one recorded beside
-    it), else why not. DuckDB checks only the footer before ``dlopen``, and an extension damaged
-    inside its code but with its footer intact killed the process (SIGBUS: red-team finding
-    h64native-1). A check against damage, not an attacker: whoever can write the cache can
-    write the checksum too (the cache is trusted as the user's own files are)."""
+    it) and may be loaded, else why not. DuckDB checks only the footer before ``dlopen``, and an
+    extension damaged inside its code but with its footer intact killed the process (SIGBUS:
+    red-team finding h64native-1). The checksum is a check against damage, not an attacker:
+    whoever can write the cache can write the checksum too. So the file, its checksum and the
+    cache's directories above it must also be this user's and writable by them only
+    (:func:`~provsql_dp.privacy.native._trust.untrusted`, as ssh requires of its keys: red-team
+    finding h73attack-3)."""
+    why = untrusted(path, cache_dir(), (checksum_path(path),))
+    if why is not None:
+        return why
     try:
         want = checksum_path(path).read_text().strip()
         got = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as e:
-        return f"no checksum recorded by the build ({e.strerror})"
-    return None if got == want else "its sha256 is not the one its build recorded"
+        return f"damaged: no checksum recorded by the build ({e.strerror})"
+    return None if got == want else "damaged: its sha256 is not the one its build recorded"
 
 
 def footer(platform: str, version: str = CAPI_VERSION, abi: str = "C_STRUCT") -> bytes:
@@ -131,8 +139,9 @@ def _sdist(version: str, download: Path | None) -> bytes:
     if got != want:
         raise RuntimeError(f"{name}: sha256 {got} is not PyPI's {want}; not built")
     if not kept.is_file():
-        kept.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(kept, cache_dir())
         kept.with_suffix(".part").write_bytes(data)
+        written(kept.with_suffix(".part"))
         os.replace(kept.with_suffix(".part"), kept)
     return data
 
@@ -169,12 +178,16 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
             raise RuntimeError(f"{cc} could not compile {SOURCE.name}:\n{done.stderr[-2000:]}")
         with open(lib, "ab") as f:
             f.write(footer(platform))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(path, cache_dir())
         part = path.with_suffix(".part")
         shutil.copyfile(lib, part)
         # its checksum first (verify), then the file: each atomic, a reader sees whole files
         digest = hashlib.sha256(part.read_bytes()).hexdigest()
         checksum_path(part).write_text(digest + "\n")
+        written(part, checksum_path(part))
         os.replace(checksum_path(part), checksum_path(path))
         os.replace(part, path)
+    why = verify(path)  # a cache others can write is built into but never loaded (_trust)
+    if why is not None:
+        raise RuntimeError(f"built {path}, but it will not be loaded: {why}")
     return path
