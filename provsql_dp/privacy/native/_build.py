@@ -36,12 +36,19 @@ import duckdb
 from ._trust import cache_dirs, untrusted, written
 
 __all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
-           "SOURCE", "CFLAGS"]
+           "SOURCE", "CFLAGS", "sources"]
 
-#: the C source, shipped with the package
+#: the C source, shipped with the package: one translation unit, ``pdp_buckets.c``, which
+#: includes the other parts (``pdp_*.h``, beside it)
 SOURCE = Path(__file__).with_name("pdp_buckets.c")
+
+
+def sources() -> list[Path]:
+    """Every file of the C source (the cache key covers them all), in a fixed order."""
+    return sorted(SOURCE.parent.glob("pdp_*.[ch]"))
 #: the compiler's flags: no FMA contraction, no fast-math (the SQL's operations exactly)
-CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11"]
+CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11",
+          "-Werror=implicit-function-declaration"]
 #: the stable C API version the source is written against (DuckDB's duckdb_extension.h default)
 CAPI_VERSION = "v1.5.6"
 _NAME = "pdp_buckets.duckdb_extension"
@@ -58,7 +65,9 @@ def cache_dir() -> Path:
 
 
 def _key() -> str:
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256()
+    for path in sources():
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(" ".join(CFLAGS).encode())
     return f"duckdb-{duckdb.__version__}-{h.hexdigest()[:16]}"
 
