@@ -35,6 +35,7 @@ CASES = [
     ("backends.py",),
     ("bucket_pass_timing.py",),
     ("native_bucket_pass_timing.py",),  # says so when pdp_buckets is not built
+    ("native_small_beta.py",),  # likewise
     ("bucket_near_keys.py",),
     ("blowfish.py",),
     ("coverage.py",),
