@@ -70,19 +70,25 @@ PINNED = {
 #: the spellings DuckDB reports for a pinned setting's default (``current_setting``)
 _SAME = {"asc": {"asc", "ascending"}}
 
+# the catalog's fingerprint reads them (SETTINGS) at the start of each statement; one it did
+# not read is read here
 _READ = "SELECT " + ", ".join(f"current_setting('{n}')::VARCHAR" for n in PINNED)
 
 
 def check_session_settings(con) -> None:
     """Refuse (:class:`~provsql_dp.errors.OperationalError`, nothing charged) a private
     statement on ``con`` while a setting of :data:`PINNED` differs from its default there.
-    One query of the settings (microseconds); another engine than DuckDB is not concerned."""
+    Inside a statement the values are those its catalog fingerprint read first
+    (:meth:`provsql_dp.sql.catalog.Catalog.setting`), else one query of the settings; another
+    engine than DuckDB is not concerned."""
     if not isinstance(engine_of(con), DuckDBBackend):
         return
-    try:
-        values = con._duck.execute(_READ).fetchone()
-    except duckdb.Error:  # an aborted transaction: the statement fails on its own, uncharged
-        return
+    values = [con._catalog.setting(n) for n in PINNED]
+    if None in values:
+        try:
+            values = con._duck.execute(_READ).fetchone()
+        except duckdb.Error:  # an aborted transaction: the statement fails on its own, uncharged
+            return
     for (name, (want, why)), got in zip(PINNED.items(), values):
         if str(got).lower() not in _SAME.get(want, {want}):
             raise OperationalError(

@@ -42,6 +42,7 @@ from ..provenance.backends import DuckDBBackend, engine_of
 from ..provenance.capture import clamp_sql, compile_node, q
 from ..provenance.clamp import sum_clamp
 from ..provenance.clamp import clamped_sum_query
+from ..provenance.flat_rows import flat_rows
 from ..provenance.owner_totals import owner_totals_sql
 from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
@@ -122,6 +123,9 @@ def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
     """``SELECT keys…, aggregate[, count] FROM child … GROUP BY keys…``: a count, or a SUM
     clamped to ``bounds`` over the finite values and their number
     (:func:`provsql_dp.provenance.clamp.clamped_sum_query`)."""
+    flat = _flat_laplace_sql(plan, bounds, with_count)
+    if flat is not None:
+        return flat
     compiled = compile_node(plan.child, disc=False)
     keys = [q(k) for k in plan.group_by]
     if plan.kind != "count":
@@ -131,6 +135,29 @@ def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
         return sql, 1 + with_count
     aggs = ["count(*)"] * (1 + with_count)
     sql = f"SELECT {', '.join(keys + aggs)} FROM ({compiled.sql}) AS t"
+    if keys:
+        sql += f" GROUP BY {', '.join(keys)}"
+    return sql, len(aggs)
+
+
+def _flat_laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int] | None:
+    """:func:`_laplace_sql` over the table itself when the plan's rows are one table's under
+    a filter (:func:`provsql_dp.provenance.flat_rows.flat_rows`): the same aggregate of the same
+    rows, without the layers DuckDB keeps (~10 % of a COUNT's time on 10^7 rows), or None."""
+    flat = flat_rows(plan.child)
+    if flat is None or not set(plan.group_by) <= set(flat.columns):
+        return None
+    if plan.kind != "count":  # over the ids, as compiled, in one layer: no name meets the
+        # aliases of clamped_sum_query
+        cols = ", ".join(f"{q(c)} AS {q(i)}" for i, c in flat.columns.items())
+        lower, upper = bounds
+        sql = clamped_sum_query(f"SELECT {cols} FROM {flat.from_where}",
+                                plan.weight.sql(dialect="duckdb"), lower, upper,
+                                [q(k) for k in plan.group_by], with_count)
+        return sql, 1 + with_count
+    keys = [q(flat.columns[k]) for k in plan.group_by]
+    aggs = ["count(*)"] * (1 + with_count)
+    sql = f"SELECT {', '.join(keys + aggs)} FROM {flat.from_where}"
     if keys:
         sql += f" GROUP BY {', '.join(keys)}"
     return sql, len(aggs)

@@ -31,6 +31,7 @@ Everything here reads the plan only — the schema and the declarations — neve
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -63,8 +64,29 @@ class Owners:
     owner_row_ids: frozenset
 
 
+#: the analyses of the last plans, by node identity (a plan is immutable and, once kept by the
+#: catalog, reused by every run of its statement: its analysis is too); each entry holds its
+#: node, so an id is never another node's while it is here
+_KEPT: dict[int, tuple] = {}
+_KEPT_MAX = 256
+_KEPT_LOCK = threading.Lock()
+
+
 def owners(node: Node) -> Owners | None:
-    """The single-owner analysis of ``node`` (the child of the final aggregate), or None."""
+    """The single-owner analysis of ``node`` (the child of the final aggregate), or None. A
+    function of the plan alone: the analysis of one of the last plans is kept."""
+    kept = _KEPT.get(id(node))
+    if kept is not None and kept[0] is node:
+        return kept[1]
+    out = _owners(node)
+    with _KEPT_LOCK:
+        while len(_KEPT) >= _KEPT_MAX:
+            _KEPT.pop(next(iter(_KEPT)), None)  # the oldest first
+        _KEPT[id(node)] = (node, out)
+    return out
+
+
+def _owners(node: Node) -> Owners | None:
     if any(isinstance(n, (Distinct, Union))
            or isinstance(n, SemiJoin) and not n.local and _protected(n.right)
            or isinstance(n, GroupFilter) and _protected(n) for n in walk(_local_filters(node))):

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
-from ._catalog_kept import read_as_kept, read_definitions
+from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
@@ -135,6 +135,7 @@ class Catalog:
         #: what snapshot() keeps between statements, valid while _persist_key is current
         self._persist: dict = {}
         self._persist_key: tuple | None = None
+        self._settings: dict | None = None  # what _fingerprint read: setting()
         #: names (lower case) of the Python objects registered as temporary views of this
         #: connection (``Connection.register``): planned as public base tables
         self.frames: set[str] = set()
@@ -166,13 +167,14 @@ class Catalog:
             yield self
         finally:
             if not outer:
-                self._memo = None
+                self._memo = self._settings = None
 
     def _kept(self) -> dict:
         """The memo a statement starts from: the kept one if the database says nothing changed
         since it was started, else a fresh one. The key is read before anything is looked up, so
         a change racing with this statement is seen by the next one. Names first looked up now
         join the key at the next statement (which then starts afresh, once)."""
+        self._settings = None  # never a previous statement's
         if self.frames:
             self._persist, self._persist_key = {}, None
             return {}
@@ -210,29 +212,19 @@ class Catalog:
         return tuple(sorted(k[1] for k in memo if k[0] == "columns"))
 
     def _fingerprint(self, names: tuple[str, ...]) -> tuple | None:
-        """(names, generation, search path and default collation (which decides what ``=`` of
-        strings proves: ``sql._not_null.collated_columns``), definitions of the tables of those
-        names), or None
-        when the database has no generation sequence (a read-only database from an older
-        version). Tables only: the definitions decide a plan's sensitivity (keys, owner
-        columns); a view redefined behind provsql_dp's back (provsql_dp bumps the generation
-        when it runs the change itself) leaves a plan answering the view's old query, with that
-        query's sensitivity. One query, under 1 ms."""
-        sql = (f"SELECT 'g', last_value::VARCHAR, current_database(), current_schema(), "
-               f"current_setting('search_path') || chr(0) || current_setting('default_collation') "
-               f"FROM duckdb_sequences() "
-               f"WHERE schema_name = '{SCHEMA}' AND sequence_name = 'generation'")
-        if names:  # literals, not parameters: a prepared statement costs twice as much here
-            listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
-            sql += (" UNION ALL SELECT 't', database_name, schema_name, table_name, sql "
-                    f"FROM duckdb_tables() WHERE lower(table_name) IN ({listed})")
-        try:
-            rows = self.con.execute(sql).fetchall()
-        except duckdb.Error:
+        """:func:`._catalog_kept.fingerprint` of this connection; also keeps the settings it
+        read for :meth:`setting` (this statement's, read before anything else)."""
+        key = fingerprint(self.con, names, SCHEMA)
+        self._settings = None if key is None else settings_of(key)
+        return key
+
+    def setting(self, name: str) -> str | None:
+        """The value of DuckDB setting ``name`` (one of :data:`._catalog_kept.SETTINGS`) as the
+        current statement's fingerprint read it, or None outside a statement or when it was not
+        read (nothing is kept: the caller reads the setting itself)."""
+        if self._memo is None or self._settings is None:
             return None
-        if not any(r[0] == "g" for r in rows):
-            return None
-        return (names, *sorted(rows, key=repr))
+        return self._settings.get(name)
 
     def forget(self) -> None:
         """Drop what this connection read and kept (the current statement reads afresh)."""

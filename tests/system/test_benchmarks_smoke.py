@@ -31,6 +31,7 @@ CASES = [
     ("centred_avg.py",),
     ("engine_speed_ab.py",),
     ("engine_speed_ab.py", "--native"),  # the SQL bucket pass against pdp_buckets (if built)
+    ("fixed_cost_parts.py",),
     ("sum_sql_variants.py",),
     ("backends.py",),
     ("bucket_pass_timing.py",),

@@ -178,21 +178,27 @@ class Cursor:
                 con._catalog.changed()  # declarations may have changed: every connection re-reads
         if isinstance(tree, d.PrivateQuery):
             eps, options = epsilon_clause(tree)
-            query = bind(tree.this, parameters)
+            # tree is parse_one's copy, ours: its query is bound in place, detached (a root, as
+            # a copy would be)
+            query = bind(tree.this.pop(), parameters, copy=False)
+            # the plan is kept under the text when the text alone makes the tree
+            key = stmt if parameters is None else None
             cost = gaussian_route.cost_of(tree)  # WITH EPSILON ε DELTA δ, WITH RHO ρ
             if cost is not None:
                 return self._private_query(query, cost, _ledger_text(stmt, parameters), options,
-                                           scope)
+                                           scope, key)
             if eps is None:  # WITH ACCURACY α [CONFIDENCE c]: the ε EXPLAIN PRIVACY finds
                 bound = tree.copy()
                 bound.set("this", query)
                 eps = accuracy_epsilon(con, bound)
-            return self._private_query(query, eps, _ledger_text(stmt, parameters), options, scope)
+            return self._private_query(query, eps, _ledger_text(stmt, parameters), options, scope,
+                                       key)
         if isinstance(tree, exp.Query) and con.default_epsilon is not None:
             query = bind(tree, parameters) if parameters is not None else tree
             if self._touches_protected(query):
                 return self._private_query(query, con.default_epsilon,
-                                           _ledger_text(stmt, parameters), None, scope)
+                                           _ledger_text(stmt, parameters), None, scope,
+                                           stmt if parameters is None else None)
         if con.role == "analyst":
             return self._analyst_statement(stmt, tree, parameters)
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
@@ -314,7 +320,9 @@ class Cursor:
         con.privacy = info
 
     def _private_query(self, tree: exp.Expression, epsilon: Fraction, text: str,
-                       options: dict | None = None, scope=None) -> None:
+                       options: dict | None = None, scope=None, key: str | None = None) -> None:
+        """``key``: the statement's text when the text alone makes ``tree`` (no parameters):
+        its plan is then kept under it, else under the SQL of the tree."""
         con = self.connection
         if not isinstance(epsilon, Cost):  # a Cost (δ or ρ) is validated by gaussian_route
             check_epsilon(epsilon)  # positive, finite, within [MIN_EPSILON, MAX_EPSILON]: before ε
@@ -324,14 +332,14 @@ class Cursor:
                 scope_frames(con, tree, scope), con._catalog.snapshot(), charge_watch() as watch:
             # one read of the schema and declarations per statement
             try:
-                self._private_release(tree, epsilon, text, options)
+                self._private_release(tree, epsilon, text, options, key)
             except Error as err:  # "charged" only when it was
                 failure = as_charged(err, watch)
                 if failure is err:
                     raise
                 raise failure from err.__cause__
 
-    def _private_release(self, tree, epsilon, text, options) -> None:
+    def _private_release(self, tree, epsilon, text, options, key=None) -> None:
         con = self.connection
         options = dict(options or {})
         coverage = option_coverage(options.pop("intervals", None), coverage_of(self.interval_columns))
@@ -341,8 +349,10 @@ class Cursor:
         # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
         tree, post = split_private(con._catalog, tree)
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
-            ("plan", tree.sql(dialect="duckdb")), lambda: plan_query(tree, con._catalog)))
-        route = None if isinstance(epsilon, Cost) else routing.choose(st)
+            ("plan", "text", key) if key is not None else ("plan", tree.sql(dialect="duckdb")),
+            lambda: plan_query(tree, con._catalog)))
+        route = None if isinstance(epsilon, Cost) else routing.choose(st) if key is None else \
+            con._catalog.cached(("route", key), lambda: routing.choose(st))  # the text decides
         post = prepare_post(st, route, post)  # refused here, before any charge
         check_session_settings(con)  # DuckDB evaluates as make_total assumes (h63attack-3)
         # the budget is checked by the charge itself, atomically, before any protected row is read

@@ -64,14 +64,15 @@ def placeholders(tree: exp.Expression) -> list[exp.Placeholder]:
     return list(tree.find_all(exp.Placeholder))
 
 
-def bind(tree: exp.Expression, parameters) -> exp.Expression:
-    """A copy of ``tree`` with every placeholder replaced by the literal of its parameter.
+def bind(tree: exp.Expression, parameters, copy: bool = True) -> exp.Expression:
+    """A copy of ``tree`` (``tree`` itself with ``copy=False``: a tree of the caller's own)
+    with every placeholder replaced by the literal of its parameter.
 
     Positional placeholders (``?``, numbered ``$1``…; a ``?`` that was not numbered by
     :func:`number_qmarks` takes the next position in tree order) take a sequence; named ones
     (``$name``, ``:name``) a mapping. Every placeholder needs a value and every value must be
     used: a mismatch is an error, never a silent NULL."""
-    tree = tree.copy()
+    tree = tree.copy() if copy else tree
     marks = placeholders(tree)
     if parameters is None:
         if marks:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
@@ -45,10 +46,24 @@ _QUERY = {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "SHOW", "DESCRIBE", "SUMM
           "PRAGMA", "CALL", "(", "PIVOT", "UNPIVOT"}
 
 
+#: texts up to this long have their tokens kept (a function of the text alone): a statement run
+#: again is not tokenized again (twice per statement: its split and its WITH EPSILON)
+_KEPT_CHARS = 4096
+
+
+@lru_cache(maxsize=256)
+def _kept_tokens(sql: str) -> tuple:
+    return tuple(d.ProvDP().tokenize(sql))
+
+
+def _tokens(sql: str):
+    return _kept_tokens(sql) if len(sql) <= _KEPT_CHARS else d.ProvDP().tokenize(sql)
+
+
 def split_statements(sql: str) -> list[str]:
     """Split SQL text on top-level semicolons (string literals and comments respected)."""
     try:
-        tokens = d.ProvDP().tokenize(sql)
+        tokens = _tokens(sql)
     except (TokenError, ParseError) as e:
         raise ProgrammingError(f"could not read the SQL text: {e}") from e
     out, start, has_tokens = [], 0, False
@@ -87,7 +102,7 @@ def has_epsilon_clause(stmt: str) -> bool:
     if "EPSILON" not in upper and "ACCURACY" not in upper and "RHO" not in upper:
         return False
     try:
-        tokens = d.ProvDP().tokenize(stmt)
+        tokens = _tokens(stmt)
     except (TokenError, ParseError):
         return False
     return any(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import time
+from functools import lru_cache
 
 import duckdb
 
@@ -47,6 +48,8 @@ def TimestampFromTicks(ticks: float) -> datetime.datetime:  # noqa: N802
     return Timestamp(*time.localtime(ticks)[:6])
 
 
+@lru_cache(maxsize=256)
 def sqltype(name: str):
-    """The DuckDB type object for a type name (used for our own result sets)."""
+    """The DuckDB type object for a type name (used for our own result sets; a function of the
+    name, kept: DuckDB parses it in ~35 µs)."""
     return duckdb.sqltype(name)
