@@ -4,7 +4,9 @@
 ``pdp_buckets`` (:mod:`provsql_dp.privacy.native`) has per-row paths of different cost: the cell
 table (a total ≥ 1 away from every breakpoint: no logarithm), the logarithm and the near test,
 the near key (eight ``exp``), the first use of a cell (a logarithm, four ``exp`` and, for the
-first total ≥ 1, the table's allocation), and a new bucket that makes a hash table double. The
+first total ≥ 1, the table's allocation), a new bucket that makes a hash table double, and on
+the block path the first total of a binade (its page of fine cells built: 2^12 comparisons and a
+few ``cell_at``). The
 analyst puts participant 1's total on one of them when a secret holds::
 
     SELECT SUM(CASE WHEN id = 1 AND salary = 50001 THEN <trigger> ELSE x END) FROM t WITH EPSILON 1
@@ -54,6 +56,7 @@ def triggers() -> dict[str, tuple[str, str]]:
         "near key (on W_3)": ("(range * 7919) % 1000 / 100.0", repr(float(w[2]))),
         "cell table's first total >= 1": ("((range * 7919) % 1000 + 1) / 2000.0", "7.25"),
         "a new bucket (table grows)": ("exp(((range * 7919) % 128) * 0.1)", repr(math.exp(40.05))),
+        "a fine page's first total": ("((range * 7919) % 1000 + 1000) * 1.0", "7.25e9"),
         "NaN (the rest)": ("(range * 7919) % 1000 / 100.0", "'nan'::DOUBLE"),
     }
 

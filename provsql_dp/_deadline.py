@@ -18,7 +18,9 @@ The DuckDB steps of a release — the reads of protected rows, run by
 :func:`read_limit`) runs out, and the step raises :class:`DeadlineExceeded` like any other
 step past the budget. So a DuckDB step is never awaited past the clock (measured: a read that
 would take minutes returns within about 0.1 s of the budget); the release answers with its
-data-independent fallback, the same shape and ε. A cancel (:mod:`provsql_dp._cancel`) stops the
+data-independent fallback, the same shape and ε. A step that DuckDB stops itself — out of
+memory, or past its own ``max_execution_time`` — ends the same way (:class:`ResourceExhausted`).
+A cancel (:mod:`provsql_dp._cancel`) stops the
 same points: :func:`check`, :func:`time_limit` and :func:`reading` raise
 :class:`~provsql_dp.errors.StatementCancelled` once the statement was cancelled.
 
@@ -55,7 +57,7 @@ import duckdb
 from ._cancel import POLL, check_current
 from .errors import InterfaceError, SolverError
 
-__all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "deadline", "remaining", "check",
+__all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "ResourceExhausted", "deadline", "remaining", "check",
            "time_limit", "budget_of", "check_budget", "reading", "read_limit"]
 
 #: seconds one private release may take as a whole by default — reading the protected rows it
@@ -80,6 +82,20 @@ class DeadlineExceeded(SolverError):
         self.budget = float(budget)
         super().__init__(f"the release passed its time budget of {budget:g} s during {where}; "
                          "nothing was released from the data")
+
+
+class ResourceExhausted(DeadlineExceeded):
+    """A DuckDB step of a release ran out of a resource the curator sized — memory
+    (``memory_limit``; ``temp_directory`` and ``max_temp_directory_size`` for what spills) or
+    DuckDB's own ``max_execution_time`` — and is answered as one past the release's time
+    budget: the data-independent fallback, same shape and ε (red team h73attack-2). How much
+    memory a step needs depends on the data beyond its size (a hash table holds the distinct
+    keys, a join's build side the matching rows): an error there would tell an analyst about
+    the values, where running out of time tells only what the clock does."""
+
+    def __init__(self, what: str, where: str):
+        SolverError.__init__(self, f"{what} during {where}; nothing was released from the data")
+        self.budget = float("nan")
 
 
 def budget_of(con) -> float | None:
@@ -195,7 +211,13 @@ def reading(duck, where: str = "the reading of the protected rows"):
         check_current()  # cancelled: say so, not "past the budget"
         if end is not None and time.monotonic() >= end[0]:
             raise DeadlineExceeded(end[1], where) from None
-        raise
+        # not this release's clock: DuckDB's own max_execution_time (refused before the charge
+        # by privacy._session_settings, unless set meanwhile) or another thread's interrupt()
+        raise ResourceExhausted("DuckDB interrupted it", where) from None
+    except duckdb.OutOfMemoryException as e:  # memory_limit, temp_directory, its size cap
+        check_current()
+        raise ResourceExhausted(f"DuckDB ran out of memory ({str(e).splitlines()[0]})",
+                                where) from None
     finally:
         if step is not None:  # no interrupt after this point can reach the caller's next query
             _WATCHER.remove(step)

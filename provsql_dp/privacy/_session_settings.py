@@ -16,7 +16,11 @@ that holds the database shares its configuration). The release then fails after 
 exactly when some row makes the expression fail — ``1 / (salary - 50000)`` when someone earns
 50 000 (red team h63attack, finding 3). So a private statement is refused before anything is
 charged while either differs from the default: the refusal depends on the settings only,
-never on the data, and names the setting and how to put it back. (The post-processing
+never on the data, and names the setting and how to put it back. ``max_execution_time``
+likewise (red team h73attack, finding 2): past it DuckDB interrupts a release's reads, after the
+charge, as their running time decides; releases have their own clock, whose end gives the
+data-independent fallback (:mod:`provsql_dp._deadline`). So are ``default_order`` and
+``default_null_order`` (finding 6): a release's own queries sort by DuckDB's defaults. (The post-processing
 database pins its own settings: :mod:`provsql_dp.privacy.post_sql`. Spark has its own guard.)
 
 >>> import provsql_dp
@@ -38,14 +42,33 @@ from ..provenance.backends import DuckDBBackend, engine_of
 
 __all__ = ["PINNED", "check_session_settings"]
 
-#: setting → the value total evaluation assumes (DuckDB's default), with what it changes
+_ROWS = "the statement would fail on some rows after its charge, which tells about those rows"
+
+#: setting → the value a release assumes (DuckDB's default), with what another value does
 PINNED = {
     "ieee_floating_point_ops": ("true", "with it off, a float division by zero, or sqrt or ln "
                                         "out of their domain, raises on the row instead of "
-                                        "giving ±inf or NaN"),
+                                        "giving ±inf or NaN: " + _ROWS),
     "integer_division": ("false", "with it on, / between integers is //, which raises on a "
-                                  "zero divisor"),
+                                  "zero divisor: " + _ROWS),
+    # red team h73attack-2: DuckDB interrupts any query past it, so a release's reads would
+    # fail after the charge or not as the data make them slow; the release's own clock
+    # (release_time_limit, release_seconds) answers with the data-independent fallback instead
+    "max_execution_time": ("0", "with a limit, DuckDB interrupts a release's reads after its "
+                                "charge as their running time, which depends on the data, "
+                                "decides; a connection's release_time_limit bounds releases "
+                                "instead, ending in their data-independent fallback"),
+    # red team h73attack-6: the capture numbers a group's tuples by an ORDER BY without a
+    # direction; with DESC every tuple of a DISTINCT or a join under GROUP BY went to one group,
+    # and per-key counts were released under each other's keys
+    "default_order": ("asc", "with DESC, the ORDER BYs of a release's own queries sort the other "
+                             "way, and its tuples and released values land in the wrong groups"),
+    "default_null_order": ("nulls_last", "a release's own queries sort NULLs where DuckDB's "
+                                         "default puts them"),
 }
+
+#: the spellings DuckDB reports for a pinned setting's default (``current_setting``)
+_SAME = {"asc": {"asc", "ascending"}}
 
 # the catalog's fingerprint reads them (SETTINGS) at the start of each statement; one it did
 # not read is read here
@@ -67,10 +90,9 @@ def check_session_settings(con) -> None:
         except duckdb.Error:  # an aborted transaction: the statement fails on its own, uncharged
             return
     for (name, (want, why)), got in zip(PINNED.items(), values):
-        if str(got).lower() != want:
+        if str(got).lower() not in _SAME.get(want, {want}):
             raise OperationalError(
                 f"this connection's DuckDB setting {name} is {str(got).lower()}; a private "
-                f"statement is evaluated with it {want} ({why}: the statement would fail on "
-                f"some rows after its charge, which tells about those rows). A curator puts it "
+                f"statement is evaluated with it {want} ({why}). A curator puts it "
                 f"back with RESET {name} (or RESET GLOBAL {name} when it was set with SET "
                 f"GLOBAL). Nothing was charged")

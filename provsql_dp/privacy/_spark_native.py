@@ -50,6 +50,7 @@ from ..mechanisms.recursive._framework import _CMP_TOL
 from ..mechanisms.recursive.buckets import _WINDOW, cap_indices
 from ..mechanisms.recursive.release import _MAX_EXPONENT
 from .native._build import cache_dir, checksum_path, verify
+from .native._trust import cache_dirs, written
 
 __all__ = ["build", "jar_path", "pass_for", "spec_for", "NativePass", "COLUMNS"]
 
@@ -106,7 +107,7 @@ def build() -> Path:
                                capture_output=True, text=True)
         if check.returncode:
             raise RuntimeError(f"the native logarithm differs from StrictMath.log:\n{check.stderr}")
-        jar.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(jar, cache_dir())
         part = Path(tmp, jar.name)
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
             for f in sorted(classes.rglob("*.class")):
@@ -115,6 +116,7 @@ def build() -> Path:
         # its checksum first (native._build.verify), then the jar: each atomic
         digest = hashlib.sha256(Path(str(jar) + ".part").read_bytes()).hexdigest()
         checksum_path(Path(str(jar) + ".part")).write_text(digest + "\n")
+        written(Path(str(jar) + ".part"), checksum_path(Path(str(jar) + ".part")))
         os.replace(checksum_path(Path(str(jar) + ".part")), checksum_path(jar))
         os.replace(str(jar) + ".part", jar)  # atomic: a reader sees the whole jar or none
     return jar
@@ -140,9 +142,9 @@ def _method(spark):
             jar = None
         damage = None if jar is None or not jar.exists() else verify(jar)
         if damage is not None:  # not the jar its build wrote: never on the executors' path
-            warnings.warn(f"provsql_dp: the native bucket pass {jar} is damaged ({damage}); the "
-                          "SQL pass runs. Rebuild it: provsql-dp build-native --force",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(f"provsql_dp: the native bucket pass {jar} is not loaded ({damage}); "
+                          "the SQL pass runs. Rebuild it (provsql-dp build-native --force) or "
+                          "fix what is said", RuntimeWarning, stacklevel=2)
         elif jar is not None and jar.exists():
             try:
                 method = _load(sc, jar)

@@ -53,6 +53,7 @@ from ..policies.delta.histograms import default_bin_width
 from ..policies.delta.sql import delta_policy
 from ..provenance.backends import engine_of
 from ..provenance.capture import q
+from .no_data import from_no_data, read_or_nothing
 from .release_info import PrivacyInfo
 
 __all__ = ["DELTA_STRATEGIES", "DeltaRangeRelease", "answer"]
@@ -149,9 +150,11 @@ def answer(con, prep, strategy, epsilon, text):
     table_sql = ".".join(q(p) for p in (info.catalog, info.schema, info.name) if p)
     cols = ", ".join(f"CAST({q(c)} AS DOUBLE) AS __c{i}" for i, c in enumerate(tp.columns))
     nonnull = " AND ".join(f"{q(c)} IS NOT NULL" for c in tp.columns)
-    rows = engine_of(con).fetchnumpy(f"SELECT {cols} FROM {table_sql} WHERE {nonnull}")[0]
-    pts = np.stack([np.asarray(rows[f"__c{i}"], dtype=float) for i in range(len(tp.columns))],
-                   axis=1)
+    # past the budget or out of memory: no points, every range count 0 with its noise
+    rows = read_or_nothing(con, lambda: engine_of(con).fetchnumpy(
+        f"SELECT {cols} FROM {table_sql} WHERE {nonnull}")[0], "no points, counts 0 plus noise")
+    pts = np.stack([np.asarray([] if rows is None else rows[f"__c{i}"], dtype=float)
+                    for i in range(len(tp.columns))], axis=1)
     hi_box = np.nextafter(np.asarray(pol.hi, dtype=float), -np.inf)
     pts = np.clip(pts, np.asarray(pol.lo, dtype=float), hi_box)
     rng = getattr(con, "_rng", None)
@@ -177,8 +180,8 @@ def answer(con, prep, strategy, epsilon, text):
         covers = ("noise only: the approximation of partly covered bins is a data-dependent "
                   "bias that no released quantity bounds")
         detail, mse = rel.detail, float(np.mean(variances))
-    releases = tuple(DeltaRangeRelease(float(v), float(s), eps, covers)
-                     for v, s in zip(values, variances))
+    releases = from_no_data((DeltaRangeRelease(float(v), float(s), eps, covers)
+                             for v, s in zip(values, variances)), 0, None, rows is None)
     out = [tuple(lab) + (float(v),) for lab, v in zip(prep.labels, values)]
     pinfo = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                         releases=releases, policy=prep.policy_name, strategy=detail,

@@ -44,6 +44,7 @@ from ..provenance.capture import q as quote
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql._not_null import collated_columns
 from ._single_table import key_filter, one_table, select_of
+from .no_data import from_no_data, read_or_nothing
 from .quantile_route import _where
 from .release_info import PrivacyInfo
 
@@ -144,9 +145,13 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     dq = prepare(con, tree)
     rng = rng if rng is not None else getattr(con, "_rng", None)
     charge = con._ledger.charge(con.user, epsilon, text, "presence")
-    found = {r[0]: int(r[1]) for r in engine_of(con).fetchall(dq.sql())}
-    rel = release_presence([found.get(k, 0) for k in dq.keys], float(epsilon), rng=rng,
-                           sensitivity=dq.sensitivity)
+    # past the budget or out of memory: no rows, every key's count 0 with the noise it would have
+    rows = read_or_nothing(con, lambda: engine_of(con).fetchall(dq.sql()),
+                           "every key's count 0 plus its noise")
+    found = {r[0]: int(r[1]) for r in rows or ()}
+    (rel,) = from_no_data((release_presence([found.get(k, 0) for k in dq.keys], float(epsilon),
+                                            rng=rng, sensitivity=dq.sensitivity),),
+                          0, len(dq.keys), rows is None)
     info = PrivacyInfo(mechanism="presence", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=(rel,), strategy=_detail(dq, epsilon))
     return [(dq.label, "BIGINT")], [(rel.value,)], info

@@ -20,7 +20,8 @@ distribution is the per-participant path's.
 :mod:`provsql_dp.privacy.native`: decided when the database was opened, by the installation only),
 the same bucket rows come from one aggregate function of our own instead of the SQL pass
 (:func:`native_pass_sql`): the same keys, counts, minima and maxima, the sums up to the order of
-addition, in one pass over the same rows; the exact reads of the safety net stay SQL.
+addition, in one pass over the same rows; the exact reads of the safety net stay SQL. Below
+β = 1e-3 (public: :data:`_NATIVE_FASTER_BETA`) the SQL pass runs, the faster there.
 
 **On Spark** the same SQL runs there (:func:`engine_run`, through
 :meth:`~provsql_dp.provenance.backends.spark.SparkBackend.to_spark`): the per-owner totals are
@@ -117,6 +118,11 @@ def direct_weights_sql(con, child, weight: str) -> str | None:
 
 #: below this β the bucket estimates (|ln c|/β, |ln c| ≤ 745) leave the native pass's int64 keys
 _NATIVE_MIN_BETA = 1e-12
+#: below this β (public) the SQL pass is the faster: nearly every total its own bucket, the
+#: native pass's per-thread tables and their serial combine cost 1.5–2.5× the SQL pass's
+#: parallel GROUP BY (``benchmarks/native_small_beta.py``: 10^6 totals, β ≤ 3e-4), at 1e-3
+#: they are even, above it the native pass is faster (0.14× at β = 0.1)
+_NATIVE_FASTER_BETA = 1e-3
 
 
 def native_pass_sql(con, child, weight_sql: str, bounds, signed: bool, params, totals_sql: str,
@@ -126,8 +132,9 @@ def native_pass_sql(con, child, weight_sql: str, bounds, signed: bool, params, t
     the installation only), else None (the SQL pass). ``inline``: the direct path (the rows of
     ``child`` are the totals, ``weight_sql`` their raw weight clamped to ``bounds`` inside the
     aggregate); otherwise the owner totals ``totals_sql`` (``g, c0[, c1]``). A β below
-    :data:`_NATIVE_MIN_BETA` (public) takes the SQL pass."""
-    if not getattr(con, "_native", False) or not float(params["beta"]) >= _NATIVE_MIN_BETA:
+    :data:`_NATIVE_FASTER_BETA` (public) takes the SQL pass."""
+    beta = float(params["beta"])
+    if not getattr(con, "_native", False) or not beta >= max(_NATIVE_MIN_BETA, _NATIVE_FASTER_BETA):
         return None
     if inline:
         lo, hi = bounds

@@ -50,11 +50,13 @@ from .dense_totals import dense_owner_totals
 from . import _spark_native
 from .engine_buckets import (NO_ROWS, bucket_params, direct_column_sql, direct_totals_sql,
                              direct_weights_sql, engine_buckets, engine_run, native_pass_sql)
+from .no_data import from_no_data, total_range
 from .release_info import PrivacyInfo
 from .group_epsilon import one_group_per_participant
 from .centred_avg import centred_sensitivity
 
-__all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner"]
+__all__ = ["laplace_applies", "release_laplace", "release_laplace_avg", "release_single_owner",
+           "NoRows"]
 
 
 def laplace_applies(plan: Aggregate, own: Owners | None, bounds) -> bool:
@@ -93,8 +95,9 @@ def release_laplace_avg(con, sum_plan: Aggregate, count_plan: Aggregate, sum_eps
     sql, _ = _kept_laplace_sql(con, sum_plan, bounds, with_count=True)
     sums, counts = _true_values(con, sql, 2)
     sens = None
-    if centre is not None:
+    if centre is not None and not isinstance(sums, NoRows):
         sums = {k: v - centre * counts.get(k, 0) for k, v in sums.items()}
+    if centre is not None:
         sens = centred_sensitivity(owners(sum_plan.child).rows_per_owner, bounds)
     out_sum = _release_groups(sum_plan, sums, sum_eps, groups, key_names, bounds, charge_fn, rng,
                               sens)
@@ -160,21 +163,28 @@ def _flat_laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, i
     return sql, len(aggs)
 
 
+class NoRows(dict):
+    """The totals of a read cut off at the release's deadline: no group, every value 0 (a
+    release from them is :class:`~.no_data.FromNoData`, its interval the statistic's whole
+    range, :func:`~.no_data.total_range`)."""
+
+
 def _true_values(con, sql: str, n: int) -> list[dict]:
     """The ``n`` aggregates of each group, as ``{group key tuple: value}`` (NULL as 0). A read
     cut off at the release's deadline (:mod:`provsql_dp._deadline`) reads no data: every group's
-    value is 0, released with the same noise (the data-independent fallback)."""
+    value is 0, released with the same noise (the data-independent fallback): :class:`NoRows`."""
     try:
         rows = engine_of(con).fetchall(sql)
     except DeadlineExceeded as e:
         _no_data(con, e, "the Laplace release of 0 in every group")
-        rows = []
+        return [NoRows() for _ in range(n)]
     return [{tuple(r[:-n]): (r[len(r) - n + j] or 0) for r in rows} for j in range(n)]
 
 
 def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bounds, charge_fn,
                     rng, sens=None):
     own = owners(plan.child)
+    whole = total_range(plan.kind, None if sens is not None else bounds)  # (a centred sum: ±)
     if plan.kind == "count":
         integer, sens = True, float(own.rows_per_owner)
     elif sens is not None:  # a centred sum (release_laplace_avg)
@@ -190,6 +200,7 @@ def _release_groups(plan: Aggregate, true: dict, epsilon, groups, key_names, bou
     releases = laplace.release_many([true.get(tuple(g), 0) for g in groups], sensitivity=sens,
                                     epsilon=eps, integer=integer, rng=rng,
                                     changed=int(own.rows_per_owner))
+    releases = list(from_no_data(releases, *whole, isinstance(true, NoRows)))  # honest intervals
     out = [tuple(g) + (rel.value,) for g, rel in zip(groups, releases)]
     desc = [(n, "VARCHAR") for n in key_names] + [(plan.label, "BIGINT" if integer else "DOUBLE")]
     info = PrivacyInfo(mechanism="laplace", epsilon=charge.epsilon, remaining=charge.remaining,

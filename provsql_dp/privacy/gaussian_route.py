@@ -48,7 +48,8 @@ from ..sql.plan import Aggregate
 from ..sql.public_statement import split_private
 from . import smooth_median_route
 from .accounting import Cost
-from .fast_path import _kept_laplace_sql, _true_values
+from .fast_path import NoRows, _kept_laplace_sql, _true_values
+from .no_data import from_no_data, total_range
 from .release_info import PrivacyInfo
 from .centred_avg import centred_sensitivity
 
@@ -204,6 +205,9 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
         eps = float(charged.epsilon)
         releases = [laplace.LaplaceRelease(value=v, epsilon=eps, sensitivity=sens, integer=integer)
                     for v in (noisy.astype(np.int64).tolist() if integer else noisy.tolist())]
+    # a read past the budget (NoRows): the release of 0, its interval the whole range (.no_data)
+    releases = from_no_data(releases, *total_range(dec.plan.kind, dec.bounds),
+                            isinstance(true, NoRows))
     rows = [tuple(g) + (r.value,) for g, r in zip(dec.groups, releases)]
     desc = [(n, "VARCHAR") for n in dec.key_names] + [(dec.plan.label,
                                                        "BIGINT" if integer else "DOUBLE")]

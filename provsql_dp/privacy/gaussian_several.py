@@ -30,7 +30,8 @@ from ..mechanisms.noise.discrete_gaussian import plan_gaussian, rho_for
 from ..mechanisms.noise.safe_noise import plan_laplace
 from .accounting import Cost
 from .answer import sum_bounds
-from .fast_path import _kept_laplace_sql, _true_values
+from .fast_path import NoRows, _kept_laplace_sql, _true_values
+from .no_data import from_no_data, total_range
 from .release_info import PrivacyInfo, column_rows
 from .centred_avg import centre_avg_sums, column_bounds
 
@@ -84,6 +85,7 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
         m = dec.memo.get("centre")
         sql, _ = _kept_laplace_sql(con, dec.plan, dec.bounds, with_count=m is not None)
         true, *count = _true_values(con, sql, 1 + (m is not None))
+        late = isinstance(true, NoRows)  # read past the budget: 0 and the whole range (.no_data)
         if m is not None:  # Σ (clamp(x) − m) = SUM − m·COUNT (:mod:`.centred_avg`)
             true = {k: v - m * count[0].get(k, 0) for k, v in true.items()}
         x = np.asarray([float(true.get(tuple(g), 0)) for g in dec.groups], dtype=np.float64)
@@ -94,6 +96,8 @@ def release_several(st, cost: Cost, text: str, decide_one, sensitivity, rng):
         else:
             e = float(charged.epsilon * sh)
             rels = [laplace.LaplaceRelease(v, e, s, integer) for v in vals]
+        rels = from_no_data(rels, *total_range(dec.plan.kind, None if m is not None else
+                                               dec.bounds), late)
         per_part.append(list(zip(vals, rels)))
     rows, releases = column_rows(plan, decisions[0].groups, col_bounds,
                                  lambda i, gi: per_part[i][gi], centres)

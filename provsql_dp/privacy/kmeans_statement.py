@@ -48,6 +48,9 @@ from ..provenance.capture import q
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import exact_number
 from .policy_route import row_per_participant, table_policies
+from ._session_settings import check_session_settings
+from .failures import release_failure
+from .no_data import read_or_nothing
 from .release_clock import ReleaseClock
 
 __all__ = ["run_kmeans", "MAX_CLUSTERS", "MAX_ITERATIONS"]
@@ -125,15 +128,22 @@ def run_kmeans(con, tree, rng=None):
     # charged before the table is read: the ε charged never depends on the data; the accepted
     # release is padded to the connection's public release_seconds (the side-channel rule: the
     # work grows with the number of rows, which is private under an unbounded neighbourhood)
-    with ReleaseClock(getattr(con, "release_seconds", None)):
+    check_session_settings(con)  # DuckDB's settings as releases assume them (h73attack-1)
+    with ReleaseClock(getattr(con, "release_seconds", None),
+                      getattr(con, "release_time_limit", None)):
         con._ledger.charge(con.user, eps, text, "kmeans")
         sel = ", ".join(f"CAST({q(c)} AS DOUBLE) AS c{j}" for j, c in enumerate(cols))
         where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
-        # through the connection's engine (Spark reads its snapshot, not the empty mirror)
-        data = engine_of(con).fetchnumpy(f"SELECT {sel} FROM {table_sql} WHERE {where}")[0]
-        X = np.column_stack([np.asarray(data[f"c{j}"], dtype=float)
-                             for j in range(len(cols))]).reshape(-1, len(cols))
-        res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy,
-                     bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
+        try:  # a failure after the charge says nothing about the data (h73attack-1)
+            # through the connection's engine (Spark reads its snapshot, not the empty mirror)
+            # past the budget or out of memory: no points, the centres from noise alone
+            data = read_or_nothing(con, lambda: engine_of(con).fetchnumpy(
+                f"SELECT {sel} FROM {table_sql} WHERE {where}")[0], "centres from no points")
+            X = np.column_stack([np.asarray([] if data is None else data[f"c{j}"], dtype=float)
+                                 for j in range(len(cols))]).reshape(-1, len(cols))
+            res = kmeans(X, k, float(eps), lo=kp.lo, hi=kp.hi, policy=kp.policy,
+                         bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
+        except Exception as e:  # noqa: BLE001 - DuckDB's, the engine's: the fixed failure
+            raise release_failure(con, e) from (None if con.role == "analyst" else e)
     desc = [("cluster", "INTEGER")] + [(c, "DOUBLE") for c in cols]
     return desc, [(j + 1, *map(float, res.centers[j])) for j in range(k)]

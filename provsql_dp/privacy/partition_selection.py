@@ -64,6 +64,7 @@ from ..sql.plan import Aggregate, Aggregates
 from .accounting import Cost
 from ._collated_keys import one_spelling_reader, refuse_collated_keys
 from .answer import _key_names, group_domain, sum_bounds
+from .no_data import read_or_nothing
 from .release_info import PrivacyInfo
 
 __all__ = ["needs_selection", "refuse_several", "threshold", "release", "explain_row",
@@ -248,7 +249,9 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
 def _fetch(con, sql: str, n_keys: int):
     """``(key tuples, u, v)`` of the selection query (one row per group): the keys exactly as
     DuckDB returns them (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
-    rows = engine_of(con).fetchall(sql)
+    # past the budget or out of memory: no rows, so no group is selected (an empty table's
+    # release, the same columns)
+    rows = read_or_nothing(con, lambda: engine_of(con).fetchall(sql), "no group selected") or []
     keys = [r[:n_keys] for r in rows]
     u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
     v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))

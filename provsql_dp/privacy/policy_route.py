@@ -64,6 +64,7 @@ from . import _range_predicates as rp
 from .blowfish_release import BlowfishRelease
 from .delta_route import DELTA_STRATEGIES
 from .delta_route import answer as delta_answer
+from .no_data import from_no_data, read_or_nothing
 from .release_info import PrivacyInfo
 
 __all__ = ["route", "prepare", "plan_for", "Prepared", "BlowfishRelease",
@@ -440,7 +441,9 @@ def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None =
     # charged before the protected rows are read: whatever happens next, the ε charged is the
     # same on every database (the side-channel rule)
     charge = con.ledger.charge(con.user, epsilon, text, "blowfish")
-    x = histogram(con, prep)
+    # past the budget or out of memory: no rows, every cell 0 with its noise (.no_data)
+    x = read_or_nothing(con, lambda: histogram(con, prep), "every cell's count 0 plus its noise")
+    late, x = x is None, np.zeros(int(np.prod(prep.shape))) if x is None else x
     if planned.name == "known_counts":
         ans = _known_counts_answer(planned, x, prep, eps, getattr(con, "_rng", None))
     else:
@@ -451,11 +454,12 @@ def route(con, tree, plan, epsilon, text, options: dict, prep: Prepared | None =
     # DAWA: the variances are the noise's given the released partition, whose bias is data
     # dependent (noise only, .intervals)
     sim = ans.simultaneous
-    releases = tuple(BlowfishRelease(float(v), float(s), eps, consistent=sim is not None,
-                                     simultaneous=None if sim is None else
-                                     (sim, i, ans.noise_plans[0]),
-                                     noise_only=bool(getattr(ans, "noise_only", False)))
-                     for i, (v, s) in enumerate(zip(ans.values, ans.variances)))
+    releases = from_no_data((BlowfishRelease(float(v), float(s), eps, consistent=sim is not None,
+                                             simultaneous=None if sim is None else
+                                             (sim, i, ans.noise_plans[0]),
+                                             noise_only=bool(getattr(ans, "noise_only", False)))
+                             for i, (v, s) in enumerate(zip(ans.values, ans.variances))),
+                            0, None, late)
     info = PrivacyInfo(mechanism="blowfish", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=releases, policy=prep.policy_name, strategy=ans.detail,
                        expected_mse=float(ans.expected_mse),

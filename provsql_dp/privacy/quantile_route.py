@@ -77,6 +77,7 @@ from ..sql.column_declarations import ColumnDeclarations
 from ..sql._not_null import collated_columns
 from ..sql.total import make_total
 from ._single_table import key_filter, rows_sql, select_of
+from .no_data import from_no_data, read_or_nothing
 from .policy_route import row_per_participant, table_policies
 from .release_info import PrivacyInfo
 
@@ -329,19 +330,25 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     # charged before the protected column is read: the ε charged never depends on the data
     charge = con._ledger.charge(con.user, epsilon, text, "quantile")
-    rows = engine_of(con).fetchnumpy(qq.sql())[0]
-    vals = rows["__v"]
-    mask = np.ma.getmaskarray(vals)
-    exact = [None if mask[i] else float(vals[i]) for i in range(len(vals))]  # NULL: no rows
-    if qq.group is None:
-        found = [exact[0] if exact else None]
-    else:
-        by_key = {k: e for k, e in zip(list(np.asarray(rows["__g"], dtype=object)), exact)}
-        found = [by_key.get(k) for k in qq.keys]
+    # past the budget or out of memory: no rows, every group the midpoint plus its noise
+    read = read_or_nothing(con, lambda: engine_of(con).fetchnumpy(qq.sql())[0],
+                           "every quantile the midpoint plus its noise")
+    found = [None] * (1 if qq.group is None else len(qq.keys))
+    if read is not None:
+        vals = read["__v"]
+        mask = np.ma.getmaskarray(vals)
+        exact = [None if mask[i] else float(vals[i]) for i in range(len(vals))]  # NULL: no rows
+        if qq.group is None:
+            found = [exact[0] if exact else None]
+        else:
+            by_key = {k: e for k, e in zip(list(np.asarray(read["__g"], dtype=object)), exact)}
+            found = [by_key.get(k) for k in qq.keys]
     mid = (qq.lower + qq.upper) / 2
-    rels = tuple(release_quantile(mid if v is None or math.isnan(v) else v, qq.lower, qq.upper,
-                                  qq.sensitivity, eps, rng=rng, statistic=qq.statistic,
-                                  neighbourhood=qq.neighbourhood) for v in found)
+    rels = from_no_data((release_quantile(mid if v is None or math.isnan(v) else v, qq.lower,
+                                          qq.upper, qq.sensitivity, eps, rng=rng,
+                                          statistic=qq.statistic,
+                                          neighbourhood=qq.neighbourhood) for v in found),
+                        qq.lower, qq.upper, read is None)
     detail = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
               f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
               f"{qq.sensitivity:.6g} under {qq.neighbourhood}; exact discrete Laplace, scale "
@@ -364,7 +371,10 @@ def _answer_grid(con, qq, epsilon, text, rng):
     rank_fraction(qq.q)  # refuses a q with too many decimals before the charge
     rng = rng if rng is not None else getattr(con, "_rng", None)
     charge = con._ledger.charge(con.user, epsilon, text, "quantile")
-    rows = engine_of(con).fetchall(qq.grid_sql())
+    # past the budget or out of memory: no rows, every grid point scores alike (a draw from
+    # the declared bounds, whose interval is the bounds as ever)
+    rows = read_or_nothing(con, lambda: engine_of(con).fetchall(qq.grid_sql()),
+                           "grid points drawn from equal scores") or []
     groups = [()] if qq.group is None else [(k,) for k in qq.keys]
     counts = {g: np.zeros((2, GRID_STEPS + 1), dtype=np.int64) for g in groups}
     for r in rows:

@@ -23,7 +23,9 @@ about 0.05 s of the padded end, ``benchmarks/interrupt.py``).
 (:data:`~provsql_dp.privacy.failures.REFUSALS`: decided from the statement, the declarations and
 the budget before any protected row is read) is not padded: its timing carries nothing about the
 data, and an analyst should not wait for a typo; nor is a cancelled statement
-(:class:`~provsql_dp.errors.StatementCancelled`: the caller chose when it ended). What can still
+(:class:`~provsql_dp.errors.StatementCancelled`: the caller chose when it ended) — and a cancel
+that arrives while the padding runs ends the statement then, as a cancelled statement, exactly
+as one that arrives while the work runs: which of the two a cancel met is not told. What can still
 overrun ``seconds`` is what no interrupt reaches: Python work between two checks, HiGHS's presolve
 on a huge model, the fallback's own milliseconds. Such a release returns when it is done (the
 padding cannot shorten it), which is why the curator picks ``seconds`` above what a release's
@@ -46,6 +48,7 @@ import numbers
 import time
 from contextlib import ExitStack
 
+from .._cancel import POLL, check_current
 from .._deadline import deadline, read_limit
 from ..errors import InterfaceError, StatementCancelled
 from .failures import REFUSALS
@@ -97,5 +100,10 @@ class ReleaseClock:
             return  # a refusal, or the caller's own interrupt (Ctrl-C, a cancel): nothing to hide
         left = self.remaining()
         while left:  # sleep may wake early (signals); the padded end is what counts
-            time.sleep(left)
+            time.sleep(min(left, POLL))
+            # a cancel (or a wire client's statement_timeout) during the padding ends the
+            # statement as one during the work does: otherwise a cancel at t answered "cancelled"
+            # when the work was still running and the release when it was done, telling whether
+            # the work took less than t — the time the padding hides (red team h73attack-5)
+            check_current()
             left = self.remaining()

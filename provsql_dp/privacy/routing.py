@@ -263,12 +263,16 @@ def before_charge(st: Statement, decisions=()) -> None:
 
 
 # ---------------------------------------------------------------------------- the two readers
-def release(st: Statement, epsilon, text: str, *, raw: bool = False, rng=None, route=None):
-    """Release ``st`` at ``epsilon`` by its route (``route``: :func:`choose`'s, when the caller
-    chose it already); ``(desc, rows, PrivacyInfo)`` with ``info.routes`` the routes taken."""
+_CHOOSE = object()  # release() was given no route: choose it
+
+
+def release(st: Statement, epsilon, text: str, *, raw: bool = False, rng=None, route=_CHOOSE):
+    """Release ``st`` at ``epsilon`` by its route (``route``: :func:`choose`'s, None included,
+    when the caller chose it already); ``(desc, rows, PrivacyInfo)`` with ``info.routes`` the
+    routes taken."""
     con = st.con
     rng = rng if rng is not None else getattr(con, "_rng", None)
-    route = route if route is not None else choose(st)
+    route = choose(st) if route is _CHOOSE else route
     if route is not None:
         before_charge(st)
         desc, rows, info = route.release(st, epsilon, text, rng, raw)

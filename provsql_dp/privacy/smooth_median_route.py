@@ -48,6 +48,7 @@ from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from . import quantile_route
 from .accounting import Cost
+from .no_data import from_no_data, read_or_nothing
 from .policy_route import table_policies
 from .release_info import PrivacyInfo
 
@@ -133,12 +134,15 @@ def release(st, cost: Cost, text: str, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     # charged before the protected column is read: the cost never depends on the data
     charge = con._ledger.charge(con.user, cost.epsilon, text, ROUTE, cost=cost)
-    x = np.asarray(engine_of(con).fetchnumpy(_values_sql(qq))[0]["__v"], dtype=float)
+    read = read_or_nothing(con, lambda: engine_of(con).fetchnumpy(_values_sql(qq))[0]["__v"],
+                           "the midpoint plus its smooth noise")  # past the budget: no rows
+    x = np.asarray([] if read is None else read, dtype=float)
     if x.size == 0:  # no values here, hence none on any neighbour: the midpoint is the median
         x = np.array([(qq.lower + qq.upper) / 2])
     drawn = delta_median(x, pol, eps, rng=rng, noise="smooth_laplace", dp_delta=dp_delta)
     rel = SmoothMedianRelease(drawn.value, eps, _worst_units(pol, eps, dp_delta, drawn.grid),
                               drawn.grid)
+    (rel,) = from_no_data((rel,), qq.lower, qq.upper, read is None)
     detail = (f"MEDIAN of {qq.column} clamped to [{qq.lower:g}, {qq.upper:g}] under "
               f"{qq.neighbourhood}: smooth sensitivity (β = {drawn.beta:.4g}), exact discrete "
               f"Laplace on the grid {rel.grid:g} with a data-dependent scale (not shown); "

@@ -31,12 +31,13 @@ from sqlglot import exp
 
 from .._numbers import format_eps
 from ..errors import ProgrammingError, UnsupportedQueryError
-from ..mechanisms.global_sensitivity.variance import SPLIT, release_many_variances
+from ..mechanisms.global_sensitivity.variance import SPLIT, STATISTICS, release_many_variances
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from ..sql.column_declarations import ColumnDeclarations
 from ._single_table import one_table, rows_sql, select_of
 from .quantile_route import _grouping, _NUMERIC, _where
+from .no_data import from_no_data, read_or_nothing
 from .release_info import PrivacyInfo
 
 __all__ = ["VarianceQuery", "is_variance_query", "prepare", "answer", "explain"]
@@ -143,17 +144,29 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
     vq = prepare(con, tree, options)
     rng = rng if rng is not None else getattr(con, "_rng", None)
     charge = con._ledger.charge(con.user, epsilon, text, "variance")
-    rows = engine_of(con).fetchall(vq.sql())
+    # past the budget or out of memory: no rows, every group's (n, S, Q) = (0, 0, 0) with the
+    # noise it would have (the parts' public centre), the interval the statistic's whole range
+    rows = read_or_nothing(con, lambda: engine_of(con).fetchall(vq.sql()),
+                           "every variance from a count, sum and sum of squares of 0")
     groups = [()] if vq.group is None else [(k,) for k in vq.keys]
-    found = {(() if vq.group is None else (r[0],)): tuple(r[-3:]) for r in rows}
+    found = {(() if vq.group is None else (r[0],)): tuple(r[-3:]) for r in rows or ()}
     parts = [tuple(float(v or 0) for v in found.get(g, (0, 0, 0))) for g in groups]
-    rels = release_many_variances(parts, vq.lower, vq.upper, epsilon, vq.statistic, rng=rng)
+    rels = from_no_data(release_many_variances(parts, vq.lower, vq.upper, epsilon, vq.statistic,
+                                               rng=rng), 0.0, _largest(vq), rows is None)
     info = PrivacyInfo(mechanism="variance", epsilon=charge.epsilon, remaining=charge.remaining,
                        releases=tuple(rels), strategy=_detail(vq, epsilon))
     if vq.group is None:
         return [(vq.label, "DOUBLE")], [(rels[0].value,)], info
     return ([(vq.group_label, vq.group_type), (vq.label, "DOUBLE")],
             [(k, r.value) for k, r in zip(vq.keys, rels)], info)
+
+
+def _largest(vq: VarianceQuery) -> float:
+    """The largest value the statistic takes on values in ``[lower, upper]``: ``h²`` for
+    VAR_POP, ``2h²`` for VAR_SAMP (two values at the ends), their roots for a STDDEV."""
+    sample, root = STATISTICS[vq.statistic]
+    top = ((vq.upper - vq.lower) / 2) ** 2 * (2 if sample else 1)
+    return top ** 0.5 if root else top
 
 
 def explain(con, tree, epsilon, options=None, confidence=0.95) -> list:

@@ -33,11 +33,11 @@ __all__ = ["fingerprint", "settings_of", "SETTINGS", "KEPT_ENTRIES", "read_defin
            "read_as_kept"]
 
 #: the DuckDB settings the fingerprint reads: the search path and the default collation (which
-#: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), and last the two
-#: a private release relies on (``privacy._session_settings.PINNED``: checked from this read,
-#: which saves a query per statement; booleans, so never a NUL in their text)
-SETTINGS = ("search_path", "default_collation", "ieee_floating_point_ops", "integer_division")
-_PINNED = 2  # how many of SETTINGS, at its end, are read for the check only
+#: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), then those a private
+#: release relies on (``privacy._session_settings.PINNED``: checked from this read, which saves a
+#: query per statement; a pinned setting missing here is read by the check itself)
+SETTINGS = ("search_path", "default_collation", "ieee_floating_point_ops", "integer_division",
+            "max_execution_time", "default_order", "default_null_order")
 
 #: at most this many entries are kept between statements (a statement starts afresh past it).
 #: Each distinct private text keeps its plan, route and SQL (~5 KiB: 10^5 texts, ~0.5 GB), and
@@ -45,7 +45,7 @@ _PINNED = 2  # how many of SETTINGS, at its end, are read for the check only
 #: statements, then 17 s, then 24 s); unbounded before (red team h75cache, finding 1)
 KEPT_ENTRIES = 4096
 
-#: the fingerprint's rows of the tables of one name (``Catalog._fingerprint`` reads them alike)
+#: the fingerprint's rows of the tables of one name (``fingerprint`` reads them alike)
 _SQL = ("SELECT 't', database_name, schema_name, table_name, sql FROM duckdb_tables() "
         "WHERE lower(table_name) = lower(?)")
 
@@ -54,8 +54,7 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
     """(names, the generation row, the definitions of the tables of those names), or None when
     the database has no generation sequence (a read-only database from an older version), or it
     was never bumped, or the read fails (an aborted transaction). The generation row is
-    ``('g', generation, current database, current schema, the values of SETTINGS joined by
-    NUL)``. Tables only: the definitions decide a plan's sensitivity (keys, owner columns); a
+    ``('g', generation, current database, current schema, the value of each of SETTINGS)``. Tables only: the definitions decide a plan's sensitivity (keys, owner columns); a
     view redefined behind provsql_dp's back (provsql_dp bumps the generation when it runs the
     change itself) leaves a plan answering the view's old query, with that query's sensitivity.
     One query, under 1 ms (the generation by ``currval``, which reads the sequence's last value
@@ -71,15 +70,16 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
     >>> key = fingerprint(con, ("t",), "s")
     >>> key[1][:4], key[2]
     (('g', '1', 'memory', 'main'), ('t', 'memory', 'main', 't', 'CREATE TABLE t(x INTEGER);'))
-    >>> settings_of(key)["integer_division"]
-    'false'
+    >>> settings_of(key)["integer_division"], settings_of(key)["default_order"]
+    (False, 'ASCENDING')
     """
     values = ", ".join(f"current_setting('{s}')" for s in SETTINGS)
     sql = (f"SELECT 'g', currval('{schema}.generation')::VARCHAR, current_database(), "
-           f"current_schema(), concat_ws(chr(0), {values})")
+           f"current_schema(), {values}")
     if names:  # literals, not parameters: a prepared statement costs twice as much here
         listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
-        sql += (" UNION ALL SELECT 't', database_name, schema_name, table_name, sql "
+        pad = ", NULL" * (len(SETTINGS) - 1)
+        sql += (f" UNION ALL SELECT 't', database_name, schema_name, table_name, sql{pad} "
                 f"FROM duckdb_tables() WHERE lower(table_name) IN ({listed})")
     try:
         rows = con.execute(sql).fetchall()
@@ -87,18 +87,15 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
         return None
     if not any(r[0] == "g" for r in rows):
         return None
+    rows = [r if r[0] == "g" else r[:5] for r in rows]  # a table's row as read_definitions'
     return (names, *sorted(rows, key=repr))
 
 
-def settings_of(key: tuple) -> dict[str, str]:
-    """The values of :data:`SETTINGS` in fingerprint ``key`` (from the right: the search path
-    is the only free text, and it comes first)."""
-    text = next(r for r in key[1:] if r[0] == "g")[4]
-    head, *pinned = text.rsplit(chr(0), _PINNED)
-    out = dict(zip(SETTINGS, head.split(chr(0), len(SETTINGS) - _PINNED - 1)))
-    if all(v in ("true", "false") for v in pinned) and len(pinned) == _PINNED:
-        out.update(zip(SETTINGS[-_PINNED:], pinned))  # else not read: the check reads them
-    return out
+def settings_of(key: tuple) -> dict:
+    """The values of :data:`SETTINGS` in fingerprint ``key``, as DuckDB gives them (a BOOLEAN
+    setting as a bool, a number as an int)."""
+    row = next(r for r in key[1:] if r[0] == "g")
+    return dict(zip(SETTINGS, row[4:]))
 
 
 def read_definitions(con, name: str) -> tuple:

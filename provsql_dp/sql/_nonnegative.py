@@ -8,11 +8,27 @@ Without bounds, the argument is nonnegative when the schema or the statement say
 * an unsigned integer column (``UTINYINT`` … ``UHUGEINT``): ``[0, ∞)`` by its type;
 * a column with a ``CHECK`` constraint ``c >= k`` or ``c > k`` (``k ≥ 0``; also written
   ``k <= c``, or one conjunct of an ``AND``): DuckDB accepts a CHECK only in ``CREATE TABLE``
-  and enforces it on every insert and update, so every row satisfies it — a fact of the schema;
+  and enforces it on every insert and update, so every row satisfies it — a fact of the schema.
+  On an integer column ``c > k`` is ``c >= ⌊k⌋ + 1`` and ``c >= k`` is ``c >= ⌈k⌉``, so
+  ``CHECK (i > -1)`` proves ``i ≥ 0`` (:func:`_integer_lower`, confirmed by DuckDB); on a
+  DECIMAL or DOUBLE it does not (``-0.5 > -1``);
 * an expression whose range :func:`~provsql_dp.sql.expr_range.expression_range` proves to start
   at or above 0 from those (``GREATEST(x, 0)``, sums, positive multiples and ``CASE`` of such
   terms), where moreover ``abs(e)`` and a product ``e * e`` of an expression with itself are
-  ``≥ 0`` whatever ``e`` is (:func:`_sign_form`).
+  ``≥ 0`` whatever ``e`` is, and so is a product ``a * b`` of two factors each proved ``≥ 0``
+  (:func:`_sign_form`).
+
+*Why* ``a * b ≥ 0`` *(or NULL, NaN, +∞) when both factors are.* A factor proved ``≥ 0`` holds
+a number ``≥ 0`` (``-0.0`` too), NULL, NaN or +∞. DOUBLE: the product of two such is ``≥ 0``
+(rounding to nearest never crosses 0; ``-0.0 · x`` is ``-0.0``, which adds 0; an underflow
+gives ``±0`` or a positive subnormal), NaN (``0 · ∞``, NaN times anything) or +∞ (overflow,
+``∞ · x``): the clamp drops the last two (below). Integers and DECIMALs never wrap around:
+:func:`~provsql_dp.sql.total.make_total` computes the product in a type it cannot overflow
+(``INTEGER · INTEGER`` in HUGEINT) and brings it back with ``TRY_CAST``, or pre-checks it in
+DOUBLE where no wider type exists (HUGEINT, UHUGEINT, 38-digit DECIMALs): an overflow is NULL,
+never an error after the charge (UHUGEINT · HUGEINT is a DOUBLE in DuckDB). A NULL factor makes
+the product NULL. ``tests/system/test_nonnegative_products.py`` plants each of these values in
+one participant and checks both neighbours answer alike.
 
 *Why* ``abs(e) ≥ 0`` *and* ``e * e ≥ 0`` *(or NULL, NaN, +∞) on every row.* Mathematically
 ``|v| ≥ 0`` and ``v·v ≥ 0``. DuckDB computes ``abs`` exactly (``abs(-0.0)`` is ``0.0``); a
@@ -48,16 +64,26 @@ value into NULL (added by no one). A finite weight proved ``≥ 0`` stays ``≥ 
 >>> [nonneg(x) for x in ("abs(c)", "c * c", "(c - 1) * (c - 1)", "abs(c) + a", "c * d",
 ...                      "-abs(c)", "abs(c) - 1", "c * c * c")]
 [True, True, True, True, False, False, False, False]
+>>> [nonneg(x) for x in ("a * b", "(a + 1) * b * abs(c)", "a * c", "a * (b - 1)", "-(a * b)")]
+[True, True, False, False, False]
+>>> _ = con.execute("CREATE TABLE n(i INTEGER CHECK (i > -1), x DECIMAL(9, 2) CHECK (x > -1))")
+>>> cat = Catalog(con)
+>>> [nonnegative_weight(cat, plan_query(sqlglot.parse_one(f"SELECT SUM({c}) FROM n"), cat))
+...  for c in ("i", "x")]
+[True, False]
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
+import duckdb
 import sqlglot
 from sqlglot import exp
 
 from ._aggregate_hooks import _defining
+from .catalog import _INTEGER_TYPES
 from .column_declarations import base_column
 from .expr_range import expression_range
 
@@ -83,12 +109,17 @@ def nonnegative_weight(catalog, plan) -> bool:
 _NONNEG = "__nonneg__"  # no planner id starts with "__" (they are v0, v1, …)
 
 
-def _sign_form(e: exp.Expression) -> exp.Expression:
-    """A copy of ``e`` with every ``abs(·)`` and every product of an expression with itself
-    replaced by a placeholder column known to be ``≥ 0`` (module docstring: why)."""
+def _sign_form(e: exp.Expression, proved=lambda factor: False) -> exp.Expression:
+    """A copy of ``e`` with every ``abs(·)``, every product of an expression with itself and
+    every product of two factors ``proved(·)`` ``≥ 0`` replaced by a placeholder column known to
+    be ``≥ 0`` (module docstring: why). Innermost first (the reverse of a pre-order walk puts
+    every node after its descendants), so a factor is seen with its own products replaced and
+    each node is looked at once: ``a * b * c * …`` costs one range per factor, not one per
+    enclosing product."""
     out = e.copy()
-    for node in list(out.find_all(exp.Abs, exp.Mul)):
-        if isinstance(node, exp.Mul) and node.this.unnest() != node.expression.unnest():
+    for node in reversed(list(out.find_all(exp.Abs, exp.Mul, bfs=False))):
+        if isinstance(node, exp.Mul) and node.this.unnest() != node.expression.unnest() and not (
+                proved(node.this) and proved(node.expression)):
             continue
         if node is out:
             return exp.column(_NONNEG)
@@ -98,8 +129,18 @@ def _sign_form(e: exp.Expression) -> exp.Expression:
 
 def _sign_range(catalog, node, e):
     """The range of ``e`` over the output columns of ``node`` for the sign proof."""
-    return expression_range(_sign_form(e), lambda c: (0.0, math.inf) if c == _NONNEG
-                            else _sign_bounds(catalog, node, c))
+    seen: dict = {}  # each column's range looked up once (a product's factors share them)
+
+    def columns(c):
+        if c not in seen:
+            seen[c] = (0.0, math.inf) if c == _NONNEG else _sign_bounds(catalog, node, c)
+        return seen[c]
+
+    def proved(factor) -> bool:  # its own products are placeholders already (_sign_form)
+        r = expression_range(factor, columns)
+        return r is not None and r.lo >= 0  # (lo > hi: always NULL, and so is the product)
+
+    return expression_range(_sign_form(e, proved), columns)
 
 
 def _sign_bounds(catalog, node, cid: str) -> tuple[float, float] | None:
@@ -145,6 +186,7 @@ def _check_lower_bounds(catalog, info) -> dict[str, float]:
             WHERE database_name = ? AND schema_name = ? AND table_name = ?
               AND constraint_type = 'CHECK'""",
         [info.catalog, info.schema, info.name]).fetchall()
+    types = {c.lower(): str(t).upper() for c, t in zip(info.columns, info.types)}
     out: dict[str, float] = {}
     for (text,) in rows:
         try:
@@ -155,8 +197,50 @@ def _check_lower_bounds(catalog, info) -> dict[str, float]:
             found = _lower(c, info.name)
             if found is not None:
                 col, k = found
+                if types.get(col) in _INTEGER_TYPES:
+                    k = _integer_lower(catalog, c, col, k, types[col])
                 out[col] = max(k, out.get(col, -math.inf))
     return out
+
+
+def _integer_lower(catalog, c, col: str, k: float, ctype: str) -> float:
+    """The least integer an integer column's conjunct ``c`` (``col > k``, ``col >= k`` or their
+    mirrors) admits, when it is above ``k``: ``CHECK (i > -1)`` is ``i >= 0`` for an integer
+    ``i`` (never for a DECIMAL or DOUBLE: ``-0.5 > -1``). The candidate ``L`` comes from the
+    literal's exact value (``⌊k⌋ + 1`` for ``>``, ``⌈k⌉`` for ``>=``) and is checked by DuckDB
+    itself, which evaluates ``c`` at ``L − 1``: the comparison is monotone in the column, so
+    when ``L − 1`` fails it every stored value (each passed ``c``) is ``≥ L``. That holds
+    however DuckDB types the literal (``-1e-400`` is DOUBLE ``-0.0``, ``-0.5`` a DECIMAL);
+    anything else (``L − 1`` outside the type, an error) keeps ``k``.
+
+    >>> import duckdb
+    >>> from provsql_dp.sql.catalog import Catalog
+    >>> cat = Catalog(duckdb.connect())
+    >>> conj = sqlglot.parse_one("i > -1", read="duckdb")
+    >>> _integer_lower(cat, conj, "i", -1.0, "INTEGER")
+    0.0
+    >>> _integer_lower(cat, sqlglot.parse_one("i >= -128", read="duckdb"), "i", -128.0, "TINYINT")
+    -128.0
+    """
+    strict = isinstance(c, (exp.GT, exp.LT))
+    lit = c.expression if isinstance(c, (exp.GT, exp.GTE)) else c.this
+    neg = isinstance(lit, exp.Neg)
+    try:
+        exact = Fraction((lit.this if neg else lit).this)
+    except (ValueError, ZeroDivisionError, TypeError):
+        return k
+    exact = -exact if neg else exact
+    low = math.floor(exact) + 1 if strict else math.ceil(exact)
+    if not low > k:
+        return k
+    probe = c.copy()
+    for node in list(probe.find_all(exp.Column)):
+        node.replace(exp.TryCast(this=exp.Literal.number(low - 1), to=exp.DataType.build(ctype)))
+    try:
+        fails = catalog.con.execute(f"SELECT NOT ({probe.sql(dialect='duckdb')})").fetchone()[0]
+    except duckdb.Error:
+        return k
+    return float(low) if fails is True else k
 
 
 def _conjuncts(e):

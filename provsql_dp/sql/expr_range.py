@@ -96,7 +96,8 @@ def _mul(a: float, b: float) -> float:
 _PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.And, exp.Or, exp.Not,
                exp.Is, exp.In, exp.Like, exp.ILike, exp.Between, exp.Boolean, exp.NullSafeEQ,
                exp.NullSafeNEQ, exp.Exists)
-_INTEGER = {"TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+_INTEGER = {"TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "HUGEINT", "INT128", "UINT128",
+            "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT", "INT1", "INT2", "INT4", "INT8", "LONG", "SHORT"}
 _FLOAT = {"FLOAT", "REAL", "DOUBLE", "FLOAT4", "FLOAT8", "DOUBLE PRECISION"}
 

@@ -31,10 +31,12 @@ CASES = [
     ("centred_avg.py",),
     ("engine_speed_ab.py",),
     ("engine_speed_ab.py", "--native"),  # the SQL bucket pass against pdp_buckets (if built)
+    ("fixed_cost_parts.py",),
     ("sum_sql_variants.py",),
     ("backends.py",),
     ("bucket_pass_timing.py",),
     ("native_bucket_pass_timing.py",),  # says so when pdp_buckets is not built
+    ("native_small_beta.py",),  # likewise
     ("bucket_near_keys.py",),
     ("blowfish.py",),
     ("coverage.py",),

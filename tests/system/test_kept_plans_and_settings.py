@@ -189,3 +189,28 @@ def test_the_route_kept_under_the_text_follows_the_declarations(who):
     assert con.execute(sql).privacy.mechanism == "laplace"
     if closing is not None:
         closing.close()
+
+
+def test_every_pinned_setting_is_read_with_the_fingerprint(monkeypatch):
+    """The check of a statement queries nothing itself: the fingerprint read every setting it
+    checks (a pinned setting added without it would still be checked, by a query of its own)."""
+    from provsql_dp.privacy._session_settings import PINNED
+    from provsql_dp.sql._catalog_kept import SETTINGS
+
+    assert set(PINNED) <= set(SETTINGS)
+    name, con = _db()
+    con.execute(COUNT).fetchall()
+    seen = []
+
+    class Watch:  # where the check would query (the fingerprint and the reads hold their own)
+        def __getattr__(self, k):
+            return getattr(duck, k)
+
+        def execute(self, sql, *a):
+            seen.append(sql)
+            return duck.execute(sql, *a)
+
+    duck = con._duck
+    monkeypatch.setattr(con, "_duck", Watch())
+    con.execute(COUNT).fetchall()
+    assert not any("current_setting('ieee_floating_point_ops')::VARCHAR" in s for s in seen)

@@ -51,9 +51,12 @@ _REWRITES = [
     (re.compile(r"\bpg_catalog\s*\.\s*", re.IGNORECASE), ""),  # pgcompat first, then DuckDB's own
 ]
 # DuckDB refuses to turn external access back on while the database runs; a catalog query is a
-# SELECT (see is_catalog_query), which cannot change a setting
+# SELECT (see is_catalog_query), which cannot run SET — but a table function can change the
+# instance's configuration (enable_logging with a file storage made the next query throw
+# through DuckDB's C++ and abort the server: red team h73attack-4), so the configuration is
+# locked last, and only the table functions of _TABLE_FUNCTIONS are left to the replica
 _GUARDS = ["SET enable_external_access = false", "SET python_enable_replacements = false",
-           "SET memory_limit = '512MB'", "SET threads = 1"]
+           "SET memory_limit = '512MB'", "SET threads = 1", "SET lock_configuration = true"]
 CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs longer is stopped
 
 
@@ -106,8 +109,8 @@ def _names_a_database_table(stmt: str) -> bool:
         for table in tree.find_all(exp.Table):
             name, schema = table.name.lower(), table.db.lower()
             if isinstance(table.this, exp.Func):  # a table function (unnest, generate_series, …)
-                if table.this.name.lower() in _TABLE_READERS:
-                    return True
+                if not _replica_table_function(table.this):
+                    return True  # not for the replica: the path of every statement judges it
                 continue
             if not name or not isinstance(table.this, exp.Identifier):
                 continue
@@ -119,8 +122,28 @@ def _names_a_database_table(stmt: str) -> bool:
     return False
 
 
-#: table functions that read a relation of the database named in a string
-_TABLE_READERS = {"query", "query_table"}
+#: the table functions a catalog query may call on the replica (those of drivers' catalog
+#: queries; each reads nothing and changes nothing), besides the compatibility schema's table
+#: macros. Any other — ``query``/``query_table`` (they read a relation of the database named in
+#: a string), ``enable_logging``, ``enable_profiling``, ``checkpoint``, scans of pointers … —
+#: sends the statement down the path of every statement, where an analyst's is refused
+_TABLE_FUNCTIONS = {"unnest", "generate_series", "generate_subscripts", "range"}
+
+
+def _replica_table_function(func) -> bool:
+    """Whether the table function ``func`` (a sqlglot node) may run on the replica.
+
+    >>> import sqlglot
+    >>> f = lambda sql: _replica_table_function(sqlglot.parse_one(sql, read="postgres").find(sqlglot.exp.Table).this)
+    >>> f("SELECT * FROM generate_series(1, 3)"), f("SELECT * FROM enable_logging(level := 'x')")
+    (True, False)
+    """
+    from sqlglot import exp
+
+    if isinstance(func, (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Unnest, exp.Explode)):
+        return True
+    name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
+    return name in _TABLE_FUNCTIONS or name in _replica_relations()
 
 
 def _visible_ctes(table, exp) -> set[str]:

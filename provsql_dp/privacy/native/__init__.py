@@ -2,14 +2,17 @@
 
 :mod:`provsql_dp.privacy.engine_buckets` summarises the per-participant totals in one SQL pass
 (a logarithm, a hash ``GROUP BY p, k, m, e`` and five aggregates per row: ~19× a plain ``SUM``
-at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` computes the same rows
-— the same keys bit for bit, the same counts, minima and maxima, sums up to the order of
-addition — in one aggregate function of a DuckDB extension written against DuckDB's stable C
-API. It is built on the user's machine from PyPI's sdist of the installed duckdb
+at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` (with its parts
+``pdp_*.h``) computes the same rows — the same keys bit for bit, the same counts, minima and
+maxima, sums up to the order of addition — in one aggregate function of a DuckDB extension
+written against DuckDB's stable C API: on the direct path most totals by a table of fine cells
+keyed by their bits and one accumulator per bucket, without a logarithm or a hash (~3.5 ns a
+row in all, ``benchmarks/native_bucket_pass_timing_measured.md``). It is built on the user's machine from PyPI's sdist of the installed duckdb
 (``provsql-dp build-native``, :mod:`._build`) and loaded by :func:`open_duckdb` when a provsql_dp
 connection opens its database; when it is not built (or the connection was opened by the
 caller), every release runs the SQL pass as before. Which pass runs depends on the installation
-only, never on the data, and both make one pass over the rows.
+and on public parameters only (β, :data:`~provsql_dp.privacy.engine_buckets._NATIVE_FASTER_BETA`),
+never on the data, and both make one pass over the rows.
 
 **The boundary.** ``allow_unsigned_extensions`` is on only while :func:`open_duckdb` loads this
 one file by its absolute path; it is set back off right after (with the guard rails'
@@ -19,9 +22,9 @@ never reaches DuckDB raw (the closed boundary: statements are parsed and compile
 ``INSTALL`` are refused, :mod:`provsql_dp.privacy.roles`), and a curator's raw statements run with
 ``allow_unsigned_extensions`` off, as before.
 
->>> spec = spec_sql(2, 0.0, 0.0, {"theta": 1.0, "beta": 0.5, "mu": 0.0, "eps2": 0.5})
->>> len(spec), spec[-7:]   # 64 bytes, each written \\xNN
-(264, "'::BLOB")
+>>> spec = spec_name(2, 0.0, 0.0, {"theta": 1.0, "beta": 0.5, "mu": 0.0, "eps2": 0.5})
+>>> len(spec), spec[:16]   # 64 bytes in hexadecimal: mode 2.0, ...
+(128, '0000000000000040')
 >>> rows = np.array([[0, 3, 1, 0, 2, 1.5, 3, 1, 2], [1, np.nan, np.nan, 0, 1, 0, 5, 5, 5]])
 >>> cols = decode({"g": np.array([4]), "b": [rows.tobytes()]})
 >>> cols["g"].tolist(), cols["k"].mask.tolist(), cols["n"].tolist()
@@ -37,19 +40,21 @@ import numpy as np
 from ._build import build, built_path
 from ._load import has_native, open_duckdb
 
-__all__ = ["build", "built_path", "open_duckdb", "has_native", "spec_sql", "decode",
+__all__ = ["build", "built_path", "open_duckdb", "has_native", "spec_name", "decode",
            "direct_sql", "grouped_sql"]
 
 #: the columns of one bucket row, as the aggregate packs them
 ROW = ("p", "k", "m", "e", "n", "inv", "tot", "lo", "hi")
 
 
-def spec_sql(mode: int, lo: float, hi: float, params) -> str:
-    """The aggregate's last argument: a 64-byte BLOB literal of 8 little-endian doubles (mode,
-    the clamp's bounds, θ, β, μ, ε₂, 0) — public numbers only."""
+def spec_name(mode: int, lo: float, hi: float, params) -> str:
+    """The spec as the aggregate reads it: the name of its struct argument's first field, the
+    128 hexadecimal digits of 8 little-endian doubles (mode, the clamp's bounds, θ, β, μ, ε₂, 0)
+    — public numbers only. In the argument's type, not a constant argument: DuckDB's C API
+    copies a constant argument into every row of every chunk (~0.6 ns a row)."""
     raw = struct.pack("<8d", float(mode), float(lo), float(hi), float(params["theta"]),
                       float(params["beta"]), float(params["mu"]), float(params["eps2"]), 0.0)
-    return "'" + "".join(f"\\x{b:02X}" for b in raw) + "'::BLOB"
+    return raw.hex()
 
 
 def direct_sql(child_sql: str, weight_sql: str, lo: float, hi: float, signed: bool,
@@ -57,15 +62,16 @@ def direct_sql(child_sql: str, weight_sql: str, lo: float, hi: float, signed: bo
     """The native form of :func:`~provsql_dp.privacy.engine_buckets.direct_totals_sql`'s pass:
     each row of ``child_sql`` its owner's total, ``weight_sql`` the raw weight (clamped to
     ``[lo, hi]`` inside the aggregate by :func:`~provsql_dp.provenance.clamp.clamp_sql`'s rule)."""
-    spec = spec_sql(1 if signed else 0, lo, hi, params)
-    return f"SELECT 0 AS g, pdp_buckets(({weight_sql})::DOUBLE, {spec}) AS b FROM ({child_sql}) AS t"
+    spec = spec_name(1 if signed else 0, lo, hi, params)
+    return (f'SELECT 0 AS g, pdp_buckets(struct_pack("{spec}" := ({weight_sql})::DOUBLE)) AS b '
+            f"FROM ({child_sql}) AS t")
 
 
 def grouped_sql(totals_sql: str, n_parts: int, params) -> str:
     """The native pass over owner totals ``g, c0[, c1]`` (zeros and NULLs skipped per part)."""
-    cols = ", ".join(f"c{j}::DOUBLE" for j in range(n_parts))
-    spec = spec_sql(2, 0.0, 0.0, params)
-    return f"SELECT g, pdp_buckets({cols}, {spec}) AS b FROM ({totals_sql}) AS tt GROUP BY g"
+    spec = spec_name(2, 0.0, 0.0, params)
+    cols = ", ".join(f'"{spec if j == 0 else "c1"}" := c{j}::DOUBLE' for j in range(n_parts))
+    return f"SELECT g, pdp_buckets(struct_pack({cols})) AS b FROM ({totals_sql}) AS tt GROUP BY g"
 
 
 def _joined(b) -> bytes:

@@ -33,13 +33,22 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
-           "SOURCE", "CFLAGS"]
+from ._trust import cache_dirs, untrusted, written
 
-#: the C source, shipped with the package
+__all__ = ["build", "built_path", "cache_dir", "footer", "headers", "verify", "checksum_path",
+           "SOURCE", "CFLAGS", "sources"]
+
+#: the C source, shipped with the package: one translation unit, ``pdp_buckets.c``, which
+#: includes the other parts (``pdp_*.h``, beside it)
 SOURCE = Path(__file__).with_name("pdp_buckets.c")
+
+
+def sources() -> list[Path]:
+    """Every file of the C source (the cache key covers them all), in a fixed order."""
+    return sorted(SOURCE.parent.glob("pdp_*.[ch]"))
 #: the compiler's flags: no FMA contraction, no fast-math (the SQL's operations exactly)
-CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11"]
+CFLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared", "-std=c11",
+          "-Werror=implicit-function-declaration"]
 #: the stable C API version the source is written against (DuckDB's duckdb_extension.h default)
 CAPI_VERSION = "v1.5.6"
 _NAME = "pdp_buckets.duckdb_extension"
@@ -56,7 +65,9 @@ def cache_dir() -> Path:
 
 
 def _key() -> str:
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256()
+    for path in sources():
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(" ".join(CFLAGS).encode())
     return f"duckdb-{duckdb.__version__}-{h.hexdigest()[:16]}"
 
@@ -74,16 +85,22 @@ def checksum_path(path: Path) -> Path:
 
 def verify(path: Path) -> str | None:
     """None when ``path`` is the file :func:`build` wrote (its sha256 is the one recorded beside
-    it), else why not. DuckDB checks only the footer before ``dlopen``, and an extension damaged
-    inside its code but with its footer intact killed the process (SIGBUS: red-team finding
-    h64native-1). A check against damage, not an attacker: whoever can write the cache can
-    write the checksum too (the cache is trusted as the user's own files are)."""
+    it) and may be loaded, else why not. DuckDB checks only the footer before ``dlopen``, and an
+    extension damaged inside its code but with its footer intact killed the process (SIGBUS:
+    red-team finding h64native-1). The checksum is a check against damage, not an attacker:
+    whoever can write the cache can write the checksum too. So the file, its checksum and the
+    cache's directories above it must also be this user's and writable by them only
+    (:func:`~provsql_dp.privacy.native._trust.untrusted`, as ssh requires of its keys: red-team
+    finding h73attack-3)."""
+    why = untrusted(path, cache_dir(), (checksum_path(path),))
+    if why is not None:
+        return why
     try:
         want = checksum_path(path).read_text().strip()
         got = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as e:
-        return f"no checksum recorded by the build ({e.strerror})"
-    return None if got == want else "its sha256 is not the one its build recorded"
+        return f"damaged: no checksum recorded by the build ({e.strerror})"
+    return None if got == want else "damaged: its sha256 is not the one its build recorded"
 
 
 def footer(platform: str, version: str = CAPI_VERSION, abi: str = "C_STRUCT") -> bytes:
@@ -122,8 +139,9 @@ def _sdist(version: str, download: Path | None) -> bytes:
     if got != want:
         raise RuntimeError(f"{name}: sha256 {got} is not PyPI's {want}; not built")
     if not kept.is_file():
-        kept.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(kept, cache_dir())
         kept.with_suffix(".part").write_bytes(data)
+        written(kept.with_suffix(".part"))
         os.replace(kept.with_suffix(".part"), kept)
     return data
 
@@ -160,12 +178,16 @@ def build(sdist: str | os.PathLike | None = None, cc: str | None = None, force: 
             raise RuntimeError(f"{cc} could not compile {SOURCE.name}:\n{done.stderr[-2000:]}")
         with open(lib, "ab") as f:
             f.write(footer(platform))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        cache_dirs(path, cache_dir())
         part = path.with_suffix(".part")
         shutil.copyfile(lib, part)
         # its checksum first (verify), then the file: each atomic, a reader sees whole files
         digest = hashlib.sha256(part.read_bytes()).hexdigest()
         checksum_path(part).write_text(digest + "\n")
+        written(part, checksum_path(part))
         os.replace(checksum_path(part), checksum_path(path))
         os.replace(part, path)
+    why = verify(path)  # a cache others can write is built into but never loaded (_trust)
+    if why is not None:
+        raise RuntimeError(f"built {path}, but it will not be loaded: {why}")
     return path

@@ -52,10 +52,11 @@ def open_duckdb(database: str, read_only: bool = False, config: dict | None = No
     # PROVSQL_DP_NATIVE=0: the SQL pass on every engine (benchmarks, a suspected native fault)
     path = None if os.environ.get("PROVSQL_DP_NATIVE", "1") == "0" else built_path()
     damage = None if path is None else verify(path)
-    if damage is not None:  # DuckDB checks only the footer: a damaged body would crash dlopen
-        warnings.warn(f"provsql_dp: the native bucket pass {path} is damaged ({damage}); the SQL "
-                      "pass runs. Rebuild it: provsql-dp build-native --force",
-                      RuntimeWarning, stacklevel=3)
+    if damage is not None:  # DuckDB checks only the footer: a damaged body would crash dlopen;
+        # a file others can write is not loaded either (native._trust)
+        warnings.warn(f"provsql_dp: the native bucket pass {path} is not loaded ({damage}); the "
+                      "SQL pass runs. Rebuild it (provsql-dp build-native --force) or fix what "
+                      "is said", RuntimeWarning, stacklevel=3)
         path = None
     if path is None:
         return duckdb.connect(database, read_only=read_only, config=config), False

@@ -1,34 +1,18 @@
 package provsqldp;
 
-import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.Iterator;
 import java.util.List;
 
 import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SQLExecution;
-import org.apache.spark.sql.catalyst.expressions.Alias;
-import org.apache.spark.sql.catalyst.expressions.AttributeReference;
-import org.apache.spark.sql.catalyst.expressions.Cast;
-import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
-import org.apache.spark.sql.types.ByteType;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
-import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.ShortType;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
 
@@ -105,169 +89,21 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         betaLess = beta - 1e-9;
     }
 
-    /** The aggregation buffer: bucket rows keyed by (p, k, m, e), or the totals collected. */
-    static final class Buf implements Serializable {
-        private static final long serialVersionUID = 1L;
-        int size;
-        int[] used = new int[64]; // 0 free, 1 taken
-        double[] p = new double[64], k = new double[64], m = new double[64], e = new double[64];
-        double[] n = new double[64], inv = new double[64], tot = new double[64];
-        double[] lo = new double[64], hi = new double[64];
-        double[] restN = new double[2], restLo = {Double.NaN, Double.NaN};
-        double[] restHi = {Double.NaN, Double.NaN};
-        double[] values; // mode > 0: the totals collected
-        int count;
-        // a direct-mapped memo: a total's bits (the part in the sign bit) → its slot, cleared
-        // when the table grows; not serialized (rebuilt by the partition that reads on)
-        double[] keys = new double[3]; // scratch: one total's (k, m, e)
-        // and how many times it came since it was last folded into its bucket (fold)
-        transient long[] memoKey;
-        transient int[] memoSlot;
-        transient double[] memoCount;
-
-        void clearMemo() {
-            if (memoKey == null) {
-                memoKey = new long[1 << MEMO_BITS];
-                memoSlot = new int[1 << MEMO_BITS];
-                memoCount = new double[1 << MEMO_BITS];
-            }
-            Arrays.fill(memoKey, -1L); // a NaN's bits: never a positive total's
-        }
-
-        /** Add the memo's entry h (count × its total) to its bucket, and forget it. */
-        void fold(int h) {
-            long key = memoKey[h];
-            if (key == -1L) {
-                return;
-            }
-            double c = Double.longBitsToDouble(key & Long.MAX_VALUE);
-            double times = memoCount[h];
-            int i = memoSlot[h];
-            n[i] += times;
-            inv[i] += times * (1.0 / c);
-            tot[i] += times * c;
-            if (c < lo[i]) {
-                lo[i] = c;
-            }
-            if (c > hi[i]) {
-                hi[i] = c;
-            }
-            memoKey[h] = -1L;
-        }
-
-        /** Fold every entry of the memo (before the table grows, merges or is written). */
-        void flush() {
-            if (memoKey != null) {
-                for (int h = 0; h < memoKey.length; h++) {
-                    fold(h);
-                }
-            }
-        }
-
-        private void writeObject(java.io.ObjectOutputStream out) throws java.io.IOException {
-            flush();
-            out.defaultWriteObject();
-        }
-
-        int slot(double pp, double kk, double mm, double ee) {
-            int mask = used.length - 1;
-            // k, m are whole numbers (their doubles' low bits are zeros: hash the integers)
-            long h = (long) kk * 0x9E3779B97F4A7C15L + (long) mm * 0xC2B2AE3D27D4EB4FL
-                    + (long) pp + Double.doubleToRawLongBits(ee);
-            h ^= h >>> 33;
-            h *= 0xFF51AFD7ED558CCDL;
-            h ^= h >>> 33;
-            int i = (int) h & mask;
-            while (true) {
-                if (used[i] == 0) {
-                    if (2 * (size + 1) > used.length) {
-                        grow();
-                        return slot(pp, kk, mm, ee);
-                    }
-                    used[i] = 1;
-                    size++;
-                    p[i] = pp;
-                    k[i] = kk;
-                    m[i] = mm;
-                    e[i] = ee;
-                    lo[i] = Double.POSITIVE_INFINITY;
-                    hi[i] = Double.NEGATIVE_INFINITY;
-                    return i;
-                }
-                if (k[i] == kk && m[i] == mm && e[i] == ee && p[i] == pp) {
-                    return i;
-                }
-                i = (i + 1) & mask;
-            }
-        }
-
-        private void grow() {
-            flush(); // the memo's slots are this table's
-            Buf old = copyArrays();
-            int cap = used.length * 2;
-            used = new int[cap];
-            p = new double[cap];
-            k = new double[cap];
-            m = new double[cap];
-            e = new double[cap];
-            n = new double[cap];
-            inv = new double[cap];
-            tot = new double[cap];
-            lo = new double[cap];
-            hi = new double[cap];
-            size = 0;
-            for (int j = 0; j < old.used.length; j++) {
-                if (old.used[j] != 0) {
-                    int s = slot(old.p[j], old.k[j], old.m[j], old.e[j]);
-                    n[s] = old.n[j];
-                    inv[s] = old.inv[j];
-                    tot[s] = old.tot[j];
-                    lo[s] = old.lo[j];
-                    hi[s] = old.hi[j];
-                }
-            }
-        }
-
-        private Buf copyArrays() {
-            Buf b = new Buf();
-            b.used = used;
-            b.p = p;
-            b.k = k;
-            b.m = m;
-            b.e = e;
-            b.n = n;
-            b.inv = inv;
-            b.tot = tot;
-            b.lo = lo;
-            b.hi = hi;
-            return b;
-        }
-
-        void collect(double c) {
-            if (values == null) {
-                values = new double[16];
-            } else if (count == values.length) {
-                values = Arrays.copyOf(values, 2 * count);
-            }
-            values[count++] = c;
-        }
-    }
-
     @Override
     public Object zero() {
-        return new Buf();
+        return new BucketBuf();
     }
 
     @Override
     public Object reduce(Object buffer, Double weight) {
         if (weight != null) {
-            weigh((Buf) buffer, weight);
+            weigh((BucketBuf) buffer, weight);
         }
         return buffer;
     }
 
     /** One non-NULL weight. */
-    void weigh(Buf b, double w) {
+    void weigh(BucketBuf b, double w) {
         if (w != 0) { // WHERE w <> 0 (NaN passes, as in Spark SQL)
             if (signed) {
                 add(b, w < 0 ? 1.0 : 0.0, Math.abs(w));
@@ -277,7 +113,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         }
     }
 
-    private void add(Buf b, double p, double c) {
+    private void add(BucketBuf b, double p, double c) {
         if (!(c > 0 && c < Double.POSITIVE_INFINITY)) { // ln's guard: a NULL k (the rest)
             if (mode == 0) {
                 int i = (int) p;
@@ -316,7 +152,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
     }
 
     /** The slot of a positive finite total. */
-    private int place(Buf b, double p, double c) {
+    private int place(BucketBuf b, double p, double c) {
         double[] key = b.keys;
         keys(c, key);
         return b.slot(p, key[0], key[1], key[2]);
@@ -395,8 +231,8 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
 
     @Override
     public Object merge(Object left, Object right) {
-        Buf a = (Buf) left;
-        Buf b = (Buf) right;
+        BucketBuf a = (BucketBuf) left;
+        BucketBuf b = (BucketBuf) right;
         a.flush();
         b.flush();
         for (int j = 0; j < b.used.length; j++) {
@@ -425,7 +261,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
 
     @Override
     public byte[] finish(Object reduction) {
-        Buf b = (Buf) reduction;
+        BucketBuf b = (BucketBuf) reduction;
         b.flush();
         if (mode != 0) {
             ByteBuffer out = ByteBuffer.allocate(8 * b.count).order(ByteOrder.LITTLE_ENDIAN);
@@ -476,8 +312,8 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         BucketPass agg = new BucketPass(spec);
         JavaRDD<InternalRow> rows = qe.toRdd().toJavaRDD();
         List<byte[]> parts = SQLExecution.withNewExecutionId(qe, Option.empty(),
-                () -> rows.mapPartitions(new Partition(agg)).collect());
-        Buf all = new Buf();
+                () -> rows.mapPartitions(new BucketReads.Partition(agg)).collect());
+        BucketBuf all = new BucketBuf();
         for (byte[] part : parts) {
             agg.absorb(all, part);
         }
@@ -496,133 +332,29 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
         SparkPlan root = column.executedPlan();
         SparkPlan scan = root instanceof WholeStageCodegenExec
                 ? ((WholeStageCodegenExec) root).child() : root;
-        if (scan instanceof ProjectExec && renames((ProjectExec) scan)) {
+        if (scan instanceof ProjectExec && BucketReads.renames((ProjectExec) scan)) {
             scan = ((ProjectExec) scan).child();
         }
         scan = scan instanceof ColumnarToRowExec ? ((ColumnarToRowExec) scan).child() : null;
         int type = scan == null || !scan.supportsColumnar() || scan.output().size() != 1 ? -1
-                : Batches.typeOf(scan.output().head().dataType());
+                : BucketReads.Batches.typeOf(scan.output().head().dataType());
         if (type < 0) {
             return runRows(weights, spec);
         }
         BucketPass agg = new BucketPass(spec);
         JavaRDD<ColumnarBatch> batches = scan.executeColumnar().toJavaRDD();
-        Batches read = new Batches(agg, type, lo, hi);
+        BucketReads.Batches read = new BucketReads.Batches(agg, type, lo, hi);
         List<byte[]> parts = SQLExecution.withNewExecutionId(column, Option.empty(),
                 () -> batches.mapPartitions(read).collect());
-        Buf all = new Buf();
+        BucketBuf all = new BucketBuf();
         for (byte[] part : parts) {
             agg.absorb(all, part);
         }
         return agg.finish(all);
     }
 
-    /**
-     * A projection of one column, renamed or cast to DOUBLE (as Java converts it: the batches
-     * are read with the scan's own type), nothing else computed.
-     */
-    private static boolean renames(ProjectExec p) {
-        if (p.projectList().size() != 1) {
-            return false;
-        }
-        NamedExpression e = p.projectList().head();
-        if (e instanceof AttributeReference) {
-            return true;
-        }
-        if (!(e instanceof Alias)) {
-            return false;
-        }
-        org.apache.spark.sql.catalyst.expressions.Expression x = ((Alias) e).child();
-        if (x instanceof Cast && ((Cast) x).dataType() instanceof DoubleType) {
-            x = ((Cast) x).child();
-        }
-        return x instanceof AttributeReference;
-    }
-
-    /** One partition's pass over columnar batches (runs on the executors). */
-    static final class Batches implements FlatMapFunction<Iterator<ColumnarBatch>, byte[]> {
-        private static final long serialVersionUID = 1L;
-        private final BucketPass agg;
-        private final int type;
-        private final double lo, hi;
-
-        Batches(BucketPass agg, int type, double lo, double hi) {
-            this.agg = agg;
-            this.type = type;
-            this.lo = lo;
-            this.hi = hi;
-        }
-
-        /** 0 int, 1 long, 2 double, 3 float, 4 short, 5 byte; -1: not read here */
-        static int typeOf(DataType t) {
-            return t instanceof IntegerType ? 0 : t instanceof LongType ? 1
-                    : t instanceof DoubleType ? 2 : t instanceof FloatType ? 3
-                    : t instanceof ShortType ? 4 : t instanceof ByteType ? 5 : -1;
-        }
-
-        @Override
-        public Iterator<byte[]> call(Iterator<ColumnarBatch> it) {
-            Buf b = new Buf();
-            while (it.hasNext()) {
-                ColumnarBatch batch = it.next();
-                ColumnVector v = batch.column(0);
-                int n = batch.numRows();
-                boolean nulls = v.hasNull();
-                for (int i = 0; i < n; i++) {
-                    if (nulls && v.isNullAt(i)) {
-                        continue;
-                    }
-                    double x;
-                    switch (type) {
-                        case 0: x = v.getInt(i); break;
-                        case 1: x = (double) v.getLong(i); break;
-                        case 2: x = v.getDouble(i); break;
-                        case 3: x = v.getFloat(i); break;
-                        case 4: x = v.getShort(i); break;
-                        default: x = v.getByte(i); break;
-                    }
-                    // clamp_sql: NaN (above every number in Spark), ±inf → NULL
-                    if (x > hi || Double.isNaN(x)) {
-                        if (x < Double.POSITIVE_INFINITY) {
-                            agg.weigh(b, hi);
-                        }
-                    } else if (x < lo) {
-                        if (x > Double.NEGATIVE_INFINITY) {
-                            agg.weigh(b, lo);
-                        }
-                    } else {
-                        agg.weigh(b, x);
-                    }
-                }
-            }
-            return Collections.singletonList(agg.finish(b)).iterator();
-        }
-    }
-
-    /** One partition's pass (serializable: it runs on the executors). */
-    static final class Partition implements FlatMapFunction<Iterator<InternalRow>, byte[]> {
-        private static final long serialVersionUID = 1L;
-        private final BucketPass agg;
-
-        Partition(BucketPass agg) {
-            this.agg = agg;
-        }
-
-        @Override
-        public Iterator<byte[]> call(Iterator<InternalRow> it) {
-            Buf b = new Buf();
-            while (it.hasNext()) {
-                InternalRow row = it.next();
-                if (!row.isNullAt(0)) {
-                    agg.weigh(b, row.getDouble(0));
-                }
-            }
-            return Collections.singletonList(agg.finish(b)).iterator();
-        }
-    }
-
     /** Merge the rows {@link #finish} wrote (of another partition) into {@code a}. */
-    void absorb(Buf a, byte[] bytes) {
+    void absorb(BucketBuf a, byte[] bytes) {
         ByteBuffer in = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
         if (mode != 0) {
             while (in.remaining() > 0) {
@@ -630,7 +362,7 @@ public final class BucketPass extends Aggregator<Double, Object, byte[]> {
             }
             return;
         }
-        Buf b = new Buf();
+        BucketBuf b = new BucketBuf();
         while (in.remaining() > 0) {
             double[] r = new double[WIDTH];
             for (int j = 0; j < WIDTH; j++) {

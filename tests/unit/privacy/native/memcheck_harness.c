@@ -1,55 +1,155 @@
 /* The table code of pdp_buckets.c under valgrind (tests/unit/privacy/native/test_memcheck.py):
- * adversarial and random totals through both per-row variants, the tables grown many times,
- * combined and destroyed. Prints one line per spec; exits non-zero on a failed insert. */
+ * adversarial and random totals through every per-row variant, the tables grown many times,
+ * combined and destroyed; on the direct path the same totals through every variant's block code
+ * (pdp_fine.h) too, whose rows must be the per-row code's: the same keys, counts, minima and
+ * maxima, the sums within 1e-12 relative (bit for bit between the block variants, which add in
+ * the same order). Prints one line per spec; exits non-zero on a failed insert or a mismatch. */
 #include "pdp_buckets.c"
 #include <stdio.h>
 
 duckdb_ext_api_v1 duckdb_ext_api;
 
+#define ROWS 100000
+
+/* 0 when the tables of A and B hold the same rows (exact: sums bit for bit too) */
+static int differ(state *A, state *B, int exact) {
+	if (A->size != B->size) {
+		printf("sizes %lu and %lu\n", (unsigned long)A->size, (unsigned long)B->size);
+		return 1;
+	}
+	for (uint64_t s = 0; s < A->cap; s++) {
+		bucket *a = &A->slots[s];
+		if (a->m == EMPTY) {
+			continue;
+		}
+		bucket *b = find_slot(B, a->kp, a->m, a->e);
+		double ti = fabs(a->inv - b->inv), tt = fabs(a->tot - b->tot);
+		int same_minmax = (a->lo == b->lo || (isnan(a->lo) && isnan(b->lo))) &&
+		                  (a->hi == b->hi || (isnan(a->hi) && isnan(b->hi)));
+		int same_inv = bits_of(a->inv) == bits_of(b->inv), same_tot = bits_of(a->tot) == bits_of(b->tot);
+		int sums = a->m == NULLKEY || (exact ? same_inv && same_tot
+		                                     : (same_inv || ti <= 1e-12 * fabs(a->inv)) &&
+		                                           (same_tot || tt <= 1e-12 * fabs(a->tot)));
+		if (a->n != b->n || !same_minmax || !sums) {
+			printf("bucket (%lld, %lld, %g) differs: n %g/%g lo %g/%g hi %g/%g\n", (long long)a->kp,
+			       (long long)a->m, a->e, a->n, b->n, a->lo, b->lo, a->hi, b->hi);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* a total at or around a breakpoint of k or m (or a fine cell's start): the SQL's own
+ * breakpoints, a few ulps and a relative 1e-6 either side */
+static double planted(const params *P, uint64_t r) {
+	double j = (double)((r >> 9) % (uint64_t)(14.0 / P->beta + 1)); /* totals up to ~e^14 */
+	double t = (r & 8) ? exp((j + 1) * P->beta - P->ln2t) : exp(j * P->beta + P->ltm);
+	if ((r >> 40) % 7 == 0) { /* a fine cell's start */
+		int nb = P->fine_bits ? P->fine_bits : 12;
+		t = ldexp(1.0 + (double)((r >> 44) % ((uint64_t)1 << nb)) / ldexp(1.0, nb), (int)((r >> 56) % 40));
+	}
+	switch ((r >> 32) % 8) {
+	case 0: return t;
+	case 1: return nextafter(t, INFINITY);
+	case 2: return nextafter(t, 0);
+	case 3: return nextafter(nextafter(t, INFINITY), INFINITY);
+	case 4: return nextafter(nextafter(t, 0), 0);
+	case 5: return t * (1 + 1e-6);
+	case 6: return t * (1 - 1e-6);
+	default: return t * (1 + ldexp((double)((r >> 20) % 64) - 32, -50));
+	}
+}
+
+static void destroy(state *S) {
+	duckdb_aggregate_state one[1] = {(duckdb_aggregate_state)S};
+	state_destroy(one, 1);
+}
+
 int main(void) {
 	double odd[] = {0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1e-300, 1e300, -1e300, 1e-9, 1e-8, 5e-9,
-	                NAN, INFINITY, -INFINITY, 1.0, -1.0, 1.7976931348623157e308};
+	                NAN, INFINITY, -INFINITY, 1.0, -1.0, 1.7976931348623157e308, 0x1p64, -0x1p64,
+	                0x1.fffffffffffffp63, 0x1.0000000000001p64, 0x1.fffffffffffffp-1, -0x1.fffffffffffffp-1};
+	const int nodd = (int)(sizeof odd / sizeof odd[0]);
 	double specs[3][8] = {{1, -1e12, 1e12, 1.0, 0.1, 0.5, 0.25, 0},
 	                      {0, -1e300, 1e300, 0.003, 1.3, 2.0, 1e-6, 0},
 	                      {2, 0, 0, 250.0, 0.05, 0.0, 0.5, 0}};
+	double *xs = (double *)malloc(ROWS * sizeof(double));
+	uint64_t valid[(ROWS + 63) / 64];
 	for (int sp = 0; sp < 3; sp++) {
-		state A, B;
+		state A, B, R;
 		memset(&A, 0, sizeof A);
 		memset(&B, 0, sizeof B);
+		memset(&R, 0, sizeof R);
 		params_from(&A.P, specs[sp]);
 		params_from(&B.P, specs[sp]);
+		params_from(&R.P, specs[sp]);
 		uint64_t r = 12345;
-		for (int i = 0; i < 100000; i++) {
+		memset(valid, 0xFF, sizeof valid);
+		for (int i = 0; i < ROWS; i++) {
 			r = mix(r + (uint64_t)i);
-			double c = (i % 50 == 0) ? odd[(r >> 7) % 17]
-			                         : ldexp((double)(r >> 11), (int)(r % 200) - 150) * ((r & 1) ? 1 : -1);
+			xs[i] = (i % 50 == 0) ? odd[(r >> 7) % nodd]
+			        : (i % 5 == 1) ? planted(&R.P, r) * ((r & 4) ? 1 : -1)
+			        : (i % 3 == 0) ? ldexp((double)(r >> 11), (int)(r % 200) - 150) * ((r & 1) ? 1 : -1)
+			                       : (double)((r >> 20) % 120000) * ((r & 2) ? 1 : -1); /* the block path's */
+			if (i % 97 == 0) {
+				valid[i / 64] &= ~((uint64_t)1 << (i % 64)); /* NULL */
+			}
+			if (!(valid[i / 64] >> (i % 64) & 1)) {
+				continue;
+			}
 			state *S = (i & 1) ? &A : &B;
-			double w = c;
-			if (S->P.mode != 2 && !clamp(&S->P, c, &w)) {
-				continue;
-			}
-			if (!(w != 0)) {
-				continue;
-			}
-			int32_t p = 0;
-			if (S->P.mode == 1) {
-				p = w < 0;
-				w = fabs(w);
-			}
-			int ok = add_total_base(S, p, w);
-#ifdef PDP_HAVE_SSE41
-			ok = ok == 1 ? add_total_sse41(S, p, w) : ok;
+			int ok = one_value_base(S, xs[i], 0);
+			ok = ok == 1 ? one_value_base(&R, xs[i], 0) : ok;
+#ifdef PDP_HAVE_X86
+			ok = ok == 1 ? one_value_sse41(S, xs[i], 0) : ok;
+			ok = ok == 1 ? one_value_avx2(S, xs[i], 0) : ok;
 #endif
 			if (ok != 1) {
 				printf("insert failed\n");
 				return 1;
 			}
 		}
+		if (R.P.fine_bits) { /* the block code of each variant, by chunks, against R */
+			int (*block[3])(state *, const double *, const uint64_t *, idx_t) = {fast_rows_base,
+#ifdef PDP_HAVE_X86
+			                                                                     fast_rows_sse41, fast_rows_avx2
+#else
+			                                                                     NULL, NULL
+#endif
+			};
+			state F[3];
+			for (int v = 0; v < 3 && block[v]; v++) {
+				memset(&F[v], 0, sizeof F[v]);
+				params_from(&F[v].P, specs[sp]);
+				for (int b = 0; b < ROWS; b += 2047) { /* odd chunks: every tail of the loops */
+					idx_t n = ROWS - b < 2047 ? ROWS - b : 2047;
+					uint64_t vm[32];
+					for (idx_t i = 0; i < n; i++) { /* the chunk's own validity mask */
+						vm[i / 64] = (i % 64 ? vm[i / 64] : 0) | (uint64_t)(valid[(b + i) / 64] >> ((b + i) % 64) & 1) << (i % 64);
+					}
+					if (block[v](&F[v], xs + b, vm, n) != 1) {
+						printf("block insert failed\n");
+						return 1;
+					}
+				}
+				if (!fine_fold(&F[v]) || differ(&R, &F[v], 0) || differ(&F[v], &R, 0) ||
+				    (v && (differ(&F[0], &F[v], 1) || differ(&F[v], &F[0], 1)))) {
+					printf("spec %d: the block code of variant %d differs\n", sp, v);
+					return 1;
+				}
+			}
+			printf("spec %d: block code = per-row code (%u accumulators)\n", sp, F[0].acc_n);
+			for (int v = 0; v < 3 && block[v]; v++) {
+				destroy(&F[v]);
+			}
+		}
 		duckdb_aggregate_state src[1] = {(duckdb_aggregate_state)&A}, dst[1] = {(duckdb_aggregate_state)&B};
 		combine(NULL, src, dst, 1);
 		printf("spec %d: %lu + %lu buckets\n", sp, (unsigned long)A.size, (unsigned long)B.size);
-		duckdb_aggregate_state both[2] = {(duckdb_aggregate_state)&A, (duckdb_aggregate_state)&B};
-		state_destroy(both, 2);
+		duckdb_aggregate_state both[3] = {(duckdb_aggregate_state)&A, (duckdb_aggregate_state)&B,
+		                                  (duckdb_aggregate_state)&R};
+		state_destroy(both, 3);
 	}
+	free(xs);
 	return 0;
 }

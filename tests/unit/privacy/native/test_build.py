@@ -34,7 +34,7 @@ def test_a_damaged_build_warns_and_runs_the_sql_pass(tmp_path, monkeypatch):
     path = tmp_path / _build._key() / "pdp_buckets.duckdb_extension"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not an extension" * 64)
-    with pytest.warns(RuntimeWarning, match="did not load|is damaged"):
+    with pytest.warns(RuntimeWarning, match="did not load|damaged"):
         con = provsql_dp.connect()
     assert con._native is False
     assert np.isfinite(_release(con))
@@ -52,3 +52,16 @@ def test_build_from_the_sdist_loads_and_releases_what_the_sql_pass_does(tmp_path
     con = provsql_dp.connect()
     con._native = False
     assert _release(con) == nat
+
+
+def test_the_cache_key_covers_every_part_of_the_source(tmp_path, monkeypatch):
+    for part in _build.sources():
+        (tmp_path / part.name).write_bytes(part.read_bytes())
+    monkeypatch.setattr(_build, "SOURCE", tmp_path / _build.SOURCE.name)
+    assert [p.name for p in _build.sources()] == [p.name for p in sorted(tmp_path.glob("pdp_*"))]
+    assert {p.suffix for p in _build.sources()} == {".c", ".h"}
+    keys = {_build._key()}
+    for part in _build.sources():
+        part.write_bytes(part.read_bytes() + b"\n")
+        keys.add(_build._key())
+    assert len(keys) == 1 + len(_build.sources())

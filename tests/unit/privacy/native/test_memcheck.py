@@ -30,3 +30,4 @@ def test_the_table_code_is_clean_under_memcheck(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert "ERROR SUMMARY: 0 errors" in run.stderr
     assert run.stdout.count("buckets") == 3
+    assert run.stdout.count("block code = per-row code") == 2  # the direct path's specs

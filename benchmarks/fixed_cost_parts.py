@@ -1,0 +1,110 @@
+"""The fixed cost of a private statement, part by part, for two checkouts of provsql_dp.
+
+A private ``COUNT(*) … WHERE`` (Laplace) over ``people`` at 10^5 rows (by default), where the
+scan is cheap and what the statement pays besides it shows: the whole statement next to the
+plain query, the ledger's charge of a known budget, and the catalog's fingerprint with the
+settings check (``Catalog.snapshot`` + ``check_session_settings``). Each round runs one child
+process per checkout (the order alternating), each timing ``repeats`` statements of each kind;
+the table gives the medians over the rounds of the children's medians (wall, ms) and the
+1-minute load average when each child started.
+
+Usage::
+
+    python benchmarks/fixed_cost_parts.py --before /path/to/other/checkout [--rows 100000]
+        [--repeats 300] [--rounds 3]
+    python benchmarks/fixed_cost_parts.py --smoke      # this checkout against itself, quickly
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+QUERY = "SELECT COUNT(*) FROM people WHERE salary > 50000"
+PARTS = ("plain", "private", "charge", "fingerprint")
+
+
+def measure(code: str, rows: int, repeats: int) -> dict:
+    """One child: the medians (ms) of each part with the provsql_dp of ``code``."""
+    sys.path.insert(0, code)
+    import provsql_dp
+    from provsql_dp.privacy._session_settings import check_session_settings
+
+    con = provsql_dp.connect()
+    duck = con._duck
+    duck.execute("CREATE TABLE people(id INTEGER PRIMARY KEY, salary DOUBLE)")
+    duck.execute(f"INSERT INTO people SELECT range::INTEGER, "
+                 f"(hash(range * 3 + 2) % 120000)::DOUBLE FROM range({rows})")
+    con.execute("PROTECT TABLE people")
+    con.execute("SET PRIVACY BUDGET 1e12")
+    private = f"{QUERY} WITH EPSILON 1"
+    for _ in range(20):
+        con.execute(private).fetchall()
+    times = {p: [] for p in PARTS}
+
+    def timed(part, run):
+        t = time.perf_counter()
+        run()
+        times[part].append(time.perf_counter() - t)
+
+    def snapshot():
+        with con._catalog.snapshot():
+            check_session_settings(con)
+
+    for _ in range(repeats):
+        timed("plain", lambda: duck.execute(QUERY).fetchall())
+        timed("private", lambda: con.execute(private).fetchall())
+    for _ in range(repeats):
+        timed("charge", lambda: con._ledger.charge(con.user, 1, private, "laplace"))
+        timed("fingerprint", snapshot)
+    return {p: statistics.median(v) * 1e3 for p, v in times.items()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--before", type=Path, help="the other checkout (default with --smoke: this one)")
+    ap.add_argument("--rows", type=int, default=10**5)
+    ap.add_argument("--repeats", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--child", nargs=3, metavar=("CODE", "ROWS", "REPEATS"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(measure(args.child[0], int(args.child[1]), int(args.child[2]))))
+        return
+    if args.smoke:
+        args.rows, args.repeats, args.rounds = 10**4, 20, 1
+        args.before = args.before or REPO
+    if args.before is None:
+        ap.error("--before is required (the checkout to compare with)")
+    codes = {"before": str(args.before.resolve()), "after": str(REPO)}
+    seen = {k: [] for k in codes}
+    for r in range(args.rounds):
+        for key in (("before", "after") if r % 2 == 0 else ("after", "before")):
+            load = os.getloadavg()[0]
+            proc = subprocess.run([sys.executable, __file__, "--child", codes[key],
+                                   str(args.rows), str(args.repeats)],
+                                  capture_output=True, text=True, cwd=REPO)
+            if proc.returncode != 0:
+                raise SystemExit(f"{key} failed:\n{proc.stderr[-2000:]}")
+            seen[key].append({**json.loads(proc.stdout.strip().splitlines()[-1]), "load": load})
+    print(f"\n## The fixed cost of a private COUNT, part by part ({args.rows:,} rows, "
+          f"{args.rounds} rounds × median of {args.repeats}; ms)\n")
+    print("| code | plain DuckDB | private statement | its charge | fingerprint + settings check "
+          "| load |")
+    print("|---|---|---|---|---|---|")
+    for key in codes:
+        med = {p: statistics.median(s[p] for s in seen[key]) for p in (*PARTS, "load")}
+        print(f"| {key} | {med['plain']:.2f} | {med['private']:.2f} | {med['charge']:.2f} | "
+              f"{med['fingerprint']:.2f} | {med['load']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+/* pdp_fine.h (part of pdp_buckets.c, which includes it): the fine cells of the direct path's
+ * block code (pdp_rows.h, fast_rows).
+ *
+ * A fine cell holds the totals whose double has exponent 1023 + b (1 <= c < 2^FINE_BINADES) and
+ * top fine_bits mantissa bits i: 2^fine_bits cells a binade, at least 64 to a spacing e^beta - 1
+ * of the breakpoints of k and of m (params_from). One flat table of entries (uint16) indexed by
+ * (p·FINE_BINADES + b) << fine_bits | i (calloc'd: the pages of the binades no total reaches
+ * stay untouched), 0 until the binade's page is built at its first total; then each cell's
+ * entry is either the accumulator of its far bucket (p, k0, m0, e = 0) — when the cell
+ * lies wholly above (1 + 1e-6)·max(pk, pm) and below (1 - 1e-6)·min(nk, nm) for cell_at's
+ * breakpoints, so that every total in it has k = k0, m = m0 and is not near (the per-row cell
+ * table's argument, pdp_table.h, for a whole cell at once) and m0 is below the caps — or
+ * SLOW_CELL: a breakpoint at or near the cell, the caps, or no accumulator left; its totals take
+ * the per-row code. A page costs a comparison a cell and cell_at (one log, four exp) only where
+ * the key changes. A bucket has FINE_COPIES accumulators, row i of a block adding to copy
+ * i mod FINE_COPIES from its own instructions (pdp_rows.h): consecutive totals of one bucket
+ * (sorted or clustered input) then make no chain of dependent memory updates, which the CPU
+ * serialises (10^7 sorted salaries: 3.4 -> 1.8 ns a row; random ones 2.6 -> 2.5). The
+ * accumulators (count, sum(c), sum(1/c), min, max, as a bucket's) are
+ * added into the hash table's buckets before a combine and the finalize (fine_fold), so the
+ * rows are the per-row code's, the sums up to the order of addition. */
+#define FINE_BINADES 64   /* totals 1 <= c < 2^64 (the others take the per-row code) */
+#define SLOW_CELL 0xFFFFu /* the per-row code keys the totals of this cell */
+#define MAX_ACC 65534u    /* accumulators a state (a cell's entry is its index + 1) */
+#define FINE_MIN_ROWS 16384 /* the rows a state takes by the per-row code first (pdp_rows.h) */
+#define FINE_COPIES 4 /* accumulators a bucket: row i of a block adds to copy i mod 4 */
+
+/* 4 lanes of GCC's vector extensions (the AVX2 variant's first stage, pdp_rows.h) */
+typedef double v4d __attribute__((vector_size(32)));
+typedef uint64_t v4u __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+typedef uint32_t v4w __attribute__((vector_size(16)));
+
+struct facc {
+	double n, tot, inv, pad; /* contiguous: one vector add a total (pdp_rows.h) */
+	double lo, hi;
+	int64_t kp, m; /* the bucket's key: kp = 2·k + p, m (e = 0) */
+};
+
+static double from_bits(uint64_t u) {
+	double x;
+	memcpy(&x, &u, sizeof x);
+	return x;
+}
+
+/* the accumulators of the far bucket (kp, m): their index + 1 (copy j of accumulator a is
+ * acc[a·FINE_COPIES + j]); SLOW_CELL when MAX_ACC are in use; 0: out of memory */
+static uint32_t acc_of(state *S, int64_t kp, int64_t m) {
+	if (2 * ((uint64_t)S->acc_n + 1) > S->amap_cap) { /* the map at most half full */
+		uint32_t cap = S->amap_cap ? 2 * S->amap_cap : 64;
+		uint32_t *map = (uint32_t *)calloc(cap, sizeof(uint32_t));
+		if (!map) {
+			return 0;
+		}
+		for (uint32_t a = 0; a < S->acc_n; a++) {
+			uint64_t i = hash_key(S->acc[a * FINE_COPIES].kp, S->acc[a * FINE_COPIES].m, 0.0) & (cap - 1);
+			while (map[i]) {
+				i = (i + 1) & (cap - 1);
+			}
+			map[i] = a + 1;
+		}
+		free(S->amap);
+		S->amap = map;
+		S->amap_cap = cap;
+	}
+	uint64_t mask = S->amap_cap - 1, i = hash_key(kp, m, 0.0) & mask;
+	for (; S->amap[i]; i = (i + 1) & mask) {
+		const struct facc *A = &S->acc[(S->amap[i] - 1) * FINE_COPIES];
+		if (A->kp == kp && A->m == m) {
+			return S->amap[i];
+		}
+	}
+	if (S->acc_n >= MAX_ACC) {
+		return SLOW_CELL;
+	}
+	if (S->acc_n == S->acc_cap) {
+		uint32_t cap = S->acc_cap ? 2 * S->acc_cap : 64;
+		struct facc *acc = (struct facc *)aligned_alloc(64, (size_t)cap * FINE_COPIES * sizeof(struct facc));
+		if (!acc) {
+			return 0;
+		}
+		if (S->acc_n) {
+			memcpy(acc, S->acc, (size_t)S->acc_n * FINE_COPIES * sizeof(struct facc));
+		}
+		free(S->acc);
+		S->acc = acc;
+		S->acc_cap = cap;
+	}
+	for (int j = 0; j < FINE_COPIES; j++) {
+		struct facc *A = &S->acc[S->acc_n * FINE_COPIES + j];
+		memset(A, 0, sizeof *A);
+		A->lo = INFINITY;
+		A->hi = -INFINITY;
+		A->kp = kp;
+		A->m = m;
+	}
+	S->amap[i] = ++S->acc_n;
+	return S->acc_n;
+}
+
+/* the flat table's size in entries, its last (one past the cells) SLOW_CELL: where the block
+ * code sends every row the fine cells do not key */
+static size_t fine_size(const params *P) {
+	return ((size_t)2 * FINE_BINADES << P->fine_bits) + 1;
+}
+
+/* the page of pb = p·FINE_BINADES + b built into the flat table (0: out of memory) */
+static int fine_page(state *S, uint32_t pb) {
+	const params *P = &S->P;
+	int nb = P->fine_bits;
+	uint16_t *E = S->flat + ((size_t)pb << nb);
+	uint64_t p = pb / FINE_BINADES, step = (uint64_t)1 << (52 - nb);
+	uint64_t bits = (uint64_t)(1023 + pb % FINE_BINADES) << 52;
+	struct cell T;
+	int have = 0;
+	int64_t lkp = 0, lm = 0;
+	uint32_t lid = 0;
+	for (uint64_t i = 0; i < ((uint64_t)1 << nb); i++, bits += step) {
+		double a = from_bits(bits), end = from_bits(bits + step); /* the cell [a, end) */
+		int pure = have && a > T.safe_lo && end < T.nk_lo && end < T.nm_lo;
+		if (!pure) { /* the keys where this cell starts */
+			cell_at(P, a, &T);
+			have = 1;
+			pure = a > T.safe_lo && end < T.nk_lo && end < T.nm_lo;
+		}
+		uint32_t id = SLOW_CELL;
+		if (pure && (double)T.m0 < P->cap_min && fabs((double)T.k0) < 0x1p61) {
+			int64_t kp = (int64_t)((uint64_t)T.k0 * 2u + p);
+			if (!lid || kp != lkp || T.m0 != lm) {
+				if (!(lid = acc_of(S, kp, T.m0))) {
+					return 0;
+				}
+				lkp = kp;
+				lm = T.m0;
+			}
+			id = lid;
+		}
+		E[i] = (uint16_t)id;
+	}
+	return 1;
+}
+
+/* the accumulators added into their buckets, then emptied (0: out of memory) */
+static int fine_fold(state *S) {
+	for (uint32_t a = 0; a < S->acc_n * FINE_COPIES; a++) {
+		struct facc *A = &S->acc[a];
+		if (A->n == 0.0) {
+			continue;
+		}
+		bucket *b = find_far(S, A->kp, A->m);
+		if (!b) {
+			return 0;
+		}
+		/* totals >= 1 only (no NaN): a new bucket's lo = +inf, hi = -inf give way */
+		b->lo = A->lo < b->lo ? A->lo : b->lo;
+		b->hi = A->hi > b->hi ? A->hi : b->hi;
+		b->n += A->n;
+		b->inv += A->inv;
+		b->tot += A->tot;
+		A->n = A->tot = A->inv = 0.0;
+		A->lo = INFINITY;
+		A->hi = -INFINITY;
+	}
+	return 1;
+}
+
+static void fine_free(state *S) {
+	free(S->flat);
+	free(S->acc);
+	free(S->amap);
+	S->flat = NULL;
+	S->acc = NULL;
+	S->amap = NULL;
+	S->acc_n = S->acc_cap = S->amap_cap = 0;
+}

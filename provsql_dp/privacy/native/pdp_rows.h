@@ -1,0 +1,261 @@
+/* pdp_rows.h (part of pdp_buckets.c): the per-row code, which pdp_buckets.c includes once per
+ * variant (PDP_NAME, PDP_CEIL: see there). */
+
+/* One nonzero total c of part p: its bucket row updated (0: out of memory, -1: an estimate
+ * beyond int64, which native_pass_sql's bound on beta rules out). */
+static inline int PDP_NAME(add_total)(state *S, int32_t p, double c) {
+	const params *P = &S->P;
+	bucket *b;
+	if (P->cell_bits && c >= 1.0 && c < INFINITY) { /* the cell table, when it decides */
+		struct cell *T = cell_of(S, c);
+		if (!T) {
+			return 0;
+		}
+		if (c > T->safe_lo && !(c >= T->nk_lo && c <= T->nk_hi) && !(c >= T->nm_lo && c <= T->nm_hi)) {
+			int64_t k = T->k0 + (c > T->nk), m = T->m0 + (c > T->nm);
+			if ((double)m < P->cap_min) {
+				b = find_far(S, (int64_t)((uint64_t)k * 2u + (uint64_t)p), m);
+				if (!b) {
+					return 0;
+				}
+				add_to(b, c);
+				return 1;
+			}
+		}
+	}
+	if (c > 0 && c < INFINITY) { /* bucket_sql's ln guard (NaN fails both) */
+		double l = log(c);
+		double fk = (l + P->ln2t) * P->ib; /* near_sql's fk, bucket_sql's k before ceil */
+		double fm = (l - P->ltm) * P->ib;
+		double cfk = PDP_CEIL(fk), cfm = PDP_CEIL(fm);
+		double k = cfk - 1, m = cfm;
+		/* near_sql's predicate. Fast test first: with u = fk - ceil(fk), v = fm - ceil(fm) in
+		 * (-1, 0] (exact differences), a total c >= 1 whose u, v lie farther than
+		 * fast = 1e-7/beta from both ends has dk, dm in [1e-7, beta - 1e-7] up to a relative
+		 * 2^-52, so every term of the predicate is false (dk*c >= 1e-7*c > coef*(c + 0.5),
+		 * dk < beta - 1e-9, 1e-9 < dm < beta - 1e-9, c >= 1e-8) but the caps, tested too.
+		 * Any other total evaluates the predicate itself, term by term. */
+		double u = fk - cfk, v = fm - cfm;
+		int near;
+		if (c >= 1.0 && u < -P->fast && u > P->fast - 1.0 && v < -P->fast && v > P->fast - 1.0) {
+			near = !(cfm < P->cap_min) &&
+			       ((fabs(cfm - P->caps[1]) <= 1.0) | (fabs(cfm - P->caps[4]) <= 1.0));
+		} else {
+			double dk = P->beta * (fk - cfk + 1), dm = P->beta * (fm - cfm + 1);
+			near = (dk * c <= P->coef * (c + 0.5)) | (dk > P->beta - 1e-9) | (dm < 1e-9) |
+			       (dm > P->beta - 1e-9) | (c < 1e-8);
+			for (int i = 0; i < 6; i++) {
+				near |= cfm == P->caps[i];
+			}
+		}
+		if (!(fabs(k) < 0x1p62 && fabs(m) < 0x1p62)) {
+			return -1; /* beta below ~1e-15: not an int64 key (the caller takes the SQL pass) */
+		}
+		int64_t kp = (int64_t)((uint64_t)(int64_t)k * 2u + (uint64_t)p);
+		b = near ? find_slot(S, kp, (int64_t)m, near_key(P, c, k, m)) : find_far(S, kp, (int64_t)m);
+		if (!b) {
+			return 0;
+		}
+		add_to(b, c);
+		return 1;
+	}
+	/* ln NULL: k, m NULL; near_sql is NULL except its term c < 1e-8 (negative totals), and
+	 * near_key_sql then has every bound NULL: no window, cell = the caps below c */
+	double e = 0.0;
+	if (d_lt(c, 1e-8)) {
+		int cell = d_gt(c, P->cap_exp) + d_gt(c, P->cap_eps);
+		e = -1 - (key_kg(P, c) * 16 + cell);
+	}
+	b = find_slot(S, p, NULLKEY, e);
+	if (!b) {
+		return 0;
+	}
+	add_rest(b, c);
+	return 1;
+}
+
+/* One value x of column j (not NULL) of a state whose P is set: the clamp, w <> 0, the sign
+ * (the direct path) and add_total's codes; 1 for a value the SQL drops. */
+static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
+	const params *P = &S->P;
+	double w;
+	int32_t p = j;
+	if (P->mode == 2) {
+		w = x;
+	} else if (!clamp(P, x, &w)) {
+		return 1;
+	}
+	if (!(w != 0)) { /* w <> 0 (NaN <> 0 holds in DuckDB as in C; -0 = 0) */
+		return 1;
+	}
+	if (P->mode == 1) { /* (w < 0)::INTEGER, abs(w) */
+		p = w < 0;
+		w = fabs(w);
+	}
+	return PDP_NAME(add_total)(S, p, w);
+}
+
+/* The direct path's block code (pdp_fine.h): the rows x[0, n) of one state S (P set, fine_bits
+ * > 0; valid: DuckDB's validity mask or NULL) by blocks of FINE_BLOCK. First, without a branch
+ * (4 rows at a time in the AVX2 variant, PDP_VEC), each row's entry in the flat table — its
+ * fine cell, or the last entry (SLOW_CELL) for a row the cells do not key: NULL, outside the
+ * bounds (the clamp), |w| < 1 (zero, subnormal), |w| >= 2^FINE_BINADES (inf, NaN), or negative
+ * in mode 0 — and 1/|w|; then each row whose cell has an accumulator is added to it (its page
+ * built at its binade's first row), every other row takes the per-row code, one_value.
+ * Returns add_total's codes. */
+#define FINE_BLOCK 256
+_Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COPIES = 4");
+/* row r of the block into copy j of its accumulators (count, sum(c), sum(1/c) in one 4-lane
+ * add; min, max by a rarely taken branch), or onto the list for after the block */
+#define PDP_ADD(r, j)                                                                                    \
+	do {                                                                                             \
+		uint32_t e_ = flat[key[r]];                                                              \
+		if (e_ - 1 >= SLOW_CELL - 1) { /* 0 (a page to build) or SLOW_CELL */                    \
+			later[nl++] = (uint16_t)(r);                                                     \
+		} else {                                                                                 \
+			struct facc *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)];                            \
+			double c_ = fabs(xb[r]);                                                         \
+			v4d t_, add_ = {1.0, c_, inv[r], 0.0}; /* n, tot, inv (pad + 0) */              \
+			memcpy(&t_, &A_->n, sizeof t_);                                                  \
+			t_ += add_;                                                                      \
+			memcpy(&A_->n, &t_, sizeof t_);                                                  \
+			if (c_ < A_->lo) {                                                               \
+				A_->lo = c_;                                                             \
+			}                                                                                \
+			if (c_ > A_->hi) {                                                               \
+				A_->hi = c_;                                                             \
+			}                                                                                \
+		}                                                                                        \
+	} while (0)
+static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid, idx_t n) {
+	const params *P = &S->P;
+	const int nb = P->fine_bits;
+	const uint64_t cmask = ((uint64_t)1 << nb) - 1, last = fine_size(P) - 1;
+	const double lo = P->lo, hi = P->hi, top = 0x1p64;
+	const double floor = P->mode == 1 ? -INFINITY : 1.0; /* mode 0: no split, w >= 1 */
+	uint32_t key[FINE_BLOCK];
+	double inv[FINE_BLOCK];
+	if (!S->flat) {
+		if (!(S->flat = (uint16_t *)calloc(last + 1, sizeof(uint16_t)))) {
+			return 0;
+		}
+		S->flat[last] = SLOW_CELL;
+	}
+	for (idx_t base = 0; base < n; base += FINE_BLOCK) {
+		idx_t m = n - base < FINE_BLOCK ? n - base : FINE_BLOCK;
+		const double *xb = x + base;
+		idx_t i = 0;
+#ifdef PDP_VEC
+		for (; i + 4 <= m; i += 4) {
+			v4d v;
+			memcpy(&v, xb + i, sizeof v);
+			v4u a = (v4u)v & 0x7FFFFFFFFFFFFFFFULL;
+			v4d c = (v4d)a;
+			v4i ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
+			v4u k = ((((v4u)v >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
+			k = (k & (v4u)ok) | (~(v4u)ok & last);
+			v4w kw = __builtin_convertvector(k, v4w);
+			memcpy(key + i, &kw, sizeof kw);
+			v4d r = 1.0 / c;
+			memcpy(inv + i, &r, sizeof r);
+		}
+#endif
+		for (; i < m; i++) {
+			double v = xb[i], c = fabs(v);
+			uint64_t a = bits_of(c);
+			int ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
+			uint64_t k = (((bits_of(v) >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
+			key[i] = (uint32_t)(ok ? k : last);
+			inv[i] = 1.0 / c;
+		}
+		if (valid) {
+			for (i = 0; i < m; i++) {
+				if (!row_valid(valid, base + i)) {
+					key[i] = (uint32_t)last;
+				}
+			}
+		}
+		/* the rows the fine cells key, in a loop without a call; the others (a page not built
+		 * yet, SLOW_CELL) after it */
+		const uint16_t *flat = S->flat;
+		struct facc *acc = S->acc;
+		uint16_t later[FINE_BLOCK];
+		int nl = 0;
+		for (i = 0; i + 4 <= m; i += 4) { /* copy j from its own instructions (FINE_COPIES 4) */
+			PDP_ADD(i, 0);
+			PDP_ADD(i + 1, 1);
+			PDP_ADD(i + 2, 2);
+			PDP_ADD(i + 3, 3);
+		}
+		for (; i < m; i++) {
+			PDP_ADD(i, 0);
+		}
+		for (int l = 0; l < nl; l++) {
+			i = later[l];
+			uint32_t e = S->flat[key[i]];
+			if (e == 0) { /* the binade's first row: its page, then the row again */
+				if (!fine_page(S, key[i] >> nb)) {
+					return 0;
+				}
+				e = S->flat[key[i]];
+			}
+			if (e != SLOW_CELL) {
+				struct facc *A = &S->acc[(e - 1) * FINE_COPIES];
+				double c = fabs(xb[i]);
+				A->n += 1.0;
+				A->tot += c;
+				A->inv += inv[i];
+				A->lo = c < A->lo ? c : A->lo;
+				A->hi = c > A->hi ? c : A->hi;
+				continue;
+			}
+			if (valid && !row_valid(valid, base + i)) {
+				continue; /* NULL: the SQL's w <> 0 drops it */
+			}
+			int ok = PDP_NAME(one_value)(S, xb[i], 0);
+			if (ok != 1) {
+				return ok;
+			}
+		}
+	}
+	return 1;
+}
+
+static void PDP_NAME(update)(duckdb_function_info info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
+	idx_t n = duckdb_data_chunk_get_size(input);
+	if (n == 0) {
+		return;
+	}
+	const double *col[2];
+	uint64_t *valid[2];
+	params P;
+	int nparts = read_input(info, input, states, &P, col, valid);
+	if (!nparts) {
+		return;
+	}
+	int ok = 1;
+	state *S0 = (state *)states[0];
+	/* the block path for a state past its first FINE_MIN_ROWS rows (its table: up to 2 MB of
+	 * address space; a state per group of a grouped call never gets one for fewer rows) */
+	if (P.mode != 2 && P.fine_bits && same_state(states, n) && (S0->flat || (S0->seen += n) > FINE_MIN_ROWS)) {
+		if (!S0->P.set) {
+			S0->P = P;
+		}
+		ok = PDP_NAME(fast_rows)(S0, col[0], valid[0], n);
+	} else {
+		for (idx_t i = 0; i < n && ok == 1; i++) {
+			state *S = (state *)states[i];
+			if (!S->P.set) {
+				S->P = P;
+			}
+			for (int j = 0; j < nparts && ok == 1; j++) {
+				if (is_valid(valid[j], i)) { /* NULL: the SQL's w <> 0 / c <> 0 drops it */
+					ok = PDP_NAME(one_value)(S, col[j][i], j);
+				}
+			}
+		}
+	}
+	if (ok != 1) {
+		duckdb_aggregate_function_set_error(info, ok == 0 ? "pdp_buckets: out of memory" : "pdp_buckets: beta too small");
+	}
+}
