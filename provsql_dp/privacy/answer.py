@@ -64,6 +64,7 @@ from ..sql._nonnegative import nonnegative_weight
 from ..sql.key_domain import SELECTION_HINT, proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
+from ._collated_keys import one_spelling_reader, refuse_collated_keys
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from . import aggregates_l1, centred_avg, group_l1
@@ -93,6 +94,7 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
     (:func:`~provsql_dp.sql.key_domain.proved_domain`: ``EXTRACT(year FROM d)`` under ``WHERE d
     BETWEEN …``; not with ``proved=False``, partition selection's test). Refuses the keys that
     are none of these."""
+    refuse_collated_keys(plan, _key_names(plan), one_spelling_reader(con))  # h75cache-2
     info = analyse(plan.child)
     scans = {i: (n, c) for n in walk(plan.child) if isinstance(n, Scan) for c, i in zip(n.columns, n.ids)}
     declared = ColumnDeclarations(con._catalog)

@@ -42,6 +42,7 @@ from ..mechanisms.noise.sources import tail_units
 from ..provenance.backends import engine_of
 from ..provenance.capture import q as quote
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql._not_null import collated_columns
 from ._single_table import key_filter, one_table, select_of
 from .no_data import from_no_data, read_or_nothing
 from .quantile_route import _where
@@ -106,7 +107,7 @@ def prepare(con, tree) -> DistinctQuery | None:
     except Error:
         return None
     col = t.column(col_node.name)
-    if col is None:
+    if col is None or col in collated_columns(con._catalog, t.info):  # h75cache-2: keys by value
         return None
     decls = ColumnDeclarations(con._catalog)
     decl = decls.group_keys(t.info.schema, t.info.name, col)

@@ -62,6 +62,7 @@ from ..provenance.owners import owners
 from ..provenance.slots import slot_sources
 from ..sql.plan import Aggregate, Aggregates
 from .accounting import Cost
+from ._collated_keys import one_spelling_reader, refuse_collated_keys
 from .answer import _key_names, group_domain, sum_bounds
 from .no_data import read_or_nothing
 from .release_info import PrivacyInfo
@@ -80,6 +81,7 @@ def needs_selection(con, plan: Aggregate) -> bool:
     DELTA the statement asks for partition selection (its OPTIONS are selection's), as before."""
     if not plan.group_by:
         return False
+    refuse_collated_keys(plan, _key_names(plan), one_spelling_reader(con))  # h75cache-2
     try:
         group_domain(con, plan, proved=False)
     except UnsupportedQueryError:

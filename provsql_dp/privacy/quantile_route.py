@@ -74,6 +74,7 @@ from ..provenance.capture import q as quote
 from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
+from ..sql._not_null import collated_columns
 from ..sql.total import make_total
 from ._single_table import key_filter, rows_sql, select_of
 from .no_data import from_no_data, read_or_nothing
@@ -295,6 +296,10 @@ def _grouping(con, sel, item, info, lower, types, col, statistic) -> dict:
         raise UnsupportedQueryError(f"{statistic} with GROUP BY takes one column of "
                                     f"{info.name!r} as the group")
     g = lower[gks[0].name.lower()]
+    if g in collated_columns(con._catalog, info):  # red team h75cache-2
+        raise UnsupportedQueryError(f"{statistic} GROUP BY {g}: {g} compares under a collation, "
+                                    "so a group's key would be one of its rows' spellings. "
+                                    "Nothing was charged")
     if len(others) != 1 or not isinstance(others[0].unalias(), exp.Column) or \
             others[0].unalias().name.lower() != g.lower():
         raise UnsupportedQueryError(f"with GROUP BY {g}, the select list is {g} and the "

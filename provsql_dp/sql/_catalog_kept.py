@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import duckdb
 
-__all__ = ["fingerprint", "settings_of", "SETTINGS", "read_definitions", "read_as_kept"]
+__all__ = ["fingerprint", "settings_of", "SETTINGS", "KEPT_ENTRIES", "read_definitions",
+           "read_as_kept"]
 
 #: the DuckDB settings the fingerprint reads: the search path and the default collation (which
 #: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), then those a private
@@ -37,6 +38,12 @@ __all__ = ["fingerprint", "settings_of", "SETTINGS", "read_definitions", "read_a
 #: query per statement; a pinned setting missing here is read by the check itself)
 SETTINGS = ("search_path", "default_collation", "ieee_floating_point_ops", "integer_division",
             "max_execution_time", "default_order", "default_null_order")
+
+#: at most this many entries are kept between statements (a statement starts afresh past it).
+#: Each distinct private text keeps its plan, route and SQL (~5 KiB: 10^5 texts, ~0.5 GB), and
+#: each name looked up joins every later fingerprint query (3000 names not found: 9 s per 1000
+#: statements, then 17 s, then 24 s); unbounded before (red team h75cache, finding 1)
+KEPT_ENTRIES = 4096
 
 #: the fingerprint's rows of the tables of one name (``fingerprint`` reads them alike)
 _SQL = ("SELECT 't', database_name, schema_name, table_name, sql FROM duckdb_tables() "

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
+from . import _catalog_kept
 from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
 from .foreign_owners import declare_reference, refuse_collated_owners
@@ -178,6 +179,8 @@ class Catalog:
         if self.frames:
             self._persist, self._persist_key = {}, None
             return {}
+        if len(self._persist) > _catalog_kept.KEPT_ENTRIES:  # bounded (red team h75cache-1)
+            self._persist, self._persist_key = {}, None
         key = self._fingerprint(self._names(self._persist))
         if key is None:
             self._persist, self._persist_key = {}, None
