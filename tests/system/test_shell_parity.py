@@ -106,6 +106,7 @@ def test_progress_shows_phase_and_count_and_ctrl_c_keeps_the_charge(tmp_path):
         pty_close(sh)
 
 
+@pytest.mark.slow  # ~5-16 s: CI's second step (the default suite neared 15 min)
 def test_analyst_progress_shows_no_data_dependent_phase(tmp_path):
     db = long_db(tmp_path)
     sh = pty_session([db, "--role", "analyst", "--user", "ann"], shell_env(tmp_path),
@@ -142,6 +143,7 @@ def test_line_box_list_html_modes_and_headers():
     assert {"line", "box", "list", "html"} <= set(MODES)
 
 
+@pytest.mark.slow  # ~5-16 s: CI's second step (the default suite neared 15 min)
 def test_modes_and_headers_from_the_command_line(tmp_path):
     r = run_pipe(tmp_path, ["--mode", "line", "-c", "SELECT 1 AS a, 'x' AS bb;"])
     assert r.returncode == 0 and r.stdout == " a = 1\nbb = x\n", r
@@ -293,6 +295,7 @@ def test_dump_of_one_table_and_of_every_grammar_policy(tmp_path):
 
 
 # ---------------------------------------------------------------------- scripts: -f, positional, -c
+@pytest.mark.slow  # ~5-16 s: CI's second step (the default suite neared 15 min)
 def test_script_file_positional_and_dash_c_dot_commands(tmp_path):
     script = tmp_path / "setup.sql"
     script.write_text("CREATE TABLE t AS SELECT range AS a FROM range(3);\n.mode csv\n"

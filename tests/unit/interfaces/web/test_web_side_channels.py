@@ -64,6 +64,7 @@ def visible(r):
     return r.status_code, body
 
 
+@pytest.mark.slow  # ~5-16 s: CI's second step (the default suite neared 15 min)
 def test_neighbouring_databases_look_the_same_but_for_noise(tmp_path):
     apps = []
     try:

@@ -42,6 +42,7 @@ def test_unbiased_with_stated_variance_1d(pol):
     _check_plans(bf.random_ranges(pol.k, 12, rng), pol, x)
 
 
+@pytest.mark.slow  # ~5-16 s: CI's second step (the default suite neared 15 min)
 def test_unbiased_with_stated_variance_matrix_workload():
     rng = np.random.default_rng(2)
     pol = bf.Policy.threshold(20, 4)
