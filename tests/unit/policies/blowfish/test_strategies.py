@@ -11,7 +11,8 @@ from provsql_dp.policies import blowfish as bf
 from provsql_dp.policies.blowfish.strategies import plans
 
 POLICIES_1D = [
-    bf.Policy.line(24), bf.Policy.threshold(24, 3), bf.Policy.full(24),
+    bf.Policy.line(24), pytest.param(bf.Policy.threshold(24, 3), marks=pytest.mark.slow),  # ~11 s
+    bf.Policy.full(24),
     bf.Policy.full(24, bounded=False), bf.Policy.partition(np.arange(24) // 6),
     bf.Policy.line(24, bounded=False, sources=[0]),
 ]
