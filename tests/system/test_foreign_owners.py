@@ -218,6 +218,7 @@ QUERIES = [
 
 @settings(max_examples=8, deadline=None, suppress_health_check=(HealthCheck.too_slow,))
 @given(snowflakes())
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_random_snowflakes_match_brute_force_over_neighbours(flake):
     """Removing customer c from the K-relation (its variable false) gives the true answer on
     the database without c and everything chained to it, for every c and query."""

@@ -85,6 +85,7 @@ def long_db(tmp_path) -> str:
     return db
 
 
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_progress_shows_phase_and_count_and_ctrl_c_keeps_the_charge(tmp_path):
     db = long_db(tmp_path)
     sh = pty_session([db, "--user", "cur"], shell_env(tmp_path), PLAIN_LP_SHELL)
@@ -373,6 +374,7 @@ def test_did_you_mean_on_a_terminal_and_not_for_other_errors(tmp_path):
     assert did_you_mean("SELECT range FROM range(3) WITH EPSLON 1", near="EPSLON") == "did you mean EPSILON?"
 
 
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_ctrl_c_in_a_plain_query_charges_nothing(tmp_path):
     sh = pty_session(["--user", "cur"], shell_env(tmp_path))
     try:

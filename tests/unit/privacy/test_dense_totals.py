@@ -51,6 +51,7 @@ def _release(con, sql, seed):
 @settings(max_examples=40, deadline=None)
 @given(st.data(), st.sampled_from(QUERIES), st.integers(0, 2**32 - 1),
        st.sampled_from([0, -7, 2**40, -(2**62)]), st.sampled_from([1, 3, 10**9]))
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_dense_totals_equal_duckdb_group_by(people_visits, data, query, seed, offset, stride):
     """Keys ``offset + stride·k``: dense (stride 1, 3) or sparse (10^9: the SQL path)."""
     sql, applies = query

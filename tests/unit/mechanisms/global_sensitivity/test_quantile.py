@@ -91,6 +91,7 @@ def test_release_stays_in_bounds_on_the_public_grid(v, eps, seed):
     assert r.value in (LO, HI) or r.value / r.grid == math.floor(r.value / r.grid)
 
 
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_release_law_is_discrete_laplace_on_the_grid():
     """Exact law: (release − ⌊v/γ⌋γ)/γ is DLap(λ); compare the empirical frequencies of the
     central integers with the exact probability mass function (no clamping in reach)."""

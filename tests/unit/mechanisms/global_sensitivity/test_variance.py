@@ -1,6 +1,7 @@
 """Variance from noisy count, sum and sum of squares: the sensitivity of the three parts by
 brute force on neighbouring random databases, the clamp, and the interval's coverage."""
 
+import pytest
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ def parts(xs):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.floats(-50, 50, allow_nan=False), max_size=30),
        st.floats(-50, 50, allow_nan=False), st.data())
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_one_record_moves_the_parts_by_at_most_their_sensitivity(xs, new, data):
     n, s, q = parts(xs)
     neighbours = [xs + [new]]

@@ -141,6 +141,7 @@ def _rate_floor(p, runs):
     return p - 3 * math.sqrt(p * (1 - p) / runs)
 
 
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_noise_bound_holds_at_its_rate():
     """|X̂ − X| ≤ noise_bound(p) in at least a fraction p of seeded runs (with sampling slack)."""
     runs, p = 300, 0.9
@@ -153,6 +154,7 @@ def test_noise_bound_holds_at_its_rate():
 
 
 @pytest.mark.parametrize("privacy", ["node", "edge"])
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_theorem_1_accuracy_at_its_rate(privacy):
     kr = random_kr(np.random.default_rng(11), n=8, n_tuples=12, integer_weights=True)
     runs, c = 300, math.log(20)

@@ -10,6 +10,7 @@ from provsql_dp.mechanisms.recursive import efficient as rm
 
 
 @pytest.mark.parametrize("privacy", ["node", "edge"])
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_the_lower_end_covers_the_truth_at_the_stated_rate(privacy):
     G = nx.karate_club_graph()
     kr = graph.relation(G, "triangle", privacy=privacy)

@@ -36,6 +36,7 @@ def _hockey(x, y, policy, eps, dp_delta):
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow  # 4-10 s (a rate or brute-force check): CI's second step
 def test_random_delta_neighbours_are_eps_delta_close(seed):
     rng = np.random.default_rng(seed)
     d = float(rng.choice([1.0, 0.3, 0.05]))
