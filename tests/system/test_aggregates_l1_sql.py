@@ -181,6 +181,7 @@ def test_a_seeded_release_is_the_mechanism_on_each_aggregates_true_totals(sql, c
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_every_neighbour_removes_exactly_one_participants_vector(seed, monkeypatch):
     """Brute force over every participant of a small random database: deleting it (and its
     rows) removes exactly its rows from the engine's vectors, nothing else; on those vectors

@@ -58,6 +58,7 @@ def _rows_of(con, node) -> int:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(VALUES, min_size=1, max_size=24), route=st.sampled_from(sorted(ROUTES)))
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_the_count_counts_what_the_sum_adds(rows, route):
     con = _db(rows)
     frm, skip = ROUTES[route]
@@ -80,6 +81,7 @@ def test_the_count_counts_what_the_sum_adds(rows, route):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.lists(VALUES, min_size=1, max_size=24), eps=st.sampled_from([0.1, 1.0, 30.0]),
        route=st.sampled_from(sorted(ROUTES) + ["laplace"]))
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_the_interval_stays_within_the_bounds(rows, eps, route):
     con = _db(rows)
     sql = ("SELECT AVG(y * 2) FROM u" if route == "laplace"

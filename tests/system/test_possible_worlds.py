@@ -153,6 +153,7 @@ def test_present_equals_world_query(seed, qi):
             assert got == pytest.approx(float(truth)), (sql, world)
 
 
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_annotations_are_canonical():
     """No monomial repeats a participant; no monomial of a tuple contains another."""
     for seed in range(8):

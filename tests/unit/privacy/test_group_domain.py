@@ -6,6 +6,7 @@ end: the groups released, the true value of each (at a huge ε), and the exact n
 
 from __future__ import annotations
 
+import pytest
 import itertools
 
 import numpy as np
@@ -54,6 +55,7 @@ _names = st.sampled_from(["a", "b", "c", "d"])
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(_names, st.integers(0, 2)), min_size=1, max_size=12),
        st.lists(st.integers(0, 14), max_size=30), st.booleans())
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_groups_are_the_public_distinct_tuples_brute_force(depts, people, with_region):
     """Released groups = DISTINCT (name, floor) of depts [× regions.r]; each group's value (at a
     huge ε, rounded) = the brute-force count of people in it."""

@@ -45,6 +45,7 @@ def _clamp(v, lo, hi):
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(VALUES, max_size=40), BOUNDS)
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_one_aggregate_equals_the_case_per_row(values, bounds):
     lo, hi = bounds
     con = _table(values)
@@ -96,6 +97,7 @@ def test_bound_terms_that_are_zero_are_left_out():
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(VALUES, st.sampled_from(["a", "b", None])), max_size=40), BOUNDS,
        st.booleans(), st.booleans())
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_split_query_equals_the_case_per_row(rows, bounds, grouped, with_count):
     """Per group: the total of the CASE per row and Python's, and the number of finite values."""
     lo, hi = bounds

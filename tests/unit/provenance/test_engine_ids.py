@@ -84,6 +84,7 @@ _name = st.sampled_from(["a", "b", "cc", "d'q"])
        items=st.lists(st.tuples(_name, _node), max_size=5),
        visits=st.lists(st.tuples(_node, _name), max_size=5),
        qi=st.integers(0, len(QUERIES) - 1))
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_engine_ids_give_the_same_k_relation(edges, items, visits, qi):
     con = _db(edges, items, visits)
     plan = con.plan(QUERIES[qi])

@@ -1,6 +1,7 @@
 """Distinct count as a histogram of presence: ℓ1-sensitivity of the per-value counts by brute
 force on neighbours (one row per participant), the threshold, the interval's coverage."""
 
+import pytest
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -16,6 +17,7 @@ def counts(rows):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(DOMAIN + ["zz", None]), max_size=30),
        st.sampled_from(DOMAIN + ["zz", None]), st.data())
+@pytest.mark.slow  # 3-10 s (random or brute-force cases): CI's second step
 def test_a_participant_moves_the_counts_by_at_most_one_in_l1(rows, new, data):
     c = counts(rows)
     neighbours = [rows + [new]]
