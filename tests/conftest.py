@@ -115,3 +115,39 @@ def people_visits():
     :func:`_build_people_visits` for the arguments); session-scoped, so hypothesis tests may
     use it."""
     return _build_people_visits
+
+
+# ---------------------------------------------------------------------- private statements
+@pytest.fixture
+def plans(monkeypatch):
+    """The statements planned, by their SQL (a kept plan is not planned again)."""
+    from provsql_dp.interfaces.dbapi import cursor as cursor_mod
+
+    made = []
+    real = cursor_mod.plan_query
+
+    def counting(tree, catalog):
+        made.append(tree.sql())
+        return real(tree, catalog)
+
+    monkeypatch.setattr(cursor_mod, "plan_query", counting)
+    return made
+
+
+def mechanism_outcome(con, sql: str, user: str = "default", seed: int = 3):
+    """What ``sql WITH EPSILON 1`` shows on ``con`` (``("answer", mechanism)``, or the error's
+    class and text) and the ε it charged ``user``, its noise seeded: what two neighbouring
+    databases must give alike."""
+    import numpy as np
+
+    import provsql_dp
+
+    before = con.ledger.remaining(user)
+    con._rng = np.random.default_rng(seed)
+    try:
+        cur = con.execute(f"{sql} WITH EPSILON 1")
+        cur.fetchall()
+        seen = ("answer", cur.privacy.mechanism)
+    except provsql_dp.Error as e:
+        seen = (type(e).__name__, str(e))
+    return seen, before - con.ledger.remaining(user)

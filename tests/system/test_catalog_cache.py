@@ -9,21 +9,6 @@ from __future__ import annotations
 import pytest
 
 import provsql_dp
-from provsql_dp.interfaces.dbapi import cursor as cursor_mod
-
-
-@pytest.fixture
-def plans(monkeypatch):
-    """Counts the plans made (a kept plan is not made again)."""
-    made = []
-    real = cursor_mod.plan_query
-
-    def counting(tree, catalog):
-        made.append(tree.sql())
-        return real(tree, catalog)
-
-    monkeypatch.setattr(cursor_mod, "plan_query", counting)
-    return made
 
 
 def _db(path):

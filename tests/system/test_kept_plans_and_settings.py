@@ -16,24 +16,9 @@ import numpy as np
 import pytest
 
 import provsql_dp
-from provsql_dp.interfaces.dbapi import cursor as cursor_mod
 
 _names = itertools.count()
 COUNT = "SELECT COUNT(*) FROM p WHERE x > 5 WITH EPSILON 1"
-
-
-@pytest.fixture
-def plans(monkeypatch):
-    """The statements planned (a kept plan is not planned again)."""
-    made = []
-    real = cursor_mod.plan_query
-
-    def counting(tree, catalog):
-        made.append(tree.sql())
-        return real(tree, catalog)
-
-    monkeypatch.setattr(cursor_mod, "plan_query", counting)
-    return made
 
 
 def _db():

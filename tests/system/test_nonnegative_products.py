@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import pytest
 
 import provsql_dp
+from conftest import mechanism_outcome
 
 H = 2 ** 127 - 1   # HUGEINT max
 UH = 2 ** 128 - 1  # UHUGEINT max
@@ -52,15 +52,7 @@ def _database(secret: str | None):
 
 def _outcome(secret, sql):
     con = _database(secret)
-    before = con.ledger.remaining("default")
-    con._rng = np.random.default_rng(3)
-    try:
-        cur = con.execute(f"{sql} WITH EPSILON 1")
-        cur.fetchall()
-        seen = ("answer", cur.privacy.mechanism)
-    except provsql_dp.Error as e:
-        seen = (type(e).__name__, str(e))
-    return seen, before - con.ledger.remaining("default")
+    return mechanism_outcome(con, sql)
 
 
 def _neighbours(secret, sql):

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import provsql_dp
+from conftest import mechanism_outcome
 
 TABLE = ("CREATE TABLE t(id INT PRIMARY KEY, a DOUBLE CHECK (a >= 0), c DOUBLE, x DOUBLE, "
          "n UINTEGER, ut UTINYINT, h UHUGEINT, d DECIMAL(10, 2) CHECK (d >= 0), b BIGINT)")
@@ -52,15 +53,7 @@ def _database(setup, extra):
 
 def _outcome(setup, extra, sql):
     con = _database(tuple(setup), tuple(extra))
-    before = con.ledger.remaining("default")
-    con._rng = np.random.default_rng(3)
-    try:
-        cur = con.execute(f"{sql} WITH EPSILON 1")
-        cur.fetchall()
-        seen = ("answer", cur.privacy.mechanism)
-    except provsql_dp.Error as e:
-        seen = (type(e).__name__, str(e))
-    return seen, before - con.ledger.remaining("default")  # the ε this statement charged
+    return mechanism_outcome(con, sql)
 
 
 def _neighbours(setup, secret, sql):

@@ -115,15 +115,21 @@ HUNGRY = "SELECT count(*) FROM (SELECT DISTINCT md5(range::VARCHAR) FROM range(2
 def starved(monkeypatch):
     """Every DuckDB read of a release needs more memory than ``memory_limit`` allows (a hash
     table of 2·10⁶ strings): DuckDB's own out-of-memory error, inside the release's step."""
+    monkeypatch.setattr(duckdb_backend, "reading", _reading_that_runs(HUNGRY))
+
+
+def _reading_that_runs(sql):
+    """``_deadline.reading`` that runs ``sql`` inside each read of a release (under its clock
+    and its memory errors), before the read itself."""
     real = _deadline.reading
 
     @contextmanager
-    def hungry(duck, where="the reading of the protected rows"):
+    def reading(duck, where="the reading of the protected rows"):
         with real(duck, where):
-            duck.execute(HUNGRY).fetchall()
+            duck.execute(sql).fetchall()
             yield
 
-    monkeypatch.setattr(duckdb_backend, "reading", hungry)
+    return reading
 
 
 def _late(name, budget, setup, sql, *, one_more=False, memory=False):
@@ -205,16 +211,8 @@ SLOW = ("SELECT count(*) FROM range(200000) a(x) JOIN range(200000) b(y) "
 def test_a_read_interrupted_at_release_time_limit_releases_the_fallback(monkeypatch, sql):
     """``release_time_limit`` bounds each read: one still running then is interrupted (not
     awaited) and the route answers with its fallback."""
-    real = _deadline.reading
-
-    @contextmanager
-    def slow(duck, where="the reading of the protected rows"):
-        with real(duck, where):
-            duck.execute(SLOW).fetchall()
-            yield
-
     normal = outcome(database(PURE, None), sql, values=False)
-    monkeypatch.setattr(duckdb_backend, "reading", slow)
+    monkeypatch.setattr(duckdb_backend, "reading", _reading_that_runs(SLOW))
     con = database(PURE, None)
     con.release_time_limit = 0.2
     late = outcome(con, sql)

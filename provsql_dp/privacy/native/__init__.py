@@ -1,7 +1,7 @@
 """The bucket pass of an unbounded ``SUM`` as a native DuckDB aggregate, ``pdp_buckets``.
 
 :mod:`provsql_dp.privacy.engine_buckets` summarises the per-participant totals in one SQL pass
-(a logarithm, a hash ``GROUP BY p, k, m, e`` and five aggregates per row: ~19× a plain ``SUM``
+(a logarithm, a hash ``GROUP BY p, k, m, e`` and five aggregates per row: ~30× a plain ``SUM``
 at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` (with its parts
 ``pdp_*.h``) computes the same rows — the same keys bit for bit, the same counts, minima and
 maxima, sums up to the order of addition — in one aggregate function of a DuckDB extension
