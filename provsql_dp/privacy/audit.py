@@ -1,14 +1,15 @@
 """The audit log: every release and every refusal, for the curator.
 
-Each charge of the ledger (:meth:`provsql_dp.privacy.ledger.Ledger.charge`) writes its audit row
-**in the same transaction** as the charge, so the log and the ledger agree under any concurrency
-and across a crash: a charge without its audit row (or the reverse) is never committed. A
-statement that fails (a refusal: an exhausted budget, a refused analyst statement, a cancel, a
-time limit…) gets a row of its own with the class of its error and ε 0 — it charged nothing; when
-it fails *after* a charge (cancelled during the LP, say) its row says ``failed`` and the charge
-keeps its own ``released`` row.
+A release's audit row **is** its charge's ledger row (:meth:`provsql_dp.privacy.ledger.Ledger.charge`
+writes who released it, from which client, and its place in the log's order into that row): the
+log and the ledger agree under any concurrency and across a crash, and the charge writes one row
+instead of two. A statement that fails (a refusal: an exhausted budget, a refused analyst
+statement, a cancel, a time limit…) gets a row of its own in ``_provsql_dp.audit_events``, with
+the class of its error and ε 0 — it charged nothing; when it fails *after* a charge (cancelled
+during the LP, say) its row says ``failed`` and the charge keeps its own ``released`` row.
 
-The table ``_provsql_dp.audit`` is only ever appended to, by the library. Columns:
+The view ``_provsql_dp.audit`` gives both, one row per event; only the library writes the rows
+under it, and only ever appends them. Columns:
 
 ==============  ========================================================================
 ``id``          order of writing
@@ -22,6 +23,11 @@ The table ``_provsql_dp.audit`` is only ever appended to, by the library. Column
 ``reason``      the error's class for a refusal (``BudgetExceededError``, ``PrivacyError``…)
 ``detail``      the first line of the error's message
 ==============  ========================================================================
+
+(A database made before the audit rows moved into the ledger has a table ``_provsql_dp.audit``:
+the first read-write connection renames it ``audit_events``, where its rows — releases included —
+stay as they were, and makes the view; its ledger rows, which have no place in the log's order,
+are not shown twice.)
 
 The view ``_provsql_dp.audit_log`` adds ``epsilon_value`` (a DOUBLE) for sums and charts and
 ``unit``, what ``epsilon`` counts: ``epsilon`` (pure ε), ``epsilon-delta`` (the ε of an (ε, δ)
@@ -55,12 +61,18 @@ import duckdb
 from ..sql.catalog import SCHEMA
 
 __all__ = ["Source", "DDL", "create", "insert", "record_failure", "last_rows", "CLIENTS",
-           "LOG_COLUMNS"]
+           "LOG_COLUMNS", "LEDGER_COLUMNS", "LEDGER_VALUES"]
 
 log = logging.getLogger("provsql_dp.audit")
 
 #: who may appear in ``client``
 CLIENTS = ("dbapi", "shell", "explorer", "wire")
+
+#: what a charge writes into its ledger row to make it its release's audit row: the columns
+#: and their values in the ledger's ``INSERT`` (parameters: :attr:`Source.role`, then
+#: :attr:`Source.client`); the columns are added to a ledger made before them by the ledger's DDL
+LEDGER_COLUMNS = "audit_id, role, client"
+LEDGER_VALUES = f"nextval('{SCHEMA}.audit_seq'), ?, ?"
 
 #: the view: ``epsilon`` as a DOUBLE, and the unit of the charge (the ledger row's)
 _VIEW = """{create} {SCHEMA}.audit_log AS
@@ -74,7 +86,7 @@ _VIEW = """{create} {SCHEMA}.audit_log AS
 
 DDL = [
     f"CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.audit_seq START 1",
-    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.audit (
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.audit_events (
         id BIGINT NOT NULL,
         logged_at TIMESTAMP NOT NULL,
         user_name VARCHAR NOT NULL,
@@ -87,23 +99,42 @@ DDL = [
         ledger_id BIGINT,
         reason VARCHAR,
         detail VARCHAR)""",
+    # a release's row is its ledger row (a ledger row without a place in the log's order was
+    # written before: its release's row is in audit_events, renamed from the old table)
+    f"""CREATE VIEW IF NOT EXISTS {SCHEMA}.audit AS
+        SELECT audit_id AS id, charged_at AS logged_at, user_name, role, client,
+               'released' AS outcome, statement, mechanism AS route, epsilon, id AS ledger_id,
+               CAST(NULL AS VARCHAR) AS reason, CAST(NULL AS VARCHAR) AS detail
+        FROM {SCHEMA}.ledger WHERE audit_id IS NOT NULL
+        UNION ALL
+        SELECT id, logged_at, user_name, role, client, outcome, statement, route, epsilon,
+               ledger_id, reason, detail FROM {SCHEMA}.audit_events""",
     _VIEW.format(SCHEMA=SCHEMA, create="CREATE VIEW IF NOT EXISTS"),
 ]
 
-_INSERT = (f"INSERT INTO {SCHEMA}.audit VALUES (nextval('{SCHEMA}.audit_seq'), "
+_INSERT = (f"INSERT INTO {SCHEMA}.audit_events VALUES (nextval('{SCHEMA}.audit_seq'), "
            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _DETAIL_CHARS = 500
 
 
 def create(con: duckdb.DuckDBPyConnection) -> None:
-    """The audit table and its view (after the ledger's tables); a view made before the
-    ``unit`` column is replaced."""
+    """The table of the events other than releases and the views (after the ledger's tables
+    and columns); an audit table made before the release rows moved into the ledger becomes
+    ``audit_events``, rows and all; a view made before the ``unit`` column is replaced."""
+    if _is_table(con, "audit"):
+        con.execute(f"ALTER TABLE {SCHEMA}.audit RENAME TO audit_events")
     for stmt in DDL:
         con.execute(stmt)
     has_unit = con.execute("SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND "
                            "table_name = 'audit_log' AND column_name = 'unit'", [SCHEMA]).fetchall()[0][0]
     if not has_unit:
         con.execute(_VIEW.format(SCHEMA=SCHEMA, create="CREATE OR REPLACE VIEW"))
+
+
+def _is_table(con, name: str) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
+                       "table_name = ? AND database_name = current_database()",
+                       [SCHEMA, name]).fetchall()[0][0] > 0
 
 
 #: the columns of ``SHOW AUDIT LOG`` and their types
@@ -135,7 +166,8 @@ class Source:
 def insert(cur, source: Source, user: str, outcome: str, statement: str | None, route: str | None,
            epsilon: str, ledger_id: int | None = None, reason: str | None = None,
            detail: str | None = None, at: datetime | None = None) -> None:
-    """Append one row on ``cur`` (inside the caller's transaction: the ledger's charge)."""
+    """Append one row of an event other than a release (those are the ledger's rows) on
+    ``cur``."""
     cur.execute(_INSERT, [at or datetime.now(), user, source.role, source.client, outcome,
                           statement, route, epsilon, ledger_id, reason, detail])
 

@@ -4,8 +4,8 @@ Budgets are exact fractions (stored as text such as ``'1/1000'``), so a thousand
 add up to exactly 1 — no float drift can let a user overspend. :meth:`Ledger.charge` is the one
 API every mechanism charges through, *before* any noise is drawn: it checks the remaining budget,
 records the charge and commits, in one transaction on a connection of its own, so a refused
-charge spends nothing and a crash after the charge loses nothing. The same transaction appends the
-release's row to the audit log (:mod:`provsql_dp.privacy.audit`). Concurrent charges against the
+charge spends nothing and a crash after the charge loses nothing. The charge's row is also the
+release's row of the audit log (:mod:`provsql_dp.privacy.audit`). Concurrent charges against the
 same user conflict on the user's budget row; the loser retries against the new balance.
 
 Example
@@ -64,6 +64,12 @@ _DDL = [
     f"ALTER TABLE {SCHEMA}.budget ADD COLUMN IF NOT EXISTS spent_delta VARCHAR DEFAULT '0/1'",
     f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS unit VARCHAR DEFAULT 'epsilon'",
     f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS delta VARCHAR DEFAULT '0/1'",
+    # a charge's row is its release's audit row (privacy.audit): its place in the log's order,
+    # who released it and from which client (NULL in the rows written before: theirs are in
+    # audit_events)
+    f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS audit_id BIGINT",
+    f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS role VARCHAR",
+    f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS client VARCHAR",
 ]
 
 _RETRIES = 50
@@ -292,15 +298,14 @@ class Ledger:
             if unit == "epsilon":
                 read[:] = [(row[0], _enc(spent + amount))]
             at = datetime.now()
-            cid = cur.execute(
+            cid = cur.execute(  # also the release's audit row (privacy.audit)
                 f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
-                f"epsilon, unit, delta) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, ?, ?) "
+                f"epsilon, unit, delta, {audit.LEDGER_COLUMNS}) VALUES "
+                f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, ?, ?, {audit.LEDGER_VALUES}) "
                 "RETURNING id",
-                [at, user, statement, mechanism, _enc(amount), unit, _enc(delta)],
+                [at, user, statement, mechanism, _enc(amount), unit, _enc(delta),
+                 self.source.role, self.source.client],
             ).fetchone()[0]
-            # the audit row in the charge's transaction: both are committed, or neither
-            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(amount),
-                         cid, at=at)
             return Charge(cid, at, user, statement, mechanism, amount, total - spent - amount,
                           unit, delta)
 
@@ -312,7 +317,7 @@ class Ledger:
         return charge
 
     def _charge_known(self, user: str, eps: Fraction, statement, mechanism) -> Charge | None:
-        """The charge in four statements instead of five when this object charged ``user``
+        """The charge in three statements instead of five when this object charged ``user``
         last: no SELECT of the budget row, whose (total, spent) it remembers; ``UPDATE … WHERE
         total = known AND spent = known`` both checks and writes. In DuckDB an UPDATE matches
         the row only as the latest committed version has it and a concurrent writer of that row
@@ -340,11 +345,12 @@ class Ledger:
                 _rollback(cur)
                 return None
             at = datetime.now()
-            cid = cur.execute(
+            cid = cur.execute(  # also the release's audit row (privacy.audit)
                 f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
-                f"epsilon) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?) RETURNING id",
-                [at, user, statement, mechanism, _enc(eps)]).fetchone()[0]
-            audit.insert(cur, self.source, user, "released", statement, mechanism, _enc(eps), cid, at=at)
+                f"epsilon, {audit.LEDGER_COLUMNS}) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, "
+                f"?, ?, ?, {audit.LEDGER_VALUES}) RETURNING id",
+                [at, user, statement, mechanism, _enc(eps), self.source.role,
+                 self.source.client]).fetchone()[0]
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
             _rollback(cur)

@@ -258,8 +258,10 @@ def test_dump_restores_data_declarations_and_spent_budget(tmp_path):
               "SELECT * FROM friendship ORDER BY ALL", "SELECT * FROM rich ORDER BY ALL",
               "SHOW PROTECTED", "SHOW BOUNDS", "SHOW GROUP KEYS", "SHOW POLICIES",
               "SHOW PRIVACY BUDGET", "SELECT id, user_name, statement, mechanism, epsilon "
-              "FROM _provsql_dp.ledger ORDER BY id"):
+              "FROM _provsql_dp.ledger ORDER BY id",
+              "SELECT * EXCLUDE (logged_at) FROM _provsql_dp.audit_log ORDER BY id"):
         assert a.execute(q).fetchall() == b.execute(q).fetchall(), q
+    a_log = a.execute("SELECT id FROM _provsql_dp.audit_log").fetchall()
     a.close()
     # the restored ledger goes on where the original stopped: ann has 0.75 left, not a fresh 1
     b.close()
@@ -267,6 +269,9 @@ def test_dump_restores_data_declarations_and_spent_budget(tmp_path):
     again.execute("SELECT COUNT(*) FROM employees WITH EPSILON 0.5")
     assert str(again.execute("SHOW PRIVACY BUDGET").fetchall()[0][3]) == "0.25"
     assert [c.id for c in again.ledger.entries()] == [1, 2]
+    # and so does the audit log: the new release's row after the restored ones
+    assert again._duck.execute("SELECT id, outcome FROM _provsql_dp.audit ORDER BY id").fetchall()[-1] \
+        == (len(a_log) + 1, "released")
     again.close()
 
 

@@ -170,8 +170,8 @@ def _privacy_state(duck):
             if Fraction(spent) != 0:
                 yield (f"UPDATE {SCHEMA}.budget SET spent = {_lit(spent)} "
                        f"WHERE user_name = {_lit(user)};  -- ε already spent")
-    for table in ("ledger", "audit", "delta_publishers", "delta_releases"):
-        if table not in have:
+    for table in ("ledger", "audit", "audit_events", "delta_publishers", "delta_releases"):
+        if table not in have:  # (audit: a table in a database made before audit_events)
             continue
         rows = list(_rows(duck, SCHEMA, table, _types(duck, SCHEMA, table), f"{SCHEMA}.{table}"))
         if not rows:
@@ -181,6 +181,11 @@ def _privacy_state(duck):
             yield f"DROP SEQUENCE IF EXISTS {SCHEMA}.{table}_seq;"
             yield f"CREATE SEQUENCE {SCHEMA}.{table}_seq START {int(top) + 1};"
         yield from rows
+    if "audit_events" in have:  # the log's rows: audit_events' and the ledger's (releases)
+        top = duck.execute(f"SELECT max(id) FROM {SCHEMA}.audit").fetchone()[0]
+        if top is not None:
+            yield f"DROP SEQUENCE IF EXISTS {SCHEMA}.audit_seq;"
+            yield f"CREATE SEQUENCE {SCHEMA}.audit_seq START {int(top) + 1};"
 
 
 def dump(con, only: str | None = None):

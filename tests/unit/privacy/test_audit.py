@@ -186,3 +186,62 @@ def test_an_audit_view_made_before_the_unit_column_is_replaced(path):
     con = provsql_dp.connect(path)
     cols = [r[0] for r in con.execute("DESCRIBE _provsql_dp.audit_log").fetchall()]
     assert "unit" in cols and "epsilon_value" in cols
+
+
+def _as_before_audit_events(path):
+    """The database at ``path`` as provsql_dp wrote it before a release's audit row was its
+    ledger row: an audit table holding every row, a ledger without the audit columns."""
+    import duckdb
+
+    raw = duckdb.connect(path)
+    raw.execute("DROP VIEW _provsql_dp.audit; "
+                "ALTER TABLE _provsql_dp.audit_events RENAME TO audit")
+    rows = raw.execute("SELECT id, charged_at, user_name, role, client, statement, mechanism, "
+                       "epsilon, audit_id FROM _provsql_dp.ledger").fetchall()
+    for lid, at, user, role, client, stmt, mech, eps, aid in rows:
+        raw.execute("INSERT INTO _provsql_dp.audit VALUES (?, ?, ?, ?, ?, 'released', ?, ?, ?, ?, "
+                    "NULL, NULL)", [aid, at, user, role, client, stmt, mech, eps, lid])
+    for col in ("audit_id", "role", "client"):
+        raw.execute(f"ALTER TABLE _provsql_dp.ledger DROP COLUMN {col}")
+    raw.close()
+
+
+def test_an_audit_table_made_before_the_ledger_rows_keeps_its_rows(path):
+    """The old table becomes audit_events, rows and all (releases included, shown once); new
+    releases come from their ledger rows and go on in the log's order; the charge of a
+    release still has its audit row, and a refusal its own."""
+    con = provsql_dp.connect(path)
+    ann = analyst(path)
+    ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.25")
+    with pytest.raises(BudgetExceededError):
+        ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 5")
+    before = con.execute("SELECT * FROM _provsql_dp.audit_log ORDER BY id").fetchall()
+    con.close()
+    ann.close()
+    _as_before_audit_events(path)
+    con = provsql_dp.connect(path)
+    assert con.execute("SELECT * FROM _provsql_dp.audit_log ORDER BY id").fetchall() == before
+    ann = analyst(path)
+    ann.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.5")
+    assert con.execute(LOG).fetchall() == [
+        ("released", "ann", "analyst", "dbapi", "laplace", "1/4", None),
+        ("refused", "ann", "analyst", "dbapi", None, "0", "BudgetExceededError"),
+        ("released", "ann", "analyst", "dbapi", "laplace", "1/2", None),
+    ]
+    ids = [r[0] for r in con.execute("SELECT id FROM _provsql_dp.audit ORDER BY id").fetchall()]
+    assert ids == [1, 2, 3]
+    assert con.execute("SELECT ledger_id FROM _provsql_dp.audit WHERE outcome = 'released' "
+                       "ORDER BY id").fetchall() == [(1,), (2,)]
+
+
+def test_a_release_is_one_row_of_the_ledger_and_of_the_log(path):
+    """The release's audit row is its ledger row: no table of the log grows with a release."""
+    con = provsql_dp.connect(path)
+    ann = analyst(path)
+    n = con.execute("SELECT count(*) FROM _provsql_dp.audit_events").fetchone()[0]
+    for eps in ("0.125", "0.25"):
+        ann.execute(f"SELECT COUNT(*) FROM t WITH EPSILON {eps}")
+    assert con.execute("SELECT count(*) FROM _provsql_dp.audit_events").fetchone()[0] == n
+    assert con.execute("SELECT l.id, l.epsilon, a.id FROM _provsql_dp.ledger l JOIN "
+                       "_provsql_dp.audit a ON a.ledger_id = l.id ORDER BY l.id").fetchall() == [
+        (1, "1/8", 1), (2, "1/4", 2)]
