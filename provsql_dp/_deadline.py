@@ -45,6 +45,7 @@ provsql_dp._deadline.DeadlineExceeded: the release passed its time budget of 0.0
 from __future__ import annotations
 
 import atexit
+import math
 import numbers
 import os
 import threading
@@ -244,6 +245,8 @@ class _Watcher:
         self._thread: threading.Thread | None = None
         self._pid = None
         self._stopping = False
+        #: when the thread wakes next (it waits on ``_cond`` until then; inf: until notified)
+        self._wakes = math.inf
 
     def add(self, duck, end: float) -> int:
         with self._cond:
@@ -255,7 +258,9 @@ class _Watcher:
                 self._thread.start()
             self._next_id += 1
             self._steps[self._next_id] = [end, duck]
-            self._cond.notify()
+            if end < self._wakes:  # else it wakes in time anyway (a step removed since, say):
+                self._wakes = -math.inf  # no wake-up of the thread per statement
+                self._cond.notify()
             return self._next_id
 
     def remove(self, step: int) -> None:
@@ -284,7 +289,9 @@ class _Watcher:
                         due[0] = now + POLL
                 due = None  # hold no connection while waiting (it must be freed at exit)
                 wait = min((s[0] for s in self._steps.values()), default=None)
+                self._wakes = math.inf if wait is None else wait
                 self._cond.wait(None if wait is None else max(wait - now, 0.0))
+                self._wakes = -math.inf  # awake: add() notifies (harmless) until it waits again
 
 
 _WATCHER = _Watcher()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 
@@ -153,6 +154,41 @@ def test_a_step_past_its_end_is_interrupted_by_the_shared_watcher():
             con.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
     assert time.monotonic() - t < 5
     assert con.execute("SELECT 1").fetchall() == [(1,)]  # the next query is not interrupted
+
+
+def test_the_watcher_is_woken_only_for_an_earlier_end_and_still_interrupts_in_time():
+    """A step that ends after the time the watcher already waits for (a step removed since)
+    does not wake it; it wakes then and waits on for the new step. A step ending sooner wakes
+    it. Either way a step past its end is interrupted."""
+    import duckdb
+
+    w = _deadline._Watcher()
+    con = duckdb.connect()
+    try:
+        step = w.add(None, time.monotonic() + 0.3)
+        time.sleep(0.05)
+        w.remove(step)  # the watcher still waits until ~0.3 s
+        waits = w._wakes
+        assert waits < math.inf
+        t = time.monotonic()
+        w.add(con, t + 0.6)  # later: no notify
+        assert w._wakes == waits
+        with pytest.raises(duckdb.InterruptException):
+            con.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
+        assert 0.5 < time.monotonic() - t < 5
+        w._steps.clear()
+        con2 = duckdb.connect()
+        step = w.add(None, time.monotonic() + 60)
+        time.sleep(0.05)
+        w.remove(step)  # the watcher now waits ~60 s
+        t = time.monotonic()
+        w.add(con2, t + 0.2)  # sooner: woken
+        with pytest.raises(duckdb.InterruptException):
+            con2.execute("SELECT count(*) FROM range(10000000000000)").fetchall()
+        assert time.monotonic() - t < 5
+    finally:
+        w._steps.clear()
+        w.stop()
 
 
 def test_the_watcher_stops_at_exit_and_starts_again_when_needed():
