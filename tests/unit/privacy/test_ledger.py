@@ -112,6 +112,55 @@ def test_threads_racing_never_overspend(tmp_path):
     assert len(setup.ledger.entries("u")) == 20
 
 
+def test_one_ledger_shared_by_racing_threads_never_overspends(tmp_path):
+    """The known-budget charge runs on a connection the ledger keeps (one thread at a time: the
+    others take the reading path on connections of their own); with eight threads charging
+    through one ledger and two more ledgers racing, exactly the budget is spent."""
+    path = str(tmp_path / "shared.duckdb")
+    con = duckdb.connect(path)
+    shared, rivals = Ledger(con), [Ledger(con) for _ in range(2)]
+    shared.set_budget("u", "1")
+    ok, refused = [], []
+    lock = threading.Lock()
+
+    def spend(led):
+        for _ in range(8):
+            try:
+                led.charge("u", "0.025", None, "race")
+                with lock:
+                    ok.append(1)
+            except BudgetExceededError:
+                with lock:
+                    refused.append(1)
+
+    threads = [threading.Thread(target=spend, args=(led,)) for led in [shared] * 8 + rivals]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ok) == 40 and len(refused) == 10 * 8 - 40
+    assert shared.remaining("u") == 0 and len(shared.entries("u")) == 40
+    assert sum(c.epsilon for c in shared.entries("u")) == 1
+
+
+def test_the_kept_charge_connection_is_reused_and_closed_with_its_parent(tmp_path):
+    path = str(tmp_path / "kept.duckdb")
+    con = duckdb.connect(path)
+    led = Ledger(con)
+    led.set_budget("u", "1")
+    for _ in range(3):
+        led.charge("u", "0.1", None, "test")
+    kept = led._charger
+    assert kept is not None
+    led.charge("u", "0.1", None, "test")
+    assert led._charger is kept and led.budget("u") == (1, Fraction(2, 5))
+    con.close()  # DuckDB closes the cursors of a connection with it: nothing holds the file
+    with pytest.raises(duckdb.ConnectionException):
+        kept.execute("SELECT 1")
+    other = duckdb.connect(path)
+    assert other.execute("SELECT count(*) FROM _provsql_dp.ledger").fetchone() == (4,)
+
+
 def test_second_process_gets_a_clear_error(tmp_path):
     path = str(tmp_path / "locked.duckdb")
     con = provsql_dp.connect(path)
