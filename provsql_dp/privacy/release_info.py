@@ -75,7 +75,9 @@ class PrivacyInfo:
             if exact is None:
                 value = getattr(self, name)
                 exact = value if isinstance(value, Fraction) else Fraction(str(value))
-            object.__setattr__(self, f"{name}_exact", Fraction(exact))
+            if type(exact) is not Fraction:  # (a copy by dataclasses.replace keeps its own)
+                exact = Fraction(exact)
+            object.__setattr__(self, f"{name}_exact", exact)
             object.__setattr__(self, name, float(exact))
 
     def _per_column(self) -> list[tuple]:
