@@ -349,9 +349,11 @@ class Ledger:
         is closed with the connection it came from (DuckDB closes a connection's cursors)."""
         if self._charger is None:
             cur = self.con.cursor()
-            # no optimizer for this connection's few small statements: a tenth of a
-            # millisecond each, and nothing for it to improve in them
-            cur.execute("PRAGMA disable_optimizer")
+            try:  # no optimizer for this connection's few small statements: a tenth of a
+                # millisecond each, and nothing for it to improve in them
+                cur.execute("PRAGMA disable_optimizer")
+            except duckdb.Error:  # the configuration is locked (an analyst's guard rails)
+                pass
             self._charger = cur
         return self._charger
 

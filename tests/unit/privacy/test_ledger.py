@@ -224,3 +224,25 @@ def test_a_missing_directory_is_not_called_a_lock(tmp_path):
         provsql_dp.connect(str(tmp_path / "no_such_dir" / "x.duckdb"))
     assert "directory must exist" in str(err.value)
     assert "one process write" not in str(err.value)
+
+
+def test_the_known_budget_charge_runs_under_a_locked_configuration():
+    """Guard rails lock DuckDB's configuration (analysts' connections): the kept connection
+    cannot turn its optimizer off, and charges on it all the same."""
+    con = duckdb.connect()
+    led = Ledger(con)
+    led.set_budget("u", "1")
+    con.execute("SET lock_configuration = true")
+    known = []
+    real = Ledger._charge_known
+
+    def spy(self, *a):
+        known.append(real(self, *a))
+        return known[-1]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Ledger, "_charge_known", spy)
+        for _ in range(3):
+            led.charge("u", "0.25", None, "test")
+    assert [k is not None for k in known] == [False, True, True]
+    assert led.budget("u") == (1, Fraction(3, 4)) and len(led.entries("u")) == 3
