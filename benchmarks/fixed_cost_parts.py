@@ -2,9 +2,10 @@
 
 A private ``COUNT(*) … WHERE`` (Laplace) over ``people`` at 10^5 rows (by default), where the
 scan is cheap and what the statement pays besides it shows: the whole statement next to the
-plain query, the ledger's charge of a known budget, and the catalog's fingerprint with the
-settings check (``Catalog.snapshot`` + ``check_session_settings``). Each round runs one child
-process per checkout (the order alternating), each timing ``repeats`` statements of each kind;
+plain query, the ledger's charge of a known budget, the catalog's fingerprint with the
+settings check (``Catalog.snapshot`` + ``check_session_settings``), and the private statement on
+a database whose DuckDB configuration is locked (as analysts' guard rails lock it, on the
+servers). Each round runs one child process per checkout (the order alternating), each timing ``repeats`` statements of each kind;
 the table gives the medians over the rounds of the children's medians (wall, ms) and the
 1-minute load average when each child started.
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "SELECT COUNT(*) FROM people WHERE salary > 50000"
-PARTS = ("plain", "private", "charge", "fingerprint")
+PARTS = ("plain", "private", "charge", "fingerprint", "locked")
 
 
 def measure(code: str, rows: int, repeats: int) -> dict:
@@ -64,6 +65,19 @@ def measure(code: str, rows: int, repeats: int) -> dict:
     for _ in range(repeats):
         timed("charge", lambda: con._ledger.charge(con.user, 1, private, "laplace"))
         timed("fingerprint", snapshot)
+    # the private statement where DuckDB's configuration is locked, as on an analyst's
+    # connection with guard rails (what the servers run)
+    locked = provsql_dp.connect(":memory:fixed_cost_locked")
+    locked._duck.execute("CREATE TABLE people(id INTEGER PRIMARY KEY, salary DOUBLE)")
+    locked._duck.execute(f"INSERT INTO people SELECT range::INTEGER, "
+                         f"(hash(range * 3 + 2) % 120000)::DOUBLE FROM range({rows})")
+    locked.execute("PROTECT TABLE people")
+    locked.execute("SET PRIVACY BUDGET 1e12")
+    locked._duck.execute("SET lock_configuration = true")
+    for _ in range(20):
+        locked.execute(private).fetchall()
+    for _ in range(repeats):
+        timed("locked", lambda: locked.execute(private).fetchall())
     return {p: statistics.median(v) * 1e3 for p, v in times.items()}
 
 
@@ -98,12 +112,13 @@ def main(argv=None) -> None:
     print(f"\n## The fixed cost of a private COUNT, part by part ({args.rows:,} rows, "
           f"{args.rounds} rounds × median of {args.repeats}; ms)\n")
     print("| code | plain DuckDB | private statement | its charge | fingerprint + settings check "
-          "| load |")
-    print("|---|---|---|---|---|---|")
+          "| private, configuration locked | load |")
+    print("|---|---|---|---|---|---|---|")
     for key in codes:
-        med = {p: statistics.median(s[p] for s in seen[key]) for p in (*PARTS, "load")}
+        med = {p: statistics.median(s.get(p, float("nan")) for s in seen[key])
+               for p in (*PARTS, "load")}
         print(f"| {key} | {med['plain']:.2f} | {med['private']:.2f} | {med['charge']:.2f} | "
-              f"{med['fingerprint']:.2f} | {med['load']:.1f} |")
+              f"{med['fingerprint']:.2f} | {med['locked']:.2f} | {med['load']:.1f} |")
 
 
 if __name__ == "__main__":
