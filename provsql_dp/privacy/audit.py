@@ -122,7 +122,11 @@ def create(con: duckdb.DuckDBPyConnection) -> None:
     and columns); an audit table made before the release rows moved into the ledger becomes
     ``audit_events``, rows and all; a view made before the ``unit`` column is replaced."""
     if _is_table(con, "audit"):
-        con.execute(f"ALTER TABLE {SCHEMA}.audit RENAME TO audit_events")
+        try:
+            con.execute(f"ALTER TABLE {SCHEMA}.audit RENAME TO audit_events")
+        except duckdb.Error:
+            if _is_table(con, "audit"):  # not another connection renaming it at the same time
+                raise
     for stmt in DDL:
         con.execute(stmt)
     has_unit = con.execute("SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND "
