@@ -212,8 +212,26 @@ static inline double ceil_sse41(double x) {
 #include "pdp_rows.h"
 #undef PDP_VEC
 #undef PDP_SUFFIX
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,avx512f,avx512dq,avx512vl")
+#include <immintrin.h>
+#define PDP_HAVE_AVX512 1
+#define PDP_SUFFIX _avx512
+#define PDP_VEC 2
+#include "pdp_rows.h"
+#undef PDP_VEC
+#undef PDP_SUFFIX
 #undef PDP_CEIL
 #pragma GCC pop_options
+
+/* the AVX-512 variant's instructions (F, DQ, VL), their state saved by the OS (libgcc checks) */
+static int avx512_usable(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512vl");
+}
 #endif
 
 static void combine(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_aggregate_state *target,
@@ -322,7 +340,9 @@ static duckdb_aggregate_function make(void) {
 	duckdb_aggregate_update_t update = update_base;
 #ifdef PDP_HAVE_X86
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2")) {
+	if (avx512_usable()) {
+		update = update_avx512;
+	} else if (__builtin_cpu_supports("avx2")) {
 		update = update_avx2;
 	} else if (__builtin_cpu_supports("sse4.1")) {
 		update = update_sse41;

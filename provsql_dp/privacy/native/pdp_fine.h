@@ -30,8 +30,13 @@ typedef double v4d __attribute__((vector_size(32)));
 typedef uint64_t v4u __attribute__((vector_size(32)));
 typedef int64_t v4i __attribute__((vector_size(32)));
 typedef uint32_t v4w __attribute__((vector_size(16)));
+/* 8 lanes (the AVX-512 variant's) */
+typedef double v8d __attribute__((vector_size(64)));
+typedef uint64_t v8u __attribute__((vector_size(64)));
+typedef int64_t v8i __attribute__((vector_size(64)));
+typedef uint32_t v8w __attribute__((vector_size(32)));
 
-struct facc {
+struct __attribute__((aligned(64))) facc {
 	double n, tot, inv, pad; /* contiguous: one vector add a total (pdp_rows.h) */
 	double lo, hi;
 	int64_t kp, m; /* the bucket's key: kp = 2·k + p, m (e = 0) */

@@ -107,6 +107,32 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
 _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COPIES = 4");
 /* row r of the block into copy j of its accumulators (count, sum(c), sum(1/c) in one 4-lane
  * add; min, max by a rarely taken branch), or onto the list for after the block */
+#undef PDP_ADD
+#undef PDP_INV
+#if PDP_VEC == 2
+/* the AVX-512 variant: the accumulator (one 64-byte line: n, tot, inv, pad, lo, hi, kp, m) read
+ * and written whole, count, sum(c), sum(1/c) in one masked 3-lane add, min and max in one masked
+ * min and one masked max (lanes lo, hi; c >= 1 finite here, never NaN), no branch; the row's
+ * (1, c, 1/c, -, c, c) one permute of its pair (c, 1/c) from the first stage */
+#define PDP_INV(r) ci[2 * (r) + 1]
+#define PDP_ADD(r, j)                                                                                    \
+	do {                                                                                             \
+		uint32_t e_ = flat[key[r]];                                                              \
+		if (e_ - 1 >= SLOW_CELL - 1) { /* 0 (a page to build) or SLOW_CELL */                    \
+			later[nl++] = (uint16_t)(r);                                                     \
+		} else {                                                                                 \
+			double *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)].n;                               \
+			__m512d v_ = _mm512_mask_permutexvar_pd(                                         \
+			    one_, 0x3E, pick_, _mm512_zextpd128_pd512(_mm_loadu_pd(ci + 2 * (r))));      \
+			__m512d t_ = _mm512_load_pd(A_);                                                 \
+			t_ = _mm512_mask_add_pd(t_, 0x07, t_, v_);                                       \
+			t_ = _mm512_mask_min_pd(t_, 0x10, t_, v_);                                       \
+			t_ = _mm512_mask_max_pd(t_, 0x20, t_, v_);                                       \
+			_mm512_store_pd(A_, t_);                                                         \
+		}                                                                                        \
+	} while (0)
+#else
+#define PDP_INV(r) inv[r]
 #define PDP_ADD(r, j)                                                                                    \
 	do {                                                                                             \
 		uint32_t e_ = flat[key[r]];                                                              \
@@ -115,7 +141,7 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 		} else {                                                                                 \
 			struct facc *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)];                            \
 			double c_ = fabs(xb[r]);                                                         \
-			v4d t_, add_ = {1.0, c_, inv[r], 0.0}; /* n, tot, inv (pad + 0) */              \
+			v4d t_, add_ = {1.0, c_, PDP_INV(r), 0.0}; /* n, tot, inv (pad + 0) */              \
 			memcpy(&t_, &A_->n, sizeof t_);                                                  \
 			t_ += add_;                                                                      \
 			memcpy(&A_->n, &t_, sizeof t_);                                                  \
@@ -127,6 +153,7 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 			}                                                                                \
 		}                                                                                        \
 	} while (0)
+#endif
 static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid, idx_t n) {
 	const params *P = &S->P;
 	const int nb = P->fine_bits;
@@ -134,7 +161,13 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 	const double lo = P->lo, hi = P->hi, top = 0x1p64;
 	const double floor = P->mode == 1 ? -INFINITY : 1.0; /* mode 0: no split, w >= 1 */
 	uint32_t key[FINE_BLOCK];
+#if PDP_VEC == 2
+	double ci[2 * FINE_BLOCK] __attribute__((aligned(64))); /* (c, 1/c) a row */
+	const __m512d one_ = _mm512_set1_pd(1.0);
+	const __m512i pick_ = _mm512_set_epi64(0, 0, 0, 0, 0, 1, 0, 0); /* lanes 1-5: c, 1/c, -, c, c */
+#else
 	double inv[FINE_BLOCK];
+#endif
 	if (!S->flat) {
 		if (!(S->flat = (uint16_t *)calloc(last + 1, sizeof(uint16_t)))) {
 			return 0;
@@ -145,7 +178,23 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 		idx_t m = n - base < FINE_BLOCK ? n - base : FINE_BLOCK;
 		const double *xb = x + base;
 		idx_t i = 0;
-#ifdef PDP_VEC
+#if PDP_VEC == 2
+		for (; i + 8 <= m; i += 8) { /* 8 rows: as the 4-lane loop below, (c, 1/c) interleaved */
+			v8d v;
+			memcpy(&v, xb + i, sizeof v);
+			v8u a = (v8u)v & 0x7FFFFFFFFFFFFFFFULL;
+			v8d c = (v8d)a;
+			v8i ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
+			v8u k = ((((v8u)v >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
+			k = (k & (v8u)ok) | (~(v8u)ok & last);
+			v8w kw = __builtin_convertvector(k, v8w);
+			memcpy(key + i, &kw, sizeof kw);
+			v8d r = 1.0 / c;
+			__m512d c0 = (__m512d)c, r0 = (__m512d)r;
+			_mm512_store_pd(ci + 2 * i, _mm512_permutex2var_pd(c0, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), r0));
+			_mm512_store_pd(ci + 2 * i + 8, _mm512_permutex2var_pd(c0, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), r0));
+		}
+#elif defined(PDP_VEC)
 		for (; i + 4 <= m; i += 4) {
 			v4d v;
 			memcpy(&v, xb + i, sizeof v);
@@ -166,7 +215,10 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			int ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
 			uint64_t k = (((bits_of(v) >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
 			key[i] = (uint32_t)(ok ? k : last);
-			inv[i] = 1.0 / c;
+#if PDP_VEC == 2
+			ci[2 * i] = c;
+#endif
+			PDP_INV(i) = 1.0 / c;
 		}
 		if (valid) {
 			for (i = 0; i < m; i++) {
@@ -204,7 +256,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				double c = fabs(xb[i]);
 				A->n += 1.0;
 				A->tot += c;
-				A->inv += inv[i];
+				A->inv += PDP_INV(i);
 				A->lo = c < A->lo ? c : A->lo;
 				A->hi = c > A->hi ? c : A->hi;
 				continue;
