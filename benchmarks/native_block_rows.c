@@ -49,6 +49,7 @@ static double run(block_fn f, const double *xs, size_t n, int reps) {
 int main(int argc, char **argv) {
 	size_t n = argc > 1 ? (size_t)atol(argv[1]) : 10000000;
 	int reps = argc > 2 ? atoi(argv[2]) : 7;
+	const char *only = argc > 3 ? argv[3] : NULL; /* one variant's name */
 	double *xs = (double *)malloc(n * sizeof(double));
 	uint64_t r = 12345;
 	for (size_t i = 0; i < n; i++) {
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
 			qsort(xs, n, sizeof(double), cmp_double);
 		}
 		for (int v = 0; v < 4; v++) {
-			if (have[v]) {
+			if (have[v] && (!only || !strcmp(only, names[v]))) {
 				printf("%s %s %.3f\n", order ? "sorted" : "random", names[v], run(fns[v], xs, n, reps));
 				fflush(stdout);
 			}

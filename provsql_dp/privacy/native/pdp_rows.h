@@ -111,8 +111,9 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 #undef PDP_INV
 #if PDP_VEC == 2
 /* the AVX-512 variant: the accumulator (one 64-byte line: n, tot, inv, pad, lo, hi, kp, m) read
- * and written whole, count, sum(c), sum(1/c) in one masked 3-lane add, min and max in one masked
- * min and one masked max (lanes lo, hi; c >= 1 finite here, never NaN), no branch; the row's
+ * and written whole, no branch: min and max by a masked min and a masked max (lanes lo, hi; c >= 1
+ * finite here, never NaN), count, sum(c), sum(1/c) by one masked 3-lane add of the line read,
+ * beside them rather than after (a shorter chain from the load to the store); the row's
  * (1, c, 1/c, -, c, c) one permute of its pair (c, 1/c) from the first stage */
 #define PDP_INV(r) ci[2 * (r) + 1]
 #define PDP_ADD(r, j)                                                                                    \
@@ -125,10 +126,8 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 			__m512d v_ = _mm512_mask_permutexvar_pd(                                         \
 			    one_, 0x3E, pick_, _mm512_zextpd128_pd512(_mm_loadu_pd(ci + 2 * (r))));      \
 			__m512d t_ = _mm512_load_pd(A_);                                                 \
-			t_ = _mm512_mask_add_pd(t_, 0x07, t_, v_);                                       \
-			t_ = _mm512_mask_min_pd(t_, 0x10, t_, v_);                                       \
-			t_ = _mm512_mask_max_pd(t_, 0x20, t_, v_);                                       \
-			_mm512_store_pd(A_, t_);                                                         \
+			__m512d m_ = _mm512_mask_max_pd(_mm512_mask_min_pd(t_, 0x10, t_, v_), 0x20, t_, v_); \
+			_mm512_store_pd(A_, _mm512_mask_add_pd(m_, 0x07, t_, v_));                       \
 		}                                                                                        \
 	} while (0)
 #else
