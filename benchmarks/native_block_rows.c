@@ -93,6 +93,17 @@ int main(int argc, char **argv) {
 		same += same_state(st, 2048);
 	}
 	printf("same_state %.3f (%d)\n", (cpu_now() - t) * 1e9 / (double)n, same);
+#ifdef PDP_HAVE_AVX512
+	if (avx512_usable()) {
+		t = cpu_now();
+		same = 0;
+		for (size_t b = 0; b < n; b += 2048) {
+			__asm__ volatile("" ::: "memory");
+			same += same_state_avx512(st, 2048);
+		}
+		printf("same_state_avx512 %.3f (%d)\n", (cpu_now() - t) * 1e9 / (double)n, same);
+	}
+#endif
 	free(xs);
 	return 0;
 }

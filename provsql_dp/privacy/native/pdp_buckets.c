@@ -41,6 +41,7 @@
 #include "duckdb_extension.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +179,12 @@ static int same_state(duckdb_aggregate_state *states, idx_t n) {
  * SSE4.1, ceil is one exact instruction (roundsd, rounding toward +inf) instead of glibc's
  * inline bit sequence: the same values (ceil is exact either way), ~2.5 ns less per row; with
  * AVX2 too, the block code's first stage takes 4 rows at a time (PDP_VEC: exact operations
- * only, 1/c correctly rounded in every lane as in a scalar division). No FMA in any
- * (-ffp-contract=off, no fma target). */
+ * only, 1/c correctly rounded in every lane as in a scalar division); with AVX-512 F, DQ and VL
+ * (PDP_VEC 2), 8 rows at a time, and each accumulator is updated by one load, a masked min, a
+ * masked max, a masked add and one store, without a branch (pdp_rows.h, PDP_ADD): the same
+ * operations on the same values in the same order as the AVX2 variant, so the same bits. No FMA
+ * in any (-ffp-contract=off, no fma target). Valgrind (3.19) has no AVX-512: its CPUID hides it,
+ * so under valgrind the AVX2 variant is chosen; the memcheck harness runs natively too. */
 #define PDP_GLUE2(a, b) a##b
 #define PDP_GLUE(a, b) PDP_GLUE2(a, b)
 #define PDP_NAME(f) PDP_GLUE(f, PDP_SUFFIX)

@@ -36,11 +36,15 @@ typedef uint64_t v8u __attribute__((vector_size(64)));
 typedef int64_t v8i __attribute__((vector_size(64)));
 typedef uint32_t v8w __attribute__((vector_size(32)));
 
+/* one cache line, which the AVX-512 variant reads and writes whole (pdp_rows.h, PDP_ADD: its
+ * masks name the lanes n, tot, inv = 0-2, lo = 4, hi = 5) */
 struct __attribute__((aligned(64))) facc {
 	double n, tot, inv, pad; /* contiguous: one vector add a total (pdp_rows.h) */
 	double lo, hi;
 	int64_t kp, m; /* the bucket's key: kp = 2·k + p, m (e = 0) */
 };
+_Static_assert(sizeof(struct facc) == 64 && offsetof(struct facc, lo) == 32 && offsetof(struct facc, hi) == 40,
+               "struct facc: one 64-byte line, lo and hi in lanes 4 and 5");
 
 static double from_bits(uint64_t u) {
 	double x;

@@ -156,5 +156,26 @@ int main(void) {
 		state_destroy(both, 3);
 	}
 	free(xs);
+#ifdef PDP_HAVE_X86
+	/* the AVX-512 same_state against the generic one: one pointer differs, at every place of
+	 * chunks of every length up to 40 (the 16-pointer loop and its tail) */
+	if (avx512_usable()) {
+		duckdb_aggregate_state st[40];
+		int agree = 1, other = 0;
+		for (int n = 1; n <= 40; n++) {
+			for (int at = -1; at < n; at++) {
+				for (int i = 0; i < n; i++) {
+					st[i] = (duckdb_aggregate_state)(i == at ? &other : &agree);
+				}
+				agree &= same_state_avx512(st, (idx_t)n) == same_state(st, (idx_t)n) &&
+				         same_state(st, (idx_t)n) == (at < 0 || n == 1);
+			}
+		}
+		printf("same_state: avx512 %s\n", agree ? "agrees" : "DIFFERS");
+		if (!agree) {
+			return 1;
+		}
+	}
+#endif
 	return 0;
 }
