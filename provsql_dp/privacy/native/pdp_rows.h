@@ -110,11 +110,11 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 #undef PDP_ADD
 #undef PDP_INV
 #if PDP_VEC == 2
-/* the AVX-512 variant: the accumulator (one 64-byte line: n, tot, inv, pad, lo, hi, kp, m) read
- * and written whole, no branch: min and max by a masked min and a masked max (lanes lo, hi; c >= 1
- * finite here, never NaN), count, sum(c), sum(1/c) by one masked 3-lane add of the line read,
- * beside them rather than after (a shorter chain from the load to the store); the row's
- * (1, c, 1/c, -, c, c) one permute of its pair (c, 1/c) from the first stage */
+/* the AVX-512 variant: no branch; count, sum(c), sum(1/c) by one masked 3-lane add of the
+ * accumulator's first half, min and max by one min, one max and a blend of its (lo, hi) (c >= 1
+ * finite here, never NaN); the row's (1, c, 1/c) one permute of its pair (c, 1/c) from the first
+ * stage. Two 256- and 128-bit halves rather than the 64-byte line at once: a store forwards to
+ * the next update of the same accumulator sooner (10^7 sorted salaries 1.45 -> 1.23 ns a row) */
 #define PDP_INV(r) ci[2 * (r) + 1]
 #define PDP_ADD(r, j)                                                                                    \
 	do {                                                                                             \
@@ -123,11 +123,12 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 			later[nl++] = (uint16_t)(r);                                                     \
 		} else {                                                                                 \
 			double *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)].n;                               \
-			__m512d v_ = _mm512_mask_permutexvar_pd(                                         \
-			    one_, 0x3E, pick_, _mm512_zextpd128_pd512(_mm_loadu_pd(ci + 2 * (r))));      \
-			__m512d t_ = _mm512_load_pd(A_);                                                 \
-			__m512d m_ = _mm512_mask_max_pd(_mm512_mask_min_pd(t_, 0x10, t_, v_), 0x20, t_, v_); \
-			_mm512_store_pd(A_, _mm512_mask_add_pd(m_, 0x07, t_, v_));                       \
+			__m128d w_ = _mm_loadu_pd(ci + 2 * (r)); /* (c, 1/c) */                          \
+			__m256d v_ = _mm256_permutexvar_pd(pick_, _mm256_castpd128_pd256(w_));          \
+			__m256d t_ = _mm256_load_pd(A_);                                                 \
+			_mm256_store_pd(A_, _mm256_mask_add_pd(t_, 0x07, t_, _mm256_mask_blend_pd(0x1, v_, one_))); \
+			__m128d u_ = _mm_load_pd(A_ + 4), c_ = _mm_movedup_pd(w_); /* lo, hi; c, c */    \
+			_mm_store_pd(A_ + 4, _mm_blend_pd(_mm_min_pd(u_, c_), _mm_max_pd(u_, c_), 2));   \
 		}                                                                                        \
 	} while (0)
 #else
@@ -162,8 +163,8 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 	uint32_t key[FINE_BLOCK];
 #if PDP_VEC == 2
 	double ci[2 * FINE_BLOCK] __attribute__((aligned(64))); /* (c, 1/c) a row */
-	const __m512d one_ = _mm512_set1_pd(1.0);
-	const __m512i pick_ = _mm512_set_epi64(0, 0, 0, 0, 0, 1, 0, 0); /* lanes 1-5: c, 1/c, -, c, c */
+	const __m256d one_ = _mm256_set1_pd(1.0);
+	const __m256i pick_ = _mm256_set_epi64x(0, 1, 0, 0); /* (-, c, 1/c, -): lane 0 becomes 1 */
 #else
 	double inv[FINE_BLOCK];
 #endif
