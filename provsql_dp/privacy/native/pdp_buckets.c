@@ -45,6 +45,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* lo_hi (pdp_fine.h) */
+#endif
 
 DUCKDB_EXTENSION_EXTERN
 

@@ -106,7 +106,7 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
 #define FINE_BLOCK 256
 _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COPIES = 4");
 /* row r of the block into copy j of its accumulators (count, sum(c), sum(1/c) in one 4-lane
- * add; min, max by a rarely taken branch), or onto the list for after the block */
+ * add; min, max by lo_hi), or onto the list for after the block */
 #undef PDP_ADD
 #undef PDP_INV
 #if PDP_VEC == 2
@@ -145,12 +145,7 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 			memcpy(&t_, &A_->n, sizeof t_);                                                  \
 			t_ += add_;                                                                      \
 			memcpy(&A_->n, &t_, sizeof t_);                                                  \
-			if (c_ < A_->lo) {                                                               \
-				A_->lo = c_;                                                             \
-			}                                                                                \
-			if (c_ > A_->hi) {                                                               \
-				A_->hi = c_;                                                             \
-			}                                                                                \
+			lo_hi(A_, c_);                                                                   \
 		}                                                                                        \
 	} while (0)
 #endif
