@@ -13,12 +13,16 @@ the native build keeps (``provsql-dp build-native`` first).
 Usage::
 
     nice -n 19 python benchmarks/native_block_rows.py [--rows 10000000] [--reps 7]
-        [--before /work/main] [--variant avx512]
+        [--before /work/main] [--variant avx512] [--smoke]
+
+``--smoke`` (tests/system/test_benchmarks_smoke.py): 20,000 rows, one run; it prints that it
+skipped when there is no C compiler.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -59,7 +63,13 @@ def main(argv=None) -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--before", type=Path, help="another checkout: its block code too")
     ap.add_argument("--variant", help="one variant only (base, sse41, avx2, avx512)")
+    ap.add_argument("--smoke", action="store_true", help="a tiny run (the tests' smoke case)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.rows, args.reps = 20_000, 1
+    if shutil.which("cc") is None:
+        print("no C compiler (cc): the block code cannot be built, nothing measured")
+        return
     kept = _build.cache_dir() / f"duckdb-{duckdb.__version__}.tar.gz"
     with tempfile.TemporaryDirectory() as tmp:
         inc = _build.headers(Path(tmp) / "include", kept if kept.is_file() else None)
