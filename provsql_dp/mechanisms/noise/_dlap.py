@@ -97,14 +97,25 @@ def _first_failing_inverse_factorial_coin(n: int, rng: np.random.Generator) -> n
     return _chain_length(rng.integers(0, _CHAIN_FACT, size=n, dtype=np.int64), rng)
 
 
-def _chain_length(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """L from the uniform integers ``u`` on ``[0, 20!)`` (continuing the chain when ``u = 0``)."""
-    first = _CHAIN + 1 - np.searchsorted(_CHAIN_THRESHOLDS, u, side="right")
-    for i in np.flatnonzero(first > _CHAIN):  # probability 4·10**-19 per entry
+def _continue_chains(at: np.ndarray, rng: np.random.Generator) -> list[int]:
+    """L for the entries whose twenty first coins all succeeded (``u = 0``, probability
+    ``1/20!`` each), in index order: coin by coin from ``Bernoulli(1/21)`` on."""
+    out = []
+    for _ in at:
         k = _CHAIN + 1
         while int(rng.integers(0, k)) == 0:
             k += 1
-        first[i] = k
+        out.append(k)
+    return out
+
+
+def _chain_length(u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """L from the uniform integers ``u`` on ``[0, 20!)`` (continuing the chain when ``u = 0``)."""
+    done = _CHAIN_THRESHOLDS.searchsorted(u, side="right")  # coins that succeeded, ≤ 20
+    first = _CHAIN + 1 - done
+    if not done.all():  # u = 0: probability 4·10**-19 per entry
+        at = (done == 0).nonzero()[0]
+        first[at] = _continue_chains(at, rng)
     return first
 
 
@@ -124,51 +135,60 @@ def _bernoulli_exp_ratio(num: np.ndarray, den: int, rng: np.random.Generator) ->
     else:
         coin = rng.integers(0, den, size=num.shape[0]) < num
     out = ~coin  # K = 1 (odd) where the first coin fails; K = 2 (even) if it succeeds and L = 2
-    running = np.flatnonzero(coin & (u < _CHAIN_FACT // 2))  # L ≥ 3: still running at k = 2
+    running = (coin & (u < _CHAIN_FACT // 2)).nonzero()[0]  # L ≥ 3: still running at k = 2
     if running.size == 0:
         return out
     stop = _chain_length(u[running], rng)  # L, becomes K
-    sub = num[running]
-    active = np.arange(running.size)
-    k = 2
-    while active.size:  # invariant: every active entry has k < L and no failed num/den coin yet
-        if den == 1:
-            coin = sub[active] == 1
-        else:
+    if den > 1:  # (den = 1: every running coin num/den is 1, so M = ∞ and K = L)
+        sub = num[running]
+        active = np.arange(running.size)
+        k = 2
+        while active.size:  # invariant: every active entry has k < L and no failed coin yet
             coin = rng.integers(0, den, size=active.size) < sub[active]
-        stop[active[~coin]] = k  # M = k < L
-        active = active[coin]
-        k += 1
-        active = active[stop[active] > k]  # L = k: K = L, already recorded
+            stop[active[~coin]] = k  # M = k < L
+            active = active[coin]
+            k += 1
+            active = active[stop[active] > k]  # L = k: K = L, already recorded
     out[running] = (stop & 1).astype(bool)
     return out
+
+
+#: ``_ODD_DONE[d]``: ``L = 21 − d`` odd, for ``d`` = the coins that succeeded (d = 0: L > 20,
+#: overwritten by the chain's continuation)
+_ODD_DONE = (_CHAIN + 1 - np.arange(_CHAIN + 1)) % 2 == 1
 
 
 def _bernoulli_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
     """``n`` independent ``Bernoulli(exp(−1))``: CKS Alg. 1 with γ = 1 is ``L odd`` (one integer).
 
     Same integer and thresholds as :func:`_first_failing_inverse_factorial_coin`, reading only
-    the parity: L = 2 (``u ≥ 20!/2``), 3 (``20!/6 ≤ u < 20!/2``), 4 (``20!/24 ≤ u < 20!/6``) are
-    decided by comparisons, the rest (probability 1/24) by the full chain.
+    the parity of L from the number of thresholds at or below ``u`` (one ``searchsorted`` and
+    one table lookup; L = 2 where ``u ≥ 20!/2``, 3 where ``20!/6 ≤ u < 20!/2``, …); the chain
+    continues coin by coin where ``u = 0`` (probability ``1/20!``).
     """
     u = rng.integers(0, _CHAIN_FACT, size=n, dtype=np.int64)
-    odd = (u < _CHAIN_FACT // 2) & (u >= _CHAIN_FACT // 6)  # L = 3
-    rest = np.flatnonzero(u < _CHAIN_FACT // 24)  # L ≥ 5
-    if rest.size:
-        first = _chain_length(u[rest], rng)
-        odd[rest] = (first & 1).astype(bool)
+    done = _CHAIN_THRESHOLDS.searchsorted(u, side="right")
+    odd = _ODD_DONE[done]
+    if not done.all():  # u = 0: probability 4·10**-19 per entry
+        at = (done == 0).nonzero()[0]
+        odd[at] = [k % 2 == 1 for k in _continue_chains(at, rng)]
     return odd
 
 
 def _geometric_exp_one(n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` i.i.d. V with ``P[V ≥ v] = exp(−v)``: ``Bernoulli(exp(−1))`` successes before a failure."""
-    first = _bernoulli_exp_one(n, rng)
-    v = first.astype(np.int64)
-    active = np.flatnonzero(first)
+    """``n`` i.i.d. V with ``P[V ≥ v] = exp(−v)``: ``Bernoulli(exp(−1))`` successes before a failure.
+
+    Round r draws one coin for each entry whose r first coins all succeeded (in index order);
+    V counts the rounds an entry survives (one ``bincount`` at the end, not an update per round).
+    """
+    active = _bernoulli_exp_one(n, rng).nonzero()[0]
+    survived = [active]
     while active.size:
         active = active[_bernoulli_exp_one(active.size, rng)]
-        v[active] += 1
-    return v
+        survived.append(active)
+    if len(survived) == 1:  # no coin succeeded
+        return np.zeros(n, dtype=np.int64)
+    return np.bincount(np.concatenate(survived), minlength=n).astype(np.int64, copy=False)
 
 
 def _as_fraction(scale) -> Fraction:
