@@ -68,7 +68,7 @@ def release_delta_hat(j: int, params: Mapping[str, Any], rng) -> float:
     computed from the released ``ĵ`` and public parameters only (never as ``Δ·e^{noise}``, whose
     floating-point product would carry Δ's low bits). ``Δ̂`` is capped to ``2**63·ε₂`` (and its
     exponent to 700) — post-processing — so that the release of ``X`` can always be planned.
-    Draws from ``rng`` once (a pool of the exact sampler).
+    Draws once from ``rng`` (None: from the scale's pool of pre-drawn values, OS entropy).
     """
     plan = plan_laplace(1, params["eps1"], integer=True)
     j_hat = plan.release(int(j), rng=rng)  # an integer-valued float on the unit grid
