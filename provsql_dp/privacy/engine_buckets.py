@@ -188,16 +188,20 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
     single = ~far[order]  # a near bucket (near_sql): e ≠ 0
+    # sorted by (g, p, NULL last): each group's part is one slice, its non-NULL buckets first
+    g_at = cols["g"].searchsorted(np.arange(n_groups + 1))
     out = []
     for g in range(n_groups):
         parts = []
+        p_at = cols["p"][g_at[g]:g_at[g + 1]].searchsorted(np.arange(n_parts + 1)) + g_at[g]
         for p in range(n_parts):
-            sel = (cols["g"] == g) & (cols["p"] == p)
-            ok, bad = sel & ~null, sel & null
+            start, end = int(p_at[p]), int(p_at[p + 1])
+            mid = end - int(np.count_nonzero(null[start:end]))
+            ok, bad = slice(start, mid), slice(mid, end)
             rest = (float(cols["n"][bad].sum()), float(cols["lo"][bad].min()),
-                    float(cols["hi"][bad].max())) if bad.any() else (0.0, 0.0, 0.0)
+                    float(cols["hi"][bad].max())) if mid < end else (0.0, 0.0, 0.0)
 
-            near_keys = [cols[x][ok & single] for x in ("k", "m", "e")]
+            near_keys = [cols[x][ok][single[ok]] for x in ("k", "m", "e")]
             near_at = np.cumsum(single[ok]) - 1  # index among this part's near buckets
 
             def exact(kind, v, g=g, p=p, near_keys=near_keys, near_at=near_at):
