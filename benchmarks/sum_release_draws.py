@@ -14,6 +14,7 @@ of the rounds' medians, each round one child process per checkout, the order alt
 Usage::
 
     python benchmarks/sum_release_draws.py --before /path/to/other/checkout [--rounds 3]
+    python benchmarks/sum_release_draws.py --smoke     # this checkout against itself, quickly
 """
 
 from __future__ import annotations
@@ -65,14 +66,20 @@ def _child(repeats: int) -> dict:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", type=Path, required="--child" not in (argv or sys.argv))
+    ap.add_argument("--before", type=Path, help="the other checkout (default with --smoke: this one)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=400)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(_child(args.repeats)))
         return
+    if args.smoke:
+        args.rounds, args.repeats = 1, 3
+        args.before = args.before or REPO
+    if args.before is None:
+        ap.error("--before is required (the checkout to compare with)")
     codes = {"before": args.before.resolve(), "after": REPO}
     got = {c: [] for c in codes}
     loads = {c: [] for c in codes}

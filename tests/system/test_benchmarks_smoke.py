@@ -69,6 +69,7 @@ CASES = [
     ("sql_leftovers.py",),
     ("spark_server.py",),  # likewise
     ("spark_lake.py",),  # likewise (and without pyiceberg)
+    ("sum_release_draws.py",),
     ("subgraph.py",),
     ("subgraph.py", "--kstars"),
     ("subgraph.py", "--rhms"),
