@@ -65,6 +65,7 @@ from ..sql.key_domain import SELECTION_HINT, proved_domain, unproved_hint
 from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ._collated_keys import one_spelling_reader, refuse_collated_keys
+from ._kept_texts import kept_for_plan
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from . import aggregates_l1, centred_avg, group_l1
@@ -332,8 +333,9 @@ def as_recursive(con, d: Decision, options: dict, star=None) -> Decision:
     style, kwargs = mechanism_kwargs(options, eps, privacy_style(plan))
     # Signed or not is read from the statement and the schema, never from the data: a SUM is
     # released in two parts unless its bounds, or its argument (sql._nonnegative), are ≥ 0.
+    nonneg = lambda: nonnegative_weight(con._catalog, plan)  # noqa: E731 (kept with the plan)
     signed = plan.kind == "sum" and (d.bounds[0] < 0 if d.bounds is not None
-                                     else not nonnegative_weight(con._catalog, plan))
+                                     else not kept_for_plan(con, plan, ("nonnegative",), nonneg))
     if signed and "split" in options:
         raise ProgrammingError("option split is not available for a signed SUM (each part gets ε/2); "
                                "declare nonnegative bounds, OPTIONS (lower = 0, upper = …)")

@@ -47,6 +47,8 @@ True
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import sqlglot
 from sqlglot import exp
@@ -162,30 +164,11 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     SQL's, which are the same rows, ``tests/system/test_spark_native_buckets.py``)."""
     first = list(sql_params or [])
     run_exact = run_exact or run
-    ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
-    ln = "ln(c)" if positive else ln
-    if inline:  # the rows (p, c) of the one group (direct_totals_sql): no g to group on
-        logs = f"SELECT 0 AS g, p, c, {ln} AS l FROM ({totals_sql}) AS r"
-        with_tt, keys = "", "p, k, m"
-    else:  # the parts as rows (p, c), zeros left out (they change nothing): a UNION ALL over
-        # the totals (a list unnest costs ten times more per row), read once (materialised)
-        rows = " UNION ALL ".join(f"SELECT g, {j} AS p, c{j} AS c FROM tt WHERE c{j} <> 0"
-                                  for j in range(n_parts))
-        logs = f"SELECT g, p, c, {ln} AS l FROM ({rows}) AS r"
-        mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
-        with_tt = f"WITH tt AS {mat}({totals_sql}) "
-        keys = "g, p, k, m"
-    # a total that may straddle a boundary goes to a near bucket, key e: its cell among the
-    # boundaries around it (e < 0), or its exact value within a few ulps of one (e > 0) — so
-    # that no further pass depends on where the data put a total, and the number of keys on
-    # the boundaries is bounded (buckets.near_sql, near_key_sql). Any other total has e = 0
-    # (zeros are left out of the pass), not NULL: a nullable grouping key cost Spark's hash
-    # aggregate 25 ns a row, 28 % of the pass (spark_bucket_pass_measured.md)
-    fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
-    key = near_key_sql(params["theta"], params["beta"], params["mu"], params["eps2"], k, m)
-    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} "
-             f"ELSE 0.0::DOUBLE END AS e "
-             f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
+    keys = "p, k, m" if inline else "g, p, k, m"
+    # the totals with their bucket keys, built on first use: the SQL pass and the exact reads
+    # need it, the native pass only for a read of the safety net
+    keyed = functools.cache(lambda: _keyed_text(totals_sql, params, n_parts, inline, positive,
+                                                materialize))
     if isinstance(native, str):  # DuckDB: one pdp_buckets aggregate (privacy.native)
         data = decode(run(native, first or None))
     elif native is not None:  # Spark: one JVM aggregate (_spark_native)
@@ -193,7 +176,7 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     else:
         data = run(f"SELECT {'0 AS g, ' if inline else ''}{keys}, e, count(*)::DOUBLE AS n, "
                    f"sum(1.0 / c) AS inv, sum(c) AS tot, min(c) AS lo, max(c) AS hi "
-                   f"FROM ({keyed}) AS b GROUP BY {keys}, e", first or None)
+                   f"FROM ({keyed()}) AS b GROUP BY {keys}, e", first or None)
     null = np.ma.getmaskarray(data["k"])
     # in the order of (g, p, k, m), NULLs last (no ORDER BY: Spark would sample the result in
     # one more job); the sums below then add the buckets in the same order on every engine
@@ -205,16 +188,20 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     cols = {name: v[order] for name, v in cols.items()}
     null = null[order]
     single = ~far[order]  # a near bucket (near_sql): e ≠ 0
+    # sorted by (g, p, NULL last): each group's part is one slice, its non-NULL buckets first
+    g_at = cols["g"].searchsorted(np.arange(n_groups + 1))
     out = []
     for g in range(n_groups):
         parts = []
+        p_at = cols["p"][g_at[g]:g_at[g + 1]].searchsorted(np.arange(n_parts + 1)) + g_at[g]
         for p in range(n_parts):
-            sel = (cols["g"] == g) & (cols["p"] == p)
-            ok, bad = sel & ~null, sel & null
+            start, end = int(p_at[p]), int(p_at[p + 1])
+            mid = end - int(np.count_nonzero(null[start:end]))
+            ok, bad = slice(start, mid), slice(mid, end)
             rest = (float(cols["n"][bad].sum()), float(cols["lo"][bad].min()),
-                    float(cols["hi"][bad].max())) if bad.any() else (0.0, 0.0, 0.0)
+                    float(cols["hi"][bad].max())) if mid < end else (0.0, 0.0, 0.0)
 
-            near_keys = [cols[x][ok & single] for x in ("k", "m", "e")]
+            near_keys = [cols[x][ok][single[ok]] for x in ("k", "m", "e")]
             near_at = np.cumsum(single[ok]) - 1  # index among this part's near buckets
 
             def exact(kind, v, g=g, p=p, near_keys=near_keys, near_at=near_at):
@@ -222,11 +209,11 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
                     key = [v] if kind != "near" else [x[near_at[v]] for x in near_keys]
                     return np.asarray(native.exact(p, kind, key)["c"], dtype=np.float64)
                 if kind != "near":  # the near totals are buckets of their own
-                    sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
+                    sql = (f"SELECT c FROM ({keyed()}) AS r WHERE g = ? AND p = ? AND {kind} = ? "
                            "AND e = 0")
                     where = [g, p, int(v)]
                 else:  # the safety net: a near bucket (its cell's code e < 0) read again
-                    sql = (f"SELECT c FROM ({keyed}) AS r WHERE g = ? AND p = ? AND k = ? "
+                    sql = (f"SELECT c FROM ({keyed()}) AS r WHERE g = ? AND p = ? AND k = ? "
                            "AND m = ? AND e = ?")
                     where = [g, p] + [float(x[near_at[v]]) for x in near_keys]
                 return np.asarray(run_exact(sql, first + where)["c"], dtype=np.float64)
@@ -237,6 +224,36 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
                 single[ok]))
         out.append(parts)
     return out
+
+
+def _keyed_text(totals_sql: str, params, n_parts: int, inline: bool, positive: bool,
+                materialize: bool) -> str:
+    """The SQL of every total of ``totals_sql`` with its bucket keys ``k, m, e``
+    (:func:`engine_buckets`)."""
+    ln, k, m = bucket_sql("c", params["theta"], params["beta"], params["mu"])
+    ln = "ln(c)" if positive else ln
+    if inline:  # the rows (p, c) of the one group (direct_totals_sql): no g to group on
+        logs = f"SELECT 0 AS g, p, c, {ln} AS l FROM ({totals_sql}) AS r"
+        with_tt = ""
+    else:  # the parts as rows (p, c), zeros left out (they change nothing): a UNION ALL over
+        # the totals (a list unnest costs ten times more per row), read once (materialised)
+        rows = " UNION ALL ".join(f"SELECT g, {j} AS p, c{j} AS c FROM tt WHERE c{j} <> 0"
+                                  for j in range(n_parts))
+        logs = f"SELECT g, p, c, {ln} AS l FROM ({rows}) AS r"
+        mat = "MATERIALIZED " if n_parts > 1 and materialize else ""
+        with_tt = f"WITH tt AS {mat}({totals_sql}) "
+    # a total that may straddle a boundary goes to a near bucket, key e: its cell among the
+    # boundaries around it (e < 0), or its exact value within a few ulps of one (e > 0) — so
+    # that no further pass depends on where the data put a total, and the number of keys on
+    # the boundaries is bounded (buckets.near_sql, near_key_sql). Any other total has e = 0
+    # (zeros are left out of the pass), not NULL: a nullable grouping key cost Spark's hash
+    # aggregate 25 ns a row, 28 % of the pass (spark_bucket_pass_measured.md)
+    fkm, near = near_sql(params["theta"], params["beta"], params["mu"], params["eps2"])
+    key = near_key_sql(params["theta"], params["beta"], params["mu"], params["eps2"], k, m)
+    keyed = (f"{with_tt}SELECT g, p, c, {k} AS k, {m} AS m, CASE WHEN {near} THEN {key} "
+             f"ELSE 0.0::DOUBLE END AS e "
+             f"FROM (SELECT g, p, c, l, {fkm} FROM ({logs}) AS lr) AS lf")
+    return keyed
 
 
 def engine_run(engine, sql: str, parameters=None) -> dict:

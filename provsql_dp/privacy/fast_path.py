@@ -48,6 +48,7 @@ from ..provenance.owners import Owners, owners
 from ..sql.plan import Aggregate
 from .dense_totals import dense_owner_totals
 from . import _spark_native
+from ._kept_texts import kept_for_plan
 from .engine_buckets import (NO_ROWS, bucket_params, direct_column_sql, direct_totals_sql,
                              direct_weights_sql, engine_buckets, engine_run, native_pass_sql)
 from .no_data import from_no_data, total_range
@@ -110,13 +111,8 @@ def _kept_laplace_sql(con, plan: Aggregate, bounds, with_count: bool) -> tuple[s
     """:func:`_laplace_sql`, kept by the catalog next to the plan it was made from (a plan is
     kept while the schema and the declarations are unchanged, ``Catalog.snapshot``): the entry
     holds the plan itself, so a new plan never meets the SQL of another."""
-    catalog = getattr(con, "_catalog", None)
-    if catalog is None:
-        return _laplace_sql(plan, bounds, with_count)
-    key = ("laplace sql", id(plan), None if bounds is None else tuple(map(float, bounds)),
-           with_count)
-    kept_plan, sql = catalog.cached(key, lambda: (plan, _laplace_sql(plan, bounds, with_count)))
-    return sql if kept_plan is plan else _laplace_sql(plan, bounds, with_count)
+    key = ("laplace sql", None if bounds is None else tuple(map(float, bounds)), with_count)
+    return kept_for_plan(con, plan, key, lambda: _laplace_sql(plan, bounds, with_count))
 
 
 def _laplace_sql(plan: Aggregate, bounds, with_count: bool) -> tuple[str, int]:
@@ -234,10 +230,11 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         parts, values = ["count(*)"], [None]
     else:
         lo, hi = sum_clamp(bounds, signed)
-        w = clamp_sql(plan.weight.sql(dialect="duckdb"), lo, hi)
+        weight, w, weight_ids = kept_for_plan(con, plan, ("weight", float(lo), float(hi)),
+                                              lambda: _weight_texts(plan, lo, hi))
         values = [f"greatest({w}, 0.0)", f"greatest(-({w}), 0.0)"] if signed else [w]
         parts = [f"sum({v})" for v in values]
-    weight_ids = {c.name for c in plan.weight.find_all(exp.Column)} if plan.weight is not None else set()
+    weight_ids = weight_ids if plan.weight is not None else frozenset()
     engine = engine_of(con)
     embedded = isinstance(engine, DuckDBBackend)
     if parallel:
@@ -246,7 +243,9 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
         eps = float(epsilon) / (int(max_groups) if truncate else max(1, len(groups)))
     params = bucket_params(eps, len(values), style, kwargs) if plan.weight is not None else None
     if params is not None:  # an unbounded SUM: the totals stay in the engine (engine_buckets)
-        direct = None if keys else direct_totals_sql(con, plan.child, w, signed)
+        direct = None if keys else kept_for_plan(  # text made by sqlglot: kept with the plan
+            con, plan, ("direct totals", w, signed),
+            lambda: direct_totals_sql(con, plan.child, w, signed))
         sql, sql_params = (direct, None) if direct is not None else _owner_totals_query(
             plan, own, groups, parts, weight_ids, truncate, max_groups, embedded)
         # no GROUP BY owner on the direct path: no perfect hash setting to change (3 statements)
@@ -266,8 +265,12 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                 raise
         # the same pass as one native aggregate where the installation has it (never by data)
         if embedded:  # DuckDB's pdp_buckets (privacy.native): its SQL text
-            native = native_pass_sql(con, plan.child, plan.weight.sql(dialect="duckdb"),
-                                     (lo, hi), signed, params, sql, len(values), direct is not None)
+            native = kept_for_plan(
+                con, plan, ("native pass", weight, float(lo), float(hi), signed, sql, len(values),
+                            direct is not None, bool(getattr(con, "_native", False)),
+                            *(float(params[k]) for k in ("theta", "beta", "mu", "eps2"))),
+                lambda: native_pass_sql(con, plan.child, weight, (lo, hi), signed, params, sql,
+                                        len(values), direct is not None))
         else:  # Spark's JVM pass (_spark_native), the direct path only
             column = direct_column_sql(con, plan.child, plan.weight)
             native = None if direct is None else _spark_native.pass_for(
@@ -318,6 +321,14 @@ def release_single_owner(con, plan: Aggregate, own: Owners, epsilon, groups: lis
                                                counts=m, **kwargs)
         return single_owner.release(totals[0][sl], eps, style, gen, counts=m, **kwargs)
     return _release_each(plan, groups, key_names, charge_fn, fallback, eps, one, rng)
+
+
+def _weight_texts(plan: Aggregate, lo: float, hi: float) -> tuple[str, str, frozenset]:
+    """A SUM's weight as DuckDB SQL, clamped to ``[lo, hi]`` (:func:`clamp_sql`), and the
+    columns it reads."""
+    weight = plan.weight.sql(dialect="duckdb")
+    ids = frozenset(c.name for c in plan.weight.find_all(exp.Column))
+    return weight, clamp_sql(weight, lo, hi), ids
 
 
 class _NativeReads:

@@ -40,7 +40,7 @@ def one_group_per_participant(plan, own) -> bool:
     """Whether every GROUP BY key of ``plan`` is a function of its owner (``own``: the plan's
     :func:`~provsql_dp.provenance.owners.owners`, whose ``owner_row_ids`` :mod:`provsql_dp.sql.owner_fd`
     proves), so that each participant's tuples fall in one group; True without a GROUP BY."""
-    if own is None:
+    if own is None or not plan.group_by:  # no GROUP BY: one group (no lineage to analyse)
         return not plan.group_by
     info = analyse(plan.child)  # a key id itself (a computed key) or the scan column it passes
     return all(k in own.owner_row_ids or info.base.get(k) in own.owner_row_ids

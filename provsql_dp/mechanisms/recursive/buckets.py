@@ -59,7 +59,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..._numbers import positive
-from ..noise.sources import resolve_rng
+from ..noise.sources import scalar_draws
 from ._framework import _CMP_TOL, resolve_params, threshold
 from .release import _MAX_EXPONENT, Release, release_delta_hat, release_x
 from .single_owner import first_feasible, search_range
@@ -340,7 +340,7 @@ def release_buckets(parts: list[Buckets], epsilon: float, privacy: str | None, r
     params = params_for(epsilon, len(parts), privacy, **kwargs)
     for b in parts:  # every part validated before any draw, as release_signed does
         b.check()
-    gen = resolve_rng(rng)
+    gen = scalar_draws(rng)  # OS entropy: each draw from its scale's pool of pre-drawn values
     rels = []
     for b in parts:
         j, _ = delta_buckets(b, params["theta"], params["beta"])

@@ -21,6 +21,7 @@ only, through ``recursive.explain``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,13 +38,21 @@ __all__ = ["Release", "capped_delta_hat", "release_delta_hat", "release_x", "x_p
 _MAX_EXPONENT = 700.0
 
 
+@functools.lru_cache(maxsize=1024)
 def x_plan(delta_hat: float, eps2: float) -> LaplacePlan:
     """The public plan of the release of ``X``: ``plan_laplace(at_least_min_scale(Δ̂, ε₂), ε₂)``.
 
     ``Δ̂`` is a released value, so the plan (grid included) is post-processing; raising it to the
-    admissible minimum only adds noise.
+    admissible minimum only adds noise. Kept per ``(Δ̂, ε₂)`` (public numbers; Δ̂ lies on a
+    lattice, so releases repeat them): a plan is immutable.
     """
     return plan_laplace(at_least_min_scale(delta_hat, eps2), eps2)
+
+
+@functools.lru_cache(maxsize=256)
+def _j_plan(eps1: float) -> LaplacePlan:
+    """The plan of ĵ's release at ε₁ (public), kept."""
+    return plan_laplace(1, eps1, integer=True)
 
 
 def capped_delta_hat(delta_hat: float, eps2: float) -> float:
@@ -68,9 +77,9 @@ def release_delta_hat(j: int, params: Mapping[str, Any], rng) -> float:
     computed from the released ``ĵ`` and public parameters only (never as ``Δ·e^{noise}``, whose
     floating-point product would carry Δ's low bits). ``Δ̂`` is capped to ``2**63·ε₂`` (and its
     exponent to 700) — post-processing — so that the release of ``X`` can always be planned.
-    Draws from ``rng`` once (a pool of the exact sampler).
+    Draws once from ``rng`` (None: from the scale's pool of pre-drawn values, OS entropy).
     """
-    plan = plan_laplace(1, params["eps1"], integer=True)
+    plan = _j_plan(float(params["eps1"]))
     j_hat = plan.release(int(j), rng=rng)  # an integer-valued float on the unit grid
     exponent = math.log(params["theta"]) + params["mu"] + params["beta"] * j_hat
     return capped_delta_hat(math.exp(min(exponent, _MAX_EXPONENT)), params["eps2"])

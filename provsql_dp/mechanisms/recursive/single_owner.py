@@ -125,7 +125,7 @@ import numpy as np
 
 from ..._numbers import positive
 from ._framework import _CMP_TOL, resolve_params, threshold
-from ..noise.sources import resolve_rng
+from ..noise.sources import scalar_draws
 from .release import Release, release_delta_hat, release_x
 
 __all__ = [
@@ -443,7 +443,7 @@ def release(
     c = _totals(c)
     b = _public(public)
     j, _ = delta(c, params["theta"], params["beta"], counts=counts)
-    gen = resolve_rng(rng)
+    gen = scalar_draws(rng)  # OS entropy: each draw from its scale's pool of pre-drawn values
     delta_hat = release_delta_hat(j, params, gen)
     x = clamped_sum(c, delta_hat, public=b, counts=counts)
     value = release_x(x, delta_hat, params["eps2"], gen)
@@ -485,7 +485,7 @@ def release_signed(
                 "release_signed splits epsilon itself; pass eps1/eps2 to release() per part"
             )
     half = float(epsilon) / 2
-    gen = resolve_rng(rng)
+    gen = scalar_draws(rng)  # OS entropy: each draw from its scale's pool of pre-drawn values
     c_pos, c_neg = _totals(c_pos), _totals(c_neg)
     pos = release(c_pos, half, privacy, gen, public=public_pos, counts=counts, **kwargs)
     neg = release(c_neg, half, privacy, gen, public=public_neg, counts=counts, **kwargs)

@@ -90,12 +90,14 @@ def decode(data: dict) -> dict:
     bucket rows in Python."""
     blobs = [_joined(b) for b in data["b"]]
     arrays = [np.frombuffer(b, dtype="<f8").reshape(-1, len(ROW)) for b in blobs]
-    g = np.concatenate([np.full(len(a), int(x), dtype=np.int64)
-                        for a, x in zip(arrays, np.asarray(data["g"]))] or [np.zeros(0, np.int64)])
-    rows = np.concatenate(arrays) if arrays else np.zeros((0, len(ROW)))
+    sizes = [len(a) for a in arrays]
+    g = np.repeat(np.asarray(data["g"], dtype=np.int64)[:len(arrays)], sizes)
+    rows = (arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays
+            else np.zeros((0, len(ROW))))
+    cols = np.array(rows.T, dtype=np.float64, order="C")  # one copy, each column contiguous
     out = {"g": g}
     for i, name in enumerate(ROW):
-        col = rows[:, i].astype(np.float64)
+        col = cols[i]
         out[name] = np.ma.masked_array(col, mask=np.isnan(col)) if name in ("k", "m") else col
     out["p"] = out["p"].astype(np.int64)
     return out

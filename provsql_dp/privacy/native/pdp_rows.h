@@ -97,7 +97,7 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
 
 /* The direct path's block code (pdp_fine.h): the rows x[0, n) of one state S (P set, fine_bits
  * > 0; valid: DuckDB's validity mask or NULL) by blocks of FINE_BLOCK. First, without a branch
- * (4 rows at a time in the AVX2 variant, PDP_VEC), each row's entry in the flat table — its
+ * (4 rows at a time in the AVX2 variant, 8 in the AVX-512 one: PDP_VEC), each row's entry in the flat table — its
  * fine cell, or the last entry (SLOW_CELL) for a row the cells do not key: NULL, outside the
  * bounds (the clamp), |w| < 1 (zero, subnormal), |w| >= 2^FINE_BINADES (inf, NaN), or negative
  * in mode 0 — and 1/|w|; then each row whose cell has an accumulator is added to it (its page
@@ -106,7 +106,33 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
 #define FINE_BLOCK 256
 _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COPIES = 4");
 /* row r of the block into copy j of its accumulators (count, sum(c), sum(1/c) in one 4-lane
- * add; min, max by a rarely taken branch), or onto the list for after the block */
+ * add; min, max by lo_hi), or onto the list for after the block */
+#undef PDP_ADD
+#undef PDP_INV
+#if PDP_VEC == 2
+/* the AVX-512 variant: no branch; count, sum(c), sum(1/c) by one masked 3-lane add of the
+ * accumulator's first half, min and max by one min, one max and a blend of its (lo, hi) (c >= 1
+ * finite here, never NaN); the row's (1, c, 1/c) one permute of its pair (c, 1/c) from the first
+ * stage. Two 256- and 128-bit halves rather than the 64-byte line at once: a store forwards to
+ * the next update of the same accumulator sooner (10^7 sorted salaries 1.45 -> 1.23 ns a row) */
+#define PDP_INV(r) ci[2 * (r) + 1]
+#define PDP_ADD(r, j)                                                                                    \
+	do {                                                                                             \
+		uint32_t e_ = flat[key[r]];                                                              \
+		if (e_ - 1 >= SLOW_CELL - 1) { /* 0 (a page to build) or SLOW_CELL */                    \
+			later[nl++] = (uint16_t)(r);                                                     \
+		} else {                                                                                 \
+			double *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)].n;                               \
+			__m128d w_ = _mm_loadu_pd(ci + 2 * (r)); /* (c, 1/c) */                          \
+			__m256d v_ = _mm256_permutexvar_pd(pick_, _mm256_castpd128_pd256(w_));          \
+			__m256d t_ = _mm256_load_pd(A_);                                                 \
+			_mm256_store_pd(A_, _mm256_mask_add_pd(t_, 0x07, t_, _mm256_mask_blend_pd(0x1, v_, one_))); \
+			__m128d u_ = _mm_load_pd(A_ + 4), c_ = _mm_movedup_pd(w_); /* lo, hi; c, c */    \
+			_mm_store_pd(A_ + 4, _mm_blend_pd(_mm_min_pd(u_, c_), _mm_max_pd(u_, c_), 2));   \
+		}                                                                                        \
+	} while (0)
+#else
+#define PDP_INV(r) inv[r]
 #define PDP_ADD(r, j)                                                                                    \
 	do {                                                                                             \
 		uint32_t e_ = flat[key[r]];                                                              \
@@ -115,18 +141,14 @@ _Static_assert(FINE_COPIES == 4, "fast_rows unrolls its second stage by FINE_COP
 		} else {                                                                                 \
 			struct facc *A_ = &acc[(e_ - 1) * FINE_COPIES + (j)];                            \
 			double c_ = fabs(xb[r]);                                                         \
-			v4d t_, add_ = {1.0, c_, inv[r], 0.0}; /* n, tot, inv (pad + 0) */              \
+			v4d t_, add_ = {1.0, c_, PDP_INV(r), 0.0}; /* n, tot, inv (pad + 0) */              \
 			memcpy(&t_, &A_->n, sizeof t_);                                                  \
 			t_ += add_;                                                                      \
 			memcpy(&A_->n, &t_, sizeof t_);                                                  \
-			if (c_ < A_->lo) {                                                               \
-				A_->lo = c_;                                                             \
-			}                                                                                \
-			if (c_ > A_->hi) {                                                               \
-				A_->hi = c_;                                                             \
-			}                                                                                \
+			lo_hi(A_, c_);                                                                   \
 		}                                                                                        \
 	} while (0)
+#endif
 static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid, idx_t n) {
 	const params *P = &S->P;
 	const int nb = P->fine_bits;
@@ -134,7 +156,13 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 	const double lo = P->lo, hi = P->hi, top = 0x1p64;
 	const double floor = P->mode == 1 ? -INFINITY : 1.0; /* mode 0: no split, w >= 1 */
 	uint32_t key[FINE_BLOCK];
+#if PDP_VEC == 2
+	double ci[2 * FINE_BLOCK] __attribute__((aligned(64))); /* (c, 1/c) a row */
+	const __m256d one_ = _mm256_set1_pd(1.0);
+	const __m256i pick_ = _mm256_set_epi64x(0, 1, 0, 0); /* (-, c, 1/c, -): lane 0 becomes 1 */
+#else
 	double inv[FINE_BLOCK];
+#endif
 	if (!S->flat) {
 		if (!(S->flat = (uint16_t *)calloc(last + 1, sizeof(uint16_t)))) {
 			return 0;
@@ -145,7 +173,23 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 		idx_t m = n - base < FINE_BLOCK ? n - base : FINE_BLOCK;
 		const double *xb = x + base;
 		idx_t i = 0;
-#ifdef PDP_VEC
+#if PDP_VEC == 2
+		for (; i + 8 <= m; i += 8) { /* 8 rows: as the 4-lane loop below, (c, 1/c) interleaved */
+			v8d v;
+			memcpy(&v, xb + i, sizeof v);
+			v8u a = (v8u)v & 0x7FFFFFFFFFFFFFFFULL;
+			v8d c = (v8d)a;
+			v8i ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
+			v8u k = ((((v8u)v >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
+			k = (k & (v8u)ok) | (~(v8u)ok & last);
+			v8w kw = __builtin_convertvector(k, v8w);
+			memcpy(key + i, &kw, sizeof kw);
+			v8d r = 1.0 / c;
+			__m512d c0 = (__m512d)c, r0 = (__m512d)r;
+			_mm512_store_pd(ci + 2 * i, _mm512_permutex2var_pd(c0, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), r0));
+			_mm512_store_pd(ci + 2 * i + 8, _mm512_permutex2var_pd(c0, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), r0));
+		}
+#elif defined(PDP_VEC)
 		for (; i + 4 <= m; i += 4) {
 			v4d v;
 			memcpy(&v, xb + i, sizeof v);
@@ -166,7 +210,10 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			int ok = (v >= lo) & (v <= hi) & (v >= floor) & (c >= 1.0) & (c < top);
 			uint64_t k = (((bits_of(v) >> 63) * FINE_BINADES + ((a >> 52) - 1023)) << nb) | ((a >> (52 - nb)) & cmask);
 			key[i] = (uint32_t)(ok ? k : last);
-			inv[i] = 1.0 / c;
+#if PDP_VEC == 2
+			ci[2 * i] = c;
+#endif
+			PDP_INV(i) = 1.0 / c;
 		}
 		if (valid) {
 			for (i = 0; i < m; i++) {
@@ -204,7 +251,7 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				double c = fabs(xb[i]);
 				A->n += 1.0;
 				A->tot += c;
-				A->inv += inv[i];
+				A->inv += PDP_INV(i);
 				A->lo = c < A->lo ? c : A->lo;
 				A->hi = c > A->hi ? c : A->hi;
 				continue;
@@ -219,6 +266,27 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 		}
 	}
 	return 1;
+}
+
+/* same_state (pdp_buckets.c), 8 pointers an instruction in the AVX-512 variant */
+static int PDP_NAME(same_state)(duckdb_aggregate_state *states, idx_t n) {
+#if PDP_VEC == 2
+	_Static_assert(sizeof(duckdb_aggregate_state) == 8, "64-bit state pointers");
+	const __m512i s0 = _mm512_set1_epi64((long long)(uintptr_t)states[0]);
+	__m512i d0 = _mm512_setzero_si512(), d1 = d0;
+	idx_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		d0 = _mm512_or_si512(d0, _mm512_xor_si512(_mm512_loadu_si512(states + i), s0));
+		d1 = _mm512_or_si512(d1, _mm512_xor_si512(_mm512_loadu_si512(states + i + 8), s0));
+	}
+	int same = _mm512_test_epi64_mask(_mm512_or_si512(d0, d1), _mm512_or_si512(d0, d1)) == 0;
+	for (; i < n; i++) {
+		same &= states[i] == states[0];
+	}
+	return same;
+#else
+	return same_state(states, n);
+#endif
 }
 
 static void PDP_NAME(update)(duckdb_function_info info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
@@ -237,7 +305,7 @@ static void PDP_NAME(update)(duckdb_function_info info, duckdb_data_chunk input,
 	state *S0 = (state *)states[0];
 	/* the block path for a state past its first FINE_MIN_ROWS rows (its table: up to 2 MB of
 	 * address space; a state per group of a grouped call never gets one for fewer rows) */
-	if (P.mode != 2 && P.fine_bits && same_state(states, n) && (S0->flat || (S0->seen += n) > FINE_MIN_ROWS)) {
+	if (P.mode != 2 && P.fine_bits && PDP_NAME(same_state)(states, n) && (S0->flat || (S0->seen += n) > FINE_MIN_ROWS)) {
 		if (!S0->P.set) {
 			S0->P = P;
 		}

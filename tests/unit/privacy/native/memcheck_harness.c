@@ -1,7 +1,7 @@
 /* The table code of pdp_buckets.c under valgrind (tests/unit/privacy/native/test_memcheck.py):
  * adversarial and random totals through every per-row variant, the tables grown many times,
  * combined and destroyed; on the direct path the same totals through every variant's block code
- * (pdp_fine.h) too, whose rows must be the per-row code's: the same keys, counts, minima and
+ * (pdp_fine.h) too (the AVX-512 one only where the CPU has it: not under valgrind), whose rows must be the per-row code's: the same keys, counts, minima and
  * maxima, the sums within 1e-12 relative (bit for bit between the block variants, which add in
  * the same order). Prints one line per spec; exits non-zero on a failed insert or a mismatch. */
 #include "pdp_buckets.c"
@@ -110,15 +110,20 @@ int main(void) {
 			}
 		}
 		if (R.P.fine_bits) { /* the block code of each variant, by chunks, against R */
-			int (*block[3])(state *, const double *, const uint64_t *, idx_t) = {fast_rows_base,
+			int (*block[4])(state *, const double *, const uint64_t *, idx_t) = {fast_rows_base,
 #ifdef PDP_HAVE_X86
-			                                                                     fast_rows_sse41, fast_rows_avx2
+			                                                                     fast_rows_sse41, fast_rows_avx2,
+			                                                                     /* not under valgrind (no AVX-512: its
+			                                                                      * CPUID says so); test_memcheck runs
+			                                                                      * the harness without it too */
+			                                                                     avx512_usable() ? fast_rows_avx512 : NULL
 #else
-			                                                                     NULL, NULL
+			                                                                     NULL, NULL, NULL
 #endif
 			};
-			state F[3];
-			for (int v = 0; v < 3 && block[v]; v++) {
+			state F[4];
+			int nv = 0;
+			for (int v = 0; v < 4 && block[v]; v++, nv++) {
 				memset(&F[v], 0, sizeof F[v]);
 				params_from(&F[v].P, specs[sp]);
 				for (int b = 0; b < ROWS; b += 2047) { /* odd chunks: every tail of the loops */
@@ -138,8 +143,8 @@ int main(void) {
 					return 1;
 				}
 			}
-			printf("spec %d: block code = per-row code (%u accumulators)\n", sp, F[0].acc_n);
-			for (int v = 0; v < 3 && block[v]; v++) {
+			printf("spec %d: block code = per-row code (%u accumulators, %d variants)\n", sp, F[0].acc_n, nv);
+			for (int v = 0; v < nv; v++) {
 				destroy(&F[v]);
 			}
 		}
@@ -151,5 +156,26 @@ int main(void) {
 		state_destroy(both, 3);
 	}
 	free(xs);
+#ifdef PDP_HAVE_X86
+	/* the AVX-512 same_state against the generic one: one pointer differs, at every place of
+	 * chunks of every length up to 40 (the 16-pointer loop and its tail) */
+	if (avx512_usable()) {
+		duckdb_aggregate_state st[40];
+		int agree = 1, other = 0;
+		for (int n = 1; n <= 40; n++) {
+			for (int at = -1; at < n; at++) {
+				for (int i = 0; i < n; i++) {
+					st[i] = (duckdb_aggregate_state)(i == at ? &other : &agree);
+				}
+				agree &= same_state_avx512(st, (idx_t)n) == same_state(st, (idx_t)n) &&
+				         same_state(st, (idx_t)n) == (at < 0 || n == 1);
+			}
+		}
+		printf("same_state: avx512 %s\n", agree ? "agrees" : "DIFFERS");
+		if (!agree) {
+			return 1;
+		}
+	}
+#endif
 	return 0;
 }
