@@ -215,6 +215,25 @@ def refuse_collated_owners(cat, prot):
     return prot
 
 
+def _refuse_missing_owner_columns(cat, prot) -> None:
+    """Refuse, from the schema, a scan whose participants are named by columns the table no
+    longer has (``ALTER TABLE t RENAME COLUMN owner …``, ``DROP COLUMN``): every private query
+    over it failed in DuckDB after its charge (red team h85attack-2). A table that is gone is
+    DuckDB's own error, as for any missing table."""
+    info = cat.find_table([prot.schema, prot.table])
+    if info is None:
+        return
+    have = {c.lower() for c in info.columns}
+    named = [c for s in prot.slots() for c in ((s.column,) if s.kind == "column" else
+                                               s.key_columns if s.kind == "composite" else ())]
+    missing = [c for c in named if c.lower() not in have]
+    if missing:
+        raise DeclarationError(
+            f"the participants of {prot.table!r} are named by column {missing[0]!r}, which the "
+            f"table no longer has (renamed or dropped since PROTECT TABLE). Restore the column, "
+            f"or UNPROTECT TABLE {prot.table} and protect it again by the columns it has")
+
+
 def _check_rows(cat, info, rinfo, by, ref_cols, what) -> None:
     """Every row of ``info`` finds its referenced row (the curator's data, checked once)."""
     on = " AND ".join(f"t.{_q(c)} = r.{_q(k)}" for c, k in zip(by, ref_cols))
@@ -279,6 +298,7 @@ def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None, tuple]:
     if prot is None:
         return (), None, ()
     refuse_collated_owners(cat, prot)
+    _refuse_missing_owner_columns(cat, _chain_end(cat, prot))
     if prot.references is None:
         return prot.slots(), None, ()
     slots, source = owned_scan(cat, prot)

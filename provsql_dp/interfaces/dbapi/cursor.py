@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
 from .audit_failures import audit_failure
+from .declared_renames import refuse_protected_rename
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
 from ...privacy.limits import check_statement
@@ -204,6 +205,7 @@ class Cursor:
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
+        refuse_protected_rename(con, stmt)  # its rows would be public under the new name
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads
