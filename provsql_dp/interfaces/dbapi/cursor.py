@@ -110,7 +110,7 @@ class Cursor:
         self.connection.privacy = None
         self._frame_privacy = None
         check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
-        stmts = split_statements(sql)
+        stmts = split_statements(sql, self.connection._kept_tokens)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
         if parameters is not None and len(stmts) > 1:
@@ -153,7 +153,7 @@ class Cursor:
     def _execute_one(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
         refresh_attached(con)  # Spark: tables another connection attached meanwhile
-        ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt)
+        ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt, con._kept_tokens)
         tree = None
         if ours or (con.default_epsilon is not None and looks_like_query(stmt)):
             try:
