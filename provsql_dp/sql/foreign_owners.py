@@ -148,8 +148,10 @@ def check_hop(cat, info, by, rinfo, ref_cols, what, ref_name: str = "the referen
             f"{what}: {name!r} is no longer a table of the database (dropped, or replaced by a "
             "view), so its rows cannot name owners. Restore the table with its key, or "
             f"UNPROTECT TABLE {info.name if info is not None else '…'} and protect it again")
-    types, rtypes = dict(zip(info.columns, info.types)), dict(zip(rinfo.columns, rinfo.types))
-    missing = [c for c in by if c not in types] + [k for k in ref_cols if k not in rtypes]
+    types = {c.lower(): t for c, t in zip(info.columns, info.types)}  # DuckDB: any case
+    rtypes = {c.lower(): t for c, t in zip(rinfo.columns, rinfo.types)}
+    missing = [c for c in by if c.lower() not in types] + [
+        k for k in ref_cols if k.lower() not in rtypes]
     if missing:
         raise DeclarationError(f"{what}: column {missing[0]!r} is gone from the schema; restore "
                                "it, or UNPROTECT the table and protect it again")
@@ -160,8 +162,9 @@ def check_hop(cat, info, by, rinfo, ref_cols, what, ref_name: str = "the referen
             f"could reference several rows (and owners). Declare it: ALTER TABLE {rinfo.name} "
             f"ADD PRIMARY KEY ({', '.join(ref_cols)}) (or UNIQUE in CREATE TABLE)")
     for c, k in zip(by, ref_cols):
-        if family(types[c]) != family(rtypes[k]):
-            raise DeclarationError(f"{what}: {c} ({types[c]}) and {rinfo.name}.{k} ({rtypes[k]}) "
+        ct, kt = types[c.lower()], rtypes[k.lower()]
+        if family(ct) != family(kt):
+            raise DeclarationError(f"{what}: {c} ({ct}) and {rinfo.name}.{k} ({kt}) "
                                    "have different types; a key must equal the key it references")
     refuse_collated(cat, info, by, rinfo, ref_cols, what)
 
