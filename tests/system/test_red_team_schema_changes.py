@@ -47,7 +47,8 @@ def test_a_vanished_owner_column_is_refused_before_the_charge(tmp_path, change):
 
 
 @pytest.mark.parametrize("rename", ["ALTER TABLE people RENAME TO staff",
-                                    "ALTER TABLE IF EXISTS main.PEOPLE RENAME TO staff"])
+                                    "ALTER TABLE IF EXISTS main.PEOPLE RENAME TO staff",
+                                    "/* a comment first */ alter table people rename to staff"])
 def test_a_protected_table_cannot_be_renamed_into_a_public_one(tmp_path, rename):
     con = _database(tmp_path / "db.duckdb")
     with pytest.raises(DeclarationError, match="cannot rename the protected table 'people'"):

@@ -29,13 +29,15 @@ from ...sql import dialect as d
 
 __all__ = ["refuse_protected_rename"]
 
-_ALTER = re.compile(r"\s*ALTER\s", re.IGNORECASE)
+#: a cheap pre-filter on the words (a leading comment, ``/* … */ ALTER TABLE``, is no escape:
+#: the parse decides)
+_WORDS = (re.compile(r"\bALTER\b", re.IGNORECASE), re.compile(r"\bRENAME\b", re.IGNORECASE))
 
 
 def refuse_protected_rename(con, stmt: str) -> None:
     """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` renames a protected
     table of ``con``'s database (from the statement and the declarations; nothing runs)."""
-    if not _ALTER.match(stmt):
+    if not all(w.search(stmt) for w in _WORDS):
         return
     try:
         tree = d.parse_one(stmt)
