@@ -44,16 +44,22 @@ from ..mechanisms.global_sensitivity import gaussian
 from ..mechanisms.noise.discrete_gaussian import epsilon_of, plan_gaussian, rho_for
 from ..mechanisms.noise.safe_noise import plan_laplace
 from ..sql import dialect as d
+from ..sql.expressions import in_double_range
 from ..sql.plan import Aggregate
 from ..sql.public_statement import split_private
 from . import smooth_median_route
 from .accounting import Cost
 from .fast_path import NoRows, _kept_laplace_sql, _true_values
 from .no_data import from_no_data, total_range
+from .precheck import check_epsilon
 from .release_info import PrivacyInfo
 from .centred_avg import centred_sensitivity
 
 __all__ = ["cost_of", "release", "explain", "gaussian_choice"]
+
+
+#: the largest ρ a statement may name: ρ = ε²/2 at the largest ε (precheck.MAX_EPSILON)
+_MAX_RHO = 5e29
 
 
 def cost_of(tree) -> Cost | None:
@@ -69,14 +75,17 @@ def cost_of(tree) -> Cost | None:
         rho = d.exact_number(tree.args["rho"], "rho")
         if rho <= 0:
             raise ProgrammingError("rho must be positive")
+        if rho > _MAX_RHO:  # 1e400 overflowed after this check (h85attack-4)
+            raise ProgrammingError(f"rho must be at most {_MAX_RHO:g} (ε = 10^15 as ρ = ε²/2). "
+                                   "Nothing was charged")
         return Cost(rho=rho)
     if tree.args.get("delta") is None:
         return None
     eps = d.exact_number(tree.args["epsilon"], "epsilon")
     delta = d.exact_number(tree.args["delta"], "delta")
-    if eps <= 0:
-        raise ProgrammingError("epsilon must be positive")
-    if not 0 < delta < 1:
+    check_epsilon(eps)  # positive, at most 1e15 (1e300 failed after the checks: h85attack-4)
+    # exactly, and as the mechanisms read it: 0.99…9 rounds to 1, 1e-320 overflows (h85attack-4)
+    if not 0 < delta < 1 or not 0 < float(in_double_range(delta, "delta")) < 1:
         raise ProgrammingError("delta must lie strictly between 0 and 1 (typically below "
                                "1/number of participants, e.g. 1e-6)")
     return Cost(epsilon=eps, delta=delta)

@@ -51,6 +51,7 @@ from .policy_route import row_per_participant, table_policies
 from ._session_settings import check_session_settings
 from .failures import release_failure
 from .no_data import read_or_nothing
+from .precheck import check_epsilon
 from .release_clock import ReleaseClock
 
 __all__ = ["run_kmeans", "MAX_CLUSTERS", "MAX_ITERATIONS"]
@@ -75,8 +76,7 @@ def _prepare(con, tree):
     if eps is None:
         raise ProgrammingError("KMEANS needs WITH EPSILON ε (or a session default: SET PRIVACY "
                                "EPSILON ε)")
-    if eps <= 0:
-        raise ProgrammingError("epsilon must be positive")
+    check_epsilon(eps)  # as a private query's, before the charge (1e-13 failed after it: h85attack-5)
     t = tree.args["table"]
     info = con.catalog.find_table([p for p in (t.catalog, t.db, t.name) if p])
     if info is None:

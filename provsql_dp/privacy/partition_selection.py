@@ -252,10 +252,31 @@ def _fetch(con, sql: str, n_keys: int):
     # past the budget or out of memory: no rows, so no group is selected (an empty table's
     # release, the same columns)
     rows = read_or_nothing(con, lambda: engine_of(con).fetchall(sql), "no group selected") or []
-    keys = [r[:n_keys] for r in rows]
+    keys = [tuple(_one_spelling(k) for k in r[:n_keys]) for r in rows]
     u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
     v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))
     return keys, u, v
+
+
+def _one_spelling(value):
+    """A released key in the one spelling of its group (red team h85attack-7). DuckDB groups
+    ``-0.0`` with ``0.0`` (and ``-NaN`` with ``NaN``), as ``=`` compares them, and returns the
+    group's key as the *first row's* value: a group of 299 zeros and one participant's ``-0.0``
+    was released as ``-0.0`` with that row first, ``0.0`` without it — on every run, whatever
+    the noise. Floats (also inside lists and structs) are spelled ``0.0`` and ``nan``.
+
+    >>> _one_spelling(-0.0), _one_spelling([-0.0, 2.5]), _one_spelling({"a": -float("nan")})
+    (0.0, [0.0, 2.5], {'a': nan})
+    >>> import math; math.copysign(1, _one_spelling(-float("nan")))
+    1.0
+    """
+    if isinstance(value, float):
+        return 0.0 if value == 0 else math.nan if value != value else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_one_spelling(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _one_spelling(v) for k, v in value.items()}
+    return value
 
 
 class SelectedCount:

@@ -41,6 +41,7 @@ from ..mechanisms.noise.safe_noise import MAX_SCALE, MIN_SCALE
 from ..provenance.owners import owners
 from .failures import ANALYST_FAILURE, MIN_EPSILON
 from .group_epsilon import check_plannable
+from .r2t_release import check_r2t_plan
 
 __all__ = ["MAX_EPSILON", "MIN_EPSILON", "check_decision", "check_epsilon", "checked_accuracy",
            "charge_watch", "as_charged"]
@@ -92,6 +93,8 @@ def check_decision(d):
         _scale(sens, float(d.epsilon), what)
     elif d.path in RECURSIVE_ROUTES:  # its parameters at each group's ε (group_epsilon)
         check_plannable(d)
+    elif d.path == "r2t":  # its public plan (h85attack-5)
+        check_r2t_plan(d)
     return d
 
 

@@ -29,7 +29,7 @@ from ..provenance.owners import owners
 from ..sql.expressions import option_text
 from .release_info import PrivacyInfo
 
-__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_lp_gap", "declared_max_contribution",
+__all__ = ["R2T_OPTIONS", "r2t_kwargs", "release_r2t", "check_r2t_plan", "check_lp_gap", "declared_max_contribution",
            "with_declared_bound"]
 
 R2T_OPTIONS = {
@@ -135,6 +135,25 @@ def with_declared_bound(plan, bounds, kwargs: dict) -> dict:
         return kwargs
     gs = declared_max_contribution(plan, bounds)
     return kwargs if gs is None else {**kwargs, "max_contribution": gs}
+
+
+def check_r2t_plan(d) -> None:
+    """Refuse, before the charge, an R2T release whose public plan (thresholds, noise scales,
+    shifts: from ε, ``max_contribution``, β and γ alone) cannot be made —
+    ``max_contribution = 1e-8`` (a noise scale below 2^-24), β = 1e-320 (an infinite shift), a
+    COUNT at ε = 10⁻⁶ with ``max_contribution = 1e15``. Such a statement was charged, then
+    failed "while it read protected data" (red team h85attack-5). ``d``: the aggregate's
+    :class:`~provsql_dp.privacy.answer.Decision`."""
+    kwargs = with_declared_bound(d.plan, d.bounds, d.kwargs)
+    eps = float(d.epsilon) / max(1, len(d.groups))  # each group's, as release_r2t spends it
+    try:
+        r2t.fallback(eps, rng=None, **kwargs)  # the plan only: no noise drawn, no data
+    except (ValueError, ArithmeticError) as e:
+        raise ProgrammingError(
+            f"R2T cannot plan this release (ε = {eps:g} per group, max_contribution = "
+            f"{kwargs.get('max_contribution', r2t.DEFAULT_MAX_CONTRIBUTION):g}, β = "
+            f"{kwargs.get('beta', r2t.DEFAULT_BETA):g}): {e}. Choose a max_contribution and β "
+            "nearer 1, or another ε. Nothing was charged") from e
 
 
 def release_r2t(con, plan, eps_total: float, groups, key_names, bounds, kwargs: dict, charge_fn,

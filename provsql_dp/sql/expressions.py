@@ -16,9 +16,11 @@ from fractions import Fraction
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..errors import ProgrammingError
+
 __all__ = [
     "Protect", "Unprotect", "ShowProtected", "SetPrivacyBudget", "ShowPrivacyBudget",
-    "SetPrivacyEpsilon", "PrivateQuery", "mechanism_options", "exact_number",
+    "SetPrivacyEpsilon", "PrivateQuery", "mechanism_options", "exact_number", "in_double_range",
     "SetBounds", "DropBounds", "ShowBounds", "SetGroupKeys", "DropGroupKeys", "ShowGroupKeys",
     "COLUMN_DECLARATIONS",
 ]
@@ -128,7 +130,8 @@ def mechanism_options(tree: PrivateQuery) -> dict:
         if isinstance(value, exp.Boolean):
             out[name] = bool(value.this)
         else:
-            out[name] = value.this if value.is_string else exact_number(value, f"option {name}")
+            out[name] = value.this if value.is_string else in_double_range(
+                exact_number(value, f"option {name}"), f"option {name}")
     return out
 
 
@@ -159,3 +162,27 @@ def exact_number(node: exp.Expression, what: str) -> Fraction:
         return Fraction(node.this)
     except ValueError as e:  # pragma: no cover - the tokenizer only produces valid numbers
         raise ParseError(f"{what} must be a number, got {node.this!r}") from e
+
+
+def in_double_range(value: Fraction, what: str) -> Fraction:
+    """``value`` (from :func:`exact_number`) when a double holds it with room for arithmetic
+    (0, or a magnitude in [1e-300, 1e300]), else a ``ProgrammingError`` naming it: an option of
+    1e400 passed the checks made on the exact value and overflowed after them (red team
+    h85attack-4).
+
+    >>> in_double_range(Fraction(10) ** 400, "option upper")
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.ProgrammingError: option upper is beyond what a double holds (every mechanism computes in floating point): write a number between 1e-300 and 1e300 in magnitude. Nothing was charged
+    """
+    if value and not _TINY <= abs(value) <= _HUGE:
+        raise ProgrammingError(
+            f"{what} is beyond what a double holds (every mechanism computes in floating "
+            "point): write a number between 1e-300 and 1e300 in magnitude. Nothing was charged")
+    return value
+
+
+#: the magnitudes a number of a statement may have (0 aside): a double holds them, with room
+#: for the arithmetic of ε, δ, bounds and options (1e400 overflowed to inf, 1e-400 underflowed
+#: to 0, after the checks made on the exact value had passed)
+_TINY, _HUGE = Fraction(1, 10 ** 300), Fraction(10 ** 300)

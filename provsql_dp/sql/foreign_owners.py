@@ -57,8 +57,8 @@ from ._equal_values import family
 from ._not_null import collated_columns
 from .plan import Slot
 
-__all__ = ["declare_reference", "owned_scan", "scan_owners", "refuse_collated_owners", "ROWID",
-           "OWNER"]
+__all__ = ["declare_reference", "owned_scan", "scan_owners", "refuse_collated_owners", "check_hop",
+           "ROWID", "OWNER"]
 
 #: the hidden columns of an owner-resolving source: the row's rowid, the owner keys
 ROWID = "__pdp_rowid"
@@ -122,18 +122,7 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
             f"{what}: BY names {len(by)} column(s) but the referenced key of {rinfo.name!r} "
             f"({', '.join(ref_cols) or 'none declared'}) has {len(ref_cols)}; name it: "
             f"REFERENCES {rinfo.name} (k, …)")
-    if not any({c.lower() for c in key} == {c.lower() for c in ref_cols}
-               for key in cat.unique_keys(rinfo)):
-        raise DeclarationError(
-            f"{what}: ({', '.join(ref_cols)}) is not a declared key of {rinfo.name!r}, so a row "
-            f"could reference several rows (and owners). Declare it: ALTER TABLE {rinfo.name} "
-            f"ADD PRIMARY KEY ({', '.join(ref_cols)}) (or UNIQUE in CREATE TABLE)")
-    types, rtypes = dict(zip(info.columns, info.types)), dict(zip(rinfo.columns, rinfo.types))
-    for c, k in zip(by, ref_cols):
-        if family(types[c]) != family(rtypes[k]):
-            raise DeclarationError(f"{what}: {c} ({types[c]}) and {rinfo.name}.{k} ({rtypes[k]}) "
-                                   "have different types; a key must equal the key it references")
-    refuse_collated(cat, info, by, rinfo, ref_cols, what)
+    check_hop(cat, info, by, rinfo, ref_cols, what)
     end = _chain_end(cat, rprot)
     if any(s.kind == "composite" for s in end.slots()):
         raise DeclarationError(
@@ -141,6 +130,43 @@ def declare_reference(cat, info, by: list[str] | None, domain: str | None,
             f"composite key; a chain must end at participants named by one column (or rowid)")
     _check_rows(cat, info, rinfo, by, ref_cols, what)
     return rprot.domain, tuple(by), (rinfo.schema, rinfo.name, tuple(ref_cols))
+
+
+def check_hop(cat, info, by, rinfo, ref_cols, what, ref_name: str = "the referenced table"
+              ) -> None:
+    """Refuse a hop ``info (by) → rinfo (ref_cols)`` on which a row could match several
+    referenced rows (and owners): ``rinfo`` is no table of the database (dropped, or a view
+    since), ``ref_cols`` is no declared ``PRIMARY KEY``/``UNIQUE`` of it, a column is missing,
+    a key and the key it references are of different type families, or they compare under a
+    collation. From the schema only. Checked when declared and again at each scan (red team
+    h85attack-1): ``CREATE OR REPLACE TABLE orders AS …`` keeps the declarations and drops the
+    key, and a lineitem row then joined two orders rows, two tuples of one owner each, while
+    removing either customer removes the row."""
+    if rinfo is None or info is None or rinfo.view_sql is not None or rinfo.frame:
+        name = rinfo.name if rinfo is not None else ref_name
+        raise DeclarationError(
+            f"{what}: {name!r} is no longer a table of the database (dropped, or replaced by a "
+            "view), so its rows cannot name owners. Restore the table with its key, or "
+            f"UNPROTECT TABLE {info.name if info is not None else '…'} and protect it again")
+    types = {c.lower(): t for c, t in zip(info.columns, info.types)}  # DuckDB: any case
+    rtypes = {c.lower(): t for c, t in zip(rinfo.columns, rinfo.types)}
+    missing = [c for c in by if c.lower() not in types] + [
+        k for k in ref_cols if k.lower() not in rtypes]
+    if missing:
+        raise DeclarationError(f"{what}: column {missing[0]!r} is gone from the schema; restore "
+                               "it, or UNPROTECT the table and protect it again")
+    if not any({c.lower() for c in key} == {c.lower() for c in ref_cols}
+               for key in cat.unique_keys(rinfo)):
+        raise DeclarationError(
+            f"{what}: ({', '.join(ref_cols)}) is not a declared key of {rinfo.name!r}, so a row "
+            f"could reference several rows (and owners). Declare it: ALTER TABLE {rinfo.name} "
+            f"ADD PRIMARY KEY ({', '.join(ref_cols)}) (or UNIQUE in CREATE TABLE)")
+    for c, k in zip(by, ref_cols):
+        ct, kt = types[c.lower()], rtypes[k.lower()]
+        if family(ct) != family(kt):
+            raise DeclarationError(f"{what}: {c} ({ct}) and {rinfo.name}.{k} ({kt}) "
+                                   "have different types; a key must equal the key it references")
+    refuse_collated(cat, info, by, rinfo, ref_cols, what)
 
 
 def _chain_end(cat, prot):
@@ -192,6 +218,25 @@ def refuse_collated_owners(cat, prot):
     return prot
 
 
+def _refuse_missing_owner_columns(cat, prot) -> None:
+    """Refuse, from the schema, a scan whose participants are named by columns the table no
+    longer has (``ALTER TABLE t RENAME COLUMN owner …``, ``DROP COLUMN``): every private query
+    over it failed in DuckDB after its charge (red team h85attack-2). A table that is gone is
+    DuckDB's own error, as for any missing table."""
+    info = cat.find_table([prot.schema, prot.table])
+    if info is None:
+        return
+    have = {c.lower() for c in info.columns}
+    named = [c for s in prot.slots() for c in ((s.column,) if s.kind == "column" else
+                                               s.key_columns if s.kind == "composite" else ())]
+    missing = [c for c in named if c.lower() not in have]
+    if missing:
+        raise DeclarationError(
+            f"the participants of {prot.table!r} are named by column {missing[0]!r}, which the "
+            f"table no longer has (renamed or dropped since PROTECT TABLE). Restore the column, "
+            f"or UNPROTECT TABLE {prot.table} and protect it again by the columns it has")
+
+
 def _check_rows(cat, info, rinfo, by, ref_cols, what) -> None:
     """Every row of ``info`` finds its referenced row (the curator's data, checked once)."""
     on = " AND ".join(f"t.{_q(c)} = r.{_q(k)}" for c, k in zip(by, ref_cols))
@@ -234,8 +279,8 @@ def _owners(cat, prot, depth: int, joins: list[str]) -> list[tuple[Slot, str]]:
             out.append((s, f"{me}.{_q(s.column)}" if s.kind == "column" else f"{me}.rowid"))
         return out
     rs, rt, rcols = prot.references
-    refuse_collated(cat, cat.find_table([prot.schema, prot.table]), prot.by_columns,
-                    cat.find_table([rs, rt]), rcols, f"cannot read the owners of {prot.table!r}")
+    check_hop(cat, cat.find_table([prot.schema, prot.table]), prot.by_columns,
+              cat.find_table([rs, rt]), rcols, f"cannot read the owners of {prot.table!r}", rt)
     rprot = cat.protection(rs, rt)
     rslots = rprot.slots() if rprot.references is None else ()
     if rslots and all(s.kind == "column" and s.column in rcols for s in rslots):
@@ -256,6 +301,7 @@ def scan_owners(cat, prot) -> tuple[tuple[Slot, ...], str | None, tuple]:
     if prot is None:
         return (), None, ()
     refuse_collated_owners(cat, prot)
+    _refuse_missing_owner_columns(cat, _chain_end(cat, prot))
     if prot.references is None:
         return prot.slots(), None, ()
     slots, source = owned_scan(cat, prot)

@@ -81,7 +81,7 @@ from .engines import (
     shares_unguarded,
     warn_unguarded,
 )
-from .statements import split_statements, syntax_error
+from .statements import KeptTokens, split_statements, syntax_error
 
 __all__ = ["connect", "Connection", "Cursor", "PrivacyInfo"]
 
@@ -319,6 +319,7 @@ class Connection:
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._ledger = Ledger(self._duck, read_only=read_only)
         self._ledger.source = audit.Source(role, "dbapi")
+        self._kept_tokens = KeptTokens()  # this connection's own (never another session's)
         self.default_epsilon: Fraction | None = None
         self.autocommit = False
         self._in_tx = False

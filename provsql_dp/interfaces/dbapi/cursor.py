@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
 from .audit_failures import audit_failure
+from .declared_renames import refuse_protected_rename
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
 from ...privacy.limits import check_statement
@@ -109,7 +110,7 @@ class Cursor:
         self.connection.privacy = None
         self._frame_privacy = None
         check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
-        stmts = split_statements(sql)
+        stmts = split_statements(sql, self.connection._kept_tokens)
         if not stmts:
             raise ProgrammingError("no SQL statement to execute")
         if parameters is not None and len(stmts) > 1:
@@ -152,7 +153,7 @@ class Cursor:
     def _execute_one(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
         refresh_attached(con)  # Spark: tables another connection attached meanwhile
-        ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt)
+        ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt, con._kept_tokens)
         tree = None
         if ours or (con.default_epsilon is not None and looks_like_query(stmt)):
             try:
@@ -204,6 +205,7 @@ class Cursor:
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
+        refuse_protected_rename(con, stmt)  # its rows would be public under the new name
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads

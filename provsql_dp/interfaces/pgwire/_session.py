@@ -363,9 +363,13 @@ class Session:
             replica.interrupt()
 
     # ------------------------------------------------------------------ simple query
+    def _kept_tokens(self):
+        """The session's connection's kept tokens (never another session's: h85attack-6)."""
+        return getattr(self.con, "_kept_tokens", None)
+
     def _simple(self, sql: str) -> None:
         try:
-            stmts = split_statements(sql)
+            stmts = split_statements(sql, self._kept_tokens())
         except Error as e:
             self.error(e)
             return
@@ -390,7 +394,7 @@ class Session:
         name, sql = r.cstring(), r.cstring()
         n = r.int16()
         oids = [r.int32() for _ in range(n)]
-        stmts = split_statements(sql)
+        stmts = split_statements(sql, self._kept_tokens())
         if len(stmts) > 1:
             raise InterfaceError("a prepared statement holds one statement, not several")
         self.statements[name] = (stmts[0] if stmts else "", oids)
