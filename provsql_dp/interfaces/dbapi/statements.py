@@ -128,15 +128,6 @@ def has_epsilon_clause(stmt: str, kept: KeptTokens | None = None) -> bool:
     upper = stmt.upper()
     if "EPSILON" not in upper and "ACCURACY" not in upper and "RHO" not in upper:
         return False
-    return _kept_clause(stmt) if len(stmt) <= _KEPT_CHARS else _clause(stmt)
-
-
-@lru_cache(maxsize=256)
-def _kept_clause(stmt: str) -> bool:  # a function of the text alone, as its tokens
-    return _clause(stmt)
-
-
-def _clause(stmt: str) -> bool:
     try:
         tokens = _tokens(stmt, kept)
     except (TokenError, ParseError):
