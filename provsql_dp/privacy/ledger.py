@@ -357,6 +357,13 @@ class Ledger:
             self._charger = cur
         return self._charger
 
+    def _drop_charger(self, cur) -> None:
+        """Roll back and close the kept connection: a fresh one next time, whatever state this
+        one is in."""
+        _rollback(cur)
+        self._charger = None
+        _close(cur)
+
     def _charge_on(self, cur, user, eps, statement, mechanism, known) -> Charge | None:
         total, spent = Fraction(known[0]), Fraction(known[1])
         try:
@@ -377,10 +384,11 @@ class Ledger:
                  self.source.client]).fetchone()[0]
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
-            _rollback(cur)
-            self._charger = None  # a fresh connection next time, whatever state this one is in
-            _close(cur)
+            self._drop_charger(cur)
             return None
+        except BaseException:  # (Ctrl-C, say) no transaction is left open on the kept connection
+            self._drop_charger(cur)
+            raise
         self._known[user] = (known[0], _enc(spent + eps))
         self.charges += 1
         return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)

@@ -246,3 +246,33 @@ def test_the_known_budget_charge_runs_under_a_locked_configuration():
             led.charge("u", "0.25", None, "test")
     assert [k is not None for k in known] == [False, True, True]
     assert led.budget("u") == (1, Fraction(3, 4)) and len(led.entries("u")) == 3
+
+
+def test_an_interrupted_known_budget_charge_leaves_no_transaction_open():
+    """A KeyboardInterrupt between the budget row's update and the commit: the kept connection
+    is rolled back and dropped, so the row is not held and nothing was charged."""
+    con = duckdb.connect()
+    led, other = Ledger(con), Ledger(con)
+    led.set_budget("u", "1")
+    led.charge("u", "0.1", None, "test")
+    real = led._charge_on
+
+    def interrupted(cur, *a):
+        class Cur:
+            def execute(self, sql, params=None):
+                if sql.startswith("INSERT"):
+                    raise KeyboardInterrupt
+                return cur.execute(sql, params) if params is not None else cur.execute(sql)
+
+            def close(self):
+                cur.close()
+        return real(Cur(), *a)
+
+    led._charge_on = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        led.charge("u", "0.1", None, "test")
+    assert led._charger is None
+    del led._charge_on
+    other.charge("u", "0.2", None, "test")  # the row is free: no conflict with a held update
+    led.charge("u", "0.1", None, "test")
+    assert led.budget("u") == (1, Fraction(2, 5)) and len(led.entries("u")) == 3
