@@ -1,0 +1,87 @@
+"""Red team h85attack's leftovers (h86follow): what it found and did not fix.
+
+* A column renamed into a declared column's name inherited its declarations (``RENAME COLUMN
+  salary TO old_salary; RENAME COLUMN bonus TO salary``: the bounds and the policy of ``salary``
+  then described ``bonus``): an ``ALTER TABLE`` of a declared column, or into a declared name, is
+  refused before it runs (``interfaces/dbapi/declared_columns.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import DeclarationError
+
+
+def _database(path):
+    con = provsql_dp.connect(str(path))
+    con.execute("CREATE TABLE people(id INT PRIMARY KEY, owner INT, salary DOUBLE, bonus DOUBLE, "
+                "city VARCHAR, age INT, note VARCHAR)")
+    con.execute("INSERT INTO people SELECT i, i % 3, i * 10.0, i, 'c' || (i % 2), i, 'n' "
+                "FROM range(12) t(i)")
+    con.execute("CREATE TABLE cities(name VARCHAR, label VARCHAR)")
+    con.execute("INSERT INTO cities VALUES ('c0', 'a'), ('c1', 'b')")
+    con.execute("PROTECT TABLE people BY (owner)")
+    con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 100")
+    con.execute("SET GROUP KEYS ON people (city) FROM cities (name)")
+    con.execute("CREATE TABLE trips(id INT PRIMARY KEY, km INT, fare INT)")
+    con.execute("PROTECT TABLE trips")
+    con.execute("CREATE POLICY near ON trips (km) AS DELTA 0.01 DOMAIN [0, 100) WIDTH 1 BOUNDED")
+    con.commit()
+    return con
+
+
+def _columns(con, table="people"):
+    return [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+
+
+@pytest.mark.parametrize("change, named", [
+    ("ALTER TABLE people RENAME COLUMN salary TO old_salary", "salary"),
+    ("ALTER TABLE people RENAME COLUMN bonus TO salary", "salary"),
+    ("ALTER TABLE people RENAME bonus TO SALARY", "SALARY"),
+    ('/* first */ ALTER TABLE main."People" RENAME COLUMN "bonus" TO "city"', "city"),
+    ("ALTER TABLE trips RENAME COLUMN fare TO km", "km"),
+    ("ALTER TABLE trips DROP km", "km"),
+    ("ALTER TABLE trips ALTER km SET DATA TYPE VARCHAR", "km"),
+    ("ALTER TABLE people RENAME COLUMN owner TO holder", "owner"),
+    ("ALTER TABLE people RENAME COLUMN note TO owner", "owner"),
+    ("ALTER TABLE people RENAME COLUMN city TO town", "city"),
+    ("ALTER TABLE cities RENAME COLUMN name TO n", "name"),
+    ("ALTER TABLE cities RENAME COLUMN label TO name", "name"),
+    ("ALTER TABLE people DROP COLUMN salary", "salary"),
+    ("ALTER TABLE IF EXISTS people DROP COLUMN IF EXISTS city", "city"),
+    ("ALTER TABLE people ALTER COLUMN owner TYPE VARCHAR", "owner"),
+])
+def test_a_declared_column_cannot_be_renamed_dropped_or_replaced(tmp_path, change, named):
+    con = _database(tmp_path / "db.duckdb")
+    before = [_columns(con, t) for t in ("people", "cities", "trips")]
+    with pytest.raises(DeclarationError, match=rf"the column name '{named}' is named by a "
+                                               r"declaration .*Drop it \("):
+        con.execute(change)
+    assert [_columns(con, t) for t in ("people", "cities", "trips")] == before
+
+
+def test_a_declared_name_cannot_be_reused_after_the_column_is_gone(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("DROP BOUNDS ON people (salary)")
+    con.execute("ALTER TABLE people DROP COLUMN note")  # undeclared: passes
+    con.execute("SET BOUNDS ON people (bonus) BETWEEN 0 AND 20")
+    con.execute("ALTER TABLE people RENAME COLUMN salary TO pay")  # its bounds dropped: passes
+    with pytest.raises(DeclarationError, match="cannot add column people.bonus"):
+        con.execute("ALTER TABLE people ADD COLUMN bonus INT")
+
+
+def test_the_way_out_and_harmless_changes_pass(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("ALTER TABLE people RENAME COLUMN note TO remark")
+    con.execute("ALTER TABLE people ALTER COLUMN salary SET DEFAULT 0")  # no value changes
+    con.execute("ALTER TABLE people ALTER COLUMN salary TYPE INT")  # bounds: checked at use
+    con.execute("ALTER TABLE people ADD COLUMN extra INT")
+    con.execute("DROP BOUNDS ON people (salary)")
+    con.execute("ALTER TABLE people RENAME COLUMN salary TO old_salary")
+    con.execute("ALTER TABLE people RENAME COLUMN bonus TO salary")
+    con.execute("SET BOUNDS ON people (salary) BETWEEN 0 AND 20")
+    con.execute("SET PRIVACY BUDGET 5 FOR USER 'default'")
+    assert "old_salary" in _columns(con) and "salary" in _columns(con)
+    assert con.execute("SELECT SUM(salary) FROM people WITH EPSILON 1").fetchall()
