@@ -4,6 +4,9 @@
   salary TO old_salary; RENAME COLUMN bonus TO salary``: the bounds and the policy of ``salary``
   then described ``bonus``): an ``ALTER TABLE`` of a declared column, or into a declared name, is
   refused before it runs (``interfaces/dbapi/declared_columns.py``).
+* An analyst's ``SHOW ALL TABLES`` and ``DESCRIBE _provsql_dp.budget`` listed provsql_dp's own
+  tables (names and columns): they are hidden from analysts (``sql/analyst``); the curator sees
+  them.
 """
 
 from __future__ import annotations
@@ -85,3 +88,24 @@ def test_the_way_out_and_harmless_changes_pass(tmp_path):
     con.execute("SET PRIVACY BUDGET 5 FOR USER 'default'")
     assert "old_salary" in _columns(con) and "salary" in _columns(con)
     assert con.execute("SELECT SUM(salary) FROM people WITH EPSILON 1").fetchall()
+
+
+def test_an_analyst_does_not_see_provsql_dps_own_tables(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("SET PRIVACY BUDGET 5 FOR USER 'ann'")
+    con.commit()
+    assert "_provsql_dp" in {r[1] for r in con.execute("SHOW ALL TABLES").fetchall()}
+    ann = provsql_dp.connect(str(tmp_path / "db.duckdb"), role="analyst", user="ann")
+    cur = ann.execute("SHOW ALL TABLES")
+    assert [c[0] for c in cur.description][:3] == ["database", "schema", "name"]
+    assert sorted(r[1:3] for r in cur.fetchall()) == [
+        ("main", "cities"), ("main", "people"), ("main", "trips")]
+    assert sorted(ann.execute("SHOW TABLES").fetchall()) == [("cities",), ("people",), ("trips",)]
+    for sql in ("DESCRIBE _provsql_dp.budget", "SHOW _provsql_dp.audit_log",
+                "DESCRIBE \"_PROVSQL_DP\".ledger"):
+        with pytest.raises(provsql_dp.errors.PrivacyError, match="is not one"):
+            ann.execute(sql)
+    for sql in ("SELECT table_name FROM information_schema.tables",
+                "SELECT table_name FROM duckdb_tables()", "SELECT * FROM _provsql_dp.budget"):
+        with pytest.raises(provsql_dp.errors.PrivacyError):
+            ann.execute(sql)
