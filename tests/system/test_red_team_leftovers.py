@@ -7,10 +7,14 @@
 * An analyst's ``SHOW ALL TABLES`` and ``DESCRIBE _provsql_dp.budget`` listed provsql_dp's own
   tables (names and columns): they are hidden from analysts (``sql/analyst``); the curator sees
   them.
+* ``SHOW PROTECTED`` listed a declaration whose table had been renamed or dropped outside
+  provsql_dp as if all were well: its ``status`` column says what is missing, and ``UNPROTECT
+  TABLE`` removes the orphan by the name it was declared under.
 """
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 import provsql_dp
@@ -109,3 +113,26 @@ def test_an_analyst_does_not_see_provsql_dps_own_tables(tmp_path):
                 "SELECT table_name FROM duckdb_tables()", "SELECT * FROM _provsql_dp.budget"):
         with pytest.raises(provsql_dp.errors.PrivacyError):
             ann.execute(sql)
+
+
+def test_show_protected_flags_a_declaration_whose_table_or_column_is_gone(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("CREATE TABLE visits(id INT PRIMARY KEY, who INT)")
+    con.execute("PROTECT TABLE visits BY (who)")
+    assert {r[1]: r[-1] for r in con.execute("SHOW PROTECTED").fetchall()} == {
+        "people": "ok", "trips": "ok", "visits": "ok"}
+    con.commit()
+    con.close()
+    with duckdb.connect(str(tmp_path / "db.duckdb")) as duck:  # DuckDB's own client
+        duck.execute("ALTER TABLE people RENAME TO staff")
+        duck.execute("ALTER TABLE visits RENAME COLUMN who TO whom")
+    con = provsql_dp.connect(str(tmp_path / "db.duckdb"))
+    cur = con.execute("SHOW PROTECTED")
+    assert cur.description[-1][0] == "status"
+    status = {r[1]: r[-1] for r in cur.fetchall()}
+    assert status["trips"] == "ok"
+    assert status["people"].startswith("table missing (renamed or dropped outside provsql_dp): "
+                                       "UNPROTECT TABLE people")
+    assert status["visits"].startswith("column who missing")
+    con.execute("UNPROTECT TABLE people")  # the orphan, by the name it was declared under
+    assert sorted(r[1] for r in con.execute("SHOW PROTECTED").fetchall()) == ["trips", "visits"]

@@ -37,7 +37,7 @@ from ...policies.blowfish.catalog import PolicyCatalog
 from ...sql import dialect as d
 from ...sql.column_declarations import ColumnDeclarations
 
-__all__ = ["refuse_declared_column_change", "declared_columns", "alter_action"]
+__all__ = ["refuse_declared_column_change", "declared_columns", "alter_action", "protection_status"]
 
 _NAME = (TokenType.VAR, TokenType.IDENTIFIER)
 #: ``ADD`` of a constraint, not of a column
@@ -177,3 +177,36 @@ def refuse_declared_column_change(con, stmt: str) -> None:
         f"cannot {doing}: the column name {named!r} is named by a declaration ({what}), which "
         f"{_THEN[verb]}. Drop it ({undo}), change the column, then "
         "declare it again")
+
+
+def protection_status(cat, prot) -> str:
+    """``SHOW PROTECTED``'s ``status`` of a declaration: ``'ok'``, or what is missing — its
+    table, or a column it names (renamed or dropped outside provsql_dp) — and the way out.
+
+    >>> import provsql_dp
+    >>> con = provsql_dp.connect()
+    >>> _ = con.execute("CREATE TABLE people(id INT, owner INT); PROTECT TABLE people BY (owner)")
+    >>> con.execute("SHOW PROTECTED").fetchall()[0][-1]
+    'ok'
+    >>> _ = con._duck.execute("DROP TABLE people")  # outside provsql_dp's statements
+    >>> con._catalog.changed()
+    >>> con.execute("SHOW PROTECTED").fetchall()[0][-1]
+    'table missing (renamed or dropped outside provsql_dp): UNPROTECT TABLE people, then PROTECT it under its name again'
+    """
+    undo = f"UNPROTECT TABLE {prot.table}, then PROTECT it under its name again"
+    info = cat.find_table([prot.schema, prot.table])
+    if info is None or info.view_sql is not None:
+        return f"table missing (renamed or dropped outside provsql_dp): {undo}"
+    have = {c.lower() for c in info.columns}
+    gone = [c for c in (*prot.by_columns, *prot.key_columns) if c.lower() not in have]
+    if prot.references is not None:
+        ref = cat.find_table([prot.references[0], prot.references[1]])
+        if ref is None:
+            return (f"referenced table {prot.references[1]} missing (renamed or dropped outside "
+                    f"provsql_dp): {undo}")
+        ref_have = {c.lower() for c in ref.columns}
+        gone += [f"{ref.name}.{c}" for c in prot.references[2] if c.lower() not in ref_have]
+    if gone:
+        return (f"column {', '.join(gone)} missing (renamed or dropped outside provsql_dp): "
+                f"{undo}")
+    return "ok"
