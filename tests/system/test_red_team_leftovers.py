@@ -10,6 +10,9 @@
 * ``SHOW PROTECTED`` listed a declaration whose table had been renamed or dropped outside
   provsql_dp as if all were well: its ``status`` column says what is missing, and ``UNPROTECT
   TABLE`` removes the orphan by the name it was declared under.
+* ``OPTIONS (theta = 1e-9)`` was refused by ``must lie between 1e-09 and 1e+15, got 1e-09``
+  (the limits compared as doubles): the stated limits are now included; ``SET PRIVACY EPSILON
+  1e400`` was accepted (and echoed 400 digits): refused as an option of that size is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import duckdb
 import pytest
 
 import provsql_dp
-from provsql_dp.errors import DeclarationError
+from provsql_dp.errors import DeclarationError, ProgrammingError
 
 
 def _database(path):
@@ -136,3 +139,22 @@ def test_show_protected_flags_a_declaration_whose_table_or_column_is_gone(tmp_pa
     assert status["visits"].startswith("column who missing")
     con.execute("UNPROTECT TABLE people")  # the orphan, by the name it was declared under
     assert sorted(r[1] for r in con.execute("SHOW PROTECTED").fetchall()) == ["trips", "visits"]
+
+
+def test_the_stated_option_limits_are_included_and_a_huge_epsilon_is_refused(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("SET PRIVACY BUDGET 5 FOR USER 'ann'")
+    con.commit()
+    ann = provsql_dp.connect(str(tmp_path / "db.duckdb"), role="analyst", user="ann")
+    sql = ("SELECT SUM(salary) FROM people WITH EPSILON 0.1 OPTIONS (mechanism = 'recursive', "
+           "theta = {})")
+    with pytest.raises(ProgrammingError, match="option theta must lie between 1e-09 and "
+                                               "1e\\+15, got 1e-10"):
+        ann.execute(sql.format("1e-10"))
+    assert ann.execute("SHOW PRIVACY BUDGET").fetchall()[0][2] == "0"
+    assert len(ann.execute(sql.format("1e-9")).fetchall()) == 1  # the lower limit itself
+    for eps in ("1e400", "1e-400"):
+        with pytest.raises(ProgrammingError, match="epsilon is beyond what a double holds"):
+            ann.execute(f"SET PRIVACY EPSILON {eps}")
+    assert ann.execute("SET PRIVACY EPSILON 1e300").fetchall()[0][0].startswith(
+        "default epsilon set to 1000")  # the largest a double holds with room: accepted

@@ -29,7 +29,7 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from .declared_columns import protection_status
 from ...sql.column_declarations import ColumnDeclarations
-from ...sql.expressions import exact_number
+from ...sql.expressions import exact_number, in_double_range
 from ...sql.curator_grammar import CURATOR_STATEMENTS
 from ...sql.stream_grammar import STREAM_STATEMENTS
 from ...privacy.budget_statements import budget_rows, set_budget
@@ -91,7 +91,7 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         return ([("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"),
                  ("remaining", "VARCHAR")], rows)
     if isinstance(tree, d.SetPrivacyEpsilon):
-        eps = d.exact_number(tree.args["epsilon"], "epsilon")
+        eps = in_double_range(d.exact_number(tree.args["epsilon"], "epsilon"), "epsilon")
         if eps <= 0:
             raise ProgrammingError("epsilon must be positive")
         con.default_epsilon = eps
