@@ -13,6 +13,9 @@
 * ``OPTIONS (theta = 1e-9)`` was refused by ``must lie between 1e-09 and 1e+15, got 1e-09``
   (the limits compared as doubles): the stated limits are now included; ``SET PRIVACY EPSILON
   1e400`` was accepted (and echoed 400 digits): refused as an option of that size is.
+* A curator's ``SET GLOBAL default_collation = 'nocase'`` reached an analyst's releases: a
+  private ``COUNT(DISTINCT s)`` over 'A' and 'a' released about the row count and ``s = 'a'``
+  counted the 'A' rows too, charged. It is a pinned setting now (``privacy/_session_settings``).
 """
 
 from __future__ import annotations
@@ -158,3 +161,24 @@ def test_the_stated_option_limits_are_included_and_a_huge_epsilon_is_refused(tmp
             ann.execute(f"SET PRIVACY EPSILON {eps}")
     assert ann.execute("SET PRIVACY EPSILON 1e300").fetchall()[0][0].startswith(
         "default epsilon set to 1000")  # the largest a double holds with room: accepted
+
+
+def test_a_global_default_collation_is_refused_before_the_charge(tmp_path):
+    con = _database(tmp_path / "db.duckdb")
+    con.execute("SET PRIVACY BUDGET 50 FOR USER 'ann'")
+    con.commit()
+    ann = provsql_dp.connect(str(tmp_path / "db.duckdb"), role="analyst", user="ann")
+    sql = ("SELECT COUNT(DISTINCT note) FROM people WITH EPSILON 1",
+           "SELECT COUNT(*) FROM people WHERE city = 'C0' WITH EPSILON 1")
+    try:
+        con.execute("SET GLOBAL default_collation = 'nocase'")  # the analyst's connection too
+        for q in sql:
+            with pytest.raises(provsql_dp.OperationalError,
+                               match="default_collation is nocase.*RESET GLOBAL "
+                                     "default_collation.*Nothing was charged"):
+                ann.execute(q)
+        assert ann.execute("SHOW PRIVACY BUDGET").fetchall()[0][2] == "0"
+        con.execute("SET GLOBAL default_collation = 'binary'")  # the default, spelled out
+        assert all(len(ann.execute(q).fetchall()) == 1 for q in sql)
+    finally:
+        con.execute("RESET GLOBAL default_collation")
