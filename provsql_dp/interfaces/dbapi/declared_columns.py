@@ -25,6 +25,8 @@ provsql_dp.errors.DeclarationError: cannot rename column people.bonus to salary:
 >>> _ = con.execute("ALTER TABLE people RENAME COLUMN bonus TO extra")
 >>> alter_action("ALTER TABLE IF EXISTS main.people DROP COLUMN IF EXISTS s.x CASCADE")
 (['main', 'people'], 'DROP', ['s', 'x'], None)
+>>> alter_action("ALTER TABLE people ALTER note SET DEFAULT 'TYPE'") is None  # no value changes
+True
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ def alter_action(stmt: str):
         toks = [t for t in d.ProvDP().tokenize(stmt) if t.token_type != TokenType.SEMICOLON]
     except TokenError:
         return None
-    word = [t.text.upper() if t.token_type != TokenType.IDENTIFIER else None for t in toks]
+    word = [None if t.token_type in (TokenType.IDENTIFIER, TokenType.STRING) else t.text.upper()
+            for t in toks]  # keywords only: neither "TYPE" nor 'TYPE' is one
     if word[:2] != ["ALTER", "TABLE"]:
         return None
     i = 4 if word[2:4] == ["IF", "EXISTS"] else 2
