@@ -20,7 +20,9 @@ never on the data, and names the setting and how to put it back. ``max_execution
 likewise (red team h73attack, finding 2): past it DuckDB interrupts a release's reads, after the
 charge, as their running time decides; releases have their own clock, whose end gives the
 data-independent fallback (:mod:`provsql_dp._deadline`). So are ``default_order`` and
-``default_null_order`` (finding 6): a release's own queries sort by DuckDB's defaults. (The post-processing
+``default_null_order`` (finding 6): a release's own queries sort by DuckDB's defaults; and
+``default_collation`` (its strings compare as written; a column's own ``COLLATE`` is judged by
+the planner). (The post-processing
 database pins its own settings: :mod:`provsql_dp.privacy.post_sql`. Spark has its own guard.)
 
 >>> import provsql_dp
@@ -65,10 +67,17 @@ PINNED = {
                              "way, and its tuples and released values land in the wrong groups"),
     "default_null_order": ("nulls_last", "a release's own queries sort NULLs where DuckDB's "
                                          "default puts them"),
+    # red team h85attack leftover 5 (h86follow): a collation the planner saw is refused where
+    # it matters (_collated_keys, foreign_owners), but under SET GLOBAL default_collation =
+    # 'nocase' a private COUNT(DISTINCT s) over 'A' and 'a' released about the row count, and
+    # s = 'a' counted the 'A' rows as well
+    "default_collation": ("", "with a collation, = between strings and the groups of a "
+                              "release's own queries merge values that differ ('A' and 'a'), "
+                              "while the release matches them by value"),
 }
 
 #: the spellings DuckDB reports for a pinned setting's default (``current_setting``)
-_SAME = {"asc": {"asc", "ascending"}}
+_SAME = {"asc": {"asc", "ascending"}, "": {"", "binary"}}
 
 # the catalog's fingerprint reads them (SETTINGS) at the start of each statement; one it did
 # not read is read here
@@ -93,6 +102,6 @@ def check_session_settings(con) -> None:
         if str(got).lower() not in _SAME.get(want, {want}):
             raise OperationalError(
                 f"this connection's DuckDB setting {name} is {str(got).lower()}; a private "
-                f"statement is evaluated with it {want} ({why}). A curator puts it "
+                f"statement is evaluated with it {want or 'unset'} ({why}). A curator puts it "
                 f"back with RESET {name} (or RESET GLOBAL {name} when it was set with SET "
                 f"GLOBAL). Nothing was charged")

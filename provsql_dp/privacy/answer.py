@@ -41,6 +41,7 @@ row has several owners (``PROTECT TABLE t BY (a, b)``), else "edge" (μ = 0.5).
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 import math
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -254,7 +255,7 @@ def _number(options: dict, key: str) -> float:
     if isinstance(value, str) or not value > 0:
         raise ProgrammingError(f"option {key} must be a positive number, got {option_text(value)}")
     lo, hi = OPTION_RANGE
-    if not lo <= value <= hi:
+    if not Fraction(repr(lo)) <= value <= Fraction(repr(hi)):  # the limits as written: included
         raise ProgrammingError(f"option {key} must lie between {lo:g} and {hi:g}, got {float(value):g}")
     return float(value)
 

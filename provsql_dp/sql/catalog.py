@@ -33,6 +33,7 @@ from ..errors import DeclarationError, ProgrammingError
 from . import _catalog_kept
 from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
+from ._orphan_declarations import orphan_protection
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
 
@@ -480,7 +481,7 @@ class Catalog:
         self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
-        prot = self.protection(info.schema, info.name) if info else None
+        prot = self.protection(info.schema, info.name) if info else orphan_protection(self, parts)
         if prot is None:
             names = ", ".join(p.table for p in self.list_protected()) or "none"
             raise DeclarationError(

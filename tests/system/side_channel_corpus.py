@@ -1107,9 +1107,10 @@ ANALYST_PUBLIC = (
     "SHOW TABLES", "SHOW ALL TABLES", "SUMMARIZE depts", "EXPLAIN SELECT * FROM depts",
     "SHOW PROTECTED", "SHOW POLICIES", "SHOW BOUNDS", "SHOW PRIVACY BUDGET",
     # DuckDB's SHOW of a table, as DESCRIBE (sql.show_names)
-    "SHOW people", 'SHOW "depts"', "SHOW main.visits", "SHOW audit",
+    "SHOW people", 'SHOW "depts"', "SHOW main.visits",
 )
 ANALYST_REFUSED = (
+    "SHOW audit",  # DuckDB's SHOW of provsql_dp's own audit table: hidden from analysts (h86follow)
     "SELECT * FROM people", "SELECT name FROM people", "TABLE people", "FROM visits",
     "SELECT * FROM (WITH people AS (SELECT 1 AS one) SELECT * FROM people) a, (SELECT name FROM people) b",
     "SELECT b.name FROM (WITH people AS (SELECT 1) SELECT * FROM people) a, LATERAL (SELECT name FROM people) b",

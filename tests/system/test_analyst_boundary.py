@@ -262,6 +262,8 @@ LEGITIMATE = [
 def test_public_reads_give_duckdbs_rows(db, sql):
     got = db["analyst"].execute(sql).fetchall()
     want = db["curator"].execute(sql).fetchall()
+    if sql == "SHOW ALL TABLES":  # provsql_dp's own tables: the curator's only
+        want = [r for r in want if r[1] != "_provsql_dp"]
     if "ORDER BY" not in sql:  # SQL leaves the order open (PIVOT's groups came back shuffled in CI)
         got, want = sorted(got, key=repr), sorted(want, key=repr)
     assert got == want

@@ -134,7 +134,7 @@ def test_foreign_key_from_the_catalog_and_unprotect_order():
     con.execute("PROTECT TABLE orders BY (o_custkey) REFERENCES customer")
     con.execute("PROTECT TABLE lineitem REFERENCES orders")  # the declared FOREIGN KEY
     rows = {r[1]: r for r in con.execute("SHOW PROTECTED").fetchall()}
-    assert rows["lineitem"][2:] == ("customer", "l_orderkey", None, "references orders")
+    assert rows["lineitem"][2:] == ("customer", "l_orderkey", None, "references orders", "ok")
     with pytest.raises(DeclarationError, match="UNPROTECT TABLE orders first|UNPROTECT TABLE "
                                                "lineitem first"):
         con.execute("UNPROTECT TABLE orders")

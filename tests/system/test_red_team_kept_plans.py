@@ -152,6 +152,7 @@ NOT_DEFAULT = {
     "max_execution_time": "600000",
     "default_order": "'DESC'",
     "default_null_order": "'NULLS_FIRST'",
+    "default_collation": "'nocase'",
 }
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 import provsql_dp
@@ -35,9 +36,9 @@ def _spent(con) -> str:
                                     "ALTER TABLE people DROP COLUMN owner"])
 def test_a_vanished_owner_column_is_refused_before_the_charge(tmp_path, change):
     con = _database(tmp_path / "db.duckdb")
-    con.execute(change)
-    con.commit()
-    con.close()
+    con.close()  # through provsql_dp the change is refused (declared_columns): DuckDB's own client
+    with duckdb.connect(str(tmp_path / "db.duckdb")) as duck:
+        duck.execute(change)
     ann = provsql_dp.connect(str(tmp_path / "db.duckdb"), role="analyst", user="ann")
     for sql in ("SELECT COUNT(*) FROM people WITH EPSILON 1",
                 "SELECT SUM(salary) FROM people WITH EPSILON 1 OPTIONS (lower = 0, upper = 100)"):

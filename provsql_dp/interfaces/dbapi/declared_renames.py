@@ -26,6 +26,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from ...errors import DeclarationError
 from ...sql import dialect as d
+from .declared_columns import alter_action, refuse_declared_column_change
 
 __all__ = ["refuse_protected_rename"]
 
@@ -36,9 +37,13 @@ _WORDS = (re.compile(r"\bALTER\b", re.IGNORECASE), re.compile(r"\bRENAME\b", re.
 
 def refuse_protected_rename(con, stmt: str) -> None:
     """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` renames a protected
-    table of ``con``'s database (from the statement and the declarations; nothing runs)."""
-    if not all(w.search(stmt) for w in _WORDS):
+    table of ``con``'s database, or changes a column a declaration names
+    (:mod:`.declared_columns`), from the statement and the declarations; nothing runs."""
+    if not _WORDS[0].search(stmt):
         return
+    refuse_declared_column_change(con, stmt)
+    if not _WORDS[1].search(stmt) or alter_action(stmt) is not None:
+        return  # not a rename, or a column's (ALTER TABLE t RENAME c TO d)
     try:
         tree = d.parse_one(stmt)
     except (ParseError, TokenError):

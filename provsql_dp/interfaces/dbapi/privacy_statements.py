@@ -27,8 +27,9 @@ from ..._numbers import format_eps
 from ...errors import InternalError, OperationalError, PrivacyError, ProgrammingError
 from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
+from .declared_columns import protection_status
 from ...sql.column_declarations import ColumnDeclarations
-from ...sql.expressions import exact_number
+from ...sql.expressions import exact_number, in_double_range
 from ...sql.curator_grammar import CURATOR_STATEMENTS
 from ...sql.stream_grammar import STREAM_STATEMENTS
 from ...privacy.budget_statements import budget_rows, set_budget
@@ -66,12 +67,13 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
             (p.schema, p.table, p.domain, ", ".join(p.by_columns) or None,
              ", ".join(p.key_columns) if not p.by_columns else None,
              f"references {p.references[1]}" if p.references else
-             "owners" if p.by_columns else ("primary key" if p.key_columns else "rowid"))
+             "owners" if p.by_columns else ("primary key" if p.key_columns else "rowid"),
+             protection_status(cat, p))
             for p in cat.list_protected()
         ]
         return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("domain", "VARCHAR"),
-                 ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"), ("participant", "VARCHAR")],
-                rows)
+                 ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"), ("participant", "VARCHAR"),
+                 ("status", "VARCHAR")], rows)
     if isinstance(tree, d.SetPrivacyBudget):
         user = tree.args.get("user")
         name = user.name if user is not None else con.user
@@ -89,7 +91,7 @@ def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
         return ([("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"),
                  ("remaining", "VARCHAR")], rows)
     if isinstance(tree, d.SetPrivacyEpsilon):
-        eps = d.exact_number(tree.args["epsilon"], "epsilon")
+        eps = in_double_range(d.exact_number(tree.args["epsilon"], "epsilon"), "epsilon")
         if eps <= 0:
             raise ProgrammingError("epsilon must be positive")
         con.default_epsilon = eps

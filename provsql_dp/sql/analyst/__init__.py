@@ -11,7 +11,8 @@ FROM-first / ``PIVOT`` / ``UNPIVOT``           resolved by scope, checked, fully
 ``DESCRIBE <table>``                           answered from the catalog (no DuckDB statement)
 ``DESCRIBE <query>``, ``SUMMARIZE <table |     the query compiled, then wrapped by us
 query>``, ``EXPLAIN [ANALYZE] <query>``
-``SHOW TABLES``, ``SHOW ALL TABLES``           a fixed statement of ours (the schema is public)
+``SHOW TABLES``, ``SHOW ALL TABLES``           a fixed statement of ours (the schema is public;
+                                               provsql_dp's own tables are not listed)
 =============================================  ==============================================
 
 Our privacy statements an analyst may run are judged by :mod:`provsql_dp.privacy.roles`;
@@ -30,6 +31,9 @@ binder can only agree with our resolution or fail (a fresh name it cannot see is
 >>> _ = con.execute("CREATE TABLE t(a INT PRIMARY KEY, s VARCHAR)")
 >>> compile_statement(Catalog(con), d.parse_one("DESCRIBE t")).rows
 [('a', 'INTEGER', 'NO', 'PRI', None, None), ('s', 'VARCHAR', 'YES', None, None, None)]
+>>> _ = Catalog(con).ensure()
+>>> [r[1:3] for r in con.execute(compile_statement(Catalog(con), d.parse_one("SHOW ALL TABLES")).sql).fetchall()]
+[('main', 't')]
 >>> compile_statement(Catalog(con), d.parse_one("SUMMARIZE t")).sql
 'SUMMARIZE SELECT * FROM "memory"."main"."t" AS t'
 >>> compile_statement(Catalog(con), d.parse_one("SELECT * FROM read_text('/etc/passwd')"))
@@ -47,7 +51,7 @@ from sqlglot.errors import ParseError
 
 from ...errors import PrivacyError
 from .. import dialect as d
-from ..catalog import Catalog
+from ..catalog import SCHEMA, Catalog
 from ..show_names import shown_table
 from ._query import MAX_VIEW_DEPTH, compile_query, refuse
 
@@ -109,7 +113,10 @@ def _compile(catalog: Catalog, tree: exp.Expression) -> Compiled | None:
         which = str(tree.name).upper()
         if which in ("TABLES", "ALL TABLES") and not any(
                 v for k, v in tree.args.items() if k != "this"):
-            return Compiled(f"SHOW {which}", sql=f"SHOW {which}")  # a fixed text of ours
+            # a fixed text of ours; provsql_dp's internal tables (the ledger, the audit log,
+            # …) are not the analyst's to list (their names and columns, red team h85attack)
+            sql = _ALL_TABLES if which == "ALL TABLES" else f"SHOW {which}"
+            return Compiled(f"SHOW {which}", sql=sql)
         return None
     if shown_table(tree) is not None:  # DuckDB's SHOW t: DESCRIBE t (sql.show_names)
         return _describe_table(catalog, shown_table(tree))
@@ -134,6 +141,10 @@ def _explain(catalog: Catalog, tree: exp.Command) -> Compiled:
     return Compiled("EXPLAIN", sql=head + compile_query(catalog, inner)[0])
 
 
+_ALL_TABLES = (f"SELECT * FROM (SHOW ALL TABLES) WHERE lower(\"schema\") <> '{SCHEMA.lower()}' "
+               'ORDER BY "database", "schema", "name"')
+
+
 def _describe_table(catalog: Catalog, table: exp.Table) -> Compiled:
     """``DESCRIBE <table or view>`` from the catalog: schemas are public, protected ones too;
     nothing is bound, so no data is read (a view's body is not expanded)."""
@@ -143,7 +154,7 @@ def _describe_table(catalog: Catalog, table: exp.Table) -> Compiled:
             "only tables of the database can be read")
     parts = [p.name for p in table.parts]
     info = catalog.find_table(parts)
-    if info is None:
+    if info is None or info.schema.lower() == SCHEMA.lower():  # provsql_dp's own: not shown
         raise PrivacyError(
             f"an analyst can describe only tables of the database; {'.'.join(parts)!r} is not one")
     keys = catalog.unique_keys(info) if info.view_sql is None and not info.frame else ()
