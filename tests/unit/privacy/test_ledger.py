@@ -15,6 +15,17 @@ from provsql_dp.errors import BudgetExceededError, DeclarationError, Operational
 from provsql_dp.privacy.ledger import Ledger, format_eps, to_fraction
 
 
+def _spy_known_charges(m: pytest.MonkeyPatch, known: list) -> None:
+    """Record what each ``Ledger._charge_known`` returned (None: it fell back to reading)."""
+    real = Ledger._charge_known
+
+    def spy(self, *a):
+        known.append(real(self, *a))
+        return known[-1]
+
+    m.setattr(Ledger, "_charge_known", spy)
+
+
 def test_thousand_thousandths_make_exactly_one():
     led = Ledger(duckdb.connect())
     led.set_budget("u", 1.0)
@@ -197,14 +208,8 @@ def test_a_known_budget_row_is_verified_not_trusted():
     mine, other = Ledger(con), Ledger(con)
     mine.set_budget("u", "1")
     known = []
-    real = Ledger._charge_known
-
-    def spy(self, *a):
-        known.append(real(self, *a))
-        return known[-1]
-
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(Ledger, "_charge_known", spy)
+        _spy_known_charges(m, known)
         mine.charge("u", "0.1", "a", "test")  # nothing known yet: reads the row
         mine.charge("u", "0.1", "b", "test")  # known: one UPDATE checks and writes
         other.charge("u", "0.3", "c", "test")  # behind mine's back
@@ -234,14 +239,8 @@ def test_the_known_budget_charge_runs_under_a_locked_configuration():
     led.set_budget("u", "1")
     con.execute("SET lock_configuration = true")
     known = []
-    real = Ledger._charge_known
-
-    def spy(self, *a):
-        known.append(real(self, *a))
-        return known[-1]
-
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(Ledger, "_charge_known", spy)
+        _spy_known_charges(m, known)
         for _ in range(3):
             led.charge("u", "0.25", None, "test")
     assert [k is not None for k in known] == [False, True, True]
