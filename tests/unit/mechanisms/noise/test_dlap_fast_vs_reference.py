@@ -152,13 +152,17 @@ def test_forked_child_never_reuses_the_parents_pool():
 
 def test_bernoulli_exp_one_is_the_parity_of_the_chain_at_every_threshold():
     """The parity shortcut of ``_bernoulli_exp_one`` agrees with ``L odd`` on both sides of
-    every step of L (so ``P[odd] = Σ_k odd P[L = k] = exp(−1)``, as in CKS Alg. 1)."""
+    every step of L (so ``P[odd] = Σ_k odd P[L = k] = exp(−1)``, as in CKS Alg. 1) — both ways
+    it reads the parity: by a searchsorted up to ``_SEARCH_MAX`` coins, by comparisons above."""
     f20 = math.factorial(20)
     us = [0, 1, f20 - 1]
     for k in range(2, 21):
         t = f20 // math.factorial(k)
         us += [t, t - 1, t + 1]
     us = sorted(set(us))
-    chain = _dlap._first_failing_inverse_factorial_coin(len(us), _Fixed(us))
-    odd = _dlap._bernoulli_exp_one(len(us), _Fixed(us))
-    assert odd.tolist() == (chain % 2 == 1).tolist()
+    big = us * (_dlap._SEARCH_MAX // len(us) + 1)  # past the threshold: the comparisons
+    assert len(us) <= _dlap._SEARCH_MAX < len(big)
+    for values in (us, big):
+        chain = _dlap._first_failing_inverse_factorial_coin(len(values), _Fixed(values))
+        odd = _dlap._bernoulli_exp_one(len(values), _Fixed(values))
+        assert odd.tolist() == (chain % 2 == 1).tolist()

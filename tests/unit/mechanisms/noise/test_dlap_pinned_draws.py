@@ -52,33 +52,3 @@ def test_geometric_with_no_success_is_all_zeros():
 
     v = _dlap._geometric_exp_one(5, _AllFail())
     assert v.dtype == np.int64 and v.tolist() == [0] * 5
-
-
-def test_both_ways_of_reading_the_parity_agree_at_every_threshold():
-    """``_bernoulli_exp_one`` reads L's parity by a searchsorted up to ``_SEARCH_MAX`` coins and
-    by comparisons above: both agree with the chain's L on both sides of every step of L, and
-    with u = 0 (the chain continued coin by coin)."""
-    import math
-
-    f20 = math.factorial(20)
-    us = [0, 1, f20 - 1]
-    for k in range(2, 21):
-        t = f20 // math.factorial(k)
-        us += [t, t - 1, t + 1]
-    us = sorted(set(us))
-    big = us * (_dlap._SEARCH_MAX // len(us) + 1)  # past the threshold: the comparisons
-
-    class Fixed:
-        def __init__(self, values):
-            self.values, self.calls = np.asarray(values, dtype=np.int64), 0
-
-        def integers(self, low, high, size=None, dtype=np.int64):
-            self.calls += 1
-            return self.values if self.calls == 1 else 1  # continuation coins fail
-
-    for values in (us, big):
-        assert len(values) <= _dlap._SEARCH_MAX or values is big
-        chain = _dlap._first_failing_inverse_factorial_coin(len(values), Fixed(values))
-        odd = _dlap._bernoulli_exp_one(len(values), Fixed(values))
-        assert odd.tolist() == (chain % 2 == 1).tolist()
-    assert len(big) > _dlap._SEARCH_MAX
