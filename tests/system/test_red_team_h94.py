@@ -1,0 +1,71 @@
+"""Red team h94attack: the ledger as the audit log, its dump and restore, kept texts, pooled
+noise, last session's fixes and the wire server, attacked as an analyst and a careless curator.
+
+Finding 1: ``.dump`` wrote every budget as ``SET PRIVACY BUDGET <total>`` (pure ε) and only the
+ε part of what was spent. A ρ budget of 10 restored as a pure-ε budget of 10, which pays a single
+ε = 10 release: ρ = ε²/2 = 50 on a budget of ρ = 10 (the conversion out of ρ that
+``accounting.converted_spending`` refuses); an (ε, δ) budget lost its δ and the δ spent, so the
+curator's next ``SET PRIVACY BUDGET EPSILON … DELTA …`` handed the spent δ back. The dump now
+writes each budget in its unit and restores δ spent with ε spent."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from fractions import Fraction
+
+import pytest
+
+import provsql_dp
+from provsql_dp.interfaces.shell import Shell
+from provsql_dp.interfaces.shell.dump import dump
+from provsql_dp.privacy.accounting import Cost
+
+
+def _protected(con):
+    con.autocommit = True
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY, x DOUBLE CHECK (x >= 0))")
+    con.execute("INSERT INTO p SELECT range, range % 50 FROM range(200)")
+    con.execute("PROTECT TABLE p")
+
+
+def _restored(con):
+    fresh = provsql_dp.connect(user="cur")
+    fresh.autocommit = True
+    err = io.StringIO()
+    assert Shell(fresh, io.StringIO(), err).run_text("\n".join(dump(con))), err.getvalue()
+    return fresh
+
+
+# ------------------------------------------------------------------ finding 1: budget units
+def test_a_dumped_rho_budget_restores_as_rho_not_as_pure_epsilon():
+    con = provsql_dp.connect(user="cur")
+    _protected(con)
+    con.execute("SET PRIVACY BUDGET RHO 10 FOR USER 'zed'")
+    con.execute("SET PRIVACY BUDGET RHO 2 FOR USER 'cur'")
+    con.execute("SELECT COUNT(*) FROM p WITH RHO 0.5").fetchall()
+    fresh = _restored(con)
+    assert fresh.ledger.accounts() == con.ledger.accounts()
+    # ε = 10 is ρ = 50: the restored ρ = 10 budget refuses it, as the original does
+    for c in (con, fresh):
+        with pytest.raises(provsql_dp.errors.BudgetExceededError):
+            c.ledger.charge("zed", Fraction(10), "SELECT …", "laplace")
+
+
+def test_a_dumped_epsilon_delta_budget_keeps_its_delta_and_the_delta_spent():
+    con = provsql_dp.connect(user="cur")
+    _protected(con)
+    con.execute("SET PRIVACY BUDGET EPSILON 3 DELTA 0.000001 FOR USER 'cur'")
+    con.ledger.charge("cur", None, "SELECT …", "gaussian",
+                      cost=Cost(epsilon=Fraction(1), delta=Fraction(1, 2 * 10**6)))
+    fresh = _restored(con)
+    assert fresh.ledger.accounts() == con.ledger.accounts()
+
+
+def test_a_budget_without_a_decimal_spelling_keeps_its_unit():
+    con = provsql_dp.connect(user="cur")
+    _protected(con)
+    con.ledger.set_budget("thirds", Fraction(1, 3), unit="rho")
+    con.ledger.set_budget("sevenths", Fraction(1, 7), unit="epsilon-delta", delta=Fraction(1, 3**9))
+    fresh = _restored(con)
+    assert fresh.ledger.accounts() == con.ledger.accounts()
