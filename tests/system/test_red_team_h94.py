@@ -100,3 +100,34 @@ def test_a_macro_created_outside_provsql_dp_stops_a_connection_that_kept_its_rea
     with pytest.raises(provsql_dp.errors.UnsupportedQueryError, match="name of a DuckDB built-in"):
         an.execute(sql)  # a fresh connection refuses it
     assert an.ledger.remaining("ann") == 4
+
+
+# ------------------------------------------------------------------ finding 3: the audit on screen
+#: what an analyst's refused statement carries into the log: a carriage return and ANSI
+#: sequences (erase the line, move up, conceal), which redraw the curator's terminal
+_ESCAPES = "SELECT 1 FROM p -- \r\x1b[2K\x1b[1A\x1b[8m\x9b2J\x07\x7f"
+
+
+@pytest.mark.parametrize("mode", ["table", "box", "markdown", "line", "list", "html"])
+def test_an_analysts_statement_cannot_redraw_the_curators_audit_screen(mode):
+    """``.audit`` (and any query of the log) printed an analyst's statement as written: a
+    carriage return, ANSI escapes (ESC, CSI), BEL or DEL in it went to the curator's terminal,
+    which then erased or hid the rows it drew (the analyst's own among them). The shell's
+    display modes show control characters escaped (``\\r``, ``\\x1b``)."""
+    name = f":memory:h94_audit_{mode}"
+    cur = provsql_dp.connect(name, user="cur")
+    _protected(cur)
+    cur.execute("SET PRIVACY BUDGET 1 FOR USER 'ann'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        an = provsql_dp.connect(name, role="analyst", user="ann")
+    with pytest.raises(provsql_dp.Error):  # refused, and logged as written
+        an.execute(_ESCAPES)
+    out, err = io.StringIO(), io.StringIO()
+    shell = Shell(cur, out, err)
+    assert shell.run_text(f".mode {mode}\n.audit 5"), err.getvalue()
+    shown = out.getvalue()
+    assert "SELECT 1 FROM p" in shown
+    bad = [c for c in shown if (ord(c) < 32 and c != "\n") or 0x7f <= ord(c) < 0xa0]
+    assert not bad, repr(shown)
+    assert "\\x1b[2K" in shown
