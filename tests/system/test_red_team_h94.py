@@ -167,3 +167,57 @@ def test_kmeans_releases_alike_with_and_without_a_nan_participant(declare):
     assert base[0][0] == "released"
     for special in ("'nan'::DOUBLE", "'-nan'::DOUBLE", "'inf'::DOUBLE", "'-inf'::DOUBLE"):
         assert _kmeans_outcome(special, declare) == base, special
+
+
+# ------------------------------------------------------------------ finding 5: refusals unlogged
+def _log_of(name):
+    cur = provsql_dp.connect(name, user="cur")
+    return cur.execute("SELECT user_name, outcome, reason, statement FROM _provsql_dp.audit_log "
+                       "ORDER BY id").fetchall()
+
+
+def _audited_analyst(tag):
+    name = f":memory:h94_refusals_{tag}"
+    cur = provsql_dp.connect(name, user="cur")
+    _protected(cur)
+    cur.execute("SET PRIVACY BUDGET 1 FOR USER 'ann'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return name, cur, provsql_dp.connect(name, role="analyst", user="ann")
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT * FROM p -- \ud800",                      # a lone surrogate (JSON's "\ud800")
+    "SELECT * FROM p WHERE x = '\udcff'",
+    "SELECT COUNT(*) FROM p WITH EPSILON 1 -- \ud800",
+])
+def test_a_statement_with_a_lone_surrogate_is_refused_and_logged(text):
+    """A lone surrogate (the explorer's JSON body may carry one: ``"\\ud800"``) made the log's
+    INSERT fail, so the refusal was not recorded (only a warning in the server's log): an
+    analyst's probes went unaudited. A private query with one failed at its charge, as "the
+    private query failed while it read protected data". Now such text is refused up front,
+    naming the character, and the refusal is logged with the character escaped."""
+    name, cur, an = _audited_analyst(abs(hash(text)))
+    with pytest.raises(provsql_dp.ProgrammingError, match="lone surrogate"):
+        an.execute(text)
+    log = _log_of(name)
+    assert [(u, o, r) for u, o, r, _ in log] == [("ann", "refused", "ProgrammingError")]
+    assert "\\ud8" in log[0][3] or "\\udc" in log[0][3]
+    assert an.ledger.remaining() == 1
+
+
+def test_statements_refused_for_their_size_or_their_text_are_logged():
+    """The size and depth limits and the tokenizer refused before the statement's audited
+    block: nothing reached the log. Logged now (an oversize text cut, saying how long it was)."""
+    name, cur, an = _audited_analyst("limits")
+    an.max_statement_bytes = 200
+    big = "SELECT COUNT(*) FROM p WHERE " + " OR ".join(f"x = {i}" for i in range(60)) + \
+        " WITH EPSILON 1"
+    deep = "SELECT " + "(" * 100 + "1" + ")" * 100
+    for text in (big, deep, "SELECT 'unterminated"):
+        with pytest.raises(provsql_dp.ProgrammingError):
+            an.execute(text)
+    log = _log_of(name)
+    assert [(u, o) for u, o, _, _ in log] == [("ann", "refused")] * 3
+    assert log[1][3] == deep and log[2][3] == "SELECT 'unterminated"
+    assert an.ledger.remaining() == 1
