@@ -221,3 +221,34 @@ def test_statements_refused_for_their_size_or_their_text_are_logged():
     assert [(u, o) for u, o, _, _ in log] == [("ann", "refused")] * 3
     assert log[1][3] == deep and log[2][3] == "SELECT 'unterminated"
     assert an.ledger.remaining() == 1
+
+
+# ------------------------------------------------------------------ finding 6: the analyst's timeout
+def _wire_session(release_seconds, engine_limit=300.0):
+    from types import SimpleNamespace as NS
+
+    con = provsql_dp.connect(role="analyst", user="ann", release_seconds=release_seconds,
+                             release_time_limit=engine_limit)
+    return NS(con=con, settings={}, statement_timeout=None,
+              server=NS(engine=NS(release_time_limit=engine_limit)))
+
+
+def test_a_sessions_statement_timeout_does_not_undercut_the_curators_padding():
+    """With ``--release-seconds S`` every release takes S (the curator closes the running-time
+    channel), and its work stops at the connection's release time limit, after which the
+    data-independent fallback answers. A wire session's ``SET statement_timeout`` lowered that
+    limit to whatever the analyst chose: with S = 1 s and ``'30ms'``, an unbounded SUM over
+    2 000 rows came back real and over 3 000 000 rows as the fallback (≈ 0), both after 1 s —
+    the analyst picks the threshold, statement by statement, and reads whether the work took
+    longer: the channel the padding closed. The session's timeout now stops the statement as
+    before but never brings the release's own limit below S."""
+    from provsql_dp.interfaces.pgwire._execute import execute
+
+    session = _wire_session(1.0)
+    assert execute(session, "SET statement_timeout = '30ms'").tag == "SET"
+    assert session.statement_timeout == pytest.approx(0.03)  # the statement still stops
+    assert session.con.release_time_limit >= 1.0
+    # without padding the running time is seen anyway: the session's limit applies as before
+    session = _wire_session(None)
+    execute(session, "SET statement_timeout = '30ms'")
+    assert session.con.release_time_limit == pytest.approx(0.03)
