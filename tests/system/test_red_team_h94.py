@@ -240,7 +240,8 @@ def test_a_sessions_statement_timeout_does_not_undercut_the_curators_padding():
     limit to whatever the analyst chose: with S = 1 s and ``'30ms'``, an unbounded SUM over
     2 000 rows came back real and over 3 000 000 rows as the fallback (≈ 0), both after 1 s —
     the analyst picks the threshold, statement by statement, and reads whether the work took
-    longer: the channel the padding closed. The session's timeout now stops the statement as
+    longer: the channel the padding closed (for any T in [S − 1 s, S): the session's watchdog
+    stops the statement at T + 1 s, during the padding). The session's timeout now stops the statement as
     before but never brings the release's own limit below S."""
     from provsql_dp.interfaces.pgwire._execute import execute
 
