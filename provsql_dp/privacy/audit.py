@@ -60,8 +60,8 @@ import duckdb
 
 from ..sql.catalog import SCHEMA
 
-__all__ = ["Source", "DDL", "create", "insert", "storable", "record_failure", "last_rows", "CLIENTS",
-           "LOG_COLUMNS", "LEDGER_COLUMNS", "LEDGER_VALUES"]
+__all__ = ["Source", "DDL", "create", "insert", "storable", "record_failure", "last_rows",
+           "CLIENTS", "LOG_COLUMNS", "LEDGER_COLUMNS", "LEDGER_VALUES"]
 
 log = logging.getLogger("provsql_dp.audit")
 

@@ -71,7 +71,8 @@ def check_statement(con, sql: str) -> None:
     if not isinstance(sql, str):
         return
     try:
-        sql.encode("utf-8")
+        if not sql.isascii():  # (no copy of an ASCII text)
+            sql.encode("utf-8")
     except UnicodeEncodeError as e:
         bad = sql[e.start].encode("unicode_escape").decode()
         raise ProgrammingError(
