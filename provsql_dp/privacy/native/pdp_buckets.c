@@ -45,8 +45,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h> /* lo_hi (pdp_fine.h) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> /* the AVX2 and AVX-512 variants' intrinsics (pdp_rows.h) */
 #endif
 
 DUCKDB_EXTENSION_EXTERN
