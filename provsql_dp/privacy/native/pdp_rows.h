@@ -100,8 +100,8 @@ static inline int PDP_NAME(one_value)(state *S, double x, int32_t j) {
  * (4 rows at a time in the AVX2 variant, 8 in the AVX-512 one: PDP_VEC), each row's entry in the
  * flat table — its fine cell, or the last entry (SLOW_CELL) for a row the cells do not key:
  * NULL, outside the bounds (the clamp), |w| < 1 (zero, subnormal), |w| >= 2^FINE_BINADES (inf,
- * NaN), or negative in mode 0 — and 1/|w|, and the extremes of the keyed |w| of each part (a
- * vector min and max a part, masked to those rows: S->xlo, S->xhi); then each row whose cell has
+ * NaN), or negative in mode 0 — and 1/|w|, and the largest keyed |w| of each part (a vector
+ * max and min of the keyed w: S->xhi); then each row whose cell has
  * an accumulator is added to it (its page built at its binade's first row), every other row
  * takes the per-row code, one_value. Returns add_total's codes. */
 #define FINE_BLOCK 256
@@ -151,30 +151,28 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 	const double lo = P->lo, hi = P->hi, top = 0x1p64;
 	const double floor = P->mode == 1 ? -INFINITY : 1.0; /* mode 0: no split, w >= 1 */
 	uint32_t key[FINE_BLOCK];
-	/* the extremes of the keyed |w| of parts 0 and 1 in this call: the scalar rows' (xl, xh),
-	 * the NULL-aware ones (vl, vh: with a validity mask, recomputed from the keys), the
-	 * vector rows' below */
-	double xl[2] = {INFINITY, INFINITY}, xh[2] = {-INFINITY, -INFINITY};
-	double vl[2] = {INFINITY, INFINITY}, vh[2] = {-INFINITY, -INFINITY};
+	/* the largest keyed |w| of parts 0 and 1 in this call: from the scalar rows' max and min of
+	 * the keyed w (sh: part 0's when > 0; sl: minus part 1's when < 0), the NULL-aware ones
+	 * (vh: with a validity mask, recomputed from the keys), the vector rows' below */
+	double sh = -INFINITY, sl = INFINITY, vh[2] = {-INFINITY, -INFINITY};
 #if PDP_VEC == 2
 	double ci[2 * FINE_BLOCK] __attribute__((aligned(64))); /* (c, 1/c) a row */
 	const __m256d one_ = _mm256_set1_pd(1.0);
 	const __m256i pick_ = _mm256_set_epi64x(0, 1, 0, 0); /* (0, c, 1/c, 0): lane 0 becomes 1 */
 	const __m512d lo_ = _mm512_set1_pd(lo), hi_ = _mm512_set1_pd(hi), floor_ = _mm512_set1_pd(floor);
 	const __m512d one8_ = _mm512_set1_pd(1.0), top_ = _mm512_set1_pd(top);
-	const __m512i sign_ = _mm512_set1_epi64((long long)0x8000000000000000ULL), abs_ = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
+	const __m512i abs_ = _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL);
 	const __m512i bias_ = _mm512_set1_epi64(1023), cmask_ = _mm512_set1_epi64((long long)cmask);
 	const __m512i last_ = _mm512_set1_epi64((long long)last);
 	const __m128i nb_ = _mm_cvtsi32_si128(nb), nbr_ = _mm_cvtsi32_si128(52 - nb);
 	__m512d hv_ = _mm512_set1_pd(-INFINITY), lv_ = _mm512_set1_pd(INFINITY);
-	__m512i lp_ = _mm512_set1_epi64(-1), ln_ = lp_;
 #else
 	double inv[FINE_BLOCK];
 #if defined(PDP_VEC)
 	/* over the keyed lanes: max v (part 0's max when > 0), min v (minus part 1's max when
-	 * < 0), min of the positive v (part 0's min), max of the negative v (minus part 1's min) */
+	 * < 0) */
 	const __m256d pinf_ = _mm256_set1_pd(INFINITY), ninf_ = _mm256_set1_pd(-INFINITY);
-	__m256d hv_ = ninf_, lv_ = pinf_, lp_ = pinf_, hn_ = ninf_;
+	__m256d hv_ = ninf_, lv_ = pinf_;
 #endif
 #endif
 	if (!S->flat) {
@@ -182,7 +180,6 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			return 0;
 		}
 		S->flat[last] = SLOW_CELL;
-		S->xlo[0] = S->xlo[1] = INFINITY;
 		S->xhi[0] = S->xhi[1] = -INFINITY;
 	}
 	for (idx_t base = 0; base < n; base += FINE_BLOCK) {
@@ -207,12 +204,8 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			__m512d r = _mm512_div_pd(one8_, c);
 			_mm512_store_pd(ci + 2 * i, _mm512_permutex2var_pd(c, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), r));
 			_mm512_store_pd(ci + 2 * i + 8, _mm512_permutex2var_pd(c, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), r));
-			/* over the keyed lanes: max and min of v; the least of v's bits (unsigned: part 0's
-			 * min below 2^63) and of them with the sign flipped (part 1's) */
-			hv_ = _mm512_mask_max_pd(hv_, ok, hv_, v);
+			hv_ = _mm512_mask_max_pd(hv_, ok, hv_, v); /* over the keyed lanes */
 			lv_ = _mm512_mask_min_pd(lv_, ok, lv_, v);
-			lp_ = _mm512_mask_min_epu64(lp_, ok, lp_, vb);
-			ln_ = _mm512_mask_min_epu64(ln_, ok, ln_, _mm512_xor_si512(vb, sign_));
 		}
 #elif defined(PDP_VEC)
 		for (; i + 4 <= m; i += 4) {
@@ -227,13 +220,9 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			memcpy(key + i, &kw, sizeof kw);
 			v4d r = 1.0 / c;
 			memcpy(inv + i, &r, sizeof r);
-			/* blendv takes a lane's sign bit: ok's, then v's (the part) */
-			__m256d vv = (__m256d)v, okh = _mm256_blendv_pd(ninf_, vv, (__m256d)ok),
-			        okl = _mm256_blendv_pd(pinf_, vv, (__m256d)ok);
-			hv_ = _mm256_max_pd(hv_, okh);
-			lv_ = _mm256_min_pd(lv_, okl);
-			lp_ = _mm256_min_pd(lp_, _mm256_blendv_pd(okl, pinf_, vv));
-			hn_ = _mm256_max_pd(hn_, _mm256_blendv_pd(ninf_, okh, vv));
+			/* blendv takes a lane's sign bit: ok's */
+			hv_ = _mm256_max_pd(hv_, _mm256_blendv_pd(ninf_, (__m256d)v, (__m256d)ok));
+			lv_ = _mm256_min_pd(lv_, _mm256_blendv_pd(pinf_, (__m256d)v, (__m256d)ok));
 		}
 #endif
 		for (; i < m; i++) {
@@ -246,10 +235,9 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			ci[2 * i] = c;
 #endif
 			PDP_INV(i) = 1.0 / c;
-			int p = v < 0; /* a keyed row's part (mode 0 keys no negative) */
-			double cl = ok ? c : INFINITY, ch = ok ? c : -INFINITY;
-			xl[p] = cl < xl[p] ? cl : xl[p];
-			xh[p] = ch > xh[p] ? ch : xh[p];
+			double oh = ok ? v : -INFINITY, ol = ok ? v : INFINITY; /* the keyed w */
+			sh = oh > sh ? oh : sh;
+			sl = ol < sl ? ol : sl;
 		}
 		if (valid) { /* NULL rows unkeyed; the extremes from the keyed rows left */
 			for (i = 0; i < m; i++) {
@@ -258,7 +246,6 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 				} else if (key[i] != last) {
 					double c = fabs(xb[i]);
 					int p = xb[i] < 0;
-					vl[p] = c < vl[p] ? c : vl[p];
 					vh[p] = c > vh[p] ? c : vh[p];
 				}
 			}
@@ -307,39 +294,24 @@ static int PDP_NAME(fast_rows)(state *S, const double *x, const uint64_t *valid,
 			}
 		}
 	}
-	/* the vector lanes' extremes into xl, xh */
+	/* the vector lanes' into sh, sl; then each part's largest */
 #if PDP_VEC == 2
-	double hv[8], lv[8];
-	uint64_t lp[8], ln[8];
-	_mm512_storeu_pd(hv, hv_);
-	_mm512_storeu_pd(lv, lv_);
-	_mm512_storeu_si512(lp, lp_);
-	_mm512_storeu_si512(ln, ln_);
-	for (int j = 0; j < 8; j++) {
-		xh[0] = hv[j] > 0 && hv[j] > xh[0] ? hv[j] : xh[0];
-		xh[1] = lv[j] < 0 && -lv[j] > xh[1] ? -lv[j] : xh[1];
-		xl[0] = lp[j] >> 63 == 0 && from_bits(lp[j]) < xl[0] ? from_bits(lp[j]) : xl[0];
-		xl[1] = ln[j] >> 63 == 0 && from_bits(ln[j]) < xl[1] ? from_bits(ln[j]) : xl[1];
-	}
+	sh = fmax(sh, _mm512_reduce_max_pd(hv_)); /* never NaN: the keyed lanes' w or +-inf */
+	sl = fmin(sl, _mm512_reduce_min_pd(lv_));
 #elif defined(PDP_VEC)
-	double hv[4], lv[4], lp[4], hn[4];
+	double hv[4], lv[4];
 	_mm256_storeu_pd(hv, hv_);
 	_mm256_storeu_pd(lv, lv_);
-	_mm256_storeu_pd(lp, lp_);
-	_mm256_storeu_pd(hn, hn_);
 	for (int j = 0; j < 4; j++) {
-		xh[0] = hv[j] > 0 && hv[j] > xh[0] ? hv[j] : xh[0];
-		xh[1] = lv[j] < 0 && -lv[j] > xh[1] ? -lv[j] : xh[1];
-		xl[0] = lp[j] < xl[0] ? lp[j] : xl[0];
-		xl[1] = -hn[j] < xl[1] ? -hn[j] : xl[1];
+		sh = hv[j] > sh ? hv[j] : sh;
+		sl = lv[j] < sl ? lv[j] : sl;
 	}
 #endif
+	double xh[2] = {sh > 0 ? sh : -INFINITY, sl < 0 ? -sl : -INFINITY};
 	if (valid) {
-		memcpy(xl, vl, sizeof xl);
 		memcpy(xh, vh, sizeof xh);
 	}
 	for (int p = 0; p < 2; p++) {
-		S->xlo[p] = xl[p] < S->xlo[p] ? xl[p] : S->xlo[p];
 		S->xhi[p] = xh[p] > S->xhi[p] ? xh[p] : S->xhi[p];
 	}
 	return 1;

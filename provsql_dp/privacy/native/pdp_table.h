@@ -27,7 +27,7 @@ typedef struct {
 	uint16_t *flat;     /* the fine cells' entries (fine_size), NULL until the first block */
 	struct facc *acc;   /* acc_n accumulators of far buckets (e = 0), acc_cap allocated */
 	struct fkey *keys;  /* their buckets and the ranges of their cells */
-	double xlo[2], xhi[2]; /* the extremes of the totals of each part the block code keyed */
+	double xhi[2];      /* the largest total of each part the block code keyed */
 	uint32_t acc_n, acc_cap;
 	uint32_t *amap;     /* (kp, m) -> accumulator + 1, open addressing, amap_cap slots */
 	uint32_t amap_cap;
