@@ -21,8 +21,8 @@
  * before a combine and the finalize (fine_fold), so the keys, counts and sums are the per-row
  * code's, the sums up to the order of addition.
  *
- * No min or max a row (10^7 random salaries, AVX-512 variant: 2.9 -> 2.6 ns a row, sorted
- * 1.8 -> 1.6): an accumulator reports as its bucket's (lo, hi) the range [rlo, rhi] of the fine
+ * No min or max a row (10^7 random salaries, AVX-512 variant, medians at load ~12: 3.18 ->
+ * 2.48 ns a row, sorted 1.81 -> 1.51; benchmarks/engine_speed_measured.md): an accumulator reports as its bucket's (lo, hi) the range [rlo, rhi] of the fine
  * cells mapped to it (their first and last doubles, recorded when a page is built), rhi lowered
  * to xhi, the largest total of its part that the block code keyed (the first stage's masked
  * vector max and min of the keyed w: exact, in every variant the same; the exact minimum too

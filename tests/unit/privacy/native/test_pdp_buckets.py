@@ -110,7 +110,7 @@ def _inside(key, lo, hi, params):
 
 def _same(sql_cols, nat_cols, params=None, contain=True):
     """The same rows; with ``params``, a far bucket's (lo, hi) (e = 0: the block code's
-    accumulators report the range of their fine cells narrowed to their part's extremes) may
+    accumulators report the range of their fine cells, hi lowered to its part's largest) may
     differ from the exact ones by lying inside the bucket's boundaries (:func:`_inside`) and, with
     ``contain``, around the exact ones; each part's largest total the same"""
     a, b = _rows(sql_cols), _rows(nat_cols)

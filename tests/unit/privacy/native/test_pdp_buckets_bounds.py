@@ -1,7 +1,7 @@
 """The native pass's far buckets report, from the block code's accumulators, a ``[lo, hi]`` that
 bounds their totals instead of their exact extremes (``pdp_fine.h``: the range of their fine
-cells narrowed to their part's extremes). What Python reads from them must not change: on random
-salaries with totals planted exactly on and within ulps of every threshold ``W_j``, greedy
+cells, hi lowered to its part's largest total). What Python reads from them must not change: on
+random salaries with totals planted exactly on and within ulps of every threshold ``W_j``, greedy
 ``gb_j``, lattice point, cap, 1.0 and 2^64, subnormals, negatives, NaN, ±inf, NULL, and a
 largest total in a far bucket, :func:`~provsql_dp.mechanisms.recursive.buckets.delta_buckets`
 and :func:`~provsql_dp.mechanisms.recursive.buckets.clamped_buckets` of the native pass's
