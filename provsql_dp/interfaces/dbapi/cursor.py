@@ -110,11 +110,11 @@ class Cursor:
         self.connection.privacy = None
         self._frame_privacy = None
         scope = None
-        # "failed" (after a charge) or "refused" in the audit log: whether *this* statement
-        # charged, which the watch sees in its own thread and context — never the count of the
-        # connection's charges, which another thread's charge moves (follow-up of h94attack)
-        # refused while another thread's statement runs on the connection (.one_thread): not in
-        # the audit log, whose row would be written through the connection that thread is using
+        # entered() refuses the statement while another thread's runs on the connection
+        # (.one_thread); not in the audit log, whose row would go through the connection that
+        # thread is using. The watch says "failed" (after a charge) or "refused" in the log:
+        # whether *this* statement charged, seen in its own thread and context — not the count
+        # of the connection's charges, which another thread's charge moves (follow-up of h94attack)
         with self.connection._thread.entered(), charge_watch() as watch:
             try:  # every refusal is in the audit log, those of the text's size and tokens too
                 check_statement(self.connection, sql)  # text; an analyst's size and depth limits

@@ -7,8 +7,9 @@ not release. A user lists and reads only their own entries.
 An entry's number is its rank among its user's entries (1, 2, 3, ...), not the table's row id:
 the row ids come from one sequence shared by every user, so showing them would let a user count
 the statements others ran between two of theirs. Entries are never deleted, so a number stays
-put; :func:`add` holds a lock from its insert to its count, so two answers of one user stored at
-once by two threads of the server still get the numbers of their row ids' order.
+put; :func:`add` holds the user's lock from its insert to its count, so two answers of one user
+stored at once by two threads of the server still get the numbers of their row ids' order (a
+lock per user: one user's answers never wait for another's).
 
 >>> import duckdb
 >>> duck = duckdb.connect()
@@ -28,7 +29,8 @@ import threading
 __all__ = ["add", "entries", "get", "TABLE"]
 
 TABLE = "_provsql_dp.web_history"
-_ADDING = threading.Lock()  # an insert and its count, together (see the module's docstring)
+_ADDING: dict[str, threading.Lock] = {}  # per user: an insert and its count, together
+_LOCKS = threading.Lock()  # guards _ADDING
 
 
 def _ensure(duck) -> None:
@@ -42,7 +44,9 @@ def _ensure(duck) -> None:
 def add(duck, user: str, sql: str, epsilon: str | None, answer: dict, title: str | None = None) -> int:
     """Store one answer; returns its number among the user's entries."""
     _ensure(duck)
-    with _ADDING:
+    with _LOCKS:
+        mine = _ADDING.setdefault(user, threading.Lock())
+    with mine:
         row_id = duck.execute(f"INSERT INTO {TABLE} (user_name, title, sql, epsilon, answer) VALUES (?, ?, ?, ?, ?) "
                               "RETURNING id", [user, title or sql[:80], sql, epsilon, json.dumps(answer)]).fetchone()[0]
         return duck.execute(f"SELECT count(*) FROM {TABLE} WHERE user_name = ? AND id <= ?",
@@ -62,7 +66,7 @@ def get(duck, user: str, entry_id: int) -> dict | None:
     """The user's entry numbered ``entry_id`` with its answer, or None (only the user's own are numbered)."""
     _ensure(duck)
     entry_id = int(entry_id)
-    if entry_id < 1:
+    if not 1 <= entry_id < 2 ** 62:  # (a BIGINT offset)
         return None
     row = duck.execute(f"SELECT title, sql, epsilon, answer FROM {TABLE} WHERE user_name = ? ORDER BY id "
                        "LIMIT 1 OFFSET ?", [user, entry_id - 1]).fetchone()

@@ -125,6 +125,7 @@ def test_history_numbers_tell_nothing_of_other_users():
     assert [e["id"] for e in history.entries(duck, "bob")] == [3, 2, 1]
     assert history.get(duck, "ann", 2)["sql"] == "Q2" and history.get(duck, "ann", 3) is None
     assert history.get(duck, "ann", 0) is None and history.get(duck, "ann", -1) is None
+    assert history.get(duck, "ann", 10 ** 30) is None  # no BIGINT: not found, not an error
 
 
 def test_errors_are_the_shells_line_internal_ones_fixed(tmp_path):
