@@ -251,7 +251,12 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     """Run one statement of the session's client."""
     if _LAST.match(stmt):
         return _last_release(session.last_privacy)
-    if parameters is None and (out := _setting(session, stmt)) is not None:
+    try:
+        out = _setting(session, stmt) if parameters is None else None
+    except Error as e:  # a SET refused (a value it cannot take): in the audit log as any refusal
+        audit_failure(session.con, stmt, e, False)
+        raise
+    if out is not None:
         return out
     if m := _SAVEPOINT.match(stmt):
         word = m[1].split()[0].upper()

@@ -1,6 +1,6 @@
-"""An analyst's catalog query that the schema replica refuses is in the audit log, as any other
-refusal (follow-up of red team h94attack): it was answered beside the cursor, whose refusals are
-logged, and left no row. A successful catalog query writes none — it releases nothing, and
+"""An analyst's catalog query that the schema replica refuses (or a session setting the server
+refuses) is in the audit log, as any other refusal (follow-up of red team h94attack): it was
+answered beside the cursor, whose refusals are logged, and left no row. A successful catalog query writes none — it releases nothing, and
 drivers send many (psql's ``\\d``, JDBC's metadata calls) — as a successful public statement."""
 
 from __future__ import annotations
@@ -46,3 +46,14 @@ def test_a_successful_catalog_query_writes_no_row(analyst):
     out = _execute.execute(analyst, "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = 'main'")
     assert out.rows == [("main",)]
     assert _log(analyst) == []
+
+
+@pytest.mark.parametrize("stmt", ["SET statement_timeout = 'soon'", "SET provsql_dp.interval_columns = 'lots'"])
+def test_a_refused_session_setting_is_audited(analyst, stmt):
+    """The wire's own settings are answered beside the cursor too: a value they cannot take is
+    refused, and logged."""
+    analyst.settings = {}
+    with pytest.raises(Error):
+        _execute.execute(analyst, stmt)
+    [(user, _client, outcome, statement, reason, _detail)] = _log(analyst)
+    assert (user, outcome, statement, reason) == ("ann", "refused", stmt, "ProgrammingError")
