@@ -44,7 +44,7 @@ from .provenance.krelation import KRelation
 __version__ = "0.1.0"
 
 apilevel = "2.0"
-threadsafety = 1  # threads may share the module, not connections
+threadsafety = 1  # threads may share the module, not connections (interfaces.dbapi.one_thread)
 paramstyle = "qmark"  # DuckDB's native style ($1 and named $name also work)
 
 __all__ = [

@@ -52,6 +52,7 @@ from ...errors import (
 from ...privacy import audit
 from ...privacy.ledger import Ledger
 from ..._cancel import CancelToken
+from .one_thread import StatementThread
 from ..._deadline import RELEASE_TIME_LIMIT, check_budget
 from ...privacy.limits import (
     DEFAULT_MAX_EXPRESSION_DEPTH,
@@ -335,6 +336,7 @@ class Connection:
             self._duck.execute("SET python_enable_replacements = false")
         #: stops the statement under way from another thread (:meth:`cancel`)
         self._cancel = CancelToken(self._duck)
+        self._thread = StatementThread()  # one thread's statement at a time (threadsafety = 1)
         self._engine = open_engine(self, engine)
 
     def _before(self, kind: str) -> None:
@@ -464,7 +466,7 @@ class Connection:
         A plan depends on the schema and declarations only, not on the data."""
         self._check_open()
         tree = self._parse_query(sql)
-        with self._catalog.snapshot():  # the catalog reads a statement keeps (as execute does)
+        with self._thread.entered(), self._catalog.snapshot():  # a statement's catalog reads
             return plan_query(tree, self._catalog)
 
     def provenance(self, sql: str, columns=None) -> KRelation:

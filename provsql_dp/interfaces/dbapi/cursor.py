@@ -109,30 +109,35 @@ class Cursor:
         self.privacy = None
         self.connection.privacy = None
         self._frame_privacy = None
-        charges = self.connection._ledger.charges
         scope = None
-        try:  # every refusal is in the audit log, those of the text's size and tokens too
-            check_statement(self.connection, sql)  # text; an analyst's size and depth limits
-            stmts = split_statements(sql, self.connection._kept_tokens)
-            if not stmts:
-                raise ProgrammingError("no SQL statement to execute")
-            if parameters is not None and len(stmts) > 1:
-                raise ProgrammingError("parameters can only be used with a single statement")
-            scope = caller_frame() if self.connection.scan_python else None
-            with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
-                for stmt in stmts:
-                    try:
-                        self._execute_one(stmt, parameters, scope)
-                    except ProgrammingError as e:  # a misspelt keyword of ours: say which
-                        hinted = with_hint(str(e), stmt)
-                        if hinted == str(e):
-                            raise
-                        raise type(e)(hinted) from e
-        except Error as e:
-            audit_failure(self.connection, sql, e, self.connection._ledger.charges != charges)
-            raise
-        finally:
-            del scope  # no reference to the caller's frame outlives the call
+        # entered() refuses the statement while another thread's runs on the connection
+        # (.one_thread); not in the audit log, whose row would go through the connection that
+        # thread is using. The watch says "failed" (after a charge) or "refused" in the log:
+        # whether *this* statement charged, seen in its own thread and context — not the count
+        # of the connection's charges, which another thread's charge moves (follow-up of h94attack)
+        with self.connection._thread.entered(), charge_watch() as watch:
+            try:  # every refusal is in the audit log, those of the text's size and tokens too
+                check_statement(self.connection, sql)  # text; an analyst's size and depth limits
+                stmts = split_statements(sql, self.connection._kept_tokens)
+                if not stmts:
+                    raise ProgrammingError("no SQL statement to execute")
+                if parameters is not None and len(stmts) > 1:
+                    raise ProgrammingError("parameters can only be used with a single statement")
+                scope = caller_frame() if self.connection.scan_python else None
+                with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
+                    for stmt in stmts:
+                        try:
+                            self._execute_one(stmt, parameters, scope)
+                        except ProgrammingError as e:  # a misspelt keyword of ours: say which
+                            hinted = with_hint(str(e), stmt)
+                            if hinted == str(e):
+                                raise
+                            raise type(e)(hinted) from e
+            except Error as e:
+                audit_failure(self.connection, sql, e, watch.charged)
+                raise
+            finally:
+                del scope  # no reference to the caller's frame outlives the call
         return self
 
     def executemany(self, sql: str, seq_of_parameters) -> Cursor:

@@ -36,6 +36,7 @@ import duckdb
 
 from ..._duckdb_errors import translate
 from ...errors import Error, NotSupportedError, ProgrammingError
+from ..dbapi.audit_failures import audit_failure
 from ..dbapi.interval_columns import coverage_of
 from ._catalog import is_catalog_query
 
@@ -210,17 +211,25 @@ def _setting(session, stmt: str) -> Outcome | None:
 
 
 def _catalog(session, stmt: str, parameters) -> Outcome:
+    """A catalog query answered from the schema replica. Its refusal is in the audit log as the
+    cursor's are (:func:`..dbapi.audit_failures.audit_failure`: an analyst's always, a curator's
+    not, as their failed public statements); a success writes nothing — it releases nothing, and
+    drivers send many catalog queries."""
     replica = session.server.replica
-    cur = session.catalog_cursor = replica.cursor(session.con._duck)
     try:
-        desc, rows = replica.run(cur, stmt, parameters)
-    except duckdb.Error as e:
-        raise type(translate(e))(
-            f"this catalog query is answered from the server's catalog (names and types only), and "
-            f"could not be answered there: {str(e).splitlines()[0]}") from e
-    finally:
-        session.catalog_cursor = None
-        cur.close()
+        cur = session.catalog_cursor = replica.cursor(session.con._duck)
+        try:
+            desc, rows = replica.run(cur, stmt, parameters)
+        except duckdb.Error as e:
+            raise type(translate(e))(
+                f"this catalog query is answered from the server's catalog (names and types only), and "
+                f"could not be answered there: {str(e).splitlines()[0]}") from e
+        finally:
+            session.catalog_cursor = None
+            cur.close()
+    except Error as e:
+        audit_failure(session.con, stmt, e, False)  # it charges nothing: a refusal
+        raise
     cols = [(c[0], c[1]) for c in desc] if desc else None
     return Outcome(command_tag(stmt, desc, len(rows)), cols, rows)
 
@@ -242,7 +251,12 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     """Run one statement of the session's client."""
     if _LAST.match(stmt):
         return _last_release(session.last_privacy)
-    if parameters is None and (out := _setting(session, stmt)) is not None:
+    try:
+        out = _setting(session, stmt) if parameters is None else None
+    except Error as e:  # a SET refused (a value it cannot take): in the audit log as any refusal
+        audit_failure(session.con, stmt, e, False)
+        raise
+    if out is not None:
         return out
     if m := _SAVEPOINT.match(stmt):
         word = m[1].split()[0].upper()

@@ -1,9 +1,11 @@
 """How the shell shows results: a result set in one of the output :data:`MODES`, one value,
 one error message.
 
+A numeric column's values are right-aligned, every header left-aligned:
+
 >>> print(render("table", ["name", "n"], [("a", 1.5), (None, 10)]))
 +------+-----+
-| name |   n |
+| name | n   |
 +------+-----+
 | a    | 1.5 |
 | NULL |  10 |

@@ -245,3 +245,35 @@ def test_a_release_is_one_row_of_the_ledger_and_of_the_log(path):
     assert con.execute("SELECT l.id, l.epsilon, a.id FROM _provsql_dp.ledger l JOIN "
                        "_provsql_dp.audit a ON a.ledger_id = l.id ORDER BY l.id").fetchall() == [
         (1, "1/8", 1), (2, "1/4", 2)]
+
+
+def test_failed_or_refused_is_whether_this_statement_charged(path, monkeypatch):
+    """The label was ``ledger.charges`` before and after the statement: another thread's charge
+    on the connection meanwhile made a refusal read ``failed`` (follow-up of red team h94attack).
+    The statement's own charge watch decides: another thread's charge leaves it ``refused``, a
+    charge of its own makes it ``failed``."""
+    from provsql_dp.interfaces.dbapi import cursor as cursor_module
+
+    con = analyst(path)
+    here = {"thread": False}
+
+    def refuse_after_a_charge(connection, sql):
+        def charge():
+            connection._ledger.charge("ann", Fraction(1, 20), "SELECT 1", "test")
+        if here["thread"]:
+            charge()  # in the statement's own thread: its charge
+        else:
+            th = threading.Thread(target=charge)  # another thread's, on the same connection
+            th.start()
+            th.join()
+        raise PrivacyError("refused for the test")
+
+    monkeypatch.setattr(cursor_module, "check_statement", refuse_after_a_charge)
+    for own in (False, True):
+        here["thread"] = own
+        with pytest.raises(PrivacyError):
+            con.execute("SELECT COUNT(*) FROM t WITH EPSILON 0.1")
+    monkeypatch.undo()
+    assert [r[0] for r in con._duck.execute(
+        "SELECT outcome FROM _provsql_dp.audit_log WHERE reason = 'PrivacyError' ORDER BY id").fetchall()] \
+        == ["refused", "failed"]

@@ -107,7 +107,25 @@ def test_history_is_per_user():
     a = history.add(duck, "ann", "Q1", "0.5", {"rows": [[1]]})
     history.add(duck, "bob", "Q2", "0.5", {"rows": [[2]]})
     assert [e["sql"] for e in history.entries(duck, "ann")] == ["Q1"]
-    assert history.get(duck, "bob", a) is None and history.get(duck, "ann", a)["answer"] == {"rows": [[1]]}
+    assert history.get(duck, "bob", 2) is None and history.get(duck, "ann", a)["answer"] == {"rows": [[1]]}
+    assert history.get(duck, "bob", 1)["sql"] == "Q2"  # bob's own first entry, not ann's
+
+
+def test_history_numbers_tell_nothing_of_other_users():
+    """An entry's number is its rank among its user's entries: with the table's row id (one
+    sequence for every user) ann read from her two numbers that others ran 3 statements between
+    them (follow-up of red team h94attack)."""
+    duck = duckdb.connect()
+    first = history.add(duck, "ann", "Q1", "0.5", {"rows": [[1]]})
+    for i in range(3):
+        history.add(duck, "bob", f"B{i}", "0.5", {"rows": [[i]]})
+    second = history.add(duck, "ann", "Q2", "0.5", {"rows": [[2]]})
+    assert (first, second) == (1, 2)
+    assert [e["id"] for e in history.entries(duck, "ann")] == [2, 1]
+    assert [e["id"] for e in history.entries(duck, "bob")] == [3, 2, 1]
+    assert history.get(duck, "ann", 2)["sql"] == "Q2" and history.get(duck, "ann", 3) is None
+    assert history.get(duck, "ann", 0) is None and history.get(duck, "ann", -1) is None
+    assert history.get(duck, "ann", 10 ** 30) is None  # no BIGINT: not found, not an error
 
 
 def test_errors_are_the_shells_line_internal_ones_fixed(tmp_path):

@@ -1,0 +1,60 @@
+"""A second thread's statement on a connection busy with another thread's is refused
+(``provsql_dp.threadsafety = 1``; :mod:`provsql_dp.interfaces.dbapi.one_thread`): it planned from
+the first statement's catalog snapshot (``Catalog._memo``), follow-up of red team h94attack."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import ProgrammingError
+from provsql_dp.interfaces.dbapi import cursor as cursor_module
+
+
+def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch):
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2)")
+    inside, release = threading.Event(), threading.Event()
+    checked = cursor_module.check_statement
+    first = threading.get_ident()
+
+    def hold(connection, sql):  # the first thread's statement waits, under way, for the second
+        if threading.get_ident() == first:
+            inside.set()
+            release.wait(10)
+        return checked(connection, sql)
+
+    monkeypatch.setattr(cursor_module, "check_statement", hold)
+    seen = {}
+
+    def second():
+        inside.wait(10)
+        for name, call in (("execute", lambda: con.execute("SELECT COUNT(*) FROM t")),
+                           ("cursor", lambda: con.cursor().execute("SELECT 1")),
+                           ("plan", lambda: con.plan("SELECT x FROM t"))):
+            try:
+                call()
+                seen[name] = "ran"
+            except ProgrammingError as e:
+                seen[name] = str(e)
+        release.set()
+
+    th = threading.Thread(target=second)
+    th.start()
+    assert con.execute("SELECT COUNT(*) FROM t").fetchall() == [(2,)]  # the first one ends well
+    th.join()
+    assert set(seen) == {"execute", "cursor", "plan"}
+    for text in seen.values():
+        assert text.startswith("this connection is running a statement in another thread"), text
+        assert "threadsafety = 1" in text and "provsql_dp.connect" in text
+    # once it ended, another thread may use the connection (as a pool hands it out)
+    monkeypatch.undo()
+    out = []
+    th = threading.Thread(target=lambda: out.append(con.execute("SELECT COUNT(*) FROM t").fetchall()))
+    th.start()
+    th.join()
+    assert out == [[(2,)]]
+    assert not con._thread.busy_elsewhere()
+
