@@ -60,8 +60,8 @@ import duckdb
 
 from ..sql.catalog import SCHEMA
 
-__all__ = ["Source", "DDL", "create", "insert", "record_failure", "last_rows", "CLIENTS",
-           "LOG_COLUMNS", "LEDGER_COLUMNS", "LEDGER_VALUES"]
+__all__ = ["Source", "DDL", "create", "insert", "storable", "record_failure", "last_rows",
+           "CLIENTS", "LOG_COLUMNS", "LEDGER_COLUMNS", "LEDGER_VALUES"]
 
 log = logging.getLogger("provsql_dp.audit")
 
@@ -115,6 +115,8 @@ DDL = [
 _INSERT = (f"INSERT INTO {SCHEMA}.audit_events VALUES (nextval('{SCHEMA}.audit_seq'), "
            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _DETAIL_CHARS = 500
+#: a refused statement longer than this is logged cut (an analyst's limit is 64 KiB by default)
+_STATEMENT_CHARS = 65_536
 
 
 def create(con: duckdb.DuckDBPyConnection) -> None:
@@ -167,13 +169,29 @@ class Source:
     client: str = "dbapi"
 
 
+def storable(text: str | None, limit: int | None = None) -> str | None:
+    """``text`` as the log can store it: a lone surrogate escaped (DuckDB refuses it, and the
+    row with it: a refusal went unlogged, red team h94attack finding 5), cut past ``limit``
+    characters saying how long it was.
+
+    >>> storable("SELECT 1 -- \\ud800"), storable("x" * 10, limit=4)
+    ('SELECT 1 -- \\\\ud800', 'xxxx… (10 characters)')
+    """
+    if text is None:
+        return None
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} characters)"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def insert(cur, source: Source, user: str, outcome: str, statement: str | None, route: str | None,
            epsilon: str, ledger_id: int | None = None, reason: str | None = None,
            detail: str | None = None, at: datetime | None = None) -> None:
     """Append one row of an event other than a release (those are the ledger's rows) on
     ``cur``."""
-    cur.execute(_INSERT, [at or datetime.now(), user, source.role, source.client, outcome,
-                          statement, route, epsilon, ledger_id, reason, detail])
+    cur.execute(_INSERT, [at or datetime.now(), storable(user), source.role, source.client,
+                          outcome, storable(statement, _STATEMENT_CHARS), route, epsilon,
+                          ledger_id, reason, storable(detail)])
 
 
 def record_failure(duck: duckdb.DuckDBPyConnection, source: Source, user: str, statement: str,

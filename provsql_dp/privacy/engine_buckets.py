@@ -19,8 +19,12 @@ distribution is the per-participant path's.
 **Native pass.** When the connection loaded ``pdp_buckets`` (``provsql-dp build-native``,
 :mod:`provsql_dp.privacy.native`: decided when the database was opened, by the installation only),
 the same bucket rows come from one aggregate function of our own instead of the SQL pass
-(:func:`native_pass_sql`): the same keys, counts, minima and maxima, the sums up to the order of
-addition, in one pass over the same rows; the exact reads of the safety net stay SQL. Below
+(:func:`native_pass_sql`): the same keys and counts, the sums up to the order of addition, the
+same minima and maxima except a far bucket's (``e = 0``) that its block code summed without
+them — bounds of its totals that lie strictly inside the bucket's thresholds and lattice points,
+so that every classification below is the one the exact extremes give, and each part's largest
+total exact (``pdp_fine.h``); so the same release, in one pass over the same rows; the exact
+reads of the safety net stay SQL. Below
 β = 1e-3 (public: :data:`_NATIVE_FASTER_BETA`) the SQL pass runs, the faster there.
 
 **On Spark** the same SQL runs there (:func:`engine_run`, through
@@ -159,7 +163,8 @@ def engine_buckets(run, totals_sql: str, sql_params: list | None, params, n_part
     parts (DuckDB; Spark has no such keyword, and reuses the shuffle). ``native``: the same
     pass as one native aggregate, either the SQL text of DuckDB's ``pdp_buckets``
     (:func:`native_pass_sql`, :mod:`provsql_dp.privacy.native`: rows ``g, b``, the same bucket
-    rows bit for bit; the exact reads stay SQL) or a JVM pass on Spark
+    keys bit for bit, counts and sums, far buckets' ``lo, hi`` bounds that classify as their
+    extremes do; the exact reads stay SQL) or a JVM pass on Spark
     (:class:`._spark_native.NativePass`, ``inline`` only: its rows and exact reads replace the
     SQL's, which are the same rows, ``tests/system/test_spark_native_buckets.py``)."""
     first = list(sql_params or [])

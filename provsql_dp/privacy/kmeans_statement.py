@@ -9,7 +9,7 @@ cluster counts and half on the noisy coordinate sums, with exact discrete Laplac
 sensitivity the project proves (pairs split by a cluster boundary included; He et al. Lemma 6.1's
 same-cluster bound alone is not private). The initial centres are drawn uniformly in the public
 box, the points are clamped into it (a contraction: neighbours stay neighbours), rows with a NULL
-coordinate are not read (as a policy's domain treats NULL: an absent record).
+or NaN coordinate are not read (as a policy's domain treats NULL: an absent record).
 
 Everything that decides the release — the policy, the box, k, n, ε — is read from the catalog
 before the ledger is charged; the table is read once after the charge, by a query built from the
@@ -133,7 +133,11 @@ def run_kmeans(con, tree, rng=None):
                       getattr(con, "release_time_limit", None)):
         con._ledger.charge(con.user, eps, text, "kmeans")
         sel = ", ".join(f"CAST({q(c)} AS DOUBLE) AS c{j}" for j, c in enumerate(cols))
-        where = " AND ".join(f"{q(c)} IS NOT NULL" for c in cols)
+        # a NULL or NaN coordinate: the row is not read (an absent record). A NaN point made
+        # the release fail after the charge, so the outcome said whether some participant's
+        # coordinate is NaN (red team h94attack, finding 4); ±inf is clamped into the box
+        where = " AND ".join(f"{q(c)} IS NOT NULL AND NOT isnan(CAST({q(c)} AS DOUBLE))"
+                             for c in cols)
         try:  # a failure after the charge says nothing about the data (h73attack-1)
             # through the connection's engine (Spark reads its snapshot, not the empty mirror)
             # past the budget or out of memory: no points, the centres from noise alone

@@ -58,9 +58,28 @@ def check_limit(name: str, value) -> int | None:
 
 
 def check_statement(con, sql: str) -> None:
-    """Refuse an analyst's ``sql`` (the whole text given to ``execute``) past the connection's
-    ``max_statement_bytes`` or ``max_expression_depth``; nothing for a curator."""
-    if getattr(con, "role", "curator") != "analyst" or not isinstance(sql, str):
+    """Refuse ``sql`` (the whole text given to ``execute``) when it is not Unicode text (a lone
+    surrogate, which a JSON body's ``"\\ud800"`` gives: DuckDB can neither run nor log it — the
+    refusal went unlogged, red team h94attack finding 5), and an analyst's past the connection's
+    ``max_statement_bytes`` or ``max_expression_depth``.
+
+    >>> check_statement(None, "SELECT 1 -- \\ud800")
+    Traceback (most recent call last):
+      ...
+    provsql_dp.errors.ProgrammingError: the statement holds a lone surrogate ('\\ud800' at character 13), which is no Unicode character: DuckDB can neither run nor store it. Remove it (a JSON body spells it \\ud800). Nothing was charged
+    """
+    if not isinstance(sql, str):
+        return
+    try:
+        if not sql.isascii():  # (no copy of an ASCII text)
+            sql.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = sql[e.start].encode("unicode_escape").decode()
+        raise ProgrammingError(
+            f"the statement holds a lone surrogate ('{bad}' at character {e.start + 1}), which is "
+            "no Unicode character: DuckDB can neither run nor store it. Remove it (a JSON body "
+            "spells it \\ud800). Nothing was charged") from None
+    if getattr(con, "role", "curator") != "analyst":
         return
     limit = getattr(con, "max_statement_bytes", None)
     if limit is not None and len(sql) * 4 > limit:  # a character is at most 4 bytes in UTF-8

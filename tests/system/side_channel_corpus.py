@@ -358,8 +358,10 @@ def run_analyst(db: Database, sql: str, user: str, *, budget: str | None = None,
         else:
             names = tuple(str(c[0]) for c in desc) if desc else ()
             estimate = "ESTIMATE ERROR" in sql.upper()  # its rows are released values
+            centres = sql.lstrip().upper().startswith("KMEANS")  # every column but cluster
             noisy = [j for j, c in enumerate(names)
-                     if _is_noisy(c) or estimate and c.lower() in ESTIMATE_COLUMNS]
+                     if _is_noisy(c) or estimate and c.lower() in ESTIMATE_COLUMNS
+                     or centres and c != "cluster"]
             keys = tuple(tuple(_masked(r[j]) if estimate and names[j].lower() == "note"
                                else _norm(r[j]) for j in range(len(names)) if j not in noisy)
                          for r in rows)
@@ -819,6 +821,7 @@ def corpus() -> list[tuple[str, str]]:
     out += _red_team_h49()
     out += _hardening_h55()
     out += _red_team_h63()
+    out += _red_team_h94()
     out += _analyst_kinds()
     seen, unique = set(), []
     for cat, sql in out:
@@ -1220,6 +1223,16 @@ def _red_team_h63() -> list[tuple[str, str]]:
         "SELECT COUNT(*), SUM(GREATEST(amount, 0)) FILTER (WHERE 1 // amount > 0) FROM visits",
         f"SELECT d.dname, AVG(v.amount) {vis} GROUP BY d.dname OPTIONS (lower = -5, upper = 20)",
         "SELECT AVG(amount) FROM visits OPTIONS (lower = -5, upper = 20)")]
+
+
+def _red_team_h94() -> list[tuple[str, str]]:
+    """h94attack: KMEANS (finding 4: a NaN coordinate failed the release after the charge) under
+    declared bounds (x), a δ policy (i), and the statements it refuses (a LINE policy, no
+    declaration, columns declared apart, several rows per participant)."""
+    return [("red-team-h94", f"KMEANS CLUSTERS {k} OF ({cols}) FROM {t} ITERATIONS 2 {EPS}")
+            for k, cols, t in ((2, "x", "people"), (3, "i", "people"), (2, "age", "people"),
+                               (2, "salary", "people"), (2, "x, i", "people"),
+                               (2, "amount", "visits"), (1, "x", "people"))]
 
 
 #: the issue's statements, with the plants that trigger each

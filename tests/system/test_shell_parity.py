@@ -248,7 +248,7 @@ def test_dump_restores_data_declarations_and_spent_budget(tmp_path):
                      "SET GROUP KEYS ON employees (dept_id) FROM departments (id);",
                      "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 1 UNBOUNDED;",
                      "SET PRIVACY BUDGET 1 FOR USER 'ann';",
-                     "UPDATE _provsql_dp.budget SET spent = '1/4' WHERE user_name = 'ann';"):
+                     "UPDATE _provsql_dp.budget SET spent = '1/4', spent_delta = '0/1' WHERE user_name = 'ann';"):
         assert expected in text, expected
     restored = str(tmp_path / "restored.duckdb")
     r = run_pipe(tmp_path, [restored, str(script)])  # the positional script argument

@@ -109,15 +109,16 @@ class Cursor:
         self.privacy = None
         self.connection.privacy = None
         self._frame_privacy = None
-        check_statement(self.connection, sql)  # an analyst's size and depth limits, before parsing
-        stmts = split_statements(sql, self.connection._kept_tokens)
-        if not stmts:
-            raise ProgrammingError("no SQL statement to execute")
-        if parameters is not None and len(stmts) > 1:
-            raise ProgrammingError("parameters can only be used with a single statement")
-        scope = caller_frame() if self.connection.scan_python else None
         charges = self.connection._ledger.charges
-        try:
+        scope = None
+        try:  # every refusal is in the audit log, those of the text's size and tokens too
+            check_statement(self.connection, sql)  # text; an analyst's size and depth limits
+            stmts = split_statements(sql, self.connection._kept_tokens)
+            if not stmts:
+                raise ProgrammingError("no SQL statement to execute")
+            if parameters is not None and len(stmts) > 1:
+                raise ProgrammingError("parameters can only be used with a single statement")
+            scope = caller_frame() if self.connection.scan_python else None
             with self.connection._cancel.statement():  # con.cancel() stops it (provsql_dp._cancel)
                 for stmt in stmts:
                     try:

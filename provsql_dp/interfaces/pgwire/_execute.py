@@ -158,14 +158,23 @@ def _statement_timeout(session, value: str) -> Outcome:
     """``SET statement_timeout``: PostgreSQL's units (a bare number is milliseconds; 0: none).
     The session's statements stop after it (the server's --statement-timeout still applies when
     shorter); private releases get it as their release time limit, so they stop their own work by
-    then and release their data-independent fallback."""
+    then and release their data-independent fallback — but never before the server's
+    ``--release-seconds``, when it pads releases."""
     m = _DURATION.match(value)
     if m is None:
         raise ProgrammingError(f"statement_timeout takes a duration such as 5000 (ms), '5s' or '1min', got {value!r}")
     seconds = float(m[1]) * {"ms": 0.001, "s": 1, "min": 60, "h": 3600}[(m[2] or "ms").lower()]
     session.statement_timeout = seconds or None
     engine_limit = session.server.engine.release_time_limit
-    limits = [t for t in (engine_limit, session.statement_timeout) if t is not None]
+    # never below the curator's padding (--release-seconds S): every release then takes S, and
+    # a limit the analyst picks under S would make the fallback answer exactly when the work took
+    # longer than the analyst's threshold — the running-time channel the padding closes (red
+    # team h94attack, finding 6). The statement itself still stops at the session's timeout.
+    mine = session.statement_timeout
+    padded = getattr(session.con, "release_seconds", None)
+    if mine is not None and padded is not None:
+        mine = max(mine, padded)
+    limits = [t for t in (engine_limit, mine) if t is not None]
     session.con.release_time_limit = min(limits) if limits else None
     session.settings["statement_timeout"] = value
     return Outcome("SET")

@@ -152,24 +152,46 @@ def _declarations(con, duck, only: str | None):
                                  where=f"name = {_lit(name)}")
 
 
+def _budget_rows(duck) -> list[tuple]:
+    """``(user, unit, total, spent, total δ, spent δ)`` of every budget (a budget table made
+    before units: pure ε)."""
+    cols = {r[0] for r in duck.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = 'budget' "
+        "AND database_name = current_database()", [SCHEMA]).fetchall()}
+    extra = ("unit, total_delta, spent_delta" if "spent_delta" in cols
+             else "'epsilon', '0/1', '0/1'")
+    return duck.execute(f"SELECT user_name, total, spent, {extra} FROM {SCHEMA}.budget "
+                        "ORDER BY user_name").fetchall()
+
+
+def _budgets(duck):
+    """Each budget in its unit (``SET PRIVACY BUDGET [RHO | EPSILON … DELTA …]``, or its row
+    when a number has no decimal literal), then what was spent, ε and δ: a ρ budget written as
+    pure ε of the same number would pay ρ = ε²/2 beyond it (red team h94attack, finding 1)."""
+    rows = _budget_rows(duck)
+    for user, total, spent, unit, total_d, spent_d in rows:
+        unit = unit or "epsilon"
+        exact, exact_d = decimal_text(Fraction(total)), decimal_text(Fraction(total_d or 0))
+        head = {"epsilon": "", "rho": "RHO ", "epsilon-delta": "EPSILON "}.get(unit)
+        if exact is not None and head is not None and (unit != "epsilon-delta" or exact_d):
+            tail = f" DELTA {exact_d}" if unit == "epsilon-delta" else ""
+            yield f"SET PRIVACY BUDGET {head}{exact}{tail} FOR USER {_lit(user)};"
+        else:  # 1/3 has no decimal literal: the exact fraction, as the ledger stores it
+            yield (f"INSERT INTO {SCHEMA}.budget (user_name, total, spent, unit, total_delta, "
+                   f"spent_delta) VALUES ({_lit(user)}, {_lit(total)}, '0', {_lit(unit)}, "
+                   f"{_lit(total_d or '0/1')}, '0/1');")
+    for user, total, spent, unit, total_d, spent_d in rows:
+        if Fraction(spent) != 0 or Fraction(spent_d or 0) != 0:
+            yield (f"UPDATE {SCHEMA}.budget SET spent = {_lit(spent)}, spent_delta = "
+                   f"{_lit(spent_d or '0/1')} WHERE user_name = {_lit(user)};  -- already spent")
+
+
 def _privacy_state(duck):
     """Budgets as statements, then what no statement sets: ε spent, the ledger, the audit log,
     δ releases."""
     have = _catalog_tables(duck)
     if "budget" in have:
-        budgets = duck.execute(f"SELECT user_name, total, spent FROM {SCHEMA}.budget "
-                               "ORDER BY user_name").fetchall()
-        for user, total, spent in budgets:
-            exact = decimal_text(Fraction(total))
-            if exact is not None:
-                yield f"SET PRIVACY BUDGET {exact} FOR USER {_lit(user)};"
-            else:  # 1/3 has no decimal literal: the exact fraction, as the ledger stores it
-                yield (f"INSERT INTO {SCHEMA}.budget (user_name, total, spent) VALUES "
-                       f"({_lit(user)}, {_lit(total)}, '0');")
-        for user, total, spent in budgets:
-            if Fraction(spent) != 0:
-                yield (f"UPDATE {SCHEMA}.budget SET spent = {_lit(spent)} "
-                       f"WHERE user_name = {_lit(user)};  -- ε already spent")
+        yield from _budgets(duck)
     for table in ("ledger", "audit", "audit_events", "delta_publishers", "delta_releases"):
         if table not in have:  # (audit: a table in a database made before audit_events)
             continue

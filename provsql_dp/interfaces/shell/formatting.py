@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from ...privacy.ledger import format_eps
 
-__all__ = ["MODES", "render", "cell", "fmt_float", "first_line"]
+__all__ = ["MODES", "render", "cell", "visible", "fmt_float", "first_line"]
 
 MODES = ("table", "box", "csv", "json", "markdown", "line", "list", "html")
 
@@ -42,6 +42,23 @@ def cell(v) -> str:
     if isinstance(v, Fraction):
         return format_eps(v)
     return str(v)
+
+
+#: control characters (C0 but the newline, DEL, C1) as the display modes show them: a value is
+#: data, never a command to the terminal — an analyst's statement in the audit log carried
+#: ``\r`` and ANSI escapes that erased or hid rows of the curator's ``.audit`` (red team
+#: h94attack, finding 3)
+_CONTROLS = {c: (f"\\x{c:02x}" if c not in (9, 13) else ("\\t" if c == 9 else "\\r"))
+             for c in (*range(32), *range(0x7f, 0xa0)) if c != 10}
+
+
+def visible(v) -> str:
+    """:func:`cell`, its control characters escaped (the display modes).
+
+    >>> visible("a\\x1b[2K\\rb\\tc\\u009b"), visible(None)
+    ('a\\\\x1b[2K\\\\rb\\\\tc\\\\x9b', 'NULL')
+    """
+    return cell(v).translate(_CONTROLS)
 
 
 def fmt_float(v: float) -> str:
@@ -115,17 +132,17 @@ def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = Tr
     """
     if mode == "line":
         width = max((len(n) for n in names), default=0)
-        return "\n\n".join("\n".join(f"{n.rjust(width)} = {cell(v)}" for n, v in zip(names, r))
+        return "\n\n".join("\n".join(f"{n.rjust(width)} = {visible(v)}" for n, v in zip(names, r))
                            for r in rows)
     if mode == "list":
         out = ["|".join(names)] if headers else []
-        out += ["|".join(cell(v) for v in r) for r in rows]
+        out += ["|".join(visible(v) for v in r) for r in rows]
         return "\n".join(out)
     if mode == "html":
         out = []
         if headers:
             out.append("<tr>" + "".join(f"<th>{html.escape(n)}</th>" for n in names) + "</tr>")
-        out += ["<tr>" + "".join(f"<td>{html.escape(cell(v))}</td>" for v in r) + "</tr>" for r in rows]
+        out += ["<tr>" + "".join(f"<td>{html.escape(visible(v))}</td>" for v in r) + "</tr>" for r in rows]
         return "\n".join(out)
     if mode == "csv":
         buf = io.StringIO()
@@ -142,7 +159,7 @@ def render(mode: str, names: list[str], rows: list[tuple], *, headers: bool = Tr
     if maxrows > 0 and total > maxrows:
         cut = (maxrows + 1) // 2
         rows = list(rows[:cut]) + list(rows[total - (maxrows - cut):])
-    cells = [[cell(v).replace("\n", "\\n") for v in r] for r in rows]
+    cells = [[visible(v).replace("\n", "\\n") for v in r] for r in rows]
     numeric = [any(_is_numeric(r[i]) for r in rows) and all(_is_numeric(r[i]) or r[i] is None for r in rows)
                for i in range(len(names))]
     widths = [max([len(n)] + [len(c[i]) for c in cells]) for i, n in enumerate(names)]

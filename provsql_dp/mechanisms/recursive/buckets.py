@@ -190,6 +190,10 @@ def near_key_sql(theta: float, beta: float, mu: float, eps2: float, k: str = "k"
 @dataclass
 class Buckets:
     """One part's positive totals, summarised per bucket ``(k, m)`` (see the module docstring).
+    ``lo, hi``: a bucket's extremes, or for a far bucket (not ``single``) bounds of them that
+    lie strictly between its thresholds and lattice points — the native pass's block code
+    reports those (``privacy/native/pdp_fine.h``); every reading here (``clean``, ``below``,
+    ``above``) is then the exact extremes', and ``max(hi)`` stays the largest total.
     ``rest``: ``(count, min, max)`` of the nonzero totals outside the buckets (there must be
     none: they are negative, NaN or infinite).
     ``exact(kind, value)``: the totals whose estimate ``kind`` (``"k"`` or ``"m"``) is ``value``,

@@ -3,8 +3,10 @@
 :mod:`provsql_dp.privacy.engine_buckets` summarises the per-participant totals in one SQL pass
 (a logarithm, a hash ``GROUP BY p, k, m, e`` and five aggregates per row: ~30× a plain ``SUM``
 at 10^7 rows, ``benchmarks/engine_speed_measured.md``). ``pdp_buckets.c`` (with its parts
-``pdp_*.h``) computes the same rows — the same keys bit for bit, the same counts, minima and
-maxima, sums up to the order of addition — in one aggregate function of a DuckDB extension
+``pdp_*.h``) computes the same rows — the same keys bit for bit, the same counts, sums up to
+the order of addition, the same minima and maxima but a far bucket's from the block code: bounds
+of its totals that classify as its exact extremes do, each part's largest exact — in one
+aggregate function of a DuckDB extension
 written against DuckDB's stable C API: on the direct path most totals by a table of fine cells
 keyed by their bits and one accumulator per bucket, without a logarithm or a hash (~3.5 ns a
 row in all, ``benchmarks/native_bucket_pass_timing_measured.md``). It is built on the user's machine from PyPI's sdist of the installed duckdb

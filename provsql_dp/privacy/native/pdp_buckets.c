@@ -3,9 +3,14 @@
  * DuckDB aggregate function, written against DuckDB's stable C extension API (v1).
  *
  * It returns, as a list of BLOBs of packed little-endian doubles (9 per row, at most CHUNK_ROWS
- * rows a BLOB), exactly the rows the SQL bucket pass returns for one group:
+ * rows a BLOB), the rows the SQL bucket pass returns for one group:
  *
  *     p, k, m, e, count(*), sum(1/c), sum(c), min(c), max(c)  GROUP BY p, k, m, e
+ *
+ * the same keys and counts, the sums up to the order of addition, the same min and max but a
+ * far bucket's (e = 0) where the block code's accumulators added to it (pdp_fine.h): bounds of
+ * them that classify against every threshold, lattice point and cap as they do, each part's
+ * largest total exact; so the same release.
  *
  * where k, m are the bucket estimates of provsql_dp.mechanisms.recursive.buckets.bucket_sql
  * (NaN here when SQL's are NULL: c not positive finite), and e the near key of near_sql /
@@ -45,8 +50,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h> /* lo_hi (pdp_fine.h) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> /* the AVX2 and AVX-512 variants' intrinsics (pdp_rows.h) */
 #endif
 
 DUCKDB_EXTENSION_EXTERN
@@ -183,8 +188,8 @@ static int same_state(duckdb_aggregate_state *states, idx_t n) {
  * inline bit sequence: the same values (ceil is exact either way), ~2.5 ns less per row; with
  * AVX2 too, the block code's first stage takes 4 rows at a time (PDP_VEC: exact operations
  * only, 1/c correctly rounded in every lane as in a scalar division); with AVX-512 F, DQ and VL
- * (PDP_VEC 2), 8 rows at a time, and each accumulator is updated by one load, a masked min, a
- * masked max, a masked add and one store, without a branch (pdp_rows.h, PDP_ADD): the same
+ * (PDP_VEC 2), 8 rows at a time with its masks in mask registers, and each accumulator is
+ * updated by one load, one add and one store, without a branch (pdp_rows.h, PDP_ADD): the same
  * operations on the same values in the same order as the AVX2 variant, so the same bits. No FMA
  * in any (-ffp-contract=off, no fma target). Valgrind (3.19) has no AVX-512: its CPUID hides it,
  * so under valgrind the AVX2 variant is chosen; the memcheck harness runs natively too. */

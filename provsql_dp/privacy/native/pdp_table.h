@@ -26,6 +26,8 @@ typedef struct {
 	/* the block path's fine cells and accumulators (pdp_fine.h), NULL until its first block */
 	uint16_t *flat;     /* the fine cells' entries (fine_size), NULL until the first block */
 	struct facc *acc;   /* acc_n accumulators of far buckets (e = 0), acc_cap allocated */
+	struct fkey *keys;  /* their buckets and the ranges of their cells */
+	double xhi[2];      /* the largest total of each part the block code keyed */
 	uint32_t acc_n, acc_cap;
 	uint32_t *amap;     /* (kp, m) -> accumulator + 1, open addressing, amap_cap slots */
 	uint32_t amap_cap;

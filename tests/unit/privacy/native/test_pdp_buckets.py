@@ -1,6 +1,8 @@
 """The native bucket pass (``pdp_buckets``, :mod:`provsql_dp.privacy.native`) returns the SQL
 bucket pass's rows: the same keys ``(g, p, k, m, e)`` bit for bit, the same counts, minima and
-maxima, the sums within 1e-12 relative — on random totals with adversarial ones planted
+maxima (a far bucket's from the block code's accumulators: bounds of them that lie inside the
+bucket's thresholds and lattice points, each part's largest total exact), the sums within
+1e-12 relative — on random totals with adversarial ones planted
 (thresholds ``W_j``, greedy ``gb_j``, lattice points, caps and their neighbouring doubles, ±0,
 subnormals, 1e300, NaN, ±inf, negatives, NULL), on the direct path (raw weights clamped inside
 the aggregate) and on owner totals ``g, c0, c1``; a release under one seed equals the SQL
@@ -92,21 +94,48 @@ def _rows(cols):
     return keys
 
 
-def _same(sql_cols, nat_cols):
+def _inside(key, lo, hi, params):
+    """[lo, hi] strictly inside far bucket (k, m)'s interval of Python's own boundaries: above
+    W_k, gb_k and the lattice point of m − 1, at most W_{k+1} and that of m (as
+    single_owner.search_range and release.release_delta_hat compute them), so that it classifies
+    as any sub-range does"""
+    th, be = params["theta"], params["beta"]
+    k, m = key[2], key[3]
+    tau = np.exp(np.array([k, k + 1]) * be) * th
+    lat = [math.exp((math.log(th) + params["mu"]) + be * (m - 1)),
+           math.exp((math.log(th) + params["mu"]) + be * m)]
+    gb = (tau[0] * (1 + 1e-9) + 1e-9) / 2
+    return lo > max(tau[0] / 2, gb, lat[0]) and hi <= min(tau[1] / 2, lat[1]) and lo <= hi
+
+
+def _same(sql_cols, nat_cols, params=None, contain=True):
+    """The same rows; with ``params``, a far bucket's (lo, hi) (e = 0: the block code's
+    accumulators report the range of their fine cells, hi lowered to its part's largest) may
+    differ from the exact ones by lying inside the bucket's boundaries (:func:`_inside`) and, with
+    ``contain``, around the exact ones; each part's largest total the same"""
     a, b = _rows(sql_cols), _rows(nat_cols)
     # the same keys as numbers (SQL's ceil may give -0.0 where the native int64 key gives 0.0)
     assert set(a) - set(b) == set() and set(b) - set(a) == set()
+    top = {}
     for key, i in a.items():
         j = b[key]
         assert sql_cols["n"][i] == nat_cols["n"][j]
-        for c in ("lo", "hi"):
-            x, y = float(sql_cols[c][i]), float(nat_cols[c][j])
-            assert x == y or (math.isnan(x) and math.isnan(y)), (key, c, x, y)
+        x, y = [(float(cols["lo"][r]), float(cols["hi"][r]))
+                for cols, r in ((sql_cols, i), (nat_cols, j))]
+        if key[2] is not None:
+            for side, v in enumerate((x, y)):
+                top[key[:2], side] = max(top.get((key[:2], side), -math.inf), v[1])
+        if not all(u == v or (math.isnan(u) and math.isnan(v)) for u, v in zip(x, y)):
+            assert params is not None and key[4] == 0 and key[2] is not None, (key, x, y)
+            assert _inside(key, *x, params) and _inside(key, *y, params), (key, x, y)
+            assert not contain or (y[0] <= x[0] and x[1] <= y[1]), (key, x, y)
         if key[2] is None:  # outside the buckets (NaN, ±inf, negative): count, min, max read
             continue
         for c in ("inv", "tot"):
             x, y = float(sql_cols[c][i]), float(nat_cols[c][j])
             assert x == pytest.approx(y, rel=1e-12, abs=0), (key, c)
+    for (part, side), v in top.items():  # each part's largest total (the Δ search's range)
+        assert v == top[part, 1 - side], (part, v)
 
 
 PARAMS = dict(theta=st.sampled_from([1.0, 4.0, 0.003, 250.0]),
@@ -132,7 +161,7 @@ def test_direct_path_rows_equal_the_sql_pass(seed, signed, bounds, theta, beta, 
               "WHERE w <> 0")
     nat = native.direct_sql("SELECT * FROM r", "x", lo, hi, signed, params)
     sql_cols, nat_cols = _passes(duck, totals, 2 if signed else 1, params, True, nat)
-    _same(sql_cols, nat_cols)
+    _same(sql_cols, nat_cols, params)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -164,8 +193,8 @@ def test_the_parallel_combine_gives_the_rows_of_one_thread():
                                               params)).fetchnumpy()
         out.append(native.decode(data))
         nonzero = duck.execute("SELECT count(*) FROM r WHERE x <> 0").fetchone()[0]
-    for other in out[1:]:
-        _same(out[0], other)
+    for other in out[1:]:  # the far buckets' bounds depend on the rows each thread took
+        _same(out[0], other, params, contain=False)
     assert len(out[0]["n"]) > 50 and out[0]["n"].sum() == nonzero > 599000
 
 
@@ -243,4 +272,4 @@ def test_totals_at_the_edges_of_the_cell_windows_keep_the_sql_keys(seed, theta, 
               "FROM r) AS t WHERE w <> 0")
     nat = native.direct_sql("SELECT * FROM r", "x", -1e12, 1e12, True, params)
     sql_cols, nat_cols = _passes(duck, totals, 2, params, True, nat)
-    _same(sql_cols, nat_cols)
+    _same(sql_cols, nat_cols, params)

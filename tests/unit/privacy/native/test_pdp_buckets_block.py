@@ -1,5 +1,6 @@
 """The direct path's block code (``pdp_fine.h``: fine cells keyed by a total's bits, per-bucket
-accumulators; a state's rows after its first FINE_MIN_ROWS) returns the SQL pass's rows: on chunks of DuckDB's 2048 rows with NULLs (the
+accumulators; a state's rows after its first FINE_MIN_ROWS) returns the SQL pass's rows (a far
+bucket's min and max as bounds that classify as they do: ``test_pdp_buckets._same``): on chunks of DuckDB's 2048 rows with NULLs (the
 validity mask), salary-like totals, the breakpoints of k and m and the fine cells' starts a few
 ulps either side, the cell window (1e-6), the near margins (1e-9), negatives, NaN, ±inf, ±0,
 subnormals, huge totals and the fine table's top 2^64; and where a breakpoint sits just below a
@@ -72,7 +73,7 @@ def _check(duck, x, rng, signed, lo, hi, params):
         totals = f"SELECT 0 AS p, w AS c FROM (SELECT ({w})::DOUBLE AS w FROM r) AS t WHERE w <> 0"
     nat = native.direct_sql("SELECT * FROM r", "x", lo, hi, signed, params)
     sql_cols, nat_cols = _passes(duck, totals, 2 if signed else 1, params, True, nat)
-    _same(sql_cols, nat_cols)
+    _same(sql_cols, nat_cols, params)
     return nat_cols
 
 
@@ -160,4 +161,4 @@ def test_a_grouped_direct_call_gives_each_group_its_rows():
                                     params)
             sql_cols, _ = _passes(duck, totals, 2, params, True, nat)
             mine["g"] = np.zeros(len(mine["n"]), np.int64)
-            _same(sql_cols, mine)
+            _same(sql_cols, mine, params)

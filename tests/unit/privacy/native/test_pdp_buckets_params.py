@@ -67,4 +67,4 @@ def test_rows_equal_the_sql_pass_over_the_parameter_range(seed, log_beta, nb, ul
               "FROM r) AS t WHERE w <> 0")
     nat = native.direct_sql("SELECT * FROM r", "x", lo, hi, True, params)
     sql_cols, nat_cols = _passes(duck, totals, 2, params, True, nat)
-    _same(sql_cols, nat_cols)
+    _same(sql_cols, nat_cols, params)
