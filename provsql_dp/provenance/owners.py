@@ -38,7 +38,7 @@ from sqlglot import exp
 
 from ..sql.owner_fd import owner_determined
 from ..sql._equal_values import column_facts, pinned_by, same_value
-from ..sql.plan import (AntiJoin, Distinct, Filter, GroupFilter, Join, Node, Project, Scan,
+from ..sql.plan import (AntiJoin, Distinct, Filter, Join, Node, Project, Scan,
                         SemiJoin, Union, walk)
 from .slots import analyse, slot_sources
 from ..sql._conjuncts import conjuncts
@@ -103,8 +103,7 @@ def _owners(node: Node) -> Owners | None:
 def _several_monomials(node: Node) -> bool:
     """Whether a tuple of ``node`` may carry several participants' annotations: a ``DISTINCT``
     or ``UNION`` over protected rows (they OR annotations together), a semi-join whose match
-    reads protected rows that are not the left row's owner's, a ``GROUP BY … HAVING`` of
-    protected rows. The right side of every owner-local semi-join and anti-join is skipped: they
+    reads protected rows that are not the left row's owner's. The right side of every owner-local semi-join and anti-join is skipped: they
     are filters of the left rows, evaluated on the whole database (:mod:`provsql_dp.sql.owner_fd`),
     whatever their inside (a ``GROUP BY … HAVING`` of the owner's rows, TPC-H Q18).
 
@@ -113,7 +112,9 @@ def _several_monomials(node: Node) -> bool:
     released the number of (participant, species) pairs, ≈ 300 for a true 3)."""
     if isinstance(node, AntiJoin) or isinstance(node, SemiJoin) and node.local:
         return _several_monomials(node.left)
-    if (isinstance(node, (Distinct, Union, GroupFilter)) and _protected(node)
+    # a protected GROUP BY … HAVING is admitted by the planner only when each group is one
+    # participant's rows (sql/owner_fd.keys_determine_owners): its rows keep one owner
+    if (isinstance(node, (Distinct, Union)) and _protected(node)
             or isinstance(node, SemiJoin) and _protected(node.right)):
         return True
     return any(_several_monomials(c) for c in node.children)

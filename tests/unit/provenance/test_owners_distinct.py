@@ -5,7 +5,8 @@ From 866056e (owner-local semi-joins) until this test, every plan node was wrapp
 check and no DISTINCT matched: ``SELECT COUNT(*) FROM (SELECT DISTINCT species FROM penguins)``
 took the single-owner route and released ≈ the number of penguins (300 for a true 3), with an
 interval "≥ 296" that excludes the truth. A DISTINCT over public rows still leaves one owner,
-and an owner-local EXISTS (TPC-H Q21's shape) still does.
+and an owner-local EXISTS (TPC-H Q21's shape) or HAVING over one participant's groups
+still does.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def test_distinct_or_union_of_protected_rows_has_no_single_owner(con, sql):
     "SELECT COUNT(*) FROM penguins p, (SELECT DISTINCT iid FROM islands) i WHERE p.island = i.iid",
     "SELECT COUNT(*) FROM penguins p WHERE EXISTS (SELECT 1 FROM penguins q WHERE q.id = p.id "
     "AND q.sex = 'f')",
+    # HAVING over groups of one participant each (the planner refuses any other): one owner
+    "SELECT COUNT(*) FROM (SELECT id FROM penguins GROUP BY id HAVING COUNT(*) > 0) t",
 ])
 def test_public_distinct_and_owner_local_exists_keep_one_owner(con, sql):
     assert _owners(con, sql) is not None
