@@ -226,7 +226,8 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
     sql = selection_sql(plan, own, m, r, bounds)
     order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
     charge = con._ledger.charge(con.user, cost.epsilon, text, "partition-selection", cost=cost)
-    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", len(plan.group_by))
+    n_keys = len(plan.group_by)
+    rows, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", n_keys)
     noisy_u = sel_plan.release_array(u, rng=rng) if len(u) else np.zeros(0)
     keep = np.flatnonzero(noisy_u >= t)
     if eps_val is None:  # already post-processed: an integer ≥ T ≥ 1 is its max(0, round(·))
@@ -238,7 +239,9 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
         e = float(eps_val)
         releases = [laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
                     for x in noisy_v[keep].tolist()]
-    out = [tuple(keys[i]) + (rel.value,) for i, rel in zip(keep.tolist(), releases)]
+    # the released groups' keys only (a group not selected is never spelled out)
+    out = [tuple(_one_spelling(k) for k in rows[i][:n_keys]) + (rel.value,)
+           for i, rel in zip(keep.tolist(), releases)]
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
     info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
@@ -247,15 +250,18 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
 
 
 def _fetch(con, sql: str, n_keys: int):
-    """``(key tuples, u, v)`` of the selection query (one row per group): the keys exactly as
-    DuckDB returns them (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
+    """``(rows, u, v)`` of the selection query (one row per group): the rows exactly as DuckDB
+    returns them (keys first: NULL as None, DECIMAL as Decimal), u and v as float arrays."""
     # past the budget or out of memory: no rows, so no group is selected (an empty table's
     # release, the same columns)
     rows = read_or_nothing(con, lambda: engine_of(con).fetchall(sql), "no group selected") or []
-    keys = [tuple(_one_spelling(k) for k in r[:n_keys]) for r in rows]
     u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
     v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))
-    return keys, u, v
+    return rows, u, v
+
+
+#: key types with one spelling per group already (exact types: a subclass takes the long way)
+_ONE_SPELLING = frozenset((int, str, bool, type(None)))
 
 
 def _one_spelling(value):
@@ -269,7 +275,11 @@ def _one_spelling(value):
     (0.0, [0.0, 2.5], {'a': nan})
     >>> import math; math.copysign(1, _one_spelling(-float("nan")))
     1.0
+    >>> import numpy as np; _one_spelling(np.float64(-0.0)), _one_spelling(7), _one_spelling("a")
+    (0.0, 7, 'a')
     """
+    if type(value) in _ONE_SPELLING:  # the common keys: nothing to respell
+        return value
     if isinstance(value, float):
         return 0.0 if value == 0 else math.nan if value != value else value
     if isinstance(value, (list, tuple)):
