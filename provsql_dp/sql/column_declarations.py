@@ -40,6 +40,7 @@ import duckdb
 from sqlglot import exp
 
 from ..errors import DeclarationError, OperationalError, ProgrammingError
+from ._orphan_declarations import orphan_rows
 from .catalog import _INTEGER_TYPES, SCHEMA, Catalog, TableInfo
 from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin
 
@@ -295,8 +296,8 @@ class ColumnDeclarations:
         if table is None:
             return rows
         info = self.catalog.find_table(table)
-        if info is None:
-            return []
+        if info is None:  # a table gone outside provsql_dp: its declarations, by that name
+            return orphan_rows(self.catalog, rows, table)
         return [r for r in rows if (r.schema.lower(), r.table.lower())
                 == (info.schema.lower(), info.name.lower())]
 
