@@ -371,7 +371,7 @@ def _is_nan(text: str) -> bool:
 def _nan_key(what: str, table: str, col: str, fix: str) -> str:
     """Why a NaN group key is refused, and the way out."""
     return (f"{what} is NaN, which cannot be a group key of {table}.{col}: NaN = NaN is false "
-            f"where the declared keys are compared with the rows' (on every engine), so its group "
+            f"where the declared keys are compared with the rows', so its group "
             f"would always be released as empty while its rows are dropped. Leave NaN out "
             f"({fix}); rows whose key is NaN are then dropped from grouped releases, as rows of "
             f"any undeclared key are; to release them as a group, store them under a value of "
