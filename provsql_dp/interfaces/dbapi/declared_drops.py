@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import re
 
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
 
 from ...errors import DeclarationError
 from ...policies.blowfish.catalog import PolicyCatalog
 from ...sql import dialect as d
 from ...sql.column_declarations import ColumnDeclarations
+from .declared_columns import _path
 
 __all__ = ["refuse_declared_drop", "table_declarations"]
 
@@ -97,28 +98,39 @@ def table_declarations(con, schema: str, table: str | None) -> list[tuple[str, s
     return users + own + rest
 
 
-def _targets(tree) -> tuple[str, list[list[str]]] | None:
-    """What ``tree`` drops or replaces: ``(verb, name parts of each)``, or None."""
-    if isinstance(tree, exp.Drop):
-        kind = (tree.args.get("kind") or "").upper()
-        tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
-        if kind in ("TABLE", "VIEW"):
-            return f"drop the {kind.lower()}", [[p.name for p in t.parts] for t in tables
-                                                if isinstance(t, exp.Table)]
-        if kind == "SCHEMA":
-            return "drop the schema", [[*(p.name for p in t.parts), None] for t in tables
-                                       if isinstance(t, exp.Table)]
+def _targets(stmt: str) -> tuple[str, list[list[str | None]]] | None:
+    """What ``stmt`` drops or replaces: ``(verb, [name parts])`` (a schema's parts end with
+    None), or None. Read from its tokens, as DuckDB spells it (a generated column, ``PIVOT``:
+    sqlglot parses not all of it, and a statement it cannot parse must not pass unread).
+
+    >>> _targets('/* x */ DROP TABLE IF EXISTS main."People" CASCADE')
+    ('drop the table', [['main', 'People']])
+    >>> _targets("CREATE OR REPLACE TABLE t(x INT GENERATED ALWAYS AS (1) VIRTUAL)")
+    ('replace the table', [['t']])
+    >>> _targets("CREATE OR REPLACE TEMP TABLE t AS SELECT 1") is None  # a name of its own
+    True
+    """
+    try:
+        toks = [t for t in d.ProvDP().tokenize(stmt) if t.token_type != TokenType.SEMICOLON]
+    except TokenError:
         return None
-    if isinstance(tree, exp.Create) and tree.args.get("replace"):
-        kind = (tree.args.get("kind") or "").upper()
-        target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-        if kind not in ("TABLE", "VIEW") or not isinstance(target, exp.Table):
+    word = [None if t.token_type in (TokenType.IDENTIFIER, TokenType.STRING) else t.text.upper()
+            for t in toks]
+    if word[:1] == ["DROP"] and len(word) > 2 and word[1] in ("TABLE", "VIEW", "SCHEMA"):
+        i = 4 if word[2:4] == ["IF", "EXISTS"] else 2
+        if i >= len(toks):
             return None
-        props = tree.args.get("properties")
-        if props is not None and any(isinstance(p, exp.TemporaryProperty)
-                                     for p in props.expressions):
+        parts, _ = _path(toks, i)
+        if word[1] == "SCHEMA":
+            return "drop the schema", [[*parts, None]]
+        return f"drop the {word[1].lower()}", [parts]
+    if word[:3] == ["CREATE", "OR", "REPLACE"] and len(word) > 4:
+        if word[3] in ("TEMP", "TEMPORARY"):
             return None  # a TEMP name of its own: it replaces no declared table
-        return f"replace the {kind.lower()}", [[p.name for p in target.parts]]
+        if word[3] not in ("TABLE", "VIEW"):
+            return None
+        parts, _ = _path(toks, 4)
+        return f"replace the {word[3].lower()}", [parts]
     return None
 
 
@@ -128,11 +140,7 @@ def refuse_declared_drop(con, stmt: str) -> None:
     nothing runs)."""
     if not _WORDS.search(stmt):
         return
-    try:
-        tree = d.parse_one(stmt)
-    except (ParseError, TokenError):
-        return  # not ours to judge: DuckDB refuses it or runs what it understood
-    found = _targets(tree)
+    found = _targets(stmt)
     if found is None:
         return
     verb, targets = found
