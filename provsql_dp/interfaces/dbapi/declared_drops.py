@@ -8,11 +8,11 @@ group keys, policies — then described whatever table the curator created under
 (red team h85attack, leftover). A reload, ``CREATE OR REPLACE TABLE t AS …``, kept them for a
 definition they were never checked against. What the planner re-checks at each scan catches part
 of it (a lost primary key: one row per participant is no longer assumed; an owner column gone:
-refused; a foreign key gone: :func:`provsql_dp.sql.foreign_owners.check_hop`; and the catalog's
-fingerprint, :mod:`provsql_dp.sql._catalog_kept`, drops the plans kept for the old definition),
-but not what was checked only when declared: an owner column's type (``'bob' = 'BOB'`` under a
-collation: several participants as one), a policy's domain, a group keys' source becoming a view.
-So, for a table or view any declaration names — its own, a key its owners' foreign key
+refused; a foreign key gone: :func:`provsql_dp.sql.foreign_owners.check_hop`; a group keys'
+source become a view: refused at the read; and the catalog's fingerprint,
+:mod:`provsql_dp.sql._catalog_kept`, drops the plans kept for the old definition), but not what
+was checked only when declared, such as an owner column's type (why ``ALTER TABLE`` may not
+change it: :mod:`.declared_columns`). So, for a table or view any declaration names — its own, a key its owners' foreign key
 references, the source of group keys — these are refused before they run:
 
 * ``DROP TABLE [IF EXISTS] t``, ``DROP VIEW v``, ``DROP SCHEMA s`` of a schema holding one;
@@ -51,7 +51,7 @@ from .declared_columns import _path
 
 __all__ = ["refuse_declared_drop", "table_declarations"]
 
-#: a cheap pre-filter (a comment before the statement is no escape: the parse decides)
+#: a cheap pre-filter (a comment before the statement is no escape: the tokens decide)
 _WORDS = re.compile(r"\b(DROP|REPLACE)\b", re.IGNORECASE)
 
 
@@ -160,14 +160,12 @@ def _message(verb: str, named: str, hits: list[tuple[str, str]]) -> str:
     what = "; ".join(h[0] for h in hits)
     undo = "; ".join(dict.fromkeys(h[1] for h in hits))
     if verb.startswith("replace"):
-        kind = verb.split()[-1]
+        reload = (f". To reload its rows and keep them: DELETE FROM {named}, then INSERT INTO "
+                  f"{named} SELECT …" if verb.endswith("table") else "")
         return (f"cannot {verb} {named!r} (CREATE OR REPLACE): declarations name it ({what}), "
-                f"checked against its present definition (its keys, owner columns and their "
-                f"types), which the new one need not keep. To reload its rows and keep them: "
-                f"DELETE FROM {named}, then INSERT INTO {named} SELECT …" if kind == "table" else
-                f"cannot {verb} {named!r} (CREATE OR REPLACE): declarations name it ({what}), "
-                f"checked against its present definition") + (
-            f"; to redefine it: remove them ({undo}), replace it, then declare them again")
+                "checked against its present definition (its keys, owner columns and their "
+                f"types), which the new one need not keep{reload}; to redefine it: remove them "
+                f"({undo}), replace it, then declare them again")
     return (f"cannot {verb} {named!r}: declarations name it ({what}) and would outlive it, "
             f"describing whatever is created under its name next. Remove them first ({undo}), "
             "then drop it")
