@@ -55,10 +55,10 @@ __all__ = ["refuse_declared_drop", "table_declarations"]
 _WORDS = re.compile(r"\b(DROP|REPLACE)\b", re.IGNORECASE)
 
 
-def table_declarations(con, schema: str, table: str | None) -> list[tuple[str, str]]:
+def table_declarations(con, schema: str | None, table: str | None) -> list[tuple[str, str]]:
     """``(the declaration, the statement that removes it)`` of each declaration naming the
-    table ``schema.table`` (every table of ``schema`` when ``table`` is None), in an order the
-    removals run in.
+    table ``schema.table`` (every table of ``schema`` when ``table`` is None, a table of that
+    name in any schema when ``schema`` is None), in an order the removals run in.
 
     >>> import provsql_dp
     >>> con = provsql_dp.connect()
@@ -70,7 +70,8 @@ def table_declarations(con, schema: str, table: str | None) -> list[tuple[str, s
     cat = con._catalog
 
     def ours(s, t):
-        return s.lower() == schema.lower() and (table is None or t.lower() == table.lower())
+        return ((schema is None or s.lower() == schema.lower())
+                and (table is None or t.lower() == table.lower()))
 
     users, own, rest = [], [], []
     for p in cat.list_protected():
@@ -144,9 +145,16 @@ def refuse_declared_drop(con, stmt: str) -> None:
     if found is None:
         return
     verb, targets = found
+    with con._catalog.snapshot():  # the lookups below read the catalog once
+        _refuse(con, verb, targets)
+
+
+def _refuse(con, verb: str, targets) -> None:
     for parts in targets:
         if parts[-1] is None:  # a schema: every declaration of its tables
             named, hits = parts[-2], table_declarations(con, parts[-2], None)
+        elif not table_declarations(con, None, parts[-1]):
+            continue  # no declaration has its name: no lookup needed (a lookup costs more)
         else:
             info = con._catalog.find_table(parts)
             if info is None:

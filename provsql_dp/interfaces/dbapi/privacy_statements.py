@@ -44,6 +44,13 @@ _CHANGES = (d.Protect, d.Unprotect, d.SetPrivacyBudget, d.SetBounds, d.DropBound
 def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
     """Run the parsed privacy statement ``tree`` on the connection ``con``; returns a status
     message, or a result set ``(description, rows)``."""
+    if type(tree).__name__.startswith("Show"):
+        with con._catalog.snapshot():  # each row's status looks its table up: read once
+            return _execute(con, tree)
+    return _execute(con, tree)
+
+
+def _execute(con, tree):
     cat = con._catalog
     if con.read_only and isinstance(tree, _CHANGES):
         raise OperationalError("the database is open read-only; declarations cannot change")
