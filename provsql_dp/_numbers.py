@@ -52,12 +52,50 @@ def to_fraction(x) -> Fraction:
     return f
 
 
+#: the longest plain decimal (digits and point) format_eps prints; longer ones are written in
+#: scientific notation (``1e300``, not its 301 digits)
+_PLAIN = 24
+#: the most significant digits an exact scientific rendering, or a fraction's two parts, carry;
+#: beyond, the value is shown to 17 significant digits after an ``≈`` (never a rounded value
+#: shown as if exact)
+_DIGITS = 24
+
+
 def format_eps(f: Fraction | float) -> str:
     """A readable exact rendering: a short decimal when exact, else the fraction. A float (such
     as ``cursor.privacy.remaining``) is first read as the nearest fraction of denominator at
-    most 10⁹ (``PrivacyInfo.remaining_exact`` holds the ledger's exact value)."""
+    most 10⁹ (``PrivacyInfo.remaining_exact`` holds the ledger's exact value). A decimal too long
+    to read is written in scientific notation, exactly; a value with too many digits for that
+    (or a fraction of huge parts) is shown to 17 significant digits after ``≈``.
+
+    >>> format_eps(Fraction(1, 4)), format_eps(Fraction(1, 3)), format_eps(Fraction(10) ** 300)
+    ('0.25', '1/3', '1e300')
+    >>> format_eps(Fraction(15, 10 ** 30)), format_eps(Fraction(-123, 10 ** 40))
+    ('1.5e-29', '-1.23e-38')
+    >>> format_eps(Fraction(1e300))  # the double nearest 10**300, exactly: 300 digits
+    '≈1.0000000000000001e300'
+    >>> format_eps(Fraction(10) ** 300 - Fraction(1, 3))
+    '≈1e300'
+    """
     if not isinstance(f, Fraction):
         f = Fraction(f).limit_denominator(10**9)
+    sign, f = ("-" if f < 0 else ""), abs(f)
+    plain = _plain(f)
+    if plain is not None and len(plain) <= _PLAIN:
+        return sign + plain
+    if plain is None:
+        text = f"{f.numerator}/{f.denominator}"
+        if len(text) <= 2 * _DIGITS:
+            return sign + text
+        return "≈" + sign + _scientific(f, 17)
+    exact = _scientific(f, None)
+    if len(exact.split("e")[0].replace(".", "")) <= _DIGITS:
+        return sign + exact
+    return "≈" + sign + _scientific(f, 17)
+
+
+def _plain(f: Fraction) -> str | None:
+    """``f`` (≥ 0) as a plain decimal, or None when it has no finite one."""
     if f.denominator == 1:
         return str(f.numerator)
     d = f.denominator
@@ -68,14 +106,31 @@ def format_eps(f: Fraction | float) -> str:
     while d % 5 == 0:
         d //= 5
         fives += 1
-    if d == 1:
-        digits = max(twos, fives)
-        s = f"{f.numerator * 10**digits // f.denominator}"
-        neg = s.startswith("-")
-        s = s.lstrip("-").rjust(digits + 1, "0")
-        out = s[:-digits] + "." + s[-digits:]
-        return ("-" if neg else "") + out
-    return f"{f.numerator}/{f.denominator}"
+    if d != 1:
+        return None
+    digits = max(twos, fives)
+    s = f"{f.numerator * 10**digits // f.denominator}".rjust(digits + 1, "0")
+    return s[:-digits] + "." + s[-digits:]
+
+
+def _scientific(f: Fraction, digits: int | None) -> str:
+    """``f`` (> 0) as ``d.ddde±k``: exact (``digits`` None: ``f`` must be a finite decimal), or
+    rounded to ``digits`` significant digits (half-even), trailing zeros dropped."""
+    k = len(str(f.numerator)) - len(str(f.denominator))  # f lies in [10^(k-1), 10^(k+1))
+    if f >= Fraction(10) ** k:
+        k += 1
+    k -= 1  # 10^k <= f < 10^(k+1)
+    scaled = f / Fraction(10) ** k  # in [1, 10)
+    if digits is None:
+        mant = _plain(scaled)
+    else:
+        n = round(scaled * 10 ** (digits - 1))
+        if n == 10 ** digits:  # rounded up to 10: one more power of ten
+            n, k = 10 ** (digits - 1), k + 1
+        mant = str(n)
+        mant = mant[0] + "." + mant[1:]
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return mant if k == 0 else f"{mant}e{k}"
 
 
 def round_up_decimal(x: float) -> Fraction:

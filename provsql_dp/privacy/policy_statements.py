@@ -20,6 +20,7 @@ from ..policies.blowfish.sql import ColumnDomain, TablePolicy
 from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql import policy_grammar as g
+from ..sql._orphan_declarations import status
 from . import gaussian_route, routing
 from .policy_route import row_per_participant, table_policies
 from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
@@ -53,10 +54,12 @@ def execute_policy_statement(con, tree):
             out.append((r.name, r.schema, r.table, ", ".join(r.columns), tp.graph_sql(),
                         ", ".join(dd.describe() for dd in tp.domains),
                         "BOUNDED" if tp.bounded else "UNBOUNDED",
-                        None if tp.sources is None else len(tp.sources), tp.describe()))
+                        None if tp.sources is None else len(tp.sources), tp.describe(),
+                        status(con._catalog, r.schema, r.table, r.columns, f"DROP POLICY {r.name}")))
         return ([("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
                  ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
-                 ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR")], out)
+                 ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR"),
+                 ("status", "VARCHAR")], out)
     if isinstance(tree, g.ExplainPrivacy):
         return explain_privacy(con, tree)
     if isinstance(tree, g.KMeans):

@@ -39,6 +39,7 @@ from ..policies.delta.schedule import Schedule
 from ..provenance.backends import refuse_attached
 from ..sql import stream_grammar as g
 from ..sql.expressions import exact_number
+from .stream_sensitivity import stream_sensitivity
 
 __all__ = ["execute_stream_statement"]
 
@@ -71,9 +72,8 @@ def execute_stream_statement(con, tree):
     if isinstance(tree, g.Publish):
         pub = _existing(con, tree.name)
         sens = tree.args.get("sensitivity")
-        sensitivity = float(exact_number(sens, "the sensitivity")) if sens is not None else 1.0
-        query = tree.args["query"].sql(dialect="duckdb")
-        refuse_attached(con, query, "PUBLISH")
+        stated = exact_number(sens, "the sensitivity") if sens is not None else None
+        refuse_attached(con, tree.args["query"].sql(dialect="duckdb"), "PUBLISH")
         step = int(tree.text("step"))
         schedule = Schedule.load(pub)
         weight = tree.args.get("weight")
@@ -91,7 +91,9 @@ def execute_stream_statement(con, tree):
                 raise ProgrammingError(f"stream {pub.name!r} allocates each step's ε itself "
                                        f"({schedule.mode}): drop WITH EPSILON")
             eps = schedule.epsilon_for(step, weight)
-        rel = pub.release(step, query, eps, sensitivity=sensitivity)
+        # the planner's sensitivity where it derives one: the floor (privacy.stream_sensitivity)
+        sensitivity, basis, query = stream_sensitivity(con, tree.args["query"], stated, float(eps))
+        rel = pub.release(step, query, eps, sensitivity=sensitivity, basis=basis)
         if schedule is not None:
             schedule.commit(step, weight, eps)
         return ([("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),
@@ -136,7 +138,7 @@ def _show(con, name: str | None):
         return ([("name", "VARCHAR"), ("window", "BIGINT"), ("epsilon", "VARCHAR"),
                  ("releases", "BIGINT"), ("last_step", "BIGINT"), ("state", "VARCHAR")], rows)
     _known(con, name)
-    rows = [(r.step, r.value, format_eps(r.epsilon), r.statistic)
+    rows = [(r.step, r.value, format_eps(r.epsilon), r.statistic, r.sensitivity)
             for r in published(con._duck, name)]
     return ([("step", "BIGINT"), ("value", "DOUBLE"), ("epsilon", "VARCHAR"),
-             ("statistic", "VARCHAR")], rows)
+             ("statistic", "VARCHAR"), ("sensitivity", "VARCHAR")], rows)

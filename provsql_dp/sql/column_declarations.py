@@ -32,6 +32,7 @@ catalog only — never from protected rows — so using them costs no privacy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -40,6 +41,7 @@ import duckdb
 from sqlglot import exp
 
 from ..errors import DeclarationError, OperationalError, ProgrammingError
+from ._orphan_declarations import orphan_rows
 from .catalog import _INTEGER_TYPES, SCHEMA, Catalog, TableInfo
 from .plan import AntiJoin, Distinct, Filter, Join, Node, Project, Scan, SemiJoin
 
@@ -162,7 +164,8 @@ class ColumnDeclarations:
         info, col = self._column(table, column, "declare group keys on")
         kind = info.types[info.columns.index(col)]
         if values is not None:
-            decl = GroupKeys(info.schema, info.name, col, tuple(self._cast_all(values, kind, col)))
+            decl = GroupKeys(info.schema, info.name, col,
+                             tuple(self._cast_all(values, kind, info.name, col)))
         else:
             sinfo, scol = self._column(source, source_column, "read group keys from")
             self._check_public(sinfo)
@@ -175,6 +178,11 @@ class ColumnDeclarations:
             if bad:
                 raise DeclarationError(f"the values of {sinfo.name}.{scol} cannot be compared with "
                                        f"{info.name}.{col} ({kind}): {bad[0][0]!r} does not fit")
+            if kind.upper() in _FLOAT_TYPES and self.con.execute(
+                    f"SELECT count(*) FROM {_qualified(sinfo)} WHERE "
+                    f"isnan(TRY_CAST({_q(scol)} AS {kind}))").fetchone()[0]:
+                raise DeclarationError(_nan_key(f"a value of {sinfo.name}.{scol}", info.name, col,
+                                                f"DELETE FROM {sinfo.name} WHERE isnan({scol})"))
             decl = GroupKeys(info.schema, info.name, col, None, sinfo.schema, sinfo.name, scol)
         self._write("group_keys")
         self.con.execute(
@@ -229,9 +237,15 @@ class ColumnDeclarations:
                     f"declare them again (SET GROUP KEYS ON {decl.table} ({decl.column}) …)")
             self._check_public(info)
             col = _q(decl.source_column)
-            return [r[0] for r in self.con.execute(
+            out = [r[0] for r in self.con.execute(
                 f"SELECT DISTINCT CAST({col} AS {column_type}) FROM {_qualified(info)} "
                 f"WHERE {col} IS NOT NULL ORDER BY 1").fetchall()]
+            if any(isinstance(v, float) and math.isnan(v) for v in out):  # added since declared
+                raise ProgrammingError(_nan_key(
+                    f"a value of {decl.source_table}.{decl.source_column}", decl.table,
+                    decl.column, f"DELETE FROM {decl.source_table} WHERE "
+                                 f"isnan({decl.source_column})") + "; nothing was charged")
+            return out
         except duckdb.Error as e:
             raise ProgrammingError(
                 f"the declared group keys of {decl.table}.{decl.column} no longer fit its type "
@@ -263,7 +277,7 @@ class ColumnDeclarations:
                 f"table {info.name!r} is protected: group keys must come from a public table "
                 "(its values would otherwise reveal protected rows); list them with VALUES (…)")
 
-    def _cast_all(self, values: list, kind: str, col: str) -> list[str]:
+    def _cast_all(self, values: list, kind: str, table: str, col: str) -> list[str]:
         out: dict[str, None] = {}
         for v in values:
             if isinstance(v, Fraction):
@@ -277,6 +291,9 @@ class ColumnDeclarations:
             except duckdb.Error as e:
                 raise DeclarationError(f"the key {shown} does not fit column {col} ({kind}): "
                                        f"{str(e).splitlines()[0]}") from e
+            if kind.upper() in _FLOAT_TYPES and _is_nan(text):
+                raise DeclarationError(_nan_key(f"the key {shown}", table, col,
+                                                "out of VALUES (…)"))
             out[text] = None
         return list(out)
 
@@ -295,8 +312,8 @@ class ColumnDeclarations:
         if table is None:
             return rows
         info = self.catalog.find_table(table)
-        if info is None:
-            return []
+        if info is None:  # a table gone outside provsql_dp: its declarations, by that name
+            return orphan_rows(self.catalog, rows, table)
         return [r for r in rows if (r.schema.lower(), r.table.lower())
                 == (info.schema.lower(), info.name.lower())]
 
@@ -342,6 +359,23 @@ def _q(name: str) -> str:
 
 def _qualified(info: TableInfo) -> str:
     return ".".join(_q(p) for p in (info.catalog, info.schema, info.name))
+
+
+def _is_nan(text: str) -> bool:
+    try:
+        return math.isnan(float(text))
+    except ValueError:
+        return False
+
+
+def _nan_key(what: str, table: str, col: str, fix: str) -> str:
+    """Why a NaN group key is refused, and the way out."""
+    return (f"{what} is NaN, which cannot be a group key of {table}.{col}: NaN = NaN is false "
+            f"where the declared keys are compared with the rows', so its group "
+            f"would always be released as empty while its rows are dropped. Leave NaN out "
+            f"({fix}); rows whose key is NaN are then dropped from grouped releases, as rows of "
+            f"any undeclared key are; to release them as a group, store them under a value of "
+            f"their own (UPDATE {table} SET {col} = … WHERE isnan({col})) and declare it")
 
 
 def _num(x: float) -> str:

@@ -7,7 +7,8 @@
   the stream pick each step's ε by Fang & Chang §7's algorithms (public weights only).
 * ``PUBLISH STREAM name STEP t [SENSITIVITY s] [WEIGHT w] [WITH EPSILON ε] AS query`` — releases
   the one number ``query`` returns (the exact statistic of step ``t``, computed by the curator)
-  with Laplace noise of scale ``s/ε``; refused, spending nothing, when a window holding ``t``
+  with Laplace noise of scale ``s/ε`` (``s`` at least the planner's sensitivity where it derives
+  one: :mod:`provsql_dp.privacy.stream_sensitivity`); refused, spending nothing, when a window holding ``t``
   would spend more than the stream's ε. ``WITH EPSILON`` is required without an allocation and
   refused with one (the stream's allocation gives ε; ``WEIGHT``: the step's weight, online).
 * ``SHOW STREAMS [name]`` — the streams, or one stream's releases.

@@ -227,7 +227,8 @@ def test_analyst_can_show_but_not_set(people_visits, tmp_path):
     con.execute("SET PRIVACY BUDGET 5 FOR USER 'ann'")
     con.close()
     ann = provsql_dp.connect(path, role="analyst", user="ann")
-    assert ann.execute("SHOW BOUNDS").fetchall() == [("main", "people", "salary", 0.0, 100000.0)]
+    assert ann.execute("SHOW BOUNDS").fetchall() == [
+        ("main", "people", "salary", 0.0, 100000.0, "ok")]
     assert len(ann.execute("SHOW GROUP KEYS ON people").fetchall()) == 1
     for sql in ("SET BOUNDS ON people (salary) BETWEEN 0 AND 1", "DROP BOUNDS ON people (salary)",
                 "SET GROUP KEYS ON people (city) VALUES ('Rome')",

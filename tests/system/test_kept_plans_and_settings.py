@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import provsql_dp
+from provsql_dp.errors import DeclarationError
 
 _names = itertools.count()
 COUNT = "SELECT COUNT(*) FROM p WHERE x > 5 WITH EPSILON 1"
@@ -75,6 +76,10 @@ def test_a_changed_table_is_planned_afresh(plans, who, change):
     assert len(plans) == kept, "the plan is kept while nothing changes"
     runner, closing = _changer(who, name, con)
     for stmt in CHANGES[change]:
+        if who == "other" and stmt.startswith(("DROP TABLE", "CREATE OR REPLACE")):
+            with pytest.raises(DeclarationError, match="declarations name it"):
+                runner.execute(stmt)  # through provsql_dp: refused (declared_drops)
+            runner = runner._duck  # the other connection's DuckDB, behind provsql_dp's back
         runner.execute(stmt)
     cur = con.execute(COUNT)
     cur.fetchall()

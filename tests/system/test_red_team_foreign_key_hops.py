@@ -40,6 +40,18 @@ RELOADS = {
 }
 
 
+def _behind_its_back(con, stmt: str) -> None:
+    """``stmt`` run by DuckDB's own client when provsql_dp refuses it (a drop or a reload of a
+    table a declaration names: ``interfaces/dbapi/declared_drops.py``): each scan's check is what
+    stands against a change made outside provsql_dp."""
+    try:
+        con.execute(stmt)
+    except DeclarationError as e:
+        assert "declarations name it" in str(e)
+        con._duck.execute(stmt)
+        con._catalog.changed()
+
+
 def _spent(con) -> str:
     return con.execute("SHOW PRIVACY BUDGET").fetchall()[0][2]
 
@@ -48,7 +60,7 @@ def _spent(con) -> str:
 def test_a_hop_whose_key_no_longer_holds_is_refused_before_the_charge(change):
     con = _tpch(True)
     for stmt in RELOADS[change]:
-        con.execute(stmt)
+        _behind_its_back(con, stmt)
     con.commit()
     if change != "the table dropped" and change != "a key of another type":
         # the premise: order 10's lines join two orders rows (two customers)
@@ -67,7 +79,8 @@ def test_a_hop_whose_key_no_longer_holds_is_refused_before_the_charge(change):
 
 def test_a_reload_that_keeps_the_key_still_answers():
     con = _tpch(True)
-    con.execute("CREATE OR REPLACE TABLE orders(o_orderkey INT PRIMARY KEY, o_custkey INT)")
+    _behind_its_back(con, "CREATE OR REPLACE TABLE orders(o_orderkey INT PRIMARY KEY, "
+                          "o_custkey INT)")
     con.execute("INSERT INTO orders VALUES (10, 1), (11, 1), (12, 2), (13, 3), (14, 1)")
     con.commit()
     kr = con.provenance("SELECT l_orderkey, l_linenumber FROM lineitem")

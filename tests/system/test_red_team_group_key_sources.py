@@ -30,8 +30,14 @@ SQL = "SELECT dept, COUNT(*) FROM people GROUP BY dept WITH EPSILON 1"
 
 def _con(later=()):
     con = provsql_dp.connect()
-    for s in [*SETUP, *later]:
+    for s in SETUP:
         con.execute(s)
+    for s in later:
+        if s.startswith("DROP"):  # refused through provsql_dp (declared_drops): its own client
+            con._duck.execute(s)  # can still, and the read refuses the view in its place
+        else:
+            con.execute(s)
+    con._catalog.changed()
     con._rng = np.random.default_rng(3)
     return con
 

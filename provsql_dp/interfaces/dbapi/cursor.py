@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import Error, InterfaceError, ProgrammingError
 from .audit_failures import audit_failure
+from .declared_drops import refuse_declared_drop
 from .declared_renames import refuse_protected_rename
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
@@ -212,6 +213,7 @@ class Cursor:
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
         refuse_protected_rename(con, stmt)  # its rows would be public under the new name
+        refuse_declared_drop(con, stmt)  # its declarations would outlive it
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads

@@ -16,7 +16,7 @@ back: a status line, or a result set.
 [('bounds set: people.salary BETWEEN 0 AND 100000',)]
 >>> _ = con.execute("SET GROUP KEYS ON people (city) VALUES ('Oslo', 'Lyon')")
 >>> con.execute("SHOW GROUP KEYS").fetchall()
-[('main', 'people', 'city', "'Oslo', 'Lyon'", 'VALUES')]
+[('main', 'people', 'city', "'Oslo', 'Lyon'", 'VALUES', 'ok')]
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from .declared_columns import protection_status
 from ...sql.column_declarations import ColumnDeclarations
+from ...sql._orphan_declarations import status
 from ...sql.expressions import exact_number, in_double_range
 from ...sql.curator_grammar import CURATOR_STATEMENTS
 from ...sql.stream_grammar import STREAM_STATEMENTS
@@ -43,6 +44,13 @@ _CHANGES = (d.Protect, d.Unprotect, d.SetPrivacyBudget, d.SetBounds, d.DropBound
 def execute_privacy_statement(con, tree) -> str | tuple[list, list[tuple]]:
     """Run the parsed privacy statement ``tree`` on the connection ``con``; returns a status
     message, or a result set ``(description, rows)``."""
+    if type(tree).__name__.startswith("Show"):
+        with con._catalog.snapshot():  # each row's status looks its table up: read once
+            return _execute(con, tree)
+    return _execute(con, tree)
+
+
+def _execute(con, tree):
     cat = con._catalog
     if con.read_only and isinstance(tree, _CHANGES):
         raise OperationalError("the database is open read-only; declarations cannot change")
@@ -124,10 +132,14 @@ def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:
         return f"bounds set: {b.describe()}"
     if isinstance(tree, d.DropBounds):
         return f"bounds dropped: {decl.drop_bounds(parts, column).describe()}"
+    cat = con._catalog
     if isinstance(tree, d.ShowBounds):
-        rows = [(b.schema, b.table, b.column, b.lower, b.upper) for b in decl.list_bounds(parts)]
+        rows = [(b.schema, b.table, b.column, b.lower, b.upper,
+                 status(cat, b.schema, b.table, [b.column],
+                        f"DROP BOUNDS ON {b.table} ({b.column})"))
+                for b in decl.list_bounds(parts)]
         return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
-                 ("lower", "DOUBLE"), ("upper", "DOUBLE")], rows)
+                 ("lower", "DOUBLE"), ("upper", "DOUBLE"), ("status", "VARCHAR")], rows)
     if isinstance(tree, d.SetGroupKeys):
         if tree.expressions:
             keys = decl.set_group_keys(parts, column, values=[_value(v) for v in tree.expressions])
@@ -142,10 +154,14 @@ def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:
     rows = [(k.schema, k.table, k.column,
              ", ".join(_shown(v) for v in k.values) if k.values is not None else None,
              "VALUES" if k.values is not None
-             else f"{k.source_schema}.{k.source_table} ({k.source_column})")
+             else f"{k.source_schema}.{k.source_table} ({k.source_column})",
+             status(cat, k.schema, k.table, [k.column],
+                    f"DROP GROUP KEYS ON {k.table} ({k.column})",
+                    None if k.values is not None else
+                    (k.source_schema, k.source_table, k.source_column)))
             for k in decl.list_group_keys(parts)]
     return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
-             ("keys", "VARCHAR"), ("source", "VARCHAR")], rows)
+             ("keys", "VARCHAR"), ("source", "VARCHAR"), ("status", "VARCHAR")], rows)
 
 
 def _value(node):

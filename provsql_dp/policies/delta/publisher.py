@@ -101,6 +101,9 @@ _DDL = [
         status VARCHAR NOT NULL,
         released_at TIMESTAMP,
         PRIMARY KEY (publisher, seq))""",
+    # the sensitivity a release was calibrated to and where it came from (PUBLISH STREAM:
+    # privacy.stream_sensitivity); NULL in the rows of an earlier version
+    f"ALTER TABLE {SCHEMA}.delta_releases ADD COLUMN IF NOT EXISTS sensitivity VARCHAR",
 ]
 
 _RETRIES = 50
@@ -120,6 +123,8 @@ class Release:
     statistic: str
     scale: float
     grid: float = float("nan")  # the public grid of ``value`` (NaN for history rows)
+    #: the sensitivity it was calibrated to and its basis, as recorded (None: not recorded)
+    sensitivity: str | None = None
 
 
 def _duck(con):
@@ -147,11 +152,16 @@ def published(db: duckdb.DuckDBPyConnection, name: str) -> list[Release]:
     """Every completed release of publisher ``name``, oldest first."""
     try:
         rows = db.execute(
-            f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
+            f"SELECT step, value, epsilon, statistic, sensitivity FROM {SCHEMA}.delta_releases "
             "WHERE publisher = ? AND status = 'released' ORDER BY seq", [name]).fetchall()
+    except duckdb.BinderException:  # a table of an earlier version, never opened since
+        rows = [(*r, None) for r in db.execute(
+            f"SELECT step, value, epsilon, statistic FROM {SCHEMA}.delta_releases "
+            "WHERE publisher = ? AND status = 'released' ORDER BY seq", [name]).fetchall()]
     except duckdb.CatalogException:
         return []
-    return [Release(int(s), float(v), Fraction(e), st, float("nan")) for s, v, e, st in rows]
+    return [Release(int(s), float(v), Fraction(e), st, float("nan"), sensitivity=se)
+            for s, v, e, st, se in rows]
 
 
 class Publisher:
@@ -346,7 +356,7 @@ class Publisher:
             cur.close()
 
     def release(self, step: int, statistic, epsilon, sensitivity=1.0, params=None,
-                rng=None) -> Release:
+                rng=None, basis: str | None = None) -> Release:
         """Release ``statistic + Laplace(sensitivity/ε)`` at time ``step``.
 
         Parameters
@@ -365,6 +375,8 @@ class Publisher:
             Parameters of the SQL query.
         rng : numpy.random.Generator, optional
             Tests only; default OS entropy.
+        basis : str, optional
+            Where ``sensitivity`` comes from, recorded with the release (``SHOW STREAMS name``).
 
         Raises
         ------
@@ -399,6 +411,7 @@ class Publisher:
                 raise
         value = plan.release(exact, rng=resolve_rng(rng))
         self._cur.execute(
-            f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ? "
-            "WHERE publisher = ? AND seq = ?", [value, datetime.now(), self.name, seq])
-        return Release(step, value, eps, text, plan.noise_scale, plan.grid)
+            f"UPDATE {SCHEMA}.delta_releases SET value = ?, status = 'released', released_at = ?, "
+            "sensitivity = ? WHERE publisher = ? AND seq = ?",
+            [value, datetime.now(), basis or f"{sens!r}", self.name, seq])
+        return Release(step, value, eps, text, plan.noise_scale, plan.grid, basis or f"{sens!r}")
