@@ -114,13 +114,7 @@ def test_an_analysts_statement_cannot_redraw_the_curators_audit_screen(mode):
     carriage return, ANSI escapes (ESC, CSI), BEL or DEL in it went to the curator's terminal,
     which then erased or hid the rows it drew (the analyst's own among them). The shell's
     display modes show control characters escaped (``\\r``, ``\\x1b``)."""
-    name = f":memory:h94_audit_{mode}"
-    cur = provsql_dp.connect(name, user="cur")
-    _protected(cur)
-    cur.execute("SET PRIVACY BUDGET 1 FOR USER 'ann'")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        an = provsql_dp.connect(name, role="analyst", user="ann")
+    name, cur, an = _audited_analyst(f"audit_{mode}")
     with pytest.raises(provsql_dp.Error):  # refused, and logged as written
         an.execute(_ESCAPES)
     out, err = io.StringIO(), io.StringIO()
