@@ -114,7 +114,7 @@ def test_an_analysts_statement_cannot_redraw_the_curators_audit_screen(mode):
     carriage return, ANSI escapes (ESC, CSI), BEL or DEL in it went to the curator's terminal,
     which then erased or hid the rows it drew (the analyst's own among them). The shell's
     display modes show control characters escaped (``\\r``, ``\\x1b``)."""
-    name, cur, an = _audited_analyst(f"audit_{mode}")
+    _, cur, an = _audited_analyst(f"audit_{mode}")
     with pytest.raises(provsql_dp.Error):  # refused, and logged as written
         an.execute(_ESCAPES)
     out, err = io.StringIO(), io.StringIO()
