@@ -32,7 +32,7 @@ import duckdb
 from ...sql.catalog import SCHEMA
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
 
-__all__ = ["is_catalog_query", "compatible", "Replica"]
+__all__ = ["is_catalog_query", "names_the_catalog", "compatible", "Replica"]
 
 _CATALOG = re.compile(
     r"\b(pg_catalog|information_schema)\s*\.|\bpg_(class|namespace|attribute|type|index|database|settings|"
@@ -60,14 +60,19 @@ _GUARDS = ["SET enable_external_access = false", "SET python_enable_replacements
 CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs longer is stopped
 
 
+def names_the_catalog(stmt: str) -> bool:
+    """:func:`is_catalog_query`'s first test, by patterns only (no parse): a query naming the
+    system catalog that is not a private query. The caller checks an analyst's size and depth
+    limits between the two (the parse of a deeply nested text overflowed Python's stack)."""
+    return bool(_QUERY.match(stmt) and _CATALOG.search(stmt) and not _PRIVATE.search(stmt))
+
+
 def is_catalog_query(stmt: str) -> bool:
     """Whether ``stmt`` is a query that reads the system catalog (and is not a private query),
     and only it: a query that also names a table of the database (``SELECT * FROM t WHERE
     version() IS NOT NULL``) is not — the replica has no rows, so it would answer it wrongly; it
     takes the path of every statement (and is answered or refused there)."""
-    if not (_QUERY.match(stmt) and _CATALOG.search(stmt) and not _PRIVATE.search(stmt)):
-        return False
-    return not _names_a_database_table(stmt)
+    return names_the_catalog(stmt) and not _names_a_database_table(stmt)
 
 
 #: relations of the replica that are not the database's: its catalog schemas and the unqualified

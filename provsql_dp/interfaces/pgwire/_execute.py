@@ -38,7 +38,8 @@ from ..._duckdb_errors import translate
 from ...errors import Error, NotSupportedError, ProgrammingError
 from ..dbapi.audit_failures import audit_failure
 from ..dbapi.interval_columns import coverage_of
-from ._catalog import is_catalog_query
+from ...privacy.limits import check_statement
+from ._catalog import is_catalog_query, names_the_catalog
 
 __all__ = ["Outcome", "command_tag", "CLIENT_SETTINGS", "execute", "charged_text"]
 
@@ -268,8 +269,15 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
         return _transaction(session, stmt)
     if _NOOP.match(stmt):
         return Outcome(" ".join(stmt.split()[:2]).upper().rstrip(";"))
-    if is_catalog_query(stmt):
-        return _catalog(session, stmt, parameters)
+    if names_the_catalog(stmt):
+        try:  # an analyst's size and depth limits before the parse of is_catalog_query (the
+            # path of every statement checks them in Cursor.execute)
+            check_statement(session.con, stmt)
+        except Error as e:
+            audit_failure(session.con, stmt, e, False)
+            raise
+        if is_catalog_query(stmt):
+            return _catalog(session, stmt, parameters)
     cur = session.con.cursor()
     try:
         cur.execute(stmt, parameters)

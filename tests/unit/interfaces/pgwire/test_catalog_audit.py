@@ -57,3 +57,19 @@ def test_a_refused_session_setting_is_audited(analyst, stmt):
         _execute.execute(analyst, stmt)
     [(user, _client, outcome, statement, reason, _detail)] = _log(analyst)
     assert (user, outcome, statement, reason) == ("ann", "refused", stmt, "ProgrammingError")
+
+
+def test_an_analysts_limits_stand_before_a_catalog_query_is_parsed(analyst):
+    """A catalog query skipped the analyst's size and depth limits (``check_statement`` runs in
+    ``Cursor.execute``, which the replica's path never reaches), and the routing's parse of a
+    deeply nested one overflowed Python's stack (a RecursionError, not a refusal). Refused now,
+    naming the limit, and in the audit log as any refusal."""
+    deep = "SELECT " + "(" * 3000 + "1" + ")" * 3000 + " FROM pg_catalog.pg_class"
+    with pytest.raises(Error, match="max_expression_depth"):
+        _execute.execute(analyst, deep)
+    [(user, _client, outcome, statement, _reason, _detail)] = _log(analyst)
+    assert (user, outcome) == ("ann", "refused") and statement.startswith("SELECT ((")
+    long = "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname <> '" + "x" * 70_000 + "'"
+    with pytest.raises(Error, match="max_statement_bytes"):
+        _execute.execute(analyst, long)
+    assert [r[2] for r in _log(analyst)] == ["refused", "refused"]
