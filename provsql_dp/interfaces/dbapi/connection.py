@@ -407,28 +407,25 @@ class Connection:
         return self
 
     def commit(self) -> None:
-        self._check_open()
-        self._in_tx = False
-        try:
-            self._duck.commit()
-        except duckdb.TransactionException:
-            pass  # no transaction is active: nothing to commit
-        except duckdb.Error as e:
-            raise translate(e) from e
-        finally:
-            self._catalog.changed()  # what the transaction declared is now seen by every connection
+        self._end_transaction(self._duck.commit)
 
     def rollback(self) -> None:
+        self._end_transaction(self._duck.rollback)
+
+    def _end_transaction(self, end) -> None:
+        """``commit`` or ``rollback`` (``end``, DuckDB's): refused while another thread's
+        statement runs on the connection (threadsafety 1, :mod:`.one_thread`)."""
         self._check_open()
-        self._in_tx = False
-        try:
-            self._duck.rollback()
-        except duckdb.TransactionException:
-            pass
-        except duckdb.Error as e:
-            raise translate(e) from e
-        finally:
-            self._catalog.changed()
+        with self._thread.entered():
+            self._in_tx = False
+            try:
+                end()
+            except duckdb.TransactionException:
+                pass  # no transaction is active: nothing to end
+            except duckdb.Error as e:
+                raise translate(e) from e
+            finally:
+                self._catalog.changed()  # what the transaction declared is seen by every connection
 
     def close(self) -> None:
         """Close the connection; an uncommitted transaction is rolled back (PEP 249)."""

@@ -4,8 +4,9 @@ PEP 249's level 1: threads may share the module, not connections. A statement of
 keeps state on it for its duration — the catalog reads it plans from (``Catalog._memo``, a
 snapshot of the schema and declarations), its cancel token, its DuckDB connection — so a second
 thread's statement run meanwhile planned from the first one's snapshot, and a ``con.cancel()``
-stopped both. A statement (``Cursor.execute``, ``Connection.plan`` and what calls them) entered
-by a thread while another thread's is under way on the same connection is refused with a
+stopped both. A statement (``Cursor.execute``, ``Connection.plan`` and what calls them; also
+``commit`` and ``rollback``, which would end its transaction under it) entered by a thread while
+another thread's is under way on the same connection is refused with a
 :class:`~provsql_dp.errors.ProgrammingError`, as sqlite3's ``check_same_thread`` does (here only
 *while* the other runs: a connection may pass from thread to thread, as a pool hands it out).
 The same thread may enter again (a statement run from inside another); ``con.cancel()`` is no

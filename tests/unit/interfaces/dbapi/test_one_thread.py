@@ -33,7 +33,8 @@ def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch)
         inside.wait(10)
         for name, call in (("execute", lambda: con.execute("SELECT COUNT(*) FROM t")),
                            ("cursor", lambda: con.cursor().execute("SELECT 1")),
-                           ("plan", lambda: con.plan("SELECT x FROM t"))):
+                           ("plan", lambda: con.plan("SELECT x FROM t")),
+                           ("commit", con.commit), ("rollback", con.rollback)):
             try:
                 call()
                 seen[name] = "ran"
@@ -45,7 +46,7 @@ def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch)
     th.start()
     assert con.execute("SELECT COUNT(*) FROM t").fetchall() == [(2,)]  # the first one ends well
     th.join()
-    assert set(seen) == {"execute", "cursor", "plan"}
+    assert set(seen) == {"execute", "cursor", "plan", "commit", "rollback"}
     for text in seen.values():
         assert text.startswith("this connection is running a statement in another thread"), text
         assert "threadsafety = 1" in text and "provsql_dp.connect" in text
