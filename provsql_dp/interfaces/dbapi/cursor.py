@@ -62,6 +62,7 @@ from .statements import (
     is_privacy_statement,
     looks_like_query,
     may_change_catalog,
+    refuse_hidden_statements,
     split_statements,
     statement_kind,
     syntax_error,
@@ -212,6 +213,7 @@ class Cursor:
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
+        refuse_hidden_statements(con._duck, stmt)  # a second statement no check below reads
         refuse_protected_rename(con, stmt)  # its rows would be public under the new name
         refuse_declared_drop(con, stmt)  # its declarations would outlive it
         try:

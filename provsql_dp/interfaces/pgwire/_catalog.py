@@ -254,6 +254,7 @@ class Replica:
     def run(self, cur, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
         """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`); stopped after
         :data:`CATALOG_SECONDS` (it reads no data: it takes milliseconds)."""
+        _one_query(cur, compatible(sql))
         timer = threading.Timer(CATALOG_SECONDS, cur.interrupt)
         timer.daemon = True
         timer.start()
@@ -263,3 +264,23 @@ class Replica:
             return desc, (res.fetchall() if desc else [])
         finally:
             timer.cancel()
+
+
+def _one_query(cur, sql: str) -> None:
+    """Refuse ``sql`` unless DuckDB reads it as one query: DuckDB runs every statement of a
+    text, and this replica is every session's. A name quoted in backticks hid a ``;`` from the
+    split of statements (``SELECT 1 FROM pg_class `--`; DROP SCHEMA pgcompat CASCADE``): an
+    analyst dropped or redefined the catalog other sessions read (red team h103attack, finding 2).
+    """
+    from ...errors import ProgrammingError
+
+    try:
+        stmts = cur.extract_statements(sql)
+    except duckdb.Error:
+        return  # DuckDB says what it cannot parse when it runs it
+    if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
+        raise ProgrammingError(
+            "a catalog query is answered from the server's catalog (names and types only) and must "
+            f"be one query; DuckDB reads this text as {len(stmts)} statement(s) "
+            f"({', '.join(st.type.name for st in stmts)}) — a name quoted in backticks (`…`) hides "
+            "a ';': quote names in double quotes, and send each statement on its own")
