@@ -14,6 +14,16 @@ could ``DROP SCHEMA pgcompat CASCADE`` there (every later catalog query of every
 until the schema changed: psql's ``\\d``, JDBC's metadata) or ``CREATE MACRO``/``CREATE TABLE`` to
 change the catalog answers other analysts get — with nothing in the audit log (a catalog query
 that succeeds writes nothing). The replica now runs one read-only statement, as DuckDB reads it.
+
+Finding 3 — an ENUM column's labels are data when the curator loaded them from data. A pandas
+``Categorical`` column (``CREATE TABLE people AS SELECT * FROM df``) becomes a DuckDB ENUM whose
+labels are the column's distinct values; ``CREATE TYPE t AS ENUM (SELECT DISTINCT …)`` does the
+same. Protected, the table showed them to every analyst for nothing (``DESCRIBE``, ``SHOW t``,
+``SHOW ALL TABLES``, psql's ``\\d``), and the policy route took them as the column's public domain
+(a histogram released one bin per label: 'bob-hiv' present because one participant has it). Now
+``PROTECT TABLE`` of a table with an ENUM column, and an ``ALTER TABLE`` giving a protected table
+one, are refused unless the curator says the labels are public (``SET GROUP KEYS`` on the column),
+with the way out: cast the column to VARCHAR.
 """
 
 from __future__ import annotations
@@ -82,3 +92,51 @@ def test_an_analyst_cannot_change_the_replica_other_sessions_read(tmp_path):
         with server.engine.checkout("curator", "_test") as con:
             logged = con.execute("SHOW AUDIT LOG").fetchall()
         assert any("pgcompat" in str(r) for r in logged)  # the refusal is in the audit log
+
+
+def _categorical_people(con):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"id": [1, 2, 3], "name": pd.Categorical(["ann", "bob-rare-condition", "cy"]),
+                       "pay": [1, 2, 3]})
+    con._duck.register("df", df)
+    con.execute("CREATE TABLE people AS SELECT * FROM df")
+    con._duck.unregister("df")
+    con.execute("ALTER TABLE people ADD PRIMARY KEY (id)")
+
+
+def test_protecting_a_table_with_labels_from_the_data_is_refused():
+    con = provsql_dp.connect()
+    _categorical_people(con)
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="ENUM.*name.*VARCHAR"):
+        con.execute("PROTECT TABLE people")
+    assert con.execute("SHOW PROTECTED").fetchall() == []
+    con.execute("ALTER TABLE people ALTER name TYPE VARCHAR")  # the way out
+    con.execute("PROTECT TABLE people")
+    con.execute("SET PRIVACY BUDGET 5")
+    with pytest.raises(provsql_dp.errors.Error):  # no public domain for the histogram now
+        con.execute("SELECT name, COUNT(*) FROM people GROUP BY name WITH EPSILON 1")
+
+
+def test_labels_declared_public_may_be_protected():
+    con = provsql_dp.connect()
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY, m mood)")
+    con.execute("SET GROUP KEYS ON p (m) VALUES ('sad', 'ok', 'happy')")
+    con.execute("PROTECT TABLE p")
+    assert [r[1] for r in con.execute("SHOW PROTECTED").fetchall()] == ["p"]
+
+
+@pytest.mark.parametrize("alter", ["ALTER TABLE p ADD COLUMN m mood",
+                                   "ALTER TABLE p ADD m ENUM('a', 'b')",
+                                   "ALTER TABLE p ALTER note TYPE mood",
+                                   "ALTER TABLE p ALTER COLUMN note SET DATA TYPE ENUM('x')"])
+def test_an_enum_column_given_to_a_protected_table_is_refused(alter):
+    con = provsql_dp.connect()
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY, note VARCHAR); PROTECT TABLE p")
+    before = con._duck.execute("SELECT column_name, data_type FROM information_schema.columns "
+                               "WHERE table_name = 'p'").fetchall()
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="ENUM"):
+        con.execute(alter)
+    assert con._duck.execute("SELECT column_name, data_type FROM information_schema.columns "
+                             "WHERE table_name = 'p'").fetchall() == before
