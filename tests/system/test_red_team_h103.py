@@ -24,6 +24,14 @@ same. Protected, the table showed them to every analyst for nothing (``DESCRIBE`
 ``PROTECT TABLE`` of a table with an ENUM column, and an ``ALTER TABLE`` giving a protected table
 one, are refused unless the curator says the labels are public (``SET GROUP KEYS`` on the column),
 with the way out: cast the column to VARCHAR.
+
+Finding 4 — a stream's release failed or not by one participant's row. ``PUBLISH STREAM`` derived
+the sensitivity from the planner's plan, whose expressions are made total (``1 // (pay - 5)`` is
+NULL on the row where it would fail), but ran the curator's query as written: with a participant
+whose ``pay`` is 5 the step failed ("the statistic failed: Division by zero"), without it the step
+was released — and ``SHOW STREAMS``, which analysts may run, shows which steps were. Where the
+planner derives the sensitivity, the stream now runs the planner's statistic (the one a private
+query releases: total expressions, the SUM clamped).
 """
 
 from __future__ import annotations
@@ -140,3 +148,19 @@ def test_an_enum_column_given_to_a_protected_table_is_refused(alter):
         con.execute(alter)
     assert con._duck.execute("SELECT column_name, data_type FROM information_schema.columns "
                              "WHERE table_name = 'p'").fetchall() == before
+
+
+@pytest.mark.parametrize("statistic", ["COUNT(*) FROM people WHERE 1 // (pay - 5) > 0",
+                                       "SUM(pay) FROM people WHERE 1 // (pay - 5) >= 0",
+                                       "COUNT(*) FROM people WHERE CAST(city AS INT) > 0"])
+def test_a_streams_step_is_released_with_and_without_the_participant(statistic):
+    for plant in (False, True):
+        con = provsql_dp.connect()
+        con.execute("CREATE TABLE people(id INT PRIMARY KEY, pay INT, city VARCHAR)")
+        con.execute("INSERT INTO people SELECT range, range % 5, 'c' || range FROM range(50)")
+        if plant:  # the neighbour: one participant whose row makes the query as written fail
+            con.execute("INSERT INTO people VALUES (1000, 5, 'x')")
+        con.execute("PROTECT TABLE people; SET BOUNDS ON people (pay) BETWEEN 0 AND 10")
+        con.execute("SET PRIVACY BUDGET 10; CREATE STREAM s WINDOW 5 STEPS WITH EPSILON 5")
+        con.execute(f"PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT {statistic}")
+        assert [r[3] for r in con.execute("SHOW STREAMS").fetchall()] == [1]  # one release
