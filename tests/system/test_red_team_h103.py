@@ -164,3 +164,25 @@ def test_a_streams_step_is_released_with_and_without_the_participant(statistic):
         con.execute("SET PRIVACY BUDGET 10; CREATE STREAM s WINDOW 5 STEPS WITH EPSILON 5")
         con.execute(f"PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT {statistic}")
         assert [r[3] for r in con.execute("SHOW STREAMS").fetchall()] == [1]  # one release
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "left over (finding 4): a stream step whose sensitivity the curator states (the planner "
+    "derives none: an owner with any number of rows, a self-join, a SUM without bounds) still "
+    "runs the query as written, so one participant's row can make it fail where the others' "
+    "release; running it with total expressions needs a plain (unclamped) statistic of the plan "
+    "for every route, or a data-independent value released in place of a failed statistic"))
+def test_a_stated_sensitivity_steps_release_does_not_fail_on_one_row():
+    for plant in (False, True):
+        con = provsql_dp.connect()
+        con.execute("CREATE TABLE people(id INT PRIMARY KEY, pay INT)")
+        con.execute("INSERT INTO people SELECT range, range % 5 FROM range(50)")
+        con.execute("CREATE TABLE visits(vid INT, pid INT, amount INT)")
+        con.execute("INSERT INTO visits SELECT range, range % 50, range % 4 FROM range(200)")
+        if plant:
+            con.execute("INSERT INTO visits VALUES (1000, 3, 5)")
+        con.execute("PROTECT TABLE people; PROTECT TABLE visits BY (pid) AS people")
+        con.execute("SET PRIVACY BUDGET 10; CREATE STREAM s WINDOW 5 STEPS WITH EPSILON 5")
+        con.execute("PUBLISH STREAM s STEP 1 SENSITIVITY 10 WITH EPSILON 1 AS "
+                    "SELECT COUNT(*) FROM visits WHERE 1 // (amount - 5) >= 0")
+        assert [r[3] for r in con.execute("SHOW STREAMS").fetchall()] == [1]
