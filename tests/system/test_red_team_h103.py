@@ -186,3 +186,41 @@ def test_a_stated_sensitivity_steps_release_does_not_fail_on_one_row():
         con.execute("PUBLISH STREAM s STEP 1 SENSITIVITY 10 WITH EPSILON 1 AS "
                     "SELECT COUNT(*) FROM visits WHERE 1 // (amount - 5) >= 0")
         assert [r[3] for r in con.execute("SHOW STREAMS").fetchall()] == [1]
+
+
+def _with_people():
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE people(id INT PRIMARY KEY, diagnosis VARCHAR)")
+    con.execute("INSERT INTO people VALUES (1, 'rare'), (2, 'flu'); PROTECT TABLE people")
+    con.execute("CREATE VIEW pv AS SELECT * FROM people; CREATE TABLE pub(x INT, d VARCHAR)")
+    return con
+
+
+@pytest.mark.parametrize("copy", [
+    "CREATE TABLE copy AS SELECT * FROM people",
+    "CREATE TABLE copy AS FROM pv",
+    "CREATE OR REPLACE TABLE copy AS SELECT id FROM main.people WHERE diagnosis = 'rare'",
+    "INSERT INTO pub SELECT id, diagnosis FROM people",
+    "INSERT INTO pub BY NAME SELECT id AS x FROM (SELECT * FROM pv)",
+    "UPDATE pub SET x = (SELECT COUNT(*) FROM people)",
+    "WITH c AS (SELECT * FROM people) INSERT INTO pub SELECT id, diagnosis FROM c",
+    "CREATE TABLE copy AS WITH people AS (SELECT 1 AS id) SELECT * FROM main.people",
+])
+def test_a_copy_of_protected_rows_into_a_public_table_is_refused(copy):
+    con = _with_people()
+    tables = con._duck.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="WITH NO DATA"):
+        con.execute(copy)
+    assert con._duck.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall() == tables
+    assert con._duck.execute("SELECT * FROM pub").fetchall() == []
+
+
+def test_the_way_out_and_what_stays_allowed():
+    con = _with_people()
+    con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")  # the way out
+    con.execute("ALTER TABLE copy ADD PRIMARY KEY (id); PROTECT TABLE copy")
+    con.execute("INSERT INTO copy SELECT * FROM people")  # into a protected table
+    con.execute("CREATE TEMP TABLE mine AS SELECT * FROM people")  # the curator's own
+    con.execute("WITH people AS (SELECT 7 AS x) INSERT INTO pub SELECT x, 'a' FROM people")
+    con.execute("CREATE TABLE pub2 AS SELECT * FROM pub")
+    assert con._duck.execute("SELECT count(*) FROM copy").fetchall() == [(2,)]
