@@ -15,7 +15,7 @@ number of rows per participant (its ``laplace`` route) — that sensitivity is t
 
 Where the planner derives the sensitivity, the step runs the planner's statistic, the one a
 private query releases: a SUM clamped to the bounds (its derived sensitivity holds for values
-within them; the recorded statistic shows the clamp), every expression made total — the query as
+within them; the basis recorded says so), every expression made total — the query as
 written could fail on one participant's row (``1 // (pay - 5)`` with ``pay = 5``) and release
 without it, which ``SHOW STREAMS`` shows analysts (red team h103attack, finding 4).
 

@@ -224,3 +224,13 @@ def test_the_way_out_and_what_stays_allowed():
     con.execute("WITH people AS (SELECT 7 AS x) INSERT INTO pub SELECT x, 'a' FROM people")
     con.execute("CREATE TABLE pub2 AS SELECT * FROM pub")
     assert con._duck.execute("SELECT count(*) FROM copy").fetchall() == [(2,)]
+
+
+def test_a_streams_recorded_statistic_is_the_curators_text_not_the_views_it_reads():
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE people(id INT PRIMARY KEY, n VARCHAR); PROTECT TABLE people")
+    con.execute("CREATE VIEW pv AS SELECT * FROM people WHERE n IN ('a view body')")
+    con.execute("SET PRIVACY BUDGET 10; CREATE STREAM s WINDOW 3 STEPS WITH EPSILON 3")
+    con.execute("PUBLISH STREAM s STEP 1 WITH EPSILON 1 AS SELECT COUNT(*) FROM pv")
+    (row,) = con.execute("SHOW STREAMS s").fetchall()  # analysts may run it
+    assert row[3] == "SELECT COUNT(*) FROM pv"
