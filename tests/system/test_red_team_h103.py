@@ -205,11 +205,13 @@ def _with_people():
     "UPDATE pub SET x = (SELECT COUNT(*) FROM people)",
     "WITH c AS (SELECT * FROM people) INSERT INTO pub SELECT id, diagnosis FROM c",
     "CREATE TABLE copy AS WITH people AS (SELECT 1 AS id) SELECT * FROM main.people",
+    "CREATE TYPE labels AS ENUM (SELECT diagnosis FROM people)",
+    "CREATE TYPE labels AS ENUM ((SELECT diagnosis FROM pv))",
 ])
 def test_a_copy_of_protected_rows_into_a_public_table_is_refused(copy):
     con = _with_people()
     tables = con._duck.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()
-    with pytest.raises(provsql_dp.errors.DeclarationError, match="WITH NO DATA"):
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="WITH NO DATA|public labels"):
         con.execute(copy)
     assert con._duck.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall() == tables
     assert con._duck.execute("SELECT * FROM pub").fetchall() == []
@@ -223,6 +225,7 @@ def test_the_way_out_and_what_stays_allowed():
     con.execute("CREATE TEMP TABLE mine AS SELECT * FROM people")  # the curator's own
     con.execute("WITH people AS (SELECT 7 AS x) INSERT INTO pub SELECT x, 'a' FROM people")
     con.execute("CREATE TABLE pub2 AS SELECT * FROM pub")
+    con.execute("CREATE TYPE moods AS ENUM (SELECT d FROM pub); CREATE TYPE m2 AS ENUM ('a')")
     assert con._duck.execute("SELECT count(*) FROM copy").fetchall() == [(2,)]
 
 

@@ -7,7 +7,8 @@ without noise) and any of them through a view over a protected table. Such a sta
 TABLE … AS``, ``INSERT``, ``UPDATE``, ``MERGE`` writing a table that is not protected, and reading
 a protected table or a view that reads one — is refused before it runs, naming the way out:
 create the table empty (``CREATE TABLE copy AS SELECT … WITH NO DATA``), protect it, then copy the
-rows in. A ``TEMP`` table is the curator's connection's own (no analyst's session sees it), and a
+rows in. So is ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's labels are shown to
+analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is the curator's connection's own (no analyst's session sees it), and a
 write into a protected table keeps the rows protected: both pass. Names are resolved by scope (a
 CTE of the same name is not the table). A statement sqlglot cannot read passes unread, as does
 anything run outside provsql_dp.
@@ -34,6 +35,9 @@ from ...sql import dialect as d
 __all__ = ["refuse_protected_copy"]
 
 _WORDS = re.compile(r"\b(CREATE|INSERT|UPDATE|MERGE)\b", re.IGNORECASE)
+_ENUM_OF_QUERY = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TYPE\s+(?P<name>.+?)\s+AS\s+ENUM\s*"
+                            r"\((?P<query>\s*(?:(?:SELECT|FROM|WITH)\b|\().*)\)\s*;?\s*$",
+                            re.IGNORECASE | re.DOTALL)
 _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
 
 
@@ -46,6 +50,8 @@ def refuse_protected_copy(con, stmt: str) -> None:
         tree = d.parse_one(stmt)
     except Exception:  # noqa: BLE001 - DuckDB's own forms: not read here
         return
+    if isinstance(tree, exp.Command):
+        return _refuse_enum_of_rows(con, stmt)
     target = _target(tree)
     if target is None:
         return
@@ -62,6 +68,28 @@ def refuse_protected_copy(con, stmt: str) -> None:
             "protects: every analyst could read them there. Create it empty (CREATE TABLE "
             f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} "
             "SELECT …; a TEMP table is yours alone")
+
+
+def _refuse_enum_of_rows(con, stmt: str) -> None:
+    """``CREATE TYPE t AS ENUM (SELECT c FROM people)``: the labels, which every analyst sees in
+    the type of a column of that type (``DESCRIBE``), would be the protected rows' values."""
+    m = _ENUM_OF_QUERY.match(stmt)
+    if m is None:
+        return
+    try:
+        query = d.parse_one(m["query"])
+    except Exception:  # noqa: BLE001 - a query we cannot read may read anything
+        query = None
+    cat = con._catalog
+    with cat.snapshot():
+        source = "a query that could not be read" if query is None else \
+            _protected_source(cat, query, None, 0)
+    if source is not None:
+        raise DeclarationError(
+            f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
+            f"{source}: every analyst sees a type's labels (DESCRIBE of a column of that type), "
+            "so they would be the protected values. List the public labels (CREATE TYPE … AS "
+            "ENUM ('a', 'b')), or read them from a public table")
 
 
 def _target(tree: exp.Expression) -> exp.Table | None:
