@@ -31,6 +31,7 @@ from sqlglot import exp
 
 from ...errors import DeclarationError
 from ...sql import dialect as d
+from ...sql.cte_names import visible_ctes
 
 __all__ = ["refuse_protected_copy"]
 
@@ -116,7 +117,7 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int) -> str | No
         if t is target or not isinstance(t.this, exp.Identifier):
             continue
         parts = [p.name for p in t.parts]
-        if len(parts) == 1 and parts[0].lower() in _visible_ctes(t):
+        if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
             continue
         info = cat.find_table(parts)
         if info is None or info.frame:  # a registered DataFrame: public, never protected
@@ -136,21 +137,3 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int) -> str | No
             if found is not None:
                 return f"{found} (through the view {info.name})"
     return None
-
-
-def _visible_ctes(table: exp.Table) -> set[str]:
-    """The CTE names visible where ``table`` is named (a non-recursive CTE's body sees only the
-    CTEs before it: ``WITH people AS (SELECT * FROM people)`` reads the table)."""
-    seen: set[str] = set()
-    child, node = table, table.parent
-    while node is not None:
-        if isinstance(node, exp.With):
-            ctes = list(node.expressions)
-            k = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
-            seen |= {c.alias_or_name.lower() for c in ctes[:len(ctes) if node.args.get("recursive") else k]}
-        else:
-            w = node.args.get("with_") or node.args.get("with")
-            if isinstance(w, exp.With) and child is not w:
-                seen |= {c.alias_or_name.lower() for c in w.expressions}
-        child, node = node, node.parent
-    return seen

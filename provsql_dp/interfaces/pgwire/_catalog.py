@@ -30,6 +30,7 @@ import threading
 import duckdb
 
 from ...sql.catalog import SCHEMA
+from ...sql.cte_names import visible_ctes
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
 
 __all__ = ["is_catalog_query", "names_the_catalog", "compatible", "Replica"]
@@ -121,7 +122,7 @@ def _names_a_database_table(stmt: str) -> bool:
                 continue
             if schema in _CATALOG_SCHEMAS:
                 continue
-            if not schema and (name in _visible_ctes(table, exp) or name in _replica_relations()):
+            if not schema and (name in visible_ctes(table) or name in _replica_relations()):
                 continue
             return True
     return False
@@ -149,26 +150,6 @@ def _replica_table_function(func) -> bool:
         return True
     name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
     return name in _TABLE_FUNCTIONS or name in _replica_relations()
-
-
-def _visible_ctes(table, exp) -> set[str]:
-    """The CTE names visible where ``table`` is named: in the main query of a WITH, all of its
-    CTEs; in a CTE's body, the CTEs defined before it (all of them under RECURSIVE)."""
-    seen: set[str] = set()
-    child, node = table, table.parent
-    while node is not None:
-        if isinstance(node, exp.With):
-            ctes = list(node.expressions)
-            k = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
-            if node.args.get("recursive"):
-                k = len(ctes)
-            seen |= {c.alias_or_name.lower() for c in ctes[:k]}
-        else:
-            w = node.args.get("with_") or node.args.get("with")
-            if isinstance(w, exp.With) and child is not w:
-                seen |= {c.alias_or_name.lower() for c in w.expressions}
-        child, node = node, node.parent
-    return seen
 
 
 _RELATIONS: list[frozenset] = []
