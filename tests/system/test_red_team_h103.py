@@ -125,6 +125,20 @@ def test_protecting_a_table_with_labels_from_the_data_is_refused():
         con.execute("SELECT name, COUNT(*) FROM people GROUP BY name WITH EPSILON 1")
 
 
+@pytest.mark.parametrize("keys", ["VALUES ('sad', 'ok')", "FROM src (k)"])
+def test_group_keys_declaring_some_labels_only_do_not_make_them_all_public(keys):
+    con = provsql_dp.connect()
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'one participant''s label')")
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY, m mood)")
+    con.execute("CREATE TABLE src(k VARCHAR); INSERT INTO src VALUES ('sad'), ('ok')")
+    con.execute(f"SET GROUP KEYS ON p (m) {keys}")
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="ENUM"):
+        con.execute("PROTECT TABLE p")
+    con.execute("DROP GROUP KEYS ON p (m)")
+    con.execute("SET GROUP KEYS ON p (m) VALUES ('sad', 'ok', 'one participant''s label')")
+    con.execute("PROTECT TABLE p")
+
+
 def test_labels_declared_public_may_be_protected():
     con = provsql_dp.connect()
     con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
