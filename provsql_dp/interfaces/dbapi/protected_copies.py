@@ -4,7 +4,8 @@
 protected rows, without a word (red team h103attack, finding 5); so did ``INSERT INTO pub SELECT …
 FROM people``, ``UPDATE pub SET x = (SELECT COUNT(*) FROM people)`` (an exact statistic, released
 without noise) and any of them through a view over a protected table. Such a statement — ``CREATE
-TABLE … AS``, ``INSERT``, ``UPDATE``, ``MERGE`` writing a table that is not protected, and reading
+TABLE … AS``, ``INSERT``, ``UPDATE``, ``MERGE``, ``DELETE`` (the rows it leaves tell which it
+matched) writing a table that is not protected, and reading
 a protected table or a view that reads one — is refused before it runs, naming the way out:
 create the table empty (``CREATE TABLE copy AS SELECT … WITH NO DATA``), protect it, then copy the
 rows in. So is ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's labels are shown to
@@ -35,7 +36,7 @@ from ...sql.cte_names import visible_ctes
 
 __all__ = ["refuse_protected_copy"]
 
-_WORDS = re.compile(r"\b(CREATE|INSERT|UPDATE|MERGE)\b", re.IGNORECASE)
+_WORDS = re.compile(r"\b(CREATE|INSERT|UPDATE|MERGE|DELETE)\b", re.IGNORECASE)
 _ENUM_OF_QUERY = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TYPE\s+(?P<name>.+?)\s+AS\s+ENUM\s*"
                             r"\((?P<query>\s*(?:(?:SELECT|FROM|WITH)\b|\().*)\)\s*;?\s*$",
                             re.IGNORECASE | re.DOTALL)
@@ -103,7 +104,7 @@ def _target(tree: exp.Expression) -> exp.Table | None:
             if isinstance(p, exp.TemporaryProperty) or (
                     isinstance(p, exp.WithDataProperty) and p.args.get("no")):
                 return None
-    elif not isinstance(tree, (exp.Insert, exp.Update, exp.Merge)):
+    elif not isinstance(tree, (exp.Insert, exp.Update, exp.Merge, exp.Delete)):
         return None
     target = tree.this
     if isinstance(target, exp.Schema):
