@@ -218,6 +218,8 @@ def _with_people():
     "INSERT INTO pub BY NAME SELECT id AS x FROM (SELECT * FROM pv)",
     "UPDATE pub SET x = (SELECT COUNT(*) FROM people)",
     "DELETE FROM pub WHERE x IN (SELECT id FROM people)",
+    "CREATE TABLE copy AS PIVOT people ON diagnosis USING count(*)",  # not read by sqlglot
+    "CREATE TABLE copy AS UNPIVOT pv ON diagnosis INTO NAME k VALUE v",
     "WITH c AS (SELECT * FROM people) INSERT INTO pub SELECT id, diagnosis FROM c",
     "CREATE TABLE copy AS WITH people AS (SELECT 1 AS id) SELECT * FROM main.people",
     "CREATE TYPE labels AS ENUM (SELECT diagnosis FROM people)",
@@ -240,6 +242,7 @@ def test_the_way_out_and_what_stays_allowed():
     con.execute("CREATE TEMP TABLE mine AS SELECT * FROM people")  # the curator's own
     con.execute("WITH people AS (SELECT 7 AS x) INSERT INTO pub SELECT x, 'a' FROM people")
     con.execute("CREATE TABLE pub2 AS SELECT * FROM pub; DELETE FROM pub2 WHERE x > 3")
+    con.execute("CREATE TABLE piv AS PIVOT pub ON d USING count(*)")
     con.execute("CREATE TYPE moods AS ENUM (SELECT d FROM pub); CREATE TYPE m2 AS ENUM ('a')")
     assert con._duck.execute("SELECT count(*) FROM copy").fetchall() == [(2,)]
 

@@ -50,10 +50,11 @@ def refuse_protected_copy(con, stmt: str) -> None:
         return
     try:
         tree = d.parse_one(stmt)
-    except Exception:  # noqa: BLE001 - DuckDB's own forms: not read here
-        return
+    except Exception:  # noqa: BLE001 - DuckDB's own forms (INSERT INTO t PIVOT …): by tokens
+        return _refuse_unread(con, stmt)
     if isinstance(tree, exp.Command):
-        return _refuse_enum_of_rows(con, stmt)
+        _refuse_enum_of_rows(con, stmt)
+        return _refuse_unread(con, stmt)  # CREATE TABLE t AS PIVOT people …
     target = _target(tree)
     if target is None:
         return
@@ -70,6 +71,51 @@ def refuse_protected_copy(con, stmt: str) -> None:
             "protects: every analyst could read them there. Create it empty (CREATE TABLE "
             f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} "
             "SELECT …; a TEMP table is yours alone")
+
+
+_WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|TEMPORARY\s+)?TABLE"
+                         r"|INSERT|UPDATE|MERGE|DELETE)\b", re.IGNORECASE)
+
+
+def _refuse_unread(con, stmt: str) -> None:
+    """A write sqlglot does not read as one (``CREATE TABLE t AS PIVOT people …``): refused when
+    any name among its tokens, the table written excepted, is a protected table or a view that
+    reads one — a statement that cannot be read must not pass unread."""
+    from sqlglot.tokens import TokenType
+
+    m = _WRITE_HEAD.match(stmt)
+    if m is None or m["temp"] or re.search(r"\bWITH\s+NO\s+DATA\b", stmt, re.IGNORECASE):
+        return
+    try:
+        toks = [t for t in d.ProvDP().tokenize(stmt) if t.token_type != TokenType.SEMICOLON]
+    except Exception:  # noqa: BLE001 - DuckDB says what it cannot read
+        return
+    words = [t.text.upper() for t in toks]
+    after = {"CREATE": "TABLE", "INSERT": "INTO", "MERGE": "INTO", "DELETE": "FROM"}.get(words[0])
+    at = 1 if words[0] == "UPDATE" else (words.index(after) + 1 if after in words else len(toks))
+    while at < len(toks) and words[at] in ("IF", "NOT", "EXISTS"):
+        at += 1
+    end = at + 1
+    while end + 1 < len(toks) and toks[end].token_type == TokenType.DOT:
+        end += 2  # a dotted name: the table is its last part
+    name = toks[end - 1].text if at < len(toks) else ""
+    names = [t.text for k, t in enumerate(toks) if not at <= k < end
+             and t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)]
+    cat = con._catalog
+    written = cat.find_table([t.text for t in toks[at:end:2]]) if name else None
+    if written is not None and cat.protection(written.schema, written.name) is not None:
+        return
+    source = None
+    with cat.snapshot():
+        for n in dict.fromkeys(names):  # each name, as if read
+            read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
+            source = source or _protected_source(cat, read, None, 0)
+    if source is not None:
+        raise DeclarationError(
+            f"cannot write the protected rows of {source} into {name}, which no declaration "
+            "protects: every analyst could read them there (this statement is not one provsql_dp "
+            f"reads, so any protected name in it counts). Create it empty (CREATE TABLE {name} AS "
+            f"SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} SELECT …")
 
 
 def _refuse_enum_of_rows(con, stmt: str) -> None:
