@@ -46,7 +46,7 @@ _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
 def refuse_protected_copy(con, stmt: str) -> None:
     """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` writes rows read from a
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
-    if not _WORDS.search(stmt):
+    if not _WORDS.search(stmt) or not _may_name_protected(con, stmt):
         return
     try:
         tree = d.parse_one(stmt)
@@ -75,6 +75,16 @@ def refuse_protected_copy(con, stmt: str) -> None:
 
 _WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|TEMPORARY\s+)?TABLE"
                          r"|INSERT|UPDATE|MERGE|DELETE)\b", re.IGNORECASE)
+
+
+def _may_name_protected(con, stmt: str) -> bool:
+    """Whether the text holds the name of a protected table or of a view (which may read one):
+    a statement that holds none is not parsed (an INSERT of a million literal rows would take
+    seconds to)."""
+    lower = stmt.lower()
+    views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    return any(n.lower() in lower for n in [*(p.table for p in con._catalog.list_protected()),
+                                            *(v[0] for v in views)])
 
 
 def _refuse_unread(con, stmt: str) -> None:
