@@ -61,13 +61,14 @@ def _people():
 
 
 @pytest.mark.parametrize("text", [HIDDEN_DROP, "SELECT 1 AS `--`; CREATE OR REPLACE TABLE people AS SELECT 2 AS id",
-                                  "SELECT 1 `--`; ALTER TABLE people RENAME TO p2"])
+                                  "SELECT 1 `--`; ALTER TABLE people RENAME TO p2",
+                                  "SELECT 1 `--`; TRUNCATE people"])
 def test_a_drop_duckdb_reads_as_a_second_statement_is_refused(text):
     con = _people()
     with pytest.raises(ProgrammingError, match="backtick"):
         con.execute(text)
     assert con._duck.execute("SELECT id, pay FROM people").fetchall() == [(1, 5)]
-    con.execute("SELECT 1 AS `a b`; SELECT 2")  # a backtick-quoted name alone still runs
+    assert con.execute("SELECT 1 AS `a b`; SELECT 2").fetchall() == [(2,)]  # a backtick-quoted name alone still runs
 
 
 def test_the_replica_runs_one_read_only_statement():

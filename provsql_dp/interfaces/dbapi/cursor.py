@@ -212,9 +212,9 @@ class Cursor:
         if con.role == "analyst":
             return self._analyst_statement(stmt, tree, parameters)
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
+        refuse_hidden_statements(con._duck, stmt)  # a second statement no check here reads
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
-        refuse_hidden_statements(con._duck, stmt)  # a second statement no check below reads
         refuse_protected_rename(con, stmt)  # its rows would be public under the new name
         refuse_declared_drop(con, stmt)  # its declarations would outlive it
         refuse_protected_copy(con, stmt)  # protected rows into a table analysts can read
