@@ -412,7 +412,8 @@ class Ledger:
                 f"epsilon, {_UNIT_COLUMNS[pure]}{audit.LEDGER_COLUMNS}) VALUES "
                 f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, {_UNIT_VALUES[pure]}"
                 f"{audit.LEDGER_VALUES}) RETURNING id",
-                [at, user, statement, mechanism, _enc(amount)] + ([] if pure else [unit, _enc(delta)])
+                [at, user, statement, mechanism, _enc(amount)]
+                + ([] if pure else [unit, _enc(delta)])
                 + [self.source.role, self.source.client]).fetchone()[0]
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
