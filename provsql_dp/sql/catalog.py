@@ -138,6 +138,8 @@ class Catalog:
         self._persist: dict = {}
         self._persist_key: tuple | None = None
         self._settings: dict | None = None  # what _fingerprint read: setting()
+        #: the configuration locked (read once), the settings it fixes (read once after that)
+        self._locked, self._fixed = None, None
         #: names (lower case) of the Python objects registered as temporary views of this
         #: connection (``Connection.register``): planned as public base tables
         self.frames: set[str] = set()
@@ -217,9 +219,14 @@ class Catalog:
 
     def _fingerprint(self, names: tuple[str, ...]) -> tuple | None:
         """:func:`._catalog_kept.fingerprint` of this connection; also keeps the settings it
-        read for :meth:`setting` (this statement's, read before anything else)."""
-        key = fingerprint(self.con, names, SCHEMA)
+        read for :meth:`setting` (this statement's, read before anything else; those a locked
+        configuration fixes, once: :func:`._catalog_kept.locked`)."""
+        if self._locked is None:
+            self._locked = _catalog_kept.locked(self.con)
+        key = fingerprint(self.con, names, SCHEMA, self._fixed)
         self._settings = None if key is None else settings_of(key)
+        if self._locked and self._fixed is None and key is not None:
+            self._fixed = next(r for r in key[1:] if r[0] == "g")[5:]
         return key
 
     def setting(self, name: str) -> str | None:
