@@ -100,7 +100,7 @@ def test_a_table_created_outside_under_an_orphans_name_takes_its_declarations(tm
 
 def _schemas(path):
     con = provsql_dp.connect(str(path))
-    con.execute(f"ATTACH '{tmp_other(path)}' AS other")
+    con.execute(f"ATTACH '{path.with_name('other.duckdb')}' AS other")
     con.execute("CREATE SCHEMA s; CREATE TABLE s.logs(id INT PRIMARY KEY); PROTECT TABLE s.logs")
     con.execute('CREATE SCHEMA "Odd"; CREATE TABLE "Odd".t(id INT PRIMARY KEY); '
                 'PROTECT TABLE "Odd".t')
@@ -110,10 +110,6 @@ def _schemas(path):
     con.execute("SELECT COUNT(*) FROM s.logs WITH EPSILON 1")
     con.commit()
     return con
-
-
-def tmp_other(path):
-    return path.with_name("other.duckdb")
 
 
 @pytest.mark.parametrize("stmt, named", [

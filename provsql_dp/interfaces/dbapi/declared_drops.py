@@ -30,7 +30,7 @@ PROTECTED``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS`` and ``SHOW POLICIES`` flag its
 ``status`` column. Such an orphan's declarations would describe whatever table takes its name
 next, so ``CREATE [OR REPLACE] [TEMP] TABLE``/``VIEW`` of that name, and ``ALTER TABLE``/``VIEW
 … RENAME TO`` it, are refused through provsql_dp (:func:`refuse_orphan_name`), naming them and
-their removals (red team h104). A table created under that name by DuckDB's own client is out of
+their removals (h104, a leftover of red team h85attack's). A table created under that name by DuckDB's own client is out of
 reach too, and not told apart: DuckDB keeps no identity of a table across a reopen (its
 ``table_oid`` is assigned afresh at each load), so it looks like the declared table reloaded. The
 declarations then apply to it — ``SHOW PROTECTED`` says ``ok``, its rows are protected, clipped to

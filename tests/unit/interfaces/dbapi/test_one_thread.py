@@ -13,9 +13,9 @@ from provsql_dp.errors import ProgrammingError
 from provsql_dp.interfaces.dbapi import cursor as cursor_module
 
 
-def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch):
-    con = provsql_dp.connect()
-    con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2)")
+def _hold_the_first_thread(monkeypatch):
+    """``(inside, release)``: this thread's next statement sets ``inside`` once under way, then
+    waits for ``release``."""
     inside, release = threading.Event(), threading.Event()
     checked = cursor_module.check_statement
     first = threading.get_ident()
@@ -27,6 +27,13 @@ def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch)
         return checked(connection, sql)
 
     monkeypatch.setattr(cursor_module, "check_statement", hold)
+    return inside, release
+
+
+def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch):
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2)")
+    inside, release = _hold_the_first_thread(monkeypatch)
     seen = {}
 
     def second():
@@ -67,17 +74,7 @@ def test_a_second_threads_fetch_is_refused_while_the_first_runs(monkeypatch):
     con = provsql_dp.connect()
     con.execute("CREATE TABLE t(x INT); INSERT INTO t SELECT * FROM range(5)")
     other = con.cursor().execute("SELECT x FROM t ORDER BY x")  # a result made before
-    inside, release = threading.Event(), threading.Event()
-    checked = cursor_module.check_statement
-    first = threading.get_ident()
-
-    def hold(connection, sql):
-        if threading.get_ident() == first:
-            inside.set()
-            release.wait(10)
-        return checked(connection, sql)
-
-    monkeypatch.setattr(cursor_module, "check_statement", hold)
+    inside, release = _hold_the_first_thread(monkeypatch)
     seen = {}
 
     def second():
