@@ -1,8 +1,9 @@
 """Refusals at the protocol level of the wire server — an unknown prepared statement or portal, a
-Parse of several statements and a Bind to it, a parameter of the wrong count or format code — and
-the curator's ``ROLLBACK TO SAVEPOINT``: each leaves an audit row with the client, user and role,
-as every refusal does, and the ledger and declarations as they were
-(``interfaces/pgwire/_session.py``, ``dbapi/audit_failures.audit_refusal``)."""
+Parse of several statements and a Bind to it, a parameter of the wrong count, type or format
+code (a binary int4 of 3 bytes was an internal error) — and the curator's ``ROLLBACK TO
+SAVEPOINT``: each leaves an audit row with the client, user and role, as every refusal does, and
+the ledger and declarations as they were (``interfaces/pgwire/_session.py``,
+``dbapi/audit_failures.audit_refusal``)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,10 @@ def test_protocol_refusals_are_audited(server):
         assert "Bind gives 2 parameter(s)" in _refused(pg, "query_prepared", b"one", [b"1", b"2"])
         assert "format code 7" in _refused(pg, "query_prepared", b"one", [b"1"], [7])
         assert "format code 3" in _refused(pg, "query_prepared", b"one", [b"1"], None, 3)
+        ok = _result(pg, "prepare", b"int", b"SELECT x FROM pub WHERE x = $1", [23])
+        assert ok.status == pq.ExecStatus.COMMAND_OK
+        assert "parameter $1 cannot be read as type 23" in _refused(  # 3 bytes for an int4
+            pg, "query_prepared", b"int", [b"\x00\x00\x01"], [1])
         ok = _result(pg, "query_prepared", b"one", [b"1"])  # the way out
         assert ok.status == pq.ExecStatus.TUPLES_OK
         assert c.execute("SELECT 1 AS one").fetchone() == (1,)  # the session goes on
@@ -91,6 +96,7 @@ def test_protocol_refusals_are_audited(server):
         ("(Describe of the portal 'gone')", "InterfaceError"),
         ("SELECT 1; SELECT x FROM pub", "InterfaceError"),
         ("(Bind of the prepared statement 'two')", "InterfaceError"),
+        ("SELECT x FROM pub WHERE x = $1", "InterfaceError"),
         ("SELECT x FROM pub WHERE x = $1", "InterfaceError"),
         ("SELECT x FROM pub WHERE x = $1", "InterfaceError"),
         ("SELECT x FROM pub WHERE x = $1", "InterfaceError"),

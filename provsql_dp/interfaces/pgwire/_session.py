@@ -431,7 +431,8 @@ class Session:
             oid = oids[i] if i < len(oids) else 0
             try:
                 values.append(decode_param(oid, data, fmt))
-            except (ValueError, struct.error, UnicodeDecodeError) as e:
+            except (ValueError, struct.error, UnicodeDecodeError, KeyError, IndexError,
+                    OverflowError) as e:  # malformed bytes (a 3-byte int4: KeyError)
                 raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
         result_fmts = [r.int16() for _ in range(r.int16())]
         m.check_formats(result_fmts, None, "result")
