@@ -488,7 +488,8 @@ class Catalog:
         self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
-        prot = self.protection(info.schema, info.name) if info else orphan_protection(self, parts)
+        prot = (self.protection(info.schema, info.name) if info else None) or orphan_protection(
+            self, parts)  # a table gone outside provsql_dp (another schema's may have its name)
         if prot is None:
             names = ", ".join(p.table for p in self.list_protected()) or "none"
             raise DeclarationError(
