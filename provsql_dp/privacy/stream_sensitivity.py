@@ -13,8 +13,11 @@ number of rows per participant (its ``laplace`` route) — that sensitivity is t
 * no ``SENSITIVITY``: the derived one is used;
 * ``SENSITIVITY s`` below it: refused, naming both; at or above it: ``s`` is used.
 
-A SUM's derived sensitivity holds for values within the bounds, so the query is run with its
-SUM's argument clamped to them (the recorded statistic shows the clamp), as a private query's is.
+Where the planner derives the sensitivity, the step runs the planner's statistic, the one a
+private query releases: a SUM clamped to the bounds (its derived sensitivity holds for values
+within them; the basis recorded says so), every expression made total — the query as
+written could fail on one participant's row (``1 // (pay - 5)`` with ``pay = 5``) and release
+without it, which ``SHOW STREAMS`` shows analysts (red team h103attack, finding 4).
 
 The neighbourhood is the stream's, not a private query's. Theorem 2 (Fang & Chang §6; Kellaris et
 al.'s w-event privacy) protects one entity whose data differ within δ consecutive steps: at each
@@ -41,8 +44,9 @@ basis are recorded with each release (``SHOW STREAMS name``, column ``sensitivit
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE v(id INT PRIMARY KEY, x DOUBLE); PROTECT TABLE v")
 >>> _ = con.execute("SET BOUNDS ON v (x) BETWEEN 0 AND 10")
->>> stream_sensitivity(con, d.parse_one("SELECT sum(x) FROM v"), None, 1.0)[1:]
-('10, derived (SUM clamped to [0, 10], at most 1 row per participant)', 'SELECT SUM(LEAST(GREATEST(x, 0.0), 10.0)) FROM v')
+>>> sens, basis, sql = stream_sensitivity(con, d.parse_one("SELECT sum(x) FROM v"), None, 1.0)
+>>> sens, basis, "<= 10.0::DOUBLE" in sql  # the statistic runs with the clamp
+(10.0, '10, derived (SUM clamped to [0, 10], at most 1 row per participant)', True)
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ def _derive(con, query: exp.Expression, epsilon: float):
     """``(the planner's sensitivity or None, why, the SQL to run)``."""
     from . import routing
     from .explain_route import _sensitivity
+    from .fast_path import _kept_laplace_sql
 
     sql = query.sql(dialect="duckdb")
     if not _reads_protected(con, query):
@@ -118,21 +123,20 @@ def _derive(con, query: exp.Expression, epsilon: float):
     sens, _ = _sensitivity(dec)
     k = int(dec.own.rows_per_owner)
     rows = f"at most {k} row{'s' if k != 1 else ''} per participant"
+    # the statistic as the planner computes it (a private query's): its expressions total, so
+    # that no participant's row makes the step fail where the others' let it release (red team
+    # h103attack, finding 4: the query as written failed on 1 // (pay - 5) with pay = 5)
     if plan.kind == "count":
-        return sens, f"COUNT, {rows}", sql
-    sums = list(query.find_all(exp.Sum))
-    if len(sums) != 1 or dec.memo.get("centre") is not None:
+        return sens, f"COUNT, {rows}", _kept_laplace_sql(con, plan, None, with_count=False)[0]
+    if len(list(query.find_all(exp.Sum))) != 1 or dec.memo.get("centre") is not None:
         return None, "it is not one SUM the planner bounds", sql
     lo, hi = (float(b) for b in dec.bounds)
     replaced = k * (max(to_fraction(hi), 0) - min(to_fraction(lo), 0))  # the stream's neighbour
     if replaced > to_fraction(sens):  # bounds straddling 0: a replaced row moves it by hi − lo
         sens, rows = float(replaced), (f"{rows}, which the stream's neighbour may replace: "
                                        f"{k} × ({_n(hi)} − ({_n(lo)}))")
-    clamped = query.copy()
-    arg = next(clamped.find_all(exp.Sum)).this
-    arg.replace(exp.func("LEAST", exp.func("GREATEST", arg.copy(), exp.convert(lo)),
-                         exp.convert(hi)))
-    return sens, f"SUM clamped to [{_n(lo)}, {_n(hi)}], {rows}", clamped.sql(dialect="duckdb")
+    return (sens, f"SUM clamped to [{_n(lo)}, {_n(hi)}], {rows}",
+            _kept_laplace_sql(con, plan, dec.bounds, with_count=False)[0])
 
 
 def _reads_protected(con, query: exp.Expression) -> bool:

@@ -34,6 +34,7 @@ from . import _catalog_kept
 from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
 from ._orphan_declarations import orphan_protection
+from .enum_labels import refuse_enum_columns
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
 
@@ -453,6 +454,7 @@ class Catalog:
                 f"table {info.name!r} is already protected ({existing.describe()}); "
                 f"run UNPROTECT TABLE {info.name} first to change the declaration"
             )
+        refuse_enum_columns(self.con, SCHEMA, info)  # labels loaded from the data (sql.enum_labels)
         if references is not None:
             dom, by_cols, ref = declare_reference(self, info, by, domain, *references)
             prot = Protection(info.schema, info.name, dom, by_cols, (), ref)

@@ -124,7 +124,8 @@ def test_refusals_charge_nothing(setup, sql, error, text):
 
 def test_an_unprotected_table_is_refused():
     con = _con()
-    con.execute("CREATE TABLE open_pts AS SELECT x FROM pts")
+    # a public copy of the points (provsql_dp refuses to make one: protected_copies)
+    con._duck.execute("CREATE TABLE open_pts AS SELECT x FROM pts")
     con.execute("SET BOUNDS ON open_pts (x) BETWEEN 0 AND 1")
     with pytest.raises(ProgrammingError, match="is not protected"):
         con.execute("KMEANS CLUSTERS 2 OF (x) FROM open_pts WITH EPSILON 1")

@@ -215,8 +215,20 @@ def _connect(case):
             f'UPDATE "{table}" SET "{column}" = \'⊥unnamed{n}_\' || CAST(rowid AS VARCHAR) '
             f'WHERE "{column}" IS NULL'
         )
+        _labels_public(con, table)
         con.execute(f'PROTECT TABLE "{table}" BY ("{column}")')
     return con
+
+
+def _labels_public(con, table: str) -> None:
+    """ProvSQL's ENUM columns (``classification``) have labels its schema writes: declared
+    public, as PROTECT TABLE requires of an ENUM column (:mod:`provsql_dp.sql.enum_labels`)."""
+    for column, sql_type in con._duck.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+            "AND data_type LIKE 'ENUM(%'", [table]).fetchall():
+        labels = con._duck.execute(f"SELECT unnest(enum_range(NULL::{sql_type}))").fetchall()
+        values = ", ".join("'" + v[0].replace("'", "''") + "'" for v in labels)
+        con.execute(f'SET GROUP KEYS ON "{table}" ("{column}") VALUES ({values})')
 
 
 # ====================================================================== the tests

@@ -31,6 +31,7 @@ from ...errors import Error, InterfaceError, ProgrammingError
 from .audit_failures import audit_failure
 from .declared_drops import refuse_declared_drop
 from .declared_renames import refuse_protected_rename
+from .protected_copies import refuse_protected_copy
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
 from ...privacy.limits import check_statement
@@ -63,6 +64,7 @@ from .statements import (
     is_privacy_statement,
     looks_like_query,
     may_change_catalog,
+    refuse_hidden_statements,
     split_statements,
     statement_kind,
     syntax_error,
@@ -213,8 +215,10 @@ class Cursor:
         stmt = quoted_show(stmt)  # SHOW group: the table's names quoted (sql.show_names)
         if not may_change_catalog(stmt):
             return self._passthrough(stmt, parameters, scope)
+        refuse_hidden_statements(con._duck, stmt)  # a second statement no check below reads
         refuse_protected_rename(con, stmt)  # its rows would be public under the new name
         refuse_declared_drop(con, stmt)  # its declarations would outlive it
+        refuse_protected_copy(con, stmt)  # protected rows into a table analysts can read
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads

@@ -38,6 +38,8 @@ from ...errors import DeclarationError
 from ...policies.blowfish.catalog import PolicyCatalog
 from ...sql import dialect as d
 from ...sql.column_declarations import ColumnDeclarations
+from ...sql.catalog import SCHEMA
+from ...sql.enum_labels import refuse_enum_alter
 
 __all__ = ["refuse_declared_column_change", "declared_columns", "alter_action", "protection_status"]
 
@@ -164,6 +166,8 @@ def refuse_declared_column_change(con, stmt: str) -> None:
     info = con._catalog.find_table(table)
     if info is None or info.view_sql is not None:
         return
+    if verb in ("ADD", "TYPE") and con._catalog.protection(info.schema, info.name) is not None:
+        refuse_enum_alter(con, SCHEMA, info, column[0], stmt)  # labels from the data, shown to analysts
     declared = declared_columns(con, info)
     if not declared:
         return

@@ -30,7 +30,7 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from ...sql.curator_grammar import CURATOR_KEYWORD_PAIRS
 
-__all__ = ["split_statements", "KeptTokens", "is_privacy_statement", "has_epsilon_clause", "looks_like_query",
+__all__ = ["split_statements", "refuse_hidden_statements", "KeptTokens", "is_privacy_statement", "has_epsilon_clause", "looks_like_query",
            "statement_kind", "syntax_error", "epsilon_clause"]
 
 _OUR_KEYWORDS = {"PROTECT", "UNPROTECT"}
@@ -106,6 +106,31 @@ def split_statements(sql: str, kept: KeptTokens | None = None) -> list[str]:
     if tail and has_tokens:
         out.append(tail)
     return out
+
+
+def refuse_hidden_statements(duck, stmt: str) -> None:
+    """Raise :class:`ProgrammingError` when DuckDB's parser reads ``stmt`` (one statement to
+    :func:`split_statements`) as several: DuckDB quotes names in backticks, our tokenizer does
+    not, so ``SELECT 1 `--`; DROP TABLE t`` was one statement here (``--`` a comment to the end of
+    the line) and two there, the ``DROP`` run past every check read from the statement (red team
+    h103attack, finding 1). A text DuckDB cannot parse (our own statements) is left to its path.
+
+    >>> import duckdb
+    >>> refuse_hidden_statements(duckdb.connect(), "SELECT 1 AS `a b`")
+    >>> refuse_hidden_statements(duckdb.connect(), "SELECT 1 `--`; DROP TABLE t")
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.ProgrammingError: DuckDB reads this text as 2 statements where provsql_dp reads one (a name quoted in backticks, `…`, hides a ';' from provsql_dp): quote names in double quotes ("…"), or run each statement on its own
+    """
+    try:
+        n = len(duck.extract_statements(stmt))
+    except Exception:  # noqa: BLE001 - not DuckDB's SQL: the path of the statement judges it
+        return
+    if n > 1:
+        raise ProgrammingError(
+            f"DuckDB reads this text as {n} statements where provsql_dp reads one (a name quoted in "
+            "backticks, `…`, hides a ';' from provsql_dp): quote names in double quotes (\"…\"), "
+            "or run each statement on its own")
 
 
 def is_privacy_statement(stmt: str) -> bool:

@@ -30,6 +30,7 @@ import threading
 import duckdb
 
 from ...sql.catalog import SCHEMA
+from ...sql.cte_names import visible_ctes
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
 
 __all__ = ["is_catalog_query", "names_the_catalog", "compatible", "Replica"]
@@ -121,7 +122,7 @@ def _names_a_database_table(stmt: str) -> bool:
                 continue
             if schema in _CATALOG_SCHEMAS:
                 continue
-            if not schema and (name in _visible_ctes(table, exp) or name in _replica_relations()):
+            if not schema and (name in visible_ctes(table) or name in _replica_relations()):
                 continue
             return True
     return False
@@ -149,26 +150,6 @@ def _replica_table_function(func) -> bool:
         return True
     name = func.name.lower() if isinstance(func, exp.Anonymous) else ""
     return name in _TABLE_FUNCTIONS or name in _replica_relations()
-
-
-def _visible_ctes(table, exp) -> set[str]:
-    """The CTE names visible where ``table`` is named: in the main query of a WITH, all of its
-    CTEs; in a CTE's body, the CTEs defined before it (all of them under RECURSIVE)."""
-    seen: set[str] = set()
-    child, node = table, table.parent
-    while node is not None:
-        if isinstance(node, exp.With):
-            ctes = list(node.expressions)
-            k = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
-            if node.args.get("recursive"):
-                k = len(ctes)
-            seen |= {c.alias_or_name.lower() for c in ctes[:k]}
-        else:
-            w = node.args.get("with_") or node.args.get("with")
-            if isinstance(w, exp.With) and child is not w:
-                seen |= {c.alias_or_name.lower() for c in w.expressions}
-        child, node = node, node.parent
-    return seen
 
 
 _RELATIONS: list[frozenset] = []
@@ -254,6 +235,7 @@ class Replica:
     def run(self, cur, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
         """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`); stopped after
         :data:`CATALOG_SECONDS` (it reads no data: it takes milliseconds)."""
+        _one_query(cur, compatible(sql))
         timer = threading.Timer(CATALOG_SECONDS, cur.interrupt)
         timer.daemon = True
         timer.start()
@@ -263,3 +245,23 @@ class Replica:
             return desc, (res.fetchall() if desc else [])
         finally:
             timer.cancel()
+
+
+def _one_query(cur, sql: str) -> None:
+    """Refuse ``sql`` unless DuckDB reads it as one query: DuckDB runs every statement of a
+    text, and this replica is every session's. A name quoted in backticks hid a ``;`` from the
+    split of statements (``SELECT 1 FROM pg_class `--`; DROP SCHEMA pgcompat CASCADE``): an
+    analyst dropped or redefined the catalog other sessions read (red team h103attack, finding 2).
+    """
+    from ...errors import ProgrammingError
+
+    try:
+        stmts = cur.extract_statements(sql)
+    except duckdb.Error:
+        return  # DuckDB says what it cannot parse when it runs it
+    if len(stmts) != 1 or stmts[0].type != duckdb.StatementType.SELECT:
+        raise ProgrammingError(
+            "a catalog query is answered from the server's catalog (names and types only) and must "
+            f"be one query; DuckDB reads this text as {len(stmts)} statement(s) "
+            f"({', '.join(st.type.name for st in stmts)}) — a name quoted in backticks (`…`) hides "
+            "a ';': quote names in double quotes, and send each statement on its own")

@@ -356,7 +356,7 @@ class Publisher:
             cur.close()
 
     def release(self, step: int, statistic, epsilon, sensitivity=1.0, params=None,
-                rng=None, basis: str | None = None) -> Release:
+                rng=None, basis: str | None = None, shown: str | None = None) -> Release:
         """Release ``statistic + Laplace(sensitivity/ε)`` at time ``step``.
 
         Parameters
@@ -379,6 +379,10 @@ class Publisher:
             Tests only; default OS entropy.
         basis : str, optional
             Where ``sensitivity`` comes from, recorded with the release (``SHOW STREAMS name``).
+        shown : str, optional
+            The text recorded for the statistic (default: ``statistic`` itself); ``PUBLISH
+            STREAM`` records the curator's query while it runs the planner's, whose SQL spells out
+            the views it reads (their definitions are not the analysts' to see).
 
         Raises
         ------
@@ -401,6 +405,7 @@ class Publisher:
             raise ProgrammingError(f"cannot release with sensitivity {sens!r} at ε = "
                                    f"{format_eps(eps)}: {e}; nothing was spent") from None
         exact, text = self._exact(statistic, params)
+        text = text if shown is None else shown
         seq = self._reserve(step, eps, text)  # the window account; the ledger paid ε at creation
         if self.legacy:  # created before window accounts: charged release by release
             try:

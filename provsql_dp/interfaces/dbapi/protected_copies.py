@@ -1,0 +1,139 @@
+"""A curator's copy of protected rows into a table no declaration protects: refused.
+
+``CREATE TABLE copy AS SELECT * FROM people`` made a table every analyst could read, holding the
+protected rows, without a word (red team h103attack, finding 5); so did ``INSERT INTO pub SELECT …
+FROM people``, ``UPDATE pub SET x = (SELECT COUNT(*) FROM people)`` (an exact statistic, released
+without noise) and any of them through a view over a protected table. Such a statement — ``CREATE
+TABLE … AS``, ``INSERT``, ``UPDATE``, ``MERGE`` writing a table that is not protected, and reading
+a protected table or a view that reads one — is refused before it runs, naming the way out:
+create the table empty (``CREATE TABLE copy AS SELECT … WITH NO DATA``), protect it, then copy the
+rows in. So is ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's labels are shown to
+analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is the curator's connection's own (no analyst's session sees it), and a
+write into a protected table keeps the rows protected: both pass. Names are resolved by scope (a
+CTE of the same name is not the table). A statement sqlglot cannot read passes unread, as does
+anything run outside provsql_dp.
+
+>>> import provsql_dp
+>>> con = provsql_dp.connect()
+>>> _ = con.execute("CREATE TABLE people(id INT PRIMARY KEY, d VARCHAR); PROTECT TABLE people")
+>>> con.execute("CREATE TABLE copy AS SELECT * FROM people")
+Traceback (most recent call last):
+...
+provsql_dp.errors.DeclarationError: cannot write the protected rows of people into copy, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE copy AS SELECT … WITH NO DATA), PROTECT TABLE copy, then INSERT INTO copy SELECT …; a TEMP table is yours alone
+>>> _ = con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from ...errors import DeclarationError
+from ...sql import dialect as d
+from ...sql.cte_names import visible_ctes
+
+__all__ = ["refuse_protected_copy"]
+
+_WORDS = re.compile(r"\b(CREATE|INSERT|UPDATE|MERGE)\b", re.IGNORECASE)
+_ENUM_OF_QUERY = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TYPE\s+(?P<name>.+?)\s+AS\s+ENUM\s*"
+                            r"\((?P<query>\s*(?:(?:SELECT|FROM|WITH)\b|\().*)\)\s*;?\s*$",
+                            re.IGNORECASE | re.DOTALL)
+_VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
+
+
+def refuse_protected_copy(con, stmt: str) -> None:
+    """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` writes rows read from a
+    protected table (or a view over one) into a table that is not protected (nothing runs)."""
+    if not _WORDS.search(stmt):
+        return
+    try:
+        tree = d.parse_one(stmt)
+    except Exception:  # noqa: BLE001 - DuckDB's own forms: not read here
+        return
+    if isinstance(tree, exp.Command):
+        return _refuse_enum_of_rows(con, stmt)
+    target = _target(tree)
+    if target is None:
+        return
+    cat = con._catalog
+    info = cat.find_table([p.name for p in target.parts])
+    if info is not None and cat.protection(info.schema, info.name) is not None:
+        return  # into a protected table: the rows stay protected
+    with cat.snapshot():
+        source = _protected_source(cat, tree, target, 0)
+    if source is not None:
+        name = target.name
+        raise DeclarationError(
+            f"cannot write the protected rows of {source} into {name}, which no declaration "
+            "protects: every analyst could read them there. Create it empty (CREATE TABLE "
+            f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} "
+            "SELECT …; a TEMP table is yours alone")
+
+
+def _refuse_enum_of_rows(con, stmt: str) -> None:
+    """``CREATE TYPE t AS ENUM (SELECT c FROM people)``: the labels, which every analyst sees in
+    the type of a column of that type (``DESCRIBE``), would be the protected rows' values."""
+    m = _ENUM_OF_QUERY.match(stmt)
+    if m is None:
+        return
+    try:
+        query = d.parse_one(m["query"])
+    except Exception:  # noqa: BLE001 - a query we cannot read may read anything
+        query = None
+    cat = con._catalog
+    with cat.snapshot():
+        source = "a query that could not be read" if query is None else \
+            _protected_source(cat, query, None, 0)
+    if source is not None:
+        raise DeclarationError(
+            f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
+            f"{source}: every analyst sees a type's labels (DESCRIBE of a column of that type), "
+            "so they would be the protected values. List the public labels (CREATE TYPE … AS "
+            "ENUM ('a', 'b')), or read them from a public table")
+
+
+def _target(tree: exp.Expression) -> exp.Table | None:
+    """The table a copy writes, or None (not a copy, a TEMP table, or created without rows)."""
+    if isinstance(tree, exp.Create):
+        if str(tree.args.get("kind") or "").upper() != "TABLE" or tree.args.get("expression") is None:
+            return None
+        props = tree.args.get("properties")
+        for p in props.expressions if props is not None else ():
+            if isinstance(p, exp.TemporaryProperty) or (
+                    isinstance(p, exp.WithDataProperty) and p.args.get("no")):
+                return None
+    elif not isinstance(tree, (exp.Insert, exp.Update, exp.Merge)):
+        return None
+    target = tree.this
+    if isinstance(target, exp.Schema):
+        target = target.this
+    return target if isinstance(target, exp.Table) else None
+
+
+def _protected_source(cat, tree: exp.Expression, target, depth: int) -> str | None:
+    """The name of a protected table ``tree`` reads (through views), or None."""
+    for t in tree.find_all(exp.Table):
+        if t is target or not isinstance(t.this, exp.Identifier):
+            continue
+        parts = [p.name for p in t.parts]
+        if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
+            continue
+        info = cat.find_table(parts)
+        if info is None or info.frame:  # a registered DataFrame: public, never protected
+            continue
+        if cat.protection(info.schema, info.name) is not None:
+            return info.name
+        if info.view_sql is not None:
+            if depth >= _VIEW_DEPTH:
+                return info.name
+            try:
+                body = d.parse_one(info.view_sql)
+            except Exception:  # noqa: BLE001 - a view we cannot read may read anything
+                return info.name
+            if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
+                body = body.args.get("expression") or exp.Select()
+            found = _protected_source(cat, body, None, depth + 1)
+            if found is not None:
+                return f"{found} (through the view {info.name})"
+    return None
