@@ -66,14 +66,14 @@ def measure(code: str, rows: int, repeats: int) -> dict:
         timed("charge", lambda: con._ledger.charge(con.user, 1, private, "laplace"))
         timed("fingerprint", snapshot)
     # the private statement where DuckDB's configuration is locked, as on an analyst's
-    # connection with guard rails (what the servers run)
+    # connection with guard rails (what the servers run): locked from the start, as theirs is
     locked = provsql_dp.connect(":memory:fixed_cost_locked")
+    locked._duck.execute("SET lock_configuration = true")
     locked._duck.execute("CREATE TABLE people(id INTEGER PRIMARY KEY, salary DOUBLE)")
     locked._duck.execute(f"INSERT INTO people SELECT range::INTEGER, "
                          f"(hash(range * 3 + 2) % 120000)::DOUBLE FROM range({rows})")
     locked.execute("PROTECT TABLE people")
     locked.execute("SET PRIVACY BUDGET 1e12")
-    locked._duck.execute("SET lock_configuration = true")
     for _ in range(20):
         locked.execute(private).fetchall()
     for _ in range(repeats):

@@ -26,18 +26,23 @@ __all__ = ["set_budget", "budget_rows", "with_budget_unit"]
 
 def with_budget_unit(con, info):
     """``info`` with the unit of the user's budget (and the δ of the last charge): what its
-    ``epsilon`` and ``remaining`` are counted in. A budget this connection charged in pure ε
-    last is known without a read (:class:`~.ledger.Ledger` keeps only those)."""
+    ``epsilon`` and ``remaining`` are counted in. The budget this connection's ledger charged
+    last is known without a read (:class:`~.ledger.Known`: its unit, and the δ of that
+    charge); another is read."""
     from dataclasses import replace
 
     ledger = con._ledger
-    if con.user in getattr(ledger, "_known", {}):
+    known = getattr(ledger, "_known", {}).get(con.user)
+    if known is not None:
+        unit, delta = known.unit, known.delta
+    else:
+        acct = ledger.account(con.user)
+        unit = "epsilon" if acct is None else acct[0]
+        last = ledger.entries(con.user)[-1:] if unit == "epsilon-delta" else []
+        delta = last[0].delta if last else 0
+    if unit == "epsilon":
         return info
-    acct = ledger.account(con.user)
-    if acct is None or acct[0] == "epsilon":
-        return info
-    last = ledger.entries(con.user)[-1:] if acct[0] == "epsilon-delta" else []
-    return replace(info, unit=acct[0], delta=float(last[0].delta) if last else 0.0)
+    return replace(info, unit=unit, delta=float(delta) if unit == "epsilon-delta" else 0.0)
 
 
 def set_budget(ledger, name: str, tree) -> str:

@@ -30,18 +30,19 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
+from typing import NamedTuple
 
 import duckdb
 
 from .._cancel import check_current
 from .._numbers import format_eps, to_fraction
 from .._progress import CHARGED, report
-from ..errors import BudgetExceededError, DeclarationError, OperationalError
+from ..errors import BudgetExceededError, DeclarationError, OperationalError, ProgrammingError
 from ..sql.catalog import SCHEMA
 from . import audit
 from .accounting import UNITS, Cost, budget_text, converted_spending, debit
 
-__all__ = ["Ledger", "Charge", "BudgetRow", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
+__all__ = ["Ledger", "Charge", "BudgetRow", "Known", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
 
 _DDL = [
     f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
@@ -75,6 +76,10 @@ _DDL = [
 
 _RETRIES = 50
 
+#: the ledger's unit and δ columns, written by :meth:`Ledger._charge_on` unless the charge is in
+#: pure ε (their defaults), indexed by that
+_UNIT_COLUMNS, _UNIT_VALUES = ("unit, delta, ", ""), ("?, ?, ", "")
+
 
 @dataclass(frozen=True)
 class Charge:
@@ -89,6 +94,18 @@ class Charge:
     remaining: Fraction
     unit: str = "epsilon"
     delta: Fraction = Fraction(0)
+
+
+class Known(NamedTuple):
+    """A budget row as this ledger last wrote it (its fractions as stored, ``'3/10'``), and the
+    δ of the charge it made then: what :meth:`Ledger._charge_known` checks and writes against."""
+
+    unit: str
+    total: str
+    spent: str
+    total_delta: str
+    spent_delta: str
+    delta: Fraction
 
 
 class BudgetRow(tuple):
@@ -119,9 +136,9 @@ class Ledger:
     def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool = False):
         self.con = con
         self.read_only = read_only
-        #: {user: (total, spent)} as stored, after this object's last charge: the guess
+        #: {user: the budget row as stored after this object's last charge}: the guess
         #: :meth:`_charge_known` verifies inside its transaction (never trusted as such)
-        self._known: dict[str, tuple[str, str]] = {}
+        self._known: dict[str, Known] = {}
         #: who charges through this ledger, for the audit log's rows (:mod:`.audit`)
         self.source = audit.Source()
         #: charges recorded by this object (a statement that fails after one is ``failed``)
@@ -270,9 +287,8 @@ class Ledger:
                 "released; open the database read-write"
             )
         cost = cost if cost is not None else Cost(epsilon=_positive(epsilon))
-        eps = cost.epsilon if cost.pure else None
         check_current()  # a statement cancelled before its charge charges nothing (_cancel)
-        charge = self._charge_known(user, eps, statement, mechanism) if cost.pure else None
+        charge = self._charge_known(user, cost, statement, mechanism)
         if charge is not None:
             report(CHARGED, public=True)
             return charge
@@ -299,8 +315,8 @@ class Ledger:
             ).fetchone()
             if not updated or updated[0] != 1:
                 raise duckdb.TransactionException("the budget row changed concurrently")
-            if unit == "epsilon":
-                read[:] = [(row[0], _enc(spent + amount))]
+            read[:] = [Known(unit, row[0], _enc(spent + amount), row[3], _enc(spent_d + delta),
+                             delta)]
             at = datetime.now()
             cid = cur.execute(  # also the release's audit row (privacy.audit)
                 f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
@@ -315,31 +331,41 @@ class Ledger:
 
         charge = self._transaction(body, "record the charge")
         if read:
-            self._known[user] = read[0]  # committed (a pure-ε budget: the fast path's guess)
+            self._known[user] = read[0]  # committed: the fast path's guess
         self.charges += 1
         report(CHARGED, public=True)  # the shell's status line (data-independent)
         return charge
 
-    def _charge_known(self, user: str, eps: Fraction, statement, mechanism) -> Charge | None:
+    def _charge_known(self, user: str, cost: Cost, statement, mechanism) -> Charge | None:
         """The charge in three statements instead of five when this object charged ``user``
-        last: no SELECT of the budget row, whose (total, spent) it remembers; ``UPDATE … WHERE
-        total = known AND spent = known`` both checks and writes. In DuckDB an UPDATE matches
-        the row only as the latest committed version has it and a concurrent writer of that row
-        makes it (or the COMMIT) fail with a conflict, so ``spent + ε ≤ total`` checked on the
-        known values holds in the database when one row is updated. Otherwise the transaction
-        is rolled back and None says: take the path that reads the row — also when nothing is
-        known or the known budget does not cover ``eps`` (it may have been raised since). (No
-        ``UPDATE … RETURNING`` here or in :meth:`charge`: DuckDB 2.0 does not detect a
-        write-write conflict on a row updated that way — measured, a race then overspends.)"""
+        last: no SELECT of the budget row, whose unit, totals and spending it remembers
+        (:class:`Known`); ``UPDATE … WHERE`` each of them ``= known`` both checks and writes.
+        In DuckDB an UPDATE matches the row only as the latest committed version has it and a
+        concurrent writer of that row makes it (or the COMMIT) fail with a conflict, so
+        ``spent + amount ≤ total`` (and so for δ) checked on the known values holds in the
+        database when one row is updated. Otherwise the transaction is rolled back and None
+        says: take the path that reads the row — also when nothing is known, or the known
+        budget does not cover ``cost`` or its unit cannot pay it (either may have changed
+        since: the reading path decides, and refuses with the row it read). (No ``UPDATE …
+        RETURNING`` here or in :meth:`charge`: DuckDB 2.0 does not detect a write-write
+        conflict on a row updated that way — measured, a race then overspends.) One
+        ``execute`` for the whole charge measured no faster: what a DuckDB statement costs is
+        its execution (~0.2–0.6 ms each), not the call, and the one text needs more of them."""
         known = self._known.get(user)
         if known is None:
             return None
-        if Fraction(known[1]) + eps > Fraction(known[0]):
+        try:
+            amount, delta = debit(cost, known.unit, user)
+        except ProgrammingError:
+            return None
+        if (Fraction(known.spent) + amount > Fraction(known.total)
+                or Fraction(known.spent_delta) + delta > Fraction(known.total_delta)):
             return None
         if not self._charger_lock.acquire(blocking=False):  # another thread charges through
             return None  # this object now: the reading path, on a connection of its own
         try:
-            return self._charge_on(self._charger_cursor(), user, eps, statement, mechanism, known)
+            return self._charge_on(self._charger_cursor(), user, (amount, delta), statement,
+                                   mechanism, known)
         finally:
             self._charger_lock.release()
 
@@ -364,24 +390,31 @@ class Ledger:
         self._charger = None
         _close(cur)
 
-    def _charge_on(self, cur, user, eps, statement, mechanism, known) -> Charge | None:
-        total, spent = Fraction(known[0]), Fraction(known[1])
+    def _charge_on(self, cur, user, debited, statement, mechanism, known) -> Charge | None:
+        (amount, delta), unit = debited, known.unit
+        spent, spent_d = _enc(Fraction(known.spent) + amount), _enc(Fraction(known.spent_delta)
+                                                                    + delta)
+        pure = unit == "epsilon"  # δ is 0 and stays so: the statements of before, a bit cheaper
         try:
             updated = cur.execute(
-                f"BEGIN TRANSACTION; UPDATE {SCHEMA}.budget SET spent = ?, "
-                "updated = current_timestamp WHERE user_name = ? AND total = ? AND spent = ? "
-                "AND unit = 'epsilon'",
-                [_enc(spent + eps), user, known[0], known[1]]).fetchone()
+                f"BEGIN TRANSACTION; UPDATE {SCHEMA}.budget SET spent = ?"
+                + ("" if pure else ", spent_delta = ?")
+                + ", updated = current_timestamp WHERE user_name = ? AND unit = ? AND total = ? "
+                "AND spent = ?" + ("" if pure else " AND total_delta = ? AND spent_delta = ?"),
+                [spent] + ([] if pure else [spent_d]) + [user, unit, known.total, known.spent]
+                + ([] if pure else [known.total_delta, known.spent_delta])).fetchone()
             if not updated or updated[0] != 1:
                 _rollback(cur)
                 return None
             at = datetime.now()
             cid = cur.execute(  # also the release's audit row (privacy.audit)
                 f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
-                f"epsilon, {audit.LEDGER_COLUMNS}) VALUES (nextval('{SCHEMA}.ledger_seq'), ?, ?, "
-                f"?, ?, ?, {audit.LEDGER_VALUES}) RETURNING id",
-                [at, user, statement, mechanism, _enc(eps), self.source.role,
-                 self.source.client]).fetchone()[0]
+                f"epsilon, {_UNIT_COLUMNS[pure]}{audit.LEDGER_COLUMNS}) VALUES "
+                f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, {_UNIT_VALUES[pure]}"
+                f"{audit.LEDGER_VALUES}) RETURNING id",
+                [at, user, statement, mechanism, _enc(amount)]
+                + ([] if pure else [unit, _enc(delta)])
+                + [self.source.role, self.source.client]).fetchone()[0]
             cur.execute("COMMIT")
         except duckdb.Error:  # a conflict, or anything else: the reading path decides
             self._drop_charger(cur)
@@ -389,9 +422,10 @@ class Ledger:
         except BaseException:  # (Ctrl-C, say) no transaction is left open on the kept connection
             self._drop_charger(cur)
             raise
-        self._known[user] = (known[0], _enc(spent + eps))
+        self._known[user] = known._replace(spent=spent, spent_delta=spent_d, delta=delta)
         self.charges += 1
-        return Charge(cid, at, user, statement, mechanism, eps, total - spent - eps)
+        return Charge(cid, at, user, statement, mechanism, amount,
+                      Fraction(known.total) - Fraction(spent), unit, delta)
 
     def entries(self, user: str | None = None) -> list[Charge]:
         """The recorded charges, oldest first (all users, or one)."""

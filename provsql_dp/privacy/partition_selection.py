@@ -227,7 +227,7 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
     order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
     charge = con._ledger.charge(con.user, cost.epsilon, text, "partition-selection", cost=cost)
     n_keys = len(plan.group_by)
-    rows, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", n_keys)
+    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", n_keys)
     noisy_u = sel_plan.release_array(u, rng=rng) if len(u) else np.zeros(0)
     keep = np.flatnonzero(noisy_u >= t)
     if eps_val is None:  # already post-processed: an integer ≥ T ≥ 1 is its max(0, round(·))
@@ -239,9 +239,7 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
         e = float(eps_val)
         releases = [laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
                     for x in noisy_v[keep].tolist()]
-    # the released groups' keys only (a group not selected is never spelled out)
-    out = [tuple(_one_spelling(k) for k in rows[i][:n_keys]) + (rel.value,)
-           for i, rel in zip(keep.tolist(), releases)]
+    out = _released_rows(keys, keep, [rel.value for rel in releases])
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
     info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
@@ -250,14 +248,35 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
 
 
 def _fetch(con, sql: str, n_keys: int):
-    """``(rows, u, v)`` of the selection query (one row per group): the rows exactly as DuckDB
-    returns them (keys first: NULL as None, DECIMAL as Decimal), u and v as float arrays."""
+    """``(key columns, u, v)`` of the selection query (one row per group): each key column as
+    DuckDB returns its values (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
     # past the budget or out of memory: no rows, so no group is selected (an empty table's
     # release, the same columns)
     rows = read_or_nothing(con, lambda: engine_of(con).fetchall(sql), "no group selected") or []
-    u = np.fromiter((r[n_keys] for r in rows), dtype=np.float64, count=len(rows))
-    v = np.fromiter((r[n_keys + 1] or 0 for r in rows), dtype=np.float64, count=len(rows))
-    return rows, u, v
+    if not rows:
+        return [], np.zeros(0), np.zeros(0)
+    columns = list(zip(*rows))  # by column, in C (a generator a row cost ~3 ms at 10^4 groups)
+    v = columns[n_keys + 1]
+    if None in v:  # a group whose bounded SUM has no value adds 0
+        v = [0 if x is None else x for x in v]
+    return columns[:n_keys], np.array(columns[n_keys], dtype=np.float64), np.array(
+        v, dtype=np.float64)
+
+
+def _released_rows(key_columns: list, keep, values: list) -> list[tuple]:
+    """The rows of the released groups: their keys in one spelling (:func:`_one_spelling`;
+    a group not selected is never spelled out), then the released value.
+
+    >>> _released_rows([(1, 2, 3), (-0.0, 0.5, 1.5)], np.array([0, 2]), [10, 30])
+    [(1, 0.0, 10), (3, 1.5, 30)]
+    """
+    if len(keep) == 0:
+        return []
+    picked = [[col[i] for i in keep.tolist()] for col in key_columns]
+    for j, col in enumerate(picked):
+        if not set(map(type, col)) <= _ONE_SPELLING:  # only these need respelling
+            picked[j] = [_one_spelling(k) for k in col]
+    return list(zip(*picked, values))
 
 
 #: key types with one spelling per group already (exact types: a subclass takes the long way)

@@ -19,6 +19,20 @@ within them; the basis recorded says so), every expression made total — the qu
 written could fail on one participant's row (``1 // (pay - 5)`` with ``pay = 5``) and release
 without it, which ``SHOW STREAMS`` shows analysts (red team h103attack, finding 4).
 
+The neighbourhood is the stream's, not a private query's. Theorem 2 (Fang & Chang §6; Kellaris et
+al.'s w-event privacy) protects one entity whose data differ within δ consecutive steps: at each
+of those steps its rows may appear, vanish *or be replaced* (entities appear through the null
+sequence, and an entity present at a step may hold other values in the neighbouring stream). So a
+step's release must hide one participant's rows of that step replaced, not only added or removed:
+a COUNT moves by at most k (the rows per participant, as for add/remove), but a SUM clamped to
+``[lo, hi]`` by ``k·(max(hi, 0) − min(lo, 0))`` — ``k·(hi − lo)`` when the bounds straddle 0,
+more than the planner's add/remove ``k·max(|lo|, |hi|)`` (h104 leftover 5: a SUM over ``[-5,
+10]`` was released at 10 where one participant's replaced row moves it by 15). The theorem also
+needs each step's release to read that step's rows only (``… WHERE day = 12``, or a table
+reloaded each step): a running total over every step so far moves with one entity's rows at
+every later step, which no window bounds. provsql_dp cannot tell from the query which rows belong
+to which step: that part is the curator's to keep (README, "streams").
+
 Where the planner derives none (an owner with any number of rows, a self-join, a SUM without
 bounds, a query it cannot plan) the stated ``SENSITIVITY`` is kept, unchecked, and a query that
 reads a protected table without one is refused (a default of 1 would be the curator's word
@@ -117,6 +131,10 @@ def _derive(con, query: exp.Expression, epsilon: float):
     if len(list(query.find_all(exp.Sum))) != 1 or dec.memo.get("centre") is not None:
         return None, "it is not one SUM the planner bounds", sql
     lo, hi = (float(b) for b in dec.bounds)
+    replaced = k * (max(to_fraction(hi), 0) - min(to_fraction(lo), 0))  # the stream's neighbour
+    if replaced > to_fraction(sens):  # bounds straddling 0: a replaced row moves it by hi − lo
+        sens, rows = float(replaced), (f"{rows}, which the stream's neighbour may replace: "
+                                       f"{k} × ({_n(hi)} − ({_n(lo)}))")
     return (sens, f"SUM clamped to [{_n(lo)}, {_n(hi)}], {rows}",
             _kept_laplace_sql(con, plan, dec.bounds, with_count=False)[0])
 

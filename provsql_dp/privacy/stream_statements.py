@@ -5,7 +5,9 @@ A stream is the SQL face of a publisher (Fang & Chang §6): ``CREATE STREAM`` ch
 ledger the window budget ε once, and each ``PUBLISH STREAM`` is checked against the stream's
 window account only (Theorem 2), so a stream can publish for as long as its windows allow,
 whatever the ledger's total. ``PUBLISH`` runs the curator's query on the raw data, so it is a
-curator statement; ``SHOW STREAMS`` lists what was published (public) to anyone.
+curator statement; ``SHOW STREAMS`` lists what was published (public) to anyone. Each step's
+query reads that step's rows only (Theorem 2's premise, the curator's to keep: see
+:mod:`.stream_sensitivity` for the neighbourhood and the sensitivity it takes).
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -26,7 +28,8 @@ With ``ALLOCATE`` the stream picks each step's ε (Fang & Chang §7, public weig
 ...                   "ALLOCATE OFFLINE WEIGHTS (1, 1, 0, 4)").fetchone()[0]
 >>> msg.split("; ")[1]
 'offline allocation over steps 1–4 (Fang & Chang Problem 1): 0.25, 0.25, 0, 0.5'
->>> con.execute("PUBLISH STREAM weekly STEP 4 AS SELECT count(*) FROM visits").fetchone()[3]
+>>> con.execute("PUBLISH STREAM weekly STEP 4 AS SELECT count(*) FROM visits WHERE day = 4"
+...             ).fetchone()[3]
 '0.5'
 """
 

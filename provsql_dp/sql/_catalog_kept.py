@@ -30,7 +30,7 @@ from __future__ import annotations
 import duckdb
 
 __all__ = ["fingerprint", "settings_of", "SETTINGS", "KEPT_ENTRIES", "read_definitions",
-           "read_as_kept"]
+           "read_as_kept", "locked"]
 
 #: the DuckDB settings the fingerprint reads: the search path and the default collation (which
 #: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), then those a private
@@ -38,6 +38,11 @@ __all__ = ["fingerprint", "settings_of", "SETTINGS", "KEPT_ENTRIES", "read_defin
 #: query per statement; a pinned setting missing here is read by the check itself)
 SETTINGS = ("search_path", "default_collation", "ieee_floating_point_ops", "integer_division",
             "max_execution_time", "default_order", "default_null_order")
+
+#: how many of SETTINGS a locked configuration fixes for good: all but the first, the search
+#: path (DuckDB lets it be SET under ``lock_configuration``, and ``USE`` changes it); the lock
+#: itself cannot be undone (``SET lock_configuration = false`` is refused like any other SET)
+_FREE = 1
 
 #: at most this many entries are kept between statements (a statement starts afresh past it).
 #: Each distinct private text keeps its plan, route and SQL (~5 KiB: 10^5 texts, ~0.5 GB), and
@@ -50,7 +55,18 @@ _SQL = ("SELECT 't', database_name, schema_name, table_name, sql FROM duckdb_tab
         "WHERE lower(table_name) = lower(?)")
 
 
-def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
+def locked(con) -> bool:
+    """Whether ``con``'s DuckDB configuration is locked (``lock_configuration``), for good: the
+    values of ``SETTINGS[1:]`` read after this said True are theirs for as long as the database
+    is open (:func:`fingerprint`'s ``fixed``)."""
+    try:
+        return con.execute("SELECT current_setting('lock_configuration')").fetchone()[0] is True
+    except duckdb.Error:
+        return False
+
+
+def fingerprint(con, names: tuple[str, ...], schema: str,
+                fixed: tuple | None = None) -> tuple | None:
     """(names, the generation row, the definitions of the tables of those names), or None when
     the database has no generation sequence (a read-only database from an older version), or it
     was never bumped, or the read fails (an aborted transaction). The generation row is
@@ -59,7 +75,9 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
     change itself) leaves a plan answering the view's old query, with that query's sensitivity.
     One query, under 1 ms (the generation by ``currval``, which reads the sequence's last value
     whichever connection bumped it, committed or not, like ``duckdb_sequences().last_value``,
-    in half the time).
+    in half the time). ``fixed``: the values of ``SETTINGS[1:]`` read after :func:`locked`
+    said True, which no statement can change since: only the search path is read (the six
+    current_setting calls cost ~0.2 ms a statement).
 
     >>> import duckdb
     >>> con = duckdb.connect()
@@ -72,13 +90,17 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
     (('g', '1', 'memory', 'main'), ('t', 'memory', 'main', 't', 'CREATE TABLE t(x INTEGER);'))
     >>> settings_of(key)["integer_division"], settings_of(key)["default_order"]
     (False, 'ASCENDING')
+    >>> _ = con.execute("SET lock_configuration = true")
+    >>> locked(con) and fingerprint(con, ("t",), "s", key[1][5:]) == key
+    True
     """
-    values = ", ".join(f"current_setting('{s}')" for s in SETTINGS)
+    read = SETTINGS if fixed is None else SETTINGS[:_FREE]
+    values = ", ".join(f"current_setting('{s}')" for s in read)
     sql = (f"SELECT 'g', currval('{schema}.generation')::VARCHAR, current_database(), "
            f"current_schema(), {values}")
     if names:  # literals, not parameters: a prepared statement costs twice as much here
         listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names)
-        pad = ", NULL" * (len(SETTINGS) - 1)
+        pad = ", NULL" * (len(read) - 1)
         sql += (f" UNION ALL SELECT 't', database_name, schema_name, table_name, sql{pad} "
                 f"FROM duckdb_tables() WHERE lower(table_name) IN ({listed})")
     try:
@@ -87,7 +109,8 @@ def fingerprint(con, names: tuple[str, ...], schema: str) -> tuple | None:
         return None
     if not any(r[0] == "g" for r in rows):
         return None
-    rows = [r if r[0] == "g" else r[:5] for r in rows]  # a table's row as read_definitions'
+    rows = [(r + (fixed or ())) if r[0] == "g" else r[:5] for r in rows]  # a table's row as
+    # read_definitions'
     return (names, *sorted(rows, key=repr))
 
 

@@ -1,7 +1,10 @@
 """A declaration whose table or column is gone (renamed or dropped outside provsql_dp, by
 DuckDB's own client): found by the name it was declared under, so ``UNPROTECT TABLE``,
 ``DROP BOUNDS`` and ``DROP GROUP KEYS`` can remove it, and flagged in the ``status`` column of
-``SHOW PROTECTED``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS`` and ``SHOW POLICIES``.
+``SHOW PROTECTED``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS`` and ``SHOW POLICIES``. A table or view
+created or renamed under an orphan's name through provsql_dp is refused (it would take the
+orphan's declarations: :func:`provsql_dp.interfaces.dbapi.declared_drops.refuse_orphan_name`);
+one created by DuckDB's own client takes them (see that module).
 
 >>> import duckdb
 >>> from provsql_dp.sql.catalog import Catalog

@@ -139,6 +139,8 @@ class Catalog:
         self._persist: dict = {}
         self._persist_key: tuple | None = None
         self._settings: dict | None = None  # what _fingerprint read: setting()
+        #: the configuration locked (read once), the settings it fixes (read once after that)
+        self._locked, self._fixed = None, None
         #: names (lower case) of the Python objects registered as temporary views of this
         #: connection (``Connection.register``): planned as public base tables
         self.frames: set[str] = set()
@@ -218,9 +220,14 @@ class Catalog:
 
     def _fingerprint(self, names: tuple[str, ...]) -> tuple | None:
         """:func:`._catalog_kept.fingerprint` of this connection; also keeps the settings it
-        read for :meth:`setting` (this statement's, read before anything else)."""
-        key = fingerprint(self.con, names, SCHEMA)
+        read for :meth:`setting` (this statement's, read before anything else; those a locked
+        configuration fixes, once: :func:`._catalog_kept.locked`)."""
+        if self._locked is None:
+            self._locked = _catalog_kept.locked(self.con)
+        key = fingerprint(self.con, names, SCHEMA, self._fixed)
         self._settings = None if key is None else settings_of(key)
+        if self._locked and self._fixed is None and key is not None:
+            self._fixed = next(r for r in key[1:] if r[0] == "g")[5:]
         return key
 
     def setting(self, name: str) -> str | None:
@@ -483,7 +490,8 @@ class Catalog:
         self.forget()
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
-        prot = self.protection(info.schema, info.name) if info else orphan_protection(self, parts)
+        prot = (self.protection(info.schema, info.name) if info else None) or orphan_protection(
+            self, parts)  # a table gone outside provsql_dp (another schema's may have its name)
         if prot is None:
             names = ", ".join(p.table for p in self.list_protected()) or "none"
             raise DeclarationError(

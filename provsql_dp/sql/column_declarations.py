@@ -312,10 +312,10 @@ class ColumnDeclarations:
         if table is None:
             return rows
         info = self.catalog.find_table(table)
-        if info is None:  # a table gone outside provsql_dp: its declarations, by that name
-            return orphan_rows(self.catalog, rows, table)
-        return [r for r in rows if (r.schema.lower(), r.table.lower())
-                == (info.schema.lower(), info.name.lower())]
+        mine = [] if info is None else [r for r in rows if (r.schema.lower(), r.table.lower())
+                                        == (info.schema.lower(), info.name.lower())]
+        # else a table gone outside provsql_dp (another schema's may have its name): by that name
+        return mine or orphan_rows(self.catalog, rows, table)
 
     def _find(self, rows: list, table: list[str], column: str):
         for r in self._on(rows, table):

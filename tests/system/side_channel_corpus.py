@@ -35,12 +35,16 @@ routes (histograms, ranges, COUNT RANGES, COUNT CUMULATIVE, EXPLAIN PRIVACY).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
+import os
+import pickle
 import re
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
@@ -478,9 +482,11 @@ class Harness:
     """Runs statements as fresh analysts on the base database and every plant, on ``workers``
     child processes (each holds all the databases); a run longer than ``timeout`` seconds is
     recorded as a ``Timeout`` outcome and its worker replaced. Outcomes are cached per
-    statement."""
+    statement; with ``shared`` (a directory of this test run, e.g. beside the workers' pytest
+    temporary directories), also in files there, which the other test processes of the run read
+    instead of running the statement again."""
 
-    def __init__(self, workers: int = 2, timeout: float = TIMEOUT):
+    def __init__(self, workers: int = 2, timeout: float = TIMEOUT, shared: Path | None = None):
         import multiprocessing as mp
 
         self.ctx = mp.get_context("spawn")
@@ -488,6 +494,28 @@ class Harness:
         self.workers = [_Worker(self.ctx) for _ in range(workers)]
         self.cache: dict[str, dict[str, Outcome]] = {}
         self._users = itertools.count()
+        self.shared = shared
+        if shared is not None:
+            shared.mkdir(parents=True, exist_ok=True)
+
+    def _shared_file(self, sql: str) -> Path:
+        return self.shared / f"{hashlib.sha256(sql.encode()).hexdigest()}.pickle"
+
+    def _load(self, sql: str) -> None:
+        """Adds the outcomes another process of the run stored for ``sql`` to the cache."""
+        try:
+            stored = pickle.loads(self._shared_file(sql).read_bytes())
+        except FileNotFoundError:
+            return
+        entry = self.cache.setdefault(sql, {})
+        for db, o in stored.items():
+            entry.setdefault(db, o)
+
+    def _store(self, sql: str) -> None:
+        path = self._shared_file(sql)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(self.cache[sql]))
+        os.replace(tmp, path)  # whole or absent for a reader
 
     def close(self) -> None:
         for w in self.workers:
@@ -502,6 +530,8 @@ class Harness:
 
         if dbs is None:
             dbs = ("base",) + plants_for(sql)
+        if self.shared is not None and not all(d in self.cache.get(sql, {}) for d in dbs):
+            self._load(sql)
         if sql in self.cache and all(d in self.cache[sql] for d in dbs):
             return {d: self.cache[sql][d] for d in dbs}
         user = f"analyst_{next(self._users)}"
@@ -544,6 +574,8 @@ class Harness:
                     w.kill()
                     timed_out = True
         self.cache.setdefault(sql, {}).update(out)
+        if self.shared is not None:
+            self._store(sql)
         return out
 
 

@@ -1,32 +1,8 @@
-"""The side-channel rule (DESIGN §8, issue "No side channels"), as neighbour-pair properties.
-
-Once the planner accepts a private statement, the outcome an analyst observes — answer or error,
-which error class and its exact text, the ε charged, the shape of the result — is a function of
-the statement, the schema, the declarations and the budget only; the data reaches the analyst
-only through the noisy output. So for every analyst statement and every pair of databases that
-differ in ONE protected participant (the base database and a *plant*: one more person, or one
-person changed, holding a canary string and extreme values — see ``side_channel_corpus``):
-
-* the outcome class is the same (an answer on both, or the same exception class on both);
-* an error's text is the same, character for character;
-* the ε charged is the same (read from the analyst's own ledger before and after);
-* an answer has the same columns, the same number of rows, the same non-noisy cells (group keys,
-  range labels) and the same kind of released values (finite number / NaN / inf / NULL);
-* nothing the analyst sees (error text, column names, group keys) contains a protected value —
-  the canary, a planted number or date, or a base person's name, salary or birth date — unless
-  the statement itself spells it;
-* only provsql_dp's PEP 249 errors (:class:`provsql_dp.Error`) escape ``execute``;
-* a statement finishes within ``side_channel_corpus.TIMEOUT`` seconds on six people.
-
-Each statement runs on the base database and on every plant that makes a column it reads
-extreme (plants such as "max", "zero", "null" or "changed" touch every column; "nan", "long",
-"fardate" only their own). A refusal at plan time that is identical on both databases passes; so does an answer on both,
-whatever its noisy values. Noise is seeded from Python (``con._rng``) for reproducibility, but
-values are never compared.
-
-Statements run in worker processes that hold the databases (``side_channel_corpus.Harness``), as
-fresh analyst connections (``role="analyst"``) each with a user of its own whose budget the
-curator has just set, so every run starts from the same budget.
+"""The side-channel rule (DESIGN §8, issue "No side channels"), as neighbour-pair properties: the
+corpus's size, PEP 249 errors only, the analyst statement kinds, the issue's statements and
+random expression trees. The rule, its checks and the harness are in ``side_channel_checks``;
+the corpus's neighbour pairs are checked in ``test_side_channels_neighbours_<k>.py`` (split over
+files so that pytest-xdist's workers share them).
 """
 
 from __future__ import annotations
@@ -36,64 +12,12 @@ from functools import cache
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from side_channel_corpus import (
-    ANALYST_PUBLIC,
-    ANALYST_REFUSED,
-    PLANTS_BY_NAME,
-    REGRESSIONS,
-    Harness,
-    columns_of,
-    corpus,
-    differences,
-    leaks,
-    plants_for,
-    secrets_of,
-    seen_text,
-)
-
-CORPUS = corpus()
-_BROKEN = ("Timeout", "Crash", "Skipped")
-
-
-@pytest.fixture(scope="module")
-def harness():
-    h = Harness(workers=2)
-    yield h
-    h.close()
-
-
-def problems(sql: str, outcomes: dict) -> list[str]:
-    """Every way the outcomes of ``sql`` on the base and its neighbours break the rule."""
-    out = []
-    base = outcomes["base"]
-    for name, o in outcomes.items():
-        if o.kind == "Skipped":
-            continue  # another run of the statement timed out: reported there
-        if o.kind in _BROKEN or o.kind.startswith("HarnessError"):
-            out.append(f"{name}: {o.short()}")
-            continue
-        if not o.pep249:
-            out.append(f"{name}: {o.kind} escaped execute (not a provsql_dp.Error): {o.short()}")
-        # a planted value also seen on the base database is not the plant's (base values are
-        # checked on the base itself)
-        public = seen_text(base) if name != "base" and base.kind not in _BROKEN else ""
-        leaked = leaks(o, sql, secrets_of(name), public=public)
-        if leaked:
-            out.append(f"{name}: the analyst saw protected values {leaked}: {o.short()}")
-        if name != "base" and base.kind not in _BROKEN:
-            diff = differences(base, o)
-            if diff:
-                out.append(f"base vs {name} ({PLANTS_BY_NAME[name].what}): {'; '.join(diff)}\n"
-                           f"      base: {base.short()}\n      {name}: {o.short()}")
-    return out
-
-
-def _fail(sql: str, found: list[str]) -> None:
-    pytest.fail(f"side channel in\n    {sql}\n  " + "\n  ".join(found), pytrace=False)
-
+from side_channel_checks import CORPUS, fail_with, harness, problems  # noqa: F401 - harness: a fixture
+from side_channel_corpus import ANALYST_PUBLIC, ANALYST_REFUSED, REGRESSIONS, columns_of, plants_for
 
 # ----------------------------------------------------------------------------------------------
-# the corpus: every statement on the base database and each neighbour that triggers it
+# the corpus: its size, and no non-PEP 249 error on any database (its neighbour pairs are
+# checked in test_side_channels_neighbours_<k>.py)
 
 
 def test_the_corpus_is_large_and_varied():
@@ -105,17 +29,10 @@ def test_the_corpus_is_large_and_varied():
     assert all(plants_for(sql) for _, sql in CORPUS)
 
 
-@pytest.mark.parametrize("sql", [s for _, s in CORPUS],
-                         ids=[f"{c}-{k:03d}" for k, (c, _) in enumerate(CORPUS)])
-def test_neighbours_are_indistinguishable(harness, sql):
-    found = problems(sql, harness.run(sql))
-    if found:
-        _fail(sql, found)
-
-
 def test_only_pep249_errors_escape_execute(harness):
     """No exception outside provsql_dp's PEP 249 hierarchy escapes execute, for any corpus
-    statement on any database (outcomes are shared with the test above)."""
+    statement on any database (outcomes are shared with test_side_channels_neighbours_<k>.py,
+    across the run's test processes)."""
     escaped = []
     for _, sql in CORPUS:
         for name, o in harness.run(sql).items():
@@ -130,7 +47,7 @@ def test_analyst_statement_kinds_on_every_neighbour(harness, sql):
     """Issue 26: every analyst statement kind is compiled, never passed through. A read of
     protected rows or of a file is refused on every neighbour, nothing charged; a public read,
     DESCRIBE, SHOW, SUMMARIZE, EXPLAIN or PIVOT of public tables answers on every neighbour
-    (identically: checked with the corpus above)."""
+    (identically: they are corpus statements)."""
     want = "PrivacyError" if sql in ANALYST_REFUSED else "answer"
     for name, o in harness.run(sql).items():
         assert (o.kind, o.epsilon) == (want, 0), f"{name}: {o.short()}"
@@ -145,7 +62,7 @@ def test_issue_statements_have_a_data_independent_outcome(harness, what, sql, pl
     outcomes = harness.run(sql, dbs=("base",) + plants)
     found = problems(sql, outcomes)
     if found:
-        _fail(sql, found)
+        fail_with(sql, found)
     base = outcomes["base"]
     if base.kind == "answer":
         assert base.rows == 1 and base.kinds == (("number",),), base.short()
@@ -281,4 +198,4 @@ def test_random_expressions_on_neighbours(harness, data):
     sql = data.draw(statements(), label="statement")
     found = problems(sql, harness.run(sql))
     if found:
-        _fail(sql, found)
+        fail_with(sql, found)

@@ -8,7 +8,7 @@ branches have different types** (``UNION``/``UNION ALL``/``INTERSECT`` of a stri
 date and a timestamp, …), including the shape of the timing attack (``CASE WHEN <predicate> THEN
 <growing string> ELSE '' END``). Each statement runs as a fresh analyst on the base database and
 on every neighbour whose extreme values it reads (``side_channel_corpus``); the side-channel
-rule's checks of ``test_side_channels.problems`` apply (same outcome, message, ε, shape, no
+rule's checks of ``side_channel_checks.problems`` apply (same outcome, message, ε, shape, no
 canary), and so does **time**: a neighbour on which the statement is more than
 :data:`MAX_RATIO` times slower (or faster) than on the base fails — but only if it is so on each of
 :data:`ATTEMPTS` measurements, since the machine is shared (times below :data:`FLOOR` seconds count
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from side_channel_corpus import Harness, columns_of, plants_for
-from test_side_channels import _fail, problems
+from side_channel_checks import fail_with, problems
 
 MAX_RATIO = 5.0
 FLOOR = 0.05  # seconds: times below it compare as FLOOR
@@ -70,7 +70,7 @@ def check(harness: Harness, sql: str, dbs=None) -> dict:
     outcomes = harness.run(sql, dbs=dbs)
     found = problems(sql, outcomes) + timing_problems(harness, sql, outcomes)
     if found:
-        _fail(sql, found)
+        fail_with(sql, found)
     return outcomes
 
 

@@ -85,3 +85,18 @@ def test_where_the_planner_derives_none_the_stated_one_is_kept_with_the_reason(c
 def test_a_query_of_public_tables_keeps_the_default(con):
     scale, _, basis = _publish(con, "SELECT count(*) FROM pub")
     assert scale == pytest.approx(1.0) and basis == "1, the default (it reads no protected table)"
+
+
+def test_a_sum_whose_bounds_straddle_zero_hides_a_replaced_row(con):
+    """The stream's neighbour may replace one participant's rows of a step (Theorem 2: an
+    entity's data differ within δ steps), not only add or remove them: a SUM clamped to [-5, 10]
+    moves by 15, not by the add/remove 10 (h104 leftover 5)."""
+    con.execute("DROP BOUNDS ON visits (bounded); SET BOUNDS ON visits (bounded) BETWEEN -5 AND 10")
+    scale, _, basis = _publish(con, "SELECT sum(bounded) FROM visits WHERE day = 1")
+    assert scale == pytest.approx(15.0)
+    assert basis == ("15, derived (SUM clamped to [-5, 10], at most 1 row per participant, which "
+                     "the stream's neighbour may replace: 1 × (10 − (-5)))")
+    before = _spent(con)
+    with pytest.raises(PrivacyError, match=r"SENSITIVITY 10 is below .* 15 \(SUM clamped"):
+        _publish(con, "SELECT sum(bounded) FROM visits WHERE day = 2", sensitivity=10, step=2)
+    assert _spent(con) == before

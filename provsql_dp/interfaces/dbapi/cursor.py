@@ -54,6 +54,7 @@ from ...sql.suggest import with_hint
 from . import frames as _frames
 from .engines import refresh_attached, refuse_mirrored
 from .interval_columns import coverage_of, option_coverage, with_interval_columns
+from .one_thread import FETCHING
 from .parameters import bind, number_qmarks
 from .privacy_statements import execute_privacy_statement
 from .python_scope import caller_frame, run_in_scope, scope_frames
@@ -477,6 +478,8 @@ class Cursor:
 
     def _check_result(self) -> None:
         self._check()
+        if self.connection._thread.busy_elsewhere():  # a result being replaced (.one_thread)
+            raise ProgrammingError(FETCHING)
         if self.description is None:
             raise ProgrammingError("the last statement produced no result set to fetch")
 

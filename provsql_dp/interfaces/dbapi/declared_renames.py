@@ -27,6 +27,7 @@ from sqlglot.errors import ParseError, TokenError
 from ...errors import DeclarationError
 from ...sql import dialect as d
 from .declared_columns import alter_action, refuse_declared_column_change
+from .declared_drops import refuse_orphan_name
 
 __all__ = ["refuse_protected_rename"]
 
@@ -48,16 +49,21 @@ def refuse_protected_rename(con, stmt: str) -> None:
         tree = d.parse_one(stmt)
     except (ParseError, TokenError):
         return  # not ours to judge: DuckDB refuses it or runs what it understood
-    if not isinstance(tree, exp.Alter) or (tree.args.get("kind") or "").upper() != "TABLE":
+    if not isinstance(tree, exp.Alter) or (tree.args.get("kind") or "").upper() not in (
+            "TABLE", "VIEW"):
         return
     renames = [a for a in tree.args.get("actions") or () if isinstance(a, exp.AlterRename)]
     if not renames or not isinstance(tree.this, exp.Table):
         return
     cat = con._catalog
     info = cat.find_table([p.name for p in tree.this.parts])
-    if info is None or cat.protection(info.schema, info.name) is None:
-        return
     new = renames[0].this.name if isinstance(renames[0].this, exp.Table) else "the new name"
+    if info is None:
+        return
+    if cat.protection(info.schema, info.name) is None:
+        if isinstance(renames[0].this, exp.Table):  # an orphan's name: its declarations
+            refuse_orphan_name(con, f"rename {info.name!r} to", info.schema, new)
+        return
     raise DeclarationError(
         f"cannot rename the protected table {info.name!r}: its declarations name it, and under "
         f"{new!r} its rows would be a public table any analyst reads. UNPROTECT TABLE "

@@ -13,6 +13,16 @@ The same thread may enter again (a statement run from inside another); ``con.can
 statement and works from any thread. Open one connection per thread (``provsql_dp.connect``), as
 the explorer's and the wire server's sessions do.
 
+A fetch (``fetchone``, ``fetchmany``, ``fetchall``, ``fetchdf``, ``fetch_arrow_table``,
+``fetchnumpy``) reads only its cursor's result, made whole when its statement ended (tuples, or
+Arrow converted on a private in-memory DuckDB): it touches neither the connection's DuckDB nor
+its catalog, ledger or cancel token. But a statement run on the same cursor replaces that result
+field by field (description, rows, position, then the release's privacy information), so a fetch
+meanwhile from another thread could read a torn result — the new description over the old rows,
+a DataFrame without its interval columns. So a fetch is refused too while another thread's
+statement runs on the connection (:data:`FETCHING`), as statements are; it moves nothing, and
+fetches the same rows once that statement ended.
+
 >>> guard = StatementThread()
 >>> with guard.entered():
 ...     with guard.entered():  # the same thread, nested
@@ -33,13 +43,20 @@ from contextlib import contextmanager
 
 from ...errors import ProgrammingError
 
-__all__ = ["StatementThread", "SHARED"]
+__all__ = ["StatementThread", "SHARED", "FETCHING"]
 
 #: the refusal's text
 SHARED = ("this connection is running a statement in another thread: a provsql_dp connection "
           "serves one thread at a time (provsql_dp.threadsafety = 1: threads may share the module, "
           "not connections); open a connection per thread with provsql_dp.connect, or wait for "
           "the other statement to end. Nothing was run or charged")
+
+#: a fetch's refusal
+FETCHING = ("this connection is running a statement in another thread, which may be replacing "
+            "this cursor's result: a provsql_dp connection serves one thread at a time "
+            "(provsql_dp.threadsafety = 1); fetch in the thread that ran the statement, or once "
+            "the other statement ends, and open a connection per thread with provsql_dp.connect. "
+            "Nothing was fetched")
 
 
 class StatementThread:

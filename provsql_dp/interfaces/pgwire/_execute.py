@@ -36,7 +36,7 @@ import duckdb
 
 from ..._duckdb_errors import translate
 from ...errors import Error, NotSupportedError, ProgrammingError
-from ..dbapi.audit_failures import audit_failure
+from ..dbapi.audit_failures import audit_failure, audit_refusal
 from ..dbapi.interval_columns import coverage_of
 from ...privacy.limits import check_statement
 from ._catalog import is_catalog_query, names_the_catalog
@@ -262,8 +262,10 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     if m := _SAVEPOINT.match(stmt):
         word = m[1].split()[0].upper()
         if word == "ROLLBACK" and session.con.role == "curator":
-            raise NotSupportedError("DuckDB has no savepoints: ROLLBACK TO SAVEPOINT cannot undo part of "
-                                    "a transaction; ROLLBACK the whole transaction instead")
+            e = NotSupportedError("DuckDB has no savepoints: ROLLBACK TO SAVEPOINT cannot undo part "
+                                  "of a transaction; ROLLBACK the whole transaction instead")
+            audit_refusal(session.con, stmt, e)  # a refusal, as every other: in the audit log
+            raise e
         return Outcome(word)  # nothing to undo for an analyst, who can change nothing
     if _TX.match(stmt):
         return _transaction(session, stmt)

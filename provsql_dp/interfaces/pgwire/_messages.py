@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import struct
 
+from ...errors import InterfaceError
+
 __all__ = ["Reader", "ProtocolViolation", "message", "ready", "command_complete", "error_response", "notice_response",
            "row_description", "data_row", "parameter_status", "auth", "backend_key",
-           "parameter_description", "SSL_REQUEST", "CANCEL_REQUEST", "GSS_REQUEST", "PROTOCOL_3"]
+           "parameter_description", "check_formats", "SSL_REQUEST", "CANCEL_REQUEST", "GSS_REQUEST", "PROTOCOL_3"]
 
 SSL_REQUEST = 80877103
 CANCEL_REQUEST = 80877102
@@ -169,3 +171,22 @@ def read_message(sock) -> tuple[bytes, bytes]:
     if not 4 <= length <= MAX_MESSAGE:
         raise ProtocolViolation(f"invalid message length {length}")
     return head[:1], read_exact(sock, length - 4)
+
+
+def check_formats(codes: list[int], n: int | None, what: str) -> None:
+    """Refuse a Bind's format codes other than 0 (text) and 1 (binary), or a count of them other
+    than none, one for all, or one for each of the ``n`` values (``n`` None: the columns', not
+    yet known).
+
+    >>> check_formats([0, 1], 2, "parameter")
+    >>> check_formats([2], 1, "parameter")
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.InterfaceError: parameter format code 2 is neither 0 (text) nor 1 (binary)
+    """
+    bad = [c for c in codes if c not in (0, 1)]
+    if bad:
+        raise InterfaceError(f"{what} format code {bad[0]} is neither 0 (text) nor 1 (binary)")
+    if n is not None and len(codes) not in (0, 1, n):
+        raise InterfaceError(f"{len(codes)} {what} format codes for {n} values: send none (all "
+                             "text), one (for all) or one for each")

@@ -9,7 +9,11 @@ Extended query protocol: Parse stores a statement, Bind makes a portal with its 
 (text or binary, by the client's type OIDs), Describe of a portal runs it (its columns are known
 only then) and Execute sends its rows (``max_rows`` honoured with PortalSuspended); after an
 error every message up to Sync is skipped, as PostgreSQL does. Describe of a statement answers
-the parameter types and NoData (columns are known once the statement runs).
+the parameter types and NoData (columns are known once the statement runs). A message refused
+before any statement runs — an unknown prepared statement or portal, a Parse of several statements
+(which leaves no statement under its name), a parameter of the wrong count, type or format code —
+is in the audit log as every refusal is, with the session's user, role and client
+(:func:`..dbapi.audit_failures.audit_refusal`); a statement's own refusal its path logs.
 
 A session never ends without a word while the client still listens: a sign-in that stalls past
 ``SIGN_IN_SECONDS`` and a connection the server cannot open for the account (an ``OSError``
@@ -28,6 +32,7 @@ import struct
 import threading
 
 from ...errors import Error, InterfaceError
+from ..dbapi.audit_failures import audit_refusal
 from ..dbapi.statements import split_statements
 from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
@@ -88,6 +93,8 @@ class Session:
         self.catalog_cursor = None  # the schema replica's connection of a catalog query under way
         self._cancelled = False
         self._timed_out = False
+        self._runs = 0  # statements run: a message's error with none run is the message's refusal
+        self._about = ""  # what the message under way names (its statement's text, or its name)
 
     # ------------------------------------------------------------------ output
     def send(self, data: bytes) -> None:
@@ -288,6 +295,7 @@ class Session:
                 continue
             if skipping:
                 continue
+            runs, self._about = self._runs, f"(wire message {kind.decode(errors='replace')!r})"
             try:
                 handler = {b"P": self._parse, b"B": self._bind, b"D": self._describe,
                            b"E": self._execute, b"C": self._close}.get(kind)
@@ -295,6 +303,8 @@ class Session:
                     raise InterfaceError(f"unsupported message type {kind!r}")
                 handler(m.Reader(body))
             except Exception as e:  # noqa: BLE001 - reported to the client, the session goes on
+                if self._runs == runs:  # the message's refusal (a statement's, its path logs)
+                    audit_refusal(self.con, self._about, e)
                 self.error(e)
                 skipping = True
 
@@ -308,6 +318,7 @@ class Session:
     def _run(self, stmt: str, params=None):
         """Run one statement with cancel and disconnect watching."""
         self._cancelled = self._timed_out = False
+        self._runs += 1
         engine = self.server.engine
         with engine.running(self.role, self.user, self.con, self.statement_timeout, stmt) as entry:
             self._running = entry
@@ -371,6 +382,7 @@ class Session:
         try:
             stmts = split_statements(sql, self._kept_tokens())
         except Error as e:
+            audit_refusal(self.con, sql, e)
             self.error(e)
             return
         if not stmts:
@@ -392,6 +404,8 @@ class Session:
     # ------------------------------------------------------------------ extended query
     def _parse(self, r: m.Reader) -> None:
         name, sql = r.cstring(), r.cstring()
+        self.statements.pop(name, None)  # refused, it leaves none: a Bind never finds an old one
+        self._about = sql
         n = r.int16()
         oids = [r.int32() for _ in range(n)]
         stmts = split_statements(sql, self._kept_tokens())
@@ -402,21 +416,26 @@ class Session:
 
     def _bind(self, r: m.Reader) -> None:
         portal, name = r.cstring(), r.cstring()
-        if name not in self.statements:
-            raise InterfaceError(f"prepared statement {name!r} does not exist")
-        sql, oids = self.statements[name]
+        sql, oids = self._statement(name, "Bind")
         fmts = [r.int16() for _ in range(r.int16())]
+        n = r.int16()
+        m.check_formats(fmts, n, "parameter")
+        if n and _placeholders(sql) not in (0, n):
+            raise InterfaceError(f"Bind gives {n} parameter(s) and the statement takes "
+                                 f"{_placeholders(sql)} ($1 …): bind one value for each")
         values = []
-        for i in range(r.int16()):
+        for i in range(n):
             n = r.int32()
             data = None if n < 0 else r.bytes(n)
             fmt = fmts[i] if len(fmts) > 1 else (fmts[0] if fmts else 0)
             oid = oids[i] if i < len(oids) else 0
             try:
                 values.append(decode_param(oid, data, fmt))
-            except (ValueError, struct.error, UnicodeDecodeError) as e:
+            except (ValueError, struct.error, UnicodeDecodeError, KeyError, IndexError,
+                    OverflowError) as e:  # malformed bytes (a 3-byte int4: KeyError)
                 raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
         result_fmts = [r.int16() for _ in range(r.int16())]
+        m.check_formats(result_fmts, None, "result")
         old = self.portals.get(portal)
         if old is not None and old.outcome is not None:
             old.outcome.close()
@@ -435,16 +454,12 @@ class Session:
     def _describe(self, r: m.Reader) -> None:
         kind, name = r.bytes(1), r.cstring()
         if kind == b"S":
-            if name not in self.statements:
-                raise InterfaceError(f"prepared statement {name!r} does not exist")
-            sql, oids = self.statements[name]
+            sql, oids = self._statement(name, "Describe")
             n = max(_placeholders(sql), len(oids))
             self.send(m.parameter_description([(oids[i] if i < len(oids) and oids[i] else 25) for i in range(n)]))
             self.send(m.message(b"n"))  # NoData: the columns are known when it runs
             return
-        portal = self.portals.get(name)
-        if portal is None:
-            raise InterfaceError(f"portal {name!r} does not exist")
+        portal = self._portal(name, "Describe")
         self._ensure_run(portal)
         if portal.outcome is None or portal.outcome.columns is None:
             self.send(m.message(b"n"))
@@ -453,9 +468,7 @@ class Session:
 
     def _execute(self, r: m.Reader) -> None:
         name, max_rows = r.cstring(), r.int32()
-        portal = self.portals.get(name)
-        if portal is None:
-            raise InterfaceError(f"portal {name!r} does not exist")
+        portal = self._portal(name, "Execute")
         self._ensure_run(portal)
         out = portal.outcome
         if out is None:
@@ -469,6 +482,21 @@ class Session:
             self.send(m.command_complete(f"SELECT {portal.sent}"))
             return
         self.send(m.command_complete(out.tag))
+
+    def _statement(self, name: str, what: str) -> tuple[str, list[int]]:
+        if name not in self.statements:
+            self._about = f"({what} of the prepared statement {name!r})"
+            raise InterfaceError(f"prepared statement {name!r} does not exist (a Parse refused "
+                                 "leaves none under its name): Parse it first")
+        self._about = self.statements[name][0]
+        return self.statements[name]
+
+    def _portal(self, name: str, what: str) -> _Portal:
+        if name not in self.portals:
+            self._about = f"({what} of the portal {name!r})"
+            raise InterfaceError(f"portal {name!r} does not exist: Bind it first")
+        self._about = self.portals[name].sql
+        return self.portals[name]
 
     def _close(self, r: m.Reader) -> None:
         kind, name = r.bytes(1), r.cstring()

@@ -369,8 +369,10 @@ class Publisher:
         epsilon : float, str or Fraction
             ``ε_t`` for this release.
         sensitivity : float
-            The statistic's sensitivity under the standard neighbourhood *at one step* (1 for a
-            count of rows of that step).
+            The statistic's sensitivity to one entity's data *at one step* added, removed or
+            replaced (1 for a count of rows of that step, one row per entity; ``hi − lo`` for a
+            sum of one value clamped to ``[lo, hi]`` with ``lo ≤ 0 ≤ hi``). The statistic reads
+            that step's data only (Theorem 2's premise).
         params : sequence, optional
             Parameters of the SQL query.
         rng : numpy.random.Generator, optional

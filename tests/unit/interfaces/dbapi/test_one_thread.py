@@ -13,9 +13,9 @@ from provsql_dp.errors import ProgrammingError
 from provsql_dp.interfaces.dbapi import cursor as cursor_module
 
 
-def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch):
-    con = provsql_dp.connect()
-    con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2)")
+def _hold_the_first_thread(monkeypatch):
+    """``(inside, release)``: this thread's next statement sets ``inside`` once under way, then
+    waits for ``release``."""
     inside, release = threading.Event(), threading.Event()
     checked = cursor_module.check_statement
     first = threading.get_ident()
@@ -27,6 +27,13 @@ def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch)
         return checked(connection, sql)
 
     monkeypatch.setattr(cursor_module, "check_statement", hold)
+    return inside, release
+
+
+def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch):
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE t(x INT); INSERT INTO t VALUES (1), (2)")
+    inside, release = _hold_the_first_thread(monkeypatch)
     seen = {}
 
     def second():
@@ -59,3 +66,39 @@ def test_a_second_threads_statement_is_refused_while_the_first_runs(monkeypatch)
     assert out == [[(2,)]]
     assert not con._thread.busy_elsewhere()
 
+
+
+def test_a_second_threads_fetch_is_refused_while_the_first_runs(monkeypatch):
+    """A fetch reads its cursor's result, which a statement run on that cursor replaces field by
+    field: refused while another thread's statement runs (h104 leftover 4); it moves nothing."""
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE t(x INT); INSERT INTO t SELECT * FROM range(5)")
+    other = con.cursor().execute("SELECT x FROM t ORDER BY x")  # a result made before
+    inside, release = _hold_the_first_thread(monkeypatch)
+    seen = {}
+
+    def second():
+        inside.wait(10)
+        for name in ("fetchone", "fetchmany", "fetchall", "fetchdf", "fetch_arrow_table"):
+            try:
+                getattr(other, name)()
+                seen[name] = "fetched"
+            except ProgrammingError as e:
+                seen[name] = str(e)
+        release.set()
+
+    th = threading.Thread(target=second)
+    th.start()
+    assert other.execute("SELECT COUNT(*) FROM t").fetchall() == [(5,)]  # the same cursor
+    th.join()
+    assert set(seen) == {"fetchone", "fetchmany", "fetchall", "fetchdf", "fetch_arrow_table"}
+    for text in seen.values():
+        assert text.startswith("this connection is running a statement in another thread"), text
+        assert "threadsafety = 1" in text and "Nothing was fetched" in text
+    monkeypatch.undo()
+    cur = con.cursor().execute("SELECT x FROM t ORDER BY x")
+    out = []
+    th = threading.Thread(target=lambda: out.append(cur.fetchall()))  # none runs: fetched
+    th.start()
+    th.join()
+    assert out == [[(0,), (1,), (2,), (3,), (4,)]]
