@@ -235,6 +235,23 @@ def test_a_copy_of_protected_rows_into_a_public_table_is_refused(copy):
     assert con._duck.execute("SELECT * FROM pub").fetchall() == []
 
 
+@pytest.mark.parametrize("copy", [
+    "CREATE TABLE copy AS SELECT * FROM rows_of_people()",
+    "INSERT INTO pub SELECT count_people(), 'n'",
+    "CREATE TABLE copy AS SELECT * FROM query_table('people')",
+    "CREATE TABLE copy AS SELECT * FROM query('SELECT * FROM pv')",
+])
+def test_a_copy_through_a_macro_or_a_table_function_is_refused(copy):
+    con = _with_people()
+    con.execute("CREATE MACRO rows_of_people() AS TABLE SELECT * FROM people")
+    con.execute("CREATE MACRO count_people() AS (SELECT COUNT(*) FROM pv)")
+    con.execute("CREATE MACRO harmless(a) AS a + 1")
+    with pytest.raises(provsql_dp.errors.DeclarationError, match="WITH NO DATA"):
+        con.execute(copy)
+    assert con._duck.execute("SELECT * FROM pub").fetchall() == []
+    con.execute("INSERT INTO pub SELECT harmless(1), 'n' FROM range(2)")
+
+
 def test_the_way_out_and_what_stays_allowed():
     con = _with_people()
     con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")  # the way out

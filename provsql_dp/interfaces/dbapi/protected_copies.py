@@ -5,14 +5,17 @@ protected rows, without a word (red team h103attack, finding 5); so did ``INSERT
 FROM people``, ``UPDATE pub SET x = (SELECT COUNT(*) FROM people)`` (an exact statistic, released
 without noise) and any of them through a view over a protected table. Such a statement — ``CREATE
 TABLE … AS``, ``INSERT``, ``UPDATE``, ``MERGE``, ``DELETE`` (the rows it leaves tell which it
-matched) writing a table that is not protected, and reading
-a protected table or a view that reads one — is refused before it runs, naming the way out:
-create the table empty (``CREATE TABLE copy AS SELECT … WITH NO DATA``), protect it, then copy the
-rows in. So is ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's labels are shown to
-analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is the curator's connection's own (no analyst's session sees it), and a
-write into a protected table keeps the rows protected: both pass. Names are resolved by scope (a
-CTE of the same name is not the table). A statement sqlglot cannot read passes unread, as does
-anything run outside provsql_dp.
+matched) writing a table that is not protected, and reading a protected table — is refused before
+it runs, naming the way out: create the table empty (``CREATE TABLE copy AS SELECT … WITH NO
+DATA``), protect it, then copy the rows in. A read through a view, a macro (``CREATE MACRO m() AS
+TABLE SELECT * FROM people``) or a table function's string (``query_table('people')``,
+``query('SELECT …')``) counts. So does ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's
+labels are shown to analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is
+the curator's connection's own (no analyst's session sees it), and a write into a protected table
+keeps the rows protected: both pass. Names are resolved by scope (a CTE of the same name is not
+the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
+any name among its tokens is a protected table, a view or a macro that reads one. Anything run
+outside provsql_dp is out of reach here.
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -63,14 +66,15 @@ def refuse_protected_copy(con, stmt: str) -> None:
     target = _target(tree)
     if target is None:
         return
-    if all(t is target for t in tree.find_all(exp.Table)):
-        return  # reads no table: no catalog read
+    if all(t is target for t in tree.find_all(exp.Table)) and not any(
+            isinstance(f, exp.Anonymous) for f in tree.find_all(exp.Func)):
+        return  # reads no table (nor calls a function that may be a macro): no catalog read
     cat = con._catalog
     info = cat.find_table([p.name for p in target.parts])
     if info is not None and cat.protection(info.schema, info.name) is not None:
         return  # into a protected table: the rows stay protected
     with cat.snapshot():
-        source = _protected_source(cat, tree, target, 0)
+        source = _protected_source(cat, tree, target, 0, _macros(con))
     if source is not None:
         name = target.name
         raise DeclarationError(
@@ -85,13 +89,22 @@ _WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|
 
 
 def _may_name_protected(con, stmt: str) -> bool:
-    """Whether the text holds the name of a protected table or of a view (which may read one):
+    """Whether the text holds the name of a protected table, a view or a macro (which may read one):
     a statement that holds none is not parsed (an INSERT of a million literal rows would take
     seconds to)."""
     lower = stmt.lower()
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
-    return any(n.lower() in lower for n in [*(p.table for p in con._catalog.list_protected()),
-                                            *(v[0] for v in views)])
+    if any(n.lower() in lower for n in [*(p.table for p in con._catalog.list_protected()),
+                                         *(v[0] for v in views)]):
+        return True
+    return any(n in lower for n in _macros(con))  # last: duckdb_functions() costs ~30 ms
+
+
+def _macros(con) -> dict[str, str]:
+    """The database's macros (scalar and table): lower-case name → definition."""
+    return {n.lower(): m for n, m in con._duck.execute(
+        "SELECT function_name, macro_definition FROM duckdb_functions() WHERE function_type IN "
+        "('macro', 'table_macro') AND NOT internal").fetchall() if m is not None}
 
 
 def _refuse_unread(con, stmt: str) -> None:
@@ -122,11 +135,11 @@ def _refuse_unread(con, stmt: str) -> None:
     written = cat.find_table([t.text for t in toks[at:end:2]]) if name else None
     if written is not None and cat.protection(written.schema, written.name) is not None:
         return
-    source = None
+    source, macros = None, _macros(con)
     with cat.snapshot():
         for n in dict.fromkeys(names):  # each name, as if read
             read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
-            source = source or _protected_source(cat, read, None, 0)
+            source = source or _protected_source(cat, read, None, 0, macros)
     if source is not None:
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
@@ -148,7 +161,7 @@ def _refuse_enum_of_rows(con, stmt: str) -> None:
     cat = con._catalog
     with cat.snapshot():
         source = "a query that could not be read" if query is None else \
-            _protected_source(cat, query, None, 0)
+            _protected_source(cat, query, None, 0, _macros(con))
     if source is not None:
         raise DeclarationError(
             f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
@@ -175,8 +188,22 @@ def _target(tree: exp.Expression) -> exp.Table | None:
     return target if isinstance(target, exp.Table) else None
 
 
-def _protected_source(cat, tree: exp.Expression, target, depth: int) -> str | None:
-    """The name of a protected table ``tree`` reads (through views), or None."""
+def _protected_source(cat, tree: exp.Expression, target, depth: int,
+                      macros: dict[str, str] | None = None) -> str | None:
+    """The name of a protected table ``tree`` reads (through views and macros, or named in a
+    string a table function reads, ``query_table('people')``), or None."""
+    macros = macros or {}
+    for f in tree.find_all(exp.Func):
+        name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
+        if name in macros:
+            found = (name if depth >= _VIEW_DEPTH else
+                     _in_text(cat, macros[name], depth, macros))
+            if found is not None:
+                return f"{found} (through the macro {name})"
+        elif isinstance(f.parent, exp.Table) and f.parent.this is f:
+            for lit in f.find_all(exp.Literal):
+                if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False):
+                    return f"{lit.this!r} (read by {f.sql(dialect='duckdb')[:60]})"
     for t in tree.find_all(exp.Table):
         if t is target or not isinstance(t.this, exp.Identifier):
             continue
@@ -197,7 +224,21 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int) -> str | No
                 return info.name
             if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
                 body = body.args.get("expression") or exp.Select()
-            found = _protected_source(cat, body, None, depth + 1)
+            found = _protected_source(cat, body, None, depth + 1, macros)
             if found is not None:
                 return f"{found} (through the view {info.name})"
     return None
+
+
+def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = True):
+    """What :func:`_protected_source` finds in ``text``: a query or expression (a macro's
+    definition, a string ``query(…)`` runs), or a table's name (``query_table``'s string)."""
+    try:
+        tree = d.parse_one(text)
+    except Exception:  # noqa: BLE001 - not read: any name in it counts
+        tree = None
+    if tree is None or not query and isinstance(tree, exp.Column):
+        parts = [p.strip('"') for p in text.split(".")]
+        tree = exp.select("*").from_(exp.Table(this=exp.to_identifier(parts[-1]), db=(
+            exp.to_identifier(parts[-2]) if len(parts) > 1 else None)))
+    return _protected_source(cat, tree, None, depth + 1, macros)
