@@ -433,9 +433,8 @@ class Catalog:
         parts = [table] if isinstance(table, str) else list(table)
         info = self.find_table(parts)
         if info is None:
-            raise DeclarationError(
-                f"cannot protect {'.'.join(parts)!r}: no such table. Create it first, then PROTECT it."
-            )
+            raise DeclarationError(f"cannot protect {'.'.join(parts)!r}: no such table. Create "
+                                   "it first, then PROTECT it.")
         if info.frame:
             raise DeclarationError(
                 f"cannot protect {info.name!r}: it is a registered DataFrame (public, for this "
@@ -444,16 +443,14 @@ class Catalog:
         if info.view_sql is not None:
             raise DeclarationError(
                 f"cannot protect view {info.name!r}: protect the base tables it reads instead "
-                "(queries over the view are then tracked through it)"
-            )
+                "(queries over the view are then tracked through it)")
         if info.schema == SCHEMA:
             raise DeclarationError("the provsql_dp catalog tables cannot be protected")
         existing = self.protection(info.schema, info.name)
         if existing is not None:
             raise DeclarationError(
                 f"table {info.name!r} is already protected ({existing.describe()}); "
-                f"run UNPROTECT TABLE {info.name} first to change the declaration"
-            )
+                f"run UNPROTECT TABLE {info.name} first to change the declaration")
         refuse_enum_columns(self.con, SCHEMA, info)  # labels loaded from the data (sql.enum_labels)
         if references is not None:
             dom, by_cols, ref = declare_reference(self, info, by, domain, *references)
