@@ -34,6 +34,7 @@ from . import _catalog_kept
 from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
 from ._orphan_declarations import orphan_protection
+from ._shadowed import shadowed_builtins
 from .enum_labels import refuse_enum_columns
 from .foreign_owners import declare_reference, refuse_collated_owners
 from .plan import Slot
@@ -394,11 +395,7 @@ class Catalog:
         >>> cat.shadowed_builtins()
         ['lower']
         """
-        return list(self._cached(("shadowed builtins",), lambda: sorted({
-            r[0].lower() for r in self.con.execute(
-                "SELECT function_name FROM duckdb_functions() WHERE NOT internal AND "
-                "lower(function_name) IN (SELECT lower(function_name) FROM duckdb_functions() "
-                "WHERE internal)").fetchall()})))
+        return list(self._cached(("shadowed builtins",), lambda: shadowed_builtins(self.con)))
 
     # ------------------------------------------------------------------ declarations
     def list_protected(self) -> list[Protection]:
