@@ -299,7 +299,8 @@ class Catalog:
         # the same table by another qualification filters the same rows)
         rows = self._cached(("columns", name.lower()), lambda: self.con.execute(
             """SELECT database_name, schema_name, table_name,
-                      list(column_name ORDER BY column_index), list(data_type ORDER BY column_index)
+                      list(column_name ORDER BY column_index ASC),
+                      list(data_type ORDER BY column_index ASC)
                  FROM duckdb_columns()
                 WHERE lower(table_name) = lower(?)
                 GROUP BY ALL""",

@@ -192,7 +192,7 @@ def _open_recorded(con, backend) -> None:
         if path is not None:
             columns = [r[0] for r in con._duck.execute(
                 "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND "
-                "table_name = ? ORDER BY column_index", [name]).fetchall()]
+                "table_name = ? ORDER BY column_index ASC", [name]).fetchall()]
             backend.open_snapshot(name, path, columns)
             if con.role == "analyst" and name.lower() in getattr(backend, "_gone", {}):
                 # an analyst gets no path (the curator's message names it)

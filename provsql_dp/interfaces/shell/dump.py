@@ -66,7 +66,7 @@ def _literal_sql(column: str, dtype: str) -> str:
 def _types(duck, schema: str, table: str) -> list[tuple[str, str]]:
     return duck.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? "
                         "AND table_name = ? AND database_name = current_database() "
-                        "ORDER BY column_index", [schema, table]).fetchall()
+                        "ORDER BY column_index ASC", [schema, table]).fetchall()
 
 
 def _rows(duck, schema: str, table: str, types: list[tuple[str, str]], target: str,

@@ -165,7 +165,7 @@ def _describe_table(catalog: Catalog, table: exp.Table) -> Compiled:
                   column_default
              FROM duckdb_columns()
             WHERE database_name = ? AND schema_name = ? AND table_name = ?
-            ORDER BY column_index""",
+            ORDER BY column_index ASC""",
         [info.catalog, info.schema, info.name]).fetchall()
     out = [(n, t, "NO" if n in primary else null,
             "PRI" if n in primary else ("UNI" if n in unique else None), default, None)
