@@ -72,7 +72,8 @@ def test_a_change_committed_in_a_transaction_elsewhere_is_seen(tmp_path):
         a.execute(COUNT)
     b.execute("BEGIN")
     b._duck.execute("DROP TABLE p")  # behind provsql_dp's back (through it: refused, declared)
-    b.execute("CREATE TABLE p(id INT, owner INT, x DOUBLE)")  # the key is gone
+    b._duck.execute("CREATE TABLE p(id INT, owner INT, x DOUBLE)")  # the key is gone (through
+    # provsql_dp: refused, it would take the dropped table's declarations)
     b.execute("INSERT INTO p SELECT range % 10, range % 10, range FROM range(200)")
     a.execute(COUNT)  # not committed yet: a still reads the old table, with its key
     assert a.privacy.mechanism == "laplace"
