@@ -34,8 +34,9 @@ def _con(later=()):
         con.execute(s)
     for s in later:
         if s.startswith(("DROP", "CREATE VIEW")):  # refused through provsql_dp (declared_drops,
-            con._duck.execute(s)  # an orphan's name): its own client can still, and the read
-            # refuses the view in its place
+            # and a view under the dropped source's name): its own client can still, and the
+            # read refuses the view in its place
+            con._duck.execute(s)
         else:
             con.execute(s)
     con._catalog.changed()
