@@ -44,3 +44,16 @@ def test_statements_reading_no_table_pass(con, stmt, monkeypatch):
     protected_copies.refuse_protected_copy(con, stmt)
     # only a text naming a word a table is read through is parsed
     assert bool(parsed) == bool(protected_copies._READS.search(stmt))
+
+
+def test_a_macro_made_after_the_macros_were_read_is_seen(con):
+    """The macros are read once per connection (``duckdb_functions()`` costs ~15-30 ms) and
+    again after a statement through it that may change them."""
+    con.execute("CREATE TABLE src(a BIGINT); INSERT INTO src VALUES (1)")
+    con.execute("INSERT INTO pub SELECT a, 'x' FROM src")  # reads the macros: there are none
+    con.execute("CREATE MACRO all_people() AS TABLE SELECT id, d FROM people")
+    with pytest.raises(DeclarationError, match="cannot write the protected rows"):
+        con.execute("INSERT INTO pub SELECT * FROM all_people()")
+    con.execute("DROP MACRO TABLE all_people; CREATE MACRO all_people() AS TABLE SELECT * FROM src")
+    con.execute("INSERT INTO pub SELECT a, 'y' FROM all_people()")  # the new one reads src
+    assert con.execute("SELECT count(*) FROM pub").fetchall() == [(2,)]
