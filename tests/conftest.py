@@ -151,3 +151,16 @@ def mechanism_outcome(con, sql: str, user: str = "default", seed: int = 3):
     except provsql_dp.Error as e:
         seen = (type(e).__name__, str(e))
     return seen, before - con.ledger.remaining(user)
+
+
+def declared_state(con) -> tuple:
+    """The tables and views, every declaration and the ledger of ``con``'s database, as rows to
+    compare before and after a refused statement (which must leave them exactly as they were)."""
+    return (con.execute("SELECT database_name, schema_name, table_name, sql FROM duckdb_tables() "
+                        "WHERE schema_name <> '_provsql_dp' ORDER BY ALL").fetchall(),
+            con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal "
+                        "ORDER BY ALL").fetchall(),
+            [con.execute(s).fetchall() for s in ("SHOW PROTECTED", "SHOW BOUNDS",
+                                                 "SHOW GROUP KEYS", "SHOW POLICIES")],
+            con.execute("SELECT * FROM _provsql_dp.ledger ORDER BY id").fetchall(),
+            con.execute("SELECT * FROM _provsql_dp.budget ORDER BY ALL").fetchall())

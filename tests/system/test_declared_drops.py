@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import provsql_dp
+from conftest import declared_state
 from provsql_dp.errors import DeclarationError
 
 
@@ -34,16 +35,8 @@ def _database(path):
 
 
 def _state(con):
-    """The tables and views, every declaration and the ledger, as rows to compare."""
-    return (con.execute("SELECT schema_name, table_name, sql FROM duckdb_tables() "
-                        "WHERE schema_name <> '_provsql_dp' ORDER BY ALL").fetchall(),
-            con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal "
-                        "ORDER BY ALL").fetchall(),
-            [con.execute(s).fetchall() for s in ("SHOW PROTECTED", "SHOW BOUNDS",
-                                                 "SHOW GROUP KEYS", "SHOW POLICIES")],
-            con.execute("SELECT * FROM _provsql_dp.ledger ORDER BY id").fetchall(),
-            con.execute("SELECT * FROM _provsql_dp.budget ORDER BY ALL").fetchall(),
-            con.execute("SELECT COUNT(*) FROM people").fetchall())
+    """:func:`conftest.declared_state`, and the protected table's rows."""
+    return declared_state(con) + (con.execute("SELECT COUNT(*) FROM people").fetchall(),)
 
 
 @pytest.mark.parametrize("stmt, names", [

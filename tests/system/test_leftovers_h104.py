@@ -13,19 +13,8 @@ import duckdb
 import pytest
 
 import provsql_dp
+from conftest import declared_state
 from provsql_dp.errors import DeclarationError
-
-
-def _state(con):
-    """The tables and views, every declaration and the ledger, as rows to compare."""
-    return (con.execute("SELECT database_name, schema_name, table_name, sql FROM duckdb_tables() "
-                        "WHERE schema_name <> '_provsql_dp' ORDER BY ALL").fetchall(),
-            con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal "
-                        "ORDER BY ALL").fetchall(),
-            [con.execute(s).fetchall() for s in ("SHOW PROTECTED", "SHOW BOUNDS",
-                                                 "SHOW GROUP KEYS", "SHOW POLICIES")],
-            con.execute("SELECT * FROM _provsql_dp.ledger ORDER BY id").fetchall(),
-            con.execute("SELECT * FROM _provsql_dp.budget ORDER BY ALL").fetchall())
 
 
 def _orphaned(path):
@@ -64,7 +53,7 @@ def _orphaned(path):
 ])
 def test_a_table_created_under_an_orphans_name_is_refused(tmp_path, stmt, verb, names):
     con = _orphaned(tmp_path / "db.duckdb")
-    before = _state(con)
+    before = declared_state(con)
     with pytest.raises(DeclarationError) as err:
         con.execute(stmt)
     message = str(err.value)
@@ -72,7 +61,7 @@ def test_a_table_created_under_an_orphans_name_is_refused(tmp_path, stmt, verb, 
                               "was dropped outside provsql_dp"), message
     for name in names:
         assert name in message, (name, message)
-    assert _state(con) == before
+    assert declared_state(con) == before
 
 
 def test_the_way_out_and_other_names_pass(tmp_path):
@@ -120,10 +109,10 @@ def _schemas(path):
 ])
 def test_drop_schema_of_a_declared_table_is_refused(tmp_path, stmt, named):
     con = _schemas(tmp_path / "db.duckdb")
-    before = _state(con)
+    before = declared_state(con)
     with pytest.raises(DeclarationError, match=f"cannot drop the schema {named}: declarations"):
         con.execute(stmt)
-    assert _state(con) == before
+    assert declared_state(con) == before
 
 
 def test_drop_schema_that_holds_no_declared_table_passes(tmp_path):
