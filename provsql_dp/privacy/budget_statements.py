@@ -38,7 +38,7 @@ def with_budget_unit(con, info):
     else:
         acct = ledger.account(con.user)
         unit = "epsilon" if acct is None else acct[0]
-        last = ledger.entries(con.user)[-1:] if unit == "epsilon-delta" else []
+        last = ledger.entries(con.user, last=True) if unit == "epsilon-delta" else []
         delta = last[0].delta if last else 0
     if unit == "epsilon":
         return info

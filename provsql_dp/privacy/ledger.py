@@ -427,16 +427,18 @@ class Ledger:
         return Charge(cid, at, user, statement, mechanism, amount,
                       Fraction(known.total) - Fraction(spent), unit, delta)
 
-    def entries(self, user: str | None = None) -> list[Charge]:
-        """The recorded charges, oldest first (all users, or one)."""
+    def entries(self, user: str | None = None, *, last: bool = False) -> list[Charge]:
+        """The recorded charges, oldest first (all users, or one); ``last``: only the newest
+        (one row read, not the user's whole ledger)."""
         cols = "id, charged_at, user_name, statement, mechanism, epsilon"
         tail, params = (" WHERE user_name = ?", [user]) if user is not None else ("", [])
+        order = " ORDER BY id DESC LIMIT 1" if last else " ORDER BY id ASC"
         try:
-            rows = self._rows(f"SELECT {cols}, unit, delta FROM {SCHEMA}.ledger{tail} ORDER BY id",
+            rows = self._rows(f"SELECT {cols}, unit, delta FROM {SCHEMA}.ledger{tail}{order}",
                               params)
         except duckdb.BinderException:  # a read-only ledger made before budget units: pure ε
             rows = [r + ("epsilon", "0") for r in self._rows(
-                f"SELECT {cols} FROM {SCHEMA}.ledger{tail} ORDER BY id", params)]
+                f"SELECT {cols} FROM {SCHEMA}.ledger{tail}{order}", params)]
         return [Charge(i, a, u, s, m, Fraction(e), Fraction(0), unit or "epsilon",
                        Fraction(d or 0)) for i, a, u, s, m, e, unit, d in rows]
 

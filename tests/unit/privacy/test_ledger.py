@@ -275,3 +275,13 @@ def test_an_interrupted_known_budget_charge_leaves_no_transaction_open():
     other.charge("u", "0.2", None, "test")  # the row is free: no conflict with a held update
     led.charge("u", "0.1", None, "test")
     assert led.budget("u") == (1, Fraction(2, 5)) and len(led.entries("u")) == 3
+
+
+def test_entries_last_reads_the_newest_charge_only():
+    led = Ledger(duckdb.connect())
+    led.set_budget("ann", "10")
+    for eps in ("0.1", "0.2", "0.3"):
+        led.charge("ann", eps, "SELECT …", "test")
+    assert [c.epsilon for c in led.entries("ann", last=True)] == [Fraction(3, 10)]
+    assert [c.epsilon for c in led.entries("ann")] == [Fraction(1, 10), Fraction(2, 10),
+                                                        Fraction(3, 10)]
