@@ -61,8 +61,9 @@ POLL = 0.02
 
 _current: ContextVar[CancelToken | None] = ContextVar("provsql_dp_cancel", default=None)
 
-#: PDLP solves abandoned by a cancel, still running in the background (joined at exit)
-_abandoned: set[threading.Thread] = set()
+#: PDLP solves abandoned by a cancel, still running in the background (each its end's event,
+#: waited for at exit)
+_abandoned: set[threading.Event] = set()
 
 
 class CancelToken:
@@ -245,43 +246,52 @@ def run_solve(h, *, threaded: bool = False):
     (which no callback can stop: on a cancel it is abandoned, see the module docstring).
     Inside :func:`solving`, which raises once a cancelled solve has stopped. (Not highspy's
     ``startSolve``: its locks are shared by every ``Highs`` of the process, so a second
-    threaded solve anywhere — another connection's, an abandoned one — would fail.)"""
+    threaded solve anywhere — another connection's, an abandoned one — would fail.)
+
+    The solve's end is an :class:`threading.Event` the solving thread sets, never
+    ``Thread.join``/``is_alive``: on CPython 3.11 a ``KeyboardInterrupt`` that lands inside
+    ``join`` marks the thread stopped while it still runs (``_wait_for_tstate_lock`` releases
+    the running thread's lock), so the shell's Ctrl-C returned with the solve still under way,
+    and HiGHS aborted the process when it exited (``terminate called without an active
+    exception``)."""
     token = _current.get()
     pdlp = _solver(h) == "pdlp"
     if not (threaded or (pdlp and token is not None)):
         return h.run()
     out = {}
+    done = threading.Event()
 
     def work():
-        out["status"] = h.run()  # releases the interpreter lock while it solves
+        try:
+            out["status"] = h.run()  # releases the interpreter lock while it solves
+        finally:
+            done.set()
 
     solver = threading.Thread(target=work, name="provsql-dp-highs", daemon=True)
     solver.start()
     try:
-        while solver.is_alive():
-            solver.join(POLL * 5)
-            if token is not None and token.cancelled and solver.is_alive():
+        while not done.wait(POLL * 5):
+            if token is not None and token.cancelled and not done.is_set():
                 if pdlp:
-                    for done in [t for t in _abandoned if not t.is_alive()]:
-                        _abandoned.discard(done)
-                    _abandoned.add(solver)  # it ends in the background, by its time limit
+                    _abandoned.difference_update([d for d in _abandoned if d.is_set()])
+                    _abandoned.add(done)  # it ends in the background, by its time limit
                     raise StatementCancelled()
-                _wait_stopped(solver)
+                _wait_stopped(done)
         return out.get("status")
     except KeyboardInterrupt:
         h.cancelSolve()
         if pdlp:
-            _abandoned.add(solver)  # PDLP ignores the cancel: joined at exit like the others
+            _abandoned.add(done)  # PDLP ignores the cancel: waited for at exit like the others
         else:
-            _wait_stopped(solver)
+            _wait_stopped(done)
         raise
 
 
-def _wait_stopped(solver: threading.Thread) -> None:
+def _wait_stopped(done: threading.Event) -> None:
     """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds."""
-    while solver.is_alive():
+    while not done.is_set():
         try:
-            solver.join(POLL)
+            done.wait(POLL)
         except KeyboardInterrupt:  # a second Ctrl-C: the solver stops in a moment anyway
             continue
 
@@ -294,6 +304,6 @@ def _solver(h) -> str:
 @atexit.register
 def _join_abandoned() -> None:
     """Let abandoned PDLP solves end before the process does (bounded by their time limits)."""
-    for solver in list(_abandoned):
-        solver.join()
+    for done in list(_abandoned):
+        done.wait()
     _abandoned.clear()
