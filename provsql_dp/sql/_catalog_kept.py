@@ -27,10 +27,12 @@ False
 
 from __future__ import annotations
 
+import threading
+
 import duckdb
 
 __all__ = ["fingerprint", "settings_of", "SETTINGS", "KEPT_ENTRIES", "read_definitions",
-           "read_as_kept", "locked"]
+           "read_as_kept", "locked", "names_changed", "names_generation"]
 
 #: the DuckDB settings the fingerprint reads: the search path and the default collation (which
 #: decides what ``=`` of strings proves: ``sql._not_null.collated_columns``), then those a private
@@ -136,3 +138,27 @@ def read_as_kept(memo: dict, old: tuple | None, new: tuple) -> bool:
         if recorded is None or recorded != now:
             return False
     return True
+
+
+_names = [0]  # the names generation of this process (below)
+_names_lock = threading.Lock()
+
+
+def names_changed() -> None:
+    """Bump this process's names generation: a statement through some provsql_dp connection of
+    the process may have changed a declaration, a macro or what a name resolves to
+    (:meth:`.catalog.Catalog.changed`, for every declaration and every statement but plain data
+    writes). What a connection keeps of them between statements
+    (:mod:`provsql_dp.interfaces.dbapi.guard_names`) is read again once it moved. A process
+    alone writes a DuckDB file (DuckDB's lock), so every writer of the declarations bumps it.
+
+    >>> before = names_generation(); names_changed(); names_generation() > before
+    True
+    """
+    with _names_lock:
+        _names[0] += 1
+
+
+def names_generation() -> int:
+    """This process's names generation (:func:`names_changed`)."""
+    return _names[0]

@@ -31,7 +31,7 @@ import duckdb
 
 from ..errors import DeclarationError, ProgrammingError
 from . import _catalog_kept
-from ._catalog_kept import fingerprint, read_as_kept, read_definitions, settings_of
+from ._catalog_kept import fingerprint, names_changed, read_as_kept, read_definitions, settings_of
 from ._equal_values import family
 from ._orphan_declarations import orphan_protection
 from ._shadowed import shadowed_builtins
@@ -245,11 +245,13 @@ class Catalog:
         if self._memo is not None:
             self._memo.clear()
 
-    def changed(self) -> None:
+    def changed(self, names: bool = True) -> None:
         """The schema or the declarations may have changed (call it after the change): forget
         what this connection kept and tell the other connections to the database, whose next
-        statement then reads afresh."""
+        statement then reads afresh (``names``: :func:`._catalog_kept.names_changed` too)."""
         self.forget()
+        if names:
+            names_changed()
         if not self.read_only:
             try:
                 self.con.execute(f"SELECT nextval('{SCHEMA}.generation')").fetchall()

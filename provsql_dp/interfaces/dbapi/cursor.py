@@ -31,6 +31,7 @@ from ...errors import Error, InterfaceError, ProgrammingError
 from .audit_failures import audit_failure
 from .declared_drops import refuse_declared_drop
 from .declared_renames import refuse_protected_rename
+from .guard_names import may_change_names
 from .protected_copies import refuse_protected_copy
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
@@ -222,7 +223,7 @@ class Cursor:
         try:
             return self._passthrough(stmt, parameters, scope)
         finally:  # the schema or the declarations may have changed: every connection re-reads
-            con._catalog.changed()
+            con._catalog.changed(names=may_change_names(stmt, statement_kind(stmt)))
 
     def _analyst_statement(self, stmt: str, tree, parameters) -> None:
         """An analyst's statement that is neither private nor ours: compiled

@@ -61,6 +61,7 @@ from ...policies.blowfish.catalog import PolicyCatalog
 from ...sql import dialect as d
 from ...sql.column_declarations import ColumnDeclarations
 from .declared_columns import _path
+from .guard_names import kept
 
 __all__ = ["refuse_declared_drop", "refuse_orphan_name", "table_declarations"]
 
@@ -173,8 +174,24 @@ def refuse_declared_drop(con, stmt: str) -> None:
     if found is None:
         return
     verb, targets = found
+    if all(p[-1] is not None for p in targets) and not any(
+            p[-1].lower() in kept(con, "declared", _declared_names) for p in targets):
+        return  # no declaration names it: no lookup needed (the usual CREATE TABLE)
     with con._catalog.snapshot():  # the lookups below read the catalog once
         _refuse(con, verb, targets)
+
+
+def _declared_names(con) -> frozenset[str]:
+    """The names (lower case) of the tables declarations name, whatever their schema: those
+    :func:`table_declarations` finds anything for (kept per connection: :mod:`.guard_names`)."""
+    cat = con._catalog
+    decl = ColumnDeclarations(cat)
+    prot = cat.list_protected()
+    names = [p.table for p in prot] + [p.references[1] for p in prot if p.references is not None]
+    names += [n for g in decl.list_group_keys() for n in (g.table, g.source_table or "")]
+    names += [b.table for b in decl.list_bounds()]
+    names += [r.table for r in PolicyCatalog(con._duck, read_only=True, catalog=cat).list()]
+    return frozenset(n.lower() for n in names if n)
 
 
 def _refuse(con, verb: str, targets) -> None:

@@ -36,6 +36,7 @@ from sqlglot import exp
 from ...errors import DeclarationError
 from ...sql import dialect as d
 from ...sql.cte_names import visible_ctes
+from .guard_names import kept
 
 __all__ = ["refuse_protected_copy"]
 
@@ -52,8 +53,6 @@ _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
 def refuse_protected_copy(con, stmt: str) -> None:
     """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` writes rows read from a
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
-    if _MACRO_CHANGES.search(stmt):
-        con._copy_macros = None  # the macros may change: read them again when next needed
     if not _WORDS.search(stmt) or not _READS.search(stmt):
         return  # writes nothing, or reads no table (INSERT … VALUES: not parsed, ~1 s a 10^4 rows)
     if not _may_name_protected(con, stmt):
@@ -93,34 +92,31 @@ _WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|
 def _may_name_protected(con, stmt: str) -> bool:
     """Whether the text holds the name of a protected table, a view or a macro (which may read one):
     a statement that holds none is not parsed (an INSERT of a million literal rows would take
-    seconds to)."""
+    seconds to). The protected tables and the macros are kept per connection
+    (:mod:`.guard_names`), the views read each time (DuckDB's own client may make one)."""
     lower = stmt.lower()
+    if any(n in lower for n in kept(con, "protected", _protected_names)):
+        return True
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
-    if any(n.lower() in lower for n in [*(p.table for p in con._catalog.list_protected()),
-                                         *(v[0] for v in views)]):
+    if any(v[0].lower() in lower for v in views):
         return True
     return any(n in lower for n in _macros(con))  # last: duckdb_functions() costs ~30 ms
 
 
-#: statements that may create, drop or bring in macros: the connection's list is read again after
-_MACRO_CHANGES = re.compile(r"\b(MACRO|FUNCTION|ATTACH|DETACH|USE|IMPORT|LOAD|INSTALL)\b",
-                            re.IGNORECASE)
+def _protected_names(con) -> tuple[str, ...]:
+    return tuple(p.table.lower() for p in con._catalog.list_protected())
 
 
 def _macros(con) -> dict[str, str]:
-    """The database's macros (scalar and table): lower-case name → definition. Read once per
-    connection (``duckdb_functions()`` costs ~15-30 ms, whatever the filter: paid by every
-    curator write that read a table made the test suite 3 minutes slower) and again after a
-    statement through it that may change them (:data:`_MACRO_CHANGES`); a macro made meanwhile
-    by another connection is seen once this one runs such a statement (as DuckDB's other
-    catalog changes made behind provsql_dp's back, this guard of the curator's own writes is
-    not a boundary: analysts cannot write)."""
-    cached = getattr(con, "_copy_macros", None)
-    if cached is None:
-        cached = con._copy_macros = {n.lower(): m for n, m in con._duck.execute(
-            "SELECT function_name, macro_definition FROM duckdb_functions() WHERE function_type "
-            "IN ('macro', 'table_macro') AND NOT internal").fetchall() if m is not None}
-    return cached
+    """The database's macros (scalar and table): lower-case name → definition. Kept per
+    connection (:mod:`.guard_names`: ``duckdb_functions()`` costs ~15-30 ms, whatever the
+    filter: paid by every curator write that read a table made the test suite 3 minutes
+    slower); a macro made by DuckDB's own client is seen once a statement through provsql_dp
+    may have changed them (as DuckDB's other catalog changes made behind provsql_dp's back,
+    this guard of the curator's own writes is not a boundary: analysts cannot write)."""
+    return kept(con, "macros", lambda c: {n.lower(): m for n, m in c._duck.execute(
+        "SELECT function_name, macro_definition FROM duckdb_functions() WHERE function_type "
+        "IN ('macro', 'table_macro') AND NOT internal").fetchall() if m is not None})
 
 
 def _refuse_unread(con, stmt: str) -> None:
