@@ -63,6 +63,7 @@ def test_sessions_expire_and_close():
     assert s.get(token) is None
 
 
+@pytest.mark.slow  # ~8 s idle (31 s loaded): CI's slow step (session 11)
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(-50, 250), max_size=60), st.integers(-20, 40), st.integers(1, 300),
        st.integers(2, 25))

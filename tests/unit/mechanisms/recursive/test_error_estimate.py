@@ -29,6 +29,7 @@ def _pmf(k: int, j: int, e: float) -> float:
     return (1 - a) / (1 + a) * a ** abs(k - j)
 
 
+@pytest.mark.slow  # ~10 s idle (39 s loaded): CI's slow step (session 11)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), eps=st.sampled_from([0.3, 1.0, 3.0]),
        style=st.sampled_from(["node", "edge"]))

@@ -97,6 +97,7 @@ def test_line_max_is_the_maximum_of_the_concave_function(b, data):
     assert f(al) >= max(f(x) for x in grid) - 1e-9 * (1 + abs(f(al)))
 
 
+@pytest.mark.slow  # ~8 s idle (32 s loaded): CI's slow step (session 11)
 @settings(max_examples=30, deadline=None)
 @given(seed=hs.integers(0, 2**32 - 1))
 def test_delta_and_release_are_unchanged_by_the_diagonal_certificates(seed):
