@@ -12,7 +12,12 @@ TABLE SELECT * FROM people``) or a table function's string (``query_table('peopl
 ``query('SELECT …')``) counts. So does ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's
 labels are shown to analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is
 the curator's connection's own (no analyst's session sees it), and a write into a protected table
-keeps the rows protected: both pass. Names are resolved by scope (a CTE of the same name is not
+keeps the rows protected: both pass. But the connection remembers the TEMP tables and the
+variables (``SET VARIABLE v = (SELECT … FROM people)``) it filled from protected rows, and a copy
+out of them (``INSERT INTO pub SELECT * FROM tt``, ``getvariable('v')``) counts as a read of
+``people`` (red team h114attack, findings 2 and 3). A table function that reads a table or runs a
+query named by a string (``query_table``, ``query``, ``json_execute_serialized_sql``) must name
+it in a literal: a computed name (``query_table('peo' || 'ple')``) may be any table (finding 1). Names are resolved by scope (a CTE of the same name is not
 the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
 any name among its tokens is a protected table, a view or a macro that reads one. Anything run
 outside provsql_dp is out of reach here.
@@ -47,6 +52,11 @@ _ENUM_OF_QUERY = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TYPE\s+(?P<name>.
                             r"\((?P<query>\s*(?:(?:SELECT|FROM|WITH)\b|\().*)\)\s*;?\s*$",
                             re.IGNORECASE | re.DOTALL)
 _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
+#: table functions that read a table, or run a query, named by their string argument
+_BY_STRING = frozenset({"query", "query_table", "json_execute_serialized_sql"})
+_BY_STRING_CALL = re.compile(r"\b(query|query_table|json_execute_serialized_sql|getvariable)\s*\(",
+                             re.IGNORECASE)
+_SET_VARIABLE = re.compile(r"^\s*SET\s+(?:(?:SESSION|LOCAL|GLOBAL)\s+)?VARIABLE\b", re.IGNORECASE)
 
 
 def refuse_protected_copy(con, stmt: str) -> None:
@@ -54,6 +64,8 @@ def refuse_protected_copy(con, stmt: str) -> None:
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
     if _MACRO_CHANGES.search(stmt):
         con._copy_macros = None  # the macros may change: read them again when next needed
+    if _SET_VARIABLE.match(stmt):
+        return _remember_variable(con, stmt)
     if not _WORDS.search(stmt) or not _READS.search(stmt):
         return  # writes nothing, or reads no table (INSERT … VALUES: not parsed, ~1 s a 10^4 rows)
     if not _may_name_protected(con, stmt):
@@ -65,6 +77,8 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if isinstance(tree, exp.Command):
         _refuse_enum_of_rows(con, stmt)
         return _refuse_unread(con, stmt)  # CREATE TABLE t AS PIVOT people …
+    if _remember_temp(con, tree):
+        return
     target = _target(tree)
     if target is None:
         return
@@ -76,7 +90,7 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if info is not None and cat.protection(info.schema, info.name) is not None:
         return  # into a protected table: the rows stay protected
     with cat.snapshot():
-        source = _protected_source(cat, tree, target, 0, _macros(con))
+        source = _protected_source(cat, tree, target, 0, _macros(con), _held(con))
     if source is not None:
         name = target.name
         raise DeclarationError(
@@ -95,6 +109,8 @@ def _may_name_protected(con, stmt: str) -> bool:
     a statement that holds none is not parsed (an INSERT of a million literal rows would take
     seconds to)."""
     lower = stmt.lower()
+    if _BY_STRING_CALL.search(stmt) or any(n in lower for _, n in _held(con)):
+        return True  # a name computed, or a TEMP table or a variable that holds protected rows
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
     if any(n.lower() in lower for n in [*(p.table for p in con._catalog.list_protected()),
                                          *(v[0] for v in views)]):
@@ -121,6 +137,50 @@ def _macros(con) -> dict[str, str]:
             "SELECT function_name, macro_definition FROM duckdb_functions() WHERE function_type "
             "IN ('macro', 'table_macro') AND NOT internal").fetchall() if m is not None}
     return cached
+
+
+def _held(con) -> dict[tuple[str, str], str]:
+    """The connection's TEMP tables and variables filled from protected rows: ``("temp",
+    name)`` or ``("var", name)`` (lower case) → the protected table they hold the rows of."""
+    held = getattr(con, "_protected_held", None)
+    if held is None:
+        held = con._protected_held = {}
+    return held
+
+
+def _remember_temp(con, tree: exp.Expression) -> bool:
+    """Whether ``tree`` creates a TEMP table; if so, remember whether it holds protected rows
+    (a TEMP table is the connection's own: filling it passes, copying out of it does not)."""
+    props = tree.args.get("properties") if isinstance(tree, exp.Create) else None
+    if props is None or str(tree.args.get("kind") or "").upper() != "TABLE" or not any(
+            isinstance(p, exp.TemporaryProperty) for p in props.expressions):
+        return False
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    query, key = tree.args.get("expression"), ("temp", target.name.lower())
+    cat, source = con._catalog, None
+    if query is not None and not any(isinstance(p, exp.WithDataProperty) and p.args.get("no")
+                                     for p in props.expressions):
+        with cat.snapshot():
+            source = _protected_source(cat, query, None, 0, _macros(con), _held(con))
+    _held(con).pop(key, None)
+    if source is not None:
+        _held(con)[key] = source
+    return True
+
+
+def _remember_variable(con, stmt: str) -> None:
+    """``SET VARIABLE v = <expr>``: remember whether ``v`` holds what protected rows gave."""
+    try:
+        item = d.parse_one(stmt).expressions[0].this
+        name, value = item.this.name.lower(), item.expression
+    except Exception:  # noqa: BLE001 - not read: DuckDB judges it; a later copy reads the text
+        return
+    cat = con._catalog
+    with cat.snapshot():
+        source = _protected_source(cat, value, None, 0, _macros(con), _held(con))
+    _held(con).pop(("var", name), None)
+    if source is not None:
+        _held(con)[("var", name)] = source
 
 
 def _refuse_unread(con, stmt: str) -> None:
@@ -155,7 +215,7 @@ def _refuse_unread(con, stmt: str) -> None:
     with cat.snapshot():
         for n in dict.fromkeys(names):  # each name, as if read
             read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
-            source = source or _protected_source(cat, read, None, 0, macros)
+            source = source or _protected_source(cat, read, None, 0, macros, _held(con))
     if source is not None:
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
@@ -177,7 +237,7 @@ def _refuse_enum_of_rows(con, stmt: str) -> None:
     cat = con._catalog
     with cat.snapshot():
         source = "a query that could not be read" if query is None else \
-            _protected_source(cat, query, None, 0, _macros(con))
+            _protected_source(cat, query, None, 0, _macros(con), _held(con))
     if source is not None:
         raise DeclarationError(
             f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
@@ -205,20 +265,30 @@ def _target(tree: exp.Expression) -> exp.Table | None:
 
 
 def _protected_source(cat, tree: exp.Expression, target, depth: int,
-                      macros: dict[str, str] | None = None) -> str | None:
+                      macros: dict[str, str] | None = None,
+                      held: dict[tuple[str, str], str] | None = None) -> str | None:
     """The name of a protected table ``tree`` reads (through views and macros, or named in a
-    string a table function reads, ``query_table('people')``), or None."""
-    macros = macros or {}
+    string a table function reads, ``query_table('people')``, or through a TEMP table or a
+    variable of ``held``), or None."""
+    macros, held = macros or {}, held or {}
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
+        if name == "getvariable" and f.expressions:
+            found = _held_variable(held, f.expressions[0])
+            if found is not None:
+                return found
+        elif name in _BY_STRING and isinstance(f.parent, exp.Table) and not all(
+                _literal(a) for a in f.expressions):
+            return (f"a table whose name is computed ({f.sql(dialect='duckdb')[:60]}: name the "
+                    "table in a string literal)")
         if name in macros:
             found = (name if depth >= _VIEW_DEPTH else
-                     _in_text(cat, macros[name], depth, macros))
+                     _in_text(cat, macros[name], depth, macros, held=held))
             if found is not None:
                 return f"{found} (through the macro {name})"
         elif isinstance(f.parent, exp.Table) and f.parent.this is f:
             for lit in f.find_all(exp.Literal):
-                if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False):
+                if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False, held=held):
                     return f"{lit.this!r} (read by {f.sql(dialect='duckdb')[:60]})"
     for t in tree.find_all(exp.Table):
         if t is target or not isinstance(t.this, exp.Identifier):
@@ -240,13 +310,37 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return info.name
             if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
                 body = body.args.get("expression") or exp.Select()
-            found = _protected_source(cat, body, None, depth + 1, macros)
+            found = _protected_source(cat, body, None, depth + 1, macros, held)
             if found is not None:
                 return f"{found} (through the view {info.name})"
+        elif info.catalog == "temp" and ("temp", info.name.lower()) in held:
+            return f"{held['temp', info.name.lower()]} (through the TEMP table {info.name})"
     return None
 
 
-def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = True):
+def _held_variable(held: dict[tuple[str, str], str], arg: exp.Expression) -> str | None:
+    """What ``getvariable(arg)`` reads of :func:`_held`'s variables (any of them, its name
+    computed)."""
+    if isinstance(arg, exp.Literal) and arg.is_string:
+        name = arg.this.lower()
+        return None if ("var", name) not in held else \
+            f"{held['var', name]} (through the variable {name})"
+    names = sorted(n for kind, n in held if kind == "var")
+    return None if not names else (f"{held['var', names[0]]} (through the variable "
+                                   f"{names[0]}, maybe: the name getvariable reads is computed)")
+
+
+def _literal(e: exp.Expression) -> bool:
+    """Whether ``e`` is made of literals only (``json_serialize_sql('…')`` too): a name read from
+    it is the one written."""
+    return all(isinstance(n, (exp.Literal, exp.Array, exp.Boolean, exp.Paren, exp.Identifier,
+                              exp.Kwarg, exp.PropertyEQ, exp.Null))
+               or isinstance(n, exp.Anonymous) and n.name.lower() == "json_serialize_sql"
+               for n in e.walk())
+
+
+def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = True,
+             held: dict[tuple[str, str], str] | None = None):
     """What :func:`_protected_source` finds in ``text``: a query or expression (a macro's
     definition, a string ``query(…)`` runs), or a table's name (``query_table``'s string)."""
     try:
@@ -257,4 +351,4 @@ def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = T
         parts = [p.strip('"') for p in text.split(".")]
         tree = exp.select("*").from_(exp.Table(this=exp.to_identifier(parts[-1]), db=(
             exp.to_identifier(parts[-2]) if len(parts) > 1 else None)))
-    return _protected_source(cat, tree, None, depth + 1, macros)
+    return _protected_source(cat, tree, None, depth + 1, macros, held)

@@ -1,0 +1,86 @@
+"""Red team h114attack: copies of protected rows the curator's copy guard
+(:mod:`provsql_dp.interfaces.dbapi.protected_copies`) let through, each made with one or two
+statements a careless curator may write, and each read afterwards by any analyst."""
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import DeclarationError
+
+
+@pytest.fixture
+def con():
+    c = provsql_dp.connect()
+    c.execute("CREATE TABLE people(id INT PRIMARY KEY, d VARCHAR); PROTECT TABLE people; "
+              "INSERT INTO people VALUES (1, 'secret-a'), (2, 'secret-b'); "
+              "CREATE TABLE pub(id INT, d VARCHAR)")
+    c.commit()
+    yield c
+    c.close()
+
+
+def _tables(con):
+    return sorted(r[0] for r in con.execute("SHOW TABLES").fetchall())
+
+
+@pytest.mark.parametrize("stmt", [
+    # finding 1: a table function that reads a table (or runs a query) named by a string the
+    # guard cannot read: the name is computed, so no literal names the protected table
+    "CREATE TABLE c AS SELECT * FROM query_table('peo' || 'ple')",
+    "CREATE TABLE c AS SELECT * FROM query_table(chr(112) || 'eople')",
+    "CREATE TABLE c AS SELECT * FROM query('SELECT * FROM ' || 'peo' || 'ple')",
+    "INSERT INTO pub SELECT * FROM query_table(concat('peo', 'ple'))",
+    "INSERT INTO pub SELECT * FROM (FROM query('FROM peo' || 'ple'))",
+    "CREATE TABLE c AS SELECT * FROM json_execute_serialized_sql("
+    "json_serialize_sql('SELECT * FROM peo' || 'ple'))",
+])
+def test_computed_table_names_refused(con, stmt):
+    before = _tables(con)
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of .*computed"):
+        con.execute(stmt)
+    assert _tables(con) == before
+    assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
+
+
+def test_enum_labels_from_a_computed_name_refused(con):
+    with pytest.raises(DeclarationError, match="cannot make the labels of the ENUM type m"):
+        con.execute("CREATE TYPE m AS ENUM (SELECT d FROM query_table('peo' || 'ple'))")
+    assert con.execute("SELECT count(*) FROM duckdb_types() WHERE type_name = 'm'").fetchall() \
+        == [(0,)]
+
+
+@pytest.mark.parametrize("second", [
+    "INSERT INTO pub SELECT * FROM tt",
+    "CREATE TABLE c AS SELECT * FROM tt",
+    "CREATE TABLE c AS SELECT * FROM temp.main.tt",
+    "CREATE TABLE c AS SELECT count(*) AS n FROM (SELECT * FROM tt) s",
+])
+def test_protected_rows_through_a_temp_table_refused(con, second):
+    # finding 2: a TEMP table may hold protected rows (it is the curator's own); copied on from
+    # it into a table analysts read, the rows were public
+    con.execute("CREATE TEMP TABLE tt AS SELECT * FROM people")
+    before = _tables(con)
+    with pytest.raises(DeclarationError, match=r"people \(through the TEMP table tt\)"):
+        con.execute(second)
+    assert _tables(con) == before
+    assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
+
+
+def test_a_temp_table_of_public_rows_still_copies(con):
+    con.execute("INSERT INTO pub VALUES (7, 'x')")
+    con.execute("CREATE TEMP TABLE tt AS SELECT * FROM people")
+    con.execute("CREATE OR REPLACE TEMP TABLE tt AS SELECT * FROM pub")  # public rows now
+    con.execute("CREATE TABLE c AS SELECT * FROM tt")
+    assert con.execute("SELECT * FROM c").fetchall() == [(7, "x")]
+
+
+def test_protected_rows_through_a_variable_refused(con):
+    # finding 3: SET VARIABLE keeps a value on the connection; written on into a table
+    con.execute("SET VARIABLE v = (SELECT string_agg(d) FROM people)")
+    with pytest.raises(DeclarationError, match=r"people \(through the variable v\)"):
+        con.execute("CREATE TABLE c AS SELECT getvariable('v') AS x")
+    with pytest.raises(DeclarationError, match="through the variable"):
+        con.execute("INSERT INTO pub SELECT 1, getvariable(lower('V'))")
+    assert "c" not in _tables(con)
+    con.execute("SET VARIABLE w = (SELECT max(id) FROM pub)")  # a public value copies
+    con.execute("CREATE TABLE c AS SELECT getvariable('w') AS x")
