@@ -84,3 +84,13 @@ def test_protected_rows_through_a_variable_refused(con):
     assert "c" not in _tables(con)
     con.execute("SET VARIABLE w = (SELECT max(id) FROM pub)")  # a public value copies
     con.execute("CREATE TABLE c AS SELECT getvariable('w') AS x")
+
+
+@pytest.mark.parametrize("alias", ["mood[]", "STRUCT(a mood)", "MAP(VARCHAR, mood)"])
+def test_enum_column_through_a_type_alias_refused(con, alias):
+    # finding 4: ALTER TABLE gave a protected table a list (struct, map) of ENUM through a type
+    # alias, whose name is not an ENUM type's: PROTECT TABLE refuses such a column
+    con.execute(f"CREATE TYPE mood AS ENUM ('sad', 'ok', 'bob-rare'); CREATE TYPE moods AS {alias}")
+    with pytest.raises(DeclarationError, match="cannot give the protected table 'people' an ENUM"):
+        con.execute("ALTER TABLE people ADD COLUMN z moods")
+    assert [r[0] for r in con.execute("DESCRIBE people").fetchall()] == ["id", "d"]
