@@ -94,3 +94,49 @@ def test_enum_column_through_a_type_alias_refused(con, alias):
     with pytest.raises(DeclarationError, match="cannot give the protected table 'people' an ENUM"):
         con.execute("ALTER TABLE people ADD COLUMN z moods")
     assert [r[0] for r in con.execute("DESCRIBE people").fetchall()] == ["id", "d"]
+
+
+@pytest.mark.parametrize("stmt", [
+    "INSERT INTO pub VALUES (1, m(1))",
+    "UPDATE pub SET d = m(1)",
+    "INSERT INTO pub VALUES (1, getvariable('v'))",
+    "UPDATE pub SET d = getvariable('v')",
+])
+def test_macros_and_variables_without_a_from_refused(con, stmt):
+    # finding 5: a write with no SELECT nor FROM (INSERT … VALUES, UPDATE … SET) was let through
+    # unread, so a scalar macro whose body reads the protected table, or a variable filled from
+    # it, copied protected values into a public table
+    con.execute("INSERT INTO pub VALUES (0, 'public')")
+    con.execute("CREATE MACRO m(x) AS (SELECT string_agg(d) FROM people); "
+                "SET VARIABLE v = (SELECT string_agg(d) FROM people)")
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of people"):
+        con.execute(stmt)
+    assert con.execute("SELECT * FROM pub").fetchall() == [(0, "public")]
+
+
+@pytest.mark.parametrize("stmt", [
+    "CREATE TABLE c(x VARCHAR DEFAULT getvariable('v'))",
+    "ALTER TABLE pub ALTER d SET DEFAULT getvariable('v')",
+    "ALTER TABLE pub ADD COLUMN z VARCHAR DEFAULT getvariable('v')",
+])
+def test_a_default_of_a_variable_holding_protected_rows_refused(con, stmt):
+    # finding 3 again: the DEFAULT is evaluated at each INSERT, whose text names no variable
+    con.execute("SET VARIABLE v = (SELECT string_agg(d) FROM people)")
+    with pytest.raises(DeclarationError, match=r"people \(through the variable v\)"):
+        con.execute(stmt)
+    assert [r[0] for r in con.execute("DESCRIBE pub").fetchall()] == ["id", "d"]
+    assert "c" not in _tables(con)
+
+
+def test_a_bulk_insert_of_literals_reads_no_macro(con, monkeypatch):
+    from provsql_dp.interfaces.dbapi import protected_copies
+
+    read = []
+    monkeypatch.setattr(protected_copies, "_macros", lambda c: read.append(1) or {})
+    con.execute("INSERT INTO pub VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(2000)))
+    assert not read
+
+
+def test_a_default_of_such_a_variable_in_a_protected_table_passes(con):
+    con.execute("SET VARIABLE v = (SELECT max(d) FROM people)")
+    con.execute("ALTER TABLE people ALTER d SET DEFAULT getvariable('v')")

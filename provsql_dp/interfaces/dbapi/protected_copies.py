@@ -56,6 +56,9 @@ _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
 _BY_STRING = frozenset({"query", "query_table", "json_execute_serialized_sql"})
 _BY_STRING_CALL = re.compile(r"\b(query|query_table|json_execute_serialized_sql|getvariable)\s*\(",
                              re.IGNORECASE)
+_DEFAULT_OF_VARIABLE = re.compile(r"\bDEFAULT\b.*\bgetvariable\s*\(", re.IGNORECASE | re.DOTALL)
+#: a call of a function (a scalar macro may read a table: INSERT … VALUES (m(1))), not VALUES (
+_CALL = re.compile(r"\b(?!VALUES\b)([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
 _SET_VARIABLE = re.compile(r"^\s*SET\s+(?:(?:SESSION|LOCAL|GLOBAL)\s+)?VARIABLE\b", re.IGNORECASE)
 
 
@@ -66,7 +69,10 @@ def refuse_protected_copy(con, stmt: str) -> None:
         con._copy_macros = None  # the macros may change: read them again when next needed
     if _SET_VARIABLE.match(stmt):
         return _remember_variable(con, stmt)
-    if not _WORDS.search(stmt) or not _READS.search(stmt):
+    if _DEFAULT_OF_VARIABLE.search(stmt) and _held(con):
+        _refuse_variable_default(con, stmt)
+    if not _WORDS.search(stmt) or not (_READS.search(stmt) or _BY_STRING_CALL.search(stmt)
+                                       or _calls_macro(con, stmt)):
         return  # writes nothing, or reads no table (INSERT … VALUES: not parsed, ~1 s a 10^4 rows)
     if not _may_name_protected(con, stmt):
         return  # names no protected table nor view
@@ -139,6 +145,48 @@ def _macros(con) -> dict[str, str]:
     return cached
 
 
+def _calls_macro(con, stmt: str) -> bool:
+    """Whether ``stmt`` calls a function named as one of the database's macros (a write with no
+    ``SELECT`` nor ``FROM`` may read a table through one, ``UPDATE pub SET d = m(1)``): the
+    macros are read only when it calls some function (a bulk ``INSERT … VALUES`` of literals
+    calls none)."""
+    called = {m.group(1).lower() for m in _CALL.finditer(stmt)}
+    return bool(called) and not called.isdisjoint(_macros(con))
+
+
+def _refuse_variable_default(con, stmt: str) -> None:
+    """A column's ``DEFAULT getvariable('v')`` (``CREATE TABLE``, ``ALTER TABLE``), ``v`` holding
+    protected rows: every later INSERT would copy them, its text naming no variable."""
+    try:
+        tree = d.parse_one(stmt)
+    except Exception:  # noqa: BLE001 - not read: DuckDB judges it
+        return
+    if not isinstance(tree, (exp.Create, exp.Alter)) or _temp_create(tree):
+        return
+    table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    cat = con._catalog
+    info = cat.find_table([p.name for p in table.parts]) if isinstance(table, exp.Table) else None
+    if info is not None and cat.protection(info.schema, info.name) is not None:
+        return  # into a protected table: the rows stay protected
+    for f in tree.find_all(exp.Anonymous):
+        found = f.name.lower() == "getvariable" and f.expressions and _held_variable(
+            _held(con), f.expressions[0])
+        if found:
+            name = table.name
+            raise DeclarationError(
+                f"cannot write the protected rows of {found} into {name}, which no declaration "
+                "protects: a column's DEFAULT copies the variable into every row inserted, where "
+                "every analyst could read it. Write the public value itself, or SET VARIABLE "
+                "anew from public rows first")
+
+
+def _temp_create(tree: exp.Expression) -> bool:
+    """Whether ``tree`` is a ``CREATE TEMP TABLE``."""
+    props = tree.args.get("properties") if isinstance(tree, exp.Create) else None
+    return props is not None and str(tree.args.get("kind") or "").upper() == "TABLE" and any(
+        isinstance(p, exp.TemporaryProperty) for p in props.expressions)
+
+
 def _held(con) -> dict[tuple[str, str], str]:
     """The connection's TEMP tables and variables filled from protected rows: ``("temp",
     name)`` or ``("var", name)`` (lower case) → the protected table they hold the rows of."""
@@ -151,10 +199,9 @@ def _held(con) -> dict[tuple[str, str], str]:
 def _remember_temp(con, tree: exp.Expression) -> bool:
     """Whether ``tree`` creates a TEMP table; if so, remember whether it holds protected rows
     (a TEMP table is the connection's own: filling it passes, copying out of it does not)."""
-    props = tree.args.get("properties") if isinstance(tree, exp.Create) else None
-    if props is None or str(tree.args.get("kind") or "").upper() != "TABLE" or not any(
-            isinstance(p, exp.TemporaryProperty) for p in props.expressions):
+    if not _temp_create(tree):
         return False
+    props = tree.args["properties"]
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     query, key = tree.args.get("expression"), ("temp", target.name.lower())
     cat, source = con._catalog, None
