@@ -140,3 +140,27 @@ def test_a_bulk_insert_of_literals_reads_no_macro(con, monkeypatch):
 def test_a_default_of_such_a_variable_in_a_protected_table_passes(con):
     con.execute("SET VARIABLE v = (SELECT max(d) FROM people)")
     con.execute("ALTER TABLE people ALTER d SET DEFAULT getvariable('v')")
+
+
+@pytest.mark.parametrize("body", [
+    "INSERT INTO pub SELECT * FROM people",
+    "UPDATE pub SET d = (SELECT max(d) FROM people)",
+    "INSERT INTO pub SELECT id, $1 FROM people",
+])
+def test_a_prepared_copy_refused(con, body):
+    # finding 6: PREPARE … AS <copy> passed unread (its text starts with PREPARE), and EXECUTE
+    # ran it
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of people"):
+        con.execute(f"PREPARE p AS {body}")
+    assert con.execute("SELECT count(*) FROM duckdb_prepared_statements()").fetchall() == [(0,)]
+
+
+def test_a_statement_prepared_before_the_protection_is_refused_at_execute():
+    c = provsql_dp.connect()
+    c.execute("CREATE TABLE people(id INT PRIMARY KEY, d VARCHAR); CREATE TABLE pub(id INT, "
+              "d VARCHAR); INSERT INTO people VALUES (1, 'secret-a')")
+    c.execute('PREPARE "Cp" AS INSERT INTO pub SELECT * FROM people')
+    c.execute("PROTECT TABLE people")
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of people"):
+        c.execute("EXECUTE cp")
+    assert c.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]

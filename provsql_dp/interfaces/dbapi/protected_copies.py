@@ -17,7 +17,10 @@ variables (``SET VARIABLE v = (SELECT … FROM people)``) it filled from protect
 out of them (``INSERT INTO pub SELECT * FROM tt``, ``getvariable('v')``) counts as a read of
 ``people`` (red team h114attack, findings 2 and 3). A table function that reads a table or runs a
 query named by a string (``query_table``, ``query``, ``json_execute_serialized_sql``) must name
-it in a literal: a computed name (``query_table('peo' || 'ple')``) may be any table (finding 1). Names are resolved by scope (a CTE of the same name is not
+it in a literal: a computed name (``query_table('peo' || 'ple')``) may be any table (finding 1).
+A write with no ``SELECT`` nor ``FROM`` is read when it calls a macro or ``getvariable``
+(``UPDATE pub SET d = m(1)``, finding 5), and ``PREPARE p AS <write>`` is checked as the write,
+``EXECUTE p`` as the text prepared (finding 6: prepared before ``PROTECT TABLE``, it copies now). Names are resolved by scope (a CTE of the same name is not
 the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
 any name among its tokens is a protected table, a view or a macro that reads one. Anything run
 outside provsql_dp is out of reach here.
@@ -59,6 +62,9 @@ _BY_STRING_CALL = re.compile(r"\b(query|query_table|json_execute_serialized_sql|
 _DEFAULT_OF_VARIABLE = re.compile(r"\bDEFAULT\b.*\bgetvariable\s*\(", re.IGNORECASE | re.DOTALL)
 #: a call of a function (a scalar macro may read a table: INSERT … VALUES (m(1))), not VALUES (
 _CALL = re.compile(r"\b(?!VALUES\b)([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
+_PREPARED = re.compile(r"^\s*(?:PREPARE\s+(?:\"(?:[^\"]|\"\")+\"|\w+)(?:\s*\([^)]*\))?\s+AS\s+"
+                       r"(?P<body>.+)|EXECUTE\s+(?P<name>\"(?:[^\"]|\"\")+\"|\w+))",
+                       re.IGNORECASE | re.DOTALL)
 _SET_VARIABLE = re.compile(r"^\s*SET\s+(?:(?:SESSION|LOCAL|GLOBAL)\s+)?VARIABLE\b", re.IGNORECASE)
 
 
@@ -69,6 +75,10 @@ def refuse_protected_copy(con, stmt: str) -> None:
         con._copy_macros = None  # the macros may change: read them again when next needed
     if _SET_VARIABLE.match(stmt):
         return _remember_variable(con, stmt)
+    prepared = _PREPARED.match(stmt)
+    if prepared is not None:  # PREPARE p AS <copy>; EXECUTE p: its text, when it runs (h114-6)
+        body = prepared["body"] or _prepared_text(con, prepared["name"])
+        return None if body is None else refuse_protected_copy(con, body)
     if _DEFAULT_OF_VARIABLE.search(stmt) and _held(con):
         _refuse_variable_default(con, stmt)
     if not _WORDS.search(stmt) or not (_READS.search(stmt) or _BY_STRING_CALL.search(stmt)
@@ -185,6 +195,15 @@ def _temp_create(tree: exp.Expression) -> bool:
     props = tree.args.get("properties") if isinstance(tree, exp.Create) else None
     return props is not None and str(tree.args.get("kind") or "").upper() == "TABLE" and any(
         isinstance(p, exp.TemporaryProperty) for p in props.expressions)
+
+
+def _prepared_text(con, name: str) -> str | None:
+    """The text of the statement prepared as ``name`` on the connection, or None."""
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    row = con._duck.execute("SELECT statement FROM duckdb_prepared_statements() WHERE "
+                            "lower(name) = lower(?)", [name]).fetchone()
+    return None if row is None else row[0]
 
 
 def _held(con) -> dict[tuple[str, str], str]:
