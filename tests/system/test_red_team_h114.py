@@ -164,3 +164,11 @@ def test_a_statement_prepared_before_the_protection_is_refused_at_execute():
     with pytest.raises(DeclarationError, match="cannot write the protected rows of people"):
         c.execute("EXECUTE cp")
     assert c.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
+
+
+def test_a_renamed_temp_table_still_holds_protected_rows(con):
+    con.execute("CREATE TEMP TABLE tt AS SELECT * FROM people")
+    con.execute("ALTER TABLE tt RENAME TO tt2")
+    with pytest.raises(DeclarationError, match=r"people \(through the TEMP table tt2\)"):
+        con.execute("INSERT INTO pub SELECT * FROM tt2")
+    assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]

@@ -65,6 +65,8 @@ _CALL = re.compile(r"\b(?!VALUES\b)([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
 _PREPARED = re.compile(r"^\s*(?:PREPARE\s+(?:\"(?:[^\"]|\"\")+\"|\w+)(?:\s*\([^)]*\))?\s+AS\s+"
                        r"(?P<body>.+)|EXECUTE\s+(?P<name>\"(?:[^\"]|\"\")+\"|\w+))",
                        re.IGNORECASE | re.DOTALL)
+_RENAME = re.compile(r'^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:(?:"[^"]+"|\w+)\s*\.\s*)*'
+                     r'(?P<old>"[^"]+"|\w+)\s+RENAME\s+TO\s+(?P<new>"[^"]+"|\w+)', re.IGNORECASE)
 _SET_VARIABLE = re.compile(r"^\s*SET\s+(?:(?:SESSION|LOCAL|GLOBAL)\s+)?VARIABLE\b", re.IGNORECASE)
 
 
@@ -75,6 +77,11 @@ def refuse_protected_copy(con, stmt: str) -> None:
         con._copy_macros = None  # the macros may change: read them again when next needed
     if _SET_VARIABLE.match(stmt):
         return _remember_variable(con, stmt)
+    renamed = _RENAME.match(stmt)
+    if renamed is not None and ("temp", renamed["old"].strip('"').lower()) in _held(con):
+        source = _held(con)["temp", renamed["old"].strip('"').lower()]
+        _held(con)["temp", renamed["new"].strip('"').lower()] = source  # kept on both: the
+        # rename may fail, and a TEMP table made anew under a name clears it (_remember_temp)
     prepared = _PREPARED.match(stmt)
     if prepared is not None:  # PREPARE p AS <copy>; EXECUTE p: its text, when it runs (h114-6)
         body = prepared["body"] or _prepared_text(con, prepared["name"])
