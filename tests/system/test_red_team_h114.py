@@ -172,3 +172,20 @@ def test_a_renamed_temp_table_still_holds_protected_rows(con):
     with pytest.raises(DeclarationError, match=r"people \(through the TEMP table tt2\)"):
         con.execute("INSERT INTO pub SELECT * FROM tt2")
     assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
+
+
+@pytest.mark.parametrize("stmt", [
+    # finding 7: a write sqlglot does not read (CREATE TABLE … AS PIVOT …) was checked by the
+    # names among its tokens only: a table read by a string, a macro, a variable passed
+    "CREATE TABLE c AS PIVOT (FROM query_table('peo' || 'ple')) ON d USING count(*)",
+    "CREATE TABLE c AS PIVOT (FROM query_table('people')) ON d USING count(*)",
+    "CREATE TABLE c AS PIVOT (FROM query('FROM people')) ON d USING count(*)",
+    "CREATE TABLE c AS PIVOT (SELECT m(1) AS d) ON d USING count(*)",
+    "CREATE TABLE c AS PIVOT (SELECT getvariable('v') AS d) ON d USING count(*)",
+])
+def test_unread_writes_with_strings_macros_and_variables_refused(con, stmt):
+    con.execute("CREATE MACRO m(x) AS (SELECT max(d) FROM people); "
+                "SET VARIABLE v = (SELECT max(d) FROM people)")
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of"):
+        con.execute(stmt)
+    assert "c" not in _tables(con)

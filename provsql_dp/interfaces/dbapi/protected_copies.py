@@ -284,11 +284,18 @@ def _refuse_unread(con, stmt: str) -> None:
     written = cat.find_table([t.text for t in toks[at:end:2]]) if name else None
     if written is not None and cat.protection(written.schema, written.name) is not None:
         return
-    source, macros = None, _macros(con)
+    source, macros, held = None, _macros(con), _held(con)
     with cat.snapshot():
-        for n in dict.fromkeys(names):  # each name, as if read
+        for n in dict.fromkeys(names):  # each name, as if read (or called: h114attack-7)
             read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
-            source = source or _protected_source(cat, read, None, 0, macros, _held(con))
+            source = source or _protected_source(cat, read, None, 0, macros, held)
+            if source is None and n.lower() in _BY_STRING:
+                source = f"a table {n}(…) reads by a string"
+            elif source is None and n.lower() in macros:
+                found = _in_text(cat, macros[n.lower()], 0, macros, held=held)
+                source = None if found is None else f"{found} (through the macro {n})"
+            elif source is None and n.lower() == "getvariable":
+                source = _held_variable(held, exp.Null())
     if source is not None:
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
