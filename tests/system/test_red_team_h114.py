@@ -189,3 +189,22 @@ def test_unread_writes_with_strings_macros_and_variables_refused(con, stmt):
     with pytest.raises(DeclarationError, match="cannot write the protected rows of"):
         con.execute(stmt)
     assert "c" not in _tables(con)
+
+
+@pytest.mark.parametrize("stmt", [
+    # finding 8: DuckDB reads a two-part name as catalog.table when no schema has that name;
+    # the catalog did not, so the guard found no table there, and no protection
+    "CREATE TABLE c AS SELECT * FROM memory.people",
+    "INSERT INTO pub SELECT * FROM memory.people",
+    "INSERT INTO pub SELECT * FROM \"MEMORY\".\"people\"",
+])
+def test_a_catalog_qualified_name_is_the_protected_table(con, stmt):
+    with pytest.raises(DeclarationError, match="cannot write the protected rows of people"):
+        con.execute(stmt)
+    assert "c" not in _tables(con)
+    assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
+
+
+def test_a_catalog_qualified_name_in_a_private_query(con):
+    con.execute("SET PRIVACY BUDGET 1")  # DuckDB reads it as the protected table: so do we
+    assert len(con.execute("SELECT count(*) FROM memory.people WITH EPSILON 0.5").fetchall()) == 1
