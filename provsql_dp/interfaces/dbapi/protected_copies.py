@@ -243,14 +243,16 @@ def _remember_temp(con, tree: exp.Expression) -> bool:
 
 def _remember_variable(con, stmt: str) -> None:
     """``SET VARIABLE v = <expr>``: remember whether ``v`` holds what protected rows gave."""
+    m = re.match(r'^\s*SET\s+(?:\w+\s+)?VARIABLE\s+("[^"]+"|\w+)', stmt, re.IGNORECASE)
     try:
         item = d.parse_one(stmt).expressions[0].this
         name, value = item.this.name.lower(), item.expression
-    except Exception:  # noqa: BLE001 - not read: DuckDB judges it; a later copy reads the text
-        return
+    except Exception:  # noqa: BLE001 - not read: any protected name in it counts
+        name, value = (m[1].strip('"').lower() if m else ""), None
     cat = con._catalog
     with cat.snapshot():
-        source = _protected_source(cat, value, None, 0, _macros(con), _held(con))
+        source = ("a value provsql_dp could not read" if _may_name_protected(con, stmt) else None) \
+            if value is None else _protected_source(cat, value, None, 0, _macros(con), _held(con))
     _held(con).pop(("var", name), None)
     if source is not None:
         _held(con)[("var", name)] = source
