@@ -208,3 +208,10 @@ def test_a_catalog_qualified_name_is_the_protected_table(con, stmt):
 def test_a_catalog_qualified_name_in_a_private_query(con):
     con.execute("SET PRIVACY BUDGET 1")  # DuckDB reads it as the protected table: so do we
     assert len(con.execute("SELECT count(*) FROM memory.people WITH EPSILON 0.5").fetchall()) == 1
+
+
+def test_a_temp_table_made_by_a_statement_sqlglot_cannot_read(con):
+    con.execute("CREATE TEMP TABLE tt AS PIVOT people ON d USING count(*)")
+    with pytest.raises(DeclarationError, match=r"people \(through the TEMP table tt\)"):
+        con.execute("CREATE TABLE c AS SELECT * FROM tt")
+    assert "c" not in _tables(con)

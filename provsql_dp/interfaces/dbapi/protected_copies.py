@@ -20,8 +20,8 @@ query named by a string (``query_table``, ``query``, ``json_execute_serialized_s
 it in a literal: a computed name (``query_table('peo' || 'ple')``) may be any table (finding 1).
 A write with no ``SELECT`` nor ``FROM`` is read when it calls a macro or ``getvariable``
 (``UPDATE pub SET d = m(1)``, finding 5), and ``PREPARE p AS <write>`` is checked as the write,
-``EXECUTE p`` as the text prepared (finding 6: prepared before ``PROTECT TABLE``, it copies now). Names are resolved by scope (a CTE of the same name is not
-the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
+``EXECUTE p`` as the text prepared (finding 6: prepared before ``PROTECT TABLE``, it copies
+now). Names are resolved by scope (a CTE of the same name is not the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
 any name among its tokens is a protected table, a view or a macro that reads one. Anything run
 outside provsql_dp is out of reach here.
 
@@ -265,7 +265,7 @@ def _refuse_unread(con, stmt: str) -> None:
     from sqlglot.tokens import TokenType
 
     m = _WRITE_HEAD.match(stmt)
-    if m is None or m["temp"] or re.search(r"\bWITH\s+NO\s+DATA\b", stmt, re.IGNORECASE):
+    if m is None or re.search(r"\bWITH\s+NO\s+DATA\b", stmt, re.IGNORECASE):
         return
     try:
         toks = [t for t in d.ProvDP().tokenize(stmt) if t.token_type != TokenType.SEMICOLON]
@@ -283,7 +283,7 @@ def _refuse_unread(con, stmt: str) -> None:
     names = [t.text for k, t in enumerate(toks) if not at <= k < end
              and t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)]
     cat = con._catalog
-    written = cat.find_table([t.text for t in toks[at:end:2]]) if name else None
+    written = cat.find_table([t.text for t in toks[at:end:2]]) if name and not m["temp"] else None
     if written is not None and cat.protection(written.schema, written.name) is not None:
         return
     source, macros, held = None, _macros(con), _held(con)
@@ -298,6 +298,11 @@ def _refuse_unread(con, stmt: str) -> None:
                 source = None if found is None else f"{found} (through the macro {n})"
             elif source is None and n.lower() == "getvariable":
                 source = _held_variable(held, exp.Null())
+    if m["temp"]:  # a TEMP table passes, remembered as holding what it read
+        held.pop(("temp", name.strip('"').lower()), None)
+        if source is not None:
+            held["temp", name.strip('"').lower()] = source
+        return
     if source is not None:
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
