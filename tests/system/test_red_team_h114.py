@@ -42,9 +42,16 @@ def test_computed_table_names_refused(con, stmt):
     assert con.execute("SELECT count(*) FROM pub").fetchall() == [(0,)]
 
 
-def test_enum_labels_from_a_computed_name_refused(con):
+@pytest.mark.parametrize("query", [
+    "SELECT d FROM query_table('peo' || 'ple')",
+    "SELECT unnest(getvariable('v'))",  # finding 3
+    "SELECT d FROM tt",  # finding 2
+])
+def test_enum_labels_from_a_computed_name_refused(con, query):
+    con.execute("SET VARIABLE v = (SELECT list(d) FROM people); "
+                "CREATE TEMP TABLE tt AS SELECT * FROM people")
     with pytest.raises(DeclarationError, match="cannot make the labels of the ENUM type m"):
-        con.execute("CREATE TYPE m AS ENUM (SELECT d FROM query_table('peo' || 'ple'))")
+        con.execute(f"CREATE TYPE m AS ENUM ({query})")
     assert con.execute("SELECT count(*) FROM duckdb_types() WHERE type_name = 'm'").fetchall() \
         == [(0,)]
 
