@@ -309,8 +309,9 @@ class Catalog:
             [name],
         ).fetchall())
         rows = [r for r in rows if r[0] != "system"]  # DuckDB's own catalog functions
-        if schema is not None:
-            rows = [r for r in rows if r[1].lower() == schema.lower()]
+        if schema is not None:  # a.b: schema a, else (as DuckDB reads it) catalog a's main (h114-8)
+            rows = [r for r in rows if r[1].lower() == schema.lower()] or [r for r in rows if (
+                catalog is None and r[0].lower() == schema.lower() and r[1] == "main")]
         if catalog is not None:
             rows = [r for r in rows if r[0].lower() == catalog.lower()]
         if not rows:

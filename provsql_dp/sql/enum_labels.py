@@ -91,7 +91,8 @@ def refuse_enum_columns(duck, catalog_schema: str, info) -> None:
 def refuse_enum_alter(con, catalog_schema: str, info, column: str, stmt: str) -> None:
     """Raise when ``stmt``, an ``ALTER TABLE`` adding ``column`` to the protected table ``info``
     or changing its type, gives it an ENUM type (read from the statement's tokens: the word
-    ``ENUM`` or the name of an ENUM type of the database) that no declaration makes public."""
+    ``ENUM``, the name of an ENUM type of the database or of a type made of one, ``CREATE TYPE
+    moods AS mood[]``) that no declaration makes public."""
     from . import dialect as d
 
     try:
@@ -101,6 +102,12 @@ def refuse_enum_alter(con, catalog_schema: str, info, column: str, stmt: str) ->
     words -= {info.name.lower(), info.schema.lower(), column.lower()}  # a table named as a type
     enums = {r[0].lower() for r in con._duck.execute(
         "SELECT DISTINCT type_name FROM duckdb_types() WHERE logical_type = 'ENUM'").fetchall()}
+    for name, in con._duck.execute(  # an alias of a list, struct, map of one (h114attack-4)
+            "SELECT DISTINCT type_name FROM duckdb_types() WHERE NOT internal AND logical_type IN "
+            "('LIST', 'ARRAY', 'STRUCT', 'MAP', 'UNION')").fetchall():
+        ident = '"' + name.replace('"', '""') + '"'
+        if _is_enum(con._duck.execute(f"SELECT typeof(NULL::{ident})").fetchone()[0]):
+            enums.add(name.lower())
     if not words & (enums | {"enum"}):
         return
     if _declared_public(con._duck, catalog_schema, info.schema, info.name, column, None):

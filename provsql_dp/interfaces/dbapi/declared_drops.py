@@ -209,8 +209,9 @@ def _refuse(con, verb: str, targets) -> None:
             continue  # no declaration has its name: no lookup needed (a lookup costs more)
         else:
             info = con._catalog.find_table(parts) if not verb.startswith("create") else None
-            if info is None:  # nothing of that name: created, or DuckDB says so (IF EXISTS)
-                if not verb.startswith("drop"):
+            if info is None or info.catalog == "temp":  # nothing of that name (created, or
+                # DuckDB says so: IF EXISTS), or a TEMP table (temp.t), which no declaration names
+                if info is None and not verb.startswith("drop"):
                     refuse_orphan_name(con, verb.replace("replace", "create"),
                                        _schema_path(con, parts[:-1])[1], parts[-1])
                 continue

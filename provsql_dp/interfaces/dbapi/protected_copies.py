@@ -12,8 +12,16 @@ TABLE SELECT * FROM people``) or a table function's string (``query_table('peopl
 ``query('SELECT …')``) counts. So does ``CREATE TYPE t AS ENUM (SELECT c FROM people)``: a type's
 labels are shown to analysts (``DESCRIBE``, :mod:`provsql_dp.sql.enum_labels`). A ``TEMP`` table is
 the curator's connection's own (no analyst's session sees it), and a write into a protected table
-keeps the rows protected: both pass. Names are resolved by scope (a CTE of the same name is not
-the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
+keeps the rows protected: both pass. But the connection remembers the TEMP tables and the
+variables (``SET VARIABLE v = (SELECT … FROM people)``) it filled from protected rows, and a copy
+out of them (``INSERT INTO pub SELECT * FROM tt``, ``getvariable('v')``) counts as a read of
+``people`` (red team h114attack, findings 2 and 3). A table function that reads a table or runs a
+query named by a string (``query_table``, ``query``, ``json_execute_serialized_sql``) must name
+it in a literal: a computed name (``query_table('peo' || 'ple')``) may be any table (finding 1).
+A write with no ``SELECT`` nor ``FROM`` is read when it calls a macro or ``getvariable``
+(``UPDATE pub SET d = m(1)``, finding 5), and ``PREPARE p AS <write>`` is checked as the write,
+``EXECUTE p`` as the text prepared (finding 6: prepared before ``PROTECT TABLE``, it copies
+now). Names are resolved by scope (a CTE of the same name is not the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
 any name among its tokens is a protected table, a view or a macro that reads one. Anything run
 outside provsql_dp is out of reach here.
 
@@ -48,12 +56,39 @@ _ENUM_OF_QUERY = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?TYPE\s+(?P<name>.
                             r"\((?P<query>\s*(?:(?:SELECT|FROM|WITH)\b|\().*)\)\s*;?\s*$",
                             re.IGNORECASE | re.DOTALL)
 _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
+#: table functions that read a table, or run a query, named by their string argument
+_BY_STRING = frozenset({"query", "query_table", "json_execute_serialized_sql"})
+_BY_STRING_CALL = re.compile(r"\b(query|query_table|json_execute_serialized_sql|getvariable)\s*\(",
+                             re.IGNORECASE)
+_DEFAULT_OF_VARIABLE = re.compile(r"\bDEFAULT\b.*\bgetvariable\s*\(", re.IGNORECASE | re.DOTALL)
+#: a call of a function (a scalar macro may read a table: INSERT … VALUES (m(1))), not VALUES (
+_CALL = re.compile(r"\b(?!VALUES\b)([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
+_PREPARED = re.compile(r"^\s*(?:PREPARE\s+(?:\"(?:[^\"]|\"\")+\"|\w+)(?:\s*\([^)]*\))?\s+AS\s+"
+                       r"(?P<body>.+)|EXECUTE\s+(?P<name>\"(?:[^\"]|\"\")+\"|\w+))",
+                       re.IGNORECASE | re.DOTALL)
+_RENAME = re.compile(r'^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:(?:"[^"]+"|\w+)\s*\.\s*)*'
+                     r'(?P<old>"[^"]+"|\w+)\s+RENAME\s+TO\s+(?P<new>"[^"]+"|\w+)', re.IGNORECASE)
+_SET_VARIABLE = re.compile(r"^\s*SET\s+(?:(?:SESSION|LOCAL|GLOBAL)\s+)?VARIABLE\b", re.IGNORECASE)
 
 
 def refuse_protected_copy(con, stmt: str) -> None:
     """Raise :class:`~provsql_dp.errors.DeclarationError` when ``stmt`` writes rows read from a
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
-    if not _WORDS.search(stmt) or not _READS.search(stmt):
+    if _SET_VARIABLE.match(stmt):
+        return _remember_variable(con, stmt)
+    renamed = _RENAME.match(stmt)
+    if renamed is not None and ("temp", renamed["old"].strip('"').lower()) in _held(con):
+        source = _held(con)["temp", renamed["old"].strip('"').lower()]
+        _held(con)["temp", renamed["new"].strip('"').lower()] = source  # kept on both: the
+        # rename may fail, and a TEMP table made anew under a name clears it (_remember_temp)
+    prepared = _PREPARED.match(stmt)
+    if prepared is not None:  # PREPARE p AS <copy>; EXECUTE p: its text, when it runs (h114-6)
+        body = prepared["body"] or _prepared_text(con, prepared["name"])
+        return None if body is None else refuse_protected_copy(con, body)
+    if _DEFAULT_OF_VARIABLE.search(stmt) and _held(con):
+        _refuse_variable_default(con, stmt)
+    if not _WORDS.search(stmt) or not (_READS.search(stmt) or _BY_STRING_CALL.search(stmt)
+                                       or _calls_macro(con, stmt)):
         return  # writes nothing, or reads no table (INSERT … VALUES: not parsed, ~1 s a 10^4 rows)
     if not _may_name_protected(con, stmt):
         return  # names no protected table nor view
@@ -64,6 +99,8 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if isinstance(tree, exp.Command):
         _refuse_enum_of_rows(con, stmt)
         return _refuse_unread(con, stmt)  # CREATE TABLE t AS PIVOT people …
+    if _remember_temp(con, tree):
+        return
     target = _target(tree)
     if target is None:
         return
@@ -75,7 +112,7 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if info is not None and cat.protection(info.schema, info.name) is not None:
         return  # into a protected table: the rows stay protected
     with cat.snapshot():
-        source = _protected_source(cat, tree, target, 0, _macros(con))
+        source = _protected_source(cat, tree, target, 0, _macros(con), _held(con))
     if source is not None:
         name = target.name
         raise DeclarationError(
@@ -97,6 +134,8 @@ def _may_name_protected(con, stmt: str) -> bool:
     lower = stmt.lower()
     if any(n in lower for n in kept(con, "protected", _protected_names)):
         return True
+    if _BY_STRING_CALL.search(stmt) or any(n in lower for _, n in _held(con)):
+        return True  # a name computed, or a TEMP table or a variable that holds protected rows
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
     if any(v[0].lower() in lower for v in views):
         return True
@@ -119,6 +158,102 @@ def _macros(con) -> dict[str, str]:
         "IN ('macro', 'table_macro') AND NOT internal").fetchall() if m is not None})
 
 
+def _calls_macro(con, stmt: str) -> bool:
+    """Whether ``stmt`` calls a function named as one of the database's macros (a write with no
+    ``SELECT`` nor ``FROM`` may read a table through one, ``UPDATE pub SET d = m(1)``): the
+    macros are read only when it calls some function (a bulk ``INSERT … VALUES`` of literals
+    calls none)."""
+    called = {m.group(1).lower() for m in _CALL.finditer(stmt)}
+    return bool(called) and not called.isdisjoint(_macros(con))
+
+
+def _refuse_variable_default(con, stmt: str) -> None:
+    """A column's ``DEFAULT getvariable('v')`` (``CREATE TABLE``, ``ALTER TABLE``), ``v`` holding
+    protected rows: every later INSERT would copy them, its text naming no variable."""
+    try:
+        tree = d.parse_one(stmt)
+    except Exception:  # noqa: BLE001 - not read: DuckDB judges it
+        return
+    if not isinstance(tree, (exp.Create, exp.Alter)) or _temp_create(tree):
+        return
+    table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    cat = con._catalog
+    info = cat.find_table([p.name for p in table.parts]) if isinstance(table, exp.Table) else None
+    if info is not None and cat.protection(info.schema, info.name) is not None:
+        return  # into a protected table: the rows stay protected
+    for f in tree.find_all(exp.Anonymous):
+        found = f.name.lower() == "getvariable" and f.expressions and _held_variable(
+            _held(con), f.expressions[0])
+        if found:
+            name = table.name
+            raise DeclarationError(
+                f"cannot write the protected rows of {found} into {name}, which no declaration "
+                "protects: a column's DEFAULT copies the variable into every row inserted, where "
+                "every analyst could read it. Write the public value itself, or SET VARIABLE "
+                "anew from public rows first")
+
+
+def _temp_create(tree: exp.Expression) -> bool:
+    """Whether ``tree`` is a ``CREATE TEMP TABLE``."""
+    props = tree.args.get("properties") if isinstance(tree, exp.Create) else None
+    return props is not None and str(tree.args.get("kind") or "").upper() == "TABLE" and any(
+        isinstance(p, exp.TemporaryProperty) for p in props.expressions)
+
+
+def _prepared_text(con, name: str) -> str | None:
+    """The text of the statement prepared as ``name`` on the connection, or None."""
+    if name.startswith('"'):
+        name = name[1:-1].replace('""', '"')
+    row = con._duck.execute("SELECT statement FROM duckdb_prepared_statements() WHERE "
+                            "lower(name) = lower(?)", [name]).fetchone()
+    return None if row is None else row[0]
+
+
+def _held(con) -> dict[tuple[str, str], str]:
+    """The connection's TEMP tables and variables filled from protected rows: ``("temp",
+    name)`` or ``("var", name)`` (lower case) → the protected table they hold the rows of."""
+    held = getattr(con, "_protected_held", None)
+    if held is None:
+        held = con._protected_held = {}
+    return held
+
+
+def _remember_temp(con, tree: exp.Expression) -> bool:
+    """Whether ``tree`` creates a TEMP table; if so, remember whether it holds protected rows
+    (a TEMP table is the connection's own: filling it passes, copying out of it does not)."""
+    if not _temp_create(tree):
+        return False
+    props = tree.args["properties"]
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    query, key = tree.args.get("expression"), ("temp", target.name.lower())
+    cat, source = con._catalog, None
+    if query is not None and not any(isinstance(p, exp.WithDataProperty) and p.args.get("no")
+                                     for p in props.expressions):
+        with cat.snapshot():
+            source = _protected_source(cat, query, None, 0, _macros(con), _held(con))
+    _held(con).pop(key, None)
+    if source is not None:
+        _held(con)[key] = source
+    return True
+
+
+def _remember_variable(con, stmt: str) -> None:
+    """``SET VARIABLE v = <expr>``: remember whether ``v`` holds what protected rows gave."""
+    m = re.match(r'^\s*SET\s+(?:\w+\s+)?VARIABLE\s+("[^"]+"|\w+)', stmt, re.IGNORECASE)
+    try:
+        item = d.parse_one(stmt).expressions[0].this
+        name, value = item.this.name.lower(), item.expression
+    except Exception:  # noqa: BLE001 - not read: any protected name in it counts
+        name, value = (m[1].strip('"').lower() if m else ""), None
+    cat = con._catalog
+    with cat.snapshot():
+        source = ("a value provsql_dp could not read" if _may_name_protected(con, stmt) else None) \
+            if value is None else _protected_source(cat, value, None, 0, _macros(con), _held(con))
+    _held(con).pop(("var", name), None)
+    if source is not None:
+        _held(con)[("var", name)] = source
+
+
 def _refuse_unread(con, stmt: str) -> None:
     """A write sqlglot does not read as one (``CREATE TABLE t AS PIVOT people …``): refused when
     any name among its tokens, the table written excepted, is a protected table or a view that
@@ -126,7 +261,7 @@ def _refuse_unread(con, stmt: str) -> None:
     from sqlglot.tokens import TokenType
 
     m = _WRITE_HEAD.match(stmt)
-    if m is None or m["temp"] or re.search(r"\bWITH\s+NO\s+DATA\b", stmt, re.IGNORECASE):
+    if m is None or re.search(r"\bWITH\s+NO\s+DATA\b", stmt, re.IGNORECASE):
         return
     try:
         toks = [t for t in d.ProvDP().tokenize(stmt) if t.token_type != TokenType.SEMICOLON]
@@ -144,14 +279,26 @@ def _refuse_unread(con, stmt: str) -> None:
     names = [t.text for k, t in enumerate(toks) if not at <= k < end
              and t.token_type in (TokenType.VAR, TokenType.IDENTIFIER)]
     cat = con._catalog
-    written = cat.find_table([t.text for t in toks[at:end:2]]) if name else None
+    written = cat.find_table([t.text for t in toks[at:end:2]]) if name and not m["temp"] else None
     if written is not None and cat.protection(written.schema, written.name) is not None:
         return
-    source, macros = None, _macros(con)
+    source, macros, held = None, _macros(con), _held(con)
     with cat.snapshot():
-        for n in dict.fromkeys(names):  # each name, as if read
+        for n in dict.fromkeys(names):  # each name, as if read (or called: h114attack-7)
             read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
-            source = source or _protected_source(cat, read, None, 0, macros)
+            source = source or _protected_source(cat, read, None, 0, macros, held)
+            if source is None and n.lower() in _BY_STRING:
+                source = f"a table {n}(…) reads by a string"
+            elif source is None and n.lower() in macros:
+                found = _in_text(cat, macros[n.lower()], 0, macros, held=held)
+                source = None if found is None else f"{found} (through the macro {n})"
+            elif source is None and n.lower() == "getvariable":
+                source = _held_variable(held, exp.Null())
+    if m["temp"]:  # a TEMP table passes, remembered as holding what it read
+        held.pop(("temp", name.strip('"').lower()), None)
+        if source is not None:
+            held["temp", name.strip('"').lower()] = source
+        return
     if source is not None:
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
@@ -173,7 +320,7 @@ def _refuse_enum_of_rows(con, stmt: str) -> None:
     cat = con._catalog
     with cat.snapshot():
         source = "a query that could not be read" if query is None else \
-            _protected_source(cat, query, None, 0, _macros(con))
+            _protected_source(cat, query, None, 0, _macros(con), _held(con))
     if source is not None:
         raise DeclarationError(
             f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
@@ -201,20 +348,30 @@ def _target(tree: exp.Expression) -> exp.Table | None:
 
 
 def _protected_source(cat, tree: exp.Expression, target, depth: int,
-                      macros: dict[str, str] | None = None) -> str | None:
+                      macros: dict[str, str] | None = None,
+                      held: dict[tuple[str, str], str] | None = None) -> str | None:
     """The name of a protected table ``tree`` reads (through views and macros, or named in a
-    string a table function reads, ``query_table('people')``), or None."""
-    macros = macros or {}
+    string a table function reads, ``query_table('people')``, or through a TEMP table or a
+    variable of ``held``), or None."""
+    macros, held = macros or {}, held or {}
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
+        if name == "getvariable" and f.expressions:
+            found = _held_variable(held, f.expressions[0])
+            if found is not None:
+                return found
+        elif name in _BY_STRING and isinstance(f.parent, exp.Table) and not all(
+                _literal(a) for a in f.expressions):
+            return (f"a table whose name is computed ({f.sql(dialect='duckdb')[:60]}: name the "
+                    "table in a string literal)")
         if name in macros:
             found = (name if depth >= _VIEW_DEPTH else
-                     _in_text(cat, macros[name], depth, macros))
+                     _in_text(cat, macros[name], depth, macros, held=held))
             if found is not None:
                 return f"{found} (through the macro {name})"
         elif isinstance(f.parent, exp.Table) and f.parent.this is f:
             for lit in f.find_all(exp.Literal):
-                if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False):
+                if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False, held=held):
                     return f"{lit.this!r} (read by {f.sql(dialect='duckdb')[:60]})"
     for t in tree.find_all(exp.Table):
         if t is target or not isinstance(t.this, exp.Identifier):
@@ -236,13 +393,37 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return info.name
             if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
                 body = body.args.get("expression") or exp.Select()
-            found = _protected_source(cat, body, None, depth + 1, macros)
+            found = _protected_source(cat, body, None, depth + 1, macros, held)
             if found is not None:
                 return f"{found} (through the view {info.name})"
+        elif info.catalog == "temp" and ("temp", info.name.lower()) in held:
+            return f"{held['temp', info.name.lower()]} (through the TEMP table {info.name})"
     return None
 
 
-def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = True):
+def _held_variable(held: dict[tuple[str, str], str], arg: exp.Expression) -> str | None:
+    """What ``getvariable(arg)`` reads of :func:`_held`'s variables (any of them, its name
+    computed)."""
+    if isinstance(arg, exp.Literal) and arg.is_string:
+        name = arg.this.lower()
+        return None if ("var", name) not in held else \
+            f"{held['var', name]} (through the variable {name})"
+    names = sorted(n for kind, n in held if kind == "var")
+    return None if not names else (f"{held['var', names[0]]} (through the variable "
+                                   f"{names[0]}, maybe: the name getvariable reads is computed)")
+
+
+def _literal(e: exp.Expression) -> bool:
+    """Whether ``e`` is made of literals only (``json_serialize_sql('…')`` too): a name read from
+    it is the one written."""
+    return all(isinstance(n, (exp.Literal, exp.Array, exp.Boolean, exp.Paren, exp.Identifier,
+                              exp.Kwarg, exp.PropertyEQ, exp.Null))
+               or isinstance(n, exp.Anonymous) and n.name.lower() == "json_serialize_sql"
+               for n in e.walk())
+
+
+def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = True,
+             held: dict[tuple[str, str], str] | None = None):
     """What :func:`_protected_source` finds in ``text``: a query or expression (a macro's
     definition, a string ``query(…)`` runs), or a table's name (``query_table``'s string)."""
     try:
@@ -253,4 +434,4 @@ def _in_text(cat, text: str, depth: int, macros: dict[str, str], query: bool = T
         parts = [p.strip('"') for p in text.split(".")]
         tree = exp.select("*").from_(exp.Table(this=exp.to_identifier(parts[-1]), db=(
             exp.to_identifier(parts[-2]) if len(parts) > 1 else None)))
-    return _protected_source(cat, tree, None, depth + 1, macros)
+    return _protected_source(cat, tree, None, depth + 1, macros, held)
