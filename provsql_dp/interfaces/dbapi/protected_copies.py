@@ -36,6 +36,7 @@ from sqlglot import exp
 from ...errors import DeclarationError
 from ...sql import dialect as d
 from ...sql.cte_names import visible_ctes
+from ...sql.view_names import find_in_view
 
 __all__ = ["refuse_protected_copy"]
 
@@ -205,9 +206,10 @@ def _target(tree: exp.Expression) -> exp.Table | None:
 
 
 def _protected_source(cat, tree: exp.Expression, target, depth: int,
-                      macros: dict[str, str] | None = None) -> str | None:
+                      macros: dict[str, str] | None = None, home=None) -> str | None:
     """The name of a protected table ``tree`` reads (through views and macros, or named in a
-    string a table function reads, ``query_table('people')``), or None."""
+    string a table function reads, ``query_table('people')``), or None. ``home``: the database
+    and schema of the view ``tree`` defines, where its names resolve first (DuckDB's rule)."""
     macros = macros or {}
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
@@ -226,7 +228,7 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
         parts = [p.name for p in t.parts]
         if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
             continue
-        info = cat.find_table(parts)
+        info = find_in_view(cat, parts, home)
         if info is None or info.frame:  # a registered DataFrame: public, never protected
             continue
         if cat.protection(info.schema, info.name) is not None:
@@ -240,7 +242,7 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return info.name
             if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
                 body = body.args.get("expression") or exp.Select()
-            found = _protected_source(cat, body, None, depth + 1, macros)
+            found = _protected_source(cat, body, None, depth + 1, macros, (info.catalog, info.schema))
             if found is not None:
                 return f"{found} (through the view {info.name})"
     return None
