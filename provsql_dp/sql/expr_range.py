@@ -107,10 +107,10 @@ def _out(lo: float, hi: float, nullable: bool, nan: bool = False) -> Range:
                  0.0 if hi == 0 else math.nextafter(hi, _INF), nullable, nan)
 
 
-def _add(x: float, y: float, x2: float, y2: float) -> float:
-    """``x + y``, an end of a sum; NaN also when the other ends ``x2 + y2`` meet ∞ and −∞ (the
-    sum of two values of the ranges may then be NaN)."""
-    return math.nan if math.isnan(x2 + y2) else x + y
+def _meet(lo: float, hi: float) -> bool:
+    """Whether a value ``−∞`` (a range's lower end ``lo``) may be added to ``+∞`` (another's
+    upper end ``hi``): their sum is NaN."""
+    return lo == -_INF and hi == _INF
 
 
 def _mul(a: float, b: float) -> float:
@@ -169,11 +169,12 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         if a.lo > a.hi or b.lo > b.hi:  # an operand is always NULL: so is the result
             return Range(_INF, -_INF, True)
         nullable, nan = a.nullable or b.nullable, a.nan or b.nan
-        if isinstance(e, exp.Add):  # ∞ + (−∞) is NaN: a NaN end (_out)
-            return _out(_add(a.lo, b.lo, a.hi, b.hi), _add(a.hi, b.hi, a.lo, b.lo), nullable, nan)
-        if isinstance(e, exp.Sub):
-            return _out(_add(a.lo, -b.hi, a.hi, -b.lo), _add(a.hi, -b.lo, a.lo, -b.hi),
-                        nullable, nan)
+        if isinstance(e, exp.Add):  # ∞ + (−∞) is NaN
+            nan = nan or _meet(a.lo, b.hi) or _meet(b.lo, a.hi)
+            return _out(a.lo + b.lo, a.hi + b.hi, nullable, nan)
+        if isinstance(e, exp.Sub):  # ∞ − ∞ is NaN
+            nan = nan or _meet(a.lo, -b.lo) or _meet(-b.hi, a.hi)
+            return _out(a.lo - b.hi, a.hi - b.lo, nullable, nan)
         if isinstance(e, exp.Div):
             if b.lo <= 0 <= b.hi:  # x/0 is ±∞ or NaN in DuckDB 2.0 (DOUBLE division)
                 return _ANY
@@ -181,6 +182,9 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
                           and math.isinf(max(abs(b.lo), abs(b.hi))))  # ∞/∞
             b = Range(1 / b.hi, 1 / b.lo)  # exact enough: widened again below
             b = Range(math.nextafter(b.lo, -_INF), math.nextafter(b.hi, _INF))
+        else:  # 0·∞ is NaN: a 0 inside one range, an infinite end of the other
+            nan = nan or (a.lo <= 0 <= a.hi and not b.finite) or (b.lo <= 0 <= b.hi
+                                                                   and not a.finite)
         prods = [_mul(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
         if any(math.isnan(p) for p in prods):  # 0·∞
             return _ANY

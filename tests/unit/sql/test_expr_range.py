@@ -52,7 +52,9 @@ _CON.execute("""INSERT INTO r SELECT
   FROM range(400) t(i)
   UNION ALL SELECT -5, 0.5, 0, true, 'x' UNION ALL SELECT 10, 3, 0, false, 'y'
   UNION ALL SELECT 'nan'::DOUBLE, 'inf'::DOUBLE, 1, true, 'x'
-  UNION ALL SELECT '-inf'::DOUBLE, 'nan'::DOUBLE, 2, false, 'y'""")
+  UNION ALL SELECT '-inf'::DOUBLE, 'nan'::DOUBLE, 2, false, 'y'
+  UNION ALL SELECT 1, 1, '-inf'::DOUBLE, true, 'x' UNION ALL SELECT 1, 1, 'inf'::DOUBLE, true, 'y'
+  UNION ALL SELECT 1, 1, 'nan'::DOUBLE, false, 'x'""")
 
 
 @settings(max_examples=300, deadline=None)
@@ -62,6 +64,9 @@ _CON.execute("""INSERT INTO r SELECT
 @example("GREATEST(-1, (CAST('inf' AS DOUBLE) - CAST('inf' AS DOUBLE)))")
 @example("GREATEST(0, SQRT((a - 20)))")   # sqrt of a negative
 @example("LEAST(GREATEST((u / u), 0), 1)")  # LEAST drops the NaN: [0, 1], never NaN
+@example("(LEAST(u, 5) + ABS(LEAST(u, 5)))")  # −∞ + ∞ at u = −∞
+@example("(LEAST(u, 5) - LEAST(u, 5))")       # −∞ − (−∞)
+@example("((a - 1) * LEAST(u, 5))")           # 0 inside one range, −∞ at the other's end
 def test_proved_range_contains_every_value(text):
     tree = sqlglot.parse_one(text, read="duckdb")
     _, bounds = bounded_argument(tree, BOUNDS.get, TYPES.get)
