@@ -53,6 +53,7 @@ import duckdb
 from .errors import Error, StatementCancelled
 
 __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "interrupting",
+           "wait_ended",
            "POLL"]
 
 #: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
@@ -146,7 +147,11 @@ class CancelToken:
                     self._requested = False
                     self._stopped.notify_all()
                     ended, self._interrupters = self._interrupters, []
-            for t in ended:  # they stop now (the statement ended): none outlives it
+            # they stop now (the statement ended): none outlives it. A join, not an Event
+            # (wait_ended): an interrupter calls DuckDB only while it holds self._lock, and
+            # _running is 0 once we release it, so even a join a Ctrl-C cuts short (CPython
+            # 3.11) leaves it no C++ call to make: it re-checks _running and returns
+            for t in ended:
                 t.join()
 
     def _add(self, h) -> None:
@@ -288,12 +293,34 @@ def run_solve(h, *, threaded: bool = False):
 
 
 def _wait_stopped(done: threading.Event) -> None:
-    """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds."""
-    while not done.is_set():
+    """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds (a second Ctrl-C
+    meanwhile is dropped: the solver stops in a moment anyway)."""
+    wait_ended(done)
+
+
+def wait_ended(ended: threading.Event, timeout: float | None = None) -> bool:
+    """Wait until ``ended`` — an Event a thread sets as its last step — is set (or ``timeout``
+    seconds pass), through any ``KeyboardInterrupt``; return whether one landed, for the caller
+    to raise once it has cleaned up. What to wait for a thread that may run C/C++ code (DuckDB,
+    HiGHS) with, never ``Thread.join``/``is_alive``: on CPython 3.11 an interrupted ``join``
+    marks the thread stopped while it runs (see :func:`run_solve`).
+
+    >>> import threading
+    >>> ended = threading.Event()
+    >>> threading.Thread(target=ended.set).start()
+    >>> wait_ended(ended), ended.is_set()
+    (False, True)
+    """
+    import time
+
+    end = None if timeout is None else time.monotonic() + timeout
+    interrupted = False
+    while not ended.is_set() and (end is None or time.monotonic() < end):
         try:
-            done.wait(POLL)
-        except KeyboardInterrupt:  # a second Ctrl-C: the solver stops in a moment anyway
-            continue
+            ended.wait(POLL if end is None else max(0.0, min(POLL, end - time.monotonic())))
+        except KeyboardInterrupt:
+            interrupted = True
+    return interrupted
 
 
 def _solver(h) -> str:

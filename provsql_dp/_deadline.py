@@ -55,7 +55,7 @@ from contextvars import ContextVar
 
 import duckdb
 
-from ._cancel import POLL, check_current
+from ._cancel import POLL, check_current, wait_ended
 from .errors import InterfaceError, SolverError
 
 __all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "ResourceExhausted", "deadline", "remaining", "check",
@@ -234,15 +234,19 @@ class _Watcher:
     COUNT over 10^7 rows takes 11 ms). A step is added and removed under the watcher's lock,
     which the watcher also holds while it interrupts: once :meth:`remove` returns, no
     interrupt of that step can come. Between steps the thread waits on a condition, never
-    inside DuckDB; at exit it is stopped and joined all the same (:meth:`stop`), so that no
+    inside DuckDB; at exit it is stopped and waited for all the same (:meth:`stop`), so that no
     thread of ours is alive while the interpreter finalizes (one torn down inside DuckDB's C++
-    aborts the process)."""
+    aborts the process). Its end is an Event it sets last (``_ended``), never
+    ``Thread.join``/``is_alive``: on CPython 3.11 a Ctrl-C landing in either marks a running
+    thread stopped, and :meth:`add` would then start a second thread, leaving the first
+    interrupting DuckDB past the interpreter's end."""
 
     def __init__(self):
         self._cond = threading.Condition()
         self._steps: dict[int, list] = {}  # id -> [when next to interrupt, duck]
         self._next_id = 0
         self._thread: threading.Thread | None = None
+        self._ended = threading.Event()  # set by the thread as it ends
         self._pid = None
         self._stopping = False
         #: when the thread wakes next (it waits on ``_cond`` until then; inf: until notified)
@@ -250,11 +254,12 @@ class _Watcher:
 
     def add(self, duck, end: float) -> int:
         with self._cond:
-            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+            if self._thread is None or self._pid != os.getpid() or self._ended.is_set():
                 self._pid = os.getpid()  # (again after a fork: the child has no thread)
                 self._stopping = False
-                self._thread = threading.Thread(target=self._run, name="provsql-dp-deadline",
-                                                daemon=True)
+                self._ended = threading.Event()
+                self._thread = threading.Thread(target=self._run, args=(self._ended,),
+                                                name="provsql-dp-deadline", daemon=True)
                 self._thread.start()
             self._next_id += 1
             self._steps[self._next_id] = [end, duck]
@@ -270,13 +275,21 @@ class _Watcher:
     def stop(self) -> None:
         """End the thread and wait for it (briefly: it only ever waits or interrupts)."""
         with self._cond:
-            thread, self._thread = self._thread, None
+            thread, self._thread, ended = self._thread, None, self._ended
             self._stopping = True
             self._cond.notify_all()
         if thread is not None and thread is not threading.current_thread():
-            thread.join(1.0)
+            wait_ended(ended, 1.0)  # (a Ctrl-C meanwhile: at exit, dropped)
+            if ended.is_set():  # past its last step, no C++ left: a join only tidies up
+                thread.join(1.0)
 
-    def _run(self) -> None:
+    def _run(self, ended: threading.Event) -> None:
+        try:
+            self._loop()
+        finally:
+            ended.set()
+
+    def _loop(self) -> None:
         with self._cond:
             while not self._stopping:
                 now = time.monotonic()

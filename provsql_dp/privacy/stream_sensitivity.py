@@ -35,7 +35,9 @@ to which step: that part is the curator's to keep (README, "streams").
 
 Where the planner derives none (an owner with any number of rows, a self-join, a SUM without
 bounds, a query it cannot plan) the stated ``SENSITIVITY`` is kept, unchecked, and a query that
-reads a protected table without one is refused (a default of 1 would be the curator's word
+reads a protected table without one is refused. A stated sensitivity's step runs the planner's
+statistic too when the query plans as one ungrouped COUNT or SUM (a SUM clamped to its declared
+bounds if any, else over its finite values); a query the planner cannot plan runs as written (a default of 1 would be the curator's word
 unsaid). A query that reads no protected table keeps the default 1. The sensitivity used and its
 basis are recorded with each release (``SHOW STREAMS name``, column ``sensitivity``).
 
@@ -50,6 +52,8 @@ basis are recorded with each release (``SHOW STREAMS name``, column ``sensitivit
 """
 
 from __future__ import annotations
+
+import sys
 
 from sqlglot import exp
 
@@ -114,12 +118,14 @@ def _derive(con, query: exp.Expression, epsilon: float):
             dec = routing.decide(con, plan, float(epsilon), {})
     except Error as e:
         return None, f"the planner cannot release it: {str(e).splitlines()[0][:200]}", sql
-    if dec.path != "laplace":
+    one_sum = plan.kind == "count" or len(list(query.find_all(exp.Sum))) == 1
+    if dec.path != "laplace":  # no sensitivity derived; the stated one runs the statistic too
+        statistic = _statistic(con, plan, dec.bounds) if one_sum else sql
         if plan.kind == "sum" and dec.bounds is None:
             return None, ("a SUM of a column with no declared bounds (SET BOUNDS ON t (c) "
-                          "BETWEEN lo AND hi)"), sql
+                          "BETWEEN lo AND hi)"), statistic
         return None, _ROUTES.get(dec.path, f"the planner releases it by its {dec.path} route, "
-                                           "with no global sensitivity"), sql
+                                           "with no global sensitivity"), statistic
     sens, _ = _sensitivity(dec)
     k = int(dec.own.rows_per_owner)
     rows = f"at most {k} row{'s' if k != 1 else ''} per participant"
@@ -128,7 +134,7 @@ def _derive(con, query: exp.Expression, epsilon: float):
     # h103attack, finding 4: the query as written failed on 1 // (pay - 5) with pay = 5)
     if plan.kind == "count":
         return sens, f"COUNT, {rows}", _kept_laplace_sql(con, plan, None, with_count=False)[0]
-    if len(list(query.find_all(exp.Sum))) != 1 or dec.memo.get("centre") is not None:
+    if not one_sum or dec.memo.get("centre") is not None:
         return None, "it is not one SUM the planner bounds", sql
     lo, hi = (float(b) for b in dec.bounds)
     replaced = k * (max(to_fraction(hi), 0) - min(to_fraction(lo), 0))  # the stream's neighbour
@@ -137,6 +143,18 @@ def _derive(con, query: exp.Expression, epsilon: float):
                                        f"{k} × ({_n(hi)} − ({_n(lo)}))")
     return (sens, f"SUM clamped to [{_n(lo)}, {_n(hi)}], {rows}",
             _kept_laplace_sql(con, plan, dec.bounds, with_count=False)[0])
+
+
+def _statistic(con, plan, bounds) -> str:
+    """The SQL of the planner's statistic for a step whose sensitivity is stated: a COUNT, or a
+    SUM clamped to its declared bounds if any, else over its finite values (NaN and ±∞ add
+    nothing: as written, one participant's NaN would make the release NaN), every expression
+    total (a row that fails is NULL and left out, never the step's failure)."""
+    from .fast_path import _kept_laplace_sql
+
+    if plan.kind == "sum" and bounds is None:
+        bounds = (-sys.float_info.max, sys.float_info.max)
+    return _kept_laplace_sql(con, plan, bounds, with_count=False)[0]
 
 
 def _reads_protected(con, query: exp.Expression) -> bool:

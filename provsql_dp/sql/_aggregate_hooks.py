@@ -46,7 +46,7 @@ def column_bounds(catalog, node: Node, cid: str) -> tuple[float, float] | None:
     if isinstance(e, exp.Column) and not e.table:
         return column_bounds(catalog, child, e.name)
     r = expression_range(e, lambda c: column_bounds(catalog, child, c))
-    if r is None or r.lo > r.hi or not r.finite:
+    if r is None or r.lo > r.hi or not r.finite or r.nan:  # bounds are never NaN
         return None
     return float(r.lo), float(r.hi)
 

@@ -40,13 +40,17 @@ computes ``abs``, ``*`` in a wider type and brings it back with ``TRY_CAST`` (NU
 expression and every function an analyst may call is deterministic (the allow-list has no
 ``random``). A NaN stays NaN through every operation the range rules accept, or becomes a
 comparison's 0/1, and the clamp drops it (below). These rules live here, not in
-:func:`~provsql_dp.sql.expr_range.expression_range`, whose ranges must never contain NaN (a
-SUM's bounds, the keys of :mod:`~provsql_dp.sql.key_domain`): ``abs(u / u)`` is NaN at ``u = 0``.
+:func:`~provsql_dp.sql.expr_range.expression_range`, whose ranges are also a SUM's bounds and
+the keys of :mod:`~provsql_dp.sql.key_domain`, where ``abs(u / u)`` (NaN at ``u = 0``) has no
+finite range.
 
-Non-finite values need no care here: ``NaN >= 0`` holds in DuckDB (NaN sorts above every number),
-so a CHECKed DOUBLE may hold NaN or +∞, and ``GREATEST(NaN, 0)`` is NaN — but every route clamps a
-SUM's weight with :func:`provsql_dp.provenance.clamp.clamp_sql`, which turns every non-finite
-value into NULL (added by no one). A finite weight proved ``≥ 0`` stays ``≥ 0`` under the clamp.
+*NaN rows are handled, not refused.* ``NaN >= 0`` holds in DuckDB (NaN sorts above every
+number), so a CHECKed DOUBLE may hold NaN or +∞ (its range says ``nan``), and ``GREATEST(NaN, 0)``
+or ``GREATEST(0, u / u)`` is NaN: a range proved ``≥ 0`` here may be NaN (``Range.nan``), and is
+taken all the same, because every route clamps a SUM's weight with
+:func:`provsql_dp.provenance.clamp.clamp_sql`, which turns every non-finite value into NULL
+(added by no one, as a NULL weight). A finite weight proved ``≥ 0`` stays ``≥ 0`` under the
+clamp.
 
 >>> import duckdb, sqlglot
 >>> from provsql_dp.sql.catalog import Catalog
@@ -85,7 +89,7 @@ from sqlglot import exp
 from ._aggregate_hooks import _defining
 from .catalog import _INTEGER_TYPES
 from .column_declarations import base_column
-from .expr_range import expression_range
+from .expr_range import Range, expression_range
 
 __all__ = ["nonnegative_weight"]
 
@@ -133,7 +137,8 @@ def _sign_range(catalog, node, e):
 
     def columns(c):
         if c not in seen:
-            seen[c] = (0.0, math.inf) if c == _NONNEG else _sign_bounds(catalog, node, c)
+            seen[c] = (Range(0.0, math.inf, True, True) if c == _NONNEG
+                       else _sign_bounds(catalog, node, c))
         return seen[c]
 
     def proved(factor) -> bool:  # its own products are placeholders already (_sign_form)
@@ -143,7 +148,7 @@ def _sign_range(catalog, node, e):
     return expression_range(_sign_form(e, proved), columns)
 
 
-def _sign_bounds(catalog, node, cid: str) -> tuple[float, float] | None:
+def _sign_bounds(catalog, node, cid: str) -> Range | tuple[float, float] | None:
     """A range of output column ``cid`` of ``node`` that may be half-open: ``[k, ∞)`` from its
     base column's type or CHECK, else the range of the expression a projection computes it by.
 
@@ -161,21 +166,24 @@ def _sign_bounds(catalog, node, cid: str) -> tuple[float, float] | None:
         return None
     child, e = where
     r = _sign_range(catalog, child, e)
-    return None if r is None or r.lo > r.hi else (r.lo, r.hi)
+    return None if r is None or r.lo > r.hi else r
 
 
-def _schema_lower(catalog, scan, column: str) -> tuple[float, float] | None:
-    """``(k, ∞)`` when the schema says ``column ≥ k`` (unsigned type, CHECK), else None."""
+def _schema_lower(catalog, scan, column: str) -> Range | None:
+    """``[k, ∞]`` when the schema says ``column ≥ k`` (unsigned type, CHECK), else None; NaN
+    too unless the column is an integer or a DECIMAL (a CHECKed DOUBLE may hold NaN)."""
     types = dict(zip((c.lower() for c in scan.columns), scan.types))
-    if str(types.get(column.lower(), "")).upper() in _UNSIGNED:
-        return 0.0, math.inf
+    ctype = str(types.get(column.lower(), "")).upper()
+    if ctype in _UNSIGNED:
+        return Range(0.0, math.inf)
     info = catalog.find_table([p for p in (scan.catalog, scan.schema, scan.table) if p])
     if info is None or info.view_sql is not None or info.frame:
         return None
     lows = catalog.cached(("check lower", info.catalog, info.schema, info.name),
                           lambda: _check_lower_bounds(catalog, info))
     k = lows.get(column.lower())
-    return None if k is None else (k, math.inf)
+    exact = ctype in _INTEGER_TYPES or ctype.startswith("DECIMAL")
+    return None if k is None else Range(k, math.inf, True, not exact)
 
 
 def _check_lower_bounds(catalog, info) -> dict[str, float]:

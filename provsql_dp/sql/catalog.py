@@ -250,8 +250,7 @@ class Catalog:
         what this connection kept and tell the other connections to the database, whose next
         statement then reads afresh (``names``: :func:`._catalog_kept.names_changed` too)."""
         self.forget()
-        if names:
-            names_changed()
+        names and names_changed()
         if not self.read_only:
             try:
                 self.con.execute(f"SELECT nextval('{SCHEMA}.generation')").fetchall()

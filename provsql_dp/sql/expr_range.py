@@ -21,10 +21,21 @@ DuckDB over random rows, ``tests/unit/sql/test_expr_range.py``):
   floating point; one correctly-rounded operation is within half an ulp of the exact result);
 * ``LEAST``/``GREATEST`` ignore NULL arguments in DuckDB, so an upper end of ``LEAST`` comes only
   from arguments that are never NULL (constants and expressions of constants);
-* a division's range is known only when the divisor's range excludes 0; casts to integer round
-  (``[⌊lo⌋, ⌈hi⌉]``); predicates and booleans are ``[0, 1]``; ``NaN`` and ±∞ never appear in a clamped
-  column (they become NULL) and any other source of NaN (``0·∞``) needs an unbounded operand,
-  which makes the range unknown.
+* a division whose divisor's range holds 0 is ``[-∞, ∞]`` and may be NaN (DuckDB 2.0: ``1/0`` is
+  ``inf``, ``0/0`` is ``NaN``); casts to integer round (``[⌊lo⌋, ⌈hi⌉]``; NaN or ±∞ fail, and a
+  failing cast is NULL in the planner's total form); predicates and booleans are ``[0, 1]``.
+
+*NaN.* A :class:`Range` says whether the expression may be NaN (``nan``): ``0·∞``, ``∞ − ∞``,
+``∞/∞``, a division by a range holding 0, and anything unknown (``sqrt``/``ln`` of a negative)
+make it, and every operation but a comparison keeps it. DuckDB orders NaN above every number, so
+``GREATEST(0, NaN)`` is NaN while ``LEAST(NaN, 5)`` is 5: ``LEAST`` with one argument that is never
+NULL nor NaN is never NaN (``GREATEST(0, u/u)`` may be NaN; ``LEAST(GREATEST(u/u, 0), 1)`` is in
+``[0, 1]`` and never NaN). ``lo``/``hi`` bound the values that are not NaN. A column's bounds
+are taken as NaN-free (a clamped column: NaN is NULL), unless ``column_bounds`` returns a
+:class:`Range` saying otherwise. What consumes a range decides what NaN means for it:
+:func:`bounded_argument` (a SUM's bounds) and :mod:`~provsql_dp.sql.key_domain` refuse a range that
+may be NaN; the nonnegative route (:mod:`~provsql_dp.sql._nonnegative`) takes ``lo ≥ 0`` with NaN
+because the SUM's clamp (:func:`~provsql_dp.provenance.clamp.clamp_sql`) turns NaN into NULL.
 
 >>> import sqlglot
 >>> def r(sql, bounds=None):
@@ -40,6 +51,8 @@ Range(lo=0.0, hi=5.0)
 (True, True)
 >>> r("x + 1") is None
 True
+>>> r("GREATEST(0, u / u)").nan, r("LEAST(GREATEST(u / u, 0), 1)")
+(True, Range(lo=0.0, hi=1.0))
 """
 
 from __future__ import annotations
@@ -57,34 +70,47 @@ _INF = math.inf
 
 @dataclass(frozen=True)
 class Range:
-    """A closed interval ``[lo, hi]`` of numbers (endpoints may be ±∞) and whether the
-    expression can be NULL (``nullable``: LEAST/GREATEST need it)."""
+    """A closed interval ``[lo, hi]`` of numbers (endpoints may be ±∞) holding every value that
+    is not NaN, whether the expression can be NULL (``nullable``: LEAST/GREATEST need it) and
+    whether it can be NaN (``nan``)."""
 
     lo: float
     hi: float
     nullable: bool = True
+    nan: bool = False
 
     def __repr__(self) -> str:
-        return f"Range(lo={self.lo!r}, hi={self.hi!r})"
+        return f"Range(lo={self.lo!r}, hi={self.hi!r}{', nan=True' if self.nan else ''})"
 
     @property
     def finite(self) -> bool:
         return math.isfinite(self.lo) and math.isfinite(self.hi)
 
 
-def _out(lo: float, hi: float, nullable: bool) -> Range | None:
+#: anything: a value of unknown range that may be NULL or NaN
+_ANY = Range(-_INF, _INF, True, True)
+
+
+def _out(lo: float, hi: float, nullable: bool, nan: bool = False) -> Range:
     """``[lo, hi]`` widened by one ulp each side (an arithmetic result; not when both ends are
-    integers below 2**53, which every operation of integers computes exactly); None if NaN."""
+    integers below 2**53, which every operation of integers computes exactly); an end that is
+    NaN (``∞ − ∞``) makes ``[-∞, ∞]`` that may be NaN."""
     if math.isnan(lo) or math.isnan(hi):
-        return None
+        return Range(-_INF, _INF, nullable, True)
     lo, hi = float(lo), float(hi)
     if all(math.isfinite(v) and v.is_integer() and abs(v) < 2 ** 53 for v in (lo, hi)):
-        return Range(lo, hi, nullable)
+        return Range(lo, hi, nullable, nan)
     # an end at 0 stays there: rounding (to any type, DuckDB's DECIMAL too) is monotone and
     # keeps the sign, so a result whose exact range starts at 0 is never below 0 (the sign
     # decides whether a SUM is released in two signed halves, each at ε/2)
     return Range(0.0 if lo == 0 else math.nextafter(lo, -_INF),
-                 0.0 if hi == 0 else math.nextafter(hi, _INF), nullable)
+                 0.0 if hi == 0 else math.nextafter(hi, _INF), nullable, nan)
+
+
+def _meet(lo: float, hi: float) -> bool:
+    """Whether a value ``−∞`` (a range's lower end ``lo``) may be added to ``+∞`` (another's
+    upper end ``hi``): their sum is NaN."""
+    return lo == -_INF and hi == _INF
 
 
 def _mul(a: float, b: float) -> float:
@@ -106,8 +132,8 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
                      column_type: Callable[[str], str | None] = lambda _: None) -> Range | None:
     """The :class:`Range` of ``e`` (see the module docstring), or None when unknown.
 
-    ``column_bounds(name)`` gives a column's declared ``(lo, hi)`` or None; ``column_type(name)``
-    its DuckDB type (a BOOLEAN column is ``[0, 1]``) or None."""
+    ``column_bounds(name)`` gives a column's declared ``(lo, hi)`` (never NaN), a :class:`Range`
+    or None; ``column_type(name)`` its DuckDB type (a BOOLEAN column is ``[0, 1]``) or None."""
     def go(n):
         return expression_range(n, column_bounds, column_type)
 
@@ -124,6 +150,8 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         return Range(0.0, 1.0, not isinstance(e, exp.Boolean))
     if isinstance(e, exp.Column):
         b = column_bounds(e.name)
+        if isinstance(b, Range):
+            return Range(b.lo, b.hi, True, b.nan)
         if b is not None:
             return Range(float(b[0]), float(b[1]), True)
         if (column_type(e.name) or "").upper() == "BOOLEAN":
@@ -131,7 +159,7 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         return None
     if isinstance(e, exp.Neg):
         a = go(e.this)
-        return None if a is None else Range(-a.hi, -a.lo, a.nullable)
+        return None if a is None else Range(-a.hi, -a.lo, a.nullable, a.nan)
     if isinstance(e, (exp.Cast, exp.TryCast)):
         return _cast(go(e.this), e.to)
     if isinstance(e, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
@@ -140,26 +168,33 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
             return None
         if a.lo > a.hi or b.lo > b.hi:  # an operand is always NULL: so is the result
             return Range(_INF, -_INF, True)
-        nullable = a.nullable or b.nullable
-        if isinstance(e, exp.Add):
-            return _out(a.lo + b.lo, a.hi + b.hi, nullable)
-        if isinstance(e, exp.Sub):
-            return _out(a.lo - b.hi, a.hi - b.lo, nullable)
+        nullable, nan = a.nullable or b.nullable, a.nan or b.nan
+        if isinstance(e, exp.Add):  # ∞ + (−∞) is NaN
+            nan = nan or _meet(a.lo, b.hi) or _meet(b.lo, a.hi)
+            return _out(a.lo + b.lo, a.hi + b.hi, nullable, nan)
+        if isinstance(e, exp.Sub):  # ∞ − ∞ is NaN
+            nan = nan or _meet(a.lo, -b.lo) or _meet(-b.hi, a.hi)
+            return _out(a.lo - b.hi, a.hi - b.lo, nullable, nan)
         if isinstance(e, exp.Div):
-            if b.lo <= 0 <= b.hi:
-                return None
+            if b.lo <= 0 <= b.hi:  # x/0 is ±∞ or NaN in DuckDB 2.0 (DOUBLE division)
+                return _ANY
+            nan = nan or (math.isinf(max(abs(a.lo), abs(a.hi)))
+                          and math.isinf(max(abs(b.lo), abs(b.hi))))  # ∞/∞
             b = Range(1 / b.hi, 1 / b.lo)  # exact enough: widened again below
             b = Range(math.nextafter(b.lo, -_INF), math.nextafter(b.hi, _INF))
+        else:  # 0·∞ is NaN: a 0 inside one range, an infinite end of the other
+            nan = nan or (a.lo <= 0 <= a.hi and not b.finite) or (b.lo <= 0 <= b.hi
+                                                                   and not a.finite)
         prods = [_mul(x, y) for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
-        if any(math.isnan(p) for p in prods):
-            return None
-        return _out(min(prods), max(prods), True if isinstance(e, exp.Div) else nullable)
+        if any(math.isnan(p) for p in prods):  # 0·∞
+            return _ANY
+        return _out(min(prods), max(prods), True if isinstance(e, exp.Div) else nullable, nan)
     if isinstance(e, exp.Abs):
         a = go(e.this)
         if a is None or a.lo > a.hi:
             return a
         lo = 0.0 if a.lo <= 0 <= a.hi else min(abs(a.lo), abs(a.hi))
-        return Range(lo, max(abs(a.lo), abs(a.hi)), a.nullable)
+        return Range(lo, max(abs(a.lo), abs(a.hi)), a.nullable, a.nan)
     if isinstance(e, (exp.Case, exp.If)):
         if isinstance(e, exp.Case):
             branches = [i.args.get("true") for i in e.args.get("ifs") or []]
@@ -176,7 +211,7 @@ def expression_range(e: exp.Expression, column_bounds: Callable[[str], tuple | N
         if a is None or a.lo > a.hi or e.args.get("decimals") is not None:
             return None if a is None or e.args.get("decimals") is not None else a
         return Range(float(math.floor(a.lo)) if math.isfinite(a.lo) else a.lo,
-                     float(math.ceil(a.hi)) if math.isfinite(a.hi) else a.hi, a.nullable)
+                     float(math.ceil(a.hi)) if math.isfinite(a.hi) else a.hi, a.nullable, a.nan)
     return None
 
 
@@ -190,8 +225,8 @@ def _cast(a: Range | None, to: exp.DataType) -> Range | None:
     if a.lo > a.hi:
         return a
     if base in _FLOAT:
-        return Range(a.lo, a.hi, True)
-    if base in _INTEGER or base in ("DECIMAL", "NUMERIC"):
+        return Range(a.lo, a.hi, True, a.nan)
+    if base in _INTEGER or base in ("DECIMAL", "NUMERIC"):  # NaN fails the cast: NULL
         lo = math.floor(a.lo) if math.isfinite(a.lo) else a.lo
         hi = math.ceil(a.hi) if math.isfinite(a.hi) else a.hi
         return Range(float(lo), float(hi), True)
@@ -204,31 +239,30 @@ def _union(parts, go, nullable) -> Range | None:
     rs = [go(p) for p in parts]
     if any(r is None for r in rs):
         return None
-    return Range(min(r.lo for r in rs), max(r.hi for r in rs), nullable(r.nullable for r in rs))
+    return Range(min(r.lo for r in rs), max(r.hi for r in rs), nullable(r.nullable for r in rs),
+                 any(r.nan for r in rs))
 
 
 def _extreme(parts, go, least: bool) -> Range | None:
     """LEAST (``least``) or GREATEST of ``parts``: DuckDB skips NULL arguments, so the bound on
-    the far side comes from the arguments that are never NULL (if none, the hull)."""
-    rs = [go(p) for p in parts]
-    if any(r is None for r in rs):
-        # an unknown argument still leaves the far side bounded by a never-NULL one
-        known = [r for r in rs if r is not None and not r.nullable and r.lo <= r.hi]
-        if not known:
-            return None
-        if least:
-            return Range(-_INF, min(r.hi for r in known), False)
-        return Range(max(r.lo for r in known), _INF, False)
+    the far side comes from the arguments that are never NULL (if none, the hull). NaN is above
+    every number: GREATEST is NaN when an argument is, and LEAST only when every argument that
+    is not NULL is, so its upper bound comes from arguments never NULL nor NaN. An unknown
+    argument may be anything (NULL, NaN, ±∞)."""
+    rs = [_ANY if r is None else r for r in (go(p) for p in parts)]
+    if all(r is _ANY for r in rs):
+        return None
     rs = [r for r in rs if r.lo <= r.hi]  # always-NULL arguments are skipped
     if not rs:
         return Range(_INF, -_INF, True)
     sure = [r for r in rs if not r.nullable]
     nullable = not sure
     if least:
+        sure = [r for r in sure if not r.nan]
         hi = min(r.hi for r in sure) if sure else max(r.hi for r in rs)
-        return Range(min(r.lo for r in rs), hi, nullable)
+        return Range(min(r.lo for r in rs), hi, nullable, not sure and any(r.nan for r in rs))
     lo = max(r.lo for r in sure) if sure else min(r.lo for r in rs)
-    return Range(lo, max(r.hi for r in rs), nullable)
+    return Range(lo, max(r.hi for r in rs), nullable, any(r.nan for r in rs))
 
 
 def bounded_argument(arg: exp.Expression, column_bounds: Callable[[str], tuple | None],
@@ -250,7 +284,7 @@ def bounded_argument(arg: exp.Expression, column_bounds: Callable[[str], tuple |
     if isinstance(arg, exp.Column):
         return arg, None
     r = expression_range(arg, column_bounds, column_type)
-    if r is None or r.lo > r.hi or not r.finite:
+    if r is None or r.lo > r.hi or not r.finite or r.nan:  # a SUM's bounds are never NaN
         return arg, None
     out = clamp_columns(arg, column_bounds)
     lo, hi = float(r.lo), float(r.hi)

@@ -409,7 +409,7 @@ def _steps(key, c, typ, r) -> list | None:
         arg = Range(min(e[0] for e in ends), max(e[0] for e in ends))
     else:
         arg = expression_range(top.this, lambda n: (lo, hi) if n == c else None)
-    if arg is None or not arg.finite:
+    if arg is None or not arg.finite or arg.nan:  # a NaN key is in no list of steps
         return None
     first, last = math.floor(arg.lo / step), math.ceil(arg.hi / step)
     if isinstance(top, exp.Floor):

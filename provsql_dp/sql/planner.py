@@ -42,6 +42,7 @@ from .semijoin import plan_where
 from .from_semijoin import is_from_semijoin, plan_from_semijoin
 from ._not_null import collated_columns, not_null_columns
 from .values import plan_values
+from .view_names import find_in_view
 from .size_model import RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 from ._typing import finite_predicate
@@ -78,7 +79,7 @@ class Planner:
         refuse_shadowed_builtins(catalog)  # decided from the schema alone, before any charge
         self.catalog = catalog
         self._ids = itertools.count()
-        self._view_depth = 0
+        self._views: list[tuple[str, str]] = []  # the (database, schema) of each view entered
         self._tables: dict[tuple[str, ...], object] = {}
         self._protected = {
             (p.schema.lower(), p.table.lower()): p for p in catalog.list_protected()
@@ -105,10 +106,10 @@ class Planner:
         except (UnsupportedQueryError, ProgrammingError) as err:  # in the analyst's names
             raise type(err)(analyst_names(str(err), scope)) from err
 
-    def _find_table(self, parts: list[str]):
-        key = tuple(p.lower() for p in parts)
+    def _find_table(self, parts: list[str]):  # in a view: its own schema first (view_names)
+        key = (*self._views[-1:], *(p.lower() for p in parts))
         if key not in self._tables:
-            self._tables[key] = self.catalog.find_table(parts)
+            self._tables[key] = find_in_view(self.catalog, parts, key[0] if self._views else None)
         return self._tables[key]
 
     def new_id(self) -> str:
@@ -303,7 +304,7 @@ class Planner:
 
     def _view(self, info, alias: str, alias_cols: tuple[str, ...]) -> tuple[Node, Source]:
         """A view is planned from its definition, so provenance flows through it."""
-        if self._view_depth > _MAX_VIEW_DEPTH:
+        if len(self._views) > _MAX_VIEW_DEPTH:
             raise refuse(f"view {info.name!r}", "views are nested too deeply")
         try:
             tree = sqlglot.parse_one(info.view_sql, read="duckdb")
@@ -313,11 +314,11 @@ class Planner:
         view_cols = ()
         if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Schema):
             view_cols = tuple(c.name for c in tree.this.expressions)
-        self._view_depth += 1
+        self._views.append((info.catalog, info.schema))
         try:
             node = self._plan_query(body, {})
         finally:
-            self._view_depth -= 1
+            self._views.pop()
         return node, self._rename(node, alias, alias_cols or view_cols or info.columns)
 
     def _rename(self, node: Node, alias: str, cols: tuple[str, ...]) -> Source:
@@ -517,12 +518,8 @@ class Planner:
                 nonnull = exp.and_(*[exp.Not(this=exp.Is(this=exp.column(i), expression=exp.Null())) for i in ids])
                 return Aggregate(Distinct(Filter(proj, nonnull)), "count", None, key_ids, label)
             star_names, star_ids = scope.star()
-            child = self._project(
-                node,
-                tuple(key_exprs) + tuple(exp.column(i) for i in star_ids),
-                key_ids + star_ids,
-                key_names + star_names,
-            )
+            child = self._project(node, tuple(key_exprs) + tuple(exp.column(i) for i in star_ids),
+                                  key_ids + star_ids, key_names + star_names)
             if arg is None or isinstance(arg, exp.Star):
                 return Aggregate(child, "count", None, key_ids, label)
             if finite:  # the argument as its SUM reads it: declared-bounds columns clamped

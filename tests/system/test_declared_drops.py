@@ -85,8 +85,8 @@ def test_undeclared_tables_and_the_way_out_pass(tmp_path):
     con = _database(tmp_path / "db.duckdb")
     con.execute("DROP VIEW v")
     con.execute("CREATE OR REPLACE TABLE notes AS SELECT 1 AS x")
-    con.execute("CREATE OR REPLACE TEMP TABLE people AS SELECT 1 AS x")  # a name of its own
-    con.execute("DROP TABLE temp.people")
+    con.execute("CREATE OR REPLACE TEMP TABLE scratch AS SELECT 1 AS x")  # (people's name would
+    con.execute("DROP TABLE temp.scratch")  # shadow the protected table: test_temp_shadowing.py)
     con.execute("DROP TABLE IF EXISTS gone")
     con.execute("DELETE FROM trips; INSERT INTO trips VALUES (1, 2)")  # a reload keeping them
     con.execute("DROP GROUP KEYS ON trips (km); DROP POLICY near; UNPROTECT TABLE trips")

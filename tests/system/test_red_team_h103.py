@@ -181,13 +181,9 @@ def test_a_streams_step_is_released_with_and_without_the_participant(statistic):
         assert [r[3] for r in con.execute("SHOW STREAMS").fetchall()] == [1]  # one release
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "left over (finding 4): a stream step whose sensitivity the curator states (the planner "
-    "derives none: an owner with any number of rows, a self-join, a SUM without bounds) still "
-    "runs the query as written, so one participant's row can make it fail where the others' "
-    "release; running it with total expressions needs a plain (unclamped) statistic of the plan "
-    "for every route, or a data-independent value released in place of a failed statistic"))
 def test_a_stated_sensitivity_steps_release_does_not_fail_on_one_row():
+    """Finding 4's leftover: a step whose sensitivity the curator states (the planner derives
+    none: an owner with any number of rows) runs the planner's statistic, total expressions."""
     for plant in (False, True):
         con = provsql_dp.connect()
         con.execute("CREATE TABLE people(id INT PRIMARY KEY, pay INT)")

@@ -148,3 +148,49 @@ def test_ctrl_c_returns_only_once_the_solve_has_stopped():
     out = subprocess.run([sys.executable, "-c", CTRL_C_DURING_A_SOLVE], capture_output=True,
                          text=True, timeout=60)
     assert out.stdout.strip() == "returned", (out.stdout, out.stderr)
+
+
+CTRL_C_DURING_A_STOP = r"""
+import signal, threading, time
+from provsql_dp.interfaces.shell.interrupt import ctrl_c_interrupts
+
+class SlowToStop:  # a connection whose cancel (C++ in the real one) takes 0.5 s
+    def __init__(self):
+        self.stopped = False
+        self._duck = self
+    def interrupt(self):
+        pass
+    def cancel(self):
+        time.sleep(0.5)
+        self.stopped = True
+        return True
+
+con = SlowToStop()
+main = threading.main_thread().ident
+threading.Timer(0.2, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+threading.Timer(0.45, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+seen = None
+try:
+    with ctrl_c_interrupts(con):
+        time.sleep(5)
+except KeyboardInterrupt:
+    seen = con.stopped  # as the block is left
+try:
+    time.sleep(1)
+except KeyboardInterrupt:
+    pass
+print("returned" if seen else "still stopping")
+"""
+
+
+def test_ctrl_c_in_the_shell_returns_only_once_its_watcher_has_stopped():
+    """The shell's watcher thread calls ``cancel()`` (DuckDB's interrupt, HiGHS' cancel: C++)
+    on Ctrl-C; a second Ctrl-C landing in the wait for it returned with the watcher still in
+    ``cancel()`` (CPython 3.11's ``Thread.join``), and the shell closed the wakeup pipe it
+    reads. ``ctrl_c_interrupts`` now waits on an Event the watcher sets."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CTRL_C_DURING_A_STOP], capture_output=True,
+                         text=True, timeout=60)
+    assert out.stdout.strip() == "returned", (out.stdout, out.stderr)

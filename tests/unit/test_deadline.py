@@ -214,3 +214,17 @@ def test_the_watcher_stops_at_exit_and_starts_again_when_needed():
             "seen['t'] = d._WATCHER._thread")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # our stop ran before the last atexit handler
+
+
+def test_a_watcher_a_ctrl_c_marked_stopped_is_not_replaced():
+    """On CPython 3.11 a Ctrl-C landing in ``Thread.is_alive``/``join`` marks a running thread
+    stopped; the watcher judged its thread by ``is_alive`` and started a second one, leaving the
+    first interrupting DuckDB with nothing to stop it at exit. Its end is now an Event."""
+    w = _deadline._Watcher()
+    w.remove(w.add(None, time.monotonic() + 60))
+    first = w._thread
+    first.is_alive = lambda: False  # what such a Ctrl-C leaves
+    w.remove(w.add(None, time.monotonic() + 60))
+    assert w._thread is first
+    w.stop()
+    assert w._ended.is_set()

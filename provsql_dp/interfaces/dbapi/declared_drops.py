@@ -21,7 +21,9 @@ references, the source of group keys — these are refused before they run:
 
 The error names each declaration and the statement that removes it, in an order that runs
 (tables owned along a foreign key are unprotected before the table they reference). A ``TEMP``
-table is a new name of its own (it shadows, it replaces nothing). ``DROP SCHEMA`` is matched as
+table is a new name of its own (it replaces nothing), but one that would shadow a declared
+``main`` table is refused: DuckDB reads the name as the temporary table in this connection, and
+declarations, stored by (schema, table), would describe it (:func:`_refuse_shadow`). ``DROP SCHEMA`` is matched as
 DuckDB resolves it — ``s`` in the current database, ``db.s`` in ``db`` — against the tables and
 views in it: a schema of that name in another database, or one holding no declared table, drops.
 
@@ -211,9 +213,13 @@ def _refuse(con, verb: str, targets) -> None:
             info = con._catalog.find_table(parts) if not verb.startswith("create") else None
             if info is None or info.catalog == "temp":  # nothing of that name (created, or
                 # DuckDB says so: IF EXISTS), or a TEMP table (temp.t), which no declaration names
-                if info is None and not verb.startswith("drop"):
-                    refuse_orphan_name(con, verb.replace("replace", "create"),
-                                       _schema_path(con, parts[:-1])[1], parts[-1])
+                if not verb.startswith("drop"):
+                    db, schema = _schema_path(con, parts[:-1])
+                    if info is None:
+                        refuse_orphan_name(con, verb.replace("replace", "create"), schema,
+                                           parts[-1])
+                    if info is not None or db.lower() == "temp":
+                        _refuse_shadow(con, verb, parts[-1])
                 continue
             named, hits = info.name, table_declarations(con, info.schema, info.name)
         if hits:
@@ -268,6 +274,20 @@ def refuse_orphan_name(con, verb: str, schema: str, name: str) -> None:
         f"outside provsql_dp name it ({what}) and would describe the new one, whose rows and "
         f"definition they were never checked against. Remove them first ({undo}), "
         f"{verb.split()[0]} it, then declare what applies to it")
+
+
+def _refuse_shadow(con, verb: str, name: str) -> None:
+    """Refuse a TEMP table or view ``name`` when declarations name ``main.name``: DuckDB reads
+    ``name`` as the temporary one in this connection, and declarations are stored by (schema,
+    table), so they would describe it (the planner took it as protected)."""
+    hits = table_declarations(con, "main", name)
+    if hits:
+        what = "; ".join(h[0] for h in hits)
+        raise DeclarationError(
+            f"cannot {verb.replace('the ', 'the temporary ', 1)} {name!r}: it would shadow the "
+            f"declared table main.{name} in this connection ({what}): statements naming {name} "
+            "would read it, and those declarations would describe a table they were never "
+            "checked against. Give the temporary table another name")
 
 
 def _message(verb: str, named: str, hits: list[tuple[str, str]]) -> str:

@@ -44,6 +44,7 @@ from sqlglot import exp
 from ...errors import DeclarationError
 from ...sql import dialect as d
 from ...sql.cte_names import visible_ctes
+from ...sql.view_names import find_in_view
 from .guard_names import kept
 
 __all__ = ["refuse_protected_copy"]
@@ -349,10 +350,11 @@ def _target(tree: exp.Expression) -> exp.Table | None:
 
 def _protected_source(cat, tree: exp.Expression, target, depth: int,
                       macros: dict[str, str] | None = None,
-                      held: dict[tuple[str, str], str] | None = None) -> str | None:
+                      held: dict[tuple[str, str], str] | None = None, home=None) -> str | None:
     """The name of a protected table ``tree`` reads (through views and macros, or named in a
     string a table function reads, ``query_table('people')``, or through a TEMP table or a
-    variable of ``held``), or None."""
+    variable of ``held``), or None. ``home``: the database and schema of the view ``tree``
+    defines, where its names resolve first (DuckDB's rule)."""
     macros, held = macros or {}, held or {}
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
@@ -379,7 +381,7 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
         parts = [p.name for p in t.parts]
         if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
             continue
-        info = cat.find_table(parts)
+        info = find_in_view(cat, parts, home)
         if info is None or info.frame:  # a registered DataFrame: public, never protected
             continue
         if cat.protection(info.schema, info.name) is not None:
@@ -393,7 +395,8 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return info.name
             if isinstance(body, exp.Create):  # CREATE VIEW v AS <query>: the query
                 body = body.args.get("expression") or exp.Select()
-            found = _protected_source(cat, body, None, depth + 1, macros, held)
+            found = _protected_source(cat, body, None, depth + 1, macros, held,
+                                      (info.catalog, info.schema))
             if found is not None:
                 return f"{found} (through the view {info.name})"
         elif info.catalog == "temp" and ("temp", info.name.lower()) in held:

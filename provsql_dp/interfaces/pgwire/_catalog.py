@@ -56,7 +56,12 @@ _REWRITES = [
 # instance's configuration (enable_logging with a file storage made the next query throw
 # through DuckDB's C++ and abort the server: red team h73attack-4), so the configuration is
 # locked last, and only the table functions of _TABLE_FUNCTIONS are left to the replica
-_GUARDS = ["SET enable_external_access = false", "SET python_enable_replacements = false",
+# the replica needs no directory (no rows to spill, no secrets, no extensions): emptied, so that
+# no setting names a server path — an analyst's pg_settings or current_setting showed
+# allowed_directories (the working directory's .tmp/) and secret_directory (the user's home)
+_GUARDS = ["SET temp_directory = ''", "SET secret_directory = ''", "SET home_directory = ''",
+           "SET extension_directory = ''",
+           "SET enable_external_access = false", "SET python_enable_replacements = false",
            "SET memory_limit = '512MB'", "SET threads = 1", "SET lock_configuration = true"]
 CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs longer is stopped
 

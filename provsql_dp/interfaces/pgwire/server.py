@@ -20,6 +20,7 @@ import ssl
 import threading
 import time
 
+from ..._cancel import wait_ended
 from ._catalog import Replica
 from ._scram import tls_server_end_point
 from ._session import Session
@@ -66,12 +67,17 @@ class WireServer:
         self._listener = socket.create_server((host, port), reuse_port=False, backlog=128)
         self.host, self.port = self._listener.getsockname()[:2]
         self._thread: threading.Thread | None = None
-        self._threads: list[tuple[threading.Thread, Session]] = []
+        self._accepting = threading.Event()  # set as the accept thread ends
+        #: each session and the Event its thread sets last (never Thread.join/is_alive: on
+        #: CPython 3.11 a Ctrl-C landing in either marks a thread inside DuckDB stopped, and the
+        #: server's exit tore it down there; _cancel.wait_ended)
+        self._threads: list[tuple[threading.Thread, threading.Event, Session]] = []
         self._closing = False
 
     def start(self) -> "WireServer":
         """Accept clients on a background thread; returns at once."""
-        self._thread = threading.Thread(target=self.serve_forever, name="pgwire-accept", daemon=True)
+        self._thread = threading.Thread(target=_then_set, args=(self.serve_forever, self._accepting),
+                                        name="pgwire-accept", daemon=True)
         self._thread.start()
         return self
 
@@ -102,9 +108,12 @@ class WireServer:
                 sock.close()
                 continue
             session = Session(self, sock, address)
-            thread = threading.Thread(target=session.run, name=f"pgwire-{address[1]}", daemon=True)
+            ended = threading.Event()
+            thread = threading.Thread(target=_then_set, args=(session.run, ended),
+                                      name=f"pgwire-{address[1]}", daemon=True)
             with self._lock:
-                self._threads = [(t, s) for t, s in self._threads if t.is_alive()] + [(thread, session)]
+                self._threads = [(t, e, s) for t, e, s in self._threads if not e.is_set()] + [
+                    (thread, ended, session)]
             thread.start()
 
     def _register(self, session: Session) -> None:
@@ -135,11 +144,26 @@ class WireServer:
         self._listener.close()
         with self._lock:
             running = list(self._threads)  # signed in or still signing in
-        for _, s in running:
+        for _, _, s in running:
             s.cancel()
             try:
                 s.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        for t in [t for t, _ in running] + ([self._thread] if self._thread else []):
-            t.join(wait)
+        interrupted = False
+        for t, ended in [(t, e) for t, e, _ in running] + (
+                [(self._thread, self._accepting)] if self._thread else []):
+            interrupted |= wait_ended(ended, wait)
+            if ended.is_set():  # past its last step, no C++ left: a join only tidies up
+                t.join(wait)
+        if interrupted:
+            raise KeyboardInterrupt
+
+
+def _then_set(run, ended: threading.Event) -> None:
+    """``run()``, then ``ended`` set: a thread's end as :func:`~provsql_dp._cancel.wait_ended`
+    waits for it."""
+    try:
+        run()
+    finally:
+        ended.set()

@@ -29,6 +29,8 @@ import signal
 import threading
 from contextlib import contextmanager
 
+from ..._cancel import wait_ended
+
 __all__ = ["ctrl_c_interrupts"]
 
 
@@ -54,15 +56,19 @@ def ctrl_c_interrupts(con):
         yield
         return
     done = threading.Event()  # not ``stop``: that name is the stopper the watcher calls
+    ended = threading.Event()  # the watcher's last step (never Thread.join: _cancel.wait_ended)
 
     def watch():
-        while not done.is_set():
-            ready, _, _ = select.select([r], [], [], 0.05)
-            if ready and signal.SIGINT in os.read(r, 64):
-                try:
-                    stop()
-                except Exception:  # a closed connection: nothing to stop
-                    pass
+        try:
+            while not done.is_set():
+                ready, _, _ = select.select([r], [], [], 0.05)
+                if ready and signal.SIGINT in os.read(r, 64):
+                    try:
+                        stop()
+                    except Exception:  # a closed connection: nothing to stop
+                        pass
+        finally:
+            ended.set()
 
     watcher = threading.Thread(target=watch, name="provsql-dp-ctrl-c", daemon=True)
     watcher.start()
@@ -70,10 +76,14 @@ def ctrl_c_interrupts(con):
         yield
     finally:
         done.set()
-        watcher.join()
+        # a second Ctrl-C in a join returned with the watcher still in cancel() (DuckDB's and
+        # HiGHS' C++) and closed the pipe it reads: wait for its end, then raise that Ctrl-C
+        interrupted = wait_ended(ended)
         signal.set_wakeup_fd(old)
         os.close(r)
         os.close(w)
+        if interrupted:
+            raise KeyboardInterrupt
 
 
 def _stopper(con):

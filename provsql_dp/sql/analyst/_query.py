@@ -39,6 +39,7 @@ from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
 from ..size_model import check_size
+from ..view_names import find_in_view
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
 
@@ -138,11 +139,7 @@ class _Compiler:
         if extra:
             raise refuse(f"a table reference with {extra[0].upper()} ({t.sql(dialect='duckdb')})")
         parts = [p.name for p in t.parts]
-        info = None
-        if home is not None and len(parts) == 1:
-            info = self.catalog.find_table([home[0], home[1], parts[0]])
-        if info is None:
-            info = self.catalog.find_table(parts)
+        info = find_in_view(self.catalog, parts, home)
         if info is None:
             raise PrivacyError(
                 f"an analyst can read only tables of the database; {'.'.join(parts)!r} is not one")

@@ -3,13 +3,17 @@
 Random expressions over two bounded columns ``a`` ∈ [-5, 10], ``b`` ∈ [0.5, 3] (each clamped by
 :func:`bounded_argument`, as the planner does), an unbounded column ``u``, a BOOLEAN ``f`` and a
 string ``s``, evaluated in DuckDB over random rows (values inside and far outside the declared
-bounds, NULLs): every non-NULL value lies in the proved range."""
+bounds, NULLs, 0, NaN, ±∞): every non-NULL value that is not NaN lies in the proved range, and
+a NaN only where the range says it may be (``Range.nan``). The draws include DuckDB 2.0's NaN
+sources: ``0/0``, ``0·∞``, ``∞ − ∞``, ``sqrt``/``ln`` of a negative, NaN literals, and
+``GREATEST(0, NaN)`` (NaN) against ``LEAST(NaN, 5)`` (5)."""
 
 import math
 
 import duckdb
 import sqlglot
-from hypothesis import given, settings, strategies as st
+import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from provsql_dp.sql.expr_range import bounded_argument, clamp_columns, expression_range
 
@@ -17,8 +21,11 @@ BOUNDS = {"a": (-5.0, 10.0), "b": (0.5, 3.0)}
 TYPES = {"a": "DOUBLE", "b": "DOUBLE", "u": "DOUBLE", "f": "BOOLEAN", "s": "VARCHAR"}
 
 LEAVES = ["a", "b", "u", "f", "NULL", "(s = 'x')", "(a > 2)", "TRUE", "0", "1", "-3", "2.5",
-          "0.1", "-7.25", "100"]
-UNARY = ["(- ({0}))", "IF(f, {0}, 3)", "ABS({0})", "CAST({0} AS INTEGER)", "FLOOR({0})", "(CASE WHEN f THEN {0} END)"]
+          "0.1", "-7.25", "100", "(u / u)", "(0.0 / 0.0)", "CAST('nan' AS DOUBLE)",
+          "CAST('inf' AS DOUBLE)", "CAST('-inf' AS DOUBLE)", "1e308"]
+UNARY = ["(- ({0}))", "IF(f, {0}, 3)", "ABS({0})", "CAST({0} AS INTEGER)", "FLOOR({0})",
+         "(CASE WHEN f THEN {0} END)", "SQRT({0})", "LN({0})", "CAST({0} AS DOUBLE)",
+         "GREATEST(0, {0})", "LEAST({0}, 5)"]
 BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / {1})", "LEAST({0}, {1})",
           "GREATEST({0}, {1})", "COALESCE({0}, {1})", "(CASE WHEN {0} > 1 THEN {1} ELSE 2 END)",
           "LEAST(GREATEST({0}, -1), {1})"]
@@ -45,11 +52,21 @@ _CON.execute("""INSERT INTO r SELECT
   FROM range(400) t(i)
   UNION ALL SELECT -5, 0.5, 0, true, 'x' UNION ALL SELECT 10, 3, 0, false, 'y'
   UNION ALL SELECT 'nan'::DOUBLE, 'inf'::DOUBLE, 1, true, 'x'
-  UNION ALL SELECT '-inf'::DOUBLE, 'nan'::DOUBLE, 2, false, 'y'""")
+  UNION ALL SELECT '-inf'::DOUBLE, 'nan'::DOUBLE, 2, false, 'y'
+  UNION ALL SELECT 1, 1, '-inf'::DOUBLE, true, 'x' UNION ALL SELECT 1, 1, 'inf'::DOUBLE, true, 'y'
+  UNION ALL SELECT 1, 1, 'nan'::DOUBLE, false, 'x'""")
 
 
 @settings(max_examples=300, deadline=None)
 @given(exprs())
+@example("GREATEST(0, (u / u))")          # NaN where u = 0: [0, ∞) but may be NaN
+@example("GREATEST(0, (a * CAST('inf' AS DOUBLE)))")   # 0·∞
+@example("GREATEST(-1, (CAST('inf' AS DOUBLE) - CAST('inf' AS DOUBLE)))")
+@example("GREATEST(0, SQRT((a - 20)))")   # sqrt of a negative
+@example("LEAST(GREATEST((u / u), 0), 1)")  # LEAST drops the NaN: [0, 1], never NaN
+@example("(LEAST(u, 5) + ABS(LEAST(u, 5)))")  # −∞ + ∞ at u = −∞
+@example("(LEAST(u, 5) - LEAST(u, 5))")       # −∞ − (−∞)
+@example("((a - 1) * LEAST(u, 5))")           # 0 inside one range, −∞ at the other's end
 def test_proved_range_contains_every_value(text):
     tree = sqlglot.parse_one(text, read="duckdb")
     _, bounds = bounded_argument(tree, BOUNDS.get, TYPES.get)
@@ -65,8 +82,9 @@ def test_proved_range_contains_every_value(text):
     for (v,) in rows:
         if v is None:
             continue
-        if isinstance(v, float) and math.isnan(v):  # a NaN must not reach a proved range
-            assert False, (text, sql, r, v)
+        if isinstance(v, float) and math.isnan(v):  # a NaN only where the range says so
+            assert r.nan and bounds is None, (text, sql, r, v)
+            continue
         assert r.lo <= v <= r.hi, (text, sql, r, v)
         if bounds is not None:  # what the planner takes as the SUM's bounds
             assert bounds[0] <= v <= bounds[1], (text, sql, bounds, v)
@@ -96,3 +114,22 @@ def test_a_range_that_starts_at_zero_stays_nonnegative():
     assert r.hi == 0.0
     r = expression_range(sqlglot.parse_one("p * (d - 0.05)", read="duckdb"), bounds.get)
     assert r.lo < 0 < r.hi  # a product that changes sign stays signed
+
+
+@pytest.mark.parametrize("text, nan", [
+    ("GREATEST(0, u / u)", True), ("GREATEST(0, u)", True), ("LEAST(u / u, 5)", False),
+    ("LEAST(GREATEST(u / u, 0), 1)", False), ("a * b", False), ("a / (b - 1)", True),
+    ("CAST(a / (b - 1) AS INTEGER)", False), ("ABS(a / (b - 1))", True),
+])
+def test_a_range_says_whether_it_may_be_nan(text, nan):
+    """What DuckDB 2.0 does: ``0/0`` is NaN, ``GREATEST(0, NaN)`` NaN, ``LEAST(NaN, 5)`` 5, a
+    cast of NaN to an integer fails (NULL in the planner's total form)."""
+    con = duckdb.connect()
+    assert con.execute("SELECT 0.0 / 0.0, GREATEST(0, 'nan'::DOUBLE), LEAST('nan'::DOUBLE, 5), "
+                       "0 * 'inf'::DOUBLE, 'inf'::DOUBLE - 'inf'::DOUBLE, sqrt(-1.0)"
+                       ).fetchall()[0][2] == 5.0
+    tree = clamp_columns(sqlglot.parse_one(text, read="duckdb"), BOUNDS.get)
+    r = expression_range(tree, BOUNDS.get, TYPES.get)
+    assert r is not None and r.nan is nan, r
+    if nan:  # never a SUM's bounds
+        assert bounded_argument(sqlglot.parse_one(text, read="duckdb"), BOUNDS.get)[1] is None
