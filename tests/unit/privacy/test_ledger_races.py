@@ -296,6 +296,8 @@ def test_duckdb_fails_the_second_of_two_inserts_of_one_key(tmp_path, order):
         failed = []
         for step in order:
             cur, sql = steps[step]
+            if step.upper() in failed:  # its insert failed and was rolled back
+                continue
             try:
                 cur.execute(sql)
             except (duckdb.TransactionException, duckdb.ConstraintException):
