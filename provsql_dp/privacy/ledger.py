@@ -20,7 +20,8 @@ Every *numbered writer* — a charge, and every change of the budget row through
 after a deletion, and the fold, which only the reading path and ``SET PRIVACY BUDGET`` do) —
 commits exactly one ledger row numbered ``n = 1 +`` the user's last number, under the unique key
 ``(user_name, charge_no)``; a budget change's row is a zero charge (mechanism
-:data:`BUDGET_SET`, no audit id: the audit log does not list it). Claims, per user:
+:data:`BUDGET_SET`, a negative id, no audit id: neither :meth:`Ledger.entries`, the audit log
+nor ``.dump`` lists it). Claims, per user:
 
 1. *Numbers are dense and commit in order.* A writer takes ``n`` either as 1 + the largest
    number its snapshot sees (so ``n - 1`` had committed before it started) or, on the
@@ -122,6 +123,8 @@ _DDL = [
     f"ALTER TABLE {SCHEMA}.ledger ADD COLUMN IF NOT EXISTS charge_no BIGINT",
     f"ALTER TABLE {SCHEMA}.budget ADD COLUMN IF NOT EXISTS charge_no BIGINT",
     f"CREATE UNIQUE INDEX IF NOT EXISTS ledger_charge_no ON {SCHEMA}.ledger (user_name, charge_no)",
+    # a budget change's row has a negative id of its own: charges keep their ids 1, 2, …
+    f"CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.budget_set_seq START 1",
 ]
 
 _RETRIES = 50
@@ -135,6 +138,9 @@ _INSERT = (f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, 
            f"epsilon, unit, delta, charge_no, {audit.LEDGER_COLUMNS}) VALUES "
            f"(nextval('{SCHEMA}.ledger_seq'), ?, ?, ?, ?, ?, ?, ?, ?, {audit.LEDGER_VALUES}) "
            "RETURNING id")
+_INSERT_SET = (f"INSERT INTO {SCHEMA}.ledger (id, charged_at, user_name, statement, mechanism, "
+               "epsilon, unit, delta, charge_no) VALUES "
+               f"(-nextval('{SCHEMA}.budget_set_seq'), ?, ?, ?, '{BUDGET_SET}', '0/1', ?, '0/1', ?)")
 
 
 def _known_insert(pure: bool) -> str:
@@ -236,9 +242,8 @@ class Ledger:
                     f"{budget_text(unit, total, total_delta)})"
                 )
             n = last + 1
-            cur.execute(_INSERT, [datetime.now(), user,
-                                  f"SET PRIVACY BUDGET {budget_text(unit, total, total_delta)}",
-                                  BUDGET_SET, "0/1", unit, "0/1", n, None, None])
+            cur.execute(_INSERT_SET, [datetime.now(), user, "SET PRIVACY BUDGET "
+                                      + budget_text(unit, total, total_delta), unit, n])
             values = [enc(total), enc(spent), unit, enc(total_delta), enc(spent_delta), n, user]
             if st is not None:
                 cur.execute(

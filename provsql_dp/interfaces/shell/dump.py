@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...privacy._ledger_rows import STATE_SQL, enc, spending
+from ...privacy._ledger_rows import BUDGET_SET, STATE_SQL, enc, spending
 from ...sql.catalog import SCHEMA
 from .policy_sql import create_policy_sql, decimal_text
 from .policy_sql import quote_ident as _q
@@ -202,10 +202,11 @@ def _privacy_state(duck):
     for table in ("ledger", "audit", "audit_events", "delta_publishers", "delta_releases"):
         if table not in have:  # (audit: a table in a database made before audit_events)
             continue
-        types = _types(duck, SCHEMA, table)
-        if table == "ledger":  # restored rows are folded into the budget's spent (above)
+        types, where = _types(duck, SCHEMA, table), "TRUE"
+        if table == "ledger":  # its charges, folded into the budget's spent (above): no number
             types = [(n, "NULL" if n == "charge_no" else t) for n, t in types]
-        rows = list(_rows(duck, SCHEMA, table, types, f"{SCHEMA}.{table}"))
+            where = f"mechanism <> '{BUDGET_SET}'"  # (a budget change's row: no charge)
+        rows = list(_rows(duck, SCHEMA, table, types, f"{SCHEMA}.{table}", where))
         if not rows:
             continue
         if table in ("ledger", "audit"):  # the audit log goes on numbering after its rows
