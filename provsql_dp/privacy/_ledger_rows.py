@@ -90,8 +90,9 @@ class Charge:
 
 class Known(NamedTuple):
     """A budget as this ledger left it at its last charge, numbered ``last``: the row's
-    fractions as stored (``'3/10'``), its fold, what the rows after the fold add, and the δ of
-    that charge: what :meth:`.Ledger._charge_known` checks and writes against."""
+    fractions as stored (``'3/10'``), its fold, the δ of that charge, and what remained after
+    it (``left``, ``left_delta``: the total less the spending, the rows after the fold
+    included): what :meth:`.Ledger._charge_known` checks and writes against."""
 
     unit: str
     total: str
@@ -99,10 +100,10 @@ class Known(NamedTuple):
     total_delta: str
     spent_delta: str
     delta: Fraction
-    fold: int = 0
-    last: int = 0
-    tail: Fraction = Fraction(0)
-    tail_delta: Fraction = Fraction(0)
+    fold: int
+    last: int
+    left: Fraction
+    left_delta: Fraction
 
 
 class BudgetRow(tuple):

@@ -343,7 +343,8 @@ class Ledger:
             cid = cur.execute(_INSERT, [  # also the release's audit row (privacy.audit)
                 at, user, statement, mechanism, enc(amount), st.unit, enc(delta), n,
                 self.source.role, self.source.client]).fetchone()[0]
-            read[:] = [Known(st.unit, st.total, new, st.total_delta, new_d, delta, n, n)]
+            read[:] = [Known(st.unit, st.total, new, st.total_delta, new_d, delta, n, n,
+                             total - spent - amount, total_d - spent_d - delta)]
             return Charge(cid, at, user, statement, mechanism, amount, total - spent - amount,
                           st.unit, delta)
 
@@ -368,9 +369,7 @@ class Ledger:
             amount, delta = debit(cost, known.unit, user)
         except ProgrammingError:
             return None
-        if (Fraction(known.spent) + known.tail + amount > Fraction(known.total)
-                or Fraction(known.spent_delta) + known.tail_delta + delta
-                > Fraction(known.total_delta)):
+        if amount > known.left or delta > known.left_delta:
             return None
         if not self._charger_lock.acquire(blocking=False):  # another thread charges through
             return None  # this object now: the reading path, on a connection of its own
@@ -420,12 +419,11 @@ class Ledger:
             raise
         if len(rows) != 1:  # the budget row is not the known one: nothing was written
             return None
-        self._known[user] = known._replace(last=n, tail=known.tail + amount,
-                                           tail_delta=known.tail_delta + delta, delta=delta)
+        left = known.left - amount
+        self._known[user] = known._replace(last=n, left=left,
+                                           left_delta=known.left_delta - delta, delta=delta)
         self.charges += 1
-        spent = Fraction(known.spent) + known.tail + amount
-        return Charge(rows[0][0], at, user, statement, mechanism, amount,
-                      Fraction(known.total) - spent, unit, delta)
+        return Charge(rows[0][0], at, user, statement, mechanism, amount, left, unit, delta)
 
     def entries(self, user: str | None = None, *, last: bool = False) -> list[Charge]:
         """The recorded charges, oldest first (all users, or one); ``last``: only the newest
