@@ -53,7 +53,8 @@ Not numbered, and outside this argument: SQL written by hand to ``_provsql_dp.bu
 reset of that user's spending (a charge racing the deletion is one made before it); created
 again through :meth:`Ledger.set_budget`, its fold is the user's last number, so nothing charged
 before counts. The known path sends every 32nd charge to the reading path, which folds, so
-a read sums at most 32 rows a user.
+a read sums at most 32 rows a user. An older provsql_dp must not charge a ledger this one wrote:
+it reads the folded spending alone (the charges after the fold are unknown to it).
 
 Example
 -------
