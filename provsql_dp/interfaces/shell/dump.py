@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ...privacy._ledger_rows import BUDGET_SET, STATE_SQL, enc, spending
 from ...sql.catalog import SCHEMA
 from .policy_sql import create_policy_sql, decimal_text
 from .policy_sql import quote_ident as _q
@@ -45,7 +46,10 @@ def _lit(s: str) -> str:
 
 
 def _literal_sql(column: str, dtype: str) -> str:
-    """A DuckDB expression giving the SQL literal of ``column`` (``NULL`` for a null)."""
+    """A DuckDB expression giving the SQL literal of ``column`` (``NULL`` for a null, and for
+    every value of a column typed ``"NULL"`` here)."""
+    if dtype == "NULL":
+        return "'NULL'"
     c = '"' + column.replace('"', '""') + '"'
     text = f"CAST({c} AS VARCHAR)"
     if dtype.startswith(_NUMERIC):
@@ -158,6 +162,9 @@ def _budget_rows(duck) -> list[tuple]:
     cols = {r[0] for r in duck.execute(
         "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = 'budget' "
         "AND database_name = current_database()", [SCHEMA]).fetchall()}
+    if "charge_no" in cols:  # spent: the row's folded spending and the charges after it
+        return [(u, s.total, enc(s.spent), s.unit, s.total_delta, enc(s.spent_delta))
+                for u, s in sorted(spending(duck.execute(STATE_SQL).fetchall()).items())]
     extra = ("unit, total_delta, spent_delta" if "spent_delta" in cols
              else "'epsilon', '0/1', '0/1'")
     return duck.execute(f"SELECT user_name, total, spent, {extra} FROM {SCHEMA}.budget "
@@ -195,7 +202,11 @@ def _privacy_state(duck):
     for table in ("ledger", "audit", "audit_events", "delta_publishers", "delta_releases"):
         if table not in have:  # (audit: a table in a database made before audit_events)
             continue
-        rows = list(_rows(duck, SCHEMA, table, _types(duck, SCHEMA, table), f"{SCHEMA}.{table}"))
+        types, where = _types(duck, SCHEMA, table), "TRUE"
+        if table == "ledger":  # its charges, folded into the budget's spent (above): no number
+            types = [(n, "NULL" if n == "charge_no" else t) for n, t in types]
+            where = f"mechanism <> '{BUDGET_SET}'"  # (a budget change's row: no charge)
+        rows = list(_rows(duck, SCHEMA, table, types, f"{SCHEMA}.{table}", where))
         if not rows:
             continue
         if table in ("ledger", "audit"):  # the audit log goes on numbering after its rows

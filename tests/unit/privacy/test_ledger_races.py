@@ -22,8 +22,9 @@ from fractions import Fraction
 import duckdb
 import pytest
 
-from provsql_dp.errors import BudgetExceededError, OperationalError, ProgrammingError
+from provsql_dp.errors import BudgetExceededError, DeclarationError, OperationalError, ProgrammingError
 from provsql_dp.privacy.accounting import Cost
+from provsql_dp.privacy._ledger_rows import STATE_SQL, spending
 from provsql_dp.privacy.ledger import Ledger
 
 S = "_provsql_dp"
@@ -59,18 +60,19 @@ class _Interrupting:
 
 
 def _consistent(con) -> None:
-    """Each user's spent (ε or ρ, and δ) is exactly the sum of the user's ledger rows, and
-    within the total."""
+    """Each user's spent (ε or ρ, and δ: the budget row's folded spending and the rows after its
+    fold, as every reader reads it) is exactly the sum of the user's ledger rows, and within the
+    total; the user's charge numbers are 1, 2, … without a gap."""
+    states = spending(con.execute(STATE_SQL).fetchall())
     for user, _unit, _t, _td, _costs in USERS:
-        row = con.execute(f"SELECT total, spent, total_delta, spent_delta FROM {S}.budget "
-                          "WHERE user_name = ?", [user]).fetchone()
-        rows = con.execute(f"SELECT epsilon, delta FROM {S}.ledger WHERE user_name = ?",
+        rows = con.execute(f"SELECT epsilon, delta, charge_no FROM {S}.ledger WHERE user_name = ?",
                            [user]).fetchall()
-        assert row is not None, user
-        total, spent, total_d, spent_d = (Fraction(x) for x in row)
-        assert spent == sum((Fraction(e) for e, _ in rows), Fraction(0)), user
-        assert spent_d == sum((Fraction(d) for _, d in rows), Fraction(0)), user
-        assert spent <= total and spent_d <= total_d, user
+        st = states[user]
+        total, total_d = Fraction(st.total), Fraction(st.total_delta)
+        assert st.spent == sum((Fraction(e) for e, _, _ in rows), Fraction(0)), user
+        assert st.spent_delta == sum((Fraction(d) for _, d, _ in rows), Fraction(0)), user
+        assert st.spent <= total and st.spent_delta <= total_d, user
+        assert sorted(n for _, _, n in rows) == list(range(1, len(rows) + 1)), user
 
 
 @pytest.mark.parametrize("known_path", [False, True], ids=["reading-path", "known-path"])
@@ -161,10 +163,10 @@ def test_two_processes_taking_turns_keep_spent_equal_to_the_ledger(tmp_path):
     for p in procs:
         assert p.wait(timeout=300) == 0, p.stderr.read()
     con = duckdb.connect(path)
-    assert con.execute(f"SELECT count(*) FROM {S}.ledger").fetchone() == (2 * 4 * 9,)
+    assert con.execute(f"SELECT count(*) FROM {S}.ledger WHERE mechanism = 'test'").fetchone() == (
+        2 * 4 * 9,)
     _consistent(con)
-    assert con.execute(f"SELECT spent FROM {S}.budget WHERE user_name = 'ed'").fetchone() == (
-        "12/25",)
+    assert Ledger(con).budget("ed") == (3, Fraction(12, 25))
 
 
 def _spy(m, seen: list) -> None:
@@ -265,3 +267,90 @@ def test_a_row_created_again_with_the_known_values_is_charged_as_it_stands():
             led.charge("u", "0.5", "c", "test")
     assert [s is not None for s in seen] == [True, False]
     assert led.budget("u") == (1, Fraction(3, 4))
+
+
+@pytest.mark.parametrize("order", ["ABab", "ABba", "AaBb", "BAab", "BAba", "BbAa", "sAb"])
+def test_duckdb_fails_the_second_of_two_inserts_of_one_key(tmp_path, order):
+    """What the charge numbers rely on (ledger's docstring, claim 1), in DuckDB 2.0: of two
+    transactions inserting one unique key, whatever the order of their inserts (A, B) and
+    commits (a, b), exactly one commits; an insert of a key committed after the inserter's
+    snapshot was taken (s) fails. Rows without a number (NULL) never conflict."""
+    con = duckdb.connect(str(tmp_path / "keys.duckdb"))
+    con.execute("CREATE TABLE l (id BIGINT PRIMARY KEY, u VARCHAR, n BIGINT)")
+    con.execute("CREATE UNIQUE INDEX l_un ON l (u, n)")
+    con.execute("INSERT INTO l VALUES (1, 'a', NULL), (2, 'a', NULL)")
+    a, b = con.cursor(), con.cursor()
+    for cur in (a, b):
+        cur.execute("BEGIN")
+    if order == "sAb":  # A's snapshot, then B's insert committed, then A's insert
+        a.execute("SELECT count(*) FROM l").fetchall()
+        b.execute("INSERT INTO l VALUES (11, 'a', 5)")
+        b.execute("COMMIT")
+        with pytest.raises(duckdb.ConstraintException):
+            a.execute("INSERT INTO l VALUES (10, 'a', 5)")
+        a.execute("ROLLBACK")
+    else:
+        steps = {"A": (a, "INSERT INTO l VALUES (10, 'a', 5)"),
+                 "B": (b, "INSERT INTO l VALUES (11, 'a', 5)"), "a": (a, "COMMIT"),
+                 "b": (b, "COMMIT")}
+        failed = []
+        for step in order:
+            cur, sql = steps[step]
+            if step.upper() in failed:  # its insert failed and was rolled back
+                continue
+            try:
+                cur.execute(sql)
+            except (duckdb.TransactionException, duckdb.ConstraintException):
+                failed.append(step)
+                if step in "AB":
+                    cur.execute("ROLLBACK")
+        assert len(failed) == 1, failed
+    assert con.execute("SELECT count(*) FROM l WHERE n = 5").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("with_key", [True, False], ids=["with-the-key", "without-the-key"])
+def test_a_total_lowered_while_a_known_charge_commits(tmp_path, with_key):
+    """The race the charge number closes: ``SET PRIVACY BUDGET`` lowers a total (its check
+    reads spent = 1/2) while a known-budget charge of 2/5 commits (its check reads the old
+    total 1). With the unique key the budget change takes the same number, its commit fails,
+    and its retry sees 9/10 spent and refuses. Without it both commit with one number, the
+    change's fold hides the charge (spent reads 1/2 while the rows sum to 9/10 > 3/5): the
+    invariant fails, so the key is what makes the one-INSERT charge safe."""
+    con = duckdb.connect(str(tmp_path / "lowered.duckdb"))
+    analyst, curator = Ledger(con), Ledger(duckdb.connect(str(tmp_path / "lowered.duckdb")))
+    analyst.set_budget("u", "1")
+    analyst.charge("u", "1/2", "a", "test")  # the reading path: the budget is now known
+    if not with_key:
+        con.execute(f"DROP INDEX {S}.ledger_charge_no")
+    seen, raced = [], []
+
+    def body_then_charge(body, what):
+        def racing(cur):
+            out = body(cur)
+            if not raced:  # once, between the budget change's writes and its COMMIT
+                raced.append(analyst.charge("u", "2/5", "b", "test"))
+            return out
+        return Ledger._transaction(curator, racing, what)
+
+    curator._transaction = body_then_charge
+    with pytest.MonkeyPatch.context() as m:
+        _spy(m, seen)
+        try:
+            curator.set_budget("u", "3/5")
+        except DeclarationError as e:  # the refusal, with the key
+            seen.append(e)
+    assert seen[0] is not None  # the charge took the one-INSERT path
+    if with_key:
+        assert "already spent ε = 0.9" in str(seen[-1])
+        assert analyst.budget("u") == (1, Fraction(9, 10))
+        _consistent_one(con, "u")
+    else:
+        assert analyst.budget("u") == (Fraction(3, 5), Fraction(1, 2))
+        with pytest.raises(AssertionError):
+            _consistent_one(con, "u")
+
+
+def _consistent_one(con, user) -> None:
+    st = spending(con.execute(STATE_SQL).fetchall())[user]
+    rows = con.execute(f"SELECT epsilon FROM {S}.ledger WHERE user_name = ?", [user]).fetchall()
+    assert st.spent == sum(Fraction(e) for e, in rows) <= Fraction(st.total)
