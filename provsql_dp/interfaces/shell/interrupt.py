@@ -76,6 +76,10 @@ def ctrl_c_interrupts(con):
         yield
     finally:
         done.set()
+        try:  # wake the watcher now: its 50 ms poll made a script pay up to 50 ms a statement
+            os.write(w, b"\0")
+        except OSError:  # the pipe is full: the watcher has bytes to read, it wakes anyway
+            pass
         # a second Ctrl-C in a join returned with the watcher still in cancel() (DuckDB's and
         # HiGHS' C++) and closed the pipe it reads: wait for its end, then raise that Ctrl-C
         interrupted = wait_ended(ended)
