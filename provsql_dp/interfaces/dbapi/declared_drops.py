@@ -23,9 +23,10 @@ The error names each declaration and the statement that removes it, in an order 
 (tables owned along a foreign key are unprotected before the table they reference). A ``TEMP``
 table is a new name of its own (it replaces nothing), but one that would shadow a declared
 ``main`` table is refused: DuckDB reads the name as the temporary table in this connection, and
-declarations, stored by (schema, table), would describe it (:func:`_refuse_shadow`). ``DROP SCHEMA`` is matched as
-DuckDB resolves it — ``s`` in the current database, ``db.s`` in ``db`` — against the tables and
-views in it: a schema of that name in another database, or one holding no declared table, drops.
+declarations, stored by (schema, table), would describe it (:func:`_refuse_shadow`).
+``DROP SCHEMA`` is matched as DuckDB resolves it — ``s`` in the current database, ``db.s`` in
+``db`` — against the tables and views in it: a schema of that name in another database, or one
+holding no declared table, drops.
 
 A statement run outside provsql_dp (DuckDB's own client) is out of reach here: ``SHOW
 PROTECTED``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS`` and ``SHOW POLICIES`` flag its orphans in their
