@@ -32,6 +32,7 @@ from .audit_failures import audit_failure
 from .declared_drops import refuse_declared_drop
 from .declared_renames import refuse_protected_rename
 from .guard_names import may_change_names
+from .home_catalog import keep_reachable, moves_search_path
 from .protected_copies import refuse_protected_copy
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
@@ -221,7 +222,10 @@ class Cursor:
         refuse_declared_drop(con, stmt)  # its declarations would outlive it
         refuse_protected_copy(con, stmt)  # protected rows into a table analysts can read
         try:
-            return self._passthrough(stmt, parameters, scope)
+            result = self._passthrough(stmt, parameters, scope)
+            if moves_search_path(stmt):  # USE o: our schema stays reachable (home_catalog)
+                keep_reachable(con)
+            return result
         finally:  # the schema or the declarations may have changed: every connection re-reads
             con._catalog.changed(names=may_change_names(stmt, statement_kind(stmt)))
 
