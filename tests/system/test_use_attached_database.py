@@ -44,3 +44,29 @@ def test_a_protected_copy_is_still_refused_after_use(tmp_path):
         raise AssertionError("a copy of protected rows was allowed after USE")
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'leak'"
                        ).fetchone()[0] == 0
+
+
+def test_an_unqualified_name_never_reaches_provsql_dps_own_tables(tmp_path):
+    con = _home(tmp_path)
+    con.execute("USE o")
+    for stmt in ("DROP TABLE budget", "SELECT * FROM ledger", "DELETE FROM budget"):
+        try:
+            con.execute(stmt)
+        except provsql_dp.Error as e:
+            assert "budget" in str(e) or "ledger" in str(e)
+        else:
+            raise AssertionError(f"{stmt} reached provsql_dp's own table after USE o")
+    assert con.execute("SELECT count(*) FROM home.p WITH EPSILON 1").privacy.remaining == 9
+
+
+def test_a_failed_statement_in_a_transaction_leaves_the_catalog_reachable(tmp_path):
+    con = _home(tmp_path)
+    con.execute("USE o")
+    con.execute("CREATE TABLE u(a INT)")
+    con.execute("INSERT INTO u VALUES (1)")  # the implicit transaction is open
+    try:
+        con.execute("SELECT * FROM nope")
+    except provsql_dp.Error:
+        pass
+    assert [r[1] for r in con.execute("SHOW PROTECTED").fetchall()] == ["p"]
+    assert con.execute("SELECT count(*) FROM home.p WITH EPSILON 1").privacy.remaining == 9

@@ -320,6 +320,7 @@ class Connection:
         self.interval_columns = interval_columns
         self._catalog = Catalog(self._duck, read_only=read_only)
         self._home_database = home_database(self._duck)  # after USE o: interfaces/dbapi/home_catalog
+        self._curator_path: str | None = None  # the curator's search path away from home
         self._ledger = Ledger(self._duck, read_only=read_only)
         self._ledger.source = audit.Source(role, "dbapi")
         self._kept_tokens = KeptTokens()  # this connection's own (never another session's)

@@ -4,10 +4,11 @@ Every internal statement names ``_provsql_dp.<table>`` without a database: DuckD
 the *current* database. After ``USE o`` (or ``SET search_path`` to another database's schemas)
 the current database is ``o``, where no ``_provsql_dp`` lives, and the next statement that reads
 the declarations (``CREATE TABLE t AS SELECT …``, ``SHOW PROTECTED``, a private query) failed with
-"_provsql_dp.owner_references does not exist". :func:`keep_reachable` appends the home
-database's ``_provsql_dp`` schema (the database the connection opened, where the catalog and the
-ledger live) to the search path, which DuckDB also reads for a schema-qualified name; the
-curator's own names still resolve first in the database they chose.
+"_provsql_dp.owner_references does not exist". Away from the home database (the one the
+connection opened, where the catalog and the ledger live), :func:`keep_reachable` appends the
+home ``_provsql_dp`` schema to the search path, which DuckDB also reads for a schema-qualified
+name. The curator's own statements run under the search path they chose (:func:`as_curator`):
+an unqualified ``DROP TABLE budget`` never reaches the ledger's table through the appended entry.
 
 >>> import os, tempfile, provsql_dp
 >>> d = tempfile.mkdtemp()
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from ...sql.catalog import SCHEMA
 
-__all__ = ["home_database", "keep_reachable", "moves_search_path"]
+__all__ = ["as_curator", "home_database", "keep_reachable", "moves_search_path", "reach_home"]
 
 
 def home_database(duck) -> str | None:
@@ -40,20 +41,54 @@ def moves_search_path(stmt: str) -> bool:
     return bool(words) and words[0].upper().rstrip(";") in ("USE", "SET", "RESET")
 
 
+def _set_path(duck, path: str) -> None:
+    duck.execute("SET search_path = '" + path.replace("'", "''") + "'")
+
+
+def _entry(con) -> str:
+    return '"{}".{}'.format(con._home_database.replace('"', '""'), SCHEMA)
+
+
 def keep_reachable(con) -> None:
-    """After a statement of :func:`moves_search_path`: when the current database is not the
-    home one, the home ``_provsql_dp`` schema is put at the end of the search path."""
-    home = getattr(con, "_home_database", None)
-    if home is None:
+    """After a statement of :func:`moves_search_path`: away from the home database, the
+    curator's search path is kept (``con._curator_path``) and the home ``_provsql_dp`` schema is
+    put at its end; back home, nothing is added."""
+    if getattr(con, "_home_database", None) is None:
         return
-    duck = con._duck
-    current, path = duck.execute(
+    current, path = con._duck.execute(
         "SELECT current_database(), current_setting('search_path')").fetchone()
-    if current == home:
-        return
-    entry = '"{}".{}'.format(home.replace('"', '""'), SCHEMA)
-    if entry in path.split(","):
+    if current == con._home_database:
+        con._curator_path = None
         return
     if not path:  # an empty path reads the current database's main schema
         path = '"{}".main'.format(current.replace('"', '""'))
-    duck.execute("SET search_path = " + "'" + f"{path},{entry}".replace("'", "''") + "'")
+    entry = _entry(con)
+    con._curator_path = ",".join(p for p in path.split(",") if p != entry)
+    _set_path(con._duck, f"{con._curator_path},{entry}")
+
+
+def reach_home(con) -> None:
+    """Before a statement, away from home: the home schema on the search path again (a
+    restore that an aborted transaction refused is made here)."""
+    if getattr(con, "_curator_path", None) is not None:
+        try:
+            _set_path(con._duck, f"{con._curator_path},{_entry(con)}")
+        except Exception:  # noqa: BLE001 - an aborted transaction: the statement itself says so
+            pass  # and rolls it back (cursor._passthrough); the next statement sets the path
+
+
+def as_curator(con, stmt: str, run):
+    """``run()`` (the curator's statement) under the curator's own search path, the home
+    schema put back afterwards (or at the next statement, :func:`reach_home`)."""
+    path = getattr(con, "_curator_path", None)
+    if path is None:
+        return run()
+    _set_path(con._duck, path)
+    try:
+        return run()
+    finally:
+        if not moves_search_path(stmt):  # a USE: keep_reachable reads the new path
+            try:
+                _set_path(con._duck, f"{path},{_entry(con)}")
+            except Exception:  # noqa: BLE001 - an aborted transaction: reach_home restores it
+                pass
