@@ -44,6 +44,16 @@ def test_in_values_of_the_wrong_width_is_refused_by_its_widths_and_spends_nothin
     assert declared_state(con) == before
 
 
+def test_in_values_inside_an_expression_is_refused_by_name_and_spends_nothing():
+    con = _make()
+    before = declared_state(con)
+    with pytest.raises(provsql_dp.UnsupportedQueryError,
+                       match=r"IN \(VALUES …\) inside an expression .* list the values"):
+        con.execute("SELECT sum(CASE WHEN g IN (VALUES (1)) THEN 1 ELSE 0 END) FROM t "
+                    "WITH EPSILON 1")
+    assert declared_state(con) == before
+
+
 @pytest.mark.parametrize("stmt, word", [("LISTEN ch", "LISTEN"), ("UNLISTEN ch", "UNLISTEN"),
                                         ("NOTIFY ch", "NOTIFY"), ("CHECKPOINT", "CHECKPOINT")])
 def test_an_analysts_statement_is_refused_by_its_own_word(tmp_path, stmt, word):
