@@ -30,7 +30,6 @@ def _make(path=":memory:"):
     ("SELECT dept, count(*) AS n FROM t GROUP BY dept", ["dept", "n"]),
     ("SELECT dept AS d, count(*) AS n FROM t GROUP BY dept", ["d", "n"]),
     ("SELECT g, dept, count(*) AS n FROM t GROUP BY dept, g", ["g", "dept", "n"]),
-    ("SELECT count(*) AS n FROM t GROUP BY dept", ["n"]),
     ("SELECT count(*) AS n, dept, dept AS e FROM t GROUP BY dept", ["n", "dept", "e"]),
     ("SELECT dept, count(*) * 2 AS d, sum(x) AS s FROM t GROUP BY dept", ["dept", "d", "s"]),
     ("SELECT count(*) AS n, dept FROM t GROUP BY dept WITH EPSILON 1 DELTA 1e-6", ["n", "dept"]),
