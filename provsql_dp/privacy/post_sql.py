@@ -344,8 +344,9 @@ def apply_post(compiled: CompiledPost, desc: list, rows: list[tuple], info):
         new_rels.append(tuple(rels) if len(rels) > 1 else rels[0])
     new_desc = list(zip(names, out_types[1:]))
     cols = tuple(names[first:]) if len(names) - first > 1 else ()
+    public = tuple(j - first for j in range(first, len(names)) if not sources[j])
     return new_desc, new_rows, replace(info, releases=tuple(new_rels), columns=cols,
-                                       value_names=tuple(names[first:]))
+                                       value_names=tuple(names[first:]), public_columns=public)
 
 
 def _release_of(post: Post, j: int, sources: set, value, rels: tuple):

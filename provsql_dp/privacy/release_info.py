@@ -54,6 +54,10 @@ class PrivacyInfo:
     #: the names of the released value columns of the result set (set by the cursor; the last
     #: ``len(value_names)`` columns of each row), used to name the interval columns
     value_names: tuple = ()
+    #: the positions, among those value columns, of GROUP BY keys the select list puts after an
+    #: aggregate (``SELECT count(*) AS n, dept``): public, not released, so without interval
+    #: columns (their intervals are ``(None, None)``)
+    public_columns: tuple = ()
     #: the route of each released aggregate (or of the policy workload, or the quantile), in the
     #: order of ``EXPLAIN PRIVACY``'s rows, whose last column names the same routes
     #: (:data:`provsql_dp.privacy.routing.ROUTES`)
@@ -112,8 +116,9 @@ class PrivacyInfo:
         for joining onto a frame read by ``pd.read_sql`` (``pd.concat([df, info.to_frame()],
         axis=1)``). Needs pandas (``pip install 'provsql_dp[pandas]'``)."""
         pd = _require("pandas")
-        names = [n for pair in self.interval_names() for n in pair]
-        rows = [tuple(x for lo_hi in row for x in lo_hi) for row in self.intervals(p)]
+        keep = [j for j in range(len(self.interval_names())) if j not in self.public_columns]
+        names = [n for j in keep for n in self.interval_names()[j]]
+        rows = [tuple(x for j in keep for x in row[j]) for row in self.intervals(p)]
         return pd.DataFrame.from_records(rows, columns=names)
 
     def noise_bound(self, p: float = 0.95) -> list:

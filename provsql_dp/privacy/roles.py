@@ -101,7 +101,7 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
         if type(tree).__name__ == "ShowAuditLog":
             raise PrivacyError("SHOW AUDIT LOG is for the curator only: the audit log names every "
                                "user's statements (your own budget: SHOW PRIVACY BUDGET)")
-        raise _refuse(_statement_name(tree))
+        raise _refuse(_statement_name(tree, stmt))
     try:
         compiled = compile_statement(con._catalog, tree)
     except Error:
@@ -110,11 +110,14 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
         raise PrivacyError(f"this statement could not be checked ({type(e).__name__}), so an "
                            "analyst cannot run it") from None
     if compiled is None:
-        raise _refuse(_statement_name(tree))
+        raise _refuse(_statement_name(tree, stmt))
     return compiled
 
 
-def _statement_name(tree: exp.Expression) -> str:
+def _statement_name(tree: exp.Expression, stmt: str = "") -> str:
+    if isinstance(tree, (exp.Alias, exp.Condition, exp.Identifier)) and not isinstance(
+            tree, exp.Query) and stmt.split():  # a word sqlglot does not know (LISTEN ch,
+        return stmt.split()[0].upper().lstrip("(")  # CHECKPOINT) read as an expression: its word
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         if word == "SHOW":  # SHOW DATABASES, SHOW t: name what is shown

@@ -97,7 +97,7 @@ def execute_stream_statement(con, tree):
         # the planner's sensitivity where it derives one: the floor (privacy.stream_sensitivity)
         sensitivity, basis, query = stream_sensitivity(con, tree.args["query"], stated, float(eps))
         rel = pub.release(step, query, eps, sensitivity=sensitivity, basis=basis,
-                          shown=tree.args["query"].sql(dialect="duckdb"))
+                          shown=tree.args["query"].sql(dialect="duckdb"), saturate=True)
         if schedule is not None:
             schedule.commit(step, weight, eps)
         return ([("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),

@@ -334,6 +334,10 @@ def _check_node(node: exp.Expression) -> None:
     elif isinstance(node, exp.In):
         if any(node.args.get(k) is not None for k in ("query", "unnest", "field")):
             raise _unsupported("IN with a subquery or UNNEST", "list the values")
+        if any(isinstance(e, exp.Values) for e in node.expressions):  # not WHERE's (semijoin)
+            raise _unsupported("IN (VALUES …) inside an expression", "it is answered as a "
+                               "condition of WHERE joined to the others by AND; elsewhere list "
+                               "the values: IN (1, 2)")
     elif isinstance(node, (exp.Like, exp.ILike)):
         esc = node.parent.expression if isinstance(node.parent, exp.Escape) else None
         _check_like(node, esc)

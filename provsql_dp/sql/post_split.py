@@ -99,15 +99,24 @@ def _body(item: exp.Expression) -> exp.Expression:
     return item.unalias() if isinstance(item, exp.Alias) else item
 
 
-def _needs_post(sel: exp.Select, keys_sql: set[str]) -> bool:
+def _needs_post(sel: exp.Select, keys_sql: list[str]) -> bool:
+    """Whether the select list is other than what the routes release as it is: every GROUP BY
+    key once, in the GROUP BY's order, under its own name, then bare aggregates (anything
+    else — an aggregate before a key, a key repeated or renamed, arithmetic — is a projection
+    of the released columns, so the answer has the select list's columns in its order). A
+    select list that leaves a key out keeps the release's layout, the keys first (the quantile
+    route and GROUP BY name, id rely on it)."""
     if any(sel.args.get(k) for k in ("having", "order", "limit", "offset", "fetch")):
         return True
-    for item in sel.expressions:
-        body = _body(item)
-        if _is_agg(body) or body.sql(dialect="duckdb").lower() in keys_sql:
-            continue
-        return True  # arithmetic over aggregates, or a function of the keys
-    return False
+    items = sel.expressions
+    bodies = [_body(item) for item in items]
+    texts = [b.sql(dialect="duckdb").lower() for b in bodies]
+    if not set(keys_sql) <= set(texts):
+        return not all(_is_agg(b) or t in keys_sql for b, t in zip(bodies, texts))
+    head = texts[:len(keys_sql)]
+    renamed = any(i.alias_or_name.lower() != b.output_name.lower()  # a key named by its alias
+                  for i, b in zip(items[:len(keys_sql)], bodies))
+    return head != keys_sql or renamed or not all(_is_agg(b) for b in bodies[len(keys_sql):])
 
 
 def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
@@ -138,7 +147,7 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
                 and not _is_agg(aliases[g.name.lower()]):
             g = aliases[g.name.lower()]
         keys.append(g)
-    keys_sql = {k.sql(dialect="duckdb").lower() for k in keys}
+    keys_sql = [k.sql(dialect="duckdb").lower() for k in keys]
     if not _needs_post(sel, keys_sql) or group is not None and (
             group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
         return tree, None

@@ -83,17 +83,29 @@ def _knows(scope: Scope, col: exp.Column) -> bool:
 
 def _subquery_of(e: exp.Expression):
     """``(kind, left expressions, query)`` when ``e`` is ``… IN (subquery)`` or ``EXISTS``."""
-    if isinstance(e, exp.In) and e.args.get("query") is not None:
+    query = _in_query(e)
+    if query is not None:
         left = e.this.expressions if isinstance(e.this, exp.Tuple) else [e.this]
-        return "IN", left, e.args["query"]
+        return "IN", left, query
     if isinstance(e, exp.Exists):
         return "EXISTS", [], e.this
     return None
 
 
+def _in_query(e: exp.Expression):
+    """The query of ``… IN (subquery)``, or the VALUES list of ``… IN (VALUES (1), (2))``: a
+    public relation (:mod:`.values`), semi-joined like a subquery; else None."""
+    if not isinstance(e, exp.In):
+        return None
+    if e.args.get("query") is not None:
+        return e.args["query"]
+    items = e.expressions
+    return items[0] if len(items) == 1 and isinstance(items[0], exp.Values) else None
+
+
 def _has_subquery(e: exp.Expression) -> bool:
-    return any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or (
-        isinstance(n, exp.In) and n.args.get("query") is not None) for n in e.walk())
+    return any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or _in_query(n) is not None
+               for n in e.walk())
 
 
 def _negated(e: exp.Expression):

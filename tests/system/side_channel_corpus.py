@@ -921,8 +921,11 @@ def _proved_keys() -> list[tuple[str, str]]:
         f"SELECT year(born) AS y, COUNT(*) FROM people WHERE {born} GROUP BY 1",
         f"SELECT EXTRACT(year FROM born) AS y, SUM(CASE WHEN x > 0 THEN 1 ELSE 0 END) / COUNT(*) "
         f"AS share FROM people WHERE {born} AND 1 // i > 0 GROUP BY 1 ORDER BY y",
+        # its months start where the statement does: the key column, named m since the answer
+        # follows the select list (it was "date_trunc(…)", read as noisy), shows them, and a
+        # month start the statement does not spell would read as a visit day seen (2020-02-01)
         "SELECT date_trunc('month', vday) AS m, COUNT(*) FROM visits WHERE vday >= DATE "
-        "'2020-01-01' AND vday < DATE '2020-01-01' + INTERVAL '3' MONTH GROUP BY m",
+        "'2020-02-01' AND vday < DATE '2020-02-01' + INTERVAL '2' MONTH GROUP BY m",
         "SELECT FLOOR(x / 10) AS b, SUM(salary) FROM people WHERE x >= -100 AND x < 100 "
         "GROUP BY 1 OPTIONS (lower = 0, upper = 100000)",
         "SELECT ROUND(dec, -1) AS b, COUNT(*) FROM people WHERE dec BETWEEN 0 AND 100 GROUP BY 1",

@@ -72,6 +72,7 @@ from ...sql.plan import Aggregate, Aggregates, Node
 from ...sql.planner import plan_query
 from .analyst_views import OwnLedger, ReadOnlyCatalog
 from .cursor import Cursor
+from .home_catalog import home_database
 from .interval_columns import coverage_of
 from .python_scope import register, unregister
 from .engines import (
@@ -318,6 +319,8 @@ class Connection:
         #: every new cursor (``cursor.interval_columns``)
         self.interval_columns = interval_columns
         self._catalog = Catalog(self._duck, read_only=read_only)
+        self._home_database = home_database(self._duck)  # after USE o: interfaces/dbapi/home_catalog
+        self._curator_path: str | None = None  # the curator's search path away from home
         self._ledger = Ledger(self._duck, read_only=read_only)
         self._ledger.source = audit.Source(role, "dbapi")
         self._kept_tokens = KeptTokens()  # this connection's own (never another session's)

@@ -32,6 +32,7 @@ from .audit_failures import audit_failure
 from .declared_drops import refuse_declared_drop
 from .declared_renames import refuse_protected_rename
 from .guard_names import may_change_names
+from .home_catalog import as_curator, keep_reachable, moves_search_path, reach_home
 from .protected_copies import refuse_protected_copy
 from ...privacy.error_estimate import estimate_error
 from ...privacy.failures import REFUSALS, release_failure
@@ -164,6 +165,7 @@ class Cursor:
     def _execute_one(self, stmt: str, parameters, scope=None) -> None:
         con = self.connection
         refresh_attached(con)  # Spark: tables another connection attached meanwhile
+        reach_home(con)  # after USE o: our schema on the search path (home_catalog)
         ours = is_privacy_statement(stmt) or has_epsilon_clause(stmt, con._kept_tokens)
         tree = None
         if ours or (con.default_epsilon is not None and looks_like_query(stmt)):
@@ -221,7 +223,10 @@ class Cursor:
         refuse_declared_drop(con, stmt)  # its declarations would outlive it
         refuse_protected_copy(con, stmt)  # protected rows into a table analysts can read
         try:
-            return self._passthrough(stmt, parameters, scope)
+            result = self._passthrough(stmt, parameters, scope)
+            if moves_search_path(stmt):  # USE o: our schema stays reachable (home_catalog)
+                keep_reachable(con)
+            return result
         finally:  # the schema or the declarations may have changed: every connection re-reads
             con._catalog.changed(names=may_change_names(stmt, statement_kind(stmt)))
 
@@ -262,11 +267,10 @@ class Cursor:
         refuse_mirrored(con, stmt)
         duck = con._duck
         kind = statement_kind(stmt)
-        try:
-            con._before(kind)
+
+        def run():  # under the curator's search path after USE o (home_catalog), fetched whole
             res = run_in_scope(duck, stmt, parameters, scope)
-            desc = res.description
-            table = rest = None
+            desc, table, rest = res.description, None, None
             if desc is None:
                 rows = []
             elif kind == "query" and _frames.can_be_columnar(desc):
@@ -277,6 +281,11 @@ class Cursor:
                         rows = rows + _frames.rows_of(rest)
             else:
                 rows = res.fetchall()
+            return desc, rows, table, rest
+
+        try:
+            con._before(kind)
+            desc, rows, table, rest = as_curator(con, stmt, run)
         except duckdb.Error as e:
             err = translate(e)
             if con._in_tx and kind != "end":

@@ -113,6 +113,8 @@ def _with_intervals(pa, arrays, names, privacy, start: int, n_rows: int, coverag
     for j, (lo_name, hi_name) in enumerate(privacy.interval_names()):
         out_a.append(arrays[first + j])
         out_n.append(names[first + j])
+        if j in privacy.public_columns:  # a GROUP BY key among the values: no interval
+            continue
         out_a.append(pa.array([row[j][0] for row in intervals], type=pa.float64()))
         out_a.append(pa.array([row[j][1] for row in intervals], type=pa.float64()))
         out_n += [lo_name, hi_name]

@@ -79,14 +79,15 @@ def with_interval_columns(desc: list, rows: list[tuple], info, coverage: float):
     k = len(pairs)
     first = len(desc) - k
     out_desc = list(desc[:first])
+    public = set(info.public_columns)  # GROUP BY keys among the values: no interval
     for j, (lo, hi) in enumerate(pairs):
-        out_desc += [desc[first + j], (lo, "DOUBLE"), (hi, "DOUBLE")]
+        out_desc += [desc[first + j]] + ([] if j in public else [(lo, "DOUBLE"), (hi, "DOUBLE")])
     out_rows = []
     for row, ivs in zip(rows, info.intervals(coverage)):
         out = list(row[:first])
         for j in range(k):
             lo, hi = ivs[j]
-            out += [row[first + j], None if lo is None else float(lo),
-                    None if hi is None else float(hi)]
+            out += [row[first + j]] + ([] if j in public else [
+                None if lo is None else float(lo), None if hi is None else float(hi)])
         out_rows.append(tuple(out))
     return out_desc, out_rows

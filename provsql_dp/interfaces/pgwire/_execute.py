@@ -143,6 +143,8 @@ def _last_release(info) -> Outcome:
         intervals = info.intervals(0.95) if info.releases else []
         for i, per_col in enumerate(intervals, 1):
             for j, (lo, hi) in enumerate(per_col):
+                if j in getattr(info, "public_columns", ()):
+                    continue  # a GROUP BY key among the values: public, no interval
                 rows.append((info.mechanism, info.epsilon, info.remaining, i,
                              names[j] if j < len(names) else f"value{j + 1}",
                              None if lo is None else float(lo), None if hi is None else float(hi),

@@ -280,8 +280,11 @@ class Shell(DotCommands, IOCommands):
         if info.columns:  # several aggregates: an interval after each released column
             k = len(info.columns)
             keys = list(names)[:-k]
-            names = keys + [n for c in info.columns for n in (c, f"{c} 95% interval")]
-            rows = [tuple(r[:-k]) + tuple(x for v, iv in zip(r[-k:], ivs_r) for x in (v, shown(iv)))
+            public = set(info.public_columns)  # GROUP BY keys among the values: no interval
+            names = keys + [n for j, c in enumerate(info.columns)
+                            for n in ((c,) if j in public else (c, f"{c} 95% interval"))]
+            rows = [tuple(r[:-k]) + tuple(x for j, (v, iv) in enumerate(zip(r[-k:], ivs_r))
+                                          for x in ((v,) if j in public else (v, shown(iv))))
                     for r, ivs_r in zip(rows, ivs)]
         else:
             names = list(names) + ["95% interval"]
@@ -306,7 +309,8 @@ class Shell(DotCommands, IOCommands):
         line = (f"private answer: {value}{info.mechanism} mechanism, {unit} charged {eps}{per}, "
                 f"budget left {format_eps(info.remaining)}{who}")
         labels = info.columns or ("",)
-        line += "".join(f"\n{coverage_sentence(label, w)}" for label, w in zip(labels, what))
+        line += "".join(f"\n{coverage_sentence(label, w)}" for j, (label, w)
+                        in enumerate(zip(labels, what)) if j not in info.public_columns)
         # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
         stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)

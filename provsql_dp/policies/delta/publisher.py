@@ -76,7 +76,7 @@ from ...errors import (
     ProgrammingError,
 )
 from ...mechanisms.noise.sources import resolve_rng
-from ...mechanisms.noise.safe_noise import plan_laplace
+from ...mechanisms.noise.safe_noise import MAX_ABS_VALUE, plan_laplace
 from ...sql.catalog import SCHEMA
 
 __all__ = ["Publisher", "Release", "list_publishers", "published"]
@@ -293,7 +293,7 @@ class Publisher:
         return published(self._cur, self.name)
 
     # ------------------------------------------------------------------ releasing
-    def _exact(self, statistic, params):
+    def _exact(self, statistic, params, saturate: bool = False):
         if isinstance(statistic, str):
             try:  # on the connection itself: the curator's uncommitted rows count
                 row = self._db.execute(statistic, list(params or [])).fetchone()
@@ -309,6 +309,8 @@ class Publisher:
             v = float(val if val is not None else 0.0)
         except (TypeError, ValueError):
             raise ProgrammingError("the statistic must be numeric") from None
+        if not math.isfinite(v) and saturate:  # the outcome never depends on an overflow
+            v = 0.0 if math.isnan(v) else math.copysign(MAX_ABS_VALUE, v)
         if not math.isfinite(v):
             raise ProgrammingError("the statistic must be finite (clamp it in the query); "
                                    "nothing was spent")
@@ -356,7 +358,8 @@ class Publisher:
             cur.close()
 
     def release(self, step: int, statistic, epsilon, sensitivity=1.0, params=None,
-                rng=None, basis: str | None = None, shown: str | None = None) -> Release:
+                rng=None, basis: str | None = None, shown: str | None = None,
+                saturate: bool = False) -> Release:
         """Release ``statistic + Laplace(sensitivity/ε)`` at time ``step``.
 
         Parameters
@@ -383,6 +386,11 @@ class Publisher:
             The text recorded for the statistic (default: ``statistic`` itself); ``PUBLISH
             STREAM`` records the curator's query while it runs the planner's, whose SQL spells out
             the views it reads (their definitions are not the analysts' to see).
+        saturate : bool, optional
+            A statistic that comes out ±∞ (finite values whose sum overflows) is released as
+            ``±MAX_ABS_VALUE``, the range the mechanism releases over, and NaN (overflows both
+            ways) as 0, instead of refused: ``PUBLISH STREAM``'s, whose refusal would tell
+            whether the data overflows.
 
         Raises
         ------
@@ -404,7 +412,7 @@ class Publisher:
         except ValueError as e:
             raise ProgrammingError(f"cannot release with sensitivity {sens!r} at ε = "
                                    f"{format_eps(eps)}: {e}; nothing was spent") from None
-        exact, text = self._exact(statistic, params)
+        exact, text = self._exact(statistic, params, saturate)
         text = text if shown is None else shown
         seq = self._reserve(step, eps, text)  # the window account; the ledger paid ε at creation
         if self.legacy:  # created before window accounts: charged release by release

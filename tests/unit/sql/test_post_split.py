@@ -18,7 +18,8 @@ def split(sql):
 @pytest.mark.parametrize("sql", [
     "SELECT COUNT(*) FROM t",
     "SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k",
-    "SELECT k AS kk, AVG(x) AS a FROM t GROUP BY kk",
+    "SELECT k, AVG(x) AS a FROM t GROUP BY k",
+    "SELECT AVG(x) AS a FROM t GROUP BY k",  # a key left out: the release's layout, keys first
     "SELECT a FROM t ORDER BY a",  # no aggregate: not split (the planner judges it)
     "SELECT a FROM t UNION SELECT b FROM s",
 ])
@@ -26,6 +27,17 @@ def test_statements_without_post_processing_are_unchanged(sql):
     tree = parse_one(sql)
     core, post = split_post(tree)
     assert post is None and core is tree
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT k AS kk, AVG(x) AS a FROM t GROUP BY kk",  # the key under its alias
+    "SELECT COUNT(*) AS n, k FROM t GROUP BY k",  # an aggregate first
+    "SELECT j, k, COUNT(*) AS n FROM t GROUP BY k, j",  # the keys in another order
+])
+def test_a_select_list_other_than_the_releases_layout_is_a_projection(sql):
+    core, post = split(sql)
+    assert post is not None and [n for n, _ in post.outputs] == [
+        i.alias_or_name for i in parse_one(sql).expressions]
 
 
 def test_each_distinct_aggregate_is_released_once_keys_first():
