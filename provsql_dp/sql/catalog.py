@@ -245,13 +245,14 @@ class Catalog:
         if self._memo is not None:
             self._memo.clear()
 
-    def changed(self, names: bool = True) -> None:
+    def changed(self, names: bool = True, bump: bool = True) -> None:
         """The schema or the declarations may have changed (call it after the change): forget
-        what this connection kept and tell the other connections to the database, whose next
-        statement then reads afresh (``names``: :func:`._catalog_kept.names_changed` too)."""
+        what this connection kept and tell the other connections (``bump=False``: at the
+        transaction's end, ``commit()``), whose next statement reads afresh (``names``:
+        :func:`._catalog_kept.names_changed` too)."""
         self.forget()
         names and names_changed()
-        if not self.read_only:
+        if bump and not self.read_only:
             try:
                 self.con.execute(f"SELECT nextval('{SCHEMA}.generation')").fetchall()
             except duckdb.Error:
@@ -260,9 +261,7 @@ class Catalog:
     def _cached(self, key, read):
         if self._memo is None:
             return read()
-        if key not in self._memo:
-            self._memo[key] = read()
-        return self._memo[key]
+        return self._memo[key] if key in self._memo else self._memo.setdefault(key, read())
 
     cached = _cached
 

@@ -228,7 +228,11 @@ class Cursor:
                 keep_reachable(con)
             return result
         finally:  # the schema or the declarations may have changed: every connection re-reads
-            con._catalog.changed(names=may_change_names(stmt, statement_kind(stmt)))
+            # — at the transaction's end when one is open (its changes are seen by no other
+            # connection before; a bump inside it writes the home database, which aborts a
+            # transaction that wrote to an attached one and loses its changes)
+            con._catalog.changed(names=may_change_names(stmt, statement_kind(stmt)),
+                                 bump=not con._in_tx)
 
     def _analyst_statement(self, stmt: str, tree, parameters) -> None:
         """An analyst's statement that is neither private nor ours: compiled
