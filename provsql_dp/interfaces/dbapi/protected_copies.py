@@ -24,7 +24,9 @@ A write with no ``SELECT`` nor ``FROM`` is read when it calls a macro or ``getva
 now). Names are resolved by scope (a CTE of the same name is not the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
 any name among its tokens is a protected table, a view or a macro that reads one. A sequence a
 protected table's column draws its ``DEFAULT`` from counts its rows: ``currval``, ``nextval``,
-``duckdb_sequences()`` of it count as a read of that table (:mod:`.protected_sequences`).
+``duckdb_sequences()`` of it count as a read of that table (:mod:`.protected_sequences`); so
+does a read of a file a ``COPY … TO`` or ``EXPORT DATABASE`` of the connection filled with
+protected rows (:mod:`.protected_files`).
 Anything run outside provsql_dp is out of reach here.
 
 >>> import provsql_dp
@@ -39,6 +41,7 @@ provsql_dp.errors.DeclarationError: cannot write the protected rows of people in
 
 from __future__ import annotations
 
+import os
 import re
 
 from sqlglot import exp
@@ -48,6 +51,7 @@ from ...sql import dialect as d
 from ...sql.cte_names import visible_ctes
 from ...sql.view_names import find_in_view
 from .guard_names import kept
+from .protected_files import FILE_STATEMENT, file_statement, held_file
 from .protected_sequences import SEQUENCE_CALL, protected_sequences, sequence_source
 
 __all__ = ["refuse_protected_copy"]
@@ -81,6 +85,9 @@ def refuse_protected_copy(con, stmt: str) -> None:
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
     if _SET_VARIABLE.match(stmt):
         return _remember_variable(con, stmt)
+    if FILE_STATEMENT.match(stmt):  # COPY … TO/FROM a file, EXPORT DATABASE (.protected_files)
+        return file_statement(con, stmt, _held(con), lambda q: _read_source(con, q),
+                              lambda t: _is_protected(con, t))
     renamed = _RENAME.match(stmt)
     if renamed is not None and ("temp", renamed["old"].strip('"').lower()) in _held(con):
         source = _held(con)["temp", renamed["old"].strip('"').lower()]
@@ -112,10 +119,9 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if all(t is target for t in tree.find_all(exp.Table)) and not any(
             isinstance(f, exp.Anonymous) for f in tree.find_all(exp.Func)):
         return  # reads no table (nor calls a function that may be a macro): no catalog read
-    cat = con._catalog
-    info = cat.find_table([p.name for p in target.parts])
-    if info is not None and cat.protection(info.schema, info.name) is not None:
+    if _is_protected(con, target):
         return  # into a protected table: the rows stay protected
+    cat = con._catalog
     with cat.snapshot():
         source = _protected_source(cat, tree, target, 0, _macros(con), _sources(con))
     if source is not None:
@@ -139,8 +145,11 @@ def _may_name_protected(con, stmt: str) -> bool:
     lower = stmt.lower()
     if any(n in lower for n in kept(con, "protected", _protected_names)):
         return True
-    if _BY_STRING_CALL.search(stmt) or any(n in lower for _, n in _held(con)):
-        return True  # a name computed, or a TEMP table or a variable that holds protected rows
+    held = _held(con)
+    if _BY_STRING_CALL.search(stmt) or any(os.path.basename(n) in lower for _, n in held):
+        return True  # a name computed, or a TEMP table, a variable or a file of protected rows
+    if any(k in ("file", "dir") for k, _ in held) and re.search(r"[*?\[]", stmt):
+        return True  # a glob may match a file of protected rows (.protected_files)
     if SEQUENCE_CALL.search(stmt) and protected_sequences(con):
         return True  # a protected table's sequence: its count (.protected_sequences)
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
@@ -224,6 +233,20 @@ def _held(con) -> dict[tuple[str, str], str]:
     if held is None:
         held = con._protected_held = {}
     return held
+
+
+def _is_protected(con, table: exp.Table) -> bool:
+    """Whether ``table`` names a protected table."""
+    cat = con._catalog
+    info = cat.find_table([p.name for p in table.parts])
+    return info is not None and cat.protection(info.schema, info.name) is not None
+
+
+def _read_source(con, query: exp.Expression) -> str | None:
+    """The protected table ``query`` reads (:func:`_protected_source`), or None."""
+    cat = con._catalog
+    with cat.snapshot():
+        return _protected_source(cat, query, None, 0, _macros(con), _sources(con))
 
 
 def _sources(con) -> dict[tuple[str, str], str]:
@@ -373,6 +396,7 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
     defines, where its names resolve first (DuckDB's rule)."""
     macros, held = macros or {}, held or {}
     sequences = {n: t for (kind, n), t in held.items() if kind == "seq"}
+    files = any(kind in ("file", "dir") for kind, _ in held)
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
         found = sequence_source(f, sequences) if isinstance(f, exp.Anonymous) else None
@@ -393,6 +417,9 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return f"{found} (through the macro {name})"
         elif isinstance(f.parent, exp.Table) and f.parent.this is f:
             for lit in f.find_all(exp.Literal):
+                found = lit.is_string and held_file(held, lit.this) if files else None
+                if found:
+                    return found
                 if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False, held=held):
                     return f"{lit.this!r} (read by {f.sql(dialect='duckdb')[:60]})"
     for t in tree.find_all(exp.Table):
@@ -400,6 +427,8 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
             continue
         if sequence_source(t, sequences) is not None:
             return sequence_source(t, sequences)
+        if files and held_file(held, t.name) is not None:  # FROM 'people.csv'
+            return held_file(held, t.name)
         parts = [p.name for p in t.parts]
         if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
             continue
