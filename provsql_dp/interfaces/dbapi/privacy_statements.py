@@ -28,6 +28,7 @@ from ...errors import InternalError, OperationalError, PrivacyError, Programming
 from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from .declared_columns import protection_status
+from .protected_units import refuse_staged_unprotect
 from ...sql.column_declarations import ColumnDeclarations
 from ...sql._orphan_declarations import status
 from ...sql.expressions import exact_number, in_double_range
@@ -54,6 +55,8 @@ def _execute(con, tree):
     cat = con._catalog
     if con.read_only and isinstance(tree, _CHANGES):
         raise OperationalError("the database is open read-only; declarations cannot change")
+    if isinstance(tree, d.Unprotect):  # a staging table of copied protected rows: refused
+        refuse_staged_unprotect(con, [p.name for p in tree.this.parts])
     if con._in_tx and not type(tree).__name__.startswith("Show"):
         # A declaration must never hang on an uncommitted transaction (a forgotten commit
         # would silently unprotect a table): commit first, like sqlite3 before DDL.

@@ -35,7 +35,7 @@ Anything run outside provsql_dp is out of reach here.
 >>> con.execute("CREATE TABLE copy AS SELECT * FROM people")
 Traceback (most recent call last):
 ...
-provsql_dp.errors.DeclarationError: cannot write the protected rows of people into copy, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE copy AS SELECT … WITH NO DATA), PROTECT TABLE copy, then INSERT INTO copy SELECT …; a TEMP table is yours alone
+provsql_dp.errors.DeclarationError: cannot write the protected rows of people into copy, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE copy AS SELECT … WITH NO DATA), PROTECT TABLE copy BY (id) AS people (the unit of the rows it copies), then INSERT INTO copy SELECT …; a TEMP table is yours alone
 >>> _ = con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")
 """
 
@@ -52,6 +52,7 @@ from ...sql.cte_names import visible_ctes
 from ...sql.view_names import find_in_view
 from .guard_names import kept
 from .protected_files import FILE_STATEMENT, file_statement, held_file
+from .protected_units import refuse_other_unit, unit_hint
 from .protected_sequences import SEQUENCE_CALL, protected_sequences, sequence_source
 
 __all__ = ["refuse_protected_copy"]
@@ -119,18 +120,18 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if all(t is target for t in tree.find_all(exp.Table)) and not any(
             isinstance(f, exp.Anonymous) for f in tree.find_all(exp.Func)):
         return  # reads no table (nor calls a function that may be a macro): no catalog read
-    if _is_protected(con, target):
-        return  # into a protected table: the rows stay protected
     cat = con._catalog
     with cat.snapshot():
         source = _protected_source(cat, tree, target, 0, _macros(con), _sources(con))
+        if _is_protected(con, target):  # the rows stay protected, in the same unit
+            return refuse_other_unit(con, tree, target, source)
     if source is not None:
-        name = target.name
+        name, unit = target.name, unit_hint(con, tree, target, source)
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
             "protects: every analyst could read them there. Create it empty (CREATE TABLE "
-            f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} "
-            "SELECT …; a TEMP table is yours alone")
+            f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}{unit} (the unit of the "
+            f"rows it copies), then INSERT INTO {name} SELECT …; a TEMP table is yours alone")
 
 
 _WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|TEMPORARY\s+)?TABLE"

@@ -22,7 +22,7 @@ with the rows, so a restored dump is protected again).
 >>> con.execute(f"CREATE TABLE pub AS SELECT * FROM read_csv('{path}')")
 Traceback (most recent call last):
 ...
-provsql_dp.errors.DeclarationError: cannot write the protected rows of people (through the file .../people.csv, written by a COPY of them) into pub, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE pub AS SELECT … WITH NO DATA), PROTECT TABLE pub, then INSERT INTO pub SELECT …; a TEMP table is yours alone
+provsql_dp.errors.DeclarationError: cannot write the protected rows of people (through the file .../people.csv, written by a COPY of them) into pub, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE pub AS SELECT … WITH NO DATA), PROTECT TABLE pub BY (id) AS people (the unit of the rows it copies), then INSERT INTO pub SELECT …; a TEMP table is yours alone
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def test_what_passes(con, tmp_path):
     con.execute(f"CREATE TEMP TABLE tt AS SELECT * FROM read_csv('{f}')")  # yours alone
     with pytest.raises(DeclarationError, match="through the TEMP table tt"):
         con.execute("INSERT INTO pub SELECT * FROM tt")
-    con.execute("CREATE TABLE people2(id INT PRIMARY KEY, d VARCHAR); PROTECT TABLE people2")
+    con.execute("CREATE TABLE people2(id INT PRIMARY KEY, d VARCHAR); PROTECT TABLE people2 BY (id) AS people")
     con.execute(f"INSERT INTO people2 SELECT * FROM read_csv('{f}')")  # stays protected
     con.execute("DELETE FROM people2")
     con.execute(f"COPY people2 FROM '{f}'")  # into a protected table
