@@ -53,7 +53,8 @@ from ...sql.view_names import find_in_view
 from .guard_names import kept
 from .protected_files import FILE_STATEMENT, file_statement, held_file
 from .protected_units import refuse_other_unit, unit_hint
-from .protected_sequences import SEQUENCE_CALL, protected_sequences, sequence_source
+from .protected_sequences import (SEQUENCE_CALL, count_source, protected_sequences,
+                                  sequence_source)
 
 __all__ = ["refuse_protected_copy"]
 
@@ -151,8 +152,8 @@ def _may_name_protected(con, stmt: str) -> bool:
         return True  # a name computed, or a TEMP table, a variable or a file of protected rows
     if any(k in ("file", "dir") for k, _ in held) and re.search(r"[*?\[]", stmt):
         return True  # a glob may match a file of protected rows (.protected_files)
-    if SEQUENCE_CALL.search(stmt) and protected_sequences(con):
-        return True  # a protected table's sequence: its count (.protected_sequences)
+    if SEQUENCE_CALL.search(stmt) and kept(con, "protected", _protected_names):
+        return True  # a protected table's sequence or row count (.protected_sequences)
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
     if any(v[0].lower() in lower for v in views):
         return True
@@ -253,8 +254,10 @@ def _read_source(con, query: exp.Expression) -> str | None:
 def _sources(con) -> dict[tuple[str, str], str]:
     """:func:`_held`, with ``("seq", name)`` → the protected table for each sequence a protected
     table's column draws from (:mod:`.protected_sequences`), as :func:`_protected_source` reads."""
-    seqs = protected_sequences(con)
-    return {**_held(con), **{("seq", n): t for n, t in seqs.items()}} if seqs else _held(con)
+    seqs, protected = protected_sequences(con), con._catalog.list_protected()
+    counts = {("count", ""): protected[0].table} if protected else {}
+    return {**_held(con), **{("seq", n): t for n, t in seqs.items()}, **counts} \
+        if seqs or counts else _held(con)
 
 
 def _remember_temp(con, tree: exp.Expression) -> bool:
@@ -397,10 +400,11 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
     defines, where its names resolve first (DuckDB's rule)."""
     macros, held = macros or {}, held or {}
     sequences = {n: t for (kind, n), t in held.items() if kind == "seq"}
-    files = any(kind in ("file", "dir") for kind, _ in held)
+    files, counted = any(kind in ("file", "dir") for kind, _ in held), held.get(("count", ""))
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
-        found = sequence_source(f, sequences) if isinstance(f, exp.Anonymous) else None
+        found = sequence_source(f, sequences) or count_source(f, counted) \
+            if isinstance(f, exp.Anonymous) else None
         if found is not None:
             return found
         if name == "getvariable" and f.expressions:
@@ -426,8 +430,9 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
     for t in tree.find_all(exp.Table):
         if t is target or not isinstance(t.this, exp.Identifier):
             continue
-        if sequence_source(t, sequences) is not None:
-            return sequence_source(t, sequences)
+        found = sequence_source(t, sequences) or count_source(t, counted)
+        if found is not None:
+            return found
         if files and held_file(held, t.name) is not None:  # FROM 'people.csv'
             return held_file(held, t.name)
         parts = [p.name for p in t.parts]

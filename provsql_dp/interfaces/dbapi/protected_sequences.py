@@ -10,7 +10,10 @@ a table no declaration protects would hand the count to every analyst, so
 (:func:`sequence_source`): ``INSERT INTO pub VALUES (currval('s'))``, ``CREATE TABLE c AS
 SELECT last_value FROM duckdb_sequences()``, a column's ``DEFAULT currval('s')``, and through a
 variable, a macro or a TEMP table as any protected read. A name computed (``currval(lower(x))``)
-may be any sequence. A sequence no protected table's column draws from is public.
+may be any sequence. A sequence no protected table's column draws from is public. So too the
+catalogs that show each table's row count, exact (``duckdb_tables()``'s ``estimated_size``,
+``pg_catalog.pg_class``'s ``reltuples``): read in a copy while a table is protected, refused
+(:func:`count_source`; the tables' names alone are in ``information_schema.tables``).
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -28,10 +31,11 @@ from sqlglot import exp
 
 from .guard_names import kept
 
-__all__ = ["protected_sequences", "sequence_source", "SEQUENCE_CALL"]
+__all__ = ["count_source", "protected_sequences", "sequence_source", "SEQUENCE_CALL"]
 
-#: a statement that may read a sequence's value: parsed by the copy guard
-SEQUENCE_CALL = re.compile(r"\b(currval|nextval|duckdb_sequences|pg_sequences)\b", re.IGNORECASE)
+#: a statement that may read a sequence's value or a table's row count: parsed by the copy guard
+SEQUENCE_CALL = re.compile(r"\b(currval|nextval|duckdb_sequences|pg_sequences|duckdb_tables|"
+                           r"pg_class)\b", re.IGNORECASE)
 _DRAWN = re.compile(r"""\bnextval\s*\(\s*'((?:[^']|'')+)'""", re.IGNORECASE)
 
 
@@ -87,3 +91,21 @@ def sequence_source(f: exp.Expression, sequences: dict[str, str]) -> str | None:
     s = sorted(sequences)[0]
     return (f"{sequences[s]} (through the sequence {s}, maybe: the name {name} reads is "
             f"computed; {name}, {why})")
+
+
+def count_source(f: exp.Expression, table: str | None) -> str | None:
+    """What ``f`` (a function call or a table) reads of a protected table's row count —
+    ``duckdb_tables()``, ``pg_catalog.pg_class`` — or None; ``table``: a protected table (None:
+    there is none)."""
+    if table is None:
+        return None
+    if isinstance(f, exp.Anonymous) and f.name.lower() == "duckdb_tables" and isinstance(
+            f.parent, exp.Table):
+        what = "duckdb_tables(), whose estimated_size"
+    elif isinstance(f, exp.Table) and isinstance(f.this, exp.Identifier) and \
+            f.name.lower() == "pg_class" and (not f.db or f.db.lower() == "pg_catalog"):
+        what = "pg_catalog.pg_class, whose reltuples"
+    else:
+        return None
+    return (f"{table} (through {what} is each table's exact row count; the tables' names alone "
+            "are in information_schema.tables)")

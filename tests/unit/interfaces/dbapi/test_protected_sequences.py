@@ -92,3 +92,23 @@ def test_an_analyst_cannot_read_it(tmp_path, stmt):
         an.execute(stmt)
     an.close()
     cur.close()
+
+
+@pytest.mark.parametrize("stmt", [
+    "INSERT INTO pub SELECT estimated_size FROM duckdb_tables() WHERE table_name = 'people'",
+    "CREATE TABLE c4 AS SELECT * FROM duckdb_tables()",
+    "INSERT INTO pub SELECT reltuples FROM pg_catalog.pg_class WHERE relname = 'people'",
+    "INSERT INTO pub SELECT reltuples FROM pg_class",
+])
+def test_a_copy_of_a_catalog_row_count_is_refused(con, stmt):
+    before = declared_state(con)
+    with pytest.raises(DeclarationError, match="exact row count") as e:
+        con.execute(stmt)
+    assert "information_schema.tables" in str(e.value)
+    assert declared_state(con) == before
+
+
+def test_the_table_names_alone_pass(con):
+    con.execute("CREATE TABLE names AS SELECT table_name FROM information_schema.tables")
+    c = provsql_dp.connect()  # no protected table: its catalog counts are public
+    c.execute("CREATE TABLE sizes AS SELECT estimated_size FROM duckdb_tables()")
