@@ -89,7 +89,8 @@ def refuse_protected_copy(con, stmt: str) -> None:
         return _remember_variable(con, stmt)
     if FILE_STATEMENT.match(stmt):  # COPY … TO/FROM a file, EXPORT DATABASE (.protected_files)
         return file_statement(con, stmt, _held(con), lambda q: _read_source(con, q),
-                              lambda t: _is_protected(con, t))
+                              lambda t: _is_protected(con, t),
+                              lambda tree, t, src: refuse_other_unit(con, tree, t, src))
     renamed = _RENAME.match(stmt)
     if renamed is not None and ("temp", renamed["old"].strip('"').lower()) in _held(con):
         source = _held(con)["temp", renamed["old"].strip('"').lower()]
@@ -253,7 +254,8 @@ def _read_source(con, query: exp.Expression) -> str | None:
 
 def _sources(con) -> dict[tuple[str, str], str]:
     """:func:`_held`, with ``("seq", name)`` → the protected table for each sequence a protected
-    table's column draws from (:mod:`.protected_sequences`), as :func:`_protected_source` reads."""
+    table's column draws from, and ``("count", "")`` → a protected table when there is one (the
+    catalogs' row counts; :mod:`.protected_sequences`), as :func:`_protected_source` reads."""
     seqs, protected = protected_sequences(con), con._catalog.list_protected()
     counts = {("count", ""): protected[0].table} if protected else {}
     return {**_held(con), **{("seq", n): t for n, t in seqs.items()}, **counts} \

@@ -68,10 +68,12 @@ def held_file(held: dict[tuple[str, str], str], path: str) -> str | None:
     return None
 
 
-def file_statement(con, stmt: str, held: dict, source_of, protected) -> None:
+def file_statement(con, stmt: str, held: dict, source_of, protected, into_protected) -> None:
     """``COPY … TO 'f'`` and ``EXPORT DATABASE 'd'``: remember (in ``held``) whether the file
     holds protected rows, as ``source_of(query)`` finds; ``COPY t FROM 'f'`` of a remembered
-    file into a table ``t`` that ``protected(table)`` says is not protected: refused."""
+    file into a table ``t`` that ``protected(table)`` says is not protected: refused; into a
+    protected one, ``into_protected(tree, table, source)`` judges (its unit:
+    :mod:`.protected_units`)."""
     export = _EXPORT.match(stmt)
     if export is not None:
         key = _key(export[1].replace("''", "'"))
@@ -90,7 +92,9 @@ def file_statement(con, stmt: str, held: dict, source_of, protected) -> None:
     table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     if tree.args.get("kind"):  # COPY t FROM 'f'
         source = next((s for f in files if (s := held_file(held, f)) is not None), None)
-        if source is not None and isinstance(table, exp.Table) and not protected(table):
+        if source is not None and isinstance(table, exp.Table) and protected(table):
+            return into_protected(tree, table, source)
+        if source is not None and isinstance(table, exp.Table):
             name = table.name
             raise DeclarationError(
                 f"cannot write the protected rows of {source} into {name}, which no declaration "

@@ -68,3 +68,13 @@ def test_export_database(con, tmp_path):
     with pytest.raises(DeclarationError, match="through the directory .*backup"):
         con.execute(f"INSERT INTO pub SELECT * FROM read_csv('{out}/*.csv')")
     con.execute(f"CREATE TABLE c AS SELECT * FROM read_csv('{out / 'pub.csv'}')")  # public
+
+
+def test_a_copied_file_into_a_protected_table_of_another_unit_is_refused(con, tmp_path):
+    f = tmp_path / "people.csv"
+    con.execute(f"COPY (SELECT id AS fam, d FROM people) TO '{f}'")
+    con.execute("CREATE TABLE fam(fam INT, d VARCHAR); PROTECT TABLE fam BY (fam) AS family")
+    before = declared_state(con)
+    with pytest.raises(DeclarationError, match="into fam, protected in the domain family"):
+        con.execute(f"COPY fam FROM '{f}'")
+    assert declared_state(con) == before
