@@ -81,6 +81,8 @@ def unit_hint(con, tree: exp.Expression, target: exp.Table, first: str) -> str:
 def refuse_other_unit(con, tree: exp.Expression, target: exp.Table, first: str | None) -> None:
     """Refuse ``tree``, a write into the protected table ``target``, when it reads a protected
     table of another domain; else remember it for :func:`refuse_staged_unprotect`."""
+    if isinstance(tree, exp.Delete):
+        return  # a removal copies nothing into the table: no participant takes another's rows
     cat = con._catalog
     mine = _protection(cat, [p.name for p in target.parts])
     sources = _sources(cat, tree, target, first)
@@ -97,7 +99,7 @@ def refuse_other_unit(con, tree: exp.Expression, target: exp.Table, first: str |
                 f"{s.domain}), or copy into a TEMP table")
     key = (mine.schema.lower(), mine.table.lower())
     others = [s.table for s in sources if (s.schema.lower(), s.table.lower()) != key]
-    if others and not isinstance(tree, exp.Delete):  # remembered for refuse_staged_unprotect
+    if others:  # remembered for refuse_staged_unprotect
         _staged(con).setdefault(key, others[0])
 
 

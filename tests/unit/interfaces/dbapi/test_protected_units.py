@@ -61,3 +61,9 @@ def test_unprotect_of_a_staging_table_is_refused(con):
     con.execute("CREATE TABLE mine(x INT); PROTECT TABLE mine BY (x) AS people; "
                 "INSERT INTO mine VALUES (1)")
     con.execute("UNPROTECT TABLE mine")  # its own rows: the curator's choice
+
+
+def test_a_delete_guided_by_another_unit_passes(con):
+    con.execute("INSERT INTO fam_table VALUES (10, 'x'), (11, 'y')")
+    con.execute("DELETE FROM fam_table WHERE fam IN (SELECT fam FROM people WHERE id = 3)")
+    assert con.execute("SELECT fam FROM fam_table").fetchall() == [(10,)]
