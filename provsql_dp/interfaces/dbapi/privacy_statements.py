@@ -134,7 +134,8 @@ def _refuse_temp(cat, tree) -> None:
     closes, or whatever ``main.tt`` is later (the TEMP shadowing check: declared_drops)."""
     for node in (tree.args.get("this"), tree.args.get("source"), tree.args.get("references")):
         info = cat.find_table([p.name for p in node.parts]) if node is not None else None
-        if info is not None and info.catalog.lower() == "temp":
+        if info is not None and info.catalog.lower() == "temp" and not info.frame:  # a
+            # registered DataFrame has its own refusal (provsql_dp.sql.catalog)
             raise DeclarationError(
                 f"cannot declare {info.name}: {info.name} is a TEMP table, this connection's own "
                 "(gone when it closes), and declarations are stored by the name main."
