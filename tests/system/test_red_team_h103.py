@@ -251,7 +251,7 @@ def test_a_copy_through_a_macro_or_a_table_function_is_refused(copy):
 def test_the_way_out_and_what_stays_allowed():
     con = _with_people()
     con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")  # the way out
-    con.execute("ALTER TABLE copy ADD PRIMARY KEY (id); PROTECT TABLE copy")
+    con.execute("PROTECT TABLE copy BY (id) AS people")  # in the unit of people's rows
     con.execute("INSERT INTO copy SELECT * FROM people")  # into a protected table
     con.execute("CREATE TEMP TABLE mine AS SELECT * FROM people")  # the curator's own
     con.execute("WITH people AS (SELECT 7 AS x) INSERT INTO pub SELECT x, 'a' FROM people")

@@ -27,7 +27,7 @@ from sqlglot.errors import ParseError, TokenError
 from ...errors import DeclarationError
 from ...sql import dialect as d
 from .declared_columns import alter_action, refuse_declared_column_change
-from .declared_drops import refuse_orphan_name
+from .declared_drops import _refuse_shadow, refuse_orphan_name
 
 __all__ = ["refuse_protected_rename"]
 
@@ -60,6 +60,8 @@ def refuse_protected_rename(con, stmt: str) -> None:
     new = renames[0].this.name if isinstance(renames[0].this, exp.Table) else "the new name"
     if info is None:
         return
+    if info.catalog.lower() == "temp" and isinstance(renames[0].this, exp.Table):
+        return _refuse_shadow(con, f"rename the table {info.name!r} to", new)  # as CREATE TEMP
     if cat.protection(info.schema, info.name) is None:
         if isinstance(renames[0].this, exp.Table):  # an orphan's name: its declarations
             refuse_orphan_name(con, f"rename {info.name!r} to", info.schema, new)

@@ -24,10 +24,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..._numbers import format_eps
-from ...errors import InternalError, OperationalError, PrivacyError, ProgrammingError
+from ...errors import (DeclarationError, InternalError, OperationalError, PrivacyError,
+                       ProgrammingError)
 from ...sql import dialect as d
 from ...sql import policy_grammar as _policy_grammar
 from .declared_columns import protection_status
+from .protected_units import refuse_staged_unprotect
 from ...sql.column_declarations import ColumnDeclarations
 from ...sql._orphan_declarations import status
 from ...sql.expressions import exact_number, in_double_range
@@ -54,6 +56,10 @@ def _execute(con, tree):
     cat = con._catalog
     if con.read_only and isinstance(tree, _CHANGES):
         raise OperationalError("the database is open read-only; declarations cannot change")
+    if isinstance(tree, d.Unprotect):  # a staging table of copied protected rows: refused
+        refuse_staged_unprotect(con, [p.name for p in tree.this.parts])
+    if isinstance(tree, (d.Protect, d.SetBounds, d.SetGroupKeys)):
+        _refuse_temp(cat, tree)
     if con._in_tx and not type(tree).__name__.startswith("Show"):
         # A declaration must never hang on an uncommitted transaction (a forgotten commit
         # would silently unprotect a table): commit first, like sqlite3 before DDL.
@@ -119,6 +125,23 @@ def _execute(con, tree):
 
         return execute_policy_statement(con, tree)
     raise InternalError(f"unhandled statement {type(tree).__name__}")  # pragma: no cover
+
+
+def _refuse_temp(cat, tree) -> None:
+    """Refuse a declaration naming a TEMP table (its table, a group keys' source, a REFERENCES
+    target): declarations are stored by (schema, table), and a TEMP table's schema reads
+    ``main``, so it would be stored as ``main.tt`` — the connection's own table, gone when it
+    closes, or whatever ``main.tt`` is later (the TEMP shadowing check: declared_drops)."""
+    for node in (tree.args.get("this"), tree.args.get("source"), tree.args.get("references")):
+        info = cat.find_table([p.name for p in node.parts]) if node is not None else None
+        if info is not None and info.catalog.lower() == "temp" and not info.frame:  # a
+            # registered DataFrame has its own refusal (provsql_dp.sql.catalog)
+            raise DeclarationError(
+                f"cannot declare {info.name}: {info.name} is a TEMP table, this connection's own "
+                "(gone when it closes), and declarations are stored by the name main."
+                f"{info.name}, which would then describe another table. Make it a table of the "
+                f"database (CREATE TABLE {info.name}_kept AS SELECT * FROM {info.name}) and name "
+                "that")
 
 
 def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:

@@ -22,8 +22,12 @@ A write with no ``SELECT`` nor ``FROM`` is read when it calls a macro or ``getva
 (``UPDATE pub SET d = m(1)``, finding 5), and ``PREPARE p AS <write>`` is checked as the write,
 ``EXECUTE p`` as the text prepared (finding 6: prepared before ``PROTECT TABLE``, it copies
 now). Names are resolved by scope (a CTE of the same name is not the table). A write sqlglot does not read (``CREATE TABLE t AS PIVOT people …``) is refused when
-any name among its tokens is a protected table, a view or a macro that reads one. Anything run
-outside provsql_dp is out of reach here.
+any name among its tokens is a protected table, a view or a macro that reads one. A sequence a
+protected table's column draws its ``DEFAULT`` from counts its rows: ``currval``, ``nextval``,
+``duckdb_sequences()`` of it count as a read of that table (:mod:`.protected_sequences`); so
+does a read of a file a ``COPY … TO`` or ``EXPORT DATABASE`` of the connection filled with
+protected rows (:mod:`.protected_files`).
+Anything run outside provsql_dp is out of reach here.
 
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -31,12 +35,13 @@ outside provsql_dp is out of reach here.
 >>> con.execute("CREATE TABLE copy AS SELECT * FROM people")
 Traceback (most recent call last):
 ...
-provsql_dp.errors.DeclarationError: cannot write the protected rows of people into copy, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE copy AS SELECT … WITH NO DATA), PROTECT TABLE copy, then INSERT INTO copy SELECT …; a TEMP table is yours alone
+provsql_dp.errors.DeclarationError: cannot write the protected rows of people into copy, which no declaration protects: every analyst could read them there. Create it empty (CREATE TABLE copy AS SELECT … WITH NO DATA), PROTECT TABLE copy BY (id) AS people (the unit of the rows it copies), then INSERT INTO copy SELECT …; a TEMP table is yours alone
 >>> _ = con.execute("CREATE TABLE copy AS SELECT * FROM people WITH NO DATA")
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from sqlglot import exp
@@ -46,6 +51,10 @@ from ...sql import dialect as d
 from ...sql.cte_names import visible_ctes
 from ...sql.view_names import find_in_view
 from .guard_names import kept
+from .protected_files import FILE_STATEMENT, file_statement, held_file
+from .protected_units import refuse_other_unit, unit_hint
+from .protected_sequences import (SEQUENCE_CALL, count_source, protected_sequences,
+                                  sequence_source)
 
 __all__ = ["refuse_protected_copy"]
 
@@ -61,7 +70,8 @@ _VIEW_DEPTH = 16  # views over views: deeper is refused as unreadable
 _BY_STRING = frozenset({"query", "query_table", "json_execute_serialized_sql"})
 _BY_STRING_CALL = re.compile(r"\b(query|query_table|json_execute_serialized_sql|getvariable)\s*\(",
                              re.IGNORECASE)
-_DEFAULT_OF_VARIABLE = re.compile(r"\bDEFAULT\b.*\bgetvariable\s*\(", re.IGNORECASE | re.DOTALL)
+_DEFAULT_OF_VARIABLE = re.compile(r"\bDEFAULT\b.*\b(getvariable|currval|nextval)\s*\(",
+                                  re.IGNORECASE | re.DOTALL)
 #: a call of a function (a scalar macro may read a table: INSERT … VALUES (m(1))), not VALUES (
 _CALL = re.compile(r"\b(?!VALUES\b)([A-Za-z_][\w$]*)\s*\(", re.IGNORECASE)
 _PREPARED = re.compile(r"^\s*(?:PREPARE\s+(?:\"(?:[^\"]|\"\")+\"|\w+)(?:\s*\([^)]*\))?\s+AS\s+"
@@ -77,6 +87,10 @@ def refuse_protected_copy(con, stmt: str) -> None:
     protected table (or a view over one) into a table that is not protected (nothing runs)."""
     if _SET_VARIABLE.match(stmt):
         return _remember_variable(con, stmt)
+    if FILE_STATEMENT.match(stmt):  # COPY … TO/FROM a file, EXPORT DATABASE (.protected_files)
+        return file_statement(con, stmt, _held(con), lambda q: _read_source(con, q),
+                              lambda t: _is_protected(con, t),
+                              lambda tree, t, src: refuse_other_unit(con, tree, t, src))
     renamed = _RENAME.match(stmt)
     if renamed is not None and ("temp", renamed["old"].strip('"').lower()) in _held(con):
         source = _held(con)["temp", renamed["old"].strip('"').lower()]
@@ -86,10 +100,10 @@ def refuse_protected_copy(con, stmt: str) -> None:
     if prepared is not None:  # PREPARE p AS <copy>; EXECUTE p: its text, when it runs (h114-6)
         body = prepared["body"] or _prepared_text(con, prepared["name"])
         return None if body is None else refuse_protected_copy(con, body)
-    if _DEFAULT_OF_VARIABLE.search(stmt) and _held(con):
+    if _DEFAULT_OF_VARIABLE.search(stmt) and (_held(con) or protected_sequences(con)):
         _refuse_variable_default(con, stmt)
     if not _WORDS.search(stmt) or not (_READS.search(stmt) or _BY_STRING_CALL.search(stmt)
-                                       or _calls_macro(con, stmt)):
+                                       or SEQUENCE_CALL.search(stmt) or _calls_macro(con, stmt)):
         return  # writes nothing, or reads no table (INSERT … VALUES: not parsed, ~1 s a 10^4 rows)
     if not _may_name_protected(con, stmt):
         return  # names no protected table nor view
@@ -109,18 +123,17 @@ def refuse_protected_copy(con, stmt: str) -> None:
             isinstance(f, exp.Anonymous) for f in tree.find_all(exp.Func)):
         return  # reads no table (nor calls a function that may be a macro): no catalog read
     cat = con._catalog
-    info = cat.find_table([p.name for p in target.parts])
-    if info is not None and cat.protection(info.schema, info.name) is not None:
-        return  # into a protected table: the rows stay protected
     with cat.snapshot():
-        source = _protected_source(cat, tree, target, 0, _macros(con), _held(con))
+        source = _protected_source(cat, tree, target, 0, _macros(con), _sources(con))
+        if _is_protected(con, target):  # the rows stay protected, in the same unit
+            return refuse_other_unit(con, tree, target, source)
     if source is not None:
-        name = target.name
+        name, unit = target.name, unit_hint(con, tree, target, source)
         raise DeclarationError(
             f"cannot write the protected rows of {source} into {name}, which no declaration "
             "protects: every analyst could read them there. Create it empty (CREATE TABLE "
-            f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}, then INSERT INTO {name} "
-            "SELECT …; a TEMP table is yours alone")
+            f"{name} AS SELECT … WITH NO DATA), PROTECT TABLE {name}{unit} (the unit of the "
+            f"rows it copies), then INSERT INTO {name} SELECT …; a TEMP table is yours alone")
 
 
 _WRITE_HEAD = re.compile(r"^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?P<temp>TEMP\s+|TEMPORARY\s+)?TABLE"
@@ -135,8 +148,13 @@ def _may_name_protected(con, stmt: str) -> bool:
     lower = stmt.lower()
     if any(n in lower for n in kept(con, "protected", _protected_names)):
         return True
-    if _BY_STRING_CALL.search(stmt) or any(n in lower for _, n in _held(con)):
-        return True  # a name computed, or a TEMP table or a variable that holds protected rows
+    held = _held(con)
+    if _BY_STRING_CALL.search(stmt) or any(os.path.basename(n) in lower for _, n in held):
+        return True  # a name computed, or a TEMP table, a variable or a file of protected rows
+    if any(k in ("file", "dir") for k, _ in held) and re.search(r"[*?\[]", stmt):
+        return True  # a glob may match a file of protected rows (.protected_files)
+    if SEQUENCE_CALL.search(stmt) and kept(con, "protected", _protected_names):
+        return True  # a protected table's sequence or row count (.protected_sequences)
     views = con._duck.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
     if any(v[0].lower() in lower for v in views):
         return True
@@ -182,16 +200,17 @@ def _refuse_variable_default(con, stmt: str) -> None:
     info = cat.find_table([p.name for p in table.parts]) if isinstance(table, exp.Table) else None
     if info is not None and cat.protection(info.schema, info.name) is not None:
         return  # into a protected table: the rows stay protected
+    sequences = protected_sequences(con)
     for f in tree.find_all(exp.Anonymous):
         found = f.name.lower() == "getvariable" and f.expressions and _held_variable(
-            _held(con), f.expressions[0])
+            _held(con), f.expressions[0]) or sequence_source(f, sequences)
         if found:
             name = table.name
             raise DeclarationError(
                 f"cannot write the protected rows of {found} into {name}, which no declaration "
-                "protects: a column's DEFAULT copies the variable into every row inserted, where "
-                "every analyst could read it. Write the public value itself, or SET VARIABLE "
-                "anew from public rows first")
+                "protects: a column's DEFAULT copies it into every row inserted, where every "
+                "analyst could read it. Write the public value itself, SET VARIABLE anew from "
+                "public rows, or PROTECT TABLE the protected table's copy instead")
 
 
 def _temp_create(tree: exp.Expression) -> bool:
@@ -219,6 +238,30 @@ def _held(con) -> dict[tuple[str, str], str]:
     return held
 
 
+def _is_protected(con, table: exp.Table) -> bool:
+    """Whether ``table`` names a protected table."""
+    cat = con._catalog
+    info = cat.find_table([p.name for p in table.parts])
+    return info is not None and cat.protection(info.schema, info.name) is not None
+
+
+def _read_source(con, query: exp.Expression) -> str | None:
+    """The protected table ``query`` reads (:func:`_protected_source`), or None."""
+    cat = con._catalog
+    with cat.snapshot():
+        return _protected_source(cat, query, None, 0, _macros(con), _sources(con))
+
+
+def _sources(con) -> dict[tuple[str, str], str]:
+    """:func:`_held`, with ``("seq", name)`` → the protected table for each sequence a protected
+    table's column draws from, and ``("count", "")`` → a protected table when there is one (the
+    catalogs' row counts; :mod:`.protected_sequences`), as :func:`_protected_source` reads."""
+    seqs, protected = protected_sequences(con), con._catalog.list_protected()
+    counts = {("count", ""): protected[0].table} if protected else {}
+    return {**_held(con), **{("seq", n): t for n, t in seqs.items()}, **counts} \
+        if seqs or counts else _held(con)
+
+
 def _remember_temp(con, tree: exp.Expression) -> bool:
     """Whether ``tree`` creates a TEMP table; if so, remember whether it holds protected rows
     (a TEMP table is the connection's own: filling it passes, copying out of it does not)."""
@@ -231,7 +274,7 @@ def _remember_temp(con, tree: exp.Expression) -> bool:
     if query is not None and not any(isinstance(p, exp.WithDataProperty) and p.args.get("no")
                                      for p in props.expressions):
         with cat.snapshot():
-            source = _protected_source(cat, query, None, 0, _macros(con), _held(con))
+            source = _protected_source(cat, query, None, 0, _macros(con), _sources(con))
     _held(con).pop(key, None)
     if source is not None:
         _held(con)[key] = source
@@ -249,7 +292,7 @@ def _remember_variable(con, stmt: str) -> None:
     cat = con._catalog
     with cat.snapshot():
         source = ("a value provsql_dp could not read" if _may_name_protected(con, stmt) else None) \
-            if value is None else _protected_source(cat, value, None, 0, _macros(con), _held(con))
+            if value is None else _protected_source(cat, value, None, 0, _macros(con), _sources(con))
     _held(con).pop(("var", name), None)
     if source is not None:
         _held(con)[("var", name)] = source
@@ -283,15 +326,17 @@ def _refuse_unread(con, stmt: str) -> None:
     written = cat.find_table([t.text for t in toks[at:end:2]]) if name and not m["temp"] else None
     if written is not None and cat.protection(written.schema, written.name) is not None:
         return
-    source, macros, held = None, _macros(con), _held(con)
+    source, macros, held, sources = None, _macros(con), _held(con), _sources(con)
     with cat.snapshot():
         for n in dict.fromkeys(names):  # each name, as if read (or called: h114attack-7)
             read = exp.select("*").from_(exp.Table(this=exp.to_identifier(n)))
-            source = source or _protected_source(cat, read, None, 0, macros, held)
+            source = source or _protected_source(cat, read, None, 0, macros, sources) or \
+                _protected_source(cat, exp.Anonymous(this=n, expressions=[exp.Null()]), None, 0,
+                                  None, sources)
             if source is None and n.lower() in _BY_STRING:
                 source = f"a table {n}(…) reads by a string"
             elif source is None and n.lower() in macros:
-                found = _in_text(cat, macros[n.lower()], 0, macros, held=held)
+                found = _in_text(cat, macros[n.lower()], 0, macros, held=sources)
                 source = None if found is None else f"{found} (through the macro {n})"
             elif source is None and n.lower() == "getvariable":
                 source = _held_variable(held, exp.Null())
@@ -321,7 +366,7 @@ def _refuse_enum_of_rows(con, stmt: str) -> None:
     cat = con._catalog
     with cat.snapshot():
         source = "a query that could not be read" if query is None else \
-            _protected_source(cat, query, None, 0, _macros(con), _held(con))
+            _protected_source(cat, query, None, 0, _macros(con), _sources(con))
     if source is not None:
         raise DeclarationError(
             f"cannot make the labels of the ENUM type {m['name'].strip()} from the rows of "
@@ -356,8 +401,14 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
     variable of ``held``), or None. ``home``: the database and schema of the view ``tree``
     defines, where its names resolve first (DuckDB's rule)."""
     macros, held = macros or {}, held or {}
+    sequences = {n: t for (kind, n), t in held.items() if kind == "seq"}
+    files, counted = any(kind in ("file", "dir") for kind, _ in held), held.get(("count", ""))
     for f in tree.find_all(exp.Func):
         name = f.name.lower() if isinstance(f, exp.Anonymous) else ""
+        found = sequence_source(f, sequences) or count_source(f, counted) \
+            if isinstance(f, exp.Anonymous) else None
+        if found is not None:
+            return found
         if name == "getvariable" and f.expressions:
             found = _held_variable(held, f.expressions[0])
             if found is not None:
@@ -373,11 +424,19 @@ def _protected_source(cat, tree: exp.Expression, target, depth: int,
                 return f"{found} (through the macro {name})"
         elif isinstance(f.parent, exp.Table) and f.parent.this is f:
             for lit in f.find_all(exp.Literal):
+                found = lit.is_string and held_file(held, lit.this) if files else None
+                if found:
+                    return found
                 if lit.is_string and _in_text(cat, lit.this, depth, macros, query=False, held=held):
                     return f"{lit.this!r} (read by {f.sql(dialect='duckdb')[:60]})"
     for t in tree.find_all(exp.Table):
         if t is target or not isinstance(t.this, exp.Identifier):
             continue
+        found = sequence_source(t, sequences) or count_source(t, counted)
+        if found is not None:
+            return found
+        if files and held_file(held, t.name) is not None:  # FROM 'people.csv'
+            return held_file(held, t.name)
         parts = [p.name for p in t.parts]
         if len(parts) == 1 and parts[0].lower() in visible_ctes(t):
             continue

@@ -31,6 +31,7 @@ from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
 from . import accounts, analyst, charting, csrf, curator, history
 from .engine import Engine, error_text
+from .login_limits import LoginLimits
 
 __all__ = ["create_app", "serve", "SESSION_COOKIE"]
 
@@ -156,7 +157,18 @@ async def login(request: Request):
 
     def check():
         return accounts.verify(app.state.engine.duck, get("user"), get("password"))
-    role = await run_in_threadpool(check)
+    client = request.client.host if request.client is not None else ""
+    wait = app.state.login_limits.begin(client, get("user"))
+    if wait is not None:  # too many failures of this client or name: no hashing (login_limits)
+        r = _login_page(secrets.token_urlsafe(32), "Sign-in refused: too many attempts; try again "
+                        f"in {math.ceil(wait)} s.", 429)
+        r.headers["Retry-After"] = str(math.ceil(wait))
+        return r
+    role = None
+    try:
+        role = await run_in_threadpool(check)
+    finally:
+        app.state.login_limits.end(client, get("user"), ok=role is not None)
     if role is None:
         return _login_page(secrets.token_urlsafe(32), "Sign-in failed: unknown account or wrong password.", 401)
     token, _ = app.state.sessions.open(get("user"), role)
@@ -287,6 +299,7 @@ def create_app(database: str, max_capture_rows: int | None = DEFAULT_MAX_ROWS,
     app.state.engine = engine or Engine(database, max_capture_rows, release_seconds, lp_gap,
                                         release_time_limit, **options)
     app.state.sessions = accounts.Sessions()
+    app.state.login_limits = LoginLimits()  # failed sign-ins: backoff per client and name
     return app
 
 
