@@ -196,9 +196,12 @@ def _scratch():
         return _SCRATCH[0].cursor()
 
 
-def _run(c: CompiledPost, rows: list[tuple]) -> tuple[list[tuple], list[str]]:
+def _run(c: CompiledPost, rows: list[tuple], time_zone: str | None = None
+         ) -> tuple[list[tuple], list[str]]:
     con = _scratch()
     try:
+        if time_zone:  # the session's: a TIMESTAMPTZ key is read, computed on and shown in it
+            con.execute("SET SESSION TimeZone = '" + time_zone.replace("'", "''") + "'")
         cols = ", ".join(f'"{n}" {t}' for n, t in c.types.items())
         con.execute(f"CREATE TEMP TABLE released(__row BIGINT{', ' if cols else ''}{cols})")
         if rows:
@@ -317,7 +320,8 @@ def _constant(e: exp.Expression) -> float | None:
     return None
 
 
-def apply_post(compiled: CompiledPost, desc: list, rows: list[tuple], info):
+def apply_post(compiled: CompiledPost, desc: list, rows: list[tuple], info,
+               time_zone: str | None = None):
     """``(desc, rows, info)`` of the statement after its post-processing: the output columns in
     the select list's order, the HAVING groups, ordered and windowed. ``info.releases`` follow
     the rows; ``info.columns`` and ``value_names`` name the output columns from the first one
@@ -330,7 +334,7 @@ def apply_post(compiled: CompiledPost, desc: list, rows: list[tuple], info):
     per_row = [tuple(r) if info.columns else (r,) for r in info.releases]
     if len(per_row) != len(rows):
         raise DataError("post-processing: one release per released row is needed")
-    out, out_types = _run(compiled, rows)
+    out, out_types = _run(compiled, rows, time_zone)
     names = [n for n, _ in post.outputs]
     sources = [post.sources(j) for j in range(len(names))]
     first = next((j for j, s in enumerate(sources) if s), len(names) - 1)

@@ -396,7 +396,7 @@ class Cursor:
         except Exception as e:  # noqa: BLE001 - a failure while reading protected data
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
         if post is not None:  # free: a function of the released values only
-            desc, rows, info = apply_post(post, desc, rows, info)
+            desc, rows, info = apply_post(post, desc, rows, info, time_zone=_time_zone(con))
         self._release_result(desc, rows, info, coverage)
 
     def _release_result(self, desc, rows, info, coverage) -> None:
@@ -507,3 +507,11 @@ def _ledger_text(stmt: str, parameters) -> str:
 def _type_code(t):
     """A DuckDB type object for description (our own result sets give type names)."""
     return sqltype(t) if isinstance(t, str) else t
+
+
+def _time_zone(con) -> str | None:
+    """The session's ``TimeZone`` (post-processing shows instants in it, as the release does)."""
+    try:
+        return con._duck.execute("SELECT current_setting('TimeZone')").fetchall()[0][0]
+    except duckdb.Error:
+        return None
