@@ -117,7 +117,8 @@ def compile_analyst(con, stmt: str, tree: exp.Expression | None) -> Compiled | N
 def _statement_name(tree: exp.Expression, stmt: str = "") -> str:
     if isinstance(tree, (exp.Alias, exp.Condition, exp.Identifier)) and not isinstance(
             tree, exp.Query) and stmt.split():  # a word sqlglot does not know (LISTEN ch,
-        return stmt.split()[0].upper().lstrip("(")  # CHECKPOINT) read as an expression: its word
+        return stmt.split()[0].upper().lstrip("(")[:40]  # CHECKPOINT) read as an expression:
+        # its word, cut short (an analyst's text echoed back, never a long one)
     if isinstance(tree, exp.Command):
         word = str(tree.this).upper()
         if word == "SHOW":  # SHOW DATABASES, SHOW t: name what is shown
