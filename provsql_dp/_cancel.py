@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import atexit
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 
 import duckdb
@@ -53,7 +53,7 @@ import duckdb
 from .errors import Error, StatementCancelled
 
 __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "interrupting",
-           "wait_ended",
+           "wait_ended", "Abandoned", "Abandonable", "abandoning", "abandonable_read",
            "POLL"]
 
 #: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
@@ -191,10 +191,88 @@ def current() -> CancelToken | None:
 
 def check_current() -> None:
     """Raise :class:`~provsql_dp.errors.StatementCancelled` if the statement under way was
-    cancelled (nothing without a statement)."""
+    cancelled (nothing without a statement), :class:`Abandoned` if its work under way was
+    abandoned (:func:`abandoning`)."""
+    work = _abandon.get()
+    if work is not None and work.abandoned:
+        raise Abandoned()
     token = _current.get()
     if token is not None:
         token.check()
+
+
+class Abandoned(BaseException):
+    """The work under way was abandoned: its result will not be used, whatever it is
+    (:mod:`provsql_dp.privacy.charge_ahead`: the charge recorded beside a release's reads did not
+    go through, and the release runs again, charged first). Raised by :func:`check_current`, so
+    at the start of every read, and by a read interrupted meanwhile
+    (:func:`provsql_dp._deadline.reading`). A ``BaseException``: no fallback of a release
+    (``except DeadlineExceeded``, ``except Exception``) takes it for the read's own end; only
+    the one who abandoned the work catches it."""
+
+
+class Abandonable:
+    """The switch of a piece of work that another thread may abandon (:func:`abandoning`).
+    :meth:`abandon` interrupts the DuckDB reads under way in it (:meth:`reading`), and only
+    those: once a read's block is left, no interrupt of it can come (the lock), so no query
+    outside a read step is ever interrupted."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.abandoned = False
+        self._reads: list = []
+
+    def abandon(self) -> None:
+        """From any thread: every later :func:`check_current` inside the work raises
+        :class:`Abandoned`, and the reads under way are interrupted (they raise it too)."""
+        with self._lock:
+            self.abandoned = True
+            for duck in self._reads:
+                _interrupt(duck)
+
+    @contextmanager
+    def reading(self, duck):
+        """A read of the work on ``duck``: interrupted by :meth:`abandon` while in the block."""
+        with self._lock:
+            self._reads.append(duck)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._reads.remove(duck)
+
+
+#: the work under way in this context that :func:`abandoning` runs
+_abandon: ContextVar[Abandonable | None] = ContextVar("provsql_dp_abandon", default=None)
+
+
+@contextmanager
+def abandoning(work: Abandonable):
+    """Run the block as ``work``: once it is abandoned, :func:`check_current` raises
+    :class:`Abandoned` and its reads (:func:`provsql_dp._deadline.reading`) are interrupted.
+
+    >>> work = Abandonable()
+    >>> with abandoning(work):
+    ...     check_current()
+    ...     work.abandon()
+    ...     check_current()
+    Traceback (most recent call last):
+    ...
+    provsql_dp._cancel.Abandoned
+    >>> check_current()  # outside the block: nothing
+    """
+    token = _abandon.set(work)
+    try:
+        yield
+    finally:
+        _abandon.reset(token)
+
+
+def abandonable_read(duck):
+    """The context of one read on ``duck`` of the work under way (:meth:`Abandonable.reading`),
+    or a no-op outside :func:`abandoning`."""
+    work = _abandon.get()
+    return nullcontext() if work is None or duck is None else work.reading(duck)
 
 
 @contextmanager

@@ -55,7 +55,7 @@ from contextvars import ContextVar
 
 import duckdb
 
-from ._cancel import POLL, check_current, wait_ended
+from ._cancel import POLL, abandonable_read, check_current, wait_ended
 from .errors import InterfaceError, SolverError
 
 __all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "ResourceExhausted", "deadline", "remaining", "check",
@@ -207,7 +207,8 @@ def reading(duck, where: str = "the reading of the protected rows"):
     end = min(ends) if ends else None
     step = _WATCHER.add(duck, end[0]) if end is not None and duck is not None else None
     try:
-        yield
+        with abandonable_read(duck):  # _cancel.Abandonable: interrupted when its work is
+            yield
     except duckdb.InterruptException:
         check_current()  # cancelled: say so, not "past the budget"
         if end is not None and time.monotonic() >= end[0]:

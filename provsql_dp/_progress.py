@@ -3,8 +3,10 @@
 The stages call :func:`report` at the start of a phase (and with a count as it advances) and
 :func:`tick` once per unit of repeated work (an LP solved); both cost one context-variable
 lookup when nobody listens. A listener is installed for the duration of a piece of work with
-:func:`listening`; it is called in the worker's own thread and must be quick (the shell only
-stores the latest state, which its display thread draws).
+:func:`listening`; it is called in the worker's own thread — or in the thread of a charge
+recorded beside the work's read (:mod:`provsql_dp.privacy.charge_ahead`), so it must be
+thread-safe — and must be quick (the shell only stores the latest state, which its display
+thread draws).
 
 Privacy: after a release is charged, phase changes and counts are functions of the private data
 (how many rows the capture returned, how many LPs the mechanism solved, when each group's

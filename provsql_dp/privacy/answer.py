@@ -67,6 +67,7 @@ from ..sql.public_groups import distinct_sql
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ._collated_keys import one_spelling_reader, refuse_collated_keys
 from ._kept_texts import kept_for_plan
+from .charge_ahead import charged_release
 from .kstar_route import release_kstar
 from .fast_path import laplace_applies, release_laplace, release_laplace_avg, release_single_owner
 from . import aggregates_l1, centred_avg, group_l1
@@ -412,9 +413,9 @@ def answer_private(con, plan: Aggregate | Aggregates, epsilon, text: str, option
     d = decide(con, plan, epsilon, options)
     before_charge(con, [d])
     mechanism = d.path if d.path in ("laplace", "r2t") else "recursive"
-    # charged before any protected row is read: the ε charged never depends on the data
-    charge = con._ledger.charge(con.user, epsilon, text, mechanism)
-    return d.route.release(con, d, lambda: charge, rng)
+    # charged (ε never depends on the data) before anything read is released (charge_ahead)
+    return charged_release(con, epsilon, text, mechanism,
+                           lambda charge_fn: d.route.release(con, d, charge_fn, rng))
 
 
 def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng, *, decide,
@@ -428,38 +429,34 @@ def answer_several(con, plan: Aggregates, epsilon, text: str, options: dict, rng
     centres = centred_avg.centre_avg_sums(plan, decisions)  # an AVG (Laplace, single-owner): centred
     before_charge(con, decisions)
     paths = sorted({d.path if d.path in ("laplace", "r2t") else "recursive" for d in decisions})
-    charged = []
 
-    def charge_once():
-        if not charged:
-            charged.append(con._ledger.charge(con.user, epsilon, text, "+".join(paths)))
-        return charged[0]
-
-    charge_once()  # before any protected row is read
-    results = [None] * len(decisions)
-    if decisions[0].memo.get("l1") is not None:  # one vector: every aggregate at the full ε
-        results = aggregates_l1.release(con, decisions, charge_once, rng)
-    for col in plan.columns if results[0] is None else ():  # in the order of the parts: the noise is drawn part after part
-        ds = [decisions[i] for i in col.parts]
-        if col.kind == "avg" and all(d.path == "laplace" for d in ds):  # SUM and COUNT in one scan
-            s, c = col.parts
-            results[s], results[c] = release_laplace_avg(
-                con, ds[0].plan, ds[1].plan, ds[0].epsilon, ds[1].epsilon, ds[0].groups,
-                ds[0].key_names, ds[0].bounds, charge_once, rng, ds[0].memo.get("centre"))
-            continue
-        for i in col.parts:
-            results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
-    names = decisions[0].key_names
-    rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
-        results[i][1][gi][-1], results[i][2].releases[gi]), centres)
-    desc = [(n, "VARCHAR") for n in names]
-    for col in plan.columns:
-        first = results[col.parts[0]][0][-1][1]
-        desc.append((col.label, "DOUBLE" if col.kind == "avg" else first))
-    charge = charge_once()
-    info = PrivacyInfo(mechanism="+".join(paths), epsilon=charge.epsilon, remaining=charge.remaining,
-                       releases=tuple(releases), columns=tuple(c.label for c in plan.columns))
-    return desc, rows, info
+    def release(charge_once):  # charged before anything read is released (charge_ahead)
+        results = [None] * len(decisions)
+        if decisions[0].memo.get("l1") is not None:  # one vector: every aggregate at the full ε
+            results = aggregates_l1.release(con, decisions, charge_once, rng)
+        for col in plan.columns if results[0] is None else ():  # noise drawn part after part
+            ds = [decisions[i] for i in col.parts]
+            if col.kind == "avg" and all(d.path == "laplace" for d in ds):  # SUM, COUNT: 1 scan
+                s, c = col.parts
+                results[s], results[c] = release_laplace_avg(
+                    con, ds[0].plan, ds[1].plan, ds[0].epsilon, ds[1].epsilon, ds[0].groups,
+                    ds[0].key_names, ds[0].bounds, charge_once, rng, ds[0].memo.get("centre"))
+                continue
+            for i in col.parts:
+                results[i] = decisions[i].route.release(con, decisions[i], charge_once, rng)
+        names = decisions[0].key_names
+        rows, releases = column_rows(plan, decisions[0].groups, col_bounds, lambda i, gi: (
+            results[i][1][gi][-1], results[i][2].releases[gi]), centres)
+        desc = [(n, "VARCHAR") for n in names]
+        for col in plan.columns:
+            first = results[col.parts[0]][0][-1][1]
+            desc.append((col.label, "DOUBLE" if col.kind == "avg" else first))
+        charge = charge_once()
+        info = PrivacyInfo(mechanism="+".join(paths), epsilon=charge.epsilon,
+                           remaining=charge.remaining, releases=tuple(releases),
+                           columns=tuple(c.label for c in plan.columns))
+        return desc, rows, info
+    return charged_release(con, epsilon, text, "+".join(paths), release)
 
 
 #: seconds one linear program of a release may run; past it (or on any solver failure) the group

@@ -363,6 +363,20 @@ class Ledger:
         known budget does not cover ``cost`` or its unit cannot pay it (either may have changed
         since: the reading path decides, and refuses with the row it read), the charge number
         was taken meanwhile, or the budget row is not the known one."""
+        plan = self._known_debit(user, cost)
+        if plan is None:
+            return None
+        if not self._charger_lock.acquire(blocking=False):  # another thread charges through
+            return None  # this object now: the reading path, on a connection of its own
+        try:
+            return self._charge_on(self._charger_cursor(), user, plan[1], statement,
+                                   mechanism, plan[0])
+        finally:
+            self._charger_lock.release()
+
+    def _known_debit(self, user: str, cost: Cost) -> tuple[Known, tuple] | None:
+        """``(known state, (amount, δ))`` when the known-budget path may charge ``cost`` to
+        ``user`` (:meth:`_charge_known`'s conditions but the charger's lock), else None."""
         known = self._known.get(user)
         if known is None or known.last - known.fold >= _FOLD_EVERY - 1:
             return None
@@ -372,13 +386,7 @@ class Ledger:
             return None
         if amount > known.left or delta > known.left_delta:
             return None
-        if not self._charger_lock.acquire(blocking=False):  # another thread charges through
-            return None  # this object now: the reading path, on a connection of its own
-        try:
-            return self._charge_on(self._charger_cursor(), user, (amount, delta), statement,
-                                   mechanism, known)
-        finally:
-            self._charger_lock.release()
+        return known, (amount, delta)
 
     def _charger_cursor(self):
         """The connection :meth:`_charge_known` charges on, kept between charges (opening and

@@ -35,9 +35,11 @@ and a COUNT): each takes the first *aggregate* route that applies to it
 over the same rows, the full ε with one ℓ1 bound across them (:mod:`.aggregates_l1`, decided in
 one place for the release and ``EXPLAIN PRIVACY``) — and the statement is charged once.
 
-Charging: every route charges the ledger itself, before it reads a protected row. The checks
-every release shares before that charge run in one place, :func:`before_charge`, after the
-routes are chosen and every option is validated.
+Charging: every route charges the ledger itself, before it reads a protected row — but the
+aggregate routes, whose known-budget charge may run while they read (:mod:`.charge_ahead`;
+still before anything read is released, and a charge that does not go through discards the
+read and charges first). The checks every release shares before that charge run in one place,
+:func:`before_charge`, after the routes are chosen and every option is validated.
 
 >>> [r.name for r in ROUTES]  # doctest: +NORMALIZE_WHITESPACE
 ['quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner',
