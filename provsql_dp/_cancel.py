@@ -213,33 +213,38 @@ class Abandoned(BaseException):
 
 class Abandonable:
     """The switch of a piece of work that another thread may abandon (:func:`abandoning`).
-    :meth:`abandon` interrupts the DuckDB reads under way in it (:meth:`reading`), and only
-    those: once a read's block is left, no interrupt of it can come (the lock), so no query
-    outside a read step is ever interrupted."""
+    :meth:`abandon` interrupts the DuckDB reads under way in it (:meth:`reading`), again every
+    :data:`POLL` seconds until each has ended (DuckDB drops an interrupt that lands just
+    before its query starts), and only those: a read's block is left under the lock, so no
+    query outside a read step is ever interrupted."""
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self.abandoned = False
         self._reads: list = []
 
     def abandon(self) -> None:
         """From any thread: every later :func:`check_current` inside the work raises
-        :class:`Abandoned`, and the reads under way are interrupted (they raise it too)."""
-        with self._lock:
+        :class:`Abandoned`, and the reads under way are interrupted (they raise it too);
+        returns once none is under way."""
+        with self._cond:
             self.abandoned = True
-            for duck in self._reads:
-                _interrupt(duck)
+            while self._reads:
+                for duck in self._reads:
+                    _interrupt(duck)
+                self._cond.wait(POLL)
 
     @contextmanager
     def reading(self, duck):
         """A read of the work on ``duck``: interrupted by :meth:`abandon` while in the block."""
-        with self._lock:
+        with self._cond:
             self._reads.append(duck)
         try:
             yield
         finally:
-            with self._lock:
+            with self._cond:
                 self._reads.remove(duck)
+                self._cond.notify_all()
 
 
 #: the work under way in this context that :func:`abandoning` runs

@@ -102,9 +102,15 @@ def test_a_budget_spent_meanwhile_refuses_with_nothing_spent_or_released(db, mon
         other.close()
 
 
-def _failing_charge(monkeypatch, started: threading.Event):
-    """The known charge fails (nothing written) once the read has started."""
+def _failing_charge(monkeypatch, started: threading.Event, times: int = 10**9):
+    """The known charge fails (nothing written) once the read has started, ``times`` times;
+    then it charges."""
+    real, calls = Ledger._charge_on, []
+
     def fail(self, cur, *a):
+        calls.append(1)
+        if len(calls) > times:
+            return real(self, cur, *a)
         started.wait(30)
         return None
     monkeypatch.setattr(Ledger, "_charge_on", fail)
@@ -114,13 +120,11 @@ def test_a_charge_that_fails_interrupts_the_read_under_way(db, monkeypatch):
     _, con = db
     con.execute(COUNT).fetchall()
     started, attempts = threading.Event(), []
-    real_charge_on = Ledger._charge_on
-    _failing_charge(monkeypatch, started)
+    _failing_charge(monkeypatch, started, times=1)  # then the release run again charges
 
     def release(charge_fn):
         attempts.append("started")
         if len(attempts) == 1:
-            monkeypatch.setattr(Ledger, "_charge_on", real_charge_on)  # the redo charges
             try:
                 with reading(con._duck):
                     started.set()
@@ -183,3 +187,25 @@ def test_a_release_that_never_asks_for_its_charge_is_not_served_uncharged(db, mo
     assert ca.charged_release(con, Fraction(1), "SELECT …", "test", release) == "answer"
     assert calls == [0, 1]  # the first answer, uncharged, was dropped; the second is charged
     assert _rows(con) == 2
+
+
+def test_a_process_that_charged_ahead_exits_cleanly(tmp_path):
+    """The charges' thread holds no connection between charges and is stopped at exit: no
+    DuckDB object is torn down in it while the interpreter finalizes (which aborts)."""
+    import subprocess
+    import sys
+    code = (
+        "import provsql_dp\n"
+        f"con = provsql_dp.connect({str(tmp_path / 'x.duckdb')!r})\n"
+        "con.execute('CREATE TABLE p(id INT PRIMARY KEY, x DOUBLE); PROTECT TABLE p')\n"
+        "con.execute('INSERT INTO p SELECT i, i FROM range(100) t(i)')\n"
+        "con.execute('SET PRIVACY BUDGET 5')\n"
+        "for _ in range(3):\n"
+        "    con.execute('SELECT count(*) FROM p WITH EPSILON 1').fetchall()\n"
+        "from provsql_dp.privacy import charge_ahead\n"
+        "assert charge_ahead._CHARGER._thread is not None\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+    assert "terminate" not in out.stderr
