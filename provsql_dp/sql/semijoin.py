@@ -118,7 +118,7 @@ def _values_refusal(conj: exp.Expression) -> UnsupportedQueryError | None:
     found = next((n for n in conj.walk() if _in_query(n) is not None), None)
     if found is None:
         return None
-    between = [p for p in _up_to(found, conj)]
+    between = list(_up_to(found, conj))
     where = "OR" if any(isinstance(p, exp.Or) for p in between) else \
         "NOT" if any(isinstance(p, exp.Not) for p in between) else "an expression"
     rows = [r.expressions[0] if len(r.expressions) == 1 else r
