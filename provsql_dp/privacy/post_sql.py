@@ -164,10 +164,19 @@ def compile_post(post: Post, plan) -> CompiledPost:
 def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
     """``post`` compiled for the statement ``st`` (a routing ``Statement`` of the core query)
     whose route is ``route``; None without post-processing. A quantile route's plan is not
-    built (its aggregate is no COUNT or SUM): its values are typed DOUBLE."""
+    built (its aggregate is no COUNT or SUM), nor a variance route's: their values are typed
+    DOUBLE. A projection of the statement as written (``post.as_written``: a GROUP BY key left
+    out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under ``DELTA``, ``MIN``)
+    is left to the release, which refuses it in its own words, as without the projection."""
     if post is None:
         return None
-    plan = None if route is not None and route.name in ("quantile", "refused") else st.plan
+    plan = None
+    if route is None or route.name not in ("quantile", "variance", "refused"):
+        try:
+            plan = st.plan
+        except (UnsupportedQueryError, ProgrammingError):
+            if not post.as_written:
+                raise
     return compile_post(post, plan)
 
 

@@ -29,6 +29,15 @@ output k, r = SUM(x) / COUNT(*); HAVING COUNT(*) > 10; ORDER BY r DESC; LIMIT 3
 (['__k0', '__a0 / __a1'], '__a1 > 10', 3)
 >>> split_post(parse_one("SELECT k, COUNT(*) FROM t GROUP BY k"))[1] is None
 True
+
+A select list of bare aggregates and keys that leaves a key out, with nothing after the release
+(``SELECT COUNT(*) AS n FROM t GROUP BY k``), keeps the statement itself as the core — every
+route judges, and refuses, what the analyst wrote — and its post only keeps the columns named:
+
+>>> tree = parse_one("SELECT COUNT(*) AS n FROM t GROUP BY k")
+>>> core, post = split_post(tree)
+>>> core is tree, [(n, e.sql()) for n, e in post.outputs]
+(True, [('n', '__a0')])
 """
 
 from __future__ import annotations
@@ -51,7 +60,8 @@ class Post:
     ``outputs``: ``(name, expression)`` per output column, over ``__k{i}``/``__a{j}``;
     ``having``: a predicate over the same; ``order``: ``(expression, descending, nulls_first)``;
     ``limit``/``offset``: whole numbers of the statement; ``keys``/``aggregates``: the analyst's
-    GROUP BY keys and aggregates (for messages); ``text``: the clauses as written."""
+    GROUP BY keys and aggregates (for messages); ``written``: the clauses as written;
+    ``as_written``: the core is the statement itself (a select list leaving a key out)."""
 
     keys: tuple[exp.Expression, ...]
     aggregates: tuple[exp.Expression, ...]
@@ -61,6 +71,7 @@ class Post:
     limit: int | None = None
     offset: int = 0
     written: tuple[tuple[str, str], ...] = ()  # (clause, as written) for EXPLAIN PRIVACY
+    as_written: bool = False  # the core is the statement itself: a projection of its release
 
     def sources(self, j: int) -> set[int]:
         """The aggregates (indices) output column ``j`` is computed from."""
@@ -102,17 +113,16 @@ def _body(item: exp.Expression) -> exp.Expression:
 def _needs_post(sel: exp.Select, keys_sql: list[str]) -> bool:
     """Whether the select list is other than what the routes release as it is: every GROUP BY
     key once, in the GROUP BY's order, under its own name, then bare aggregates (anything
-    else — an aggregate before a key, a key repeated or renamed, arithmetic — is a projection
-    of the released columns, so the answer has the select list's columns in its order). A
-    select list that leaves a key out keeps the release's layout, the keys first (the quantile
-    route and GROUP BY name, id rely on it)."""
+    else — an aggregate before a key, a key left out, repeated or renamed, arithmetic — is a
+    projection of the released columns, so the answer has the select list's columns in its
+    order)."""
     if any(sel.args.get(k) for k in ("having", "order", "limit", "offset", "fetch")):
         return True
     items = sel.expressions
     bodies = [_body(item) for item in items]
     texts = [b.sql(dialect="duckdb").lower() for b in bodies]
     if not set(keys_sql) <= set(texts):
-        return not all(_is_agg(b) or t in keys_sql for b, t in zip(bodies, texts))
+        return True
     head = texts[:len(keys_sql)]
     renamed = any(i.alias_or_name.lower() != b.output_name.lower()  # a key named by its alias
                   for i, b in zip(items[:len(keys_sql)], bodies))
@@ -151,6 +161,8 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     if not _needs_post(sel, keys_sql) or group is not None and (
             group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets")):
         return tree, None
+    if _keys_left_out(sel, keys_sql):
+        return tree, _projection(items, keys, keys_sql)
     distinct: dict[str, int] = {}
     uniq: list[exp.Expression] = []
     for a in aggs:
@@ -224,6 +236,41 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     post = Post(tuple(keys), tuple(uniq), tuple(outputs), having_e, tuple(order), limit, offset,
                 tuple(written))
     return core, post
+
+
+def _keys_left_out(sel: exp.Select, keys_sql: list[str]) -> bool:
+    """A select list of bare aggregates and GROUP BY keys only that leaves a key out, with
+    nothing after the release (no HAVING, ORDER BY, LIMIT): the routes release the statement
+    as written (each key in the GROUP BY's order, then its aggregates in the select list's), and
+    :func:`_projection` keeps the columns it names. The statement each route judges is then the
+    analyst's own, so its refusals are the same sentences: the quantile route's ``with GROUP BY
+    g, the select list is g and the quantile`` for ``SELECT MEDIAN(x) … GROUP BY g`` — a core
+    with the keys put back in front would be a statement it accepts, or refuses otherwise."""
+    if any(sel.args.get(k) for k in ("having", "order", "limit", "offset", "fetch")):
+        return False
+    texts = [_body(i).sql(dialect="duckdb").lower() for i in sel.expressions]
+    return not set(keys_sql) <= set(texts) and all(
+        _is_agg(_body(i)) or t in keys_sql for i, t in zip(sel.expressions, texts))
+
+
+def _projection(items: list[exp.Expression], keys: list[exp.Expression],
+                keys_sql: list[str]) -> Post:
+    """The select list ``items`` (bare aggregates and keys) as columns of the statement's own
+    release: a key as ``__k{i}`` (its place in the GROUP BY), the ``j``-th aggregate of the list
+    as ``__a{j}`` (repeated ones too: each is released)."""
+    aggs: list[exp.Expression] = []
+    outputs = []
+    for item in items:
+        body = _body(item)
+        text = body.sql(dialect="duckdb").lower()
+        if text in keys_sql:
+            outputs.append((output_name(item), exp.column(f"__k{keys_sql.index(text)}")))
+        else:
+            outputs.append((output_name(item), exp.column(f"__a{len(aggs)}")))
+            aggs.append(body.copy())
+    written = ", ".join(output_name(i) for i in items)
+    return Post(tuple(keys), tuple(aggs), tuple(outputs), written=(("output", written),),
+                as_written=True)
 
 
 def _key_of(n: exp.Expression, keys: list[exp.Expression]) -> int | None:

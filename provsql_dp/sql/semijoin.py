@@ -103,6 +103,45 @@ def _in_query(e: exp.Expression):
     return items[0] if len(items) == 1 and isinstance(items[0], exp.Values) else None
 
 
+def _values_refusal(conj: exp.Expression) -> UnsupportedQueryError | None:
+    """The refusal of ``x IN (VALUES …)`` inside OR (or NOT, or a comparison) when it is the
+    condition's only subquery: by its name, with the list to write instead, built from the
+    analyst's own column and first values (``g IN (1, 2)``, ``(g, d) IN ((1, 'a'))``).
+
+    >>> from provsql_dp.sql.dialect import parse_one
+    >>> print(_values_refusal(parse_one("SELECT 1 WHERE g IN (VALUES (1), (2)) OR d = 0")
+    ...                       .args["where"].this))
+    IN (VALUES …) inside OR is not supported in a private query: it is a semi-join, answered only as a condition of WHERE joined to the others by AND; inside OR, list the values instead: g IN (1, 2)
+    """
+    if any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) for n in conj.walk()):
+        return None
+    found = next((n for n in conj.walk() if _in_query(n) is not None), None)
+    if found is None:
+        return None
+    between = list(_up_to(found, conj))
+    where = "OR" if any(isinstance(p, exp.Or) for p in between) else \
+        "NOT" if any(isinstance(p, exp.Not) for p in between) else "an expression"
+    rows = [r.expressions[0] if len(r.expressions) == 1 else r
+            for r in _in_query(found).expressions]
+    listed = ", ".join(r.sql(dialect="duckdb") for r in rows[:3]) + (", …" if len(rows) > 3 else "")
+    left = found.this.sql(dialect="duckdb")
+    left = left if len(left) <= 40 else "x"
+    return UnsupportedQueryError(
+        f"IN (VALUES …) inside {where} is not supported in a private query: it is a semi-join, "
+        f"answered only as a condition of WHERE joined to the others by AND; inside {where}, "
+        f"list the values instead: {left} IN ({listed[:120]})")
+
+
+def _up_to(node: exp.Expression, top: exp.Expression):
+    """The ancestors of ``node`` up to ``top`` (included)."""
+    p = node.parent
+    while p is not None:
+        yield p
+        if p is top:
+            return
+        p = p.parent
+
+
 def _has_subquery(e: exp.Expression) -> bool:
     return any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) or _in_query(n) is not None
                for n in e.walk())
@@ -138,7 +177,7 @@ def plan_where(planner, where: exp.Expression, node, scope: Scope, env: dict, *,
         if sub is not None:
             subs.append(sub)
         elif _has_subquery(conj):
-            raise aggregate_comparison_refusal(conj) or refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
+            raise aggregate_comparison_refusal(conj) or _values_refusal(conj) or refuse(f"a subquery in {conj.sql(dialect='duckdb')}", NOT_YET,
                          "IN (subquery) and EXISTS (subquery) are answered as conditions of WHERE "
                          "joined to the others by AND (not inside OR, CASE or a comparison)")
         else:

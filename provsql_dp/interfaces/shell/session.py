@@ -277,6 +277,7 @@ class Shell(DotCommands, IOCommands):
         # the same intervals as cursor.privacy.intervals, the demo and fetchdf (privacy.intervals)
         ivs = info.intervals(0.95)
         what = info.covers()
+        one = _released_column(info)  # the one released value column, wherever it is
         if info.columns:  # several aggregates: an interval after each released column
             k = len(info.columns)
             keys = list(names)[:-k]
@@ -286,21 +287,24 @@ class Shell(DotCommands, IOCommands):
             rows = [tuple(r[:-k]) + tuple(x for j, (v, iv) in enumerate(zip(r[-k:], ivs_r))
                                           for x in ((v,) if j in public else (v, shown(iv))))
                     for r, ivs_r in zip(rows, ivs)]
+            at = None if one is None else names.index(f"{info.columns[one]} 95% interval") - 1
         else:
             names = list(names) + ["95% interval"]
             rows = [tuple(r) + (shown(iv[0]),) for r, iv in zip(rows, ivs)]
+            at = len(names) - 2
         self._print(self._render(names, rows))
         eps = format_eps(info.epsilon)
         per = ""
-        if len(rows) > 1 and not info.columns and info.mechanism in (
+        if len(rows) > 1 and one is not None and info.mechanism in (
                 "laplace", "recursive", "recursive-signed"):
-            if abs(float(info.releases[0].epsilon) - float(info.epsilon)) < 1e-12:
+            first = info.releases[0][one] if info.columns else info.releases[0]
+            if abs(float(first.epsilon) - float(info.epsilon)) < 1e-12:
                 per = f" (every one of {len(rows)} groups at the full ε: a participant is in one group)"
             else:
                 per = f" ({format_eps(info.epsilon / len(rows))} per group, {len(rows)} groups)"
         value = ""
-        if len(rows) == 1 and not info.columns:
-            value = f"{cell(rows[0][-2])}, 95% interval {rows[0][-1]}, "
+        if len(rows) == 1 and one is not None:
+            value = f"{cell(rows[0][at])}, 95% interval {rows[0][at + 1]}, "
         user = getattr(self.con, "user", None)
         who = f" of user {user!r}" if user else ""
         unit = "ρ" if getattr(info, "unit", "epsilon") == "rho" else "ε"
@@ -314,6 +318,16 @@ class Shell(DotCommands, IOCommands):
         # csv, json, line, list and html stay machine-readable: the summary goes to stderr there
         stream = self.out if self.mode in ("table", "box", "markdown") else self.err
         print(line, file=stream, flush=True)
+
+
+def _released_column(info) -> int | None:
+    """The position among ``info.columns`` (0 for a single column) of the one value column the
+    answer releases, the others being public GROUP BY keys (``SELECT count(*) AS n, dept``);
+    None when it releases several."""
+    if not info.columns:
+        return 0
+    released = [j for j in range(len(info.columns)) if j not in info.public_columns]
+    return released[0] if len(released) == 1 else None
 
 
 def coverage_sentence(column: str, what: str) -> str:

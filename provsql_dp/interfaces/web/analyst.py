@@ -127,7 +127,11 @@ def released_intervals(info, confidence: float) -> dict:
     ``intervals`` — per row, ``[low, high]`` per value column (``null``: unbounded on that side),
     holding with probability ≥ ``confidence`` the statistic ``covers`` names per column;
     ``interval_text`` — the same as the shell prints them (``[lo, hi]``, ``≥ lo``, ``—``);
-    ``bounds`` — the noise bound of the last value column per row (``null`` without one).
+    ``bounds`` — the noise bound of the last released value column per row (``null`` without
+    one), wherever it is: a GROUP BY key the select list puts after it (``SELECT count(*) AS n,
+    dept``) is public and has none; ``value_column`` — that column's position counted from the
+    end of the answer's columns (−1: the last), the one the page plots; ``public_columns`` —
+    the positions, among the value columns, of such keys (no interval).
 
     >>> from provsql_dp.mechanisms.global_sensitivity import laplace
     >>> from provsql_dp.privacy.release_info import PrivacyInfo
@@ -137,16 +141,20 @@ def released_intervals(info, confidence: float) -> dict:
     (['the true count'], 6.0)
     """
     ivs = info.intervals(confidence)
+    n = len(info.columns) or 1
+    released = [j for j in range(n) if j not in info.public_columns] or [n - 1]
+    j = released[-1]  # among the value columns (the answer's last n)
     bounds = []
     for b in info.noise_bound(confidence):
-        last = b[-1] if isinstance(b, tuple) else b
+        last = b[j] if isinstance(b, tuple) else b
         try:
             bounds.append(float(last))
         except (TypeError, ValueError):
             bounds.append(None)
     return {"intervals": [[[_end(lo), _end(hi)] for lo, hi in row] for row in ivs],
             "interval_text": [[shown(iv) for iv in row] for row in ivs],
-            "covers": info.covers(), "bounds": bounds}
+            "covers": info.covers(), "bounds": bounds, "value_column": j - n,
+            "public_columns": list(info.public_columns)}
 
 
 def ask(engine, role: str, user: str, f: dict) -> dict:

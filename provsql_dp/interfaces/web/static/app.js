@@ -207,21 +207,27 @@ function plotAnswer(host, a, title) {
   host.replaceChildren();
   if (!a.rows.length) { host.textContent = "(no rows)"; return; }
   const k = a.columns.length;
-  const numeric = a.rows.every(r => typeof r[k - 1] === "number");
+  // the released value plotted (the last one, wherever the select list puts it) and the
+  // columns that label it: the GROUP BY keys, before or after it (public, no interval)
+  const v = k + (a.value_column ?? -1);
+  const nv = a.interval_text && a.interval_text.length ? a.interval_text[0].length : 1;
+  const keys = [...Array(k).keys()].filter(i => i < k - nv || (a.public_columns || []).includes(i - (k - nv)));
+  const numeric = a.rows.every(r => typeof r[v] === "number");
   if (!numeric) return;
-  if (k === 3 && a.private) {
-    Charts.heatmap(host, {title, xlabels: [...new Set(a.rows.map(r => r[1]))], ylabels: [...new Set(a.rows.map(r => r[0]))],
-      rows: a.rows, xname: a.columns[1], yname: a.columns[0]});
+  if (keys.length === 2 && a.private) {
+    const [y, x] = keys;
+    Charts.heatmap(host, {title, xlabels: [...new Set(a.rows.map(r => r[x]))], ylabels: [...new Set(a.rows.map(r => r[y]))],
+      rows: a.rows.map(r => [r[y], r[x], r[v]]), xname: a.columns[x], yname: a.columns[y]});
     return;
   }
   // COUNT RANGES labels name the column in every range: keep the bounds only
-  const short = v => a.columns[0] === "range" ? String(v).replace(/"[^"]*"\s*/g, "").replace(" AND ", " ") : v;
-  const labels = a.rows.map(r => k > 1 ? r.slice(0, k - 1).map(short).join(", ") : a.columns[0]);
-  const last = rows => rows.map(r => r[r.length - 1]);
-  Charts.bars(host, {title, labels, ylabel: a.columns[k - 1], ititle: `${pct(a)} interval`,
-    series: [{name: "answer", values: a.rows.map(r => r[k - 1]),
-              intervals: a.intervals ? last(a.intervals) : undefined,
-              itext: a.interval_text ? last(a.interval_text) : undefined}]});
+  const short = c => a.columns[0] === "range" ? String(c).replace(/"[^"]*"\s*/g, "").replace(" AND ", " ") : c;
+  const labels = a.rows.map(r => keys.length ? keys.map(i => short(r[i])).join(", ") : a.columns[v]);
+  const at = rows => rows.map(r => r[r.length + (a.value_column ?? -1)]);
+  Charts.bars(host, {title, labels, ylabel: a.columns[v], ititle: `${pct(a)} interval`,
+    series: [{name: "answer", values: a.rows.map(r => r[v]),
+              intervals: a.intervals ? at(a.intervals) : undefined,
+              itext: a.interval_text ? at(a.interval_text) : undefined}]});
 }
 async function ask(ev) {
   ev.preventDefault();
@@ -237,10 +243,11 @@ async function ask(ev) {
     const show = v => typeof v === "number" && !Number.isInteger(v) ? +v.toPrecision(4) : v;
     const k = a.columns.length;
     const nv = a.interval_text && a.interval_text.length ? a.interval_text[0].length : 0;
-    const ivCols = a.columns.slice(k - nv).map(c => `${c} ${pct(a)} interval`);
+    const pub = j => (a.public_columns || []).includes(j);  // a GROUP BY key: no interval
+    const ivCols = a.columns.slice(k - nv).filter((c, j) => !pub(j)).map(c => `${c} ${pct(a)} interval`);
     table($("a-table-out"), a.rows.slice(0, 50).map((r, i) => {
       const cells = r.map((v, j) => j >= k - nv && a.private ? show(v) : v);
-      return nv ? [...cells, ...a.interval_text[i]] : cells;
+      return nv ? [...cells, ...a.interval_text[i].filter((t, j) => !pub(j))] : cells;
     }), nv ? [...a.columns, ...ivCols] : a.columns);
   } catch (e) { $("a-error").textContent = e.message; }
   finally { clearInterval(timer); $("a-progress").textContent = ""; $("a-cancel").hidden = true; }
