@@ -44,6 +44,7 @@ provsql_dp.errors.StatementCancelled: the statement was interrupted (cancelled) 
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
@@ -54,6 +55,7 @@ from .errors import Error, StatementCancelled
 
 __all__ = ["CancelToken", "current", "check_current", "solving", "run_solve", "interrupting",
            "wait_ended", "Abandoned", "Abandonable", "abandoning", "abandonable_read",
+           "ProcessThread",
            "POLL"]
 
 #: seconds between two ``interrupt()`` calls of a cancelled statement's DuckDB connection (and
@@ -379,6 +381,58 @@ def _wait_stopped(done: threading.Event) -> None:
     """Wait until a cancelled (simplex/IPM) solve has stopped: milliseconds (a second Ctrl-C
     meanwhile is dropped: the solver stops in a moment anyway)."""
     wait_ended(done)
+
+
+class ProcessThread:
+    """One thread of the process that waits on :attr:`_cond` between its jobs (never inside
+    DuckDB), started on first use (:meth:`_started`, under the lock; again after a fork, whose
+    child has no thread), stopped and waited for at exit (:meth:`stop`, registered with
+    ``atexit`` by its owner), so that no thread of ours is alive inside DuckDB's C++ while the
+    interpreter finalizes (which aborts the process). Its end is an Event it sets last, never
+    ``Thread.join``/``is_alive``: on CPython 3.11 a Ctrl-C landing in either marks a running
+    thread stopped, and a second thread would be started beside the first. A subclass
+    implements :meth:`_loop`, run holding the lock until :attr:`_stopping`."""
+
+    name = "provsql-dp"
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._ended = threading.Event()  # set by the thread as it ends
+        self._pid = None
+        self._stopping = False
+
+    def _started(self) -> None:
+        """Start the thread unless it runs (call it holding :attr:`_cond`)."""
+        if self._thread is None or self._pid != os.getpid() or self._ended.is_set():
+            self._pid = os.getpid()
+            self._stopping = False
+            self._ended = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(self._ended,),
+                                            name=self.name, daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """End the thread and wait for it, ``timeout`` seconds at most (it ends its job
+        first)."""
+        with self._cond:
+            thread, self._thread, ended = self._thread, None, self._ended
+            self._stopping = True
+            self._cond.notify_all()
+        if thread is not None and thread is not threading.current_thread():
+            wait_ended(ended, timeout)  # (a Ctrl-C meanwhile: at exit, dropped)
+            if ended.is_set():  # past its last job, no C++ left: a join only tidies up
+                thread.join(timeout)
+
+    def _run(self, ended: threading.Event) -> None:
+        try:
+            with self._cond:
+                self._loop()
+        finally:
+            ended.set()
+
+    def _loop(self) -> None:
+        raise NotImplementedError
 
 
 def wait_ended(ended: threading.Event, timeout: float | None = None) -> bool:

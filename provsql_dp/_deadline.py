@@ -47,15 +47,13 @@ from __future__ import annotations
 import atexit
 import math
 import numbers
-import os
-import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import duckdb
 
-from ._cancel import POLL, abandonable_read, check_current, wait_ended
+from ._cancel import POLL, ProcessThread, abandonable_read, check_current
 from .errors import InterfaceError, SolverError
 
 __all__ = ["RELEASE_TIME_LIMIT", "DeadlineExceeded", "ResourceExhausted", "deadline", "remaining", "check",
@@ -225,7 +223,7 @@ def reading(duck, where: str = "the reading of the protected rows"):
             _WATCHER.remove(step)
 
 
-class _Watcher:
+class _Watcher(ProcessThread):
     """The one thread of the process that interrupts the DuckDB steps (:func:`reading`) past
     their end: from it on, every :data:`~provsql_dp._cancel.POLL` seconds until the step ends
     (DuckDB drops an interrupt that lands between two queries of the step).
@@ -235,33 +233,21 @@ class _Watcher:
     COUNT over 10^7 rows takes 11 ms). A step is added and removed under the watcher's lock,
     which the watcher also holds while it interrupts: once :meth:`remove` returns, no
     interrupt of that step can come. Between steps the thread waits on a condition, never
-    inside DuckDB; at exit it is stopped and waited for all the same (:meth:`stop`), so that no
-    thread of ours is alive while the interpreter finalizes (one torn down inside DuckDB's C++
-    aborts the process). Its end is an Event it sets last (``_ended``), never
-    ``Thread.join``/``is_alive``: on CPython 3.11 a Ctrl-C landing in either marks a running
-    thread stopped, and :meth:`add` would then start a second thread, leaving the first
-    interrupting DuckDB past the interpreter's end."""
+    inside DuckDB; at exit it is stopped and waited for all the same
+    (:class:`~provsql_dp._cancel.ProcessThread`)."""
+
+    name = "provsql-dp-deadline"
 
     def __init__(self):
-        self._cond = threading.Condition()
+        super().__init__()
         self._steps: dict[int, list] = {}  # id -> [when next to interrupt, duck]
         self._next_id = 0
-        self._thread: threading.Thread | None = None
-        self._ended = threading.Event()  # set by the thread as it ends
-        self._pid = None
-        self._stopping = False
         #: when the thread wakes next (it waits on ``_cond`` until then; inf: until notified)
         self._wakes = math.inf
 
     def add(self, duck, end: float) -> int:
         with self._cond:
-            if self._thread is None or self._pid != os.getpid() or self._ended.is_set():
-                self._pid = os.getpid()  # (again after a fork: the child has no thread)
-                self._stopping = False
-                self._ended = threading.Event()
-                self._thread = threading.Thread(target=self._run, args=(self._ended,),
-                                                name="provsql-dp-deadline", daemon=True)
-                self._thread.start()
+            self._started()
             self._next_id += 1
             self._steps[self._next_id] = [end, duck]
             if end < self._wakes:  # else it wakes in time anyway (a step removed since, say):
@@ -273,39 +259,21 @@ class _Watcher:
         with self._cond:
             self._steps.pop(step, None)
 
-    def stop(self) -> None:
-        """End the thread and wait for it (briefly: it only ever waits or interrupts)."""
-        with self._cond:
-            thread, self._thread, ended = self._thread, None, self._ended
-            self._stopping = True
-            self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            wait_ended(ended, 1.0)  # (a Ctrl-C meanwhile: at exit, dropped)
-            if ended.is_set():  # past its last step, no C++ left: a join only tidies up
-                thread.join(1.0)
-
-    def _run(self, ended: threading.Event) -> None:
-        try:
-            self._loop()
-        finally:
-            ended.set()
-
     def _loop(self) -> None:
-        with self._cond:
-            while not self._stopping:
-                now = time.monotonic()
-                for due in self._steps.values():
-                    if due[0] <= now:
-                        try:
-                            due[1].interrupt()
-                        except Exception:  # noqa: BLE001 - a closed connection: nothing to stop
-                            pass
-                        due[0] = now + POLL
-                due = None  # hold no connection while waiting (it must be freed at exit)
-                wait = min((s[0] for s in self._steps.values()), default=None)
-                self._wakes = math.inf if wait is None else wait
-                self._cond.wait(None if wait is None else max(wait - now, 0.0))
-                self._wakes = -math.inf  # awake: add() notifies (harmless) until it waits again
+        while not self._stopping:
+            now = time.monotonic()
+            for due in self._steps.values():
+                if due[0] <= now:
+                    try:
+                        due[1].interrupt()
+                    except Exception:  # noqa: BLE001 - a closed connection: nothing to stop
+                        pass
+                    due[0] = now + POLL
+            due = None  # hold no connection while waiting (it must be freed at exit)
+            wait = min((s[0] for s in self._steps.values()), default=None)
+            self._wakes = math.inf if wait is None else wait
+            self._cond.wait(None if wait is None else max(wait - now, 0.0))
+            self._wakes = -math.inf  # awake: add() notifies (harmless) until it waits again
 
 
 _WATCHER = _Watcher()

@@ -45,11 +45,11 @@ from __future__ import annotations
 import atexit
 import contextvars
 import functools
-import os
 import threading
 from typing import Callable, TypeVar
 
-from .._cancel import Abandonable, Abandoned, abandoning, check_current, wait_ended
+from .._cancel import (Abandonable, Abandoned, ProcessThread, abandoning, check_current,
+                       wait_ended)
 from .._progress import CHARGED, report
 from ..provenance.backends import DuckDBBackend, engine_of
 from ._ledger_rows import Charge, positive
@@ -148,68 +148,45 @@ class PendingCharge:
         return charge
 
 
-class _Charger:
+class _Charger(ProcessThread):
     """The one thread of the process that records charges ahead (:func:`charge_ahead`), started
     once: a thread started per charge makes the statement wait for the scheduler (~0.07 ms idle,
-    3–5 ms on a loaded machine, measured for :class:`provsql_dp._deadline._Watcher`), while a
-    charge handed to a waiting thread does not. One charge at a time: busy, :meth:`submit`
-    refuses and the statement charges first, itself. Between charges the thread waits on a
-    condition, never inside DuckDB; at exit it is stopped and waited for (:meth:`stop`), so no
-    thread of ours is inside DuckDB's C++ while the interpreter finalizes. Its end is an Event
-    it sets last, never ``Thread.join``/``is_alive`` (:func:`~provsql_dp._cancel.wait_ended`)."""
+    2.7 ms measured at load 8), while a charge handed to a waiting thread does not. One charge
+    at a time: busy, :meth:`submit` refuses and the statement charges first, itself. Stopped at
+    exit like every :class:`~provsql_dp._cancel.ProcessThread`."""
+
+    name = "provsql-dp-charge"
 
     def __init__(self):
-        self._cond = threading.Condition()
+        super().__init__()
         self._job = None
         self._busy = False
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-        self._ended = threading.Event()
-        self._pid = None
 
     def submit(self, job) -> bool:
         """Run ``job()`` in the thread (True), or nothing when a charge is under way (False)."""
         with self._cond:
             if self._busy:
                 return False
-            if self._thread is None or self._pid != os.getpid() or self._ended.is_set():
-                self._pid = os.getpid()  # (again after a fork: the child has no thread)
-                self._stopping, self._ended = False, threading.Event()
-                self._thread = threading.Thread(target=self._run, args=(self._ended,),
-                                                name="provsql-dp-charge", daemon=True)
-                self._thread.start()
+            self._started()
             self._busy, self._job = True, job
             self._cond.notify()
             return True
 
-    def stop(self) -> None:
-        """End the thread and wait for it (a charge under way ends first: ~1 ms)."""
-        with self._cond:
-            thread, self._thread, ended = self._thread, None, self._ended
-            self._stopping = True
-            self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            wait_ended(ended, 5.0)  # (a Ctrl-C meanwhile: at exit, dropped)
-
-    def _run(self, ended: threading.Event) -> None:
-        try:
-            with self._cond:
-                while True:
-                    while self._job is None and not self._stopping:
-                        self._cond.wait()
-                    if self._job is None:
-                        return
-                    job, self._job = self._job, None
-                    self._cond.release()
-                    try:
-                        job()  # PendingCharge._run: catches everything, sets its end
-                    finally:
-                        job = None  # hold no connection while waiting (freed at exit)
-                        self._cond.acquire()
-                        self._busy = False
-        finally:
-            ended.set()
+    def _loop(self) -> None:
+        while True:
+            while self._job is None and not self._stopping:
+                self._cond.wait()
+            if self._job is None:
+                return
+            job, self._job = self._job, None
+            self._cond.release()
+            try:
+                job()  # PendingCharge._run: catches everything, sets its end
+            finally:
+                job = None  # hold no connection while waiting (freed at exit)
+                self._cond.acquire()
+                self._busy = False
 
 
 _CHARGER = _Charger()
-atexit.register(_CHARGER.stop)
+atexit.register(_CHARGER.stop, 5.0)  # a charge under way ends first: ~1 ms
