@@ -104,11 +104,12 @@ def _plan_types(node) -> dict:
     return out
 
 
-def _released_types(post: Post, plan) -> dict:
-    """Column → DuckDB type of the ``released`` table: the keys' types from the plan, COUNT
-    BIGINT, every other aggregate DOUBLE."""
+def _released_types(post: Post, plan, key_types: dict | None = None) -> dict:
+    """Column → DuckDB type of the ``released`` table: the keys' types from the plan (without
+    one, ``key_types``: :func:`_one_table_key_types`), COUNT BIGINT, every other aggregate
+    DOUBLE."""
     first = plan.parts[0] if isinstance(plan, Aggregates) else plan
-    types = {}
+    types = dict(key_types or {})
     if isinstance(first, Aggregate):
         known = _plan_types(first.child)
         for i, kid in enumerate(first.group_by):
@@ -126,11 +127,36 @@ def _released_types(post: Post, plan) -> dict:
     return types
 
 
-def compile_post(post: Post, plan) -> CompiledPost:
-    """Compile ``post`` for the release of ``plan`` (the core statement's plan): every
-    expression checked against the allow-list and made total, and the query bound once on an
-    empty table — so a refusal happens here, before the ledger is charged."""
-    types = _released_types(post, plan)
+def _one_table_key_types(con, query) -> dict:
+    """The released keys' types ``__k{i}`` of a statement planned by no plan (the quantile and
+    variance routes read one table): each GROUP BY key typed over the columns of the one table
+    of its FROM; a key that cannot be typed so is left out (VARCHAR, as before)."""
+    src = query.args.get("from_") or query.args.get("from")
+    table = src.this if src is not None else None
+    group = query.args.get("group")
+    if not isinstance(table, exp.Table) or query.args.get("joins") or group is None:
+        return {}
+    info = con._catalog.find_table([table.catalog, table.db, table.name])
+    if info is None:
+        return {}
+    columns = {c.lower(): t for c, t in zip(info.columns, info.types)}
+    out = {}
+    for i, key in enumerate(group.expressions):
+        bare = key.transform(lambda n: exp.column(n.name.lower()) if isinstance(n, exp.Column)
+                             else n)
+        try:
+            out[f"__k{i}"] = expression_types([bare], columns)[0]
+        except Exception:  # noqa: BLE001 - an alias, a function it cannot type: VARCHAR
+            continue
+    return out
+
+
+def compile_post(post: Post, plan, key_types: dict | None = None) -> CompiledPost:
+    """Compile ``post`` for the release of ``plan`` (the core statement's plan; without one,
+    the keys typed ``key_types``): every expression checked against the allow-list and made
+    total, and the query bound once on an empty table — so a refusal happens here, before the
+    ledger is charged."""
+    types = _released_types(post, plan, key_types)
     names = tuple(types)
     scope = Scope([Source("released", names, names)])
     budget = RowBudget()
@@ -177,7 +203,8 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
         except (UnsupportedQueryError, ProgrammingError):
             if not post.as_written:
                 raise
-    return compile_post(post, plan)
+    return compile_post(post, plan, None if plan is not None else
+                        _one_table_key_types(st.con, st.query))
 
 
 def _analyst_words(message: str, post: Post) -> str:
