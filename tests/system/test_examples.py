@@ -37,6 +37,7 @@ def test_every_example_is_tested():
     assert {p.name for p in EXAMPLES.iterdir() if p.suffix in (".py", ".sql")} == tested
 
 
+@pytest.mark.slow  # an example script end to end, ~18 s loaded: CI's second step
 def test_graph_triangles(tmp_path):
     out = run([sys.executable, str(EXAMPLES / "graph_triangles.py"), "--epsilon", "1"], tmp_path)
     assert "34 members, 78 friendships, 45 triangles (true count)" in out

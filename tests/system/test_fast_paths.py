@@ -95,6 +95,7 @@ def test_sum_without_bounds_is_signed_whatever_the_data(people_visits):
     assert info.mechanism == "recursive-signed"
 
 
+@pytest.mark.slow  # a rate check, ~7 s loaded: CI's second step
 def test_laplace_count_noise_has_the_stated_scale(people_visits):
     con = _db(people_visits, n_people=20)
     true = con.execute("SELECT COUNT(*) FROM people").fetchone()[0]

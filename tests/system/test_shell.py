@@ -479,6 +479,7 @@ def test_interactive_session_on_a_terminal(tmp_path):
     assert not (tmp_path / ".provsql_dp_history").exists()  # the env override was honoured
 
 
+@pytest.mark.slow  # a terminal subprocess, ~15 s loaded: CI's second step
 def test_interactive_eof_leaves_cleanly(tmp_path):
     env = shell_env(tmp_path)
     env["PROVSQL_DP_HISTORY"] = ""  # no history at all

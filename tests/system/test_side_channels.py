@@ -29,6 +29,7 @@ def test_the_corpus_is_large_and_varied():
     assert all(plants_for(sql) for _, sql in CORPUS)
 
 
+@pytest.mark.slow  # runs every corpus statement: CI's second step (the default run: a sample)
 def test_only_pep249_errors_escape_execute(harness):
     """No exception outside provsql_dp's PEP 249 hierarchy escapes execute, for any corpus
     statement on any database (outcomes are shared with test_side_channels_neighbours_<k>.py,

@@ -84,6 +84,7 @@ def test_b_is_nondecreasing_and_never_below_the_paper_at_integers():
             assert karwa_b(a, k) == 3 * math.comb(a, k - 1) + a * math.comb(a, k - 2)
 
 
+@pytest.mark.slow  # a rate check, ~11 s loaded: CI's second step
 def test_release_bound_is_above_ls_but_with_probability_at_most_delta():
     g = nx.gnp_random_graph(30, 0.3, seed=4)
     e = _edges(g)

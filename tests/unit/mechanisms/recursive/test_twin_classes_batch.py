@@ -193,6 +193,7 @@ def test_a_clique_of_twins_costs_s_minus_one_checks():
 
 
 # ---------------------------------------------------------------------- engine speed
+@pytest.mark.slow  # 10^5 participants, ~19 s loaded: CI's second step
 def test_all_twins_1e5_participants_is_fast():
     """One row per person (a COUNT): 10^5 pairwise twins, found by vectorised code only."""
     n = 100_000

@@ -127,6 +127,7 @@ def test_release_matches_known_totals_and_spends_epsilon():
     assert rel.variances[0] == pytest.approx(base * 2 / 3, rel=1e-5)
 
 
+@pytest.mark.slow  # a rate check, ~21 s loaded: CI's second step
 def test_release_variance_matches_the_noise():
     x = np.array([4, 1, 0, 2])
     pol, groups = Policy.full(4), [[0, 1], [2, 3]]
