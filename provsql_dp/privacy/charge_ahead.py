@@ -4,8 +4,8 @@ A release must be charged before anything derived from protected rows reaches th
 a refused charge must spend nothing and release nothing. The ledger's known-budget charge
 (:meth:`.ledger.Ledger._charge_known`: one autocommit ``INSERT`` on a connection of its own,
 1–2 ms) and the release's read of its rows (on the statement's connection) need not wait for
-each other for that: :func:`charged_release` starts the charge in a thread of its own and lets
-the release read meanwhile. The route's ``charge_fn`` (called before any noise is drawn, as
+each other for that: :func:`charged_release` hands the charge to the process's charges' thread
+(:class:`_Charger`) and lets the release read meanwhile. The route's ``charge_fn`` (called before any noise is drawn, as
 always) is :meth:`PendingCharge.result`, which waits for the charge; so nothing computed from
 the rows is released before the charge committed.
 
@@ -97,6 +97,8 @@ def charge_ahead(con, epsilon, text: str, mechanism: str) -> PendingCharge | Non
                                 led._charger_cursor(), con.user, plan, text, mechanism)
         if _CHARGER.submit(job):
             return pending
+    except Exception:  # noqa: BLE001 - no thread to be had, say: the charge comes first
+        pass
     except BaseException:
         led._charger_lock.release()
         raise

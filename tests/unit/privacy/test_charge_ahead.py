@@ -209,3 +209,16 @@ def test_a_process_that_charged_ahead_exits_cleanly(tmp_path):
                          timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
     assert "terminate" not in out.stderr
+
+
+def test_the_charges_thread_takes_one_charge_at_a_time_and_stops():
+    worker, go, ran = ca._Charger(), threading.Event(), []
+    assert worker.submit(lambda: (go.wait(30), ran.append(1)))
+    assert not worker.submit(lambda: ran.append(2))  # busy: the statement charges first itself
+    go.set()
+    for _ in range(3000):
+        if worker.submit(lambda: ran.append(3)):
+            break
+        threading.Event().wait(0.01)
+    worker.stop(5.0)
+    assert ran == [1, 3] and worker._ended.is_set()
