@@ -300,8 +300,8 @@ def _grouping(con, sel, item, info, lower, types, col, statistic) -> dict:
         raise UnsupportedQueryError(f"{statistic} GROUP BY {g}: {g} compares under a collation, "
                                     "so a group's key would be one of its rows' spellings. "
                                     "Nothing was charged")
-    if len(others) != 1 or not isinstance(others[0].unalias(), exp.Column) or \
-            others[0].unalias().name.lower() != g.lower():
+    if len(others) > 1 or others and (not isinstance(others[0].unalias(), exp.Column) or
+                                      others[0].unalias().name.lower() != g.lower()):
         raise UnsupportedQueryError(f"with GROUP BY {g}, the select list is {g} and the "
                                     "quantile")
     if g.lower() == col.lower():
@@ -317,7 +317,8 @@ def _grouping(con, sel, item, info, lower, types, col, statistic) -> dict:
     if not keys:
         raise ProgrammingError(f"no group keys are declared for {info.name}.{g}; nothing to "
                                "release. Nothing was charged")
-    return dict(group=g, group_label=others[0].alias_or_name, group_type=types[g], keys=keys)
+    return dict(group=g, group_label=others[0].alias_or_name if others else g,
+                group_type=types[g], keys=keys)
 
 
 def answer(con, tree, epsilon, text: str, options=None, rng=None):
