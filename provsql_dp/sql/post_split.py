@@ -243,9 +243,8 @@ def _keys_left_out(sel: exp.Select, keys_sql: list[str]) -> bool:
     nothing after the release (no HAVING, ORDER BY, LIMIT): the routes release the statement
     as written (each key in the GROUP BY's order, then its aggregates in the select list's), and
     :func:`_projection` keeps the columns it names. The statement each route judges is then the
-    analyst's own, so its refusals are the same sentences: the quantile route's ``with GROUP BY
-    g, the select list is g and the quantile`` for ``SELECT MEDIAN(x) … GROUP BY g`` — a core
-    with the keys put back in front would be a statement it accepts, or refuses otherwise."""
+    analyst's own, so its refusals are the same sentences as without the projection (a core
+    with the keys put back in front would be a statement some route refuses otherwise)."""
     if any(sel.args.get(k) for k in ("having", "order", "limit", "offset", "fetch")):
         return False
     texts = [_body(i).sql(dialect="duckdb").lower() for i in sel.expressions]
