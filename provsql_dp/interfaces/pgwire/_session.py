@@ -235,6 +235,23 @@ class Session:
                                                "try again later") from None
 
     def _authenticate(self, user: str) -> str:
+        """:meth:`_scram`, its failures counted per client address and account name
+        (:class:`~provsql_dp.interfaces.web.login_limits.LoginLimits`, as the explorer's
+        sign-in): past 5 failures of either, the next attempt waits 1 s, doubling to 60 s,
+        refused at once before the exchange; the account's role."""
+        client = str(self.address[0]) if isinstance(self.address, tuple) else str(self.address)
+        wait = self.server.login_limits.begin(client, user)
+        if wait is not None:
+            raise _Refused(INVALID_AUTH, f"too many sign-ins from this address or for this "
+                                         f"account: try again in {max(1, round(wait))} s")
+        role = None
+        try:
+            role = self._scram(user)
+            return role
+        finally:
+            self.server.login_limits.end(client, user, ok=role is not None)
+
+    def _scram(self, user: str) -> str:
         """SCRAM-SHA-256 against the account's stored verifier; the account's role."""
         duck = self.server.engine.duck
         try:

@@ -21,6 +21,7 @@ import threading
 import time
 
 from ..._cancel import wait_ended
+from ..web.login_limits import LoginLimits
 from ._catalog import Replica
 from ._scram import tls_server_end_point
 from ._session import Session
@@ -61,6 +62,9 @@ class WireServer:
         self.channel_binding = getattr(tls, "channel_binding", None)
         self.max_sessions = max_sessions
         self.secret = secrets.token_bytes(32)  # for the decoy salts of unknown accounts
+        #: failed sign-ins: backoff per client address and account name; a pool's connections
+        #: from one address sign in together (16 at a time), 256 in all
+        self.login_limits = LoginLimits(per_client=16, max_running=256)
         self.replica = Replica()
         self._sessions: dict[int, Session] = {}
         self._lock = threading.Lock()

@@ -5,8 +5,9 @@ unlimited, a client could guess passwords as fast as the server hashes, and tie 
 doing so. :class:`LoginLimits` counts the failed attempts of each client address and of each
 account name; after :attr:`free` failures of either, the next attempt must wait ``base ·
 2^(failures − free)`` seconds (at most :attr:`cap`) after the last failure, and one made earlier
-is answered 429 with ``Retry-After`` before any hashing. A client has one attempt running at a
-time, and the server :attr:`max_running` in all (more: 429 at once). A success clears both
+is answered 429 with ``Retry-After`` before any hashing. A client has :attr:`per_client`
+attempts running at a time (the explorer: one; the wire server: a connection pool's few), and
+the server :attr:`max_running` in all (more: 429 at once). A success clears both
 counts; a count no failure renewed for :attr:`forget` seconds is dropped, and at most
 :attr:`max_keys` are kept (the oldest dropped first), so made-up names cannot fill the memory.
 The clock is injected (tests move it by hand: nothing is timed). Behind a proxy every client
@@ -44,11 +45,12 @@ class LoginLimits:
 
     def __init__(self, *, clock=time.monotonic, free: int = 5, base: float = 1.0,
                  cap: float = 60.0, forget: float = 900.0, max_keys: int = 10_000,
-                 max_running: int = 4):
+                 max_running: int = 4, per_client: int = 1):
         self.clock, self.free, self.base, self.cap = clock, free, base, cap
         self.forget, self.max_keys, self.max_running = forget, max_keys, max_running
+        self.per_client = per_client
         self._counts: dict[tuple[str, str], _Count] = {}
-        self._running: set[str] = set()
+        self._running: dict[str, int] = {}  # client -> attempts under way
         self._lock = threading.Lock()
 
     def _wait(self, key: tuple[str, str], now: float) -> float:
@@ -68,15 +70,18 @@ class LoginLimits:
             wait = max(self._wait(("client", client), now), self._wait(("user", user), now))
             if wait > 0:
                 return wait
-            if client in self._running or len(self._running) >= self.max_running:
-                return 1.0  # one attempt at a time per client, a few in all
-            self._running.add(client)
+            if (self._running.get(client, 0) >= self.per_client
+                    or sum(self._running.values()) >= self.max_running):
+                return 1.0  # a few attempts at a time per client, a few more in all
+            self._running[client] = self._running.get(client, 0) + 1
             return None
 
     def end(self, client: str, user: str, ok: bool) -> None:
         """The attempt :meth:`begin` let run is over: ``ok`` when the password was right."""
         with self._lock:
-            self._running.discard(client)
+            left = self._running.pop(client, 0) - 1
+            if left > 0:
+                self._running[client] = left
             keys = (("client", client), ("user", user))
             if ok:
                 for k in keys:

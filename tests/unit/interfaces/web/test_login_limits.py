@@ -101,3 +101,14 @@ def test_the_route_refuses_without_hashing(tmp_path, monkeypatch):
         assert r.status_code == 303 and len(hashed) == 3
     finally:
         app.state.engine.close()
+
+
+def test_per_client_lets_a_few_attempts_of_one_client_run_together():
+    limits = LoginLimits(clock=lambda: 0.0, per_client=2, max_running=3)
+    assert limits.begin("a", "x") is None and limits.begin("a", "y") is None
+    assert limits.begin("a", "z") == 1.0  # a third at once from one client
+    assert limits.begin("b", "x") is None and limits.begin("c", "x") == 1.0  # 3 in all
+    limits.end("a", "x", ok=True)
+    assert limits.begin("c", "x") is None and limits.begin("a", "z") == 1.0
+    limits.end("b", "x", ok=True)
+    assert limits.begin("a", "z") is None
