@@ -303,10 +303,13 @@ def _grouping(con, sel, item, info, lower, types, col, statistic) -> dict:
     if len(others) > 1 or others and (not isinstance(others[0].unalias(), exp.Column) or
                                       others[0].unalias().name.lower() != g.lower()):
         raise UnsupportedQueryError(f"with GROUP BY {g}, the select list is {g} and the "
-                                    "quantile")
+                                    f"{statistic} (or the {statistic} alone). Nothing was "
+                                    "charged")
     if g.lower() == col.lower():
-        raise UnsupportedQueryError(f"{statistic}({col}) GROUP BY {col}: grouping by the "
-                                    "quantile's own column releases each group's value")
+        raise UnsupportedQueryError(f"{statistic}({col}) GROUP BY {col}: grouping by "
+                                    f"{statistic}'s own column releases a function of each "
+                                    f"group's key alone; ask COUNT(*) … GROUP BY {col} "
+                                    "instead. Nothing was charged")
     decls = ColumnDeclarations(con._catalog)
     decl = decls.group_keys(info.schema, info.name, g)
     if decl is None:

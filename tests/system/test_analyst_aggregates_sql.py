@@ -212,3 +212,17 @@ def test_a_filter_on_a_single_table_statistic_is_its_where(con):
     cur = con.execute("SELECT MEDIAN(body_mass_g) FILTER (WHERE species = 'Gentoo') AS m "
                       "FROM penguins WITH EPSILON 1")
     assert cur.description[0][0] == "m" and cur.privacy.routes == ("quantile",)
+
+
+@pytest.mark.parametrize("fn", ["VAR_POP", "STDDEV", "MEDIAN"])
+def test_grouping_by_the_statistics_own_column_is_refused_in_its_words(con, fn):
+    """The variance route shares the quantile route's GROUP BY checks: a refusal names the
+    statistic asked for (it said "the quantile's own column" for a variance)."""
+    con.execute("SET GROUP KEYS ON penguins (body_mass_g) VALUES (3000, 4000)")
+    with pytest.raises(UnsupportedQueryError, match=f"{fn}(_SAMP)?\\(body_mass_g\\) GROUP BY "
+                       "body_mass_g: "
+                       f"grouping by {fn}(_SAMP)?'s own column .* Nothing was charged") as e:
+        con.execute(f"SELECT body_mass_g, {fn}(body_mass_g) FROM penguins GROUP BY body_mass_g "
+                    "WITH EPSILON 1")
+    assert "quantile" not in str(e.value) or fn == "MEDIAN"
+    assert budget(con) == "0"
