@@ -11,8 +11,14 @@ with DuckDB's guard rails (no external access, locked configuration, a memory li
 rebuilt when the schema changes. A catalog query DuckDB cannot answer there is refused with what
 failed.
 
-A few idioms of psql's queries that DuckDB does not parse are rewritten first (``OPERATOR(
-pg_catalog.~)`` → ``~``, ``COLLATE pg_catalog.default`` dropped).
+As everywhere on the analyst boundary, **the client's text never reaches DuckDB**, the replica's
+included: a catalog query is read by sqlglot (as PostgreSQL), must be one query that names only
+the catalog's relations and the table functions drivers use, and the replica runs the DuckDB text
+sqlglot emits for it, without comments (:func:`emitted`), read back and checked again. A query
+sqlglot cannot read is refused, naming what it could not read.
+
+A few idioms of psql's queries that neither parses as PostgreSQL reads them are rewritten first
+(``OPERATOR(pg_catalog.~)`` → ``~``, ``COLLATE pg_catalog.default`` dropped).
 
 >>> is_catalog_query("SELECT c.relname FROM pg_catalog.pg_class c"), is_catalog_query("SELECT 1")
 (True, False)
@@ -20,6 +26,8 @@ pg_catalog.~)`` → ``~``, ``COLLATE pg_catalog.default`` dropped).
 (True, False)
 >>> compatible("WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default")
 "WHERE c.relname ~ '^(t)$'"
+>>> emitted("SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname ~ '^t$' -- hi")
+"SELECT c.relname FROM pg_class AS c WHERE REGEXP_MATCHES(c.relname, '^t$')"
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from ...sql.catalog import SCHEMA
 from ...sql.cte_names import visible_ctes
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
 
-__all__ = ["is_catalog_query", "names_the_catalog", "compatible", "Replica"]
+__all__ = ["is_catalog_query", "names_the_catalog", "compatible", "emitted", "Replica"]
 
 _CATALOG = re.compile(
     r"\b(pg_catalog|information_schema)\s*\.|\bpg_(class|namespace|attribute|type|index|database|settings|"
@@ -106,14 +114,21 @@ def _names_a_database_table(stmt: str) -> bool:
     True
     """
     import sqlglot
-    from sqlglot import exp
 
     for pattern, repl in _REWRITES[:-1]:  # psql's idioms; a pg_catalog qualifier stays
         stmt = pattern.sub(repl, stmt)
     try:
         trees = sqlglot.parse(stmt, read="postgres")
     except sqlglot.errors.SqlglotError:
-        return False
+        return False  # not ours to judge: emitted() refuses what sqlglot cannot read
+    return _reads_the_database(trees)
+
+
+def _reads_the_database(trees) -> bool:
+    """Whether any of the sqlglot ``trees`` names a relation that is neither the catalog's nor a
+    visible CTE, or calls a table function the replica does not allow."""
+    from sqlglot import exp
+
     for tree in trees:
         if tree is None:
             continue
@@ -187,6 +202,68 @@ def compatible(stmt: str) -> str:
     return stmt
 
 
+def emitted(stmt: str) -> str:
+    """The DuckDB text the replica runs for the catalog query ``stmt``: ``stmt``'s PostgreSQL
+    idioms rewritten (:func:`compatible`), read by sqlglot as PostgreSQL, and emitted by sqlglot
+    for DuckDB without comments — so nothing the client wrote reaches DuckDB as written (a
+    backtick, a comment, a second statement). Refused (:class:`ProgrammingError`, nothing run)
+    unless it is one query whose unquoted names are PostgreSQL names and whose table functions
+    are those drivers use (checked on the tree read, and on the emitted text read back);
+    parameters (``$1``) stay parameters.
+
+    >>> emitted("SELECT 1 FROM pg_class `--`; DROP SCHEMA pgcompat CASCADE")
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.ProgrammingError: this catalog query could not be read as one PostgreSQL query: ` is not a name (quote names in double quotes, and send each statement on its own)
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    from ...errors import ProgrammingError
+
+    def refuse(why: str):
+        raise ProgrammingError(f"this catalog query could not be read as one PostgreSQL query: {why}")
+
+    try:
+        trees = [t for t in sqlglot.parse(compatible(stmt), read="postgres") if t is not None]
+    except sqlglot.errors.SqlglotError as e:
+        refuse(f"{str(e).splitlines()[0][:200]} (the server answers catalog queries it reads as "
+               "PostgreSQL)")
+    if len(trees) != 1 or not isinstance(trees[0], exp.Query):
+        kinds = ", ".join(type(t).__name__.upper() for t in trees) or "nothing"
+        refuse(f"it reads as {len(trees)} statement(s) ({kinds}): send each query on its own")
+    for ident in trees[0].find_all(exp.Identifier):
+        if not ident.quoted and not _NAME.fullmatch(ident.name):
+            refuse(f"{ident.name[:40]} is not a name (quote names in double quotes, and send each "
+                   "statement on its own)")
+    if (func := _replica_refuses(trees)) is not None:
+        refuse(f"it calls the table function {func}, which the server's catalog does not run "
+               f"(catalog queries may call {', '.join(sorted(_TABLE_FUNCTIONS))})")
+    sql = trees[0].sql(dialect="duckdb", comments=False)
+    try:  # our own text, read back: still one query, still no other table function
+        back = [t for t in sqlglot.parse(sql, read="duckdb") if t is not None]
+    except sqlglot.errors.SqlglotError:
+        back = []
+    if len(back) != 1 or not isinstance(back[0], exp.Query) or _replica_refuses(back) is not None:
+        refuse("its DuckDB form does not read back as one query of the catalog")
+    return sql
+
+
+#: an unquoted name as PostgreSQL reads it (letters, digits, ``_`` and ``$``, not first)
+_NAME = re.compile(r"[^\W\d]\w*(\$\w*)*")
+
+
+def _replica_refuses(trees) -> str | None:
+    """The first table function of ``trees`` the replica does not run, or None."""
+    from sqlglot import exp
+
+    for tree in trees:
+        for table in tree.find_all(exp.Table):
+            if isinstance(table.this, exp.Func) and not _replica_table_function(table.this):
+                return table.this.sql(dialect="postgres")[:60]
+    return None
+
+
 def _schema_of(duck) -> list[tuple]:
     return duck.execute(
         "SELECT table_schema, table_name, column_name, data_type, ordinal_position "
@@ -238,14 +315,16 @@ class Replica:
         return cur
 
     def run(self, cur, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
-        """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`); stopped after
-        :data:`CATALOG_SECONDS` (it reads no data: it takes milliseconds)."""
-        _one_query(cur, compatible(sql))
+        """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`), run as the
+        text :func:`emitted` makes of it; stopped after :data:`CATALOG_SECONDS` (it reads no
+        data: it takes milliseconds)."""
+        ours = emitted(sql)
+        _one_query(cur, ours)  # DuckDB reads our text as one query too
         timer = threading.Timer(CATALOG_SECONDS, cur.interrupt)
         timer.daemon = True
         timer.start()
         try:
-            res = cur.execute(compatible(sql), parameters)
+            res = cur.execute(ours, parameters)
             desc = res.description
             return desc, (res.fetchall() if desc else [])
         finally:
