@@ -265,11 +265,20 @@ def _replica_refuses(trees) -> str | None:
 
 
 def _schema_of(duck) -> list[tuple]:
-    return duck.execute(
-        "SELECT table_schema, table_name, column_name, data_type, ordinal_position "
-        "FROM information_schema.columns WHERE table_catalog = current_database() "
-        f"AND table_schema NOT IN ('{SCHEMA}', 'pg_catalog', 'information_schema') "
-        "ORDER BY table_schema, table_name, ordinal_position").fetchall()
+    """Each column of the database's tables (schema, table, column, type, position, nullable)
+    and, after them, each table's primary key (schema, table, its columns): public, as
+    ``DESCRIBE`` shows them to analysts."""
+    where = (f"database_name = current_database() AND schema_name NOT IN ('{SCHEMA}', "
+             "'pg_catalog', 'information_schema')")
+    columns = duck.execute(
+        "SELECT table_schema, table_name, column_name, data_type, ordinal_position, "
+        "is_nullable = 'YES' FROM information_schema.columns WHERE table_catalog = "
+        f"current_database() AND table_schema NOT IN ('{SCHEMA}', 'pg_catalog', "
+        "'information_schema') ORDER BY table_schema, table_name, ordinal_position").fetchall()
+    keys = duck.execute(
+        "SELECT schema_name, table_name, constraint_column_names FROM duckdb_constraints() "
+        f"WHERE constraint_type = 'PRIMARY KEY' AND {where} ORDER BY 1, 2").fetchall()
+    return columns + [("key", s, t, tuple(k)) for s, t, k in keys]
 
 
 def _ident(name: str) -> str:
@@ -287,8 +296,16 @@ class Replica:
     def _build(self, columns: list[tuple]):
         duck = duckdb.connect(":memory:")
         tables: dict[tuple[str, str], list[str]] = {}
-        for schema, table, column, dtype, _ in columns:
-            tables.setdefault((schema, table), []).append(f"{_ident(column)} {dtype}")
+        for row in columns:
+            if row[0] == "key" and len(row) == 4:  # a primary key (see _schema_of), after them
+                _, schema, table, key = row
+                if (schema, table) in tables:
+                    tables[(schema, table)].append(
+                        f"PRIMARY KEY ({', '.join(_ident(c) for c in key)})")
+                continue
+            schema, table, column, dtype, _, nullable = row
+            tables.setdefault((schema, table), []).append(
+                f"{_ident(column)} {dtype}{'' if nullable else ' NOT NULL'}")
         for schema in sorted({s for s, _ in tables}):
             duck.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema)}")
         for (schema, table), cols in tables.items():

@@ -80,3 +80,23 @@ def test_drivers_idioms_still_answer(replica):
                         "WHERE t.typname = 'int4'")[1]
     assert rep.run(cur, "SELECT * FROM generate_series(1, 2) g, pg_catalog.pg_type t LIMIT 1")[1]
     assert rep.run(cur, "select pg_catalog.version()")[1][0][0].startswith("PostgreSQL")
+
+
+def test_the_replica_keeps_not_null_and_primary_keys():
+    """Public schema facts (``DESCRIBE`` shows them to analysts): psql's ``\\d`` says "not
+    null" for a key column; no rows come with them."""
+    source = duckdb.connect()
+    source.execute("CREATE TABLE emp(id INT PRIMARY KEY, name VARCHAR NOT NULL, note VARCHAR)")
+    source.execute("CREATE TABLE pair(a INT, b INT, PRIMARY KEY (a, b))")
+    source.execute("INSERT INTO emp VALUES (1, 'ann', NULL)")
+    rep = Replica()
+    cur = rep.cursor(source)
+    _, rows = rep.run(cur, "SELECT column_name, is_nullable FROM information_schema.columns "
+                           "WHERE table_name = 'emp' ORDER BY ordinal_position")
+    assert rows == [("id", "NO"), ("name", "NO"), ("note", "YES")]
+    _, rows = rep.run(cur, "SELECT table_name, constraint_type FROM "
+                           "information_schema.table_constraints WHERE constraint_type = "
+                           "'PRIMARY KEY' ORDER BY 1")
+    assert rows == [("emp", "PRIMARY KEY"), ("pair", "PRIMARY KEY")]
+    assert rep.run(cur, "SELECT count(*) FROM emp")[1] == [(0,)]  # the schema, never the rows
+    cur.close()
