@@ -101,7 +101,15 @@ STATEMENTS = [
     # object-identifier types: names or numbers alike read as text (no object is looked up by them)
     *(f"CREATE TYPE {SCHEMA}.{t} AS VARCHAR" for t in ("regclass", "regtype", "regproc", "regnamespace",
                                                        "regrole", "regoper", "regconfig")),
-    f"CREATE VIEW {SCHEMA}.pg_index AS SELECT *, false AS indnullsnotdistinct FROM pg_catalog.pg_index",
+    f"CREATE VIEW {SCHEMA}.pg_index AS SELECT *, false AS indnullsnotdistinct FROM pg_catalog.pg_index "
+    "UNION ALL BY NAME SELECT oid AS indexrelid, conrelid AS indrelid, len(conkey) AS indnatts, "
+    "len(conkey) AS indnkeyatts, true AS indisunique, contype = 'p' AS indisprimary, false AS "
+    "indisexclusion, true AS indimmediate, false AS indisclustered, true AS indisvalid, false AS "
+    "indcheckxmin, true AS indisready, true AS indislive, false AS indisreplident, "
+    "list_transform(conkey, lambda k: (k + 1)::INTEGER) AS indkey, NULL::BIGINT[] AS "
+    "indcollation, NULL::BIGINT[] AS indclass, NULL::INTEGER[] AS indoption, NULL AS indexprs, "
+    "NULL AS indpred, false AS indnullsnotdistinct FROM pg_catalog.pg_constraint "
+    "WHERE contype IN ('p', 'u')",
     f"CREATE MACRO {SCHEMA}.to_regtype(x) AS (SELECT min(oid) FROM pg_catalog.pg_type WHERE typname = x)",
     f"CREATE MACRO {SCHEMA}.to_regclass(x) AS (SELECT min(oid) FROM pg_catalog.pg_class WHERE relname = x)",
     f"CREATE MACRO {SCHEMA}.pg_get_expr(x, y) AS NULL::VARCHAR, (x, y, z) AS NULL::VARCHAR",
@@ -114,6 +122,12 @@ STATEMENTS = [
     "10::BIGINT AS collowner, 'c' AS collprovider, true AS collisdeterministic, -1 AS collencoding, "
     "'C' AS collcollate, 'C' AS collctype FROM pg_catalog.pg_collation",
     f"CREATE VIEW {SCHEMA}.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> '{SCHEMA}'",
+    # PostgreSQL numbers a constraint's columns (conkey) as pg_attribute's attnum, from 1 (DuckDB
+    # from 0), and backs a primary key or UNIQUE constraint by an index of pg_index (conindid;
+    # DuckDB lists none): drivers' key reflection (SQLAlchemy's get_pk_constraint) joins them
+    f"CREATE VIEW {SCHEMA}.pg_constraint AS SELECT * REPLACE (list_transform(conkey, lambda k: "
+    "k + 1) AS conkey, CASE WHEN contype IN ('p', 'u') THEN oid ELSE 0 END AS conindid) "
+    "FROM pg_catalog.pg_constraint",
     f"CREATE VIEW {SCHEMA}.pg_tables AS SELECT * FROM pg_catalog.pg_tables WHERE schemaname <> '{SCHEMA}'",
     f"CREATE VIEW {SCHEMA}.pg_views AS SELECT * FROM pg_catalog.pg_views WHERE schemaname <> '{SCHEMA}'",
     f"CREATE VIEW {SCHEMA}.pg_roles AS SELECT 10::BIGINT AS oid, 'provsql_dp' AS rolname, false AS rolsuper, "

@@ -539,7 +539,7 @@ class Session:
             out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
             out.done = False
         for row in rows:
-            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v)
+            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o)
                                   for v, o, f in zip(row, oids, formats)]))
         return start + len(rows)
 

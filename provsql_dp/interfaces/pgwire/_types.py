@@ -5,10 +5,18 @@ them as it would a PostgreSQL server's (psycopg gives back ``int``, ``float``, `
 ``date``…). Parameters arrive in text or binary format with the client's OID (0: unspecified,
 read as text).
 
+A list of a scalar type (``INTEGER[]``, ``VARCHAR[]``, ``DATE[3]``…) is PostgreSQL's array of that
+type (``int4[]``, ``text[]``…), in its text (``{1,2,NULL}``) and binary formats; a list of lists,
+structs or maps is sent as JSON text.
+
 >>> type_oid("INTEGER"), type_oid("DECIMAL(10,2)"), type_oid("VARCHAR"), type_oid("STRUCT(a INT)")
 (23, 1700, 25, 25)
+>>> type_oid("INTEGER[]"), type_oid("VARCHAR[]"), type_oid("INTEGER[][]"), type_oid("STRUCT(a INT)[]")
+(1007, 1009, 25, 25)
 >>> encode_text(True), encode_text(2.5), encode_text(b"\\x01"), encode_text(None)
 (b't', b'2.5', b'\\\\x01', None)
+>>> encode_text([1, None, 3], 1007), encode_text(["a b", "", 'q"', "NULL", "x"], 1009)
+(b'{1,NULL,3}', b'{"a b","","q\\\\"","NULL",x}')
 >>> decode_param(23, b"42", 0), decode_param(20, (7).to_bytes(8, "big"), 1), decode_param(0, b"O'Hare", 0)
 (42, 7, "O'Hare")
 """
@@ -19,6 +27,7 @@ import datetime
 import decimal
 import json
 import math
+import re
 import struct
 import uuid
 
@@ -34,16 +43,55 @@ OIDS = {
     "INTERVAL": 1186, "UUID": 2950, "JSON": 114,
 }
 _SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1082: 4, 1083: 8, 1114: 8, 1184: 8, 2950: 16}
+#: element OID → the OID of PostgreSQL's array of it (pg_type's typarray)
+_ARRAYS = {16: 1000, 17: 1001, 21: 1005, 23: 1007, 20: 1016, 25: 1009, 700: 1021, 701: 1022,
+           1082: 1182, 1083: 1183, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
+           114: 199}
+_ELEMENTS = {a: e for e, a in _ARRAYS.items()}
 _EPOCH_DATE = datetime.date(2000, 1, 1)
 _EPOCH = datetime.datetime(2000, 1, 1)
 
 
 def type_oid(duck_type) -> int:
-    """The PostgreSQL OID for a DuckDB type (its name or type object); text for the rest."""
+    """The PostgreSQL OID for a DuckDB type (its name or type object); text for the rest (a
+    list of a scalar type: the array of its element's OID)."""
     name = str(duck_type).upper().strip('"')
     if name in OIDS:
         return OIDS[name]
+    if m := _LIST.fullmatch(name):  # of a scalar type named in OIDS (or a DECIMAL(p, s))
+        inner = m[1].strip()
+        element = OIDS.get("DECIMAL" if re.fullmatch(r"DECIMAL\(\d+,\s*\d+\)", inner) else inner)
+        return _ARRAYS.get(element, 25)
     return OIDS.get(name.split("(")[0].strip(), 25)
+
+
+_LIST = re.compile(r"(.+)\[\d*\]")  # LIST (T[]) or ARRAY (T[n]) of T
+
+
+def _array_text(v, element: int) -> bytes:
+    """PostgreSQL's text form of a one-dimensional array of ``element`` values."""
+    parts = []
+    for e in v:
+        if e is None:
+            parts.append("NULL")
+            continue
+        t = encode_text(e).decode()
+        if t == "" or t.upper() == "NULL" or any(c in t for c in '{}",\\') or \
+                any(c.isspace() for c in t):
+            t = '"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts.append(t)
+    return ("{" + ",".join(parts) + "}").encode()
+
+
+def _array_binary(v, element: int) -> bytes:
+    """PostgreSQL's binary form of a one-dimensional array (lower bound 1)."""
+    if not v:
+        return struct.pack("!iiI", 0, 0, element)
+    out = [struct.pack("!iiIii", 1, any(e is None for e in v), element, len(v), 1)]
+    for e in v:
+        b = encode_binary(e, element)
+        out.append(struct.pack("!i", -1) if b is None else struct.pack("!i", len(b)) + b)
+    return b"".join(out)
 
 
 def type_size(oid: int) -> int:
@@ -70,10 +118,12 @@ def _interval_text(v: datetime.timedelta) -> str:
     return f"{days}{sign if not v.days and secs else ''}{h:02d}:{m:02d}:{s:02d}{frac}"
 
 
-def encode_text(v) -> bytes | None:
-    """A value in PostgreSQL's text format (None: SQL NULL)."""
+def encode_text(v, oid: int | None = None) -> bytes | None:
+    """A value in PostgreSQL's text format (None: SQL NULL; ``oid`` an array's: its text form)."""
     if v is None:
         return None
+    if oid in _ELEMENTS and isinstance(v, (list, tuple)):
+        return _array_text(v, _ELEMENTS[oid])
     if isinstance(v, bool):
         return b"t" if v else b"f"
     if isinstance(v, float):
@@ -95,6 +145,8 @@ def encode_binary(v, oid: int) -> bytes | None:
     """A value in PostgreSQL's binary format for the common OIDs (others: text's bytes)."""
     if v is None:
         return None
+    if oid in _ELEMENTS and isinstance(v, (list, tuple)):
+        return _array_binary(v, _ELEMENTS[oid])
     if oid == 16:
         return b"\1" if v else b"\0"
     if oid in (21, 23, 20):

@@ -70,7 +70,7 @@ def test_numeric_binary_and_text_parameters():
     assert decode_param(16, b"t", 0) is True and decode_param(0, b"x'; DROP", 0) == "x'; DROP"
     assert encode_text(float("inf")) == b"Infinity" and encode_text(datetime.timedelta(days=1, seconds=5)) \
         == b"1 days 00:00:05"
-    assert type_oid("TIMESTAMP WITH TIME ZONE") == 1184 and type_oid("INTEGER[]") == 25
+    assert type_oid("TIMESTAMP WITH TIME ZONE") == 1184 and type_oid("INTEGER[]") == 1007 and type_oid("INTEGER[][]") == 25
 
 
 def test_sqlstate_of_each_error_class():
