@@ -58,3 +58,19 @@ def test_sqlalchemy_reflects_primary_keys(server):
         assert cols == {"id": False, "dept": True, "salary": True}
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_a_list_parameter_is_an_array(server, binary):
+    """psycopg sends a Python list as a typed array parameter (``int2[]``, ``text[]`` in the
+    binary format, ``%b``): it arrives as a list (it arrived as the text ``'{1,2}'``), so
+    ``x = ANY(%s)`` works as in PostgreSQL. (A list of strings in the text format psycopg sends
+    untyped, OID 0, leaving the type to PostgreSQL's inference: it arrives as text.)"""
+    mark = "%b" if binary else "%s"
+    with psycopg.connect(dsn(server, "cu"), autocommit=True) as c:
+        cur = c.cursor(binary=binary)
+        assert cur.execute(f"SELECT x FROM pub WHERE x = ANY({mark}) ORDER BY x",
+                           [[3, 1, 2999]]).fetchall() == [(1,), (3,), (2999,)]
+        assert cur.execute("SELECT name FROM depts WHERE name = ANY(%b) ORDER BY 1",
+                           [["d1", "d2", 'no "such", dept', None]]).fetchall() == [("d1",), ("d2",)]
+        assert cur.execute(f"SELECT {mark}::INTEGER[] AS a", [[5, None]]).fetchone() == ([5, None],)

@@ -215,10 +215,64 @@ def _numeric_binary(data: bytes) -> decimal.Decimal:
     return -value if sign == 0x4000 else value
 
 
+def _array_param(oid: int, data: bytes, fmt: int) -> list:
+    """A one-dimensional array parameter as a list of its elements' values (``fmt``: 0 text
+    ``{1,NULL,"a b"}``, 1 binary); a ValueError for anything else (several dimensions; the caller names the parameter)."""
+    element = _ELEMENTS[oid]
+    if fmt == 1:
+        ndim, _, _ = struct.unpack("!iiI", data[:12])
+        if ndim == 0:
+            return []
+        if ndim != 1:
+            raise ValueError(f"an array parameter of {ndim} dimensions: send one dimension")
+        n, _ = struct.unpack("!ii", data[12:20])
+        out, pos = [], 20
+        for _ in range(n):
+            (size,) = struct.unpack("!i", data[pos:pos + 4])
+            pos += 4
+            out.append(None if size < 0 else decode_param(element, data[pos:pos + size], 1))
+            pos += max(size, 0)
+        return out
+    text = data.decode()
+    if not (text.startswith("{") and text.endswith("}")):
+        raise ValueError(f"array parameter {text[:40]!r} is not {{…}}")
+    items, i, body = [], 0, text[1:-1]
+    while i < len(body):
+        if body[i] == '"':
+            j, value = i + 1, []
+            while body[j] != '"':
+                if body[j] == "\\":
+                    j += 1
+                value.append(body[j])
+                j += 1
+            items.append(decode_param(element, "".join(value).encode(), 0))
+            i = j + 1
+        else:
+            j = body.find(",", i)
+            j = len(body) if j < 0 else j
+            word = body[i:j].strip()
+            if word.startswith("{"):
+                raise ValueError("an array parameter of several dimensions: send one")
+            items.append(None if word.upper() == "NULL" else decode_param(element, word.encode(), 0))
+            i = j
+        if i < len(body) and body[i] == ",":
+            i += 1
+    return items
+
+
 def decode_param(oid: int, data: bytes | None, fmt: int):
-    """A bound parameter as a Python value (its OID tells how; 0 or a text type: a string)."""
+    """A bound parameter as a Python value (its OID tells how; 0 or a text type: a string; an
+    array OID: a list).
+
+    >>> decode_param(1007, b"{1,NULL,3}", 0), decode_param(1009, b'{"a b",x,"q\\\\"",""}', 0)
+    ([1, None, 3], ['a b', 'x', 'q"', ''])
+    >>> decode_param(1007, encode_binary([1, None, 3], 1007), 1)
+    [1, None, 3]
+    """
     if data is None:
         return None
+    if oid in _ELEMENTS:
+        return _array_param(oid, bytes(data), fmt)
     if fmt == 1:
         if oid in (21, 23, 20):
             return struct.unpack({2: "!h", 4: "!i", 8: "!q"}[len(data)], data)[0]
