@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import uuid
+from functools import lru_cache
 
 from sqlglot import exp
 
@@ -56,18 +57,37 @@ def plan_types(node) -> dict:
         return plan_types(node.child)
     if isinstance(node, Join):
         return {**plan_types(node.left), **plan_types(node.right)}
-    if isinstance(node, Project):
+    if isinstance(node, Project):  # a column passed through keeps its type; the rest is bound
         inner = plan_types(node.child)
-        try:
-            return {**inner, **dict(zip(node.ids, expression_types(node.exprs, inner)))}
-        except Exception:  # noqa: BLE001 - an untyped column: the value decides (typed_keys)
-            return inner
+        out = dict(inner)
+        bound = []
+        for i, e in zip(node.ids, node.exprs):
+            if isinstance(e, exp.Column) and not e.table and e.name in inner:
+                out[i] = inner[e.name]
+            else:
+                bound.append((i, e))
+        if bound:
+            exprs = tuple(e for _, e in bound)
+            used = {c.name for e in exprs for c in e.find_all(exp.Column)}
+            typed = _bound_types(exprs, tuple(sorted((c, inner.get(c)) for c in used)))
+            out.update((i, t) for (i, _), t in zip(bound, typed) if t is not None)
+        return out
     if isinstance(node, Union):
         return dict(zip(node.ids, plan_types(node.inputs[0]).values()))
     out = {}
     for c in getattr(node, "children", ()):
         out.update(plan_types(c))
     return out
+
+
+@lru_cache(maxsize=512)
+def _bound_types(exprs: tuple, inputs: tuple) -> tuple:
+    """The types of computed expressions over columns of the types ``inputs`` (kept: a release's
+    statement is typed once, not at each release), Nones where they cannot be typed."""
+    try:
+        return expression_types(exprs, {c: t for c, t in inputs if t is not None})
+    except Exception:  # noqa: BLE001 - an untyped column: the value decides (typed_keys)
+        return (None,) * len(exprs)
 
 
 def plan_key_types(plan) -> list:
