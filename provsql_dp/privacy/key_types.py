@@ -23,7 +23,8 @@ returned.
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
 >>> _ = con.execute("CREATE TABLE t(id INT PRIMARY KEY, g INT, d DATE)")
->>> _ = con.execute("INSERT INTO t SELECT i, i % 3, DATE '2020-01-01' + (i % 2)::INT FROM range(90) r(i)")
+>>> _ = con.execute("INSERT INTO t SELECT i, i % 3, DATE '2020-01-01' + (i % 2)::INT "
+...                 "FROM range(90) r(i)")
 >>> _ = con.execute("PROTECT TABLE t; SET PRIVACY BUDGET 5")
 >>> _ = con.execute("SET GROUP KEYS ON t (g) VALUES (0, 1, 2)")
 >>> _ = con.execute("SET GROUP KEYS ON t (d) VALUES ('2020-01-01', '2020-01-02')")
@@ -48,6 +49,7 @@ from ..sql.plan import Aggregate, Aggregates, Distinct, Filter, Join, Project, S
 
 __all__ = ["plan_types", "plan_key_types", "one_table_key_types", "typed_keys", "fits",
            "value_type"]
+
 
 def plan_types(node) -> dict:
     """The DuckDB type of every id of a plan (scans' declared types, projections typed)."""

@@ -21,7 +21,8 @@ TABLES = [
     "CREATE TABLE pub(code INT, name VARCHAR)",
     "INSERT INTO pub VALUES (0, 'zero'), (1, 'one'), (2, 'two')",
     "CREATE TABLE o(oid INT PRIMARY KEY, tid INT REFERENCES t(id), amount DOUBLE, day DATE)",
-    "INSERT INTO o SELECT i, i % 600, i % 7, DATE '2021-01-01' + (i % 3)::INT FROM range(1500) r(i)",
+    "INSERT INTO o SELECT i, i % 600, i % 7, DATE '2021-01-01' + (i % 3)::INT "
+    "FROM range(1500) r(i)",
     "CREATE TABLE q(id INT PRIMARY KEY, p INT)",
     "INSERT INTO q SELECT i, i % 3 FROM range(300) r(i)",
 ]
