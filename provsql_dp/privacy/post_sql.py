@@ -62,7 +62,7 @@ from ..sql.scalar import scalar_expression
 from ..sql.size_model import RowBudget
 from ..sql.total import make_total
 from .intervals import covers, interval_of
-from .key_types import one_table_key_types, plan_key_types
+from .key_types import one_table_key_types, plan_key_types, typed_keys
 
 __all__ = ["CompiledPost", "compile_post", "prepare_post", "apply_post", "PostRelease",
            "explain_row"]
@@ -82,14 +82,15 @@ class CompiledPost:
 
 
 def _released_types(post: Post, plan, key_types: dict | None = None) -> dict:
-    """Column → DuckDB type of the ``released`` table: the keys' types from the plan
-    (:func:`.key_types.plan_key_types`; without one, ``key_types``:
-    :func:`.key_types.one_table_key_types`), COUNT BIGINT, every other aggregate DOUBLE."""
+    """Column → DuckDB type of the ``released`` table: the keys' types ``key_types`` (the
+    policy route's labels, :func:`prepare_post`; without a plan,
+    :func:`.key_types.one_table_key_types`), else from the plan
+    (:func:`.key_types.plan_key_types`), COUNT BIGINT, every other aggregate DOUBLE."""
     first = plan.parts[0] if isinstance(plan, Aggregates) else plan
     types = dict(key_types or {})
     if isinstance(first, Aggregate):
         for i, t in enumerate(plan_key_types(plan)):
-            types[f"__k{i}"] = t or "VARCHAR"
+            types.setdefault(f"__k{i}", t or "VARCHAR")
         kinds = ([first.kind] if isinstance(plan, Aggregate)
                  else [c.kind if c.kind == "avg" else plan.parts[c.parts[0]].kind
                        for c in plan.columns])
@@ -143,7 +144,9 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
     """``post`` compiled for the statement ``st`` (a routing ``Statement`` of the core query)
     whose route is ``route``; None without post-processing. A quantile route's plan is not
     built (its aggregate is no COUNT or SUM), nor a variance route's: their values are typed
-    DOUBLE. A projection of the statement as written (``post.as_written``: a GROUP BY key left
+    DOUBLE. The policy route's keys are typed as its answer describes them
+    (:func:`.key_types.typed_keys` over its public labels: a bin's lower edge 2.5 of an INTEGER
+    column is a DOUBLE). A projection of the statement as written (``post.as_written``: a GROUP BY key left
     out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under ``DELTA``, ``MIN``)
     is left to the release, which refuses it in its own words, as without the projection."""
     if post is None:
@@ -155,8 +158,13 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
         except (UnsupportedQueryError, ProgrammingError):
             if not post.as_written:
                 raise
-    return compile_post(post, plan, None if plan is not None else
-                        one_table_key_types(st.con, st.query))
+    if plan is None:
+        return compile_post(post, plan, one_table_key_types(st.con, st.query))
+    if route is not None and route.name == "policy":  # keys: its bins' labels, public already
+        prep = st.policy
+        labels = typed_keys(plan, prep.desc, prep.labels)[:len(plan_key_types(plan))]
+        return compile_post(post, plan, {f"__k{i}": t for i, (_, t) in enumerate(labels)})
+    return compile_post(post, plan)
 
 
 def _analyst_words(message: str, post: Post) -> str:

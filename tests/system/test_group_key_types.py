@@ -154,3 +154,29 @@ def test_refusals_leave_the_ledger_as_it_was_and_the_next_answer_is_typed():
     assert con.execute("SHOW PRIVACY BUDGET").fetchall() == before
     cur = con.execute("SELECT g, COUNT(*) FROM t GROUP BY g WITH EPSILON 1")
     assert str(cur.description[0][1]) == "INTEGER" and cur.fetchall()[0][0] == 0
+
+
+def test_a_policy_bin_edge_is_not_rounded_by_post_processing():
+    """The policy route labels a bin by its lower edge: 2.5 on an INTEGER column under a
+    WIDTH 2.5 domain. Post-processing (an alias, ORDER BY) typed its key INTEGER from the plan
+    and returned 2 and 8 for the edges 2.5 and 7.5; it now types it from the route's public
+    labels, as the answer without post-processing is described."""
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE p(id INT PRIMARY KEY, age INT)")
+    con.execute("INSERT INTO p SELECT i, i % 10 FROM range(500) r(i)")
+    con.execute("PROTECT TABLE p; SET PRIVACY BUDGET 100")
+    con.execute("CREATE POLICY al ON p (age) AS LINE DOMAIN [0, 10) WIDTH 2.5 BOUNDED")
+    plain = con.execute("SELECT age, COUNT(*) FROM p GROUP BY age WITH EPSILON 1")
+    assert [r[0] for r in plain.fetchall()] == [0, 2.5, 5, 7.5]
+    assert str(plain.description[0][1]) == "DOUBLE"
+    for sql in ("SELECT age AS a, COUNT(*) FROM p GROUP BY age WITH EPSILON 1",
+                "SELECT age, COUNT(*) FROM p GROUP BY age ORDER BY age DESC WITH EPSILON 1"):
+        cur = con.execute(sql)
+        assert sorted(r[0] for r in cur.fetchall()) == [0, 2.5, 5, 7.5]
+        assert str(cur.description[0][1]) == "DOUBLE"
+    con.execute("CREATE TABLE q(id INT PRIMARY KEY, age INT)")  # whole edges: INTEGER
+    con.execute("INSERT INTO q SELECT i, i % 10 FROM range(500) r(i)")
+    con.execute("PROTECT TABLE q")
+    con.execute("CREATE POLICY ql ON q (age) AS LINE DOMAIN [0, 10) WIDTH 5 BOUNDED")
+    cur = con.execute("SELECT age AS a, COUNT(*) FROM q GROUP BY age WITH EPSILON 1")
+    assert [r[0] for r in cur.fetchall()] == [0, 5] and str(cur.description[0][1]) == "INTEGER"
