@@ -146,9 +146,10 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
     built (its aggregate is no COUNT or SUM), nor a variance route's: their values are typed
     DOUBLE. The policy route's keys are typed as its answer describes them
     (:func:`.key_types.typed_keys` over its public labels: a bin's lower edge 2.5 of an INTEGER
-    column is a DOUBLE). A projection of the statement as written (``post.as_written``: a GROUP BY key left
-    out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under ``DELTA``, ``MIN``)
-    is left to the release, which refuses it in its own words, as without the projection."""
+    column is a DOUBLE). A projection of the statement as written (``post.as_written``: a
+    GROUP BY key left out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under
+    ``DELTA``, ``MIN``) is left to the release, which refuses it in its own words, as without
+    the projection."""
     if post is None:
         return None
     plan = None
