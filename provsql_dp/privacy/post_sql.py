@@ -55,14 +55,14 @@ import duckdb
 from sqlglot import exp
 
 from ..errors import DataError, InternalError, ProgrammingError, UnsupportedQueryError
-from ..sql._typing import expression_types
-from ..sql.plan import Aggregate, Aggregates, Distinct, Filter, Join, Project, Scan, Union
+from ..sql.plan import Aggregate, Aggregates
 from ..sql.post_split import Post
 from ..sql.scope import Scope, Source
 from ..sql.scalar import scalar_expression
 from ..sql.size_model import RowBudget
 from ..sql.total import make_total
 from .intervals import covers, interval_of
+from .key_types import one_table_key_types, plan_key_types, typed_keys
 
 __all__ = ["CompiledPost", "compile_post", "prepare_post", "apply_post", "PostRelease",
            "explain_row"]
@@ -81,39 +81,16 @@ class CompiledPost:
     types: dict
 
 
-def _plan_types(node) -> dict:
-    """The DuckDB type of every id of a plan (scans' declared types, projections typed)."""
-    if isinstance(node, Scan):
-        return dict(zip(node.ids, node.types)) if node.types else {}
-    if isinstance(node, (Filter, Distinct)):
-        return _plan_types(node.child)
-    if isinstance(node, Join):
-        return {**_plan_types(node.left), **_plan_types(node.right)}
-    if isinstance(node, Project):
-        inner = _plan_types(node.child)
-        try:
-            return {**inner, **dict(zip(node.ids, expression_types(node.exprs, inner)))}
-        except Exception:  # noqa: BLE001 - an untyped column: the value decides below
-            return inner
-    if isinstance(node, Union):
-        return dict(zip(node.ids, _plan_types(node.inputs[0]).values()))
-    children = getattr(node, "children", ())
-    out = {}
-    for c in children:
-        out.update(_plan_types(c))
-    return out
-
-
 def _released_types(post: Post, plan, key_types: dict | None = None) -> dict:
-    """Column → DuckDB type of the ``released`` table: the keys' types from the plan (without
-    one, ``key_types``: :func:`_one_table_key_types`), COUNT BIGINT, every other aggregate
-    DOUBLE."""
+    """Column → DuckDB type of the ``released`` table: the keys' types ``key_types`` (the
+    policy route's labels, :func:`prepare_post`; without a plan,
+    :func:`.key_types.one_table_key_types`), else from the plan
+    (:func:`.key_types.plan_key_types`), COUNT BIGINT, every other aggregate DOUBLE."""
     first = plan.parts[0] if isinstance(plan, Aggregates) else plan
     types = dict(key_types or {})
     if isinstance(first, Aggregate):
-        known = _plan_types(first.child)
-        for i, kid in enumerate(first.group_by):
-            types[f"__k{i}"] = known.get(kid) or "VARCHAR"
+        for i, t in enumerate(plan_key_types(plan)):
+            types.setdefault(f"__k{i}", t or "VARCHAR")
         kinds = ([first.kind] if isinstance(plan, Aggregate)
                  else [c.kind if c.kind == "avg" else plan.parts[c.parts[0]].kind
                        for c in plan.columns])
@@ -125,30 +102,6 @@ def _released_types(post: Post, plan, key_types: dict | None = None) -> dict:
         kind = kinds[j] if j < len(kinds) else ""
         types[f"__a{j}"] = "BIGINT" if kind == "count" else "DOUBLE"
     return types
-
-
-def _one_table_key_types(con, query) -> dict:
-    """The released keys' types ``__k{i}`` of a statement planned by no plan (the quantile and
-    variance routes read one table): each GROUP BY key typed over the columns of the one table
-    of its FROM; a key that cannot be typed so is left out (VARCHAR, as before)."""
-    src = query.args.get("from_") or query.args.get("from")
-    table = src.this if src is not None else None
-    group = query.args.get("group")
-    if not isinstance(table, exp.Table) or query.args.get("joins") or group is None:
-        return {}
-    info = con._catalog.find_table([table.catalog, table.db, table.name])
-    if info is None:
-        return {}
-    columns = {c.lower(): t for c, t in zip(info.columns, info.types)}
-    out = {}
-    for i, key in enumerate(group.expressions):
-        bare = key.transform(lambda n: exp.column(n.name.lower()) if isinstance(n, exp.Column)
-                             else n)
-        try:
-            out[f"__k{i}"] = expression_types([bare], columns)[0]
-        except Exception:  # noqa: BLE001 - an alias, a function it cannot type: VARCHAR
-            continue
-    return out
 
 
 def compile_post(post: Post, plan, key_types: dict | None = None) -> CompiledPost:
@@ -191,9 +144,12 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
     """``post`` compiled for the statement ``st`` (a routing ``Statement`` of the core query)
     whose route is ``route``; None without post-processing. A quantile route's plan is not
     built (its aggregate is no COUNT or SUM), nor a variance route's: their values are typed
-    DOUBLE. A projection of the statement as written (``post.as_written``: a GROUP BY key left
-    out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under ``DELTA``, ``MIN``)
-    is left to the release, which refuses it in its own words, as without the projection."""
+    DOUBLE. The policy route's keys are typed as its answer describes them
+    (:func:`.key_types.typed_keys` over its public labels: a bin's lower edge 2.5 of an INTEGER
+    column is a DOUBLE). A projection of the statement as written (``post.as_written``: a
+    GROUP BY key left out) refuses nothing here: a plan the planner refuses (``MEDIAN`` under
+    ``DELTA``, ``MIN``) is left to the release, which refuses it in its own words, as without
+    the projection."""
     if post is None:
         return None
     plan = None
@@ -203,8 +159,13 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
         except (UnsupportedQueryError, ProgrammingError):
             if not post.as_written:
                 raise
-    return compile_post(post, plan, None if plan is not None else
-                        _one_table_key_types(st.con, st.query))
+    if plan is None:
+        return compile_post(post, plan, one_table_key_types(st.con, st.query))
+    if route is not None and route.name == "policy":  # keys: its bins' labels, public already
+        prep = st.policy
+        labels = typed_keys(plan, prep.desc, prep.labels)[:len(plan_key_types(plan))]
+        return compile_post(post, plan, {f"__k{i}": t for i, (_, t) in enumerate(labels)})
+    return compile_post(post, plan)
 
 
 def _analyst_words(message: str, post: Post) -> str:

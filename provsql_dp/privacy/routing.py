@@ -75,6 +75,7 @@ from .explain_r2t import r2t_row
 from .explain_policy import policy_rows
 from .explain_route import with_route
 from .fast_path import laplace_applies
+from .key_types import typed_keys
 from .kstar_route import star_shape
 from .ktriangle_route import triangle_shape
 from .postprocess import post_process, raw_option
@@ -295,7 +296,10 @@ def release(st: Statement, epsilon, text: str, *, raw: bool = False, rng=None, r
 
 
 def _served(plan, desc, rows, info, raw):
+    """Every route answering a plan ends here: its COUNTs post-processed, its GROUP BY keys
+    described by their types (:func:`.key_types.typed_keys`; the routes leave them VARCHAR)."""
     desc, rows, info = post_process(plan, desc, rows, info, raw)  # free: post-processing
+    desc = typed_keys(plan, desc, rows)  # the description only: the values stay
     k = len(info.columns) or 1
     return desc, rows, replace(info, value_names=tuple(c[0] for c in desc[-k:]))
 

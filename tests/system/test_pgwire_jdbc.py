@@ -93,3 +93,14 @@ def test_jdbc_fetch_size_reads_a_large_result_in_batches(client, server):
     assert lines[0] == "COUNTED 25003 LAST 25002"
     lines = run(client, server, "ann", "SELECT x FROM pub ORDER BY x", fetch=7)
     assert lines[0] == "COUNTED 3000 LAST 2999"
+
+
+def test_jdbc_a_private_group_by_key_has_its_type_in_text_and_binary(client, server):
+    # a key from a public table's INTEGER column: int4, not text (the routes said VARCHAR); the
+    # seventh run is server-prepared and reads it in binary
+    statement = ("SELECT depts.floor, COUNT(*) AS n FROM emp JOIN depts ON depts.name = emp.dept "
+                 "GROUP BY depts.floor WITH EPSILON 0.1")
+    for repeat in (1, 7):
+        lines = run(client, server, "bob", statement, repeat=repeat)
+        assert lines[0] == "COLUMNS floor:int4 n:int8 n_low:float8 n_high:float8"
+        assert [x.split()[1] for x in lines[1:3]] == ["1", "2"]
