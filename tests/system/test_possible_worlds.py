@@ -14,6 +14,7 @@ import random
 from collections import Counter
 
 import pytest
+from conftest import insert_rows
 
 import provsql_dp
 
@@ -63,34 +64,27 @@ QUERIES = [
 ]
 
 
-def _insert(duck, table: str, rows: list) -> None:
-    """All of ``rows`` in one INSERT statement."""
-    if rows:
-        marks = ", ".join("(" + ", ".join("?" * len(rows[0])) + ")" for _ in rows)
-        duck.execute(f"INSERT INTO {table} VALUES {marks}", [v for r in rows for v in r])
-
-
 def make_db(seed: int):
     rng = random.Random(seed)
     con = provsql_dp.connect(":memory:")
     duck = con._duck  # the data in plain DuckDB (what it holds, not how, is under test)
     n_person = rng.randint(3, 7)
     duck.execute("CREATE TABLE person(id INTEGER PRIMARY KEY, city VARCHAR, age INTEGER)")
-    _insert(duck, "person", [[i, rng.choice(CITIES), rng.randint(0, 9)]
+    insert_rows(duck, "person", [[i, rng.choice(CITIES), rng.randint(0, 9)]
                              for i in range(1, n_person + 1)])
     duck.execute("CREATE TABLE edge(src INTEGER, dst INTEGER, w INTEGER)")
     ids = list(range(1, n_person + 3))  # a few owners with no person row
-    _insert(duck, "edge", [[rng.choice(ids), rng.choice(ids), rng.choice([None, 1, 2, 3, 4, 5])]
+    insert_rows(duck, "edge", [[rng.choice(ids), rng.choice(ids), rng.choice([None, 1, 2, 3, 4, 5])]
                            for _ in range(rng.randint(2, 9))])
     duck.execute("CREATE TABLE item(name VARCHAR, owner INTEGER, price INTEGER)")
-    _insert(duck, "item", [[rng.choice(NAMES), rng.choice(ids), rng.randint(-3, 9)]
+    insert_rows(duck, "item", [[rng.choice(NAMES), rng.choice(ids), rng.randint(-3, 9)]
                            for _ in range(rng.randint(1, 7))])
     duck.execute("CREATE TABLE link(a INTEGER, b INTEGER, w INTEGER, PRIMARY KEY (a, b))")
     pairs = {(rng.choice(ids), rng.choice(ids)) for _ in range(rng.randint(2, 10))}
-    _insert(duck, "link", [[a_, b_, rng.randint(0, 9)] for a_, b_ in sorted(pairs)])
+    insert_rows(duck, "link", [[a_, b_, rng.randint(0, 9)] for a_, b_ in sorted(pairs)])
     duck.execute("CREATE TABLE visit(person INTEGER, place VARCHAR, PRIMARY KEY (person, place))")
     visits = {(rng.choice(ids), rng.choice(NAMES)) for _ in range(rng.randint(1, 8))}
-    _insert(duck, "visit", [list(v_) for v_ in sorted(visits)])
+    insert_rows(duck, "visit", [list(v_) for v_ in sorted(visits)])
     duck.execute("CREATE TABLE pub(k INTEGER, label VARCHAR)")
     duck.execute("INSERT INTO pub VALUES (0, 'a'), (1, 'b'), (1, 'b'), (2, 'zz')")
     con.execute("PROTECT TABLE person")
