@@ -83,8 +83,8 @@ def _spark_ansi_kept(request):
 # ---------------------------------------------------------------------- rows in one statement
 def insert_rows(duck, table: str, rows) -> None:
     """``rows`` (sequences in column order) into ``table`` of the DuckDB connection ``duck`` by
-    INSERTs of a thousand rows each, the values bound as parameters (exactly as
-    ``executemany`` binds them, several times faster than its one statement a row)::
+    INSERTs of a thousand rows each, the values bound as parameters as ``executemany`` binds
+    them (several times faster than its one statement a row)::
 
         >>> import duckdb
         >>> duck = duckdb.connect()
@@ -189,9 +189,8 @@ def breadth(quick: int, full: int, *positional, settings: dict | None = None, **
     step, ``[full]`` (marked slow: CI's second step) draws ``full``, the breadth it had. It
     replaces ``@settings(max_examples=full, ...)`` and ``@given(**strategies)``; ``settings``
     are the other settings (default: no deadline, the too_slow health check off); ``@example``s
-    below it run in both. The test's
-    other arguments are pytest fixtures or parameters, as with ``@given`` (whose positional
-    strategies, ``positional`` here, draw the last arguments)::
+    below it run in both. The test's other arguments are pytest fixtures or parameters, as with
+    ``@given`` (whose positional strategies, ``positional`` here, draw the last arguments)::
 
         @breadth(4, 20, seed=st.integers(0, 2**31))
         def test_sorted_is_idempotent(seed):
