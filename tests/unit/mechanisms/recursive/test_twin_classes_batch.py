@@ -11,6 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from conftest import breadth
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from recursive_testkit import make_kr
 
@@ -86,6 +87,10 @@ def k_relations(draw):
         anns.append([mono()])
         ws.append(draw(weights))
     return make_kr(anns, ws, n_participants=n + 1)
+
+
+#: the twin-class property tests' settings (test_twin_colour_gate uses them too)
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @breadth(30, 150, k_relations(), st.sampled_from([1, 5, 10_000]))
