@@ -80,6 +80,26 @@ def _spark_ansi_kept(request):
         session.conf.set("spark.sql.ansi.enabled", before)
 
 
+# ---------------------------------------------------------------------- rows in one statement
+def insert_rows(duck, table: str, rows) -> None:
+    """``rows`` (sequences in column order) into ``table`` of the DuckDB connection ``duck`` by
+    INSERTs of a thousand rows each, the values bound as parameters as ``executemany`` binds
+    them (several times faster than its one statement a row)::
+
+        >>> import duckdb
+        >>> duck = duckdb.connect()
+        >>> _ = duck.execute("CREATE TABLE t(k INT, x DOUBLE)")
+        >>> insert_rows(duck, "t", [(1, -0.0), (2, None)])
+        >>> duck.execute("SELECT * FROM t").fetchall()
+        [(1, -0.0), (2, None)]
+    """
+    rows = [list(r) for r in rows]
+    for start in range(0, len(rows), 1000):
+        part = rows[start:start + 1000]
+        marks = ", ".join("(" + ", ".join("?" * len(part[0])) + ")" for _ in part)
+        duck.execute(f"INSERT INTO {table} VALUES {marks}", [v for r in part for v in r])
+
+
 # ---------------------------------------------------------------------- people ⋈ visits
 def _build_people_visits(people, visits, *, people_columns="id INT PRIMARY KEY, age INT, city VARCHAR",
                          visits_columns="pid INT, day INT, amount DOUBLE", path=":memory:",
@@ -95,10 +115,7 @@ def _build_people_visits(people, visits, *, people_columns="id INT PRIMARY KEY, 
     con.execute(f"CREATE TABLE people({people_columns})")
     con.execute(f"CREATE TABLE visits({visits_columns})")
     for table, rows in (("people", people), ("visits", visits)):
-        rows = [list(r) for r in rows]
-        if rows:
-            marks = ", ".join("?" * len(rows[0]))
-            con._duck.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        insert_rows(con._duck, table, rows)
     for stmt in before_protect:
         con.execute(stmt)
     con.execute("PROTECT TABLE people")
@@ -164,3 +181,55 @@ def declared_state(con) -> tuple:
                                                  "SHOW GROUP KEYS", "SHOW POLICIES")],
             con.execute("SELECT * FROM _provsql_dp.ledger ORDER BY id").fetchall(),
             con.execute("SELECT * FROM _provsql_dp.budget ORDER BY ALL").fetchall())
+
+
+# ---------------------------------------------------------------------- hypothesis breadth
+def breadth(quick: int, full: int, *positional, settings: dict | None = None, **strategies):
+    """A hypothesis property test run twice: ``[quick]`` draws ``quick`` examples in the default
+    step, ``[full]`` (marked slow: CI's second step) draws ``full``, the breadth it had. It
+    replaces ``@settings(max_examples=full, ...)`` and ``@given(**strategies)``; ``settings``
+    are the other settings (default: no deadline, the too_slow health check off); ``@example``s
+    below it run in both. The test's other arguments are pytest fixtures or parameters, as with
+    ``@given`` (whose positional strategies, ``positional`` here, draw the last arguments)::
+
+        @breadth(4, 20, seed=st.integers(0, 2**31))
+        def test_sorted_is_idempotent(seed):
+            xs = random.Random(seed).sample(range(99), 9)
+            assert sorted(sorted(xs)) == sorted(xs)
+    """
+    import inspect
+
+    from hypothesis import HealthCheck, example, given
+    from hypothesis import settings as hypothesis_settings
+
+    opts = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow], **(settings or {})}
+
+    def decorate(body):
+        names = list(inspect.signature(body).parameters)
+        drawn_by = {**dict(zip(names[len(names) - len(positional):], positional)), **strategies}
+        fixtures = [p for name, p in inspect.signature(body).parameters.items()
+                    if name not in drawn_by]
+        explicit = [{**dict(zip(names[len(names) - len(e.args):], e.args)), **e.kwargs}
+                    for e in getattr(body, "hypothesis_explicit_examples", [])]
+
+        def test(examples, **kwargs):
+            def drawn(**values):
+                body(**values, **kwargs)
+
+            # the example database and the report name the body, not this wrapper
+            drawn.__name__ = drawn.__qualname__ = body.__qualname__
+            drawn.__module__ = body.__module__
+            run = given(**drawn_by)(drawn)
+            for values in explicit:
+                run = example(**values)(run)
+            hypothesis_settings(max_examples=examples, **opts)(run)()
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            setattr(test, attr, getattr(body, attr))
+        test.__signature__ = inspect.Signature(
+            [inspect.Parameter("examples", inspect.Parameter.POSITIONAL_OR_KEYWORD), *fixtures])
+        return pytest.mark.parametrize("examples", [
+            pytest.param(quick, id="quick"),
+            pytest.param(full, id="full", marks=pytest.mark.slow)])(test)
+
+    return decorate

@@ -8,7 +8,8 @@ import decimal
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
+from hypothesis import given
 from hypothesis import strategies as st
 from sqlglot import exp
 
@@ -71,8 +72,7 @@ def test_binding_gives_the_plan_of_the_typed_literal():
     assert explain(plan_query(bound, con._catalog)) == _plan_text(con, typed)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=40))
+@breadth(30, 150, st.text(max_size=40))
 def test_a_string_parameter_is_one_literal_whatever_it_holds(s):
     tree = d.parse_one(number_qmarks("SELECT COUNT(*) FROM emp WHERE dept = ? WITH EPSILON 1"))
     bound = bind(tree.this, [s])

@@ -6,7 +6,7 @@ import duckdb
 import networkx as nx
 import pytest
 from graph_brute import brute_occurrences
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.errors import InterfaceError
@@ -79,13 +79,8 @@ def test_every_small_pattern_counts_each_occurrence_once(idx):
     assert true_count(g, p) == len(brute)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(min_value=1, max_value=10),
-    p=st.floats(min_value=0.0, max_value=1.0),
-    seed=st.integers(min_value=0, max_value=10**6),
-    which=st.sampled_from(NAMED),
-)
+@breadth(5, 25, n=st.integers(min_value=1, max_value=10), p=st.floats(min_value=0.0, max_value=1.0),
+         seed=st.integers(min_value=0, max_value=10**6), which=st.sampled_from(NAMED))
 def test_hypothesis_counts(n, p, seed, which):
     g = nx.gnp_random_graph(n, p, seed=seed)
     name, k = which

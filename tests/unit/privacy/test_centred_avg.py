@@ -6,7 +6,8 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import breadth
+from hypothesis import strategies as st
 
 import provsql_dp
 from provsql_dp.privacy.centred_avg import (centre, centred_sensitivity,
@@ -28,9 +29,8 @@ def _centred(rows, lower, upper) -> float:
     return (s or 0.0) - centre((lower, upper)) * (c or 0)
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=st.lists(_VALUES, min_size=0, max_size=6), lower=st.integers(-20, 20),
-       width=st.integers(1, 30), extra=_VALUES)
+@breadth(8, 40, rows=st.lists(_VALUES, min_size=0, max_size=6), lower=st.integers(-20, 20),
+         width=st.integers(1, 30), extra=_VALUES)
 def test_one_row_moves_the_centred_sum_by_at_most_half_the_width(rows, lower, width, extra):
     upper = lower + width
     bound = centred_sensitivity(1, (lower, upper))

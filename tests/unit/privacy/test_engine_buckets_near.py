@@ -16,7 +16,7 @@ import math
 import duckdb
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.mechanisms.recursive import single_owner
@@ -37,9 +37,8 @@ def _boundaries(c, theta, beta, mu, eps2):
     return [v for v in out if 0 < v < 1e300]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31), theta=st.sampled_from([1.0, 4.0, 0.003, 250.0]),
-       beta=st.sampled_from([0.1, 0.05, 0.5, 1.3]), mu=st.sampled_from([0.5, 0.0, 2.0]))
+@breadth(5, 25, seed=st.integers(0, 2**31), theta=st.sampled_from([1.0, 4.0, 0.003, 250.0]),
+         beta=st.sampled_from([0.1, 0.05, 0.5, 1.3]), mu=st.sampled_from([0.5, 0.0, 2.0]))
 def test_totals_on_boundaries_are_classified_exactly_without_a_further_pass(seed, theta, beta, mu):
     rng = np.random.default_rng(seed)
     base = np.round(rng.exponential(20.0, size=60), int(rng.integers(0, 4)))

@@ -8,6 +8,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 import numpy as np
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -180,8 +181,7 @@ def test_consistent_bins_intervals_hold_their_shown_value_and_the_raw_coverage(v
             assert lo <= t <= hi
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(-50, 500), min_size=1, max_size=30))
+@breadth(40, 200, st.lists(st.floats(-50, 500), min_size=1, max_size=30))
 def test_consistent_counts_are_whole_nonnegative_and_keep_the_total(values):
     out = consistent_counts(values)
     assert all(isinstance(v, int) and v >= 0 for v in out)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings, strategies as st
+from conftest import breadth
+from hypothesis import Phase, settings, strategies as st
 from test_engine_ids import QUERIES, _db
 
 import provsql_dp
@@ -24,11 +25,12 @@ _node = st.integers(-3, 6)
 _name = st.sampled_from(["a", "b", "cc", "d'q"])
 
 
-@settings(max_examples=15, deadline=None, phases=[Phase.explicit, Phase.generate])
-@given(edges=st.lists(st.tuples(_node, _node, st.one_of(st.none(), st.integers(0, 5))), max_size=8),
-       items=st.lists(st.tuples(_name, _node), max_size=5),
-       visits=st.lists(st.tuples(_node, _name), max_size=5),
-       qi=st.integers(0, len(QUERIES) - 1), keep_first=st.booleans())
+@breadth(3, 15, settings=dict(phases=[Phase.explicit, Phase.generate]),
+         edges=st.lists(st.tuples(_node, _node, st.one_of(st.none(), st.integers(0, 5))),
+                        max_size=8),
+         items=st.lists(st.tuples(_name, _node), max_size=5),
+         visits=st.lists(st.tuples(_node, _name), max_size=5), qi=st.integers(0, len(QUERIES) - 1),
+         keep_first=st.booleans())
 def test_fewer_columns_same_k_relation(edges, items, visits, qi, keep_first):
     con = _db(edges, items, visits)
     plan = con.plan(QUERIES[qi])

@@ -9,6 +9,7 @@ import math
 
 import duckdb
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,8 +60,7 @@ def test_one_aggregate_equals_the_case_per_row(values, bounds):
     assert fast == pytest.approx(exact, rel=1e-12, abs=1e-12 * scale)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(VALUES, max_size=30), BOUNDS, st.integers(0, 29))
+@breadth(12, 60, st.lists(VALUES, max_size=30), BOUNDS, st.integers(0, 29))
 def test_one_row_moves_the_total_by_at_most_the_sensitivity(values, bounds, drop):
     """Removing any one row changes the released total by at most max(|lo|, |hi|) (up to the
     rounding of a sum of bounded terms)."""
@@ -127,8 +127,7 @@ def test_split_query_equals_the_case_per_row(rows, bounds, grouped, with_count):
             assert got[key][1] == count
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(VALUES, max_size=30), BOUNDS, st.integers(0, 29))
+@breadth(12, 60, st.lists(VALUES, max_size=30), BOUNDS, st.integers(0, 29))
 def test_split_query_one_row_moves_the_total_by_at_most_the_sensitivity(values, bounds, drop):
     lo, hi = bounds
     if not values:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.privacy import fast_path
@@ -39,13 +39,13 @@ def _release(con, sql, seed):
     return cur.fetchall(), cur.privacy
 
 
-@settings(max_examples=20, deadline=None)
-@given(st.lists(st.tuples(st.integers(18, 60), st.sampled_from(["a", "b", "c", "d", None])),
-                max_size=12),
-       st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 14)), st.integers(0, 5),
-                          st.floats(-50, 80, allow_nan=False).map(lambda x: round(x, 2))),
-                max_size=40),
-       st.sampled_from(QUERIES), st.integers(0, 2**32 - 1))
+@breadth(4, 20,
+         st.lists(st.tuples(st.integers(18, 60), st.sampled_from(["a", "b", "c", "d", None])),
+                  max_size=12),
+         st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 14)), st.integers(0, 5),
+                            st.floats(-50, 80, allow_nan=False).map(lambda x: round(x, 2))),
+                  max_size=40),
+         st.sampled_from(QUERIES), st.integers(0, 2**32 - 1))
 def test_pushed_down_totals_equal_the_general_form(people_visits, people, visits, sql, seed):
     con = _db(people_visits, people, visits)
     calls = []

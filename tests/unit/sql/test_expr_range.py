@@ -13,7 +13,8 @@ import math
 import duckdb
 import sqlglot
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from conftest import breadth
+from hypothesis import example, strategies as st
 
 from provsql_dp.sql.expr_range import bounded_argument, clamp_columns, expression_range
 
@@ -57,8 +58,7 @@ _CON.execute("""INSERT INTO r SELECT
   UNION ALL SELECT 1, 1, 'nan'::DOUBLE, false, 'x'""")
 
 
-@settings(max_examples=300, deadline=None)
-@given(exprs())
+@breadth(60, 300, exprs())
 @example("GREATEST(0, (u / u))")          # NaN where u = 0: [0, ∞) but may be NaN
 @example("GREATEST(0, (a * CAST('inf' AS DOUBLE)))")   # 0·∞
 @example("GREATEST(-1, (CAST('inf' AS DOUBLE) - CAST('inf' AS DOUBLE)))")

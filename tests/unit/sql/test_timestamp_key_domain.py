@@ -7,7 +7,8 @@ import datetime
 
 import duckdb
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import breadth
+from hypothesis import HealthCheck, settings, strategies as st
 
 from provsql_dp.sql.catalog import Catalog
 from provsql_dp.sql.dialect import parse_one
@@ -40,11 +41,11 @@ instants = st.integers(0, 3 * 366 * 86_400 * 10**6).map(
     lambda us: _T0 + datetime.timedelta(microseconds=us))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(key=st.sampled_from(KEYS), cond=st.sampled_from(CONDS), a=instants,
-       span=st.integers(0, 40 * 86_400 * 10**6), strict=st.booleans(),
-       points=st.lists(st.integers(0, 10**9), min_size=1, max_size=40),
-       ns=st.lists(st.integers(0, 4), min_size=1, max_size=40))
+@breadth(5, 25, settings=dict(suppress_health_check=[HealthCheck.function_scoped_fixture]),
+         key=st.sampled_from(KEYS), cond=st.sampled_from(CONDS), a=instants,
+         span=st.integers(0, 40 * 86_400 * 10**6), strict=st.booleans(),
+         points=st.lists(st.integers(0, 10**9), min_size=1, max_size=40),
+         ns=st.lists(st.integers(0, 4), min_size=1, max_size=40))
 def test_every_value_of_an_admitted_row_is_in_the_proved_set(con, key, cond, a, span, strict,
                                                             points, ns):
     b = a + datetime.timedelta(microseconds=span)

@@ -16,7 +16,7 @@ import math
 import duckdb
 import pytest
 import sqlglot
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.errors import ProgrammingError, UnsupportedQueryError
@@ -520,8 +520,7 @@ def _trees():
     return st.one_of(top["num"], top["str"], top["date"], top["bool"])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_trees())
+@breadth(50, 250, _trees())
 def test_random_trees_never_raise(con, sql):
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")

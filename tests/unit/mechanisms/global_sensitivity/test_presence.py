@@ -3,6 +3,7 @@ force on neighbours (one row per participant), the threshold, the interval's cov
 
 import pytest
 import numpy as np
+from conftest import breadth
 from hypothesis import given, settings, strategies as st
 
 from provsql_dp.mechanisms.global_sensitivity.presence import release_presence, threshold
@@ -47,9 +48,9 @@ def test_interval_covers_and_answer_is_close():
     assert abs(np.mean(errs)) < 6
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from(DOMAIN + [None])), max_size=40),
-       st.integers(0, 6), st.lists(st.sampled_from(DOMAIN), max_size=8))
+@breadth(40, 200,
+         st.lists(st.tuples(st.integers(0, 5), st.sampled_from(DOMAIN + [None])), max_size=40),
+         st.integers(0, 6), st.lists(st.sampled_from(DOMAIN), max_size=8))
 def test_an_owner_of_several_rows_moves_the_counts_by_at_most_the_domain(rows, who, new):
     """Participants owning several rows (BY (owner)): per value, the number of distinct owners;
     removing every row of one owner, or adding an owner with any rows, moves the counts by at

@@ -7,6 +7,7 @@ import math
 import duckdb
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,8 +35,7 @@ values = st.lists(st.floats(-30, 40, allow_nan=False, width=64), min_size=1, max
 qs = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 0.99, 1.0]) | st.floats(0, 1)
 
 
-@settings(max_examples=150, deadline=None)
-@given(values, qs, st.booleans(), st.floats(1e-3, 3.0), st.data())
+@breadth(30, 150, values, qs, st.booleans(), st.floats(1e-3, 3.0), st.data())
 def test_delta_move_moves_quantile_by_at_most_delta(xs, q, discrete, delta, data):
     """Bounded δ-neighbourhood: one record moves by ≤ δ ⇒ the clamped quantile moves ≤ Δ."""
     i = data.draw(st.integers(0, len(xs) - 1))

@@ -9,6 +9,7 @@ from unittest import mock
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +42,7 @@ def _lifted(seed: int, copies: int, coupled: bool):
     return cost, np.zeros(n), np.ones(n), a, rlo, rup
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10**6), copies=st.integers(1, 5), coupled=st.booleans())
+@breadth(12, 60, seed=st.integers(0, 10**6), copies=st.integers(1, 5), coupled=st.booleans())
 def test_quotient_has_the_lps_value(seed, copies, coupled):
     cost, clo, cup, a, rlo, rup = _lifted(seed, copies, coupled)
     q = lq.equitable_quotient(a, cost, clo, cup, rlo, rup)

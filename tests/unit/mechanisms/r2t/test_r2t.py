@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pulp
 import pytest
+from conftest import breadth
 from hypothesis import given, settings, strategies as st
 
 from provsql_dp.errors import SolverError
@@ -43,15 +44,13 @@ def pulp_truncation(kr, tau):
 seeds = st.integers(0, 2**32 - 1)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+@breadth(8, 40, seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
 def test_lp_matches_pulp(seed, tau):
     kr = random_kr(np.random.default_rng(seed), n=5, n_tuples=7, max_monos=3)
     assert r2t.truncation_value(kr, tau) == pytest.approx(pulp_truncation(kr, tau), abs=1e-6)
 
 
-@settings(max_examples=60, deadline=None)
-@given(seeds, st.sampled_from([0.5, 1.0, 2.0, 8.0]))
+@breadth(12, 60, seeds, st.sampled_from([0.5, 1.0, 2.0, 8.0]))
 def test_sensitivity_at_most_tau_under_removal(seed, tau):
     kr = random_kr(np.random.default_rng(seed), n=6, n_tuples=9, max_monos=3)
     q = r2t.truncation_value(kr, tau)
@@ -61,8 +60,7 @@ def test_sensitivity_at_most_tau_under_removal(seed, tau):
         assert q - q2 <= tau + 1e-7    # and lowers it by at most τ
 
 
-@settings(max_examples=40, deadline=None)
-@given(seeds)
+@breadth(8, 40, seeds)
 def test_truncation_between_zero_and_answer_and_monotone(seed):
     kr = random_kr(np.random.default_rng(seed), n=6, n_tuples=9)
     vals = [r2t.truncation_value(kr, t) for t in (0.0, 1.0, 2.0, 4.0, 1e6)]

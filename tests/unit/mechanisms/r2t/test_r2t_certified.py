@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings, strategies as st
 
 from provsql_dp.mechanisms.r2t import _certified as cert
@@ -49,8 +50,7 @@ def reduced(m, tau):
     return m._merged_model(keep_m, m.load > tau, tau), float(m.w[done_t].sum()), keep_m.any()
 
 
-@settings(max_examples=60, deadline=None)
-@given(seeds, shapes, st.booleans(), st.floats(0.05, 1.0), st.sampled_from([1, 2, 5, 80]))
+@breadth(12, 60, seeds, shapes, st.booleans(), st.floats(0.05, 1.0), st.sampled_from([1, 2, 5, 80]))
 def test_certificates_bracket_the_optimum_at_any_iterate(seed, shape, integer, frac, iters):
     kr, m = model_of(seed, shape, integer)
     tau = frac * m.max_load
@@ -81,8 +81,8 @@ def test_any_dual_point_bounds_and_any_repaired_point_is_feasible(seed, shape, f
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@settings(max_examples=60, deadline=None)
-@given(seeds, shapes, st.booleans(), st.floats(0.0, 1.2), st.sampled_from([1e-6, 0.05, 0.5]))
+@breadth(12, 60, seeds, shapes, st.booleans(), st.floats(0.0, 1.2),
+         st.sampled_from([1e-6, 0.05, 0.5]))
 def test_value_interval_is_within_the_gap_on_the_safe_side(solver, seed, shape, integer, frac,
                                                            gamma):
     kr, m = model_of(seed, shape, integer, solver)
@@ -95,8 +95,7 @@ def test_value_interval_is_within_the_gap_on_the_safe_side(solver, seed, shape, 
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@settings(max_examples=20, deadline=None)
-@given(seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+@breadth(4, 20, seeds, st.sampled_from([0.5, 1.0, 2.0, 4.0]))
 def test_value_interval_against_pulp(solver, seed, tau):
     kr, m = model_of(seed, (5, 7, 3), solver=solver)
     f, up = m.value_interval(tau, gap=0.01 * tau)
@@ -105,9 +104,8 @@ def test_value_interval_against_pulp(solver, seed, tau):
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@settings(max_examples=40, deadline=None)
-@given(seeds, shapes, st.sampled_from([0.5, 2.0, 10.0]), st.sampled_from([4, 16, 2**10]),
-       st.sampled_from([0.01, 0.25, 1.0]), seeds)
+@breadth(8, 40, seeds, shapes, st.sampled_from([0.5, 2.0, 10.0]), st.sampled_from([4, 16, 2**10]),
+         st.sampled_from([0.01, 0.25, 1.0]), seeds)
 def test_race_with_a_gap_lies_between_the_eager_races(solver, seed, shape, eps, gs, gamma,
                                                       noise_seed):
     kr, _ = model_of(seed, shape)

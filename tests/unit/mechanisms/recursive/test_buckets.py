@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +20,7 @@ totals = st.lists(st.one_of(st.integers(0, 50).map(float),
 params = st.tuples(st.sampled_from([0.5, 1.0, 3.0]), st.sampled_from([0.02, 0.2, 0.5, 1.0]))
 
 
-@settings(max_examples=200, deadline=None)
-@given(totals, params)
+@breadth(40, 200, totals, params)
 def test_delta_is_the_per_participant_one(c, p):
     theta, beta = p
     b = bk.Buckets.from_totals(c, theta, beta, mu=1.0)
@@ -58,8 +58,7 @@ def test_count_releases_are_identical_under_one_seed(c, seed, eps):
     assert (got.value, got.delta_hat, got.epsilon) == (want.value, want.delta_hat, want.epsilon)
 
 
-@settings(max_examples=60, deadline=None)
-@given(totals, totals, st.integers(0, 2**32 - 1))
+@breadth(12, 60, totals, totals, st.integers(0, 2**32 - 1))
 def test_signed_releases_match_under_one_seed(pos, neg, seed):
     n = max(len(pos), len(neg))
     cp, cn = np.zeros(n), np.zeros(n)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
 from hypothesis import strategies as hs
 from recursive_testkit import make_kr
 from test_eq20_dual import close, kr_of, pulp_eq20
@@ -44,8 +44,7 @@ def _near_clique(seed, n=9, missing=3):
     return make_kr(tris, n_participants=n)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hs.integers(0, 3), hs.integers(0, 10_000), hs.floats(0.05, 0.95))
+@breadth(8, 40, hs.integers(0, 3), hs.integers(0, 10_000), hs.floats(0.05, 0.95))
 def test_bounds_bracket_the_plain_lp_and_a_certified_value_is_it(kind, seed, frac):
     kr = _near_clique(seed) if kind == 3 else kr_of(kind, seed)
     st = Structure(kr)
@@ -83,8 +82,7 @@ def test_the_degenerate_clique_optimum_is_certified(seed):
     assert close(out[0], ref) and close(out[0], pulp_eq20(kr, dh)), (out[0], ref)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hs.integers(0, 10_000), hs.floats(0.1, 0.9), hs.booleans())
+@breadth(5, 25, hs.integers(0, 10_000), hs.floats(0.1, 0.9), hs.booleans())
 def test_x_real_is_the_same_with_the_certificate_on_or_off(seed, frac, clique):
     rng = np.random.default_rng(seed)
     kr = _near_clique(seed) if clique else random_triangles(rng, n=int(rng.integers(6, 12)))
@@ -111,8 +109,7 @@ def test_no_certificate_falls_back_to_the_rounds(monkeypatch):
     assert close(value, _plain(st, dh))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hs.integers(0, 10_000), hs.floats(0.2, 0.9), hs.sampled_from([-1, 1, 2]))
+@breadth(5, 25, hs.integers(0, 10_000), hs.floats(0.2, 0.9), hs.sampled_from([-1, 1, 2]))
 def test_anchored_bounds_bracket_the_plain_h(seed, frac, shift):
     """The balanced dual at a Newton path's end bounds H(j) from both sides (any j next to the
     argmin); when they meet, the value is the plain LP's H(j)."""
@@ -137,8 +134,7 @@ def test_anchored_bounds_bracket_the_plain_h(seed, frac, shift):
         assert close(upper, ref), (upper, ref)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hs.integers(0, 10_000), hs.floats(0.1, 0.9))
+@breadth(4, 20, hs.integers(0, 10_000), hs.floats(0.1, 0.9))
 def test_x_with_both_certificates_is_the_plain_x(seed, frac):
     from provsql_dp.mechanisms.recursive import efficient as rm
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pulp
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 from pulp_cbc import cbc_solver
 from recursive_testkit import make_kr, random_kr
@@ -58,9 +58,8 @@ def solvers(kr, symmetry=True):
     return plain, dual
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, 2), st.integers(0, 10_000), st.sampled_from([0.3, 1.0, 2.5, 6.0]),
-       st.booleans())
+@breadth(8, 40, st.integers(0, 2), st.integers(0, 10_000), st.sampled_from([0.3, 1.0, 2.5, 6.0]),
+         st.booleans())
 def test_dual_eq20_equals_primal_and_pulp(kind, seed, dh, symmetry):
     kr = kr_of(kind, seed)
     stc = _lp.Structure(kr)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recursive_testkit import neighbour, random_kr
@@ -108,8 +109,7 @@ def test_signed_estimate_uses_half_of_each_budget():
     assert all(p.params["eps1"] + p.params["eps2"] == pytest.approx(0.5) for p in est.parts)
 
 
-@settings(max_examples=40, deadline=None)
-@given(la=st.floats(0.2, 8), lb=st.floats(0.2, 8), b=st.floats(0.001, 0.3))
+@breadth(8, 40, la=st.floats(0.2, 8), lb=st.floats(0.2, 8), b=st.floats(0.001, 0.3))
 def test_the_difference_quantile_is_exact_by_brute_force_and_beats_the_union(la, lb, b):
     from fractions import Fraction
 

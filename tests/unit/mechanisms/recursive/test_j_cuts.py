@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from recursive_testkit import random_kr
@@ -38,8 +39,7 @@ def test_cuts_equal_pulp_and_the_plain_lp_on_triangles(seed):
             assert lower + slope * (w2 - cap) <= pulp_j(kr, w2) + 1e-6
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1))
 def test_cuts_equal_the_plain_lp_on_general_dnf(seed):
     """Disjunctions, shared participants, weights: the load view and the quotient included."""
     rng = np.random.default_rng(seed)
@@ -73,8 +73,7 @@ def test_a_cut_is_below_every_load_and_tight_at_its_point(seed):
         assert np.all(q - a @ g <= v.loads(g) + 1e-9)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1))
 def test_delta_search_by_cuts_finds_the_plain_j(seed):
     rng = np.random.default_rng(seed)
     kr = random_triangles(rng, n=int(rng.integers(6, 16)), p=float(rng.uniform(0.3, 0.8)))
@@ -128,8 +127,7 @@ def test_eq20_by_cuts_equals_pulp_and_the_plain_lp(seed):
         assert _close(cut[0], plain[0]) and _close(cut[0], _pulp_x(kr, dh))
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1))
 def test_x_and_integer_h_by_cuts_equal_the_plain_path(seed):
     """X of eq. 12 (eq. 20 and the integer H next to its argmin) on general DNF and triangles."""
     rng = np.random.default_rng(seed)

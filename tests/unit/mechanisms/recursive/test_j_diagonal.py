@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from recursive_testkit import make_kr, random_kr
@@ -22,8 +23,7 @@ def _views(kr):
     return st, [st.load_view(), reduced(st).load_view()]  # the plain view and the quotient's
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(12, 60, seed=hs.integers(0, 2**32 - 1))
 def test_bounds_enclose_the_plain_j_and_the_cut_is_below_it(seed):
     """General DNF (disjunctions, repeated participants, weights), plain view and quotient."""
     rng = np.random.default_rng(seed)
@@ -75,8 +75,7 @@ def test_star_joins_are_decided_tightly():
     assert abs(exact - hubs * (1 - cap / 40)) <= 1e-9
 
 
-@settings(max_examples=200, deadline=None)
-@given(b=hs.floats(-5, 50), data=hs.data())
+@breadth(40, 200, b=hs.floats(-5, 50), data=hs.data())
 def test_line_max_is_the_maximum_of_the_concave_function(b, data):
     n = data.draw(hs.integers(1, 8))
     a = np.array(data.draw(hs.lists(hs.floats(0, 10), min_size=n, max_size=n)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pulp
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from pulp_cbc import cbc_solver
@@ -84,8 +85,7 @@ def test_bounds_on_disjunctive_and_weighted_relations(seed):
         assert lower <= j_exact + 1e-7 <= upper + 2e-7
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), tol=hs.sampled_from([1e-7, 1e-4, 1e-2]))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1), tol=hs.sampled_from([1e-7, 1e-4, 1e-2]))
 def test_first_order_delta_search_finds_the_same_j(seed, tol):
     """Whatever the bounds' quality, the Δ search decides every probe as the exact J would."""
     rng = np.random.default_rng(seed)
@@ -103,8 +103,7 @@ def test_first_order_delta_search_finds_the_same_j(seed, tol):
     assert (j0, d0) == (j1, d1)
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(12, 60, seed=hs.integers(0, 2**32 - 1))
 def test_lagrangian_bound_of_any_multipliers_is_below_the_optimum(seed):
     """Weak duality on random boxed LPs, with multipliers of any sign (clipped inside)."""
     rng = np.random.default_rng(seed)
@@ -156,8 +155,7 @@ def test_rounded_primal_certifies_an_integral_optimum_exactly():
     assert pulp_j(kr, 0.0) == pytest.approx(1.0)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1))
 def test_rounded_primal_is_feasible_and_above_j(seed):
     rng = np.random.default_rng(seed)
     kr = random_kr(rng, n=7, n_tuples=12, max_monos=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from conftest import breadth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recursive_testkit import make_kr, neighbour
@@ -54,8 +55,7 @@ def test_h_endpoints(kr):
     assert abs(rm.G(kr, 0)) <= TOL
 
 
-@SETTINGS
-@given(krelations(), st.data())
+@breadth(5, 25, krelations(), st.data())
 def test_recursive_monotonicity_between_neighbours(kr, data):
     """Def. 17: H_i(R) ≤ H_i(R') ≤ H_{i+1}(R) for 0 ≤ i ≤ |P'|, and the same for G."""
     p = data.draw(st.sampled_from(list(kr.participant_list)))
@@ -67,8 +67,7 @@ def test_recursive_monotonicity_between_neighbours(kr, data):
         assert le(g[i], g2[i]) and le(g2[i], g[i + 1]), (i, g, g2)
 
 
-@SETTINGS
-@given(krelations())
+@breadth(5, 25, krelations())
 def test_g_is_a_2_bounding_sequence(kr):
     """Def. 18 with g = 2: H_j ≤ H_i + (|P|−i) G_k, k = |P| − ⌊(|P|−j)/2⌋."""
     n = kr.n_participants
@@ -88,8 +87,7 @@ def test_h_is_convex(kr):
         assert le(h[i + 1] - h[i], h[i + 2] - h[i + 1])
 
 
-@SETTINGS
-@given(krelations(), st.data())
+@breadth(5, 25, krelations(), st.data())
 def test_log_delta_changes_by_at_most_beta(kr, data):
     """Lemma 1: |ln Δ(R) − ln Δ(R')| ≤ β for neighbours."""
     p = data.draw(st.sampled_from(list(kr.participant_list)))
@@ -100,8 +98,7 @@ def test_log_delta_changes_by_at_most_beta(kr, data):
     assert abs(math.log(d1) - math.log(d2)) <= beta + 1e-9
 
 
-@SETTINGS
-@given(krelations(), st.data())
+@breadth(5, 25, krelations(), st.data())
 def test_x_changes_by_at_most_delta_hat(kr, data):
     """Lemma 7: for a fixed Δ̂, |X(R) − X(R')| ≤ Δ̂; and X ≤ H_|P| (Lemma 8)."""
     p = data.draw(st.sampled_from(list(kr.participant_list)))
@@ -113,8 +110,7 @@ def test_x_changes_by_at_most_delta_hat(kr, data):
     assert le(e2.x, e2.true_answer)
 
 
-@SETTINGS
-@given(krelations(), st.sampled_from([0.3, 1.0, 2.5, 7.0]))
+@breadth(5, 25, krelations(), st.sampled_from([0.3, 1.0, 2.5, 7.0]))
 def test_x_is_the_minimum_of_eq_12(kr, delta_hat):
     """X from the real-interval LP and two H evaluations equals eq. 12 over every integer i."""
     n = kr.n_participants
@@ -124,8 +120,7 @@ def test_x_is_the_minimum_of_eq_12(kr, delta_hat):
     assert math.isclose(x, expected, rel_tol=1e-6, abs_tol=1e-6)
 
 
-@SETTINGS
-@given(krelations(max_participants=8, max_tuples=10))
+@breadth(5, 25, krelations(max_participants=8, max_tuples=10))
 def test_restricted_models_equal_the_full_lp(kr):
     """Row/column generation is certified by duality: same values as the full model."""
     s = Structure(kr)

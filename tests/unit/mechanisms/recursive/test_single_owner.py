@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recursive_testkit import make_kr, pulp_g, pulp_h
@@ -77,8 +78,7 @@ def test_h_and_g_equal_the_lp_path(case, fracs):
         assert so.totals_H(c, i) == hv and so.totals_G(c, i) == gv  # scalar = vector entry
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(single_owner_krs(max_participants=5, max_tuples=7), st.floats(0.0, 1.0))
+@breadth(3, 12, single_owner_krs(max_participants=5, max_tuples=7), st.floats(0.0, 1.0))
 def test_h_and_g_equal_eq_16_and_19_solved_by_cbc(case, frac):
     """An independent formulation: the f-form LPs of eq. 16/19 built with PuLP, solved by CBC."""
     kr, c = case
@@ -403,14 +403,11 @@ def test_a_million_participants_is_fast():
 
 
 # ---------------------------------------------------------------------- histogram input
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 40.0, 1e4]), min_size=1, max_size=60),
-    st.sampled_from([0.3, 1.0, 4.0]),
-    st.sampled_from([0.05, 0.2, 1.0]),
-    st.floats(0.0, 50.0),
-    st.integers(0, 2**32 - 1),
-)
+@breadth(60, 300,
+         st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 40.0, 1e4]), min_size=1,
+                  max_size=60),
+         st.sampled_from([0.3, 1.0, 4.0]), st.sampled_from([0.05, 0.2, 1.0]), st.floats(0.0, 50.0),
+         st.integers(0, 2**32 - 1))
 def test_histogram_of_totals_is_the_same_mechanism(values, theta, beta, clamp, seed):
     """(distinct totals, multiplicities) — what the fast path fetches for a count — gives the
     same Δ, the same X and, from the same generator, the same release as one total per owner."""

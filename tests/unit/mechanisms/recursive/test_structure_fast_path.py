@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.mechanisms.recursive import _structure
@@ -32,9 +32,8 @@ def _general(kr) -> _structure.Structure:
     return st
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.integers(1, 4), st.integers(1, 25), st.integers(0, 3), st.integers(0, 2**32 - 1),
-       st.booleans())
+@breadth(30, 150, st.integers(1, 4), st.integers(1, 25), st.integers(0, 3),
+         st.integers(0, 2**32 - 1), st.booleans())
 def test_fast_path_equals_general_path(k, m, extra, seed, unit):
     rng = np.random.default_rng(seed)
     n = k + int(rng.integers(0, 6))

@@ -10,7 +10,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import breadth
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from recursive_testkit import make_kr
 
@@ -88,11 +89,11 @@ def k_relations(draw):
     return make_kr(anns, ws, n_participants=n + 1)
 
 
+#: the twin-class property tests' settings (test_twin_colour_gate uses them too)
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@SETTINGS
-@given(k_relations(), st.sampled_from([1, 5, 10_000]))
+@breadth(30, 150, k_relations(), st.sampled_from([1, 5, 10_000]))
 def test_classes_equal_brute_force_twin_classes(kr, chunk):
     stc = _lp.Structure(kr)
     if stc.n == 0:
@@ -109,8 +110,7 @@ def test_classes_equal_brute_force_twin_classes(kr, chunk):
     assert first == sorted(first) and set(cls.tolist()) == set(range(len(first)))
 
 
-@SETTINGS
-@given(k_relations(), st.sampled_from([1, 3, 10_000]))
+@breadth(30, 150, k_relations(), st.sampled_from([1, 3, 10_000]))
 def test_batched_verifier_is_exact_on_every_pair(kr, budget):
     stc = _lp.Structure(kr)
     if stc.n < 2:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as hs
 from recursive_testkit import pulp_h
 from test_recursive_certify import random_triangles
@@ -45,8 +45,7 @@ def _model(seed):
     return kr, st, s, s._xcuts, j_real, dh
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1))
 def test_bounds_hold_around_the_plain_h_and_exact_is_the_plain_h(seed):
     kr, st, s, xc, j_real, dh = _model(seed)
     if xc is None or not _x_barrier.applicable(xc):
@@ -61,8 +60,7 @@ def test_bounds_hold_around_the_plain_h_and_exact_is_the_plain_h(seed):
             assert _close(upper, ref), (j, upper, ref)
 
 
-@settings(max_examples=30, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), scale=hs.floats(0.0, 1.0))
+@breadth(6, 30, seed=hs.integers(0, 2**32 - 1), scale=hs.floats(0.0, 1.0))
 def test_the_lower_bound_holds_for_any_dual_guess(seed, scale):
     """Weak duality over all participants: whatever π ∈ [0, q] (even outside, clipped)."""
     kr, st, s, xc, j_real, dh = _model(seed)
@@ -98,9 +96,8 @@ def test_exact_on_most_instances_and_equal_to_pulp():
     assert tried > 10 and exact_seen >= 0.9 * tried, (exact_seen, tried)
 
 
-@settings(max_examples=30, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([0, 1, 20]),
-       trust=hs.sampled_from([0, 1, 12]))
+@breadth(6, 30, seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([0, 1, 20]),
+         trust=hs.sampled_from([0, 1, 12]))
 def test_x_through_h_pair_equals_the_plain_x(seed, rounds, trust):
     """Barrier first, then Kelley (even none), then the plain paths: X is the plain X."""
     with pytest.MonkeyPatch.context() as mp:

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from recursive_testkit import make_kr, pulp_h
@@ -134,8 +135,7 @@ def _clique_triangles(rng, m, n):
     return make_kr(tris, n_participants=n)
 
 
-@settings(max_examples=20, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), clique=hs.booleans())
+@breadth(4, 20, seed=hs.integers(0, 2**32 - 1), clique=hs.booleans())
 def test_x_with_every_path_degenerate_is_the_plain_x(seed, clique):
     rng = np.random.default_rng(seed)
     if clique:
@@ -176,8 +176,7 @@ def test_clique_h_next_to_the_argmin_is_cbc_h():
     assert checked > 0
 
 
-@settings(max_examples=20, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), single=hs.booleans())
+@breadth(4, 20, seed=hs.integers(0, 2**32 - 1), single=hs.booleans())
 def test_x_with_targets_on_every_newton_weight_is_the_plain_x(seed, single):
     """The paths in the one-column moves' order, each asked for its target from the first
     smoothing weight (or the former order, SINGLE_MOVE off): X and the exact H are the plain ones."""

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as hs
 from recursive_testkit import random_kr
 from test_recursive_certify import random_triangles
@@ -37,9 +37,8 @@ def _plain_h(st, j):
     return Solver(st, cuts=False).h(j)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([0, 1, 2, 3, 20]),
-       degree_test=hs.booleans())
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([0, 1, 2, 3, 20]),
+         degree_test=hs.booleans())
 def test_anchored_bounds_hold_around_the_plain_h(seed, rounds, degree_test):
     """lower ≤ H(j) ≤ upper after any number of rounds; exact only when upper is H(j)."""
     with pytest.MonkeyPatch.context() as mp:
@@ -66,8 +65,7 @@ def _check_bounds(seed, rounds):
             assert _close(upper, ref), (j, upper, ref)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([1, 2, 4, 20]))
+@breadth(8, 40, seed=hs.integers(0, 2**32 - 1), rounds=hs.sampled_from([1, 2, 4, 20]))
 def test_x_from_the_pair_equals_the_plain_x(seed, rounds):
     """Few anchored rounds force early stops, rulings-out and fallbacks: X is unchanged."""
     with pytest.MonkeyPatch.context() as mp:
@@ -141,9 +139,8 @@ def test_rule_out_stops_at_the_target_or_when_the_progress_stalls():
     assert not any(steady(float(k)) for k in range(_RULE_OUT_WINDOW + 2))
 
 
-@settings(max_examples=30, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), split=hs.sampled_from([1, 2, 3]), violated=hs.booleans(),
-       prune=hs.booleans(), rounds=hs.sampled_from([1, 3, 30]))
+@breadth(6, 30, seed=hs.integers(0, 2**32 - 1), split=hs.sampled_from([1, 2, 3]),
+         violated=hs.booleans(), prune=hs.booleans(), rounds=hs.sampled_from([1, 3, 30]))
 def test_finer_groups_violated_cuts_and_pruning_give_the_plain_x(seed, split, violated, prune,
                                                                  rounds):
     """Eq20Cuts.split / violated_only / prune (off by default) change the cut model, never X."""

@@ -11,6 +11,7 @@ from unittest import mock
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import example, given, settings, target
 from hypothesis import strategies as st
 
@@ -64,8 +65,7 @@ def test_true_answer_is_the_enumerated_count(k, seed):
     assert KTriangleCount(e[:, 0], e[:, 1], k).true_answer == true_count(g, "k-triangle", k=k)
 
 
-@settings(max_examples=25, deadline=None)
-@given(edges=_EDGES, k=st.integers(2, 3))
+@breadth(5, 25, edges=_EDGES, k=st.integers(2, 3))
 def test_sequences_are_recursive_over_every_neighbour(edges, k):
     """Def. 17: H_i(P2) <= H_i(P1) <= H_{i+1}(P2) for P1 = P2 − e, every edge e; same for G;
     H_|P| is the count; H convex and nondecreasing, G nondecreasing."""
@@ -110,8 +110,7 @@ _K6_WORST = [0.651, 0.795, 0.954, 0.698, 0.974, 0.366, 0.291, 0.609, 0.013, 0.97
              0.0, 0.853, 0.357] + [1.0] * 6
 
 
-@settings(max_examples=200, deadline=None)
-@given(g=dense_graphs(7, 4), k=st.integers(2, 4), gvals=_POINT, shrink=_POINT)
+@breadth(40, 200, g=dense_graphs(7, 4), k=st.integers(2, 4), gvals=_POINT, shrink=_POINT)
 @example(g=nx.complete_graph(6), k=2, gvals=_K6_WORST, shrink=[0.5] * 21)
 def test_rate_bound_of_the_two_bounding_proof(g, k, gvals, shrink):
     """The module doc's steps (c)–(d), written independently: at ``f = max(0, 2g − 1)`` every
@@ -239,9 +238,8 @@ def _close(a, b):
     return abs(a - b) <= 1e-7 * max(1.0, abs(b))
 
 
-@settings(max_examples=30, deadline=None)
-@given(n=st.integers(4, 11), p=st.floats(0.3, 0.95), seed=st.integers(0, 10**6),
-       k=st.integers(2, 4), order=st.randoms(use_true_random=False))
+@breadth(6, 30, n=st.integers(4, 11), p=st.floats(0.3, 0.95), seed=st.integers(0, 10**6),
+         k=st.integers(2, 4), order=st.randoms(use_true_random=False))
 def test_fast_lps_equal_the_plain_lp(n, p, seed, k, order):
     """The segment LPs, the reduction of free edges and the quotient by an equitable partition
     give the plain LP's H, G and X at every i, probed in any order (kept models re-solved warm);

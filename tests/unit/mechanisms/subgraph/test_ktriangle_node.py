@@ -13,6 +13,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import example, given, settings, target
 from hypothesis import strategies as st
 
@@ -117,8 +118,7 @@ def _neighbours(g: nx.Graph):
         yield v, h
 
 
-@settings(max_examples=25, deadline=None)
-@given(edges=_EDGES, k=st.integers(2, 3))
+@breadth(5, 25, edges=_EDGES, k=st.integers(2, 3))
 def test_sequences_are_recursive_over_every_neighbour(edges, k):
     """Def. 17: X_i(P2) <= X_i(P1) <= X_{i+1}(P2) for P1 = P2 − v, every node v, X = H, G;
     and for the κ sequence K that G is built on. H_|P| is the count, H convex nondecreasing."""
@@ -216,8 +216,7 @@ _WORST = (nx.Graph([(0, 3), (0, 4), (0, 7), (1, 2), (1, 3), (1, 4), (1, 5), (1, 
           [0.915, 0.979, 0.32, 1.0, 0.654, 1.0, 0.267, 0.041])
 
 
-@settings(max_examples=150, deadline=None)
-@given(g=dense_graphs(8, 5), k=st.integers(2, 3), gv=_NODE_POINT, gpv=_NODE_POINT)
+@breadth(30, 150, g=dense_graphs(8, 5), k=st.integers(2, 3), gv=_NODE_POINT, gpv=_NODE_POINT)
 @example(g=_WORST[0], k=2, gv=_WORST[1], gpv=_WORST[2])
 def test_rate_bound_of_the_four_bounding_proof(g, k, gv, gpv):
     """The module doc's steps (c)–(e), written independently: at ``f = max(0, 2(g ∧ g') − 1)``

@@ -10,6 +10,7 @@ from unittest import mock
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,9 +49,8 @@ def _assert_same(g: nx.Graph, k: int, order=None, n_nodes=None) -> NodeKTriangle
     return fast
 
 
-@settings(max_examples=40, deadline=None)
-@given(n=st.integers(4, 10), p=st.floats(0.3, 0.95), seed=st.integers(0, 10**6),
-       k=st.integers(2, 4), order=st.randoms(use_true_random=False))
+@breadth(8, 40, n=st.integers(4, 10), p=st.floats(0.3, 0.95), seed=st.integers(0, 10**6),
+         k=st.integers(2, 4), order=st.randoms(use_true_random=False))
 def test_quotient_lps_equal_the_plain_lps(n, p, seed, k, order):
     g = nx.gnp_random_graph(n, p, seed=seed)
     if g.number_of_edges():

@@ -8,6 +8,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression
@@ -21,9 +22,8 @@ from provsql_dp.policies.blowfish.strategies import best_plan
 from provsql_dp.policies.blowfish.workload import Prefix
 
 
-@settings(max_examples=300, deadline=None)
-@given(steps=st.lists(st.integers(0, 50), min_size=1, max_size=40), a=st.floats(0, 100),
-       u=st.lists(st.floats(-1, 1), min_size=40, max_size=40))
+@breadth(60, 300, steps=st.lists(st.integers(0, 50), min_size=1, max_size=40), a=st.floats(0, 100),
+         u=st.lists(st.floats(-1, 1), min_size=40, max_size=40))
 def test_isotonic_fit_and_clip_never_move_further_than_the_largest_draw_error(steps, a, u):
     c = np.cumsum(np.asarray(steps, dtype=float))  # a monotone truth in [0, n]
     n = float(c[-1]) + float(steps[0])

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp.policies.blowfish.constraints import (
@@ -81,8 +81,7 @@ POLICIES = {
 }
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.sampled_from(sorted(POLICIES)), st.booleans(), st.integers(2, 4), st.data())
+@breadth(5, 25, st.sampled_from(sorted(POLICIES)), st.booleans(), st.integers(2, 4), st.data())
 def test_sensitivity_bounds_every_neighbour_by_brute_force(kind, bounded, k, data):
     pol = POLICIES[kind](k, bounded)
     label = data.draw(st.lists(st.integers(-1, 2), min_size=k, max_size=k))

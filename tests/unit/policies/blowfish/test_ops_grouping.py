@@ -5,6 +5,7 @@ from collections import defaultdict
 
 import numpy as np
 import scipy.sparse as sp
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,8 +26,7 @@ entries = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 9),
                              st.floats(-4, 4, allow_nan=False)), max_size=40)
 
 
-@settings(max_examples=200, deadline=None)
-@given(entries, st.booleans())
+@breadth(40, 200, entries, st.booleans())
 def test_grouped_sq_matches_reference_in_any_order(es, ordered):
     if ordered:
         es = sorted(es, key=lambda e: (e[0], e[1]))

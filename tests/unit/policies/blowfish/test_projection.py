@@ -4,7 +4,7 @@ workload answers exactly what the original workload does, and a marginal is answ
 projected 1-D graph's own strategies."""
 
 import numpy as np
-from hypothesis import given, settings
+from conftest import breadth
 from hypothesis import strategies as st
 
 from provsql_dp import blowfish as bf
@@ -46,8 +46,7 @@ def _cell(pr, v):
     return int(ci * (pr.bins[1].size - 1) + cj)
 
 
-@settings(max_examples=150, deadline=None)
-@given(_cases())
+@breadth(30, 150, _cases())
 def test_projected_composition_is_exact_and_keeps_every_neighbour(case):
     pol, w, x = case
     pr = bf.project(w, pol)

@@ -18,6 +18,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from conftest import breadth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +96,7 @@ def _neighbour(pol, x, rng):
 
 
 @pytest.mark.parametrize("pol", _BY_COST, ids=repr)
-@given(seed=st.integers(0, 2**31 - 1))
+@breadth(5, 25, seed=st.integers(0, 2**31 - 1))
 @SETTINGS
 def test_zero_noise_reproduces_the_exact_answers(pol, seed):
     rng = np.random.default_rng(seed)
@@ -111,7 +112,7 @@ def test_zero_noise_reproduces_the_exact_answers(pol, seed):
 
 
 @pytest.mark.parametrize("pol", _BY_COST, ids=repr)
-@given(seed=st.integers(0, 2**31 - 1), eps=st.sampled_from([0.05, 0.5, 1.0, 3.0]))
+@breadth(5, 25, seed=st.integers(0, 2**31 - 1), eps=st.sampled_from([0.05, 0.5, 1.0, 3.0]))
 @SETTINGS
 def test_released_rows_lie_on_the_plans_grid_which_neighbours_share(pol, seed, eps):
     rng = np.random.default_rng(seed)

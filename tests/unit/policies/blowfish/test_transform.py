@@ -4,6 +4,7 @@ import itertools
 
 import numpy as np
 import scipy.sparse as sp
+from conftest import breadth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,8 +79,7 @@ def test_incidence_rank_and_shape(pol):
         assert rank == pol.k - n_components_without_bottom(pol)
 
 
-@FAST
-@given(policies(), st.data())
+@breadth(8, 40, policies(), st.data())
 def test_tree_transform_is_exact_including_all_ones(pol, data):
     k = pol.k
     x = np.array(data.draw(st.lists(st.integers(0, 9), min_size=k, max_size=k)), dtype=float)
@@ -181,8 +181,7 @@ def tree_policies(draw):
     return bf.Policy.graph(k, [(i, p) for i, p in zip(range(1, k), parents)])
 
 
-@FAST
-@given(tree_policies())
+@breadth(8, 40, tree_policies())
 def test_tree_neighbours_map_to_dp_neighbours(pol):
     """Lemma 4.9: under a tree policy, Blowfish neighbours ↔ DP neighbours of x_T."""
     t = [t for t in candidate_trees(pol) + [bfs_forest(pol)] if t.ell == 1][0]
@@ -200,8 +199,7 @@ def test_tree_neighbours_map_to_dp_neighbours(pol):
     assert len(seen) == int(t.noise_mask.sum())  # and every DP neighbour comes from an edge
 
 
-@FAST
-@given(st.integers(3, 30), st.integers(2, 8))
+@breadth(8, 40, st.integers(3, 30), st.integers(2, 8))
 def test_htheta_stretch_and_ordered_hierarchical_sensitivity(k, theta):
     pol = bf.Policy.threshold(k, theta)
     if theta >= k - 1:

@@ -20,6 +20,7 @@ import os
 import duckdb
 import numpy as np
 import pytest
+from conftest import breadth, insert_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -153,7 +154,7 @@ def test_direct_path_rows_equal_the_sql_pass(seed, signed, bounds, theta, beta, 
     x = _adversarial(rng, theta, beta, mu, eps2)
     duck = _duck()
     duck.execute("CREATE TABLE r(x DOUBLE)")
-    duck.executemany("INSERT INTO r VALUES (?)", [[float(v)] for v in x] + [[None]])
+    insert_rows(duck, "r", [[float(v)] for v in x] + [[None]])
     lo, hi = bounds
     params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
     w = clamp_sql("x", lo, hi)
@@ -165,8 +166,7 @@ def test_direct_path_rows_equal_the_sql_pass(seed, signed, bounds, theta, beta, 
     _same(sql_cols, nat_cols, params)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31), **PARAMS)
+@breadth(3, 15, seed=st.integers(0, 2**31), **PARAMS)
 def test_owner_totals_rows_equal_the_sql_pass(seed, theta, beta, mu, eps2):
     rng = np.random.default_rng(seed)
     c0 = _adversarial(rng, theta, beta, mu, eps2)
@@ -175,7 +175,7 @@ def test_owner_totals_rows_equal_the_sql_pass(seed, theta, beta, mu, eps2):
     duck = _duck()
     duck.execute("CREATE TABLE tot(g INTEGER, c0 DOUBLE, c1 DOUBLE)")
     rows = [[int(a), float(b), float(c)] for a, b, c in zip(g, c0, c1)] + [[1, None, 2.0]]
-    duck.executemany("INSERT INTO tot VALUES (?, ?, ?)", rows)
+    insert_rows(duck, "tot", rows)
     params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
     totals = "SELECT g, c0, c1 FROM tot"
     sql_cols, nat_cols = _passes(duck, totals, 2, params, False,
@@ -266,7 +266,7 @@ def test_totals_at_the_edges_of_the_cell_windows_keep_the_sql_keys(seed, theta, 
     x = np.array([v for v in out if 1.0 <= v < 1e11])
     duck = _duck()
     duck.execute("CREATE TABLE r(x DOUBLE)")
-    duck.executemany("INSERT INTO r VALUES (?)", [[float(v)] for v in x])
+    insert_rows(duck, "r", [[float(v)] for v in x])
     params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
     w = clamp_sql("x", -1e12, 1e12)
     totals = (f"SELECT (w < 0)::INTEGER AS p, abs(w) AS c FROM (SELECT ({w})::DOUBLE AS w "

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import breadth
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,12 +78,11 @@ def _check(duck, x, rng, signed, lo, hi, params):
     return nat_cols
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31), signed=st.booleans(),
-       bounds=st.sampled_from([(-1e12, 1e12), (-5e4, 7e4), (-1.7e308, 1.7e308), (0.0, 1e5)]),
-       beta=st.sampled_from([0.1, 0.05, 0.5, 1.3, 0.0079, 0.02, 0.3]),
-       theta=st.sampled_from([1.0, 4.0, 0.003, 250.0]), mu=st.sampled_from([0.5, 0.0, 2.0]),
-       eps2=st.sampled_from([0.5, 0.05, 1e-6]))
+@breadth(3, 12, seed=st.integers(0, 2**31), signed=st.booleans(),
+         bounds=st.sampled_from([(-1e12, 1e12), (-5e4, 7e4), (-1.7e308, 1.7e308), (0.0, 1e5)]),
+         beta=st.sampled_from([0.1, 0.05, 0.5, 1.3, 0.0079, 0.02, 0.3]),
+         theta=st.sampled_from([1.0, 4.0, 0.003, 250.0]), mu=st.sampled_from([0.5, 0.0, 2.0]),
+         eps2=st.sampled_from([0.5, 0.05, 1e-6]))
 def test_block_path_rows_equal_the_sql_pass(seed, signed, bounds, beta, theta, mu, eps2):
     rng = np.random.default_rng(seed)
     params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}

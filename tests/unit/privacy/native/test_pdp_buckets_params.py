@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import insert_rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def test_rows_equal_the_sql_pass_over_the_parameter_range(seed, log_beta, nb, ul
     params = {"theta": theta, "beta": beta, "mu": mu, "eps2": eps2}
     duck = _duck(2)
     duck.execute("CREATE TABLE r(x DOUBLE)")
-    duck.executemany("INSERT INTO r VALUES (?)", [[float(v)] for v in x])
+    insert_rows(duck, "r", [[float(v)] for v in x])
     lo, hi = -1.7e308, 1.7e308
     w = clamp_sql("x", lo, hi)
     totals = (f"SELECT (w < 0)::INTEGER AS p, abs(w) AS c FROM (SELECT ({w})::DOUBLE AS w "
