@@ -104,7 +104,7 @@ def test_injection_attempts_are_values(evil):
 @pytest.mark.parametrize("params, message", [
     ([], "has 1 parameter placeholder, but 0 parameters were given"),
     (["a", "b"], "but 2 parameters were given"),
-    ([["a"]], "type list"),
+    ([["a"]], "is a list: a list is bound only as the list of x = ANY"),
     ([{"a": 1}], "type dict"),
     ([object()], "type object"),
     ([float("nan")], "only finite"),

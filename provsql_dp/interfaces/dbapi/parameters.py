@@ -10,7 +10,10 @@ been typed into the query: the privacy analysis does not depend on how a value a
 
 Accepted values: ``None``, ``bool``, ``int``, finite ``float``, finite ``decimal.Decimal``,
 ``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` (numpy scalars of these
-kinds too); anything else is a :class:`~provsql_dp.errors.ProgrammingError` naming the parameter.
+kinds too), and a list or tuple of them as the list of ``x = ANY(?)`` (PostgreSQL's idiom, which
+psycopg users write); anything else is a :class:`~provsql_dp.errors.ProgrammingError` naming the
+parameter. ``x = ANY(list)`` — a list parameter, or a list written ``[1, 2]`` / ``ARRAY[1, 2]`` —
+is planned as ``x IN (1, 2)``, its equal (``ANY`` of an empty list: false).
 
 >>> from provsql_dp.sql import dialect as d
 >>> tree = d.parse_one("SELECT COUNT(*) FROM t WHERE city = ? AND age > ? WITH EPSILON 1")
@@ -22,6 +25,12 @@ kinds too); anything else is a :class:`~provsql_dp.errors.ProgrammingError` nami
 Traceback (most recent call last):
 ...
 provsql_dp.errors.ProgrammingError: the statement has 2 parameter placeholders, but 1 parameter was given
+>>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c = ANY(?)"), [["a", None]]).sql(dialect="duckdb")
+"SELECT COUNT(*) FROM t WHERE c IN ('a', NULL)"
+>>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c > ?"), [[1, 2]])
+Traceback (most recent call last):
+...
+provsql_dp.errors.ProgrammingError: parameter $1 is a list: a list is bound only as the list of x = ANY(?) (planned as x IN (…))
 """
 
 from __future__ import annotations
@@ -79,7 +88,7 @@ def bind(tree: exp.Expression, parameters, copy: bool = True) -> exp.Expression:
             raise ProgrammingError(
                 f"the statement has {len(marks)} parameter placeholder{'s' * (len(marks) != 1)} "
                 "but no parameters were given")
-        return tree
+        return any_as_in(tree)
     names = ["" if m.name == "?" else m.name for m in marks]
     positional = [n == "" or n.isdigit() for n in names]
     if any(positional) and not all(positional):
@@ -103,8 +112,8 @@ def bind(tree: exp.Expression, parameters, copy: bool = True) -> exp.Expression:
             raise ProgrammingError(f"parameter{'s' * (len(unused) > 1)} {', '.join(unused)} "
                                    "not used by the statement")
         for m, n in zip(marks, names):
-            m.replace(literal(lower[n.lower()], n))
-        return tree
+            m.replace(literal(lower[n.lower()], n, _as_list(m)))
+        return any_as_in(tree)
     if isinstance(parameters, (str, bytes)) or not isinstance(parameters, Sequence):
         raise ProgrammingError(
             f"parameters must be a sequence (for ?) or a mapping (for $name), got "
@@ -125,12 +134,43 @@ def bind(tree: exp.Expression, parameters, copy: bool = True) -> exp.Expression:
             " given")
     for i, (m, n) in enumerate(zip(marks, names)):
         k = int(n) - 1 if n else i
-        m.replace(literal(values[k], f"${k + 1}"))
+        m.replace(literal(values[k], f"${k + 1}", _as_list(m)))
+    return any_as_in(tree)
+
+
+def _as_list(mark: exp.Expression) -> bool:
+    """Whether placeholder ``mark`` is the list of ``x = ANY(mark)``."""
+    node = mark.parent
+    while isinstance(node, exp.Paren):
+        node = node.parent
+    return isinstance(node, exp.Any) and isinstance(node.parent, exp.EQ) and \
+        node.parent.expression is node
+
+
+def any_as_in(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each ``x = ANY(<list>)`` (a list literal, ``[…]`` or ``ARRAY[…]``) as
+    ``x IN (…)``, its equal in SQL's three-valued logic (an empty list: false)."""
+    for node in list(tree.find_all(exp.EQ)):
+        right = node.expression
+        if not isinstance(right, exp.Any):
+            continue
+        inner = right.this
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, exp.Array):
+            items = list(inner.expressions)
+            node.replace(exp.In(this=node.this, expressions=items) if items else exp.false())
     return tree
 
 
-def literal(value, name: str = "?") -> exp.Expression:
-    """The SQL literal node of one parameter value (see the module docstring for the types)."""
+def literal(value, name: str = "?", as_list: bool = False) -> exp.Expression:
+    """The SQL literal node of one parameter value (see the module docstring for the types;
+    ``as_list``: the list of ``x = ANY(?)``, which takes a list or tuple of them)."""
+    if isinstance(value, (list, tuple)):
+        if not as_list:
+            raise ProgrammingError(f"parameter {name} is a list: a list is bound only as the list "
+                                   "of x = ANY(?) (planned as x IN (…))")
+        return exp.Array(expressions=[literal(v, name) for v in value])
     if value is None:
         return exp.Null()
     if isinstance(value, (bool, np.bool_)):
