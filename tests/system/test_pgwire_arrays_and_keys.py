@@ -74,3 +74,13 @@ def test_a_list_parameter_is_an_array(server, binary):
         assert cur.execute("SELECT name FROM depts WHERE name = ANY(%b) ORDER BY 1",
                            [["d1", "d2", 'no "such", dept', None]]).fetchall() == [("d1",), ("d2",)]
         assert cur.execute(f"SELECT {mark}::INTEGER[] AS a", [[5, None]]).fetchone() == ([5, None],)
+
+
+def test_an_analysts_private_query_takes_a_list(server):
+    """Through the wire too: an analyst's ``= ANY(%s)`` is planned as ``IN (…)`` and charged."""
+    with psycopg.connect(dsn(server, "bob"), autocommit=True) as c:
+        rows = c.execute("SELECT COUNT(*) FROM emp WHERE dept = ANY(%b) WITH EPSILON 0.5",
+                         [["d0", "d1"]]).fetchall()
+        assert len(rows) == 1 and abs(rows[0][0] - 134) < 40  # 67 + 67 of 200
+        with pytest.raises(psycopg.Error, match="a list is bound only as the list of"):
+            c.execute("SELECT COUNT(*) FROM emp WHERE salary > %s WITH EPSILON 0.5", [[1, 2]])
