@@ -73,3 +73,11 @@ def test_a_list_elsewhere_is_refused_and_charges_nothing(cons, sql, params):
                                                r"as the list of x = ANY\(\?\)"):
         an.execute(sql, params)
     assert an.ledger.remaining("ann") == 100
+
+
+def test_a_session_default_epsilon_takes_any_of_a_list_written_out(cons):
+    """Under ``SET PRIVACY EPSILON`` (no clause) ``x = ANY([…])`` is planned as ``IN`` too."""
+    _, an = cons
+    an.execute("SET PRIVACY EPSILON 1")
+    (n,), = an.execute("SELECT COUNT(*) FROM t WHERE g = ANY([1, 2])").fetchall()
+    assert abs(n - 400) < 60 and an.ledger.remaining("ann") == 99

@@ -208,7 +208,7 @@ class Cursor:
             return self._private_query(query, eps, _ledger_text(stmt, parameters), options, scope,
                                        key)
         if isinstance(tree, exp.Query) and con.default_epsilon is not None:
-            query = bind(tree, parameters) if parameters is not None else tree
+            query = bind(tree, parameters)  # x = ANY([…]) as x IN (…) too
             if self._touches_protected(query):
                 return self._private_query(query, con.default_epsilon,
                                            _ledger_text(stmt, parameters), None, scope,

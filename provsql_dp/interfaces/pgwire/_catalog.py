@@ -264,21 +264,20 @@ def _replica_refuses(trees) -> str | None:
     return None
 
 
-def _schema_of(duck) -> list[tuple]:
-    """Each column of the database's tables (schema, table, column, type, position, nullable)
-    and, after them, each table's primary key (schema, table, its columns): public, as
-    ``DESCRIBE`` shows them to analysts."""
-    where = (f"database_name = current_database() AND schema_name NOT IN ('{SCHEMA}', "
-             "'pg_catalog', 'information_schema')")
+def _schema_of(duck) -> tuple[tuple, tuple]:
+    """The database's tables' columns (schema, table, column, type, position, nullable) and
+    primary keys (schema, table, its columns): public, as ``DESCRIBE`` shows them to analysts."""
+    where = f"NOT IN ('{SCHEMA}', 'pg_catalog', 'information_schema')"
     columns = duck.execute(
         "SELECT table_schema, table_name, column_name, data_type, ordinal_position, "
         "is_nullable = 'YES' FROM information_schema.columns WHERE table_catalog = "
-        f"current_database() AND table_schema NOT IN ('{SCHEMA}', 'pg_catalog', "
-        "'information_schema') ORDER BY table_schema, table_name, ordinal_position").fetchall()
+        f"current_database() AND table_schema {where} "
+        "ORDER BY table_schema, table_name, ordinal_position").fetchall()
     keys = duck.execute(
         "SELECT schema_name, table_name, constraint_column_names FROM duckdb_constraints() "
-        f"WHERE constraint_type = 'PRIMARY KEY' AND {where} ORDER BY 1, 2").fetchall()
-    return columns + [("key", s, t, tuple(k)) for s, t, k in keys]
+        f"WHERE constraint_type = 'PRIMARY KEY' AND database_name = current_database() AND "
+        f"schema_name {where} ORDER BY 1, 2").fetchall()
+    return tuple(columns), tuple((s, t, tuple(k)) for s, t, k in keys)
 
 
 def _ident(name: str) -> str:
@@ -293,19 +292,16 @@ class Replica:
         self._key = None
         self._duck = None
 
-    def _build(self, columns: list[tuple]):
+    def _build(self, schema_facts: tuple[tuple, tuple]):
         duck = duckdb.connect(":memory:")
+        columns, keys = schema_facts
         tables: dict[tuple[str, str], list[str]] = {}
-        for row in columns:
-            if row[0] == "key" and len(row) == 4:  # a primary key (see _schema_of), after them
-                _, schema, table, key = row
-                if (schema, table) in tables:
-                    tables[(schema, table)].append(
-                        f"PRIMARY KEY ({', '.join(_ident(c) for c in key)})")
-                continue
-            schema, table, column, dtype, _, nullable = row
+        for schema, table, column, dtype, _, nullable in columns:
             tables.setdefault((schema, table), []).append(
                 f"{_ident(column)} {dtype}{'' if nullable else ' NOT NULL'}")
+        for schema, table, key in keys:
+            if (schema, table) in tables:
+                tables[(schema, table)].append(f"PRIMARY KEY ({', '.join(_ident(c) for c in key)})")
         for schema in sorted({s for s, _ in tables}):
             duck.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema)}")
         for (schema, table), cols in tables.items():
@@ -319,11 +315,11 @@ class Replica:
     def cursor(self, source_duck):
         """A connection of its own to the replica of ``source_duck``'s database (brought up to
         date first), with the compatibility schema first on its search path."""
-        columns = _schema_of(source_duck)
-        key = hash(tuple(columns))
+        facts = _schema_of(source_duck)
+        key = hash(facts)
         with self._lock:
             if key != self._key:
-                old, self._duck = self._duck, self._build(columns)
+                old, self._duck = self._duck, self._build(facts)
                 self._key = key
                 if old is not None:
                     old.close()

@@ -217,7 +217,8 @@ def _numeric_binary(data: bytes) -> decimal.Decimal:
 
 def _array_param(oid: int, data: bytes, fmt: int) -> list:
     """A one-dimensional array parameter as a list of its elements' values (``fmt``: 0 text
-    ``{1,NULL,"a b"}``, 1 binary); a ValueError for anything else (several dimensions; the caller names the parameter)."""
+    ``{1,NULL,"a b"}``, 1 binary); a ValueError for anything else (several dimensions; the
+    caller names the parameter)."""
     element = _ELEMENTS[oid]
     if fmt == 1:
         ndim, _, _ = struct.unpack("!iiI", data[:12])
@@ -238,6 +239,10 @@ def _array_param(oid: int, data: bytes, fmt: int) -> list:
         raise ValueError(f"array parameter {text[:40]!r} is not {{…}}")
     items, i, body = [], 0, text[1:-1]
     while i < len(body):
+        while i < len(body) and body[i].isspace():  # PostgreSQL allows spaces around one
+            i += 1
+        if i == len(body):
+            break
         if body[i] == '"':
             j, value = i + 1, []
             while body[j] != '"':
@@ -247,6 +252,8 @@ def _array_param(oid: int, data: bytes, fmt: int) -> list:
                 j += 1
             items.append(decode_param(element, "".join(value).encode(), 0))
             i = j + 1
+            while i < len(body) and body[i].isspace():
+                i += 1
         else:
             j = body.find(",", i)
             j = len(body) if j < 0 else j
@@ -264,7 +271,7 @@ def decode_param(oid: int, data: bytes | None, fmt: int):
     """A bound parameter as a Python value (its OID tells how; 0 or a text type: a string; an
     array OID: a list).
 
-    >>> decode_param(1007, b"{1,NULL,3}", 0), decode_param(1009, b'{"a b",x,"q\\\\"",""}', 0)
+    >>> decode_param(1007, b"{1,NULL,3}", 0), decode_param(1009, b'{"a b", x ,"q\\\\"",""}', 0)
     ([1, None, 3], ['a b', 'x', 'q"', ''])
     >>> decode_param(1007, encode_binary([1, None, 3], 1007), 1)
     [1, None, 3]

@@ -100,3 +100,4 @@ def test_the_replica_keeps_not_null_and_primary_keys():
     assert rows == [("emp", "PRIMARY KEY"), ("pair", "PRIMARY KEY")]
     assert rep.run(cur, "SELECT count(*) FROM emp")[1] == [(0,)]  # the schema, never the rows
     cur.close()
+
