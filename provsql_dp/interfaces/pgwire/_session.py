@@ -6,11 +6,11 @@ leaving (its socket closed) and stops the statement, as a CancelRequest does
 (:meth:`provsql_dp.interfaces.web.engine.Engine.cancel` of this session only).
 
 Extended query protocol: Parse stores a statement, Bind makes a portal with its parameters
-(text or binary, by the client's type OIDs), Describe of a portal runs it (its columns are known
-only then) and Execute sends its rows (``max_rows`` honoured with PortalSuspended); after an
-error every message up to Sync is skipped, as PostgreSQL does. Describe of a statement answers
-the parameter types and NoData (columns are known once the statement runs). A message refused
-before any statement runs — an unknown prepared statement or portal, a Parse of several statements
+(text or binary, by the client's type OIDs), Describe of a portal runs it and Execute sends its
+rows (``max_rows`` honoured with PortalSuspended); after an error every message up to Sync is
+skipped, as PostgreSQL does. Describe of a statement answers its parameter types and columns
+without running it (:mod:`._describe`); an Execute whose client described only the statement
+gets its rows in the types described. A message refused before any statement runs — an unknown prepared statement or portal, a Parse of several statements
 (which leaves no statement under its name), a parameter of the wrong count, type or format code —
 is in the audit log as every refusal is, with the session's user, role and client
 (:func:`..dbapi.audit_failures.audit_refusal`); a statement's own refusal its path logs.
@@ -37,6 +37,8 @@ from ..dbapi.statements import split_statements
 from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
+from ._describe import (as_described, bind_oids, describe_statement, placeholders as _placeholders,
+                        refuse_undescribed)
 from ._execute import CLIENT_SETTINGS, charged_text, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
@@ -59,16 +61,10 @@ class _Refused(Exception):
 
 
 class _Portal:
-    def __init__(self, sql: str, params, formats: list[int]):
+    def __init__(self, sql: str, params, formats: list[int], described):
         self.sql, self.params, self.formats = sql, params, formats
-        self.outcome = None
-        self.sent = 0
-
-
-def _placeholders(sql: str) -> int:
-    import re
-
-    return max((int(n) for n in re.findall(r"\$(\d+)", sql)), default=0)
+        self.outcome, self.sent = None, 0
+        self.described = described  # the statement's Describe, when the client decodes by it
 
 
 class Session:
@@ -86,6 +82,7 @@ class Session:
         self.statement_timeout: float | None = None  # SET statement_timeout (seconds; None: none)
         self._limit: float | None = None
         self.statements: dict[str, tuple[str, list[int]]] = {}
+        self.descriptions: dict = {}  # a prepared statement's Describe (._describe.Description)
         self.portals: dict[str, _Portal] = {}
         self._out: list[bytes] = []
         self._size = 0
@@ -391,8 +388,7 @@ class Session:
             replica.interrupt()
 
     # ------------------------------------------------------------------ simple query
-    def _kept_tokens(self):
-        """The session's connection's kept tokens (never another session's: h85attack-6)."""
+    def _kept_tokens(self):  # the session's connection's, never another session's (h85attack-6)
         return getattr(self.con, "_kept_tokens", None)
 
     def _simple(self, sql: str) -> None:
@@ -412,7 +408,7 @@ class Session:
                 self.error(e)
                 return
             if out.columns is not None:
-                self._row_description(out, [0] * len(out.columns))
+                self._row_description(out.columns, [0] * len(out.columns))
                 sent = self._rows(out, [0] * len(out.columns), 0, 0)
                 self.send(m.command_complete(f"SELECT {sent}"))
             else:
@@ -422,6 +418,7 @@ class Session:
     def _parse(self, r: m.Reader) -> None:
         name, sql = r.cstring(), r.cstring()
         self.statements.pop(name, None)  # refused, it leaves none: a Bind never finds an old one
+        self.descriptions.pop(name, None)
         self._about = sql
         n = r.int16()
         oids = [r.int32() for _ in range(n)]
@@ -440,12 +437,13 @@ class Session:
         if n and _placeholders(sql) not in (0, n):
             raise InterfaceError(f"Bind gives {n} parameter(s) and the statement takes "
                                  f"{_placeholders(sql)} ($1 …): bind one value for each")
-        values = []
+        raw = []
         for i in range(n):
-            n = r.int32()
-            data = None if n < 0 else r.bytes(n)
-            fmt = fmts[i] if len(fmts) > 1 else (fmts[0] if fmts else 0)
-            oid = oids[i] if i < len(oids) else 0
+            raw.append((None if (size := r.int32()) < 0 else r.bytes(size),
+                        fmts[i] if len(fmts) > 1 else (fmts[0] if fmts else 0)))
+        oids, values = bind_oids(self, name, sql, oids, raw), []
+        for i, (data, fmt) in enumerate(raw):
+            oid = oids[i]
             try:
                 values.append(decode_param(oid, data, fmt))
             except (ValueError, struct.error, UnicodeDecodeError, KeyError, IndexError,
@@ -456,7 +454,8 @@ class Session:
         old = self.portals.get(portal)
         if old is not None and old.outcome is not None:
             old.outcome.close()
-        self.portals[portal] = _Portal(sql, values if values or _placeholders(sql) else None, result_fmts)
+        self.portals[portal] = _Portal(sql, values if values or _placeholders(sql) else None,
+                                       result_fmts, self.descriptions.get(name))
         self.send(m.message(b"2"))
 
     def _formats(self, portal: _Portal) -> list[int]:
@@ -472,27 +471,34 @@ class Session:
         kind, name = r.bytes(1), r.cstring()
         if kind == b"S":
             sql, oids = self._statement(name, "Describe")
-            n = max(_placeholders(sql), len(oids))
-            self.send(m.parameter_description([(oids[i] if i < len(oids) and oids[i] else 25) for i in range(n)]))
-            self.send(m.message(b"n"))  # NoData: the columns are known when it runs
+            found = describe_statement(self, sql, oids, max(_placeholders(sql), len(oids)))
+            self.descriptions[name] = found
+            self.send(m.parameter_description(found.params))
+            if found.columns is None:  # NoData: no rows, or columns known only when it runs
+                self.send(m.message(b"n"))
+            else:
+                self._row_description(found.columns, [0] * len(found.columns))
             return
         portal = self._portal(name, "Describe")
         self._ensure_run(portal)
+        portal.described = None  # the client decodes by this run's own description
         if portal.outcome is None or portal.outcome.columns is None:
             self.send(m.message(b"n"))
         else:
-            self._row_description(portal.outcome, self._formats(portal))
+            self._row_description(portal.outcome.columns, self._formats(portal))
 
     def _execute(self, r: m.Reader) -> None:
         name, max_rows = r.cstring(), r.int32()
         portal = self._portal(name, "Execute")
+        refuse_undescribed(portal)  # before it runs: nothing charged
         self._ensure_run(portal)
         out = portal.outcome
         if out is None:
             self.send(m.message(b"I"))
             return
         if out.columns is not None:
-            portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows)
+            portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows,
+                                     portal.described)
             if not out.done:
                 self.send(m.message(b"s"))  # PortalSuspended
                 return
@@ -518,26 +524,25 @@ class Session:
     def _close(self, r: m.Reader) -> None:
         kind, name = r.bytes(1), r.cstring()
         gone = (self.statements if kind == b"S" else self.portals).pop(name, None)
+        self.descriptions.pop(name, None) if kind == b"S" else None
         if isinstance(gone, _Portal) and gone.outcome is not None:
             gone.outcome.close()
         self.send(m.message(b"3"))
 
     # ------------------------------------------------------------------ results
-    def _row_description(self, out, formats: list[int]) -> None:
-        cols = []
-        for name, dtype in out.columns:
-            oid = type_oid(dtype)
-            cols.append((name, oid, type_size(oid)))
-        self.send(m.row_description(cols, formats))
+    def _row_description(self, columns, formats: list[int]) -> None:
+        oids = [type_oid(t) for _, t in columns]
+        self.send(m.row_description([(c[0], o, type_size(o)) for c, o in zip(columns, oids)], formats))
 
-    def _rows(self, out, formats: list[int], start: int, max_rows: int) -> int:
+    def _rows(self, out, formats: list[int], start: int, max_rows: int, told=None) -> int:
         """Send up to ``max_rows`` rows (≤ 0: all) after the ``start`` sent; the count sent so far.
-        With a row limit, one row more is read to know whether the portal is done."""
-        oids = [type_oid(t) for _, t in out.columns]
+        With a row limit, one row more is read to know whether the portal is done. ``told``: the
+        statement's Describe, by which the client decodes them (None: the outcome's own)."""
         rows = out.take(max_rows + 1 if max_rows > 0 else 0)
         if max_rows > 0 and len(rows) > max_rows:
             out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
             out.done = False
+        oids, rows = as_described(out.columns, rows, told)
         for row in rows:
             self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o)
                                   for v, o, f in zip(row, oids, formats)]))

@@ -1,0 +1,384 @@
+"""Describe of a prepared statement: its parameter types and its columns, without running it.
+
+asyncpg (like pgx, Npgsql and psql's ``\\gdesc``) prepares a statement, Describes it, and decodes
+the rows of every later Execute by the RowDescription it got there. The description is made
+here from the statement alone, as the statement's own path would answer it — never by running
+it: nothing is charged, nothing is written to the audit log but a refusal, and no text an
+analyst wrote reaches DuckDB.
+
+* the wire's own statements (``SHOW LAST RELEASE``, a client setting's ``SHOW``): their fixed
+  columns; ``SET``, transaction control: no rows (NoData);
+* a catalog query: run on the schema replica, which holds no row, parameters NULL;
+* an analyst's public query: compiled as it runs (:func:`provsql_dp.privacy.roles.compile_analyst`,
+  placeholders bound as NULL, a list of ``x = ANY($n)`` as ``[NULL]``), then DuckDB describes
+  *our* emitted text (``DESCRIBE <emitted>``: bound, not run); a curator's query is described by
+  DuckDB as it runs, with NULL parameters;
+* a private query: its columns are a function of its plan (:func:`private_columns`): the GROUP
+  BY keys typed as :mod:`provsql_dp.privacy.key_types` types them, each COUNT ``BIGINT`` and any
+  other aggregate ``DOUBLE`` (what the aggregate routes release), the post-processing's output
+  columns typed by binding its query on an empty ``released`` table
+  (:func:`provsql_dp.privacy.post_sql.compile_post`, as before any charge), and the interval
+  columns ``<col>_low``/``<col>_high`` the session adds. The routes whose columns are their own
+  (quantiles, variances, ``COUNT(DISTINCT …)`` over declared keys, Blowfish policies, δ and ρ
+  costs, ``OPTIONS (raw = true)``) are not described: NoData, with ``private`` set, so that an
+  Execute of it by a client that did not Describe the portal either (asyncpg: it would reject
+  the rows, the ε spent) is refused before it runs (:func:`undescribed_refusal`).
+
+A parameter is described by the type the client gave at Parse; else, where it is compared with a
+column (``c = $1``, ``c BETWEEN $1 AND $2``, ``c IN ($1)``), by that column's type (its array's
+for ``c = ANY($1)``), when the server reads that type's binary format; else as ``text``. Bind
+then reads the parameter by the described type.
+
+>>> from sqlglot import exp
+>>> marks = list(d.parse_one("SELECT 1 FROM t WHERE a = $1 AND b = ANY($2) AND $3 > 0").find_all(exp.Placeholder))
+>>> [(compared_column(m).name if compared_column(m) else None, in_any(m)) for m in marks]
+[('a', False), ('b', True), (None, False)]
+"""
+
+from __future__ import annotations
+
+import decimal
+import logging
+import re
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from ...errors import Error, InternalError, UnsupportedQueryError
+from ...privacy import gaussian_route, routing
+from ...privacy.answer import _key_names
+from ...privacy.key_types import plan_key_types
+from ...privacy.limits import check_statement
+from ...privacy.post_sql import _run as _bind_post, prepare_post
+from ...privacy.postprocess import raw_option
+from ...privacy.roles import compile_analyst
+from ...sql import dialect as d
+from ...sql.plan import Aggregate, Aggregates
+from ...sql.public_statement import split_private
+from ..dbapi.cursor import Cursor
+from ..dbapi.home_catalog import as_curator
+from ..dbapi.interval_columns import coverage_of, option_coverage
+from ..dbapi.parameters import any_as_in, number_qmarks
+from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
+                                looks_like_query, statement_kind)
+from . import _execute as ex
+from ._catalog import is_catalog_query, names_the_catalog
+from ._types import _ARRAYS, type_oid
+
+__all__ = ["Description", "describe_statement", "compared_column", "in_any", "list_oids",
+           "bind_oids", "as_described", "refuse_undescribed", "placeholders"]
+
+#: parameter OIDs whose binary format Bind reads (``_types.decode_param``): a parameter is
+#: described by its column's type only when it is one of these (else ``text``)
+PARAM_OIDS = {16, 17, 20, 21, 23, 25, 700, 701, 1082, 1114, 1700, 2950}
+_DESCRIBE = [("column_name", "VARCHAR"), ("column_type", "VARCHAR"), ("null", "VARCHAR"),
+             ("key", "VARCHAR"), ("default", "VARCHAR"), ("extra", "VARCHAR")]
+
+
+@dataclass
+class Description:
+    """A statement's Describe: its parameters' OIDs, its columns ``(name, DuckDB type)`` (None:
+    NoData), ``private`` (a release whose columns were not described: :func:`undescribed_refusal`)
+    and ``why`` (the reason it was not described)."""
+
+    params: list[int]
+    columns: list[tuple[str, str]] | None
+    private: bool = False
+    why: str = ""
+
+
+def compared_column(mark: exp.Expression) -> exp.Column | None:
+    """The column a placeholder is compared with (``c = $1``, ``$1 < c``, ``c BETWEEN $1 AND
+    …``, ``c IN ($1, …)``, ``c = ANY($1)``), or None."""
+    node, child = mark.parent, mark
+    while isinstance(node, (exp.Paren, exp.Any)):
+        node, child = node.parent, node
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        other = node.expression if node.this is child else node.this
+        return other if isinstance(other, exp.Column) else None
+    if isinstance(node, (exp.Between, exp.In)) and node.this is not child:
+        return node.this if isinstance(node.this, exp.Column) else None
+    return None
+
+
+def in_any(mark: exp.Expression) -> bool:
+    """Whether a placeholder is the list of ``x = ANY(mark)`` (PostgreSQL infers an array)."""
+    node = mark.parent
+    while isinstance(node, exp.Paren):
+        node = node.parent
+    return isinstance(node, exp.Any) and isinstance(node.parent, exp.EQ)
+
+
+def _column_types(con, tree: exp.Expression) -> dict:
+    """(alias or table name, column) → DuckDB type, and column → type where one table has it."""
+    out, bare = {}, {}
+    for t in tree.find_all(exp.Table):
+        if not isinstance(t.this, exp.Identifier):
+            continue
+        info = con._catalog.find_table([p.name for p in t.parts])
+        if info is None:
+            continue
+        for c, ty in zip(info.columns, info.types):
+            for name in {t.alias_or_name.lower(), t.name.lower()}:
+                out[(name, c.lower())] = str(ty)
+            bare.setdefault(c.lower(), set()).add(str(ty))
+    out.update({(None, c): next(iter(ts)) for c, ts in bare.items() if len(ts) == 1})
+    return out
+
+
+def _param_oids(con, tree, declared: list[int], n: int) -> list[int]:
+    """Each parameter's OID: the client's, else its compared column's (see the module)."""
+    oids = [declared[i] if i < len(declared) else 0 for i in range(n)]
+    if tree is None or all(oids):
+        return [o or 25 for o in oids]
+    types = None
+    for m in tree.find_all(exp.Placeholder):
+        k = int(m.name) - 1 if str(m.name).isdigit() else -1
+        if not 0 <= k < n or oids[k]:
+            continue
+        col = compared_column(m)
+        if col is None:
+            continue
+        types = _column_types(con, tree) if types is None else types
+        ty = types.get((col.table.lower() or None, col.name.lower()))
+        oid = type_oid(ty) if ty else 0
+        if oid in PARAM_OIDS:
+            oids[k] = _ARRAYS[oid] if in_any(m) else oid
+    return [o or 25 for o in oids]
+
+
+def list_oids(con, sql: str) -> dict[int, int]:
+    """The array OID of each parameter (index from 0) that is the list of ``x = ANY($k)``:
+    its column's array type, else ``text[]`` — PostgreSQL's inference of an untyped parameter
+    there (psycopg sends a list of strings so: OID 0, ``{a,b}``)."""
+    try:
+        tree = d.parse_one(number_qmarks(sql))
+    except (ParseError, Error):
+        return {}
+    out, types = {}, None
+    for m in tree.find_all(exp.Placeholder):
+        if not (str(m.name).isdigit() and in_any(m)):
+            continue
+        col = compared_column(m)
+        types = _column_types(con, tree) if types is None and col is not None else types
+        oid = type_oid(types.get((col.table.lower() or None, col.name.lower()), "VARCHAR")) \
+            if col is not None else 25
+        out[int(m.name) - 1] = _ARRAYS[oid] if oid in PARAM_OIDS else 1009
+    return out
+
+
+def _nulls(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each placeholder NULL (the list of ``x = ANY($n)``: ``[NULL]``, as ``x IN
+    (NULL)``): the statement's shape, without values."""
+    for m in list(tree.find_all(exp.Placeholder)):
+        m.replace(exp.Array(expressions=[exp.Null()]) if in_any(m) else exp.Null())
+    return any_as_in(tree)
+
+
+def describe_statement(session, sql: str, declared: list[int], n: int) -> Description:
+    """The Describe of prepared statement ``sql`` (``n`` parameters; ``declared``: the OIDs the
+    client gave at Parse). Raises the statement's refusal where its path would refuse it."""
+    con = session.con
+    if not sql.strip():
+        return Description([], None)
+    if ex._LAST.match(sql):
+        return Description(_param_oids(con, None, declared, n), ex._last_release(None).columns)
+    if m := ex._SHOW.match(sql):
+        name = m["name"].lower().strip()
+        if name in (*ex.CLIENT_SETTINGS, ex._INTERVALS, ex._ROLE):
+            return Description(_param_oids(con, None, declared, n), [(name.replace(" ", "_"), "VARCHAR")])
+    if ex._SET.match(sql) and not is_privacy_statement(sql) or ex._SAVEPOINT.match(sql) or \
+            ex._TX.match(sql) or ex._NOOP.match(sql):
+        return Description(_param_oids(con, None, declared, n), None)
+    check_statement(con, sql)  # an analyst's size and depth limits, before any parse
+    if names_the_catalog(sql) and is_catalog_query(sql):
+        return Description(_param_oids(con, None, declared, n), _catalog(session, sql, n))
+    ours = is_privacy_statement(sql) or has_epsilon_clause(sql, con._kept_tokens)
+    try:
+        tree = d.parse_one(number_qmarks(sql) if n else sql)
+    except ParseError:
+        tree = None
+    params = _param_oids(con, tree, declared, n)
+    if tree is None:
+        return Description(params, None, ours, "it does not parse: its path says why")
+    if isinstance(tree, d.PrivateQuery):
+        return _private(con, tree, params, n)
+    if isinstance(tree, d.PRIVACY_STATEMENTS):
+        if type(tree).__name__ == "ExplainPrivacy" and tree.args.get("estimate") is None:
+            return Description(params, list(routing.DESC))
+        return Description(params, None, type(tree).__name__ in ("ExplainPrivacy", "KMeans"),
+                           "a privacy statement's columns are known when it runs")
+    bound = _nulls(tree.copy())
+    if isinstance(tree, exp.Query) and con.default_epsilon is not None and \
+            Cursor(con)._touches_protected(bound):
+        return _private(con, d.PrivateQuery(this=tree), params, n, default=True)
+    if con.role == "analyst":
+        compiled = compile_analyst(con, sql, bound)
+        if compiled.rows is not None:
+            return Description(params, list(compiled.description))
+        if compiled.kind in ("query", "PIVOT"):
+            return Description(params, _duck_describe(con, compiled.sql, None))
+        if compiled.kind == "DESCRIBE":
+            return Description(params, list(_DESCRIBE))
+        return Description(params, None, False, f"{compiled.kind}'s columns are known when it runs")
+    if statement_kind(sql) == "query" and looks_like_query(sql) or sql.lstrip().upper().startswith(
+            ("VALUES", "TABLE", "(", "PIVOT", "UNPIVOT")):
+        return Description(params, _duck_describe(con, sql, [None] * n if n else None))
+    return Description(params, None)
+
+
+def _duck_describe(con, sql: str, parameters) -> list[tuple[str, str]]:
+    """DuckDB's ``DESCRIBE`` of a query (bound, not run): ``(name, type)`` per column."""
+    rows = as_curator(con, sql, lambda: con._duck.execute("DESCRIBE " + sql, parameters).fetchall())
+    return [(r[0], r[1]) for r in rows]
+
+
+def _catalog(session, sql: str, n: int):
+    """A catalog query's columns: run on the schema replica (no rows), parameters NULL."""
+    replica = session.server.replica
+    cur = replica.cursor(session.con._duck)
+    try:
+        desc, _ = replica.run(cur, sql, [None] * n if n else None)
+    finally:
+        cur.close()
+    return [(c[0], c[1]) for c in desc] if desc else None
+
+
+def _private(con, tree, params, n: int, default: bool = False) -> Description:
+    """A private query's Description (see :func:`private_columns`); a refusal decided from the
+    statement is raised, unless the statement has parameters (described without values: the
+    refusal is left to the run, which has them)."""
+    try:
+        cols, why = private_columns(con, tree, default)
+    except Error:
+        if n:
+            return Description(params, None, True, "it could not be planned without its parameters")
+        raise
+    return Description(params, cols, cols is None, why)
+
+
+def private_columns(con, tree, default: bool = False):
+    """``(columns, why)``: the columns a private query releases, from its plan (None and the
+    reason where its route makes its own)."""
+    if gaussian_route.cost_of(tree) is not None:
+        return None, "a release under δ or ρ makes its own columns"
+    options = {} if default else dict(epsilon_clause(tree)[1])
+    coverage = option_coverage(options.pop("intervals", None), coverage_of(con.interval_columns))
+    if raw_option(options.get("raw"), getattr(con, "raw", False)):
+        return None, "a raw release's COUNT is typed by its route"
+    query = _nulls(tree.this.copy())
+    with con._catalog.snapshot():
+        core, post = split_private(con._catalog, query)
+        st = routing.Statement(con, core, options, planner=lambda: con._catalog.cached(
+            ("plan", core.sql(dialect="duckdb")), lambda: routing.plan_query(core, con._catalog)))
+        route = routing.choose(st)
+        if route is not None and route.name == "refused":
+            routing._refuse(st)
+        if route is not None:
+            return None, f"the {route.name} route makes its own columns"
+        plan = st.plan
+        prepared = prepare_post(st, route, post)
+    if prepared is None:
+        first = plan.parts[0] if isinstance(plan, Aggregates) else plan
+        keys = plan_key_types(plan)
+        if any(t is None for t in keys):
+            return None, "a GROUP BY key's type is known from its released values"
+        desc = [(nm, str(t)) for nm, t in zip(_key_names(first), keys)]
+        if isinstance(plan, Aggregate):
+            values = [(plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
+        else:
+            values = [(c.label, "BIGINT" if c.kind != "avg" and plan.parts[c.parts[0]].kind == "count"
+                       else "DOUBLE") for c in plan.columns]
+        public = set()
+    else:
+        p = prepared.post
+        _, types = _bind_post(prepared, [])
+        names = [nm for nm, _ in p.outputs]
+        sources = [p.sources(j) for j in range(len(names))]
+        k = next((j for j, s in enumerate(sources) if s), len(names) - 1)
+        desc = list(zip(names, types[1:]))[:k]
+        values = list(zip(names, types[1:]))[k:]
+        public = {j - k for j in range(k, len(names)) if not sources[j]}
+    for j, (name, ty) in enumerate(values):
+        desc.append((name, ty))
+        if coverage is not None and j not in public:
+            desc += [(f"{name}_low", "DOUBLE"), (f"{name}_high", "DOUBLE")]
+    return desc, ""
+
+
+def refuse_undescribed(portal) -> None:
+    """Refuse the Execute of a portal whose client has only its statement's NoData to decode the
+    rows of a private release by (it would reject them after the charge), before it runs."""
+    told = portal.described  # None once the client described the portal (that ran it)
+    if told is None or not told.private or portal.outcome is not None:
+        return
+    raise UnsupportedQueryError(
+        f"this private statement's columns could not be described before it runs ({description.why}), "
+        "and this client decodes the rows by the statement's description: it was not run and "
+        "nothing was charged. Describe the portal after Bind (psql, psycopg and JDBC do), or "
+        "write the query so that its columns follow from its plan (COUNT, SUM, AVG over GROUP BY "
+        "keys of typed columns)")
+
+
+log = logging.getLogger("provsql_dp.pgwire")
+
+
+def placeholders(sql: str) -> int:
+    """The highest ``$n`` of a statement's text (0: none)."""
+    return max((int(n) for n in re.findall(r"\$(\d+)", sql)), default=0)
+
+
+def bind_oids(session, name: str, sql: str, declared: list[int], raw: list[tuple]) -> list[int]:
+    """The OID Bind reads each parameter by (``raw``: its bytes and format code): the client's
+    (Parse), else the one the statement's Describe told it, else for an untyped ``{…}`` in text
+    that is the list of ``x = ANY($k)`` an array (:func:`list_oids`), else 0 (text)."""
+    told = session.descriptions.get(name)
+    oids = [(declared[i] if i < len(declared) else 0) or
+            (told.params[i] if told is not None and i < len(told.params) else 0)
+            for i in range(len(raw))]
+    if any(not o and fmt == 0 and data is not None and data.lstrip()[:1] == b"{"
+           for o, (data, fmt) in zip(oids, raw)):
+        lists = list_oids(session.con, sql)
+        oids = [o or (lists.get(i, 0) if fmt == 0 and data is not None else 0)
+                for i, (o, (data, fmt)) in enumerate(zip(oids, raw))]
+    return oids
+
+
+def _as(v, oid: int):
+    """A released value as the type described (int ↔ float ↔ numeric, anything → text)."""
+    if v is None:
+        return None
+    if oid in (20, 21, 23) and not isinstance(v, bool) and float(v) == int(v):
+        return int(v)
+    if oid in (700, 701) and not isinstance(v, bool):
+        return float(v)
+    if oid == 1700 and not isinstance(v, bool):
+        return decimal.Decimal(str(v))
+    if oid == 25:
+        return v if isinstance(v, str) else str(v)
+    raise InternalError(f"a value of type {type(v).__name__} cannot be sent as type {oid}")
+
+
+def as_described(columns, rows: list[tuple], told: Description | None):
+    """``(oids, rows)`` to send: the outcome's own types, or — when the client decodes by the
+    statement's Describe ``told`` — its types, the values converted where the run typed a column
+    otherwise (logged: the description and the run should agree)."""
+    oids = [type_oid(t) for _, t in columns]
+    if told is None or told.columns is None:
+        return oids, rows
+    want = [type_oid(t) for _, t in told.columns]
+    if len(want) != len(oids):
+        raise InternalError(f"the statement was described with {len(want)} columns and its run "
+                            f"made {len(oids)}: run it through a client that describes the portal")
+    if want == oids:
+        return oids, rows
+    log.warning("described types %s, run types %s: values converted", want, oids)
+    moved = [j for j, (a, b) in enumerate(zip(want, oids)) if a != b]
+    out = []
+    for row in rows:
+        row = list(row)
+        for j in moved:
+            row[j] = _as(row[j], want[j])
+        out.append(tuple(row))
+    return want, out
