@@ -42,6 +42,7 @@ import logging
 import re
 from dataclasses import dataclass
 
+import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
@@ -137,6 +138,11 @@ def _param_oids(con, tree, declared: list[int], n: int) -> list[int]:
         k = int(m.name) - 1 if str(m.name).isdigit() else -1
         if not 0 <= k < n or oids[k]:
             continue
+        if isinstance(m.parent, exp.Cast):  # $1::INT, $1::oid[] (asyncpg's introspection)
+            to = m.parent.to.sql(dialect="postgres").lower()
+            oid = {"oid": 26, "oid[]": 1028}.get(to) or type_oid(m.parent.to.sql(dialect="duckdb"))
+            oids[k] = oid if oid in PARAM_OIDS or oid in (26, 1028) or oid in _ARRAYS.values() else 0
+            continue
         col = compared_column(m)
         if col is None:
             continue
@@ -182,6 +188,8 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
     con = session.con
     if not sql.strip():
         return Description([], None)
+    if ex._JIT.match(sql):  # asyncpg's, around its type introspection
+        return Description(_param_oids(con, None, declared, n), ex.jit_outcome(sql, [None] * n).columns)
     if ex._LAST.match(sql):
         return Description(_param_oids(con, None, declared, n), ex._last_release(None).columns)
     if m := ex._SHOW.match(sql):
@@ -193,7 +201,11 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
         return Description(_param_oids(con, None, declared, n), None)
     check_statement(con, sql)  # an analyst's size and depth limits, before any parse
     if names_the_catalog(sql) and is_catalog_query(sql):
-        return Description(_param_oids(con, None, declared, n), _catalog(session, sql, n))
+        params = _param_oids(con, None, declared, n)
+        for k in re.findall(r"\$(\d+)\s*::\s*oid\s*\[\]", sql, re.I):  # asyncpg's introspection
+            if 0 < int(k) <= n and not (declared[int(k) - 1:int(k)] or [0])[0]:
+                params[int(k) - 1] = 1028
+        return Description(params, _catalog(session, sql, n))
     ours = is_privacy_statement(sql) or has_epsilon_clause(sql, con._kept_tokens)
     try:
         tree = d.parse_one(number_qmarks(sql) if n else sql)
@@ -240,6 +252,8 @@ def _catalog(session, sql: str, n: int):
     cur = replica.cursor(session.con._duck)
     try:
         desc, _ = replica.run(cur, sql, [None] * n if n else None)
+    except (duckdb.Error, Error):
+        return None  # the run says why, in the catalog path's words
     finally:
         cur.close()
     return [(c[0], c[1]) for c in desc] if desc else None
@@ -314,7 +328,7 @@ def refuse_undescribed(portal) -> None:
     if told is None or not told.private or portal.outcome is not None:
         return
     raise UnsupportedQueryError(
-        f"this private statement's columns could not be described before it runs ({description.why}), "
+        f"this private statement's columns could not be described before it runs ({told.why}), "
         "and this client decodes the rows by the statement's description: it was not run and "
         "nothing was charged. Describe the portal after Bind (psql, psycopg and JDBC do), or "
         "write the query so that its columns follow from its plan (COUNT, SUM, AVG over GROUP BY "

@@ -62,6 +62,9 @@ _SAVEPOINT = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK\s+(WORK\s+|TRANSACTION
 _NOOP = re.compile(r"^\s*(DISCARD\s+ALL|RESET\s+ALL|DEALLOCATE\b|UNLISTEN\b|SET\s+SESSION\s+CHARACTERISTICS\b"
                    r"|SET\s+TRANSACTION\b)", re.IGNORECASE)
 _LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
+#: asyncpg's statements around its type introspection (PostgreSQL's JIT: none here)
+_JIT = re.compile(r"^\s*SELECT\s+(current_setting\('jit'\)\s+AS\s+cur,\s*)?set_config\('jit',"
+                  r"\s*('off'|\$1),\s*false\)(\s+AS\s+new)?\s*;?\s*$", re.IGNORECASE)
 _INTERVALS = "provsql_dp.interval_columns"
 _ROLE = "provsql_dp.role"  # SHOW only: the signed-in account's role (provsql-dp shell --server)
 
@@ -184,6 +187,14 @@ def _statement_timeout(session, value: str) -> Outcome:
     return Outcome("SET")
 
 
+def jit_outcome(stmt: str, parameters) -> Outcome:
+    """asyncpg's ``SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS
+    new`` and ``SELECT set_config('jit', $1, false)``: acknowledged (no JIT here)."""
+    if _JIT.match(stmt)[1]:
+        return Outcome("SELECT 1", [("cur", "VARCHAR"), ("new", "VARCHAR")], [("off", "off")])
+    return Outcome("SELECT 1", [("set_config", "VARCHAR")], [((parameters or ["off"])[0],)])
+
+
 def _setting(session, stmt: str) -> Outcome | None:
     """A client setting (SET/SHOW of a driver's parameter); None when the statement is not one."""
     if m := _SET.match(stmt):
@@ -254,6 +265,8 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     """Run one statement of the session's client."""
     if _LAST.match(stmt):
         return _last_release(session.last_privacy)
+    if _JIT.match(stmt):
+        return jit_outcome(stmt, parameters)
     try:
         out = _setting(session, stmt) if parameters is None else None
     except Error as e:  # a SET refused (a value it cannot take): in the audit log as any refusal

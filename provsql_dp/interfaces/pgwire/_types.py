@@ -46,7 +46,7 @@ _SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1082: 4, 1083: 8, 1114: 8,
 #: element OID → the OID of PostgreSQL's array of it (pg_type's typarray)
 _ARRAYS = {16: 1000, 17: 1001, 21: 1005, 23: 1007, 20: 1016, 25: 1009, 700: 1021, 701: 1022,
            1082: 1182, 1083: 1183, 1114: 1115, 1184: 1185, 1186: 1187, 1700: 1231, 2950: 2951,
-           114: 199}
+           114: 199, 26: 1028}
 _ELEMENTS = {a: e for e, a in _ARRAYS.items()}
 _EPOCH_DATE = datetime.date(2000, 1, 1)
 _EPOCH = datetime.datetime(2000, 1, 1)
@@ -281,7 +281,7 @@ def decode_param(oid: int, data: bytes | None, fmt: int):
     if oid in _ELEMENTS:
         return _array_param(oid, bytes(data), fmt)
     if fmt == 1:
-        if oid in (21, 23, 20):
+        if oid in (21, 23, 20, 26):
             return struct.unpack({2: "!h", 4: "!i", 8: "!q"}[len(data)], data)[0]
         if oid == 700:
             return struct.unpack("!f", data)[0]
