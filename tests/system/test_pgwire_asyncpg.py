@@ -63,6 +63,9 @@ def test_public_query_and_parameters(server):
         assert await c.fetchval("SELECT floor FROM depts WHERE name = $1", "d0") == 1
         assert await c.fetchval("SELECT n FROM events WHERE day = $1",
                                 datetime.date(2020, 1, 2)) == 2
+        # an int4[] parameter: asyncpg introspects the array type first (answered for arrays)
+        rows = await c.fetch("SELECT x FROM pub WHERE x = ANY($1) ORDER BY x", [3, 1, 2999])
+        assert [r[0] for r in rows] == [1, 3, 2999]
     run(server, "ann", body)
 
 

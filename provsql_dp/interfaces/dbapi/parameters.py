@@ -10,10 +10,12 @@ been typed into the query: the privacy analysis does not depend on how a value a
 
 Accepted values: ``None``, ``bool``, ``int``, finite ``float``, finite ``decimal.Decimal``,
 ``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` (numpy scalars of these
-kinds too), and a list or tuple of them as the list of ``x = ANY(?)`` (PostgreSQL's idiom, which
-psycopg users write); anything else is a :class:`~provsql_dp.errors.ProgrammingError` naming the
-parameter. ``x = ANY(list)`` — a list parameter, or a list written ``[1, 2]`` / ``ARRAY[1, 2]`` —
-is planned as ``x IN (1, 2)``, its equal (``ANY`` of an empty list: false).
+kinds too), and a list or tuple of them as the list of ``x = ANY(?)`` or ``x <> ALL(?)``
+(PostgreSQL's idioms, which psycopg users write); anything else is a
+:class:`~provsql_dp.errors.ProgrammingError` naming the parameter. ``x = ANY(list)`` — a list
+parameter, or a list written ``[1, 2]`` / ``ARRAY[1, 2]`` — is planned as ``x IN (1, 2)``, its
+equal (``ANY`` of an empty list: false), and ``x <> ALL(list)`` as ``x NOT IN (1, 2)`` (``ALL`` of
+an empty list: true).
 
 >>> from provsql_dp.sql import dialect as d
 >>> tree = d.parse_one("SELECT COUNT(*) FROM t WHERE city = ? AND age > ? WITH EPSILON 1")
@@ -30,7 +32,9 @@ provsql_dp.errors.ProgrammingError: the statement has 2 parameter placeholders, 
 >>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c > ?"), [[1, 2]])
 Traceback (most recent call last):
 ...
-provsql_dp.errors.ProgrammingError: parameter $1 is a list: a list is bound only as the list of x = ANY(?) (planned as x IN (…))
+provsql_dp.errors.ProgrammingError: parameter $1 is a list: a list is bound only as the list of x = ANY(?) (planned as x IN (…)) or of x <> ALL(?) (x NOT IN (…))
+>>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c <> ALL(?)"), [[1, 2]]).sql(dialect="duckdb")
+'SELECT COUNT(*) FROM t WHERE NOT c IN (1, 2)'
 """
 
 from __future__ import annotations
@@ -139,27 +143,41 @@ def bind(tree: exp.Expression, parameters, copy: bool = True) -> exp.Expression:
 
 
 def _as_list(mark: exp.Expression) -> bool:
-    """Whether placeholder ``mark`` is the list of ``x = ANY(mark)``."""
+    """Whether placeholder ``mark`` is the list of ``x = ANY(mark)`` or ``x <> ALL(mark)``."""
     node = mark.parent
     while isinstance(node, exp.Paren):
         node = node.parent
-    return isinstance(node, exp.Any) and isinstance(node.parent, exp.EQ) and \
+    return (isinstance(node, exp.Any) and isinstance(node.parent, exp.EQ) or
+            _all_of(node) is not None and isinstance(node.parent, exp.NEQ)) and \
         node.parent.expression is node
+
+
+def _all_of(node: exp.Expression):
+    """The argument of ``ALL(…)`` (sqlglot reads it as a function named ALL), or None."""
+    if isinstance(node, exp.All):
+        return node.this
+    if isinstance(node, exp.Anonymous) and str(node.this).upper() == "ALL" and \
+            len(node.expressions) == 1:
+        return node.expressions[0]
+    return None
 
 
 def any_as_in(tree: exp.Expression) -> exp.Expression:
     """``tree`` with each ``x = ANY(<list>)`` (a list literal, ``[…]`` or ``ARRAY[…]``) as
-    ``x IN (…)``, its equal in SQL's three-valued logic (an empty list: false)."""
-    for node in list(tree.find_all(exp.EQ)):
+    ``x IN (…)``, its equal in SQL's three-valued logic (an empty list: false), and each ``x <>
+    ALL(<list>)`` as ``NOT x IN (…)``, the negation of that (an empty list: true)."""
+    for node in list(tree.find_all(exp.EQ, exp.NEQ)):
         right = node.expression
-        if not isinstance(right, exp.Any):
+        inner = right.this if isinstance(right, exp.Any) else _all_of(right)
+        if inner is None or isinstance(right, exp.Any) != isinstance(node, exp.EQ):
             continue
-        inner = right.this
         while isinstance(inner, exp.Paren):
             inner = inner.this
         if isinstance(inner, exp.Array):
             items = list(inner.expressions)
-            node.replace(exp.In(this=node.this, expressions=items) if items else exp.false())
+            found = exp.In(this=node.this, expressions=items) if items else exp.false()
+            node.replace(found if isinstance(node, exp.EQ) else
+                         exp.Not(this=found) if items else exp.true())
     return tree
 
 
@@ -169,7 +187,8 @@ def literal(value, name: str = "?", as_list: bool = False) -> exp.Expression:
     if isinstance(value, (list, tuple)):
         if not as_list:
             raise ProgrammingError(f"parameter {name} is a list: a list is bound only as the list "
-                                   "of x = ANY(?) (planned as x IN (…))")
+                                   "of x = ANY(?) (planned as x IN (…)) or of x <> ALL(?) (x NOT "
+                                   "IN (…))")
         return exp.Array(expressions=[literal(v, name) for v in value])
     if value is None:
         return exp.Null()

@@ -93,7 +93,9 @@ STATEMENTS = [
     f"CREATE VIEW {SCHEMA}.pg_attribute AS SELECT * REPLACE ((SELECT min(t.oid) FROM pg_catalog.pg_type t "
     "WHERE t.typname = regexp_replace(pg_catalog.format_type(a.atttypid, a.atttypmod), '\\(.*', '')) "
     "AS atttypid) FROM pg_catalog.pg_attribute a",
-    f"CREATE MACRO {SCHEMA}._typname(t) AS (SELECT min(typname) FROM pg_catalog.pg_type WHERE oid = t)",
+    # text (25, the OID this server gives VARCHAR columns) is no row of DuckDB's pg_type
+    f"CREATE MACRO {SCHEMA}._typname(t) AS CASE WHEN t = 25 THEN 'text' ELSE "
+    "(SELECT min(typname) FROM pg_catalog.pg_type WHERE oid = t) END",
     f"CREATE MACRO {SCHEMA}.format_type(t, m) AS CASE WHEN t = 1700 AND m > 0 THEN "
     "'numeric(' || (m // 1000) || ',' || (m % 1000) || ')' ELSE CASE _typname(t) " + " ".join(
         f"WHEN '{short}' THEN '{long}'" for short, long in _TYPE_NAMES.items()) + " ELSE _typname(t) END END",

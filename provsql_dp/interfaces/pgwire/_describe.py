@@ -60,7 +60,7 @@ from ...sql.public_statement import split_private
 from ..dbapi.cursor import Cursor
 from ..dbapi.home_catalog import as_curator
 from ..dbapi.interval_columns import coverage_of, option_coverage
-from ..dbapi.parameters import any_as_in, number_qmarks
+from ..dbapi.parameters import _all_of, _as_list, any_as_in, number_qmarks
 from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
                                 looks_like_query, statement_kind)
 from . import _execute as ex
@@ -93,7 +93,7 @@ def compared_column(mark: exp.Expression) -> exp.Column | None:
     """The column a placeholder is compared with (``c = $1``, ``$1 < c``, ``c BETWEEN $1 AND
     …``, ``c IN ($1, …)``, ``c = ANY($1)``), or None."""
     node, child = mark.parent, mark
-    while isinstance(node, (exp.Paren, exp.Any)):
+    while isinstance(node, (exp.Paren, exp.Any)) or _all_of(node) is not None:
         node, child = node.parent, node
     if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
         other = node.expression if node.this is child else node.this
@@ -104,11 +104,9 @@ def compared_column(mark: exp.Expression) -> exp.Column | None:
 
 
 def in_any(mark: exp.Expression) -> bool:
-    """Whether a placeholder is the list of ``x = ANY(mark)`` (PostgreSQL infers an array)."""
-    node = mark.parent
-    while isinstance(node, exp.Paren):
-        node = node.parent
-    return isinstance(node, exp.Any) and isinstance(node.parent, exp.EQ)
+    """Whether a placeholder is the list of ``x = ANY(mark)`` or ``x <> ALL(mark)`` (PostgreSQL
+    infers an array there)."""
+    return _as_list(mark)
 
 
 def _column_types(con, tree: exp.Expression) -> dict:
@@ -190,6 +188,9 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
         return Description([], None)
     if ex._JIT.match(sql):  # asyncpg's, around its type introspection
         return Description(_param_oids(con, None, declared, n), ex.jit_outcome(sql, [None] * n).columns)
+    if ex._TYPEINFO.match(sql):  # asyncpg's type introspection: $1 the OIDs it looks up
+        return Description([declared[0] if declared and declared[0] else 1028][:n],
+                           list(ex.TYPEINFO_COLUMNS))
     if ex._LAST.match(sql):
         return Description(_param_oids(con, None, declared, n), ex._last_release(None).columns)
     if m := ex._SHOW.match(sql):

@@ -65,6 +65,23 @@ _LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
 #: asyncpg's statements around its type introspection (PostgreSQL's JIT: none here)
 _JIT = re.compile(r"^\s*SELECT\s+(current_setting\('jit'\)\s+AS\s+cur,\s*)?set_config\('jit',"
                   r"\s*('off'|\$1),\s*false\)(\s+AS\s+new)?\s*;?\s*$", re.IGNORECASE)
+#: asyncpg's type introspection (``WITH RECURSIVE typeinfo_tree … any($1::oid[])``), which it
+#: sends for an array type it has no codec for (``int4[]`` of ``x = ANY($1)``)
+_TYPEINFO = re.compile(r"^\s*WITH\s+RECURSIVE\s+typeinfo_tree\b.*\bany\(\$1::oid\[\]\)", re.I | re.S)
+#: element OID → (typname, its regtype name)
+_TYPE_NAMES = {16: ("bool", "boolean"), 17: ("bytea", "bytea"), 21: ("int2", "smallint"),
+               23: ("int4", "integer"), 20: ("int8", "bigint"), 25: ("text", "text"),
+               700: ("float4", "real"), 701: ("float8", "double precision"), 1082: ("date", "date"),
+               1083: ("time", "time without time zone"),
+               1114: ("timestamp", "timestamp without time zone"),
+               1184: ("timestamptz", "timestamp with time zone"), 1186: ("interval", "interval"),
+               1700: ("numeric", "numeric"), 2950: ("uuid", "uuid"), 114: ("json", "json"),
+               26: ("oid", "oid")}
+TYPEINFO_COLUMNS = [("oid", "BIGINT"), ("ns", "VARCHAR"), ("name", "VARCHAR"), ("kind", "VARCHAR"),
+                    ("basetype", "BIGINT"), ("elemtype", "BIGINT"), ("elemdelim", "VARCHAR"),
+                    ("range_subtype", "BIGINT"), ("attrtypoids", "VARCHAR"),
+                    ("attrnames", "VARCHAR"), ("depth", "INTEGER"), ("basetype_name", "VARCHAR"),
+                    ("elemtype_name", "VARCHAR"), ("range_subtype_name", "VARCHAR")]
 _INTERVALS = "provsql_dp.interval_columns"
 _ROLE = "provsql_dp.role"  # SHOW only: the signed-in account's role (provsql-dp shell --server)
 
@@ -195,6 +212,20 @@ def jit_outcome(stmt: str, parameters) -> Outcome:
     return Outcome("SELECT 1", [("set_config", "VARCHAR")], [((parameters or ["off"])[0],)])
 
 
+def _typeinfo(parameters) -> Outcome:
+    """asyncpg's type introspection, answered for the arrays this server sends and reads (their
+    elements have asyncpg's own codecs); other OIDs have no row (no such type here)."""
+    from ._types import _ELEMENTS
+    rows = []
+    for oid in (parameters or [[]])[0] or []:
+        element = _ELEMENTS.get(oid)
+        if element in _TYPE_NAMES:
+            name, regtype = _TYPE_NAMES[element]
+            rows.append((oid, "pg_catalog", "_" + name, "b", None, element, ",", None, None, None,
+                         0, None, regtype, None))
+    return Outcome(f"SELECT {len(rows)}", list(TYPEINFO_COLUMNS), rows)
+
+
 def _setting(session, stmt: str) -> Outcome | None:
     """A client setting (SET/SHOW of a driver's parameter); None when the statement is not one."""
     if m := _SET.match(stmt):
@@ -267,6 +298,8 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
         return _last_release(session.last_privacy)
     if _JIT.match(stmt):
         return jit_outcome(stmt, parameters)
+    if _TYPEINFO.match(stmt):
+        return _typeinfo(parameters)
     try:
         out = _setting(session, stmt) if parameters is None else None
     except Error as e:  # a SET refused (a value it cannot take): in the audit log as any refusal
