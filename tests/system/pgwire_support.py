@@ -8,6 +8,9 @@ loopback port.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import subprocess
 
 import provsql_dp
 from provsql_dp.interfaces.pgwire import WireServer
@@ -56,3 +59,13 @@ def dsn(server, user: str, **extra) -> str:
     parts = {"host": "127.0.0.1", "port": server.port, "user": user, "password": PASSWORDS.get(user, "x"),
              "dbname": "demo", **extra}
     return " ".join(f"{k}={v}" for k, v in parts.items())
+
+
+PSQL = shutil.which("psql")
+
+
+def psql(server, user: str, script: str, *flags: str) -> subprocess.CompletedProcess:
+    """Debian's psql running ``script`` as ``user`` (no ~/.psqlrc)."""
+    env = dict(os.environ, PGPASSWORD=PASSWORDS[user], PGCONNECT_TIMEOUT="10")
+    return subprocess.run([PSQL, "-X", "-h", "127.0.0.1", "-p", str(server.port), "-U", user, "-d", "demo",
+                           *flags], input=script, capture_output=True, text=True, env=env, timeout=120)

@@ -4,16 +4,14 @@ reflection and pandas.read_sql — each as curator and as analyst, refusals and 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from pgwire_support import PASSWORDS, make_database, running_server, spent
+from pgwire_support import PASSWORDS, PSQL, make_database, psql, running_server, spent
 
 pytestmark = pytest.mark.slow  # real clients end to end: .ci/run's second step
 
-PSQL = shutil.which("psql")
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +21,6 @@ def server(tmp_path_factory):
     with running_server(path) as srv:
         yield srv
 
-
-def psql(server, user: str, script: str, *flags: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PGPASSWORD=PASSWORDS[user], PGCONNECT_TIMEOUT="10")
-    return subprocess.run([PSQL, "-X", "-h", "127.0.0.1", "-p", str(server.port), "-U", user, "-d", "demo",
-                           *flags], input=script, capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.mark.skipif(PSQL is None, reason="psql is not installed (Debian: apt-get install postgresql-client)")
