@@ -201,6 +201,12 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
             ex._TX.match(sql) or ex._NOOP.match(sql):
         return Description(_param_oids(con, None, declared, n), None)
     check_statement(con, sql)  # an analyst's size and depth limits, before any parse
+    with con._catalog.snapshot():  # one read of the schema and declarations, as a statement's
+        return _described(session, sql, declared, n)
+
+
+def _described(session, sql: str, declared: list[int], n: int) -> Description:
+    con = session.con
     if names_the_catalog(sql) and is_catalog_query(sql):
         params = _param_oids(con, None, declared, n)
         for k in re.findall(r"\$(\d+)\s*::\s*oid\s*\[\]", sql, re.I):  # asyncpg's introspection
