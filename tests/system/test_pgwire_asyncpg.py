@@ -102,6 +102,22 @@ def test_prepared_statement_reused_with_parameters(server):
     assert Fraction(spent(server.engine, "bob")) == before + Fraction(3, 4)
 
 
+def test_a_changed_setting_prepares_the_statement_again(server):
+    """asyncpg keeps the prepared statement: after ``SET provsql_dp.interval_columns = off`` its
+    columns change, the server says so before running it (PostgreSQL's "cached plan must not
+    change result type"), and asyncpg prepares it again — one charge per answer."""
+    before = Fraction(spent(server.engine, "bob"))
+
+    async def body(c):
+        sql = "SELECT COUNT(*) AS n FROM emp WITH EPSILON 0.125"
+        first = await c.fetch(sql)
+        await c.execute("SET provsql_dp.interval_columns = off")
+        return first, await c.fetch(sql)
+    first, second = run(server, "bob", body)
+    assert list(first[0].keys()) == ["n", "n_low", "n_high"] and list(second[0].keys()) == ["n"]
+    assert Fraction(spent(server.engine, "bob")) == before + Fraction(1, 4)
+
+
 def test_error_in_a_transaction_then_recovery(server):
     async def body(c):
         with pytest.raises(asyncpg.PostgresError, match="nosuch"):

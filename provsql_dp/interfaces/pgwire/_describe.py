@@ -46,7 +46,7 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from ...errors import Error, InternalError, UnsupportedQueryError
+from ...errors import Error, InternalError, NotSupportedError, UnsupportedQueryError
 from ...privacy import gaussian_route, routing
 from ...privacy.answer import _key_names
 from ...privacy.key_types import plan_key_types
@@ -62,13 +62,13 @@ from ..dbapi.home_catalog import as_curator
 from ..dbapi.interval_columns import coverage_of, option_coverage
 from ..dbapi.parameters import _all_of, _as_list, any_as_in, number_qmarks
 from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
-                                looks_like_query, statement_kind)
+                                looks_like_query, statement_kind, syntax_error)
 from . import _execute as ex
 from ._catalog import is_catalog_query, names_the_catalog
 from ._types import _ARRAYS, type_oid
 
 __all__ = ["Description", "describe_statement", "compared_column", "in_any", "list_oids",
-           "bind_oids", "as_described", "refuse_undescribed", "placeholders"]
+           "bind_oids", "as_described", "check_described", "placeholders"]
 
 #: parameter OIDs whose binary format Bind reads (``_types.decode_param``): a parameter is
 #: described by its column's type only when it is one of these (else ``text``)
@@ -87,6 +87,7 @@ class Description:
     columns: list[tuple[str, str]] | None
     private: bool = False
     why: str = ""
+    release: bool = False  # a private release whose columns were described
 
 
 def compared_column(mark: exp.Expression) -> exp.Column | None:
@@ -216,11 +217,13 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
     ours = is_privacy_statement(sql) or has_epsilon_clause(sql, con._kept_tokens)
     try:
         tree = d.parse_one(number_qmarks(sql) if n else sql)
-    except ParseError:
-        tree = None
+    except ParseError as e:
+        if ours:
+            raise syntax_error(e) from e  # as its run would
+        if con.role == "analyst":
+            compile_analyst(con, sql, None)  # refuses it, in the words of its run
+        return Description(_param_oids(con, None, declared, n), None)
     params = _param_oids(con, tree, declared, n)
-    if tree is None:
-        return Description(params, None, ours, "it does not parse: its path says why")
     if isinstance(tree, d.PrivateQuery):
         return _private(con, tree, params, n)
     if isinstance(tree, d.PRIVACY_STATEMENTS):
@@ -276,7 +279,7 @@ def _private(con, tree, params, n: int, default: bool = False) -> Description:
         if n:
             return Description(params, None, True, "it could not be planned without its parameters")
         raise
-    return Description(params, cols, cols is None, why)
+    return Description(params, cols, cols is None, why, release=cols is not None)
 
 
 def private_columns(con, tree, default: bool = False):
@@ -328,11 +331,30 @@ def private_columns(con, tree, default: bool = False):
     return desc, ""
 
 
-def refuse_undescribed(portal) -> None:
-    """Refuse the Execute of a portal whose client has only its statement's NoData to decode the
-    rows of a private release by (it would reject them after the charge), before it runs."""
+class Stale(NotSupportedError):
+    """A private statement's columns changed since its Describe (a setting, the schema or the
+    declarations): PostgreSQL's "cached plan must not change result type", whose routine asyncpg
+    reads to prepare the statement again."""
+
+    routine = "RevalidateCachedQuery"
+
+
+def check_described(session, portal) -> None:
+    """Before the Execute of a portal whose client decodes by its statement's Describe (it did
+    not describe the portal): a private release is run only if its columns are still those
+    described (else :class:`Stale`), and one described NoData is refused — the client would
+    reject its rows after the charge."""
     told = portal.described  # None once the client described the portal (that ran it)
-    if told is None or not told.private or portal.outcome is not None:
+    if told is None or portal.outcome is not None:
+        return
+    if told.release:
+        now = describe_statement(session, portal.sql, told.params, len(told.params))
+        if now.columns != told.columns:
+            raise Stale("cached plan must not change result type: this private statement's "
+                        f"columns are now {[c for c, _ in now.columns or ()]} (a setting, the schema "
+                        "or the declarations changed since it was prepared); prepare it again")
+        return
+    if not told.private:
         return
     raise UnsupportedQueryError(
         f"this private statement's columns could not be described before it runs ({told.why}), "

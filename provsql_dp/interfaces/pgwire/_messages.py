@@ -96,15 +96,18 @@ def command_complete(tag: str) -> bytes:
     return message(b"C", _cstr(tag))
 
 
-def _fields(severity: str, code: str, text: str, hint: str | None) -> bytes:
+def _fields(severity: str, code: str, text: str, hint: str | None, routine: str | None = None) -> bytes:
     out = b"S" + _cstr(severity) + b"V" + _cstr(severity) + b"C" + _cstr(code) + b"M" + _cstr(text)
     if hint:
         out += b"H" + _cstr(hint)
+    if routine:  # PostgreSQL's source routine: clients recognise some errors by it (asyncpg's
+        out += b"R" + _cstr(routine)  # re-prepare on RevalidateCachedQuery)
     return out + b"\0"
 
 
-def error_response(code: str, text: str, hint: str | None = None, severity: str = "ERROR") -> bytes:
-    return message(b"E", _fields(severity, code, text, hint))
+def error_response(code: str, text: str, hint: str | None = None, severity: str = "ERROR",
+                   routine: str | None = None) -> bytes:
+    return message(b"E", _fields(severity, code, text, hint, routine))
 
 
 def notice_response(text: str, code: str = "00000") -> bytes:

@@ -38,7 +38,7 @@ from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
 from ._describe import (as_described, bind_oids, describe_statement, placeholders as _placeholders,
-                        refuse_undescribed)
+                        check_described)
 from ._execute import CLIENT_SETTINGS, charged_text, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
@@ -117,7 +117,7 @@ class Session:
             return
         if isinstance(e, Error):
             self.send(m.error_response(TOO_MANY if isinstance(e, TooManyStatements) else sqlstate(e),
-                                       str(e)))
+                                       str(e), routine=getattr(e, "routine", None)))
             return
         if isinstance(e, m.ProtocolViolation):  # the client's own bytes: described back
             self.send(m.error_response(PROTOCOL, f"protocol error: {e}"))
@@ -490,7 +490,7 @@ class Session:
     def _execute(self, r: m.Reader) -> None:
         name, max_rows = r.cstring(), r.int32()
         portal = self._portal(name, "Execute")
-        refuse_undescribed(portal)  # before it runs: nothing charged
+        check_described(self, portal)  # before it runs: nothing charged
         self._ensure_run(portal)
         out = portal.outcome
         if out is None:
