@@ -49,6 +49,14 @@ def running_server(path: str, **engine_options):
         engine.close()
 
 
+def served(tmp_path_factory, name: str, **engine_options):
+    """A module fixture's body: the server on a fresh :func:`make_database` (``yield from``)."""
+    path = str(tmp_path_factory.mktemp(name) / f"{name}.duckdb")
+    make_database(path)
+    with running_server(path, **engine_options) as srv:
+        yield srv
+
+
 def spent(path_or_engine, user: str) -> str:
     """The ε ``user`` has spent, read on a curator connection of the server's engine."""
     with path_or_engine.checkout("curator", "_test") as con:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pgwire_support import PSQL, dsn, make_database, psql, running_server, spent
+from pgwire_support import PSQL, dsn, psql, served, spent
 
 pytestmark = pytest.mark.slow  # a server and its clients: .ci/run's second step
 
@@ -18,10 +18,7 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip i
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("pgwire_describe") / "describe.duckdb")
-    make_database(path)
-    with running_server(path) as srv:
-        yield srv
+    yield from served(tmp_path_factory, "pgwire_describe")
 
 
 @pytest.mark.skipif(PSQL is None, reason="psql is not installed (Debian: apt-get install postgresql-client)")

@@ -22,7 +22,8 @@ analyst wrote reaches DuckDB.
   (quantiles, variances, ``COUNT(DISTINCT …)`` over declared keys, Blowfish policies, δ and ρ
   costs, ``OPTIONS (raw = true)``) are not described: NoData, with ``private`` set, so that an
   Execute of it by a client that did not Describe the portal either (asyncpg: it would reject
-  the rows, the ε spent) is refused before it runs (:func:`undescribed_refusal`).
+  the rows, the ε spent) is refused before it runs (:func:`check_described`), as is one whose
+  columns changed since its Describe (:class:`Stale`: asyncpg then prepares it again).
 
 A parameter is described by the type the client gave at Parse; else, where it is compared with a
 column (``c = $1``, ``c BETWEEN $1 AND $2``, ``c IN ($1)``), by that column's type (its array's
@@ -30,9 +31,10 @@ for ``c = ANY($1)``), when the server reads that type's binary format; else as `
 then reads the parameter by the described type.
 
 >>> from sqlglot import exp
->>> marks = list(d.parse_one("SELECT 1 FROM t WHERE a = $1 AND b = ANY($2) AND $3 > 0").find_all(exp.Placeholder))
+>>> tree = d.parse_one("SELECT 1 FROM t WHERE a = $1 AND b = ANY($2) AND c <> ALL($3) AND $4 > 0")
+>>> marks = sorted(tree.find_all(exp.Placeholder), key=lambda m: int(m.name))
 >>> [(compared_column(m).name if compared_column(m) else None, in_any(m)) for m in marks]
-[('a', False), ('b', True), (None, False)]
+[('a', False), ('b', True), ('c', True), (None, False)]
 """
 
 from __future__ import annotations
