@@ -48,6 +48,7 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from ..._duckdb_errors import translate
 from ...errors import Error, InternalError, NotSupportedError, UnsupportedQueryError
 from ...privacy import gaussian_route, routing
 from ...privacy.answer import _key_names
@@ -64,7 +65,8 @@ from ..dbapi.home_catalog import as_curator
 from ..dbapi.interval_columns import coverage_of, option_coverage
 from ..dbapi.parameters import _all_of, _as_list, any_as_in, number_qmarks
 from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
-                                looks_like_query, statement_kind, syntax_error)
+                                looks_like_query, refuse_hidden_statements, statement_kind,
+                                syntax_error)
 from . import _execute as ex
 from ._catalog import is_catalog_query, names_the_catalog
 from ._types import _ARRAYS, type_oid
@@ -248,13 +250,21 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
         return Description(params, None, False, f"{compiled.kind}'s columns are known when it runs")
     if statement_kind(sql) == "query" and looks_like_query(sql) or sql.lstrip().upper().startswith(
             ("VALUES", "TABLE", "(", "PIVOT", "UNPIVOT")):
+        refuse_hidden_statements(con._duck, sql)  # DuckDB reads one statement, as provsql_dp
         return Description(params, _duck_describe(con, sql, [None] * n if n else None))
     return Description(params, None)
 
 
-def _duck_describe(con, sql: str, parameters) -> list[tuple[str, str]]:
-    """DuckDB's ``DESCRIBE`` of a query (bound, not run): ``(name, type)`` per column."""
-    rows = as_curator(con, sql, lambda: con._duck.execute("DESCRIBE " + sql, parameters).fetchall())
+def _duck_describe(con, sql: str, parameters) -> list[tuple[str, str]] | None:
+    """DuckDB's ``DESCRIBE`` of a query (bound, not run): ``(name, type)`` per column. An
+    analyst's (our emitted text) that DuckDB refuses is refused in the words of its run; a
+    curator's text DuckDB cannot describe (``WITH … INSERT``) is left to its run: None."""
+    try:
+        rows = as_curator(con, sql, lambda: con._duck.execute("DESCRIBE " + sql, parameters).fetchall())
+    except duckdb.Error as e:
+        if con.role == "analyst":
+            raise translate(e) from None
+        return None
     return [(r[0], r[1]) for r in rows]
 
 
