@@ -394,6 +394,7 @@ def bind_oids(session, name: str, sql: str, declared: list[int], raw: list[tuple
             for i in range(len(raw))]
     if any(not o and fmt == 0 and data is not None and data.lstrip()[:1] == b"{"
            for o, (data, fmt) in zip(oids, raw)):
+        check_statement(session.con, sql)  # an analyst's size and depth limits, before the parse
         lists = list_oids(session.con, sql)
         oids = [o or (lists.get(i, 0) if fmt == 0 and data is not None else 0)
                 for i, (o, (data, fmt)) in enumerate(zip(oids, raw))]

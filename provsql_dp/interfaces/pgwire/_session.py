@@ -10,9 +10,10 @@ Extended query protocol: Parse stores a statement, Bind makes a portal with its 
 rows (``max_rows`` honoured with PortalSuspended); after an error every message up to Sync is
 skipped, as PostgreSQL does. Describe of a statement answers its parameter types and columns
 without running it (:mod:`._describe`); an Execute whose client described only the statement
-gets its rows in the types described. A message refused before any statement runs — an unknown prepared statement or portal, a Parse of several statements
-(which leaves no statement under its name), a parameter of the wrong count, type or format code —
-is in the audit log as every refusal is, with the session's user, role and client
+gets its rows in the types described. A message refused before any statement runs — an unknown
+prepared statement or portal, a Parse of several statements (which leaves no statement under its
+name), a parameter of the wrong count, type or format code — is in the audit log as every
+refusal is, with the session's user, role and client
 (:func:`..dbapi.audit_failures.audit_refusal`); a statement's own refusal its path logs.
 
 A session never ends without a word while the client still listens: a sign-in that stalls past
@@ -37,8 +38,7 @@ from ..dbapi.statements import split_statements
 from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
-from ._describe import (as_described, bind_oids, describe_statement, placeholders as _placeholders,
-                        check_described)
+from ._describe import as_described, bind_oids, check_described, describe_statement, placeholders
 from ._execute import CLIENT_SETTINGS, charged_text, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
@@ -434,9 +434,9 @@ class Session:
         fmts = [r.int16() for _ in range(r.int16())]
         n = r.int16()
         m.check_formats(fmts, n, "parameter")
-        if n and _placeholders(sql) not in (0, n):
+        if n and placeholders(sql) not in (0, n):
             raise InterfaceError(f"Bind gives {n} parameter(s) and the statement takes "
-                                 f"{_placeholders(sql)} ($1 …): bind one value for each")
+                                 f"{placeholders(sql)} ($1 …): bind one value for each")
         raw = []
         for i in range(n):
             raw.append((None if (size := r.int32()) < 0 else r.bytes(size),
@@ -454,7 +454,7 @@ class Session:
         old = self.portals.get(portal)
         if old is not None and old.outcome is not None:
             old.outcome.close()
-        self.portals[portal] = _Portal(sql, values if values or _placeholders(sql) else None,
+        self.portals[portal] = _Portal(sql, values if values or placeholders(sql) else None,
                                        result_fmts, self.descriptions.get(name))
         self.send(m.message(b"2"))
 
@@ -471,7 +471,7 @@ class Session:
         kind, name = r.bytes(1), r.cstring()
         if kind == b"S":
             sql, oids = self._statement(name, "Describe")
-            found = describe_statement(self, sql, oids, max(_placeholders(sql), len(oids)))
+            found = describe_statement(self, sql, oids, max(placeholders(sql), len(oids)))
             self.descriptions[name] = found
             self.send(m.parameter_description(found.params))
             if found.columns is None:  # NoData: no rows, or columns known only when it runs
