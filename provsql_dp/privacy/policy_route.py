@@ -328,8 +328,8 @@ def prepare(con, tree, plan) -> Prepared | None:
             for a, i in zip(kax, idx):
                 b[a] = [int(i), int(i)]
             boxes.append(b)
-            labels.append(tuple(doms[a].labels()[i] if doms[a].values is None else
-                                doms[a].values[i] for a, i in zip(kax, idx)))
+            labels.append(tuple(doms[a].labels(types[tp.columns[a]])[i] if doms[a].values is None
+                                else doms[a].values[i] for a, i in zip(kax, idx)))
         names = [_out_name(sel, c) for c in keys]
         desc = [(n, "VARCHAR" if doms[axis[c.lower()]].values is not None else "DOUBLE")
                 for n, c in zip(names, keys)] + [(count_label, "DOUBLE")]
@@ -351,7 +351,7 @@ def prepare(con, tree, plan) -> Prepared | None:
             b = [list(x) for x in wbox]
             b[a] = [wbox[a][0], i]
             boxes.append(b)
-            labels.append((doms[a].labels()[i],))
+            labels.append((doms[a].labels(types[tp.columns[a]])[i],))
         desc = [(c, "VARCHAR" if doms[a].values is not None else "DOUBLE"),
                 ("cumulative_count", "DOUBLE")]
     else:
