@@ -127,6 +127,9 @@ def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
             bounds += [(">=", _cast_const(decl[0], typ)), ("<=", _cast_const(decl[1], typ))]
         ranges[c] = _interval(bounds)
     try:
+        listed = _listed(key)
+        if listed is not None:  # a CASE of constants, a predicate: whatever the columns
+            return listed
         if all(_kind(scans[c][2]) in ("date", "int", "timestamp", "timestamptz") for c in cols):
             return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
         if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
@@ -134,6 +137,61 @@ def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
     except (duckdb.Error, ArithmeticError, ValueError, OverflowError):
         return None
     return None
+
+
+#: a key that is one of these is TRUE or FALSE (or NULL) on every row: its groups are the two
+_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In, exp.Is,
+               exp.Like, exp.ILike, exp.And, exp.Or, exp.Not, exp.NullSafeEQ, exp.NullSafeNEQ,
+               exp.Exists)
+
+
+def _listed(key: exp.Expression) -> list | None:
+    """The values of a key the statement lists whatever the rows: a predicate's ``[False,
+    True]``, or the results of a ``CASE`` whose every result (each ``THEN``, the ``ELSE``) is a
+    constant, typed as DuckDB types the ``CASE`` (each evaluated by the private binder as the
+    ``CASE`` with that branch's condition made TRUE and the others FALSE). NULL is not a group:
+    a row whose key is NULL (no ``ELSE``, a predicate over a NULL) is dropped, as a row outside
+    declared group keys is. None for any other key.
+
+    >>> from sqlglot import parse_one
+    >>> _listed(parse_one("CASE WHEN x > 4000 THEN 'heavy' WHEN x > 3000 THEN 'mid' ELSE 'light' END"))
+    ['heavy', 'light', 'mid']
+    >>> [str(v) for v in _listed(parse_one("CASE WHEN x > 1 THEN 1 ELSE 2.5 END"))]  # DECIMAL
+    ['1.0', '2.5']
+    >>> _listed(parse_one("x > 4000")), _listed(parse_one("CASE WHEN x THEN 'y' END"))
+    ([False, True], ['y'])
+    >>> _listed(parse_one("CASE WHEN x > 1 THEN x ELSE 0 END")) is None  # a column's value
+    True
+    """
+    while isinstance(key, exp.Paren):
+        key = key.this
+    if isinstance(key, _PREDICATES):
+        return [False, True]
+    if not isinstance(key, exp.Case):
+        return None
+    ifs = key.args.get("ifs") or []
+    results = [i.args.get("true") for i in ifs] + [key.args.get("default")]
+    if not ifs or not all(r is None or _constant(r) for r in results):
+        return None
+    picks = []
+    for pick in range(len(results)):  # the CASE made to take branch ``pick`` (the last: ELSE)
+        branch = exp.Case(ifs=[exp.If(this=exp.true() if j == pick else exp.false(),
+                                      true=i.args["true"].copy()) for j, i in enumerate(ifs)],
+                          default=None if results[-1] is None else results[-1].copy())
+        picks.append(branch.sql(dialect="duckdb"))
+    values = {v for v in _run("SELECT " + ", ".join(picks))[0] if v is not None}
+    return sorted(values)
+
+
+def _constant(e: exp.Expression) -> bool:
+    """A literal, NULL, TRUE/FALSE, or a sign or cast of one."""
+    if isinstance(e, (exp.Literal, exp.Null, exp.Boolean)):
+        return True
+    if isinstance(e, (exp.Neg, exp.Paren)):
+        return _constant(e.this)
+    if isinstance(e, (exp.Cast, exp.TryCast)):  # a type the binder lacks: refused there
+        return _constant(e.this)
+    return False
 
 
 #: the way to groups nobody declared, appended to a GROUP BY's refusal under pure ε: partition

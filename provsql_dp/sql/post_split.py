@@ -48,6 +48,7 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from ._names import output_name
+from .ordered_set import as_quantiles
 from .scope import NOT_YET, refuse
 
 __all__ = ["Post", "split_post"]
@@ -135,8 +136,10 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     """``(core, post)``: the statement its routes release and its post-processing, or
     ``(tree, None)`` when the statement does nothing after the release (see the module
     docstring). Only a top-level SELECT with aggregates (in its select list, HAVING or ORDER BY)
-    is split; anything else is returned unchanged for the planner to judge."""
-    sel = tree
+    is split; anything else is returned unchanged for the planner to judge. PostgreSQL's
+    ``percentile_cont(q) WITHIN GROUP (ORDER BY c)`` is read as ``QUANTILE_CONT(c, q)`` first
+    (:func:`.ordered_set.as_quantiles`)."""
+    sel = as_quantiles(tree)
     if not isinstance(sel, exp.Select):
         return tree, None
     items = list(sel.expressions)
