@@ -133,7 +133,7 @@ def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
         if all(_kind(scans[c][2]) in ("date", "int", "timestamp", "timestamptz") for c in cols):
             return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
         if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
-            return _steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
+            return _through_steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
     except (duckdb.Error, ArithmeticError, ValueError, OverflowError):
         return None
     return None
@@ -440,8 +440,38 @@ def _unguarded(key, c, typ, lo, hi):
     return key
 
 
-def _steps(key, c, typ, r) -> list | None:
-    """The steps a step function of one DOUBLE/DECIMAL column takes over its range."""
+def _through_steps(key, c, typ, r) -> list | None:
+    """:func:`_steps` of ``key``, or of the outermost step inside it that holds every column
+    it reads: then ``key``'s values are its outer part's over those steps (``FLOOR(x / 500) *
+    500``, ``ROUND(x, -1) / 10 + 1``), each step's value put through it by the binder — the
+    same function of the same steps, so the same set (a NULL left out, as a NULL key is)."""
+    if not isinstance(key, (exp.Floor, exp.Ceil, exp.Round)) and not _to_int(key):
+        for node in key.walk():
+            if node is not key and (isinstance(node, (exp.Floor, exp.Ceil, exp.Round))
+                                    or _to_int(node)):
+                if len(list(key.find_all(exp.Column))) != len(list(node.find_all(exp.Column))):
+                    return None  # a column outside the step: not a function of it
+                return _outer(key, node, _steps(node, c, typ, r, relation=True))
+    return _steps(key, c, typ, r)
+
+
+def _outer(key, node, relation: str | None) -> list | None:
+    """The values of ``key`` over the rows ``k`` of ``relation`` taken by its part ``node``."""
+    if relation is None:
+        return None
+    hole = exp.column("__step")
+    node.replace(hole)
+    try:
+        outer = key.sql(dialect="duckdb") if hole is not key else None
+    finally:
+        hole.replace(node)
+    rows = _run(f"SELECT DISTINCT {outer} AS k FROM ({relation}) AS s(__step) ORDER BY k")
+    return [r[0] for r in rows if r[0] is not None]
+
+
+def _steps(key, c, typ, r, relation: bool = False) -> list | str | None:
+    """The steps a step function of one DOUBLE/DECIMAL column takes over its range (the SQL of
+    the relation of them, one column ``k``, with ``relation``)."""
     if r is None:
         return None
     top = key
@@ -478,9 +508,11 @@ def _steps(key, c, typ, r) -> list | None:
         return None
     typ_key = _run(f"SELECT typeof({key.sql(dialect='duckdb')}) FROM "
                           f"(SELECT NULL::{typ} AS \"{c}\")")[0][0]
-    rows = _run(f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
-                       f"FROM range({first}, {last + 1}) ORDER BY k")
-    return [r[0] for r in rows]
+    values = (f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
+              f"FROM range({first}, {last + 1})")
+    if relation:
+        return values
+    return [r[0] for r in _run(values + " ORDER BY k")]
 
 
 def _monotone(e: exp.Expression, c: str) -> bool:
