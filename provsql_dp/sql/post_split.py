@@ -100,6 +100,31 @@ def _aggs_in(e: exp.Expression | None) -> list[exp.Expression]:
             and not any(isinstance(p, exp.AggFunc) for p in _ancestors(a))]
 
 
+def _all_spelled_out(tree: exp.Expression) -> exp.Expression:
+    """DuckDB's ``GROUP BY ALL`` (every select-list item without an aggregate, by position) and
+    ``ORDER BY ALL`` (every output column, left to right) of a SELECT, spelled out in place.
+
+    >>> from provsql_dp.sql.dialect import parse_one
+    >>> _all_spelled_out(parse_one(
+    ...     "SELECT k, j, SUM(x) / 2 FROM t GROUP BY ALL ORDER BY ALL DESC")).sql("duckdb")
+    'SELECT k, j, SUM(x) / 2 FROM t GROUP BY 1, 2 ORDER BY 1 DESC, 2 DESC, 3 DESC'
+    """
+    if not isinstance(tree, exp.Select):
+        return tree
+    group, order = tree.args.get("group"), tree.args.get("order")
+    if group is not None and group.args.get("all"):
+        keys = [exp.Literal.number(i + 1) for i, item in enumerate(tree.expressions)
+                if not _aggs_in(item)]
+        tree.set("group", exp.Group(expressions=keys) if keys else None)
+    by = order.expressions if order is not None else []
+    if len(by) == 1 and isinstance(by[0].this, exp.Var) and by[0].this.name.upper() == "ALL":
+        tree.set("order", exp.Order(expressions=[
+            exp.Ordered(this=exp.Literal.number(i + 1), desc=by[0].args.get("desc"),
+                        nulls_first=by[0].args.get("nulls_first"))
+            for i in range(len(tree.expressions))]))
+    return tree
+
+
 def _ancestors(node: exp.Expression):
     p = node.parent
     while p is not None:
@@ -139,7 +164,7 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     is split; anything else is returned unchanged for the planner to judge. PostgreSQL's
     ``percentile_cont(q) WITHIN GROUP (ORDER BY c)`` is read as ``QUANTILE_CONT(c, q)`` first
     (:func:`.ordered_set.as_quantiles`)."""
-    sel = as_quantiles(tree)
+    sel = _all_spelled_out(as_quantiles(tree))
     if not isinstance(sel, exp.Select):
         return tree, None
     items = list(sel.expressions)

@@ -89,3 +89,12 @@ def test_functions_of_the_keys_and_having_aliases():
 def test_refusals_name_the_problem(sql, err, text):
     with pytest.raises(err, match=text):
         split_post(parse_one(sql))
+
+
+def test_group_by_all_and_order_by_all_are_spelled_out():
+    core, post = split("SELECT k, SUM(x) / COUNT(*) AS r FROM t GROUP BY ALL ORDER BY ALL")
+    assert core == "SELECT k, SUM(x), COUNT(*) FROM t GROUP BY k"
+    assert post is not None and post.describe().endswith("ORDER BY 1, 2")
+    tree = parse_one("SELECT k, COUNT(*) FROM t GROUP BY ALL")
+    core, post = split_post(tree)
+    assert post is None and core.sql(dialect="duckdb") == "SELECT k, COUNT(*) FROM t GROUP BY 1"
