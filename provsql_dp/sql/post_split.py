@@ -101,16 +101,33 @@ def _aggs_in(e: exp.Expression | None) -> list[exp.Expression]:
 
 
 def _all_spelled_out(tree: exp.Expression) -> exp.Expression:
-    """DuckDB's ``GROUP BY ALL`` (every select-list item without an aggregate, by position) and
-    ``ORDER BY ALL`` (every output column, left to right) of a SELECT, spelled out in place.
+    """DuckDB's ``GROUP BY ALL`` (every select-list item without an aggregate, by position),
+    ``ORDER BY ALL`` (every output column, left to right) and ``count_if(c)`` (``COUNT(*)
+    FILTER (WHERE c)``, its own FILTER joined by AND) of a SELECT, spelled out in place.
 
     >>> from provsql_dp.sql.dialect import parse_one
     >>> _all_spelled_out(parse_one(
     ...     "SELECT k, j, SUM(x) / 2 FROM t GROUP BY ALL ORDER BY ALL DESC")).sql("duckdb")
     'SELECT k, j, SUM(x) / 2 FROM t GROUP BY 1, 2 ORDER BY 1 DESC, 2 DESC, 3 DESC'
+    >>> _all_spelled_out(parse_one("SELECT count_if(x > 1) AS n, count_if(y) FROM t")).sql("duckdb")
+    'SELECT COUNT(*) FILTER(WHERE x > 1) AS n, COUNT(*) FILTER(WHERE y) AS "COUNT_IF(y)" FROM t'
     """
     if not isinstance(tree, exp.Select):
         return tree
+    for i, item in enumerate(tree.expressions):  # an unnamed count_if keeps its own name
+        if isinstance(item, exp.CountIf) or isinstance(item, exp.Filter) and isinstance(
+                item.this, exp.CountIf):
+            tree.expressions[i] = exp.alias_(item, output_name(item), quoted=True)
+            tree.expressions[i].parent = tree
+    for node in list(tree.find_all(exp.CountIf)):
+        cond = node.this.copy()
+        if isinstance(node.parent, exp.Filter):  # count_if(c) FILTER (WHERE f): both
+            where = node.parent.expression
+            where.set("this", exp.and_(cond, where.this.copy()))
+            node.replace(exp.Count(this=exp.Star(), big_int=True))
+        else:
+            node.replace(exp.Filter(this=exp.Count(this=exp.Star(), big_int=True),
+                                    expression=exp.Where(this=cond)))
     group, order = tree.args.get("group"), tree.args.get("order")
     if group is not None and group.args.get("all"):
         keys = [exp.Literal.number(i + 1) for i, item in enumerate(tree.expressions)

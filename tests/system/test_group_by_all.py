@@ -35,3 +35,16 @@ def test_group_by_all_without_a_key_is_one_group():
     con = _con()
     assert round(con.execute(f"SELECT COUNT(*) FROM p GROUP BY ALL WITH EPSILON {BIG}")
                  .fetchall()[0][0]) == 300
+
+
+def test_count_if_is_a_filtered_count():
+    """DuckDB's count_if(c) is COUNT(*) FILTER (WHERE c), its own FILTER joined by AND; an
+    unnamed one keeps its own name. Refused before ("not supported in a private query")."""
+    con = _con()
+    cur = con.execute(f"SELECT k, count_if(x > 3), count_if(x > 3) FILTER (WHERE x < 6) AS mid "
+                      f"FROM p GROUP BY k WITH EPSILON {BIG}")
+    got = [(k, round(a), round(b)) for k, a, b in cur.fetchall()]
+    truth = con._duck.execute("SELECT k, count_if(x > 3), count_if(x > 3 AND x < 6) FROM p "
+                              "GROUP BY k ORDER BY k").fetchall()
+    assert got == truth
+    assert [d[0] for d in cur.description] == ["k", "COUNT_IF(x > 3)", "mid"]
