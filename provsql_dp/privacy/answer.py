@@ -116,8 +116,9 @@ def group_domain(con, plan: Aggregate, proved: bool = True) -> list[tuple]:
             raise UnsupportedQueryError(
                 f"GROUP BY {name} is not supported in a private query: a group key must be a "
                 "column with declared group keys (SET GROUP KEYS ON t (c) VALUES (…)), a column "
-                "of a public table, or an expression of dates or numbers the statement bounds "
-                "(WHERE d BETWEEN DATE '…' AND DATE '…'), so that the set of groups is public"
+                "of a public table, an expression of dates or numbers the statement bounds "
+                "(WHERE d BETWEEN DATE '…' AND DATE '…'), or a CASE whose every result is a "
+                "constant, so that the set of groups is public"
                 + unproved_hint(plan.child, key) + SELECTION_HINT)
         scan, column = scans[base]
         if keys is not None:

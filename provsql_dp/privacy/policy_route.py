@@ -56,7 +56,7 @@ from ..provenance.capture import q
 from ..sql import dialect as d
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql.expressions import option_text
-from ..sql.key_domain import SELECTION_HINT
+from ..sql.key_domain import SELECTION_HINT, proved_domain
 from ..sql.plan import Aggregate, Distinct, GroupFilter, Join, Scan, SemiJoin, Union, walk
 from ..sql.policy_grammar import range_spec
 from ..sql.total import make_total
@@ -269,12 +269,17 @@ def prepare(con, tree, plan) -> Prepared | None:
                 info.schema, info.name, keys[0]) is not None:
             return None  # declared group keys: released by the Laplace mechanism, key by key
         dom = _default_domain(con, info, keys[0], types[keys[0]])
+        if dom is None and len(plan.group_by) == 1 and proved_domain(
+                con._catalog, plan.child, plan.group_by[0]) is not None:
+            return None  # the statement bounds the key (WHERE y BETWEEN …): its proved groups
         if dom is None:
             raise UnsupportedQueryError(
                 f"GROUP BY {keys[0]} is not supported in a private query without declared keys: "
                 f"the set of groups must be public. Declare the groups: SET GROUP KEYS ON "
                 f"{scan.table} ({keys[0]}) VALUES (…), or SET GROUP KEYS ON {scan.table} "
-                f"({keys[0]}) FROM a public table (column). Declare the domain with a policy for "
+                f"({keys[0]}) FROM a public table (column), or bound it in the statement (WHERE "
+                f"{keys[0]} BETWEEN … AND …, for an integer or a date column). Declare the domain "
+                f"with a policy for "
                 f"a Blowfish histogram, e.g. CREATE POLICY {scan.table}_{keys[0]} ON "
                 f"{scan.table} ({keys[0]}) AS FULL DOMAIN (…) (FULL is plain differential privacy)"
                 + SELECTION_HINT)
@@ -328,8 +333,8 @@ def prepare(con, tree, plan) -> Prepared | None:
             for a, i in zip(kax, idx):
                 b[a] = [int(i), int(i)]
             boxes.append(b)
-            labels.append(tuple(doms[a].labels()[i] if doms[a].values is None else
-                                doms[a].values[i] for a, i in zip(kax, idx)))
+            labels.append(tuple(doms[a].labels(types[tp.columns[a]])[i] if doms[a].values is None
+                                else doms[a].values[i] for a, i in zip(kax, idx)))
         names = [_out_name(sel, c) for c in keys]
         desc = [(n, "VARCHAR" if doms[axis[c.lower()]].values is not None else "DOUBLE")
                 for n, c in zip(names, keys)] + [(count_label, "DOUBLE")]
@@ -351,7 +356,7 @@ def prepare(con, tree, plan) -> Prepared | None:
             b = [list(x) for x in wbox]
             b[a] = [wbox[a][0], i]
             boxes.append(b)
-            labels.append((doms[a].labels()[i],))
+            labels.append((doms[a].labels(types[tp.columns[a]])[i],))
         desc = [(c, "VARCHAR" if doms[a].values is not None else "DOUBLE"),
                 ("cumulative_count", "DOUBLE")]
     else:

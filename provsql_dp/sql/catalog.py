@@ -142,6 +142,7 @@ class Catalog:
         self._settings: dict | None = None  # what _fingerprint read: setting()
         #: the configuration locked (read once), the settings it fixes (read once after that)
         self._locked, self._fixed = None, None
+        self._prepared = _catalog_kept.Prepared()  # the fingerprint's text, bound once
         #: names (lower case) of the Python objects registered as temporary views of this
         #: connection (``Connection.register``): planned as public base tables
         self.frames: set[str] = set()
@@ -225,7 +226,7 @@ class Catalog:
         configuration fixes, once: :func:`._catalog_kept.locked`)."""
         if self._locked is None:
             self._locked = _catalog_kept.locked(self.con)
-        key = fingerprint(self.con, names, SCHEMA, self._fixed)
+        key = fingerprint(self.con, names, SCHEMA, self._fixed, self._prepared)
         self._settings = None if key is None else settings_of(key)
         if self._locked and self._fixed is None and key is not None:
             self._fixed = next(r for r in key[1:] if r[0] == "g")[5:]

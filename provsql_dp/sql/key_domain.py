@@ -127,13 +127,71 @@ def _proved(catalog: Catalog, node: Node, key, cols, scans) -> list | None:
             bounds += [(">=", _cast_const(decl[0], typ)), ("<=", _cast_const(decl[1], typ))]
         ranges[c] = _interval(bounds)
     try:
+        listed = _listed(key)
+        if listed is not None:  # a CASE of constants, a predicate: whatever the columns
+            return listed
         if all(_kind(scans[c][2]) in ("date", "int", "timestamp", "timestamptz") for c in cols):
             return _enumerate(key, cols, {c: scans[c][2] for c in cols}, ranges, own)
         if len(cols) == 1 and _kind(scans[cols[0]][2]) == "number":
-            return _steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
+            return _through_steps(key, cols[0], scans[cols[0]][2], ranges[cols[0]])
     except (duckdb.Error, ArithmeticError, ValueError, OverflowError):
         return None
     return None
+
+
+#: a key that is one of these is TRUE or FALSE (or NULL) on every row: its groups are the two
+_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In, exp.Is,
+               exp.Like, exp.ILike, exp.And, exp.Or, exp.Not, exp.NullSafeEQ, exp.NullSafeNEQ,
+               exp.Exists)
+
+
+def _listed(key: exp.Expression) -> list | None:
+    """The values of a key the statement lists whatever the rows: a predicate's ``[False,
+    True]``, or the results of a ``CASE`` whose every result (each ``THEN``, the ``ELSE``) is a
+    constant, typed as DuckDB types the ``CASE`` (each evaluated by the private binder as the
+    ``CASE`` with that branch's condition made TRUE and the others FALSE). NULL is not a group:
+    a row whose key is NULL (no ``ELSE``, a predicate over a NULL) is dropped, as a row outside
+    declared group keys is. None for any other key.
+
+    >>> from sqlglot import parse_one
+    >>> _listed(parse_one("CASE WHEN x > 4000 THEN 'heavy' WHEN x > 3000 THEN 'mid' ELSE 'light' END"))
+    ['heavy', 'light', 'mid']
+    >>> [str(v) for v in _listed(parse_one("CASE WHEN x > 1 THEN 1 ELSE 2.5 END"))]  # DECIMAL
+    ['1.0', '2.5']
+    >>> _listed(parse_one("x > 4000")), _listed(parse_one("CASE WHEN x THEN 'y' END"))
+    ([False, True], ['y'])
+    >>> _listed(parse_one("CASE WHEN x > 1 THEN x ELSE 0 END")) is None  # a column's value
+    True
+    """
+    while isinstance(key, exp.Paren):
+        key = key.this
+    if isinstance(key, _PREDICATES):
+        return [False, True]
+    if not isinstance(key, exp.Case):
+        return None
+    ifs = key.args.get("ifs") or []
+    results = [i.args.get("true") for i in ifs] + [key.args.get("default")]
+    if not ifs or not all(r is None or _constant(r) for r in results):
+        return None
+    picks = []
+    for pick in range(len(results)):  # the CASE made to take branch ``pick`` (the last: ELSE)
+        branch = exp.Case(ifs=[exp.If(this=exp.true() if j == pick else exp.false(),
+                                      true=i.args["true"].copy()) for j, i in enumerate(ifs)],
+                          default=None if results[-1] is None else results[-1].copy())
+        picks.append(branch.sql(dialect="duckdb"))
+    values = {v for v in _run("SELECT " + ", ".join(picks))[0] if v is not None}
+    return sorted(values)
+
+
+def _constant(e: exp.Expression) -> bool:
+    """A literal, NULL, TRUE/FALSE, or a sign or cast of one."""
+    if isinstance(e, (exp.Literal, exp.Null, exp.Boolean)):
+        return True
+    if isinstance(e, (exp.Neg, exp.Paren)):
+        return _constant(e.this)
+    if isinstance(e, (exp.Cast, exp.TryCast)):  # a type the binder lacks: refused there
+        return _constant(e.this)
+    return False
 
 
 #: the way to groups nobody declared, appended to a GROUP BY's refusal under pure ε: partition
@@ -382,8 +440,38 @@ def _unguarded(key, c, typ, lo, hi):
     return key
 
 
-def _steps(key, c, typ, r) -> list | None:
-    """The steps a step function of one DOUBLE/DECIMAL column takes over its range."""
+def _through_steps(key, c, typ, r) -> list | None:
+    """:func:`_steps` of ``key``, or of the outermost step inside it that holds every column
+    it reads: then ``key``'s values are its outer part's over those steps (``FLOOR(x / 500) *
+    500``, ``ROUND(x, -1) / 10 + 1``), each step's value put through it by the binder — the
+    same function of the same steps, so the same set (a NULL left out, as a NULL key is)."""
+    if not isinstance(key, (exp.Floor, exp.Ceil, exp.Round)) and not _to_int(key):
+        for node in key.walk():
+            if node is not key and (isinstance(node, (exp.Floor, exp.Ceil, exp.Round))
+                                    or _to_int(node)):
+                if len(list(key.find_all(exp.Column))) != len(list(node.find_all(exp.Column))):
+                    return None  # a column outside the step: not a function of it
+                return _outer(key, node, _steps(node, c, typ, r, relation=True))
+    return _steps(key, c, typ, r)
+
+
+def _outer(key, node, relation: str | None) -> list | None:
+    """The values of ``key`` over the rows ``k`` of ``relation`` taken by its part ``node``."""
+    if relation is None:
+        return None
+    hole = exp.column("__step")
+    node.replace(hole)
+    try:
+        outer = key.sql(dialect="duckdb") if hole is not key else None
+    finally:
+        hole.replace(node)
+    rows = _run(f"SELECT DISTINCT {outer} AS k FROM ({relation}) AS s(__step) ORDER BY k")
+    return [r[0] for r in rows if r[0] is not None]
+
+
+def _steps(key, c, typ, r, relation: bool = False) -> list | str | None:
+    """The steps a step function of one DOUBLE/DECIMAL column takes over its range (the SQL of
+    the relation of them, one column ``k``, with ``relation``)."""
     if r is None:
         return None
     top = key
@@ -420,9 +508,11 @@ def _steps(key, c, typ, r) -> list | None:
         return None
     typ_key = _run(f"SELECT typeof({key.sql(dialect='duckdb')}) FROM "
                           f"(SELECT NULL::{typ} AS \"{c}\")")[0][0]
-    rows = _run(f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
-                       f"FROM range({first}, {last + 1}) ORDER BY k")
-    return [r[0] for r in rows]
+    values = (f"SELECT DISTINCT CAST(range * {step} AS {typ_key}) AS k "
+              f"FROM range({first}, {last + 1})")
+    if relation:
+        return values
+    return [r[0] for r in _run(values + " ORDER BY k")]
 
 
 def _monotone(e: exp.Expression, c: str) -> bool:

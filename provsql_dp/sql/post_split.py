@@ -48,6 +48,7 @@ from sqlglot import exp
 
 from ..errors import ProgrammingError
 from ._names import output_name
+from .ordered_set import as_quantiles
 from .scope import NOT_YET, refuse
 
 __all__ = ["Post", "split_post"]
@@ -99,6 +100,48 @@ def _aggs_in(e: exp.Expression | None) -> list[exp.Expression]:
             and not any(isinstance(p, exp.AggFunc) for p in _ancestors(a))]
 
 
+def _all_spelled_out(tree: exp.Expression) -> exp.Expression:
+    """DuckDB's ``GROUP BY ALL`` (every select-list item without an aggregate, by position),
+    ``ORDER BY ALL`` (every output column, left to right) and ``count_if(c)`` (``COUNT(*)
+    FILTER (WHERE c)``, its own FILTER joined by AND) of a SELECT, spelled out in place.
+
+    >>> from provsql_dp.sql.dialect import parse_one
+    >>> _all_spelled_out(parse_one(
+    ...     "SELECT k, j, SUM(x) / 2 FROM t GROUP BY ALL ORDER BY ALL DESC")).sql("duckdb")
+    'SELECT k, j, SUM(x) / 2 FROM t GROUP BY 1, 2 ORDER BY 1 DESC, 2 DESC, 3 DESC'
+    >>> _all_spelled_out(parse_one("SELECT count_if(x > 1) AS n, count_if(y) FROM t")).sql("duckdb")
+    'SELECT COUNT(*) FILTER(WHERE x > 1) AS n, COUNT(*) FILTER(WHERE y) AS "COUNT_IF(y)" FROM t'
+    """
+    if not isinstance(tree, exp.Select):
+        return tree
+    for i, item in enumerate(tree.expressions):  # an unnamed count_if keeps its own name
+        if isinstance(item, exp.CountIf) or isinstance(item, exp.Filter) and isinstance(
+                item.this, exp.CountIf):
+            tree.expressions[i] = exp.alias_(item, output_name(item), quoted=True)
+            tree.expressions[i].parent = tree
+    for node in list(tree.find_all(exp.CountIf)):
+        cond = node.this.copy()
+        if isinstance(node.parent, exp.Filter):  # count_if(c) FILTER (WHERE f): both
+            where = node.parent.expression
+            where.set("this", exp.and_(cond, where.this.copy()))
+            node.replace(exp.Count(this=exp.Star(), big_int=True))
+        else:
+            node.replace(exp.Filter(this=exp.Count(this=exp.Star(), big_int=True),
+                                    expression=exp.Where(this=cond)))
+    group, order = tree.args.get("group"), tree.args.get("order")
+    if group is not None and group.args.get("all"):
+        keys = [exp.Literal.number(i + 1) for i, item in enumerate(tree.expressions)
+                if not _aggs_in(item)]
+        tree.set("group", exp.Group(expressions=keys) if keys else None)
+    by = order.expressions if order is not None else []
+    if len(by) == 1 and isinstance(by[0].this, exp.Var) and by[0].this.name.upper() == "ALL":
+        tree.set("order", exp.Order(expressions=[
+            exp.Ordered(this=exp.Literal.number(i + 1), desc=by[0].args.get("desc"),
+                        nulls_first=by[0].args.get("nulls_first"))
+            for i in range(len(tree.expressions))]))
+    return tree
+
+
 def _ancestors(node: exp.Expression):
     p = node.parent
     while p is not None:
@@ -120,6 +163,8 @@ def _needs_post(sel: exp.Select, keys_sql: list[str]) -> bool:
         return True
     items = sel.expressions
     bodies = [_body(item) for item in items]
+    if not keys_sql:  # no GROUP BY: bare aggregates only (no SQL text made: ~0.1 ms)
+        return not all(_is_agg(b) for b in bodies)
     texts = [b.sql(dialect="duckdb").lower() for b in bodies]
     if not set(keys_sql) <= set(texts):
         return True
@@ -133,8 +178,10 @@ def split_post(tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     """``(core, post)``: the statement its routes release and its post-processing, or
     ``(tree, None)`` when the statement does nothing after the release (see the module
     docstring). Only a top-level SELECT with aggregates (in its select list, HAVING or ORDER BY)
-    is split; anything else is returned unchanged for the planner to judge."""
-    sel = tree
+    is split; anything else is returned unchanged for the planner to judge. PostgreSQL's
+    ``percentile_cont(q) WITHIN GROUP (ORDER BY c)`` is read as ``QUANTILE_CONT(c, q)`` first
+    (:func:`.ordered_set.as_quantiles`)."""
+    sel = _all_spelled_out(as_quantiles(tree))
     if not isinstance(sel, exp.Select):
         return tree, None
     items = list(sel.expressions)

@@ -180,3 +180,23 @@ def test_a_policy_bin_edge_is_not_rounded_by_post_processing():
     con.execute("CREATE POLICY ql ON q (age) AS LINE DOMAIN [0, 10) WIDTH 5 BOUNDED")
     cur = con.execute("SELECT age AS a, COUNT(*) FROM q GROUP BY age WITH EPSILON 1")
     assert [r[0] for r in cur.fetchall()] == [0, 5] and str(cur.description[0][1]) == "INTEGER"
+
+
+def test_policy_bin_labels_have_one_type_the_columns():
+    """Bins labelled by their lower edges: a DOUBLE column's whole edges came back as ints
+    (described BIGINT), an INTEGER column's edges under WIDTH 2.5 as ints and floats mixed.
+    Every edge is now a float unless the column is an integer one and the edges are whole."""
+    con = provsql_dp.connect()
+    con.execute("CREATE TABLE m(id INT PRIMARY KEY, x DOUBLE, n INT)")
+    con.execute("INSERT INTO m SELECT i, (i % 10)::DOUBLE, i % 10 FROM range(300) r(i)")
+    con.execute("PROTECT TABLE m; SET PRIVACY BUDGET 100")
+    con.execute("CREATE POLICY mx ON m (x) AS LINE DOMAIN [0, 10) WIDTH 2 BOUNDED")
+    con.execute("CREATE POLICY mn ON m (n) AS LINE DOMAIN [0, 10) WIDTH 2.5 BOUNDED")
+    for sql, col, kind in [("SELECT x, COUNT(*) FROM m GROUP BY x", "x", "DOUBLE"),
+                           ("SELECT x AS b, COUNT(*) FROM m GROUP BY x ORDER BY b", "x", "DOUBLE"),
+                           ("COUNT CUMULATIVE x FROM m", "x", "DOUBLE"),
+                           ("SELECT n, COUNT(*) FROM m GROUP BY n", "n", "DOUBLE")]:
+        cur = con.execute(sql + " WITH EPSILON 1")
+        keys = [r[0] for r in cur.fetchall()]
+        assert {type(k) for k in keys} == {float}, sql
+        assert str(cur.description[0][1]) == kind, sql

@@ -127,3 +127,20 @@ def test_a_comparison_with_an_aggregate_subquery_is_refused_as_non_monotone(con)
 def test_explain_privacy_names_the_proved_groups_route(con):
     rows = con.execute("EXPLAIN PRIVACY " + Q8).fetchall()
     assert rows and all(r[-2] for r in rows)  # a route per released aggregate, and the post row
+
+
+def test_a_bare_integer_column_bounded_by_the_where_is_grouped_by_its_proved_values():
+    """A row-per-participant table's COUNT grouped by a protected INTEGER column: the policy
+    route refused it ("without declared keys") before the plan routes could prove its groups
+    from the WHERE; it now leaves it to them. Unbounded, it is refused, naming the way out."""
+    c = provsql_dp.connect()
+    c.execute("CREATE TABLE p(id INT PRIMARY KEY, year INT)")
+    c.execute("INSERT INTO p SELECT i, 2007 + i % 3 FROM range(300) t(i)")
+    c.execute("PROTECT TABLE p; SET PRIVACY BUDGET 1e9")
+    rows = c.execute("SELECT year, COUNT(*) FROM p WHERE year BETWEEN 2006 AND 2009 GROUP BY year "
+                     "WITH EPSILON 1e6").fetchall()
+    assert [(y, round(n)) for y, n in rows] == [(2006, 0), (2007, 100), (2008, 100), (2009, 100)]
+    before = c.execute("SHOW PRIVACY BUDGET").fetchall()
+    with pytest.raises(UnsupportedQueryError, match="WHERE year BETWEEN … AND …"):
+        c.execute("SELECT year, COUNT(*) FROM p GROUP BY year WITH EPSILON 1")
+    assert c.execute("SHOW PRIVACY BUDGET").fetchall() == before

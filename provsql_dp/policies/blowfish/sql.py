@@ -114,11 +114,18 @@ class ColumnDomain:
             return len(self.values)
         return math.ceil((self.high - self.low) / self.width)
 
-    def labels(self) -> list:
-        """The label of each bin: the value, or the bin's lower edge."""
+    def labels(self, col_type: str | None = None) -> list:
+        """The label of each bin: the value, or the bin's lower edge. Given the column's
+        ``col_type``, every edge is a float unless the column has an integer type and the
+        edges are whole (a DOUBLE column's edge 2 is 2.0, as its values are; an INTEGER
+        column's edges under WIDTH 2.5 are 0.0, 2.5, 5.0, … — one type for the column)."""
         if self.values is not None:
             return list(self.values)
-        return [_plain(self.low + i * self.width) for i in range(self.k)]
+        edges = [_plain(self.low + i * self.width) for i in range(self.k)]
+        whole = self.low.denominator == 1 and self.width.denominator == 1
+        if col_type is not None and not (col_type.upper() in _INTEGER and whole):
+            return [float(e) for e in edges]
+        return edges
 
     def edge(self, i: int) -> Fraction:
         return self.low + i * self.width

@@ -17,6 +17,7 @@ def split(sql):
 
 @pytest.mark.parametrize("sql", [
     "SELECT COUNT(*) FROM t",
+    "SELECT SUM(x) AS s, COUNT(*) FROM t WHERE x > 0",  # no GROUP BY: bare aggregates
     "SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k",
     "SELECT k, AVG(x) AS a FROM t GROUP BY k",
     "SELECT a FROM t ORDER BY a",  # no aggregate: not split (the planner judges it)
@@ -32,6 +33,9 @@ def test_statements_without_post_processing_are_unchanged(sql):
     "SELECT k AS kk, AVG(x) AS a FROM t GROUP BY kk",  # the key under its alias
     "SELECT COUNT(*) AS n, k FROM t GROUP BY k",  # an aggregate first
     "SELECT j, k, COUNT(*) AS n FROM t GROUP BY k, j",  # the keys in another order
+    "SELECT COUNT(*) + 1 AS n FROM t",  # no GROUP BY: arithmetic over the aggregate
+    "SELECT 1 AS one, COUNT(*) AS n FROM t",  # no GROUP BY: a constant beside it
+    "SELECT SUM(x) / COUNT(*) AS r FROM t",
 ])
 def test_a_select_list_other_than_the_releases_layout_is_a_projection(sql):
     core, post = split(sql)
@@ -85,3 +89,12 @@ def test_functions_of_the_keys_and_having_aliases():
 def test_refusals_name_the_problem(sql, err, text):
     with pytest.raises(err, match=text):
         split_post(parse_one(sql))
+
+
+def test_group_by_all_and_order_by_all_are_spelled_out():
+    core, post = split("SELECT k, SUM(x) / COUNT(*) AS r FROM t GROUP BY ALL ORDER BY ALL")
+    assert core == "SELECT k, SUM(x), COUNT(*) FROM t GROUP BY k"
+    assert post is not None and post.describe().endswith("ORDER BY 1, 2")
+    tree = parse_one("SELECT k, COUNT(*) FROM t GROUP BY ALL")
+    core, post = split_post(tree)
+    assert post is None and core.sql(dialect="duckdb") == "SELECT k, COUNT(*) FROM t GROUP BY 1"
