@@ -60,6 +60,9 @@ PRIVATE = [
     "SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (mechanism = 'recursive')",
     "SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (intervals = false)",
     "SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (intervals = 0.9)",
+    "SELECT g, count_if(x > 10) FROM t GROUP BY ALL WITH EPSILON 1",
+    "SELECT CASE WHEN x > 50 THEN 'high' ELSE 'low' END AS band, COUNT(*) FROM t GROUP BY 1 "
+    "WITH EPSILON 1",
     "SELECT MEDIAN(x) FROM t WITH EPSILON 1",
     "SELECT COUNT(DISTINCT g) FROM t WITH EPSILON 1",
     "SELECT COUNT(*) FROM t WITH EPSILON 1 OPTIONS (raw = true)",
