@@ -38,7 +38,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
-from ..size_model import check_size
+from ..size_model import ChainGrowth, check_size
 from ..view_names import find_in_view
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
@@ -329,6 +329,7 @@ def _check_sizes(tree: exp.Expression) -> None:
     ...
     provsql_dp.errors.UnsupportedQueryError: the expression ...
     """
+    lists: dict[int, list] = {}  # each select list's values, for the growth along relations
     for node in tree.walk():
         parent = node.parent
         if parent is None or isinstance(node, _STRUCTURE) and not isinstance(node, exp.Func):
@@ -343,6 +344,12 @@ def _check_sizes(tree: exp.Expression) -> None:
         if isinstance(root, (exp.Subquery, exp.Select, exp.Exists)):
             continue
         check_size(root, {})
+        item = parent if isinstance(parent, exp.Alias) else node
+        if isinstance(item.parent, exp.Select) and item.arg_key == "expressions":
+            lists.setdefault(id(item.parent), []).append(root)
+    chain = ChainGrowth()  # a CTE's grown values are read as L again by the next (size_model)
+    for roots in lists.values():
+        chain.add(roots, {})
 
 
 def _values_per_row(root: exp.Expression) -> exp.Expression:
