@@ -130,3 +130,20 @@ def test_set_and_show_still_read_drivers_statements(stmt, expected):
     from provsql_dp.interfaces.pgwire._execute import _client_statement
 
     assert _client_statement(stmt) == expected
+
+
+def test_parameters_count_toward_the_statement_size_limit(analyst):
+    cu, an = analyst
+    before = cu.ledger.budget("ann")
+    for sql, params in [("SELECT COUNT(*) FROM pub WHERE s = ANY(?)", [[str(i) for i in range(20_000)]]),
+                        ("SELECT COUNT(*) FROM emp WHERE id = ANY(?) WITH EPSILON 0.1",
+                         [list(range(20_000))]),
+                        ("SELECT COUNT(*) FROM pub WHERE s = ?", ["x" * 70_000])]:
+        with pytest.raises(provsql_dp.ProgrammingError, match=r"parameters are .* bytes .*"
+                           r"\(max_statement_bytes = 65,536\).*Nothing was charged"):
+            an.execute(sql, params)
+    assert cu.ledger.budget("ann") == before
+    assert an.execute("SELECT COUNT(*) FROM pub WHERE s = ANY(?)",
+                      [["abcd"] + [str(i) for i in range(1000)]]).fetchall() == [(1,)]
+    # the curator's statements are not limited
+    assert cu.execute("SELECT COUNT(*) FROM pub WHERE s = ?", ["x" * 70_000]).fetchall() == [(0,)]
