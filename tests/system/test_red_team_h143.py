@@ -17,6 +17,21 @@ backtracked in cubic time: ``SHOW a`` followed by 4,000 spaces and ``!`` held a 
 (and a core) for 71 s, 64 KiB of spaces for days, before any size limit or statement timeout
 applied. They now match the statement stripped of its end, linearly.
 
+Finding 3 — the catalog replica ran any scalar function of DuckDB. It holds no rows, but
+``SELECT repeat('x', 1000000) FROM generate_series(1, 1500) WHERE version() IS NOT NULL``, one
+catalog query of any analyst, took the server to 3 GB (DuckDB's memory limit does not cover
+string building; ``repeat('x', 4294967295)`` is 4 GiB at once, then copied into Python), and a
+chain of ``||`` CTEs reaches DuckDB's 4 GiB string limit, an internal error that invalidates the
+replica every session reads until the schema changes. A catalog query now calls only the
+functions drivers use (``pgwire._catalog_functions``), concatenates at most 16 times, does not
+recurse, and answers at most 1,000,000 rows (fetched at once before: 3,000,000 rows of
+``generate_series`` were 280 MB of Python tuples).
+
+Finding 4 — parameters were not counted by ``max_statement_bytes``: bound as literals into the
+tree, a wire Bind of a 300,000-number list for ``x = ANY($1)`` held the server 17 s and ~360 MB
+before the row-work refusal (wire messages may be 64 MiB). They now count, as the literals they
+are bound as.
+
 Attacks that held (tried on this code, nothing to fix):
 
 * catalog replica settings: ``current_setting('secret_directory'|'home_directory'|
@@ -147,3 +162,57 @@ def test_parameters_count_toward_the_statement_size_limit(analyst):
                       [["abcd"] + [str(i) for i in range(1000)]]).fetchall() == [(1,)]
     # the curator's statements are not limited
     assert cu.execute("SELECT COUNT(*) FROM pub WHERE s = ?", ["x" * 70_000]).fetchall() == [(0,)]
+
+
+@pytest.fixture
+def replica_cursor():
+    import duckdb
+
+    from provsql_dp.interfaces.pgwire._catalog import Replica
+
+    source = duckdb.connect()
+    source.execute("CREATE TABLE emp(id INT PRIMARY KEY, name VARCHAR)")
+    replica = Replica()
+    cur = replica.cursor(source)
+    yield replica, cur
+    cur.close()
+
+
+_CHAIN = ("WITH a0 AS (SELECT relname AS s FROM pg_catalog.pg_class), " + ", ".join(
+    f"a{i} AS (SELECT s || s || s || s AS s FROM a{i - 1})" for i in range(1, 7))
+    + " SELECT length(s) FROM a6")
+
+
+@pytest.mark.parametrize("sql, why", [
+    ("SELECT repeat('x', 1000000) FROM generate_series(1, 100) g(i) "
+     "WHERE version() IS NOT NULL", "calls repeat()"),
+    ("SELECT length(repeat('x', 100000000)), version()", "calls repeat()"),
+    ("SELECT lpad('x', 10000000, 'y'), version()", "calls pad()"),
+    ("SELECT range(10000000), version()", "calls range()"),
+    ("SELECT printf('%10000000d', 1), version()", "calls printf()"),
+    (_CHAIN, "concatenates more than 16 times"),
+    ("WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r WHERE length(s) < 1e9) "
+     "SELECT max(length(s)) FROM r, pg_catalog.pg_namespace", "is recursive"),
+])
+def test_the_catalog_replica_builds_no_unbounded_value(replica_cursor, sql, why):
+    from provsql_dp.interfaces.pgwire._catalog import is_catalog_query
+
+    replica, cur = replica_cursor
+    assert is_catalog_query(sql)
+    with pytest.raises(provsql_dp.ProgrammingError, match="which the server's catalog does not run"
+                       ) as e:
+        replica.run(cur, sql)
+    assert why in str(e.value)
+    _, rows = replica.run(cur, "SELECT relname FROM pg_catalog.pg_class WHERE relname = 'emp'")
+    assert rows == [("emp",)]
+
+
+def test_a_catalog_query_answers_a_bounded_number_of_rows(replica_cursor, monkeypatch):
+    from provsql_dp.interfaces.pgwire import _catalog
+
+    replica, cur = replica_cursor
+    monkeypatch.setattr(_catalog, "MAX_CATALOG_ROWS", 1000)
+    sql = "SELECT i FROM generate_series(1, 5000) g(i) WHERE version() IS NOT NULL"
+    with pytest.raises(provsql_dp.ProgrammingError, match="more than 1,000 rows.*narrow it"):
+        replica.run(cur, sql)
+    assert len(replica.run(cur, sql.replace("5000", "1000"))[1]) == 1000
