@@ -12,6 +12,12 @@ Now the product of the growth of every select list is capped at 16 too
 (``size_model.ChainGrowth``), on the public path (``analyst._query._check_sizes``) and in the
 private planner (``Planner._project``).
 
+Finding 1b — the same limit through ``string_agg``: its value holds every row of its group
+(``string_agg`` of a cross join of public tables reaches 4 GiB less a byte, refused there by
+DuckDB as it should), and ``||`` of it past the limit is the same internal error. A statement
+with a row-concatenating aggregate (``string_agg``, ``list``) now grows strings only inside the
+aggregate's argument (``analyst._query._no_growth_of_row_concatenations``).
+
 Finding 2 — the wire server's ``SET``/``SHOW`` recognisers (``pgwire._execute._SET``/``_SHOW``)
 backtracked in cubic time: ``SHOW a`` followed by 4,000 spaces and ``!`` held a server thread
 (and a core) for 71 s, 64 KiB of spaces for days, before any size limit or statement timeout
@@ -216,3 +222,18 @@ def test_a_catalog_query_answers_a_bounded_number_of_rows(replica_cursor, monkey
     with pytest.raises(provsql_dp.ProgrammingError, match="more than 1,000 rows.*narrow it"):
         replica.run(cur, sql)
     assert len(replica.run(cur, sql.replace("5000", "1000"))[1]) == 1000
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH a AS (SELECT string_agg(p.s, '') AS s FROM pub p, pub q) SELECT length(s || s) FROM a",
+    "SELECT length(upper(string_agg(s, ','))) FROM pub",
+    "WITH a AS (SELECT list(s) AS l FROM pub) SELECT length(CAST(l AS VARCHAR) || 'x') FROM a",
+])
+def test_growing_a_row_concatenation_is_refused(analyst, sql):
+    cu, an = analyst
+    with pytest.raises(UnsupportedQueryError, match=r"grows a string in a statement with "
+                       r"string_agg/list.*inside the aggregate"):
+        an.execute(sql)
+    assert an.execute("SELECT string_agg(s || '!', ',') FROM pub").fetchall() == [("abcd!",)]
+    assert an.execute("SELECT string_agg(upper(s), ','), list(s) FROM pub").fetchall() \
+        == [("ABCD", ["abcd"])]
