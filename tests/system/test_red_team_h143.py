@@ -45,7 +45,24 @@ Attacks that held (tried on this code, nothing to fix):
   ``getenv`` does not exist there, ``reltuples`` are 0 (the replica has no rows);
 * catalog table functions beyond the drivers' (``read_csv``, ``enable_logging``,
   ``duckdb_settings``, ``query_table``) refused or sent down the analyst path (refused there);
-* analyst public path: ``repeat()``, ``range()``, ``generate_series()`` refused by name.
+* analyst public path: ``repeat()``, ``range()``, ``generate_series()``, ``txid_current()``,
+  ``pg_sleep()``, ``array_to_string()``, ``histogram()`` refused by name; ``SELECT * FROM
+  'pub.csv'`` refused (not a table of the database);
+* statement kinds of an analyst on the wire: PRAGMA, CALL, COPY, ATTACH, PREPARE/EXECUTE, LOAD,
+  INSTALL, CHECKPOINT, VACUUM, EXPORT DATABASE, LISTEN/NOTIFY, ``SET threads`` refused (42501);
+  ``SET search_path``/``TimeZone``, ``RESET ALL``, ``DEALLOCATE`` acknowledged and never sent to
+  DuckDB; ``EXPLAIN``/``SUMMARIZE``/``FROM`` of a protected table refused; ``EXPLAIN ANALYZE``
+  over a public table shows the total time only;
+* extended protocol: a portal runs (and charges) once, whether Described, Executed, Executed
+  again after completion or suspended by ``max_rows`` (``_session._ensure_run`` caches its
+  outcome); each Bind of a prepared private query is its own release and its own charge;
+* ``GROUP BY`` key types (``privacy.key_types.typed_keys``): typed from the plan, else from the
+  released (post-processed) rows only — a function of what is released, nothing more;
+* array parameters (``x = ANY(%s)``): a list changes only the IN list (a public constant), a
+  list elsewhere is refused by its number, NULLs inside are SQL NULLs; 10,000 values answer;
+* the ReDoS scan of every ``re`` pattern of the package (AST-collected, 68, against prefixes of
+  every statement kind × repeated units): only the wire's ``_SET``/``_SHOW`` (finding 2), and
+  ``_LAST`` (quadratic) by reading.
 """
 
 from __future__ import annotations
