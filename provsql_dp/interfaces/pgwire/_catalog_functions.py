@@ -8,8 +8,9 @@ twenty CTEs of ``relname || relname || …`` reach DuckDB's 4 GiB string limit, 
 raises an internal error that invalidates the replica for every session until the schema
 changes (red team h143). So a catalog query calls only the functions drivers' catalog queries
 call (psql, psycopg, SQLAlchemy, JDBC: logged over the client tests) and a few of the same kind,
-each bounded by what it reads; ``||`` and ``concat`` at most :data:`MAX_CONCATENATIONS` times;
-no ``WITH RECURSIVE`` (a recursion of ``||`` doubles a value each round).
+each bounded by what it reads; ``||`` and ``concat`` at most :data:`MAX_CONCATENATIONS` times,
+never beside ``string_agg``/``array_agg`` (their value holds every row of a group); no ``WITH
+RECURSIVE`` (a recursion of ``||`` doubles a value each round).
 
 >>> import sqlglot
 >>> check_catalog_functions(sqlglot.parse_one("SELECT format_type(a.atttypid, a.atttypmod) "
@@ -48,8 +49,13 @@ CATALOG_FUNCTIONS = frozenset({
     "starts_with", "abs", "round", "rank", "dense_rank", "any_value", "first",
 })
 #: ``||``, ``concat`` and ``concat_ws`` in one catalog query (psql's ``\d`` uses two): each at
-#: most adds what it reads, so a value of the query is at most 2^16 times the longest name
-MAX_CONCATENATIONS = 16
+#: most adds what it reads, so a value of the query is at most 2^8 times the longest string it
+#: reads (a name, or a literal of the query: 256 × 64 KiB is 16 MiB)
+MAX_CONCATENATIONS = 8
+#: aggregates whose value holds every row of its group: what concatenates it is refused (its
+#: rows can be many — a generate_series — and || past DuckDB's 4 GiB string limit is an
+#: internal error that invalidates the replica)
+_ROWS_IN_ONE = (exp.GroupConcat, exp.ArrayAgg)
 
 
 def _name(node: exp.Func) -> str:
@@ -68,12 +74,17 @@ def check_catalog_functions(tree: exp.Expression, macros: frozenset = frozenset(
     if any(w.args.get("recursive") for w in tree.find_all(exp.With)):
         refuse("is recursive (WITH RECURSIVE)", "send a query without recursion")
     concatenations = 0
+    aggregated = tree.find(*_ROWS_IN_ONE) is not None
     for node in tree.find_all(exp.Func, exp.DPipe):
         if isinstance(node, (exp.DPipe, exp.Concat, exp.ConcatWs)):
             concatenations += 1
             if concatenations > MAX_CONCATENATIONS:
                 refuse(f"concatenates more than {MAX_CONCATENATIONS} times (||, concat)",
                        "concatenate fewer values")
+            if aggregated and node.find_ancestor(*_ROWS_IN_ONE) is None:
+                refuse("concatenates beside string_agg/array_agg (whose value holds every row "
+                       "of its group)", "concatenate inside the aggregate, or in a query of "
+                       "its own")
             continue
         if isinstance(node, (exp.Binary, exp.Unary)) or isinstance(node.parent, exp.Table):
             continue  # an operator (AND, ~, …); a table function: judged apart
