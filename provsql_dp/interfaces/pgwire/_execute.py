@@ -56,9 +56,10 @@ CLIENT_SETTINGS = {
 }
 # matched in full against the statement stripped of its spaces and one final ';' (by
 # _client_statement), each in linear time: the former forms, anchored on '\s*;?\s*$' behind lazy
-# groups, backtracked in cubic time — 'SHOW a' and 4,000 spaces held a thread for 71 s (red team h143)
-_SET = re.compile(r"SET\s+(?:SESSION\s+|LOCAL\s+)?(?P<name>[\w.]+(?:\s+ZONE)?)(?:\s*=\s*|\s+TO\s+|\s+)"
-                  r"(?P<value>.*)", re.IGNORECASE | re.DOTALL)
+# groups, backtracked in cubic time — 'SHOW a' and 4,000 spaces held a thread for 71 s
+# (red team h143)
+_SET = re.compile(r"SET\s+(?:SESSION\s+|LOCAL\s+)?(?P<name>[\w.]+(?:\s+ZONE)?)"
+                  r"(?:\s*=\s*|\s+TO\s+|\s+)(?P<value>.*)", re.IGNORECASE | re.DOTALL)
 _SHOW = re.compile(r"SHOW\s+(?P<name>[\w.]+(?:[ \t]+[\w.]+)*)", re.IGNORECASE)
 _TX = re.compile(r"^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\b", re.IGNORECASE)
 _SAVEPOINT = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK\s+(WORK\s+|TRANSACTION\s+)?TO)\b", re.IGNORECASE)
