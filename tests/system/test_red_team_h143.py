@@ -37,7 +37,8 @@ recurse, and answers at most 1,000,000 rows (fetched at once before: 3,000,000 r
 Finding 4 — parameters were not counted by ``max_statement_bytes``: bound as literals into the
 tree, a wire Bind of a 300,000-number list for ``x = ANY($1)`` held the server 17 s and ~360 MB
 before the row-work refusal (wire messages may be 64 MiB). They now count, as the literals they
-are bound as.
+are bound as — for a catalog query too, whose parameters the replica binds (a 60 MB ``$1``
+through eight ``||`` would be 15 GB there).
 
 Attacks that held (tried on this code, nothing to fix):
 
@@ -71,11 +72,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
 import provsql_dp
 from provsql_dp.errors import UnsupportedQueryError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from pgwire_support import dsn, make_database, running_server  # noqa: E402
 
 
 def _chain(levels: int, source: str, k: int = 4) -> str:
@@ -257,3 +262,14 @@ def test_growing_a_row_concatenation_is_refused(analyst, sql):
     assert an.execute("SELECT string_agg(s || '!', ',') FROM pub").fetchall() == [("abcd!",)]
     assert an.execute("SELECT string_agg(upper(s), ','), list(s) FROM pub").fetchall() \
         == [("ABCD", ["abcd"])]
+
+
+def test_a_catalog_querys_parameters_count_toward_the_size_limit(tmp_path):
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[test]')")
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    with running_server(path) as server, psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
+        sql = "SELECT length(%s || %s), version()"
+        with pytest.raises(psycopg.Error, match=r"parameters are .*max_statement_bytes"):
+            c.execute(sql, ["x" * 70_000, "y"])
+        assert c.execute(sql, ["x" * 1000, "y"]).fetchall()[0][0] == 1001

@@ -300,7 +300,7 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     if names_the_catalog(stmt):
         try:  # an analyst's size and depth limits before the parse of is_catalog_query (the
             # path of every statement checks them in Cursor.execute)
-            check_statement(session.con, stmt)
+            check_statement(session.con, stmt, parameters)  # the replica binds them as values
         except Error as e:
             audit_failure(session.con, stmt, e, False)
             raise
