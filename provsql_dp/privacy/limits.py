@@ -118,7 +118,7 @@ def _parameter_bytes(parameters, limit: int) -> int:
     SQL literals they are bound as; counting stops past ``limit``.
 
     >>> _parameter_bytes([1, "ab", [1, 22, None], b"x"], 10**6), _parameter_bytes(None, 10)
-    (31, 0)
+    (34, 0)
     """
     if parameters is None:
         return 0
@@ -134,6 +134,8 @@ def _parameter_bytes(parameters, limit: int) -> int:
             total += len(v) + 2
         elif isinstance(v, (bytes, bytearray, memoryview)):
             total += 2 * len(v) + 3
+        elif isinstance(v, int):  # (str() of an int of over 4,300 digits raises)
+            total += v.bit_length() * 3 // 10 + 2
         else:
             total += len(str(v)) if v is not None else 4
     return total
