@@ -57,11 +57,14 @@ def check_limit(name: str, value) -> int | None:
     return int(value)
 
 
-def check_statement(con, sql: str) -> None:
+def check_statement(con, sql: str, parameters=None) -> None:
     """Refuse ``sql`` (the whole text given to ``execute``) when it is not Unicode text (a lone
     surrogate, which a JSON body's ``"\\ud800"`` gives: DuckDB can neither run nor log it — the
     refusal went unlogged, red team h94attack finding 5), and an analyst's past the connection's
-    ``max_statement_bytes`` or ``max_expression_depth``.
+    ``max_statement_bytes`` (the text with its ``parameters``, which are bound into the tree as
+    literals: a wire Bind of a 300,000-number list for ``x = ANY($1)`` held the server 17 s and
+    ~360 MB before a refusal, a 64 MiB one would have taken minutes and gigabytes — red team
+    h143) or ``max_expression_depth``.
 
     >>> check_statement(None, "SELECT 1 -- \\ud800")
     Traceback (most recent call last):
@@ -82,6 +85,15 @@ def check_statement(con, sql: str) -> None:
     if getattr(con, "role", "curator") != "analyst":
         return
     limit = getattr(con, "max_statement_bytes", None)
+    bound = _parameter_bytes(parameters, limit) if limit is not None else 0
+    if bound and len(sql.encode("utf-8", "surrogatepass")) + bound > limit:
+        raise ProgrammingError(
+            f"the statement's parameters are {'over ' if bound > limit else ''}{bound:,} bytes "
+            "as the literals they are bound as, more with its text than this connection allows "
+            f"(max_statement_bytes = {limit:,}); bind fewer or shorter values (a long list of "
+            "x = ANY(…) can be a table the curator loads), or ask the operator to raise the "
+            "limit: provsql_dp.connect(..., max_statement_bytes=N) or provsql-dp shell/serve "
+            "--max-statement-bytes N. Nothing was charged")
     if limit is not None and len(sql) * 4 > limit:  # a character is at most 4 bytes in UTF-8
         size = len(sql.encode("utf-8", "surrogatepass"))
         if size > limit:
@@ -99,6 +111,34 @@ def check_statement(con, sql: str) -> None:
                 f"allows (max_expression_depth = {depth_limit}); simplify it, or ask the "
                 "operator to raise the limit: provsql_dp.connect(..., max_expression_depth=N) "
                 "or provsql-dp shell/serve --max-expression-depth N. Nothing was charged")
+
+
+def _parameter_bytes(parameters, limit: int) -> int:
+    """About how many bytes ``parameters`` (a sequence, a mapping, lists inside) take as the
+    SQL literals they are bound as; counting stops past ``limit``.
+
+    >>> _parameter_bytes([1, "ab", [1, 22, None], b"x"], 10**6), _parameter_bytes(None, 10)
+    (34, 0)
+    """
+    if parameters is None:
+        return 0
+    total, stack = 0, [parameters]
+    while stack and total <= limit:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            total += 2 * len(v)  # brackets and separators
+            stack.extend(v)
+        elif isinstance(v, str):
+            total += len(v) + 2
+        elif isinstance(v, (bytes, bytearray, memoryview)):
+            total += 2 * len(v) + 3
+        elif isinstance(v, int):  # (str() of an int of over 4,300 digits raises)
+            total += v.bit_length() * 3 // 10 + 2
+        else:
+            total += len(str(v)) if v is not None else 4
+    return total
 
 
 def expression_depth(sql: str) -> int:

@@ -43,7 +43,7 @@ from .from_semijoin import is_from_semijoin, plan_from_semijoin
 from ._not_null import collated_columns, not_null_columns
 from .values import plan_values
 from .view_names import find_in_view
-from .size_model import RowBudget
+from .size_model import ChainGrowth, RowBudget
 from .scope import NON_MONOTONE, NOT_YET, Scope, Source, refuse
 from ._typing import finite_predicate
 from .total import expression_types, make_total, total_weight
@@ -88,11 +88,13 @@ class Planner:
         self.types: dict[str, str] = {}
         #: the statement's work per row, bounded by the size model (``size_model.RowBudget``)
         self.row_budget = RowBudget()
+        self.chain = ChainGrowth()  # values grown along CTEs, subqueries and views (size_model)
 
     def _project(self, child: Node, exprs, ids, names) -> Project:
         """A Project node, recording the types of the columns it computes."""
         exprs, ids = tuple(exprs), tuple(ids)
         if exprs:
+            self.chain.add(exprs, self.types, names)
             self.types.update(zip(ids, expression_types(exprs, self.types)))
         return Project(child, exprs, ids, tuple(names))
 

@@ -97,6 +97,7 @@ from ..errors import UnsupportedQueryError
 from .functions import _FUNCTION_CLASSES, _OPERATORS, ALLOWED_FUNCTIONS, _literal_int, _literal_text
 
 __all__ = [
+    "ChainGrowth",
     "FIXED_BYTES",
     "FIXED_TEXT_BYTES",
     "MAX_CONSTANT_BYTES",
@@ -465,3 +466,57 @@ class RowBudget:
             what = expression.sql(dialect="duckdb") if expression is not None else "an expression"
             raise _over_row(total, what)
         self.total = total
+
+
+class ChainGrowth:
+    """The growth of values along a statement's chain of relations: a relation (a CTE, a
+    subquery, a view) whose select list grows what it reads ``g`` times hands values ``g`` times
+    longer to the relation that reads it, which the per-node caps count as ``L`` again. The
+    product of every select list's largest growth is the most any value of the statement can
+    hold per byte read, and it is capped at :data:`MAX_GROWTH`, as one node is: without it four
+    CTEs of ``s || s || s || s`` reached DuckDB's 4 GiB string limit from a 16-byte value, an
+    internal error that invalidated the server's database for every session (red team h143).
+    Counted per select list, so parallel branches (UNION) count as if chained: conservative.
+
+    >>> import sqlglot
+    >>> c = ChainGrowth()
+    >>> c.add([sqlglot.parse_one("s || s", read="duckdb")], {})
+    >>> c.add([sqlglot.parse_one("left(s || s || s, 10)", read="duckdb")], {})  # a ceiling
+    >>> c.add([sqlglot.parse_one("s || s || s || s", read="duckdb")], {})
+    >>> c.add([sqlglot.parse_one("s || s || s", read="duckdb")], {})
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.UnsupportedQueryError: the select list of s || s || s reads values that relations before it already grew 8 times: values of this statement can reach 24 bytes per byte read (at most 16 are accepted, ...
+    """
+
+    def __init__(self) -> None:
+        self.product = Fraction(1)
+
+    def add(self, expressions, types: Mapping[str, str], names=None) -> None:
+        """Count one select list's ``expressions`` (their column ``names``, when the expressions
+        are the planner's, for the message); refuse once the product is beyond the cap."""
+        growths = [(_growth(e, types), i) for i, e in enumerate(expressions)]
+        g, i = max(growths, key=lambda x: x[0], default=(Fraction(0), 0))
+        if g <= 1:
+            return
+        if self.product * g > MAX_GROWTH:
+            what = (f"the column {names[i]}" if names else
+                    f"the select list of {expressions[i].sql(dialect='duckdb')[:200]}")
+            raise UnsupportedQueryError(
+                f"{what} reads values that relations before it already grew "
+                f"{_fmt(self.product)} times: values of this statement can reach "
+                f"{_fmt(self.product * g)} bytes per byte read (at most {MAX_GROWTH} are accepted, "
+                "the cap of one expression, as the chain hands each relation values the one "
+                "before it grew); grow strings in one relation, or cap each growing step with "
+                "left(…, n) for a constant n")
+        self.product *= g
+
+
+def _growth(expression: exp.Expression, types: Mapping[str, str]) -> Fraction:
+    """The bytes per byte read of ``expression``'s value as a relation reading it sees it: 0 for
+    a fixed-width value or one whose ceiling is within :data:`MAX_CONSTANT_BYTES`."""
+    sizes, fixed = _sizes(expression, types)
+    s = sizes[id(expression)]
+    if id(expression) in fixed or s.ceiling is not None and s.ceiling <= MAX_CONSTANT_BYTES:
+        return Fraction(0)
+    return s.per_input

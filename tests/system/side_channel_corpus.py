@@ -709,6 +709,17 @@ def corpus() -> list[tuple[str, str]]:
         "SELECT STDDEV_POP(x) FILTER (WHERE CAST(name AS INT) > 0) FROM people",
         "SELECT COUNT(*) FILTER (WHERE x > 0), SUM(x) FILTER (WHERE CAST(name AS INT) > 0) "
         "FROM people")]
+    # session 15: keys the statement lists (a CASE of constants, a predicate, a function of a
+    # bounded step) over edge values, DuckDB's shorthands, PostgreSQL's ordered-set quantile
+    out += [("listed-keys", f"{q} {EPS}") for q in (
+        "SELECT CASE WHEN x > 0 THEN 'pos' WHEN x < 0 THEN 'neg' END AS s, COUNT(*) FROM people "
+        "GROUP BY 1",
+        "SELECT x > 1 AS big, SUM(x) FROM people GROUP BY 1",
+        "SELECT CASE WHEN 1 // i > 0 THEN 1 ELSE 2 END, COUNT(*) FROM people GROUP BY 1",
+        "SELECT FLOOR(x / 5) * 5 AS b, COUNT(*) FROM people GROUP BY 1 ORDER BY ALL",
+        "SELECT d.dname, count_if(p.x > 0) FROM people p JOIN depts d ON p.dept = d.dept_id "
+        "GROUP BY ALL",
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x DESC) FROM people")]
     out += [("aggregates", "EXPLAIN PRIVACY SELECT STDDEV(x) FROM people WITH EPSILON 1"),
             ("aggregates", "EXPLAIN PRIVACY SELECT COUNT(DISTINCT name) FROM people "
                            "WITH EPSILON 1")]

@@ -123,7 +123,7 @@ class Cursor:
         # of the connection's charges, which another thread's charge moves (follow-up of h94attack)
         with self.connection._thread.entered(), charge_watch() as watch:
             try:  # every refusal is in the audit log, those of the text's size and tokens too
-                check_statement(self.connection, sql)  # text; an analyst's size and depth limits
+                check_statement(self.connection, sql, parameters)  # an analyst's size, depth
                 stmts = split_statements(sql, self.connection._kept_tokens)
                 if not stmts:
                     raise ProgrammingError("no SQL statement to execute")

@@ -40,6 +40,7 @@ import duckdb
 from ...sql.catalog import SCHEMA
 from ...sql.cte_names import visible_ctes
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
+from ._catalog_functions import check_catalog_functions
 
 __all__ = ["is_catalog_query", "names_the_catalog", "compatible", "emitted", "Replica"]
 
@@ -72,6 +73,10 @@ _GUARDS = ["SET temp_directory = ''", "SET secret_directory = ''", "SET home_dir
            "SET enable_external_access = false", "SET python_enable_replacements = false",
            "SET memory_limit = '512MB'", "SET threads = 1", "SET lock_configuration = true"]
 CATALOG_SECONDS = 10.0  # a catalog query on a schema without rows that runs longer is stopped
+#: rows a catalog query may answer (the catalog of a schema of 10,000 tables of 50 columns has
+#: 500,000 attributes): a join of generate_series with pg_type answered 3,000,000 rows, turned
+#: into Python tuples at once (~100 bytes each) — red team h143
+MAX_CATALOG_ROWS = 1_000_000
 
 
 def names_the_catalog(stmt: str) -> bool:
@@ -236,6 +241,7 @@ def emitted(stmt: str) -> str:
         if not ident.quoted and not _NAME.fullmatch(ident.name):
             refuse(f"{ident.name[:40]} is not a name (quote names in double quotes, and send each "
                    "statement on its own)")
+    check_catalog_functions(trees[0], _replica_relations())  # no repeat(), no recursion of ||
     if (func := _replica_refuses(trees)) is not None:
         refuse(f"it calls the table function {func}, which the server's catalog does not run "
                f"(catalog queries may call {', '.join(sorted(_TABLE_FUNCTIONS))})")
@@ -339,7 +345,14 @@ class Replica:
         try:
             res = cur.execute(ours, parameters)
             desc = res.description
-            return desc, (res.fetchall() if desc else [])
+            rows = res.fetchmany(MAX_CATALOG_ROWS + 1) if desc else []
+            if len(rows) > MAX_CATALOG_ROWS:
+                from ...errors import ProgrammingError
+
+                raise ProgrammingError(
+                    f"this catalog query answers more than {MAX_CATALOG_ROWS:,} rows, more than "
+                    "the server's catalog sends: narrow it (WHERE, LIMIT)")
+            return desc, rows
         finally:
             timer.cancel()
 

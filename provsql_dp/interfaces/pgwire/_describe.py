@@ -191,18 +191,18 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
     con = session.con
     if not sql.strip():
         return Description([], None)
-    if ex._JIT.match(sql):  # asyncpg's, around its type introspection
+    if ex.is_jit(sql):  # asyncpg's, around its type introspection
         return Description(_param_oids(con, None, declared, n), ex.jit_outcome(sql, [None] * n).columns)
     if ex._TYPEINFO.match(sql):  # asyncpg's type introspection: $1 the OIDs it looks up
         return Description([declared[0] if declared and declared[0] else 1028][:n],
                            list(ex.TYPEINFO_COLUMNS))
-    if ex._LAST.match(sql):
+    kind, name, _ = ex._client_statement(sql) or ("", "", None)
+    if kind == "LAST":
         return Description(_param_oids(con, None, declared, n), ex._last_release(None).columns)
-    if m := ex._SHOW.match(sql):
-        name = m["name"].lower().strip()
-        if name in (*ex.CLIENT_SETTINGS, ex._INTERVALS, ex._ROLE):
-            return Description(_param_oids(con, None, declared, n), [(name.replace(" ", "_"), "VARCHAR")])
-    if ex._SET.match(sql) and not is_privacy_statement(sql) or ex._SAVEPOINT.match(sql) or \
+    if kind == "SHOW" and name.lower() in (*ex.CLIENT_SETTINGS, ex._INTERVALS, ex._ROLE):
+        return Description(_param_oids(con, None, declared, n),
+                           [(name.lower().replace(" ", "_"), "VARCHAR")])
+    if kind == "SET" and not is_privacy_statement(sql) or ex._SAVEPOINT.match(sql) or \
             ex._TX.match(sql) or ex._NOOP.match(sql):
         return Description(_param_oids(con, None, declared, n), None)
     check_statement(con, sql)  # an analyst's size and depth limits, before any parse

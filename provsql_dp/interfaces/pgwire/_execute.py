@@ -54,17 +54,22 @@ CLIENT_SETTINGS = {
     "statement_timeout": "0", "is_superuser": "off", "session_authorization": "",
     "bytea_output": "hex", "default_transaction_read_only": "off", "jit": "off",
 }
-_SET = re.compile(r"^\s*SET\s+(SESSION\s+|LOCAL\s+)?(?P<name>[\w.]+(\s+ZONE)?)\s*(=|TO|\s)\s*(?P<value>.*?)\s*;?\s*$",
-                  re.IGNORECASE | re.DOTALL)
-_SHOW = re.compile(r"^\s*SHOW\s+(?P<name>[\w. ]+?)\s*;?\s*$", re.IGNORECASE)
+# matched in full against the statement stripped of its spaces and one final ';' (by
+# _client_statement), each in linear time: the former forms, anchored on '\s*;?\s*$' behind lazy
+# groups, backtracked in cubic time — 'SHOW a' and 4,000 spaces held a thread for 71 s
+# (red team h143)
+_SET = re.compile(r"SET\s+(?:SESSION\s+|LOCAL\s+)?(?P<name>[\w.]+(?:\s+ZONE)?)"
+                  r"(?:\s*=\s*|\s+TO\s+|\s+)(?P<value>.*)", re.IGNORECASE | re.DOTALL)
+_SHOW = re.compile(r"SHOW\s+(?P<name>[\w.]+(?:[ \t]+[\w.]+)*)", re.IGNORECASE)
 _TX = re.compile(r"^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\b", re.IGNORECASE)
 _SAVEPOINT = re.compile(r"^\s*(SAVEPOINT|RELEASE|ROLLBACK\s+(WORK\s+|TRANSACTION\s+)?TO)\b", re.IGNORECASE)
 _NOOP = re.compile(r"^\s*(DISCARD\s+ALL|RESET\s+ALL|DEALLOCATE\b|UNLISTEN\b|SET\s+SESSION\s+CHARACTERISTICS\b"
                    r"|SET\s+TRANSACTION\b)", re.IGNORECASE)
-_LAST = re.compile(r"^\s*SHOW\s+LAST\s+RELEASE\s*;?\s*$", re.IGNORECASE)
+_LAST = re.compile(r"SHOW\s+LAST\s+RELEASE", re.IGNORECASE)  # as _SET and _SHOW
 #: asyncpg's statements around its type introspection (PostgreSQL's JIT: none here)
-_JIT = re.compile(r"^\s*SELECT\s+(current_setting\('jit'\)\s+AS\s+cur,\s*)?set_config\('jit',"
-                  r"\s*('off'|\$1),\s*false\)(\s+AS\s+new)?\s*;?\s*$", re.IGNORECASE)
+#: matched in full against the statement stripped as by _client_statement (linear time: h143)
+_JIT = re.compile(r"SELECT\s+(current_setting\('jit'\)\s+AS\s+cur,\s*)?set_config\('jit',"
+                  r"\s*('off'|\$1),\s*false\)(\s+AS\s+new)?", re.IGNORECASE)
 #: asyncpg's type introspection (``WITH RECURSIVE typeinfo_tree … any($1::oid[])``), which it
 #: sends for an array type it has no codec for (``int4[]`` of ``x = ANY($1)``)
 _TYPEINFO = re.compile(r"^\s*WITH\s+RECURSIVE\s+typeinfo_tree\b.*\bany\(\$1::oid\[\]\)", re.I | re.S)
@@ -204,10 +209,34 @@ def _statement_timeout(session, value: str) -> Outcome:
     return Outcome("SET")
 
 
+def _client_statement(stmt: str) -> tuple[str, str, str | None] | None:
+    """``("SET", name, value)``, ``("SHOW", name, None)``, ``("LAST", "", None)`` for ``SHOW LAST
+    RELEASE``, or None: how the wire layer reads a statement it may answer itself.
+
+    >>> _client_statement("set application_name TO 'psql' ;"), _client_statement("SHOW a b!")
+    (('SET', 'application_name', "'psql'"), None)
+    """
+    body = stmt.strip()
+    body = body[:-1].rstrip() if body.endswith(";") else body
+    if _LAST.fullmatch(body):
+        return ("LAST", "", None)
+    if m := _SET.fullmatch(body):
+        return ("SET", m["name"], m["value"].strip())
+    if m := _SHOW.fullmatch(body):
+        return ("SHOW", m["name"], None)
+    return None
+
+
+def is_jit(stmt: str):
+    """The match of asyncpg's statements around its type introspection, or None."""
+    body = stmt.strip()
+    return _JIT.fullmatch(body[:-1].rstrip() if body.endswith(";") else body)
+
+
 def jit_outcome(stmt: str, parameters) -> Outcome:
     """asyncpg's ``SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS
     new`` and ``SELECT set_config('jit', $1, false)``: acknowledged (no JIT here)."""
-    if _JIT.match(stmt)[1]:
+    if is_jit(stmt)[1]:
         return Outcome("SELECT 1", [("cur", "VARCHAR"), ("new", "VARCHAR")], [("off", "off")])
     return Outcome("SELECT 1", [("set_config", "VARCHAR")], [((parameters or ["off"])[0],)])
 
@@ -228,9 +257,11 @@ def _typeinfo(parameters) -> Outcome:
 
 def _setting(session, stmt: str) -> Outcome | None:
     """A client setting (SET/SHOW of a driver's parameter); None when the statement is not one."""
-    if m := _SET.match(stmt):
-        name = m["name"].lower()
-        value = m["value"].strip().strip("'\"")
+    read = _client_statement(stmt)
+    kind, name, value = read or ("", "", None)
+    if kind == "SET":
+        name = name.lower()
+        value = value.strip("'\"")
         if name == _INTERVALS:
             try:
                 setting = {"on": True, "true": True, "off": False, "false": False}.get(value.lower())
@@ -247,8 +278,8 @@ def _setting(session, stmt: str) -> Outcome | None:
             session.settings[name] = value
             return Outcome("SET")
         return None
-    if (m := _SHOW.match(stmt)) and m["name"].lower().strip() in (*CLIENT_SETTINGS, _INTERVALS, _ROLE):
-        name = m["name"].lower().strip()
+    if kind == "SHOW" and name.lower() in (*CLIENT_SETTINGS, _INTERVALS, _ROLE):
+        name = name.lower()
         value = str(session.con.interval_columns) if name == _INTERVALS else session.con.role \
             if name == _ROLE else session.settings.get(name, CLIENT_SETTINGS[name])
         return Outcome("SHOW", [(name.replace(" ", "_"), "VARCHAR")], [(value,)])
@@ -294,9 +325,9 @@ def _transaction(session, stmt: str) -> Outcome:
 
 def execute(session, stmt: str, parameters=None) -> Outcome:
     """Run one statement of the session's client."""
-    if _LAST.match(stmt):
+    if (_client_statement(stmt) or ("",))[0] == "LAST":
         return _last_release(session.last_privacy)
-    if _JIT.match(stmt):
+    if is_jit(stmt):
         return jit_outcome(stmt, parameters)
     if _TYPEINFO.match(stmt):
         return _typeinfo(parameters)
@@ -322,7 +353,7 @@ def execute(session, stmt: str, parameters=None) -> Outcome:
     if names_the_catalog(stmt):
         try:  # an analyst's size and depth limits before the parse of is_catalog_query (the
             # path of every statement checks them in Cursor.execute)
-            check_statement(session.con, stmt)
+            check_statement(session.con, stmt, parameters)  # the replica binds them as values
         except Error as e:
             audit_failure(session.con, stmt, e, False)
             raise

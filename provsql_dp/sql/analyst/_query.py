@@ -38,7 +38,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
-from ..size_model import check_size
+from ..size_model import ChainGrowth, check_size
 from ..view_names import find_in_view
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
@@ -329,6 +329,7 @@ def _check_sizes(tree: exp.Expression) -> None:
     ...
     provsql_dp.errors.UnsupportedQueryError: the expression ...
     """
+    lists: dict[int, list] = {}  # each select list's values, for the growth along relations
     for node in tree.walk():
         parent = node.parent
         if parent is None or isinstance(node, _STRUCTURE) and not isinstance(node, exp.Func):
@@ -343,6 +344,49 @@ def _check_sizes(tree: exp.Expression) -> None:
         if isinstance(root, (exp.Subquery, exp.Select, exp.Exists)):
             continue
         check_size(root, {})
+        item = parent if isinstance(parent, exp.Alias) else node
+        if isinstance(item.parent, exp.Select) and item.arg_key == "expressions":
+            lists.setdefault(id(item.parent), []).append(root)
+    chain = ChainGrowth()  # a CTE's grown values are read as L again by the next (size_model)
+    for roots in lists.values():
+        chain.add(roots, {})
+    _no_growth_of_row_concatenations(tree)
+
+
+#: aggregates whose value holds every row of its group (string_agg, listagg, list, array_agg),
+#: and the nodes that grow a string (size_model's rules beyond 1 byte per byte read)
+_CONCATENATING = (exp.GroupConcat, exp.ArrayAgg)
+_GROWING = (exp.DPipe, exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Replace,
+            exp.RegexpReplace)
+
+
+def _no_growth_of_row_concatenations(tree: exp.Expression) -> None:
+    """Refuse growing a string anywhere but inside a row-concatenating aggregate's own argument
+    when the statement has one: ``string_agg`` builds one value from every row, up to DuckDB's
+    4 GiB limit (refused there), and ``||`` of such a value past it is an internal error of
+    DuckDB, which invalidates the database for every session (red team h143). The size model
+    bounds values per row; this value grows with the number of rows.
+
+    >>> _no_growth_of_row_concatenations(sqlglot.parse_one("SELECT string_agg(s || '!', ',') FROM t"))
+    >>> _no_growth_of_row_concatenations(sqlglot.parse_one(
+    ...     "WITH a AS (SELECT string_agg(s, '') AS s FROM t) SELECT s || s FROM a"))
+    Traceback (most recent call last):
+    ...
+    provsql_dp.errors.UnsupportedQueryError: s || s grows a string in a statement with string_agg/list, ...
+    """
+    if tree.find(*_CONCATENATING) is None:
+        return
+    lists = tree.find(exp.ArrayAgg) is not None  # a list's text is longer than the list
+    for node in tree.find_all(*_GROWING, exp.Cast, exp.TryCast):
+        if isinstance(node, (exp.Cast, exp.TryCast)) and not (
+                lists and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)):
+            continue
+        if node.find_ancestor(*_CONCATENATING) is None:
+            raise UnsupportedQueryError(
+                f"{node.sql(dialect='duckdb')[:200]} grows a string in a statement with "
+                "string_agg/list, whose value holds every row of its group (up to DuckDB's 4 GiB "
+                "limit, which growing it further would pass inside DuckDB): grow the values "
+                "inside the aggregate (string_agg(s || '!', ',')), or in a statement of its own")
 
 
 def _values_per_row(root: exp.Expression) -> exp.Expression:

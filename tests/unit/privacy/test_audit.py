@@ -262,7 +262,7 @@ def test_failed_or_refused_is_whether_this_statement_charged(path, monkeypatch):
     con = analyst(path)
     here = {"thread": False}
 
-    def refuse_after_a_charge(connection, sql):
+    def refuse_after_a_charge(connection, sql, parameters=None):
         def charge():
             connection._ledger.charge("ann", Fraction(1, 20), "SELECT 1", "test")
         if here["thread"]:

@@ -20,11 +20,11 @@ def _hold_the_first_thread(monkeypatch):
     checked = cursor_module.check_statement
     first = threading.get_ident()
 
-    def hold(connection, sql):  # the first thread's statement waits, under way, for the second
+    def hold(connection, sql, parameters=None):  # the first thread's statement waits, under way
         if threading.get_ident() == first:
             inside.set()
             release.wait(10)
-        return checked(connection, sql)
+        return checked(connection, sql, parameters)
 
     monkeypatch.setattr(cursor_module, "check_statement", hold)
     return inside, release
