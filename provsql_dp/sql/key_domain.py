@@ -148,8 +148,9 @@ _PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, e
 def _listed(key: exp.Expression) -> list | None:
     """The values of a key the statement lists whatever the rows: a predicate's ``[False,
     True]``, or the results of a ``CASE`` whose every result (each ``THEN``, the ``ELSE``) is a
-    constant, typed as DuckDB types the ``CASE`` (each evaluated by the private binder as the
-    ``CASE`` with that branch's condition made TRUE and the others FALSE). NULL is not a group:
+    constant, typed as DuckDB types the ``CASE`` (the type of the ``CASE`` with every condition
+    made FALSE, read by the private binder, then every result cast to it in one query: linear in
+    the branches, at most :data:`MAX_GROUPS` of them). NULL is not a group:
     a row whose key is NULL (no ``ELSE``, a predicate over a NULL) is dropped, as a row outside
     declared group keys is. None for any other key.
 
@@ -173,14 +174,14 @@ def _listed(key: exp.Expression) -> list | None:
     results = [i.args.get("true") for i in ifs] + [key.args.get("default")]
     if not ifs or not all(r is None or _constant(r) for r in results):
         return None
-    picks = []
-    for pick in range(len(results)):  # the CASE made to take branch ``pick`` (the last: ELSE)
-        branch = exp.Case(ifs=[exp.If(this=exp.true() if j == pick else exp.false(),
-                                      true=i.args["true"].copy()) for j, i in enumerate(ifs)],
-                          default=None if results[-1] is None else results[-1].copy())
-        picks.append(branch.sql(dialect="duckdb"))
-    values = {v for v in _run("SELECT " + ", ".join(picks))[0] if v is not None}
-    return sorted(values)
+    if len(results) > MAX_GROUPS:
+        return None
+    never = exp.Case(ifs=[exp.If(this=exp.false(), true=i.args["true"].copy()) for i in ifs],
+                     default=None if results[-1] is None else results[-1].copy())
+    typ = _run(f"SELECT typeof({never.sql(dialect='duckdb')})")[0][0]
+    casts = ", ".join(f"CAST({r.sql(dialect='duckdb')} AS {typ})" for r in results if r is not None)
+    values = {v for v in _run(f"SELECT [{casts}]")[0][0] if v is not None}
+    return sorted(values) or None  # only NULL: no group (refused as before)
 
 
 def _constant(e: exp.Expression) -> bool:
