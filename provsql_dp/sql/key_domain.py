@@ -185,14 +185,9 @@ def _listed(key: exp.Expression) -> list | None:
 
 
 def _constant(e: exp.Expression) -> bool:
-    """A literal, NULL, TRUE/FALSE, or a sign or cast of one."""
-    if isinstance(e, (exp.Literal, exp.Null, exp.Boolean)):
-        return True
-    if isinstance(e, (exp.Neg, exp.Paren)):
-        return _constant(e.this)
-    if isinstance(e, (exp.Cast, exp.TryCast)):  # a type the binder lacks: refused there
-        return _constant(e.this)
-    return False
+    """Made of literals, casts and arithmetic only, as a constant bound is (:data:`_CONSTANT`;
+    a type the binder lacks is refused there)."""
+    return all(isinstance(n, _CONSTANT) for n in e.walk())
 
 
 #: the way to groups nobody declared, appended to a GROUP BY's refusal under pure ε: partition
