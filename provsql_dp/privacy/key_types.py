@@ -136,8 +136,11 @@ def typed_keys(plan, desc: list, rows: list) -> list:
     for i, planned in enumerate(plan_key_types(plan)[:len(out)]):
         values = [r[i] for r in rows]
         given = out[i][1]
-        t = next((t for t in (planned, given, value_type(values)) if t and fits(values, t)),
-                 given)
+        # lazily: the values' own type is read only when neither described type fits
+        t = next((t for t in (planned, given) if t and fits(values, t)), None)
+        if t is None:
+            own = value_type(values)
+            t = own if own and fits(values, own) else given
         out[i] = (out[i][0], t)
     return out
 
@@ -150,17 +153,26 @@ _PYTHON = {"int": int, "float": float, "decimal": decimal.Decimal, "bool": bool,
 
 
 def fits(values: list, type_name: str) -> bool:
-    """Whether every non-NULL value is of the Python type DuckDB returns for ``type_name``."""
+    """Whether every non-NULL value is of the Python type DuckDB returns for ``type_name``.
+    Judged by the set of the values' Python types (a pass in C; only ``datetime`` values are
+    read one by one, for their time zone).
+
+    >>> fits([1, None, 2], "INTEGER"), fits([1, True], "BIGINT"), fits([True], "BOOLEAN")
+    (True, False, True)
+    >>> import datetime as dt; fits([dt.datetime(2020, 1, 1)], "DATE")
+    False
+    """
     family = _parse_type(type_name).family
     want = _PYTHON.get(family)
     if want is None:
         return True
-    for v in values:
-        if v is None:
-            continue
-        if not isinstance(v, want) or isinstance(v, bool) != (family == "bool") or \
-                family == "date" and isinstance(v, datetime.datetime) or \
-                family.startswith("timestamp") and (v.tzinfo is None) != (family == "timestamp"):
+    for kind in set(map(type, values)) - {type(None)}:
+        if not issubclass(kind, want) or issubclass(kind, bool) != (family == "bool") or \
+                family == "date" and issubclass(kind, datetime.datetime):
+            return False
+        if family.startswith("timestamp") and any(
+                (v.tzinfo is None) != (family == "timestamp") for v in values
+                if type(v) is kind):
             return False
     return True
 
@@ -175,15 +187,19 @@ _DUCK = ((bool, "BOOLEAN"), (int, "BIGINT"), (float, "DOUBLE"), (str, "VARCHAR")
 def value_type(values: list) -> str | None:
     """The DuckDB type of released values of one Python type (``int`` → ``BIGINT``, ``date`` →
     ``DATE``, an aware ``datetime`` → ``TIMESTAMP WITH TIME ZONE``), None when they have none
-    (no value, or several types, or a type without one here)."""
+    (no value, or several types, or a type without one here). Judged by the set of the values'
+    Python types; only ints (their range) and datetimes (their zone) are read one by one."""
     kinds = set()
-    for v in values:
-        if v is None:
+    for kind in set(map(type, values)) - {type(None)}:
+        name = next((n for t, n in _DUCK if issubclass(kind, t)), None)
+        of_kind = None
+        if name in ("TIMESTAMP", "BIGINT"):
+            of_kind = [v for v in values if type(v) is kind]
+        if name == "TIMESTAMP":
+            kinds.update("TIMESTAMP" if v.tzinfo is None else "TIMESTAMP WITH TIME ZONE"
+                         for v in of_kind)
             continue
-        name = next((n for t, n in _DUCK if isinstance(v, t)), None)
-        if name == "TIMESTAMP" and v.tzinfo is not None:
-            name = "TIMESTAMP WITH TIME ZONE"
-        if name == "BIGINT" and not -(1 << 63) <= v < (1 << 63):
+        if name == "BIGINT" and not (-(1 << 63) <= min(of_kind) and max(of_kind) < (1 << 63)):
             name = "HUGEINT"
         kinds.add(name)
     if len(kinds) != 1 or None in kinds:

@@ -47,6 +47,8 @@ grows with their number (within the time DuckDB's GROUP BY over those groups tak
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -227,52 +229,75 @@ def release(con, plan: Aggregate, cost: Cost, text: str, options: dict, rng):
     order = ", ".join(f"{j + 1} NULLS LAST" for j in range(len(plan.group_by)))
     charge = con._ledger.charge(con.user, cost.epsilon, text, "partition-selection", cost=cost)
     n_keys = len(plan.group_by)
-    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", n_keys)
+    keys, u, v = _fetch(con, f"SELECT * FROM ({sql}) AS s ORDER BY {order}", n_keys,
+                        values=eps_val is not None)
     noisy_u = sel_plan.release_array(u, rng=rng) if len(u) else np.zeros(0)
     keep = np.flatnonzero(noisy_u >= t)
     if eps_val is None:  # already post-processed: an integer ≥ T ≥ 1 is its max(0, round(·))
         base = laplace.LaplaceRelease(0, float(eps_sel), float(m), True)
-        releases = [SelectedCount(v, base) for v in noisy_u[keep].astype(np.int64).tolist()]
+        values = noisy_u[keep].astype(np.int64).tolist()
+        releases = SelectedCounts(values, base)
     else:
         # one plan for the vector of values: a participant moves at most m of them (changed)
         noisy_v = val_plan.release_array(np.round(v) if integer else v, rng=rng) if len(v) else v
         e = float(eps_val)
-        releases = [laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
-                    for x in noisy_v[keep].tolist()]
-    out = _released_rows(keys, keep, [rel.value for rel in releases])
+        releases = tuple(laplace.LaplaceRelease(int(x) if integer else float(x), e, sens, integer)
+                         for x in noisy_v[keep].tolist())
+        values = [rel.value for rel in releases]
+    out = _released_rows(keys, keep, values)
     desc = [(name, "VARCHAR") for name in _key_names(plan)] + [
         (plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
     info = PrivacyInfo(mechanism="partition-selection", epsilon=charge.epsilon,
-                       remaining=charge.remaining, releases=tuple(releases))
+                       remaining=charge.remaining, releases=releases)
     return desc, out, info, eps_val is None
 
 
-def _fetch(con, sql: str, n_keys: int):
-    """``(key columns, u, v)`` of the selection query (one row per group): each key column as
-    DuckDB returns its values (NULL as None, DECIMAL as Decimal), u and v as float arrays."""
+def _fetch(con, sql: str, n_keys: int, values: bool = True):
+    """``(key columns, u, v)`` of the selection query (one row per group): each key column
+    holding the values DuckDB returns (NULL as None, DECIMAL as Decimal; a numpy array or a
+    tuple, :meth:`~provsql_dp.provenance.backends.duckdb.DuckDBBackend.fetchcolumns`), u and v
+    as float arrays (v None unless ``values``: a COUNT released as its noisy u reads no v)."""
     # past the budget or out of memory: no rows, so no group is selected (an empty table's
     # release, the same columns)
-    rows = read_or_nothing(con, lambda: engine_of(con).fetchall(sql), "no group selected") or []
-    if not rows:
+    columns = read_or_nothing(con, lambda: _columns(engine_of(con), sql), "no group selected")
+    if not columns or not len(columns[0]):
         return [], np.zeros(0), np.zeros(0)
-    columns = list(zip(*rows))  # by column, in C (a generator a row cost ~3 ms at 10^4 groups)
+    u = np.asarray(columns[n_keys], dtype=np.float64)
+    if not values:
+        return columns[:n_keys], u, None
     v = columns[n_keys + 1]
-    if None in v:  # a group whose bounded SUM has no value adds 0
+    if isinstance(v, np.ma.MaskedArray):  # a group whose bounded SUM has no value adds 0
+        v = v.filled(0)
+    elif None in v:
         v = [0 if x is None else x for x in v]
-    return columns[:n_keys], np.array(columns[n_keys], dtype=np.float64), np.array(
-        v, dtype=np.float64)
+    return columns[:n_keys], u, np.asarray(v, dtype=np.float64)
+
+
+def _columns(engine, sql: str) -> list:
+    """The query's result by column (an engine without ``fetchcolumns``: transposed in C)."""
+    fetch = getattr(engine, "fetchcolumns", None)
+    if fetch is not None:
+        return fetch(sql)
+    rows = engine.fetchall(sql)
+    return list(zip(*rows)) if rows else []
 
 
 def _released_rows(key_columns: list, keep, values: list) -> list[tuple]:
     """The rows of the released groups: their keys in one spelling (:func:`_one_spelling`;
-    a group not selected is never spelled out), then the released value.
+    a group not selected is never spelled out), then the released value. A key column is a
+    numpy array (:func:`_columns`) or a sequence.
 
     >>> _released_rows([(1, 2, 3), (-0.0, 0.5, 1.5)], np.array([0, 2]), [10, 30])
     [(1, 0.0, 10), (3, 1.5, 30)]
+    >>> _released_rows([np.ma.masked_array([1, 2], [False, True]), np.array([-0.0, 1.0])],
+    ...                np.array([1, 0]), [5, 6])
+    [(None, 1.0, 5), (1, 0.0, 6)]
     """
     if len(keep) == 0:
         return []
-    picked = [[col[i] for i in keep.tolist()] for col in key_columns]
+    take = operator.itemgetter(*keep.tolist())  # in C; one index gives a value, not a tuple
+    picked = [col[keep].tolist() if isinstance(col, np.ndarray)
+              else list(take(col)) if len(keep) > 1 else [take(col)] for col in key_columns]
     for j, col in enumerate(picked):
         if not set(map(type, col)) <= _ONE_SPELLING:  # only these need respelling
             picked[j] = [_one_spelling(k) for k in col]
@@ -306,6 +331,34 @@ def _one_spelling(value):
     if isinstance(value, dict):
         return {k: _one_spelling(v) for k, v in value.items()}
     return value
+
+
+class SelectedCounts(Sequence):
+    """The releases of a partition selection's COUNTs, one :class:`SelectedCount` per released
+    group, made when read (10^4 groups: no 10^4 objects per release when nobody reads their
+    intervals).
+
+    >>> base = laplace.LaplaceRelease(0, 1.0, 1.0, True)
+    >>> rels = SelectedCounts([20, 31], base)
+    >>> len(rels), rels[1].value, [r.value for r in rels], rels[-1].noise_scale == base.noise_scale
+    (2, 31, [20, 31], True)
+    """
+
+    __slots__ = ("_values", "_base")
+
+    def __init__(self, values: list, base):
+        self._values, self._base = values, base
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(SelectedCount(v, self._base) for v in self._values[i])
+        return SelectedCount(self._values[i], self._base)
+
+    def __iter__(self):
+        return (SelectedCount(v, self._base) for v in self._values)
 
 
 class SelectedCount:

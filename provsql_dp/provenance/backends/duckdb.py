@@ -15,6 +15,12 @@ from ..._deadline import reading
 
 __all__ = ["DuckDBBackend"]
 
+#: DuckDB types whose numpy form (``fetchnumpy``, masked where NULL) converts back to exactly
+#: the Python values ``fetchall`` returns (``tolist``)
+_EXACT_IN_NUMPY = frozenset((
+    "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER",
+    "UBIGINT", "FLOAT", "DOUBLE", "VARCHAR"))
+
 #: temporal values numpy can hold (datetime64[us] spans about ±290,000 years)
 _TEMPORAL_RANGE = ("'-200000-01-01'", "'200000-12-31'")
 
@@ -33,6 +39,31 @@ class DuckDBBackend:
     def fetchall(self, sql: str) -> list[tuple]:
         with reading(self.con):  # a release's step: interrupted at its deadline (_deadline)
             return self.con.execute(sql).fetchall()
+
+    def fetchcolumns(self, sql: str) -> list:
+        """A query's result by column, each holding exactly the values ``fetchall`` returns
+        (``col[i]`` or ``col.tolist()``: Python ints, floats, bools, strs, None for NULL): numpy
+        arrays when every column is of a type whose numpy form converts back exactly (integers,
+        floats, booleans, VARCHAR), else tuples. 10^4 rows: ~0.4 ms against ~2.3 ms for
+        ``fetchall`` and a transpose. A release's step (interrupted at its deadline).
+
+        >>> import duckdb
+        >>> cols = DuckDBBackend(duckdb.connect()).fetchcolumns(
+        ...     "SELECT * FROM (VALUES (1, 'a'), (NULL, NULL)) AS v(k, s)")
+        >>> [c.tolist() for c in cols]
+        [[1, None], ['a', None]]
+        >>> DuckDBBackend(duckdb.connect()).fetchcolumns("SELECT DATE '2020-01-02' AS d, 1 AS n")
+        [(datetime.date(2020, 1, 2),), (1,)]
+        """
+        with reading(self.con):
+            res = self.con.execute(sql)
+            names = [d[0] for d in res.description]
+            if len(set(names)) == len(names) and all(str(d[1]) in _EXACT_IN_NUMPY
+                                                     for d in res.description):
+                arrays = res.fetchnumpy()
+                return [arrays[n] for n in names]
+            rows = res.fetchall()
+        return list(zip(*rows)) if rows else [() for _ in names]
 
     def fetchnumpy(self, sql: str) -> tuple[dict, list[str]]:
         """Run a query and return its columns as numpy arrays, and its column types. ENUM columns
