@@ -295,13 +295,22 @@ def _released_rows(key_columns: list, keep, values: list) -> list[tuple]:
     """
     if len(keep) == 0:
         return []
-    take = operator.itemgetter(*keep.tolist())  # in C; one index gives a value, not a tuple
-    picked = [col[keep].tolist() if isinstance(col, np.ndarray)
-              else list(take(col)) if len(keep) > 1 else [take(col)] for col in key_columns]
-    for j, col in enumerate(picked):
-        if not set(map(type, col)) <= _ONE_SPELLING:  # only these need respelling
-            picked[j] = [_one_spelling(k) for k in col]
+    picked = []
+    for col in key_columns:
+        if isinstance(col, np.ndarray):  # ints, bools, strs (fetchcolumns): one spelling each
+            values_of = col[keep].tolist()
+            respell = col.dtype.kind == "f"
+        else:
+            values_of = _take(col, keep)
+            respell = not set(map(type, values_of)) <= _ONE_SPELLING  # only these need it
+        picked.append([_one_spelling(k) for k in values_of] if respell else values_of)
     return list(zip(*picked, values))
+
+
+def _take(col, keep) -> list:
+    """``[col[i] for i in keep]``, in C (itemgetter of one index gives a value, not a tuple)."""
+    picked = operator.itemgetter(*keep.tolist())(col)
+    return list(picked) if len(keep) > 1 else [picked]
 
 
 #: key types with one spelling per group already (exact types: a subclass takes the long way)
