@@ -45,6 +45,7 @@ from ...privacy.accounting import Cost
 from ...privacy.budget_statements import with_budget_unit
 from ...privacy.post_sql import apply_post, prepare_post
 from ...sql.public_statement import split_private
+from ...sql.public_values import reads_clock
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -376,6 +377,8 @@ class Cursor:
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
         # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
+        if key is not None and reads_clock(tree):
+            key = None  # its clock is read now, into the tree: never a plan kept by its text
         tree, post = split_private(con._catalog, tree)
         st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
             ("plan", "text", key) if key is not None else ("plan", tree.sql(dialect="duckdb")),
