@@ -113,6 +113,15 @@ def _no_quantile(st, cost: Cost) -> None:
         _refuse("a quantile is released by its own pure-ε mechanism", cost)
 
 
+def _no_mixed(st, cost: Cost) -> None:
+    """A variance, or a quantile beside other aggregates (.mixed_route): pure ε only."""
+    from . import mixed_route, variance_route
+
+    if variance_route.is_variance_query(st.query) or mixed_route.applies(st):
+        _refuse("a variance, or a quantile beside other aggregates, is released by pure-ε "
+                "mechanisms", cost)
+
+
 def _decision(st, cost: Cost):
     """The Laplace-route decision of the statement's one aggregate, or a refusal."""
     from . import routing
@@ -172,6 +181,7 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
+    _no_mixed(st, cost)
     if smooth_median_route.applies(st, cost):
         return smooth_median_route.release(st, cost, text, rng)
     _no_quantile(st, cost)
@@ -251,6 +261,7 @@ def _explain_rows(con, st, cost: Cost, options: dict, conf: float) -> list[tuple
     from . import routing
     from .explain_route import with_route
 
+    _no_mixed(st, cost)
     if smooth_median_route.applies(st, cost):
         return [with_route(smooth_median_route.explain_row(con, st, cost, conf),
                            smooth_median_route.ROUTE)]
