@@ -23,7 +23,7 @@ Under ``WITH RHO`` / ``DELTA`` a quantile or variance is refused, as alone (pure
 >>> _ = con.execute("PROTECT TABLE p; SET PRIVACY BUDGET 5; SET BOUNDS ON p (x) BETWEEN 0 AND 10")
 >>> cur = con.execute("SELECT COUNT(*), STDDEV_POP(x), MEDIAN(x) FROM p WITH EPSILON 3")
 >>> [c[0] for c in cur.description], cur.privacy.routes, cur.privacy.epsilon
-(['count_star()', 'stddev_pop(x)', 'median(x)'], ('laplace', 'variance', 'quantile'), 3.0)
+(['COUNT(*)', 'stddev_pop(x)', 'median(x)'], ('laplace', 'variance', 'quantile'), 3.0)
 """
 
 from __future__ import annotations

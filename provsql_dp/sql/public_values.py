@@ -11,6 +11,13 @@ what the private compiler already answers — before the statement is split or p
   written into the statement as literals, so that every read of the release (a route may read
   several times) compares with the same instant, and no row can change what is read. A
   statement with the clock is never planned from the cache of its text (the literal changes).
+* **``MIN(c)`` / ``MAX(c)``** of a column, items of the statement's select list: the exact
+  extreme of a column is one participant's value (no noise hides it, and the 0th/100th quantile
+  of a rank-selection lands on the bound whatever the data), so they are released as a DP
+  estimate of a *low / high quantile* instead — ``QUANTILE_CONT(c, 0.01)`` /
+  ``QUANTILE_CONT(c, 0.99)`` (:data:`MIN_RANK`, :data:`MAX_RANK`), by the quantile route (its
+  declared range, its interval the bounds, its strategy text naming the rank), under the
+  name the analyst wrote. Not the exact minimum or maximum.
 * **``APPROX_COUNT_DISTINCT(c)``** is ``COUNT(DISTINCT c)`` (its route, its accuracy: an exact
   count of distinct values, then noise — never DuckDB's HyperLogLog sketch, whose error would
   depend on the rows), under its own name.
@@ -22,6 +29,8 @@ what the private compiler already answers — before the statement is split or p
 'SELECT COUNT(*) FROM t WHERE x > (2 * 3) AND y < (SELECT MAX(z) FROM u)'
 >>> public_values(parse_one("SELECT APPROX_COUNT_DISTINCT(c) FROM t"), None).sql()
 'SELECT COUNT(DISTINCT c) AS "approx_count_distinct(c)" FROM t'
+>>> public_values(parse_one("SELECT MIN(x), MAX(x) AS hi FROM t"), None).sql()
+'SELECT PERCENTILE_CONT(x, 0.01) AS "min(x)", PERCENTILE_CONT(x, 0.99) AS hi FROM t'
 >>> reads_clock(parse_one("SELECT COUNT(*) FROM t WHERE d < NOW()"))
 True
 """
@@ -53,16 +62,26 @@ def reads_clock(tree: exp.Expression) -> bool:
 
 
 def _constant(sel: exp.Expression) -> exp.Expression | None:
-    """The one expression of a ``SELECT expr`` that reads nothing, or None."""
-    if not isinstance(sel, exp.Select) or len(sel.expressions) != 1:
-        return None
-    if any(sel.args.get(k) for k in sel.args if k != "expressions"):
+    """The one expression of a ``SELECT expr`` (or of a parenthesis, a subquery folded) that
+    reads nothing, or None."""
+    if isinstance(sel, exp.Paren):
+        expr = sel
+    elif not isinstance(sel, exp.Select) or len(sel.expressions) != 1 or any(
+            sel.args.get(k) for k in sel.args if k != "expressions"):
         return None  # FROM, WHERE, GROUP BY, LIMIT, DISTINCT, WITH, …: not a bare constant
-    expr = sel.expressions[0].unalias()
+    else:
+        expr = sel.expressions[0].unalias()
     if any(isinstance(n, (exp.Column, exp.Star, exp.Query, exp.Subquery, exp.AggFunc,
                           exp.Window, exp.Placeholder, exp.Parameter)) for n in expr.walk()):
         return None
     return expr
+
+
+def _depth(node: exp.Expression) -> int:
+    n = 0
+    while node.parent is not None:
+        node, n = node.parent, n + 1
+    return n
 
 
 def _clock_values(duck) -> dict[str, exp.Expression]:
@@ -81,16 +100,14 @@ def public_values(tree: exp.Expression, duck) -> exp.Expression:
     clock: dict = {}
 
     def rewrite(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Subquery) and not node.alias and not isinstance(
-                node.parent, (exp.From, exp.Join, exp.In, exp.Exists)):
-            const = _constant(node.this)
-            if const is not None:
-                return exp.Paren(this=const.copy())
         kind = _clock_kind(node)
         if kind is not None:
             if not clock:
                 clock.update(_clock_values(duck))
             return clock[kind].copy()
+        extreme = _extreme(node, root)
+        if extreme is not None:
+            return extreme
         if isinstance(node, exp.ApproxDistinct) and node.args.get("accuracy") is None:
             if isinstance(node.parent, exp.Select) and node.arg_key == "expressions":
                 # a select-list item keeps its name: approx_count_distinct(c)
@@ -99,7 +116,41 @@ def public_values(tree: exp.Expression, duck) -> exp.Expression:
             return _count_distinct(node)
         return node
 
-    return tree.copy().transform(rewrite, copy=False)
+    root = tree.copy()
+    # the innermost first: (SELECT (SELECT 4)) is a constant once (SELECT 4) is 4
+    subs = sorted(root.find_all(exp.Subquery), key=lambda n: -_depth(n))
+    for node in subs:
+        if not node.alias and not isinstance(node.parent, (exp.From, exp.Join, exp.In,
+                                                           exp.Exists)):
+            const = _constant(node.this)
+            if const is not None:
+                folded = exp.Paren(this=const.copy())
+                if node is root:
+                    root = folded
+                else:
+                    node.replace(folded)
+    return root.transform(rewrite, copy=False)
+
+
+#: the ranks at which ``MIN(c)`` / ``MAX(c)`` of the select list are released (module docstring)
+MIN_RANK, MAX_RANK = "0.01", "0.99"
+
+
+def _extreme(node: exp.Expression, root: exp.Expression) -> exp.Expression | None:
+    """``MIN(c)`` / ``MAX(c)`` of a column, an item of the statement's own select list, as
+    ``QUANTILE_CONT(c, 0.01)`` / ``QUANTILE_CONT(c, 0.99)`` under its own name; else None."""
+    if not isinstance(node, (exp.Min, exp.Max)) or not isinstance(node.this, exp.Column) \
+            or node.expressions or node.args.get("expression") is not None:
+        return None
+    item = node.parent if isinstance(node.parent, exp.Alias) else node
+    if item.parent is not root or item.arg_key != "expressions" or not isinstance(root,
+                                                                                  exp.Select):
+        return None
+    q = MIN_RANK if isinstance(node, exp.Min) else MAX_RANK
+    quantile = exp.PercentileCont(this=node.this.copy(), expression=exp.Literal.number(q))
+    if item is node:
+        return exp.alias_(quantile, node.sql(dialect="duckdb").lower(), quoted=True)
+    return quantile
 
 
 def _count_distinct(node: exp.ApproxDistinct) -> exp.Expression:
