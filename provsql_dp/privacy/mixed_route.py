@@ -28,7 +28,7 @@ Under ``WITH RHO`` / ``DELTA`` a quantile or variance is refused, as alone (pure
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from sqlglot import exp
@@ -101,15 +101,17 @@ def parts(st) -> tuple[list[int], list[Part]]:
     return keys, out + [part((i,), Fraction(1, k), True) for i in own]
 
 
-def _check(st, ps: list[Part], epsilon) -> None:
-    """Every quantile or variance checked as its route checks it (refusals spend nothing)."""
-    from .routing import Statement, choose
+def _sub(st, p: Part):
+    """The routing ``Statement`` of a part (planned on first use, as any statement)."""
+    return replace(st, query=p.tree, options=dict(st.options), planner=None, memo={})
 
+
+def _check(st, ps: list[Part], epsilon, choose) -> None:
+    """Every quantile or variance checked as its route checks it (refusals spend nothing)."""
     for p in ps:
         if not p.own:
             continue
-        sub = Statement(st.con, p.tree, dict(st.options))
-        route = choose(sub)
+        route = choose(_sub(st, p))
         module = quantile_route if route.name == "quantile" else variance_route
         q = module.prepare(st.con, p.tree, st.options)
         if route.name == "quantile" and not q.grid and epsilon is not None:
@@ -118,17 +120,16 @@ def _check(st, ps: list[Part], epsilon) -> None:
             plan_laplace(q.sensitivity, float(epsilon * p.share))
 
 
-def release(st, epsilon, text: str, rng, raw: bool):
-    """Release every part at its share under one charge; the rows joined by key."""
-    from .routing import Statement, release as release_part
-
+def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
+    """Release every part at its share under one charge; the rows joined by key (``choose``,
+    ``release_part``: :func:`.routing.choose`, :func:`.routing.release`)."""
     keys, ps = parts(st)
-    _check(st, ps, epsilon)
+    _check(st, ps, epsilon, choose)
     results = []
     with sharing(st.con, epsilon, text, "mixed") as share:
         for p in ps:  # the others first: their own checks precede the (one) charge
-            results.append(release_part(Statement(st.con, p.tree, dict(st.options)),
-                                        epsilon * p.share, text, raw=raw, rng=rng))
+            results.append(release_part(_sub(st, p), epsilon * p.share, text, raw=raw,
+                                        rng=rng))
     nk = len(keys)
     by_key = [{tuple(str(v) for v in row[:nk]): row for row in rows} for _, rows, _ in results]
     rels = [{tuple(str(v) for v in row[:nk]): r for row, r in zip(rows, info.releases)}
@@ -177,22 +178,21 @@ def _split_text(st, ps: list[Part], epsilon, infos) -> str:
             f"composition, charged once): " + "; ".join(words))
 
 
-def explain(st, eps, tree) -> list:
+def explain(st, eps, tree, *, choose, decide) -> list:
     """One ``EXPLAIN PRIVACY`` row per released aggregate, each its part's route's, its ε the
-    part's share; reads no row."""
+    part's share; reads no row (``choose``, ``decide``: :mod:`.routing`'s)."""
     from . import explain_route
     from .explain_route import with_route
-    from .routing import Statement, choose, decide
 
     if eps is None:
         raise ProgrammingError("WITH ACCURACY cannot be met for a select list mixing a quantile "
                                "or variance with other aggregates (their errors are in different "
                                "units); give WITH EPSILON ε")
     _, ps = parts(st)
-    _check(st, ps, eps)
+    _check(st, ps, eps, choose)
     rows = []
     for p in ps:
-        sub = Statement(st.con, p.tree, dict(st.options))
+        sub = _sub(st, p)
         route = choose(sub)
         share = eps * p.share
         if route is not None:

@@ -208,7 +208,9 @@ def _r2t_row(con, dec, part_eps, eps, conf, alpha_goal):
 
 ROUTES: tuple[Route, ...] = (
     Route("mixed", "statement", mixed_route.applies,
-          lambda st, eps, tree: mixed_route.explain(st, eps, tree), mixed_route.release),
+          lambda st, eps, tree: mixed_route.explain(st, eps, tree, choose=choose, decide=decide),
+          lambda st, eps, text, rng, raw: mixed_route.release(
+              st, eps, text, rng, raw, choose=choose, release_part=release)),
     Route("quantile", "statement", lambda st: quantile_route.is_quantile_query(st.query),
           _quantile_explain, _quantile_release),
     Route("variance", "statement", lambda st: variance_route.is_variance_query(st.query),
