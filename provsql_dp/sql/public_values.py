@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-__all__ = ["public_values", "reads_clock"]
+__all__ = ["public_values", "reads_clock", "MIN_RANK", "MAX_RANK", "WRITTEN", "written_as"]
 
 _CLOCK_NAMES = {"NOW", "GET_CURRENT_TIMESTAMP", "TODAY"}
 
@@ -134,6 +134,8 @@ def public_values(tree: exp.Expression, duck) -> exp.Expression:
 
 #: the ranks at which ``MIN(c)`` / ``MAX(c)`` of the select list are released (module docstring)
 MIN_RANK, MAX_RANK = "0.01", "0.99"
+#: the ``meta`` key of such a quantile: the aggregate as the analyst wrote it
+WRITTEN = "provsql_dp_written"
 
 
 def _extreme(node: exp.Expression, root: exp.Expression) -> exp.Expression | None:
@@ -148,9 +150,15 @@ def _extreme(node: exp.Expression, root: exp.Expression) -> exp.Expression | Non
         return None
     q = MIN_RANK if isinstance(node, exp.Min) else MAX_RANK
     quantile = exp.PercentileCont(this=node.this.copy(), expression=exp.Literal.number(q))
+    quantile.meta[WRITTEN] = node.sql(dialect="duckdb")  # named in the route's words
     if item is node:
         return exp.alias_(quantile, node.sql(dialect="duckdb").lower(), quoted=True)
     return quantile
+
+
+def written_as(node: exp.Expression) -> str | None:
+    """``'MIN(x)'`` for the quantile a ``MIN(x)`` was made into (:func:`_extreme`), else None."""
+    return node.meta.get(WRITTEN)
 
 
 def _count_distinct(node: exp.ApproxDistinct) -> exp.Expression:

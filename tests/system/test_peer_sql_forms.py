@@ -106,9 +106,11 @@ def test_mixed_list_on_a_rho_budget_debits_the_statement_once():
 def test_refusals_leave_database_and_ledger_unchanged(sql):
     con = _db()
     before = declared_state(con)
-    with pytest.raises(provsql_dp.Error):
+    with pytest.raises(provsql_dp.Error) as err:
         con.execute(sql).fetchall()
     assert declared_state(con) == before
+    if "MIN(" in sql:  # in the words the analyst wrote, naming what would be released
+        assert str(err.value).startswith(f"{sql[7:13]} is released as QUANTILE_CONT(")
 
 
 def test_mixed_list_on_neighbours_shows_the_same_outcome():
@@ -161,7 +163,8 @@ def test_min_and_max_are_released_as_a_low_and_high_quantile():
     assert [c[0] for c in cur.description] == ["min(x)", "top"]
     assert 0 <= lo <= 10 and 0 <= hi <= 10
     assert cur.privacy.routes == ("quantile", "quantile")
-    assert "q = 0.01" in cur.privacy.strategy and "q = 0.99" in cur.privacy.strategy
+    assert "MIN(x) released as a DP estimate of the q = 0.01 quantile" in cur.privacy.strategy
+    assert "MAX(x) released as a DP estimate of the q = 0.99 quantile" in cur.privacy.strategy
     grouped = con.execute("SELECT g, MIN(x) FROM p GROUP BY g WITH EPSILON 1")
     assert len(grouped.fetchall()) == 3 and "q = 0.01" in grouped.privacy.strategy
     assert _spent(con) == 3
