@@ -81,6 +81,11 @@ def parts(st) -> tuple[list[int], list[Part]]:
     sel = st.query
     keys = _keys(sel)
     rest = [i for i in range(len(sel.expressions)) if i not in keys]
+    group = sel.args.get("group")
+    if keys and len(keys) != len(group.expressions):
+        raise UnsupportedQueryError("a select list mixing a quantile or variance with other "
+                                    "aggregates lists every GROUP BY column or none. Nothing "
+                                    "was charged")
     if keys and max(keys) > min(rest):
         raise UnsupportedQueryError("a select list mixing a quantile or variance with other "
                                     "aggregates lists its GROUP BY columns first. Nothing was "
@@ -130,7 +135,10 @@ def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
         for p in ps:  # the others first: their own checks precede the (one) charge
             results.append(release_part(_sub(st, p), epsilon * p.share, text, raw=raw,
                                         rng=rng))
-    nk = len(keys)
+    # every part's rows begin with the GROUP BY keys (selected or not: a key the select list
+    # leaves out is dropped by the post-processing afterwards), in GROUP BY order
+    group = st.query.args.get("group")
+    nk = len(group.expressions) if group else 0
     by_key = [{tuple(str(v) for v in row[:nk]): row for row in rows} for _, rows, _ in results]
     rels = [{tuple(str(v) for v in row[:nk]): r for row, r in zip(rows, info.releases)}
             for _, rows, info in results]
@@ -147,7 +155,8 @@ def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
         out_rows.append(tuple(values))
         out_rels.append(tuple(rr))
     desc = list(first_desc[:nk]) + [c for d, _, _ in results for c in d[nk:]]
-    order = keys + [i for p in ps for i in p.items]  # each joined column's place as written
+    # each joined column's place as written (keys first: parts() refuses a key after a value)
+    order = list(range(nk)) + [i - len(keys) + nk for p in ps for i in p.items]
     perm = [order.index(i) for i in range(len(order))]
     desc = [desc[j] for j in perm]
     out_rows = [tuple(row[j] for j in perm) for row in out_rows]

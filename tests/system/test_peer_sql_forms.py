@@ -168,3 +168,28 @@ def test_min_and_max_are_released_as_a_low_and_high_quantile():
     grouped = con.execute("SELECT g, MIN(x) FROM p GROUP BY g WITH EPSILON 1")
     assert len(grouped.fetchall()) == 3 and "q = 0.01" in grouped.privacy.strategy
     assert _spent(con) == 3
+
+
+def test_grouped_parts_are_joined_by_key_in_the_order_written():
+    """Groups of different sizes and medians: each row's values are its own group's."""
+    con = _db()
+    con.execute("DELETE FROM p WHERE g = 'c' AND id % 2 = 0")  # sizes 200, 200, 100
+    con.execute("UPDATE p SET x = CASE g WHEN 'a' THEN 1 WHEN 'b' THEN 5 ELSE 9 END "
+                "+ (id * 7 % 100) / 100 - 0.5")  # spread around each group's median
+    cur = con.execute("SELECT g, MEDIAN(x) AS m, COUNT(*) AS n, STDDEV_POP(x) AS s FROM p "
+                      "GROUP BY g WITH EPSILON 6")
+    rows = {r[0]: r[1:] for r in cur.fetchall()}
+    assert [c[0] for c in cur.description] == ["g", "m", "n", "s"]
+    for key, (median, size) in {"a": (1, 200), "b": (5, 200), "c": (9, 100)}.items():
+        m, n, s = rows[key]
+        assert abs(m - median) < 0.5 and abs(n - size) < 25 and s < 1, (key, rows[key])
+    # a GROUP BY key the select list leaves out: dropped afterwards, the rows still by key
+    cur = con.execute("SELECT COUNT(*) AS n, MEDIAN(x) AS m FROM p GROUP BY g ORDER BY m "
+                      "WITH EPSILON 6")
+    out = cur.fetchall()
+    assert [c[0] for c in cur.description] == ["n", "m"] and len(out) == 3
+    assert abs(out[2][0] - 100) < 25 and abs(out[2][1] - 9) < 0.5
+    before = declared_state(con)
+    with pytest.raises(provsql_dp.ProgrammingError, match="a quantile takes none"):
+        con.execute("SELECT COUNT(*), MEDIAN(x) FROM p WITH EPSILON 1 OPTIONS (raw = true)")
+    assert declared_state(con) == before
