@@ -193,3 +193,18 @@ def test_grouped_parts_are_joined_by_key_in_the_order_written():
     with pytest.raises(provsql_dp.ProgrammingError, match="a quantile takes none"):
         con.execute("SELECT COUNT(*), MEDIAN(x) FROM p WITH EPSILON 1 OPTIONS (raw = true)")
     assert declared_state(con) == before
+
+
+def test_a_statement_reading_the_clock_keeps_no_plan():
+    """A new instant each time: neither kept by its text (yesterday's date) nor by its SQL
+    (one plan per instant would pile up in a long session)."""
+    con = _db()
+    sql = "SELECT COUNT(*) FROM p WHERE d < CURRENT_TIMESTAMP WITH EPSILON 0.1"
+    with con._catalog.snapshot():
+        kept = dict(con._catalog._memo or {})
+    for _ in range(3):
+        con.execute(sql).fetchall()
+    with con._catalog.snapshot():
+        plans = [k for k in (con._catalog._memo or {}) if k[0] in ("plan", "route")
+                 and k not in kept]
+    assert not [k for k in plans if "TIMESTAMPTZ" in str(k) or "CURRENT" in str(k).upper()]

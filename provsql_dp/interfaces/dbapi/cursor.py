@@ -377,10 +377,12 @@ class Cursor:
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
         # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
-        if key is not None and reads_clock(tree):
-            key = None  # its clock is read now, into the tree: never a plan kept by its text
+        # its clock read now, into the tree: its plan is never kept (a new instant each time)
+        clock = reads_clock(tree)
+        key = None if clock else key
         tree, post = split_private(con._catalog, tree)
-        st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
+        st = routing.Statement(con, tree, options, planner=(lambda: plan_query(
+            tree, con._catalog)) if clock else lambda: con._catalog.cached(
             ("plan", "text", key) if key is not None else ("plan", tree.sql(dialect="duckdb")),
             lambda: plan_query(tree, con._catalog)))
         route = None if isinstance(epsilon, Cost) else routing.choose(st) if key is None else \
