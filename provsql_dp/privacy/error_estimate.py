@@ -105,6 +105,9 @@ def estimate_error(con, tree, text: str, rng=None):
     route = choose(st)  # the statement routes of the table, as the release tries them
     if route is not None and route.name == "quantile":
         raise _refuse("a quantile's error is public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")
+    if route is not None and route.name in ("mixed", "variance"):
+        raise _refuse("a quantile's or a variance's error is public (plain EXPLAIN PRIVACY … WITH "
+                      "EPSILON gives it); estimate the other aggregates' errors without them")
     plan = st.plan
     if route is not None and route.name == "refused":
         if not isinstance(plan, (Aggregate, Aggregates)):

@@ -99,6 +99,8 @@ def test_mixed_list_on_a_rho_budget_debits_the_statement_once():
     "SELECT COUNT(*), MEDIAN(y) FROM p WITH EPSILON 1",
     "SELECT x, COUNT(*), MEDIAN(y) FROM p GROUP BY x WITH EPSILON 1",  # undeclared keys
     "SELECT COUNT(*), STDDEV(x) FROM p WITH ACCURACY 5",
+    "EXPLAIN PRIVACY SELECT COUNT(*), MEDIAN(x) FROM p WITH EPSILON 1 ESTIMATE ERROR WITH "
+    "EPSILON 0.5",
     "SELECT COUNT(*) FROM p WHERE x > (SELECT MAX(x) FROM p) WITH EPSILON 1",
     "SELECT MIN(y) FROM p WITH EPSILON 1",
     "SELECT MIN(d) FROM p WITH EPSILON 1",
