@@ -128,6 +128,7 @@ def _check(st, ps: list[Part], epsilon, choose) -> None:
 def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
     """Release every part at its share under one charge; the rows joined by key (``choose``,
     ``release_part``: :func:`.routing.choose`, :func:`.routing.release`)."""
+    epsilon = epsilon if isinstance(epsilon, Fraction) else Fraction(str(epsilon))  # exact
     keys, ps = parts(st)
     _check(st, ps, epsilon, choose)
     results = []
@@ -148,10 +149,9 @@ def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
         key = tuple(str(v) for v in row[:nk])
         values, rr = list(row[:nk]), []
         for (desc, _, info), found, rel in zip(results, by_key, rels):
-            got = found.get(key)
+            got, r = found.get(key), rel.get(key)  # every part releases the same public keys
             values += list(got[nk:]) if got is not None else [None] * (len(desc) - nk)
-            r = rel.get(key)
-            rr += list(r) if info.columns else [r]
+            rr += list(r) if info.columns and r is not None else [r] * (len(desc) - nk)
         out_rows.append(tuple(values))
         out_rels.append(tuple(rr))
     desc = list(first_desc[:nk]) + [c for d, _, _ in results for c in d[nk:]]

@@ -121,7 +121,7 @@ def public_values(tree: exp.Expression, duck) -> exp.Expression:
     subs = sorted(root.find_all(exp.Subquery), key=lambda n: -_depth(n))
     for node in subs:
         if not node.alias and not isinstance(node.parent, (exp.From, exp.Join, exp.In,
-                                                           exp.Exists)):
+                                                           exp.Exists, exp.Any, exp.All)):
             const = _constant(node.this)
             if const is not None:
                 folded = exp.Paren(this=const.copy())

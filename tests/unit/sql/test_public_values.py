@@ -32,8 +32,9 @@ def test_subqueries_that_read_or_filter_are_kept(sub):
 
 
 def test_in_and_exists_subqueries_are_left_to_the_planner():
-    out = _sql("SELECT COUNT(*) FROM t WHERE x IN (SELECT 1) AND EXISTS (SELECT 1)")
-    assert out.count("SELECT") == 3
+    out = _sql("SELECT COUNT(*) FROM t WHERE x IN (SELECT 1) AND EXISTS (SELECT 1) "
+               "AND x > ANY (SELECT 2) AND x IN (SELECT * FROM (SELECT 3) s)")
+    assert out.count("SELECT") == 6
 
 
 def test_the_clock_is_read_once_from_the_connection():
