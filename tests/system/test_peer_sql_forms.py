@@ -88,8 +88,18 @@ def test_mixed_list_grouped_by_declared_keys_with_post_processing():
 
 def test_mixed_list_on_a_rho_budget_debits_the_statement_once():
     con = _db(budget="RHO 1")
-    con.execute(f"{MIXED} WITH EPSILON 1").fetchall()
+    cur = con.execute(f"{MIXED} WITH EPSILON 1")
+    cur.fetchall()
     assert con.ledger.remaining("default") == Fraction(1, 2)  # ε²/2 of the one statement
+    assert cur.privacy.unit == "rho" and cur.privacy.epsilon_exact == Fraction(1, 2)
+
+
+def test_mixed_list_on_an_epsilon_delta_budget_spends_no_delta():
+    con = _db(budget="EPSILON 3 DELTA 1e-6")
+    con.execute(f"{MIXED} WITH EPSILON 1").fetchall()
+    assert con.ledger.remaining("default") == 2
+    assert con.execute("SELECT spent, spent_delta, unit FROM _provsql_dp.budget").fetchall() == [
+        ("1/1", "0/1", "epsilon-delta")]
 
 
 @pytest.mark.parametrize("sql", [
