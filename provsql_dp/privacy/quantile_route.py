@@ -193,8 +193,10 @@ def prepare(con, tree, options=None) -> QuantileQuery:
         node = tree.find(*_AGGS) if isinstance(tree, exp.Expression) else None
         if node is None or written_as(node) is None:
             raise
-        raise type(err)(f"{written_as(node)} is released as {node.sql(dialect='duckdb')}, a DP "
-                        f"estimate of a low or high quantile: {err}") from err
+        written = written_as(node)
+        side = "low" if written.upper().startswith("MIN") else "high"
+        raise type(err)(f"{written} is released as {node.sql(dialect='duckdb')}, a DP estimate "
+                        f"of a {side} quantile (not the exact extreme): {err}") from err
 
 
 def _prepare(con, tree, options=None) -> QuantileQuery:
