@@ -105,6 +105,8 @@ def test_mixed_list_on_an_epsilon_delta_budget_spends_no_delta():
 @pytest.mark.parametrize("sql", [
     f"{MIXED} WITH RHO 0.1",
     f"{MIXED} WITH EPSILON 1 DELTA 1e-6",
+    "SELECT COUNT(*) AS n, STDDEV(x) AS s FROM p ORDER BY n WITH RHO 0.1",
+    "EXPLAIN PRIVACY SELECT COUNT(*) AS n, MEDIAN(x) FROM p ORDER BY n WITH RHO 0.1",
     "SELECT COUNT(*), STDDEV(y) FROM p WITH EPSILON 1",  # y has no bounds
     "SELECT COUNT(*), MEDIAN(y) FROM p WITH EPSILON 1",
     "SELECT x, COUNT(*), MEDIAN(y) FROM p GROUP BY x WITH EPSILON 1",  # undeclared keys
@@ -121,6 +123,8 @@ def test_refusals_leave_database_and_ledger_unchanged(sql):
     with pytest.raises(provsql_dp.Error) as err:
         con.execute(sql).fetchall()
     assert declared_state(con) == before
+    if "RHO" in sql or "DELTA" in sql:
+        assert "pure-ε mechanisms" in str(err.value)
     if "MIN(" in sql:  # in the words the analyst wrote, naming what would be released
         assert str(err.value).startswith(f"{sql[7:13]} is released as QUANTILE_CONT(")
 

@@ -387,6 +387,8 @@ class Cursor:
             lambda: plan_query(tree, con._catalog)))
         route = None if isinstance(epsilon, Cost) else routing.choose(st) if key is None else \
             con._catalog.cached(("route", key), lambda: routing.choose(st))  # the text decides
+        if isinstance(epsilon, Cost):  # a variance or a mixed list: refused in its own words
+            gaussian_route.no_mixed(st, epsilon)
         post = prepare_post(st, route, post)  # refused here, before any charge
         check_session_settings(con)  # DuckDB evaluates as make_total assumes (h63attack-3)
         # the budget is checked by the charge itself, atomically, before any protected row is read
