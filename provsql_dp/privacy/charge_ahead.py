@@ -54,6 +54,7 @@ from .._progress import CHARGED, report
 from ..provenance.backends import DuckDBBackend, engine_of
 from ._ledger_rows import Charge, positive
 from .accounting import Cost
+from .shared_charge import shared
 
 __all__ = ["charged_release", "charge_ahead", "PendingCharge"]
 
@@ -85,7 +86,7 @@ def charge_ahead(con, epsilon, text: str, mechanism: str) -> PendingCharge | Non
     cannot be (the module's docstring: then charge first). Raises as the charge would when the
     statement was cancelled already (nothing charged)."""
     led = con._ledger
-    if led.read_only or not isinstance(engine_of(con), DuckDBBackend):
+    if led.read_only or not isinstance(engine_of(con), DuckDBBackend) or shared() is not None:
         return None
     check_current()  # a statement cancelled before its charge charges nothing
     plan = led._known_debit(con.user, Cost(epsilon=positive(epsilon)))

@@ -53,6 +53,7 @@ from ..mechanisms.noise.safe_noise import plan_laplace
 from ..provenance.backends import engine_of
 from ..provenance.capture import capture, max_rows_of
 from ..sql.post_split import split_post
+from ..sql.public_values import public_values
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates
 from . import aggregates_l1
@@ -100,10 +101,13 @@ def estimate_error(con, tree, text: str, rng=None):
     options = d.mechanism_options(inner)
     options.pop("intervals", None)
     # the aggregates the statement releases (its ORDER BY, HAVING, LIMIT: post-processing)
-    st = Statement(con, split_post(inner.this)[0], options)
+    st = Statement(con, split_post(public_values(inner.this, con._catalog.con))[0], options)
     route = choose(st)  # the statement routes of the table, as the release tries them
     if route is not None and route.name == "quantile":
         raise _refuse("a quantile's error is public (plain EXPLAIN PRIVACY … WITH EPSILON gives it)")
+    if route is not None and route.name in ("mixed", "variance"):
+        raise _refuse("a quantile's or a variance's error is public (plain EXPLAIN PRIVACY … WITH "
+                      "EPSILON gives it); estimate the other aggregates' errors without them")
     plan = st.plan
     if route is not None and route.name == "refused":
         if not isinstance(plan, (Aggregate, Aggregates)):

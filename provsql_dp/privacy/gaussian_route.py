@@ -55,7 +55,7 @@ from .precheck import check_epsilon
 from .release_info import PrivacyInfo
 from .centred_avg import centred_sensitivity
 
-__all__ = ["cost_of", "release", "explain", "gaussian_choice"]
+__all__ = ["cost_of", "release", "explain", "gaussian_choice", "no_mixed"]
 
 
 #: the largest ρ a statement may name: ρ = ε²/2 at the largest ε (precheck.MAX_EPSILON)
@@ -111,6 +111,16 @@ def _no_quantile(st, cost: Cost) -> None:
 
     if quantile_route.is_quantile_query(st.query):
         _refuse("a quantile is released by its own pure-ε mechanism", cost)
+
+
+def no_mixed(st, cost: Cost) -> None:
+    """A variance, or a quantile beside other aggregates (.mixed_route): pure ε only (refused
+    before the post-processing is compiled, which would refuse their plan in other words)."""
+    from . import mixed_route, variance_route
+
+    if variance_route.is_variance_query(st.query) or mixed_route.applies(st):
+        _refuse("a variance, or a quantile beside other aggregates, is released by pure-ε "
+                "mechanisms", cost)
 
 
 def _decision(st, cost: Cost):
@@ -172,6 +182,7 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     rng = rng if rng is not None else getattr(con, "_rng", None)
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
+    no_mixed(st, cost)
     if smooth_median_route.applies(st, cost):
         return smooth_median_route.release(st, cost, text, rng)
     _no_quantile(st, cost)
@@ -241,6 +252,7 @@ def explain(con, tree, conf: float = 0.95) -> list[tuple]:
     options.pop("intervals", None)
     core, post = split_private(con.catalog, inner.this)  # afterwards, free: as the release
     st = routing.Statement(con, core, options)
+    no_mixed(st, cost)
     post = prepare_post(st, None, post)
     extra = [post_row(post.post, routing.DESC)] if post is not None else []
     return [*_explain_rows(con, st, cost, options, conf), *extra]
@@ -251,6 +263,7 @@ def _explain_rows(con, st, cost: Cost, options: dict, conf: float) -> list[tuple
     from . import routing
     from .explain_route import with_route
 
+    no_mixed(st, cost)
     if smooth_median_route.applies(st, cost):
         return [with_route(smooth_median_route.explain_row(con, st, cost, conf),
                            smooth_median_route.ROUTE)]

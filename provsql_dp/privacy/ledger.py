@@ -89,6 +89,7 @@ from . import audit
 from ._ledger_rows import (BUDGET_SET, STATE_SQL, BudgetRow, Charge, Known, State, close,
                            enc, exceeded, no_budget, positive, rollback, spending)
 from .accounting import UNITS, Cost, budget_text, converted_spending, debit
+from .shared_charge import shared
 
 __all__ = ["Ledger", "Charge", "BudgetRow", "Known", "to_fraction", "format_eps"]  # the last two re-exported from _numbers
 
@@ -313,6 +314,9 @@ class Ledger:
                 "this connection is read-only, so no charge can be recorded and nothing can be "
                 "released; open the database read-write"
             )
+        part = shared()  # a part of a statement charged once (.shared_charge)
+        if part is not None:
+            return part.take(self, user, epsilon, cost)
         cost = cost if cost is not None else Cost(epsilon=positive(epsilon))
         check_current()  # a statement cancelled before its charge charges nothing (_cancel)
         charge = self._charge_known(user, cost, statement, mechanism)

@@ -99,7 +99,9 @@ def _released_types(post: Post, plan, key_types: dict | None = None) -> dict:
     for i in range(len(post.keys)):
         types.setdefault(f"__k{i}", "VARCHAR")
     for j in range(len(post.aggregates)):
-        kind = kinds[j] if j < len(kinds) else ""
+        # without a plan (a mixed list, .mixed_route): a COUNT is released a whole number
+        kind = kinds[j] if j < len(kinds) else (
+            "count" if isinstance(post.aggregates[j], exp.Count) else "")
         types[f"__a{j}"] = "BIGINT" if kind == "count" else "DOUBLE"
     return types
 
@@ -153,7 +155,7 @@ def prepare_post(st, route, post: Post | None) -> CompiledPost | None:
     if post is None:
         return None
     plan = None
-    if route is None or route.name not in ("quantile", "variance", "refused"):
+    if route is None or route.name not in ("mixed", "quantile", "variance", "refused"):
         try:
             plan = st.plan
         except (UnsupportedQueryError, ProgrammingError):

@@ -75,6 +75,7 @@ from ..sql import dialect as d
 from ..sql.catalog import _INTEGER_TYPES
 from ..sql.column_declarations import ColumnDeclarations
 from ..sql._not_null import collated_columns
+from ..sql.public_values import written_as
 from ..sql.total import make_total
 from ._single_table import key_filter, rows_sql, select_of
 from .no_data import from_no_data, read_or_nothing
@@ -113,6 +114,13 @@ class QuantileQuery:
     group_label: str | None = None
     group_type: str | None = None
     keys: tuple = ()                # the declared keys, in order
+    written: str | None = None      # "MIN(c)" when asked so (..sql.public_values)
+
+    def said(self) -> str:
+        """What is released, in words: a MIN/MAX says which quantile stands for it."""
+        q = '' if self.statistic == 'MEDIAN' else f' q = {self.q:g}'
+        return (f"{self.written} released as a DP estimate of the{q} quantile (not the exact "
+                f"extreme): {self.statistic}{q}" if self.written else f"{self.statistic}{q}")
 
     @property
     def grid(self) -> bool:
@@ -178,7 +186,20 @@ def _statistic(node) -> tuple[str, float]:
 
 def prepare(con, tree, options=None) -> QuantileQuery:
     """Check the statement and the declarations; raise a refusal (nothing charged) or return the
-    decided release."""
+    decided release. A quantile written ``MIN(c)``/``MAX(c)`` is refused in those words."""
+    try:
+        return _prepare(con, tree, options)
+    except (ProgrammingError, UnsupportedQueryError) as err:
+        node = tree.find(*_AGGS) if isinstance(tree, exp.Expression) else None
+        if node is None or written_as(node) is None:
+            raise
+        written = written_as(node)
+        side = "low" if written.upper().startswith("MIN") else "high"
+        raise type(err)(f"{written} is released as {node.sql(dialect='duckdb')}, a DP estimate "
+                        f"of a {side} quantile (not the exact extreme): {err}") from err
+
+
+def _prepare(con, tree, options=None) -> QuantileQuery:
     sel = _select(tree)
     shape = ("a private quantile is SELECT MEDIAN(col) | QUANTILE_CONT(col, q) | "
              "QUANTILE_DISC(col, q) FROM table, on one protected table")
@@ -228,7 +249,7 @@ def prepare(con, tree, options=None) -> QuantileQuery:
     pols = [tp for tp in table_policies(con, info.schema, info.name)
             if tp.graph.get("kind") == "DELTA" and [c.lower() for c in tp.columns] == [col.lower()]]
     bounds = ColumnDeclarations(con._catalog).bounds(info.schema, info.name, col)
-    extra = dict(where_sql=where_sql, **grouping)
+    extra = dict(where_sql=where_sql, written=written_as(agg), **grouping)
     if pols and pols[0].bounded:
         tp = pols[0]
         pol = delta_policy(tp.graph, tp.domains)
@@ -353,7 +374,7 @@ def answer(con, tree, epsilon, text: str, options=None, rng=None):
                                           statistic=qq.statistic,
                                           neighbourhood=qq.neighbourhood) for v in found),
                         qq.lower, qq.upper, read is None)
-    detail = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
+    detail = (f"{qq.said()} of "
               f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}], sensitivity "
               f"{qq.sensitivity:.6g} under {qq.neighbourhood}; exact discrete Laplace, scale "
               f"{rels[0].noise_scale:.6g}")
@@ -397,7 +418,7 @@ def _answer_grid(con, qq, epsilon, text, rng):
 
 
 def _grid_detail(qq, rel: GridQuantileRelease, p: float = 0.95) -> str:
-    text = (f"{qq.statistic}{'' if qq.statistic == 'MEDIAN' else f' q = {qq.q:g}'} of "
+    text = (f"{qq.said()} of "
             f"{qq.column} clamped to [{qq.lower:g}, {qq.upper:g}] under {qq.neighbourhood}: a "
             f"point of the grid of {GRID_STEPS} steps of {rel.grid:.6g} selected by rank "
             f"(report-noisy-max, exact discrete Laplace of scale {float(rel.noise_units):.6g} on "

@@ -11,6 +11,9 @@ PRIVACY`` row names its route (column ``route``) and the release lists the route
 =====  ==============  ==========  =================================================================
 order  route           scope       applies when
 =====  ==============  ==========  =================================================================
+0      mixed           statement   a quantile or variance beside other aggregates: each part by
+                                   its own route at its share of ε, charged once
+                                   (:mod:`.mixed_route`)
 1      quantile        statement   MEDIAN / QUANTILE_CONT / QUANTILE_DISC of one column
 1b     variance        statement   VAR_SAMP / VAR_POP / STDDEV_* of one bounded column
                                    (:mod:`.variance_route`)
@@ -42,7 +45,7 @@ read and charges first). The checks every release shares before that charge run 
 :func:`before_charge`, after the routes are chosen and every option is validated.
 
 >>> [r.name for r in ROUTES]  # doctest: +NORMALIZE_WHITESPACE
-['quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner',
+['mixed', 'quantile', 'variance', 'distinct', 'refused', 'policy', 'r2t', 'laplace', 'single-owner',
  'k-star', 'k-triangle', 'recursive-lp']
 >>> import provsql_dp
 >>> con = provsql_dp.connect()
@@ -70,7 +73,8 @@ from ..provenance.capture import capture_sql
 from ..sql import dialect as d
 from ..sql.plan import Aggregate, Aggregates, Scan, walk
 from ..sql.planner import plan_query
-from . import answer, distinct_route, explain_route, policy_route, quantile_route, variance_route
+from . import (answer, distinct_route, explain_route, mixed_route, policy_route, quantile_route,
+               variance_route)
 from .explain_r2t import r2t_row
 from .explain_policy import policy_rows
 from .explain_route import with_route
@@ -203,6 +207,10 @@ def _r2t_row(con, dec, part_eps, eps, conf, alpha_goal):
 
 
 ROUTES: tuple[Route, ...] = (
+    Route("mixed", "statement", mixed_route.applies,
+          lambda st, eps, tree: mixed_route.explain(st, eps, tree, choose=choose, decide=decide),
+          lambda st, eps, text, rng, raw: mixed_route.release(
+              st, eps, text, rng, raw, choose=choose, release_part=release)),
     Route("quantile", "statement", lambda st: quantile_route.is_quantile_query(st.query),
           _quantile_explain, _quantile_release),
     Route("variance", "statement", lambda st: variance_route.is_variance_query(st.query),
@@ -279,7 +287,9 @@ def release(st: Statement, epsilon, text: str, *, raw: bool = False, rng=None, r
     if route is not None:
         before_charge(st)
         desc, rows, info = route.release(st, epsilon, text, rng, raw)
-        return desc, rows, replace(info, routes=(route.name,))  # one EXPLAIN PRIVACY row
+        # one EXPLAIN PRIVACY row (a mixed list: its parts' routes, one per row)
+        return desc, rows, replace(info, routes=info.routes if route.name == "mixed"
+                                   else (route.name,))
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
     taken = []
@@ -326,8 +336,10 @@ def explain(con, tree) -> tuple[list, list]:
     route = choose(st)
     post = prepare_post(st, route, post)
     extra = [post_row(post.post, DESC)] if post is not None else []
-    if route is not None:
-        return DESC, [with_route(row, route.name) for row in route.explain(st, eps, tree)] + extra
+    if route is not None:  # a mixed list's rows name their parts' routes already
+        rows = route.explain(st, eps, tree)
+        return DESC, (rows if route.name == "mixed" else
+                      [with_route(row, route.name) for row in rows]) + extra
     options = dict(st.options)
     options.pop("raw", None)  # post-processing: no effect on the route
     return DESC, explain_route.explain_rows(con, st.plan, eps, tree, options, decide) + extra

@@ -4,7 +4,9 @@ that refuses everything else at plan time (the side-channel rule, README, "No si
 Every entry of :data:`ALLOWED_FUNCTIONS` says why the function is total or how
 :mod:`provsql_dp.sql.total` makes it total. Anything else — ``error``, ``setseed``, ``random``,
 ``getenv``, ``current_setting``, table functions, user macros, unknown names — is refused with an
-error naming it.
+error naming it. The statement's clock (``CURRENT_DATE``, ``NOW()``, …) is not on the list: it
+never reaches it, read once per statement into literals before planning
+(:mod:`provsql_dp.sql.public_values`), so every read of a release sees the same public value.
 
 >>> import sqlglot
 >>> check_functions(sqlglot.parse_one("lower(name) LIKE 'a%' AND abs(x) > 1", read="duckdb"))

@@ -35,6 +35,7 @@ from sqlglot import exp
 from ..errors import UnsupportedQueryError
 from .catalog import Catalog
 from .post_split import Post, split_post
+from .public_values import public_values
 
 __all__ = ["NOTHING_TO_PROTECT", "reads_no_protected", "split_private"]
 
@@ -62,7 +63,9 @@ def reads_no_protected(catalog: Catalog, tree: exp.Expression) -> bool:
 
 def split_private(catalog: Catalog, tree: exp.Expression) -> tuple[exp.Expression, Post | None]:
     """:func:`~.post_split.split_post`, except that a statement it refuses and that reads no
-    protected table is refused for that: :data:`NOTHING_TO_PROTECT`."""
+    protected table is refused for that: :data:`NOTHING_TO_PROTECT`. Public values written as
+    peers write them are made plain first (:func:`.public_values.public_values`)."""
+    tree = public_values(tree, catalog.con)
     try:
         return split_post(tree)
     except UnsupportedQueryError as err:

@@ -920,6 +920,25 @@ def _sql_leftovers() -> list[tuple[str, str]]:
         "SELECT COUNT(*) FROM charges c SEMI JOIN stays s ON c.csid = s.sid AND s.nights * s.nights > 0")]
     out += [("mu-range", f"SELECT SUM(amount) FROM visits {EPS} OPTIONS (lower = 0, upper = 100, "
                          f"mu = {mu})") for mu in ("1e15", "36", "5")]
+    # issue 28 item 4: the peers' forms (a quantile or variance beside other aggregates, charged
+    # once; constant subqueries; the statement's clock; APPROX_COUNT_DISTINCT; MIN/MAX as a
+    # low/high quantile). Ranks 0, 5, 10 run in the default sample
+    out += [("peer-forms", q) for q in (
+        f"SELECT COUNT(*), AVG(x), STDDEV(x), MEDIAN(x) FROM people WHERE 1 // i > 0 {EPS}",
+        f"SELECT COUNT(*) FROM people WHERE x > (SELECT 2 * 3) AND born < CURRENT_DATE {EPS}",
+        f"SELECT approx_count_distinct(name) FROM people WHERE CAST(name AS INT) > 0 {EPS}",
+        f"SELECT MIN(x), MAX(x) FROM people WHERE x * x > 0 {EPS}",
+        f"SELECT COUNT(*) FROM people WHERE x > (SELECT MAX(x) FROM people) {EPS}",  # refused
+        # (the WHERE spells the declared keys, public: the harness then knows them as such)
+        f"SELECT name, COUNT(*), STDDEV(x), MEDIAN(x) FROM people WHERE name IN ('Alice', "
+        f"'Bob', 'Zed') GROUP BY name {EPS}",
+        f"SELECT COUNT(*), STDDEV(salary) FROM people {EPS}",  # no bounds: refused alike
+        "EXPLAIN PRIVACY SELECT COUNT(*), STDDEV(x), MEDIAN(x) FROM people WITH EPSILON 1",
+        f"SELECT COUNT(*) FROM people WHERE CAST(born AS TIMESTAMP) < NOW() AND 1 // i > 0 {EPS}",
+        "SELECT COUNT(*), MEDIAN(x) FROM people WITH EPSILON 1 DELTA 1e-6",  # refused
+        f"SELECT COUNT(*) AS n, STDDEV(x) * 2 AS s FROM people WHERE CAST(name AS INT) > 0 "
+        f"HAVING COUNT(*) > 0 ORDER BY s {EPS}",
+        f"SELECT MEDIAN(i), COUNT(*), MIN(x) FROM people {EPS}")]
     return out
 
 

@@ -45,6 +45,7 @@ from ...privacy.accounting import Cost
 from ...privacy.budget_statements import with_budget_unit
 from ...privacy.post_sql import apply_post, prepare_post
 from ...sql.public_statement import split_private
+from ...sql.public_values import reads_clock
 from ...privacy.release_clock import ReleaseClock
 from ...privacy.release_info import PrivacyInfo
 from ...privacy.roles import check_analyst, compile_analyst
@@ -376,12 +377,18 @@ class Cursor:
         # names), from the statement, its plan and the declarations only. A plan is kept while
         # the catalog keeps what it read (Catalog.snapshot says when that is)
         # ORDER BY, HAVING, LIMIT, arithmetic over aggregates: applied to the released values
+        # its clock read now, into the tree: its plan is never kept (a new instant each time)
+        clock = reads_clock(tree)
+        key = None if clock else key
         tree, post = split_private(con._catalog, tree)
-        st = routing.Statement(con, tree, options, planner=lambda: con._catalog.cached(
+        st = routing.Statement(con, tree, options, planner=(lambda: plan_query(
+            tree, con._catalog)) if clock else lambda: con._catalog.cached(
             ("plan", "text", key) if key is not None else ("plan", tree.sql(dialect="duckdb")),
             lambda: plan_query(tree, con._catalog)))
         route = None if isinstance(epsilon, Cost) else routing.choose(st) if key is None else \
             con._catalog.cached(("route", key), lambda: routing.choose(st))  # the text decides
+        if isinstance(epsilon, Cost):  # a variance or a mixed list: refused in its own words
+            gaussian_route.no_mixed(st, epsilon)
         post = prepare_post(st, route, post)  # refused here, before any charge
         check_session_settings(con)  # DuckDB evaluates as make_total assumes (h63attack-3)
         # the budget is checked by the charge itself, atomically, before any protected row is read
