@@ -28,6 +28,13 @@ from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
 __all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
 
 
+#: the columns of ``SHOW POLICIES``
+POLICY_COLUMNS = [("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
+                  ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
+                  ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR"),
+                  ("status", "VARCHAR")]
+
+
 def execute_policy_statement(con, tree):
     """Run one policy statement; returns ``(description, rows)``."""
     cat = PolicyCatalog(con._duck, read_only=con.read_only, catalog=con._catalog)
@@ -56,10 +63,7 @@ def execute_policy_statement(con, tree):
                         "BOUNDED" if tp.bounded else "UNBOUNDED",
                         None if tp.sources is None else len(tp.sources), tp.describe(),
                         status(con._catalog, r.schema, r.table, r.columns, f"DROP POLICY {r.name}")))
-        return ([("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
-                 ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
-                 ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR"),
-                 ("status", "VARCHAR")], out)
+        return list(POLICY_COLUMNS), out
     if isinstance(tree, g.ExplainPrivacy):
         return explain_privacy(con, tree)
     if isinstance(tree, g.KMeans):

@@ -59,10 +59,12 @@ from ...privacy.postprocess import raw_option
 from ...privacy.roles import compile_analyst
 from ...sql import dialect as d
 from ...sql.plan import Aggregate, Aggregates
+from ...sql.policy_grammar import KMeans
 from ...sql.public_statement import split_private
 from ..dbapi.cursor import Cursor
 from ..dbapi.home_catalog import as_curator
 from ..dbapi.interval_columns import coverage_of, option_coverage
+from ..dbapi.statement_columns import result_columns
 from ..dbapi.parameters import _all_of, _as_list, any_as_in, number_qmarks
 from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
                                 looks_like_query, refuse_hidden_statements, statement_kind,
@@ -84,14 +86,18 @@ _DESCRIBE = [("column_name", "VARCHAR"), ("column_type", "VARCHAR"), ("null", "V
 @dataclass
 class Description:
     """A statement's Describe: its parameters' OIDs, its columns ``(name, DuckDB type)`` (None:
-    NoData), ``private`` (a release whose columns were not described: :func:`undescribed_refusal`)
-    and ``why`` (the reason it was not described)."""
+    NoData), ``private`` (a release whose columns were not described: :func:`check_described`),
+    ``why`` (the reason it was not described), ``recheck`` (columns that follow the schema, the
+    declarations or the settings: described again before an Execute, :class:`Stale` when they
+    changed) and ``status`` (a privacy statement described NoData whose run answers a status
+    line: sent as a notice)."""
 
     params: list[int]
     columns: list[tuple[str, str]] | None
     private: bool = False
     why: str = ""
-    release: bool = False  # a private release whose columns were described
+    recheck: bool = False
+    status: bool = False
 
 
 def compared_column(mark: exp.Expression) -> exp.Column | None:
@@ -231,10 +237,10 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
     if isinstance(tree, d.PrivateQuery):
         return _private(con, tree, params, n)
     if isinstance(tree, d.PRIVACY_STATEMENTS):
-        if type(tree).__name__ == "ExplainPrivacy" and tree.args.get("estimate") is None:
-            return Description(params, list(routing.DESC))
-        return Description(params, None, type(tree).__name__ in ("ExplainPrivacy", "KMeans"),
-                           "a privacy statement's columns are known when it runs")
+        if con.role == "analyst":
+            compile_analyst(con, sql, tree)  # refused at Describe as at its run (SHOW AUDIT LOG)
+        cols = result_columns(con, tree)
+        return Description(params, cols, recheck=isinstance(tree, KMeans), status=cols is None)
     bound = _nulls(tree.copy())
     if isinstance(tree, exp.Query) and con.default_epsilon is not None and \
             Cursor(con)._touches_protected(bound):
@@ -244,14 +250,16 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
         if compiled.rows is not None:
             return Description(params, list(compiled.description))
         if compiled.kind in ("query", "PIVOT"):
-            return Description(params, _duck_describe(con, compiled.sql, None))
+            cols = _duck_describe(con, compiled.sql, None)
+            return Description(params, cols, recheck=cols is not None)
         if compiled.kind == "DESCRIBE":
             return Description(params, list(_DESCRIBE))
         return Description(params, None, False, f"{compiled.kind}'s columns are known when it runs")
     if statement_kind(sql) == "query" and looks_like_query(sql) or sql.lstrip().upper().startswith(
             ("VALUES", "TABLE", "(", "PIVOT", "UNPIVOT")):
         refuse_hidden_statements(con._duck, sql)  # DuckDB reads one statement, as provsql_dp
-        return Description(params, _duck_describe(con, sql, [None] * n if n else None))
+        cols = _duck_describe(con, sql, [None] * n if n else None)
+        return Description(params, cols, recheck=cols is not None)
     return Description(params, None)
 
 
@@ -291,7 +299,7 @@ def _private(con, tree, params, n: int, default: bool = False) -> Description:
         if n:
             return Description(params, None, True, "it could not be planned without its parameters")
         raise
-    return Description(params, cols, cols is None, why, release=cols is not None)
+    return Description(params, cols, cols is None, why, recheck=cols is not None)
 
 
 def private_columns(con, tree, default: bool = False):
@@ -353,18 +361,19 @@ class Stale(NotSupportedError):
 
 def check_described(session, portal) -> None:
     """Before the Execute of a portal whose client decodes by its statement's Describe (it did
-    not describe the portal): a private release is run only if its columns are still those
-    described (else :class:`Stale`), and one described NoData is refused — the client would
-    reject its rows after the charge."""
+    not describe the portal): a statement whose columns follow the schema, the declarations or
+    the settings (a private release, a public query) is run only if its columns are still those
+    described (else :class:`Stale`), and a private one described NoData is refused — the client
+    would reject its rows after the charge."""
     told = portal.described  # None once the client described the portal (that ran it)
     if told is None or portal.outcome is not None:
         return
-    if told.release:
+    if told.recheck:
         now = describe_statement(session, portal.sql, told.params, len(told.params))
         if now.columns != told.columns:
-            raise Stale("cached plan must not change result type: this private statement's "
-                        f"columns are now {[c for c, _ in now.columns or ()]} (a setting, the schema "
-                        "or the declarations changed since it was prepared); prepare it again")
+            raise Stale("cached plan must not change result type: this statement's columns are "
+                        f"now {[c for c, _ in now.columns or ()]} (a setting, the schema or the "
+                        "declarations changed since it was prepared); prepare it again")
         return
     if not told.private:
         return

@@ -24,9 +24,7 @@ there is the server's, not the client leaving) end with a FATAL ``08006`` that s
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import select
 import socket
 import ssl
 import struct
@@ -39,11 +37,12 @@ from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
 from ._describe import as_described, bind_oids, check_described, describe_statement, placeholders
-from ._execute import CLIENT_SETTINGS, charged_text, execute
+from ._execute import CLIENT_SETTINGS, charged_text, command_tag, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
                         QUERY_CANCELED, TOO_MANY, sqlstate)
 from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
+from ._watch import watch_disconnect
 
 __all__ = ["Session"]
 
@@ -337,7 +336,7 @@ class Session:
         with engine.running(self.role, self.user, self.con, self.statement_timeout, stmt) as entry:
             self._running = entry
             done = threading.Event()
-            watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)
+            watcher = threading.Thread(target=watch_disconnect, args=(self, done), daemon=True)
             watcher.start()
             try:
                 out = execute(self, stmt, params)
@@ -353,30 +352,6 @@ class Session:
                                         f"{charged_text(info)}, remaining {info.remaining:g} "
                                         "(SHOW LAST RELEASE for the intervals)"))
         return out
-
-    def _watch(self, done: threading.Event, entry) -> None:
-        """Stop the statement when the client closes its connection while it runs."""
-        raw = self.sock
-        while not done.wait(0.05):
-            try:
-                readable, _, _ = select.select([raw], [], [], 0)
-                if not readable:
-                    continue
-                if isinstance(raw, ssl.SSLSocket):  # peek at the encrypted stream (nothing consumed)
-                    with socket.socket(fileno=os.dup(raw.fileno())) as dup:
-                        peek = dup.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-                    peek = peek or b""
-                    if peek:
-                        return
-                else:
-                    peek = raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                peek = b""
-            if peek in (b"", b"X"):
-                self.cancel()
-            return  # data: the client's next message (read after this statement)
 
     def cancel(self) -> None:
         entry, replica = self._running, self.catalog_cursor
@@ -495,6 +470,12 @@ class Session:
         out = portal.outcome
         if out is None:
             self.send(m.message(b"I"))
+            return
+        told = portal.described
+        if out.columns is not None and told is not None and told.status:
+            # described NoData, as PostgreSQL describes such statements: the status line a notice
+            self.send(m.notice_response(" ".join(str(r[0]) for r in out.take(0))))
+            self.send(m.command_complete(command_tag(portal.sql, None, -1)))
             return
         if out.columns is not None:
             portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows,
