@@ -98,6 +98,7 @@ class Description:
     why: str = ""
     recheck: bool = False
     status: bool = False
+    emitted: tuple | None = None  # a public query's (text, parameters) DuckDB described
 
 
 def compared_column(mark: exp.Expression) -> exp.Column | None:
@@ -251,15 +252,16 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
             return Description(params, list(compiled.description))
         if compiled.kind in ("query", "PIVOT"):
             cols = _duck_describe(con, compiled.sql, None)
-            return Description(params, cols, recheck=cols is not None)
+            return Description(params, cols, recheck=cols is not None, emitted=(compiled.sql, None))
         if compiled.kind == "DESCRIBE":
             return Description(params, list(_DESCRIBE))
         return Description(params, None, False, f"{compiled.kind}'s columns are known when it runs")
     if statement_kind(sql) == "query" and looks_like_query(sql) or sql.lstrip().upper().startswith(
             ("VALUES", "TABLE", "(", "PIVOT", "UNPIVOT")):
         refuse_hidden_statements(con._duck, sql)  # DuckDB reads one statement, as provsql_dp
-        cols = _duck_describe(con, sql, [None] * n if n else None)
-        return Description(params, cols, recheck=cols is not None)
+        nulls = [None] * n if n else None
+        cols = _duck_describe(con, sql, nulls)
+        return Description(params, cols, recheck=cols is not None, emitted=(sql, nulls))
     return Description(params, None)
 
 
@@ -369,10 +371,10 @@ def check_described(session, portal) -> None:
     if told is None or portal.outcome is not None:
         return
     if told.recheck:
-        now = describe_statement(session, portal.sql, told.params, len(told.params))
-        if now.columns != told.columns:
+        now = _columns_now(session, portal.sql, told)
+        if now != told.columns:
             raise Stale("cached plan must not change result type: this statement's columns are "
-                        f"now {[c for c, _ in now.columns or ()]} (a setting, the schema or the "
+                        f"now {[c for c, _ in now or ()]} (a setting, the schema or the "
                         "declarations changed since it was prepared); prepare it again")
         return
     if not told.private:
@@ -383,6 +385,17 @@ def check_described(session, portal) -> None:
         "nothing was charged. Describe the portal after Bind (psql, psycopg and JDBC do), or "
         "write the query so that its columns follow from its plan (COUNT, SUM, AVG over GROUP BY "
         "keys of typed columns)")
+
+
+def _columns_now(session, sql: str, told: Description):
+    """A described statement's columns now: a public query's by DuckDB's ``DESCRIBE`` of the text
+    described (ours: compiled at its Describe; bound, not run), else described again in full."""
+    if told.emitted is not None:
+        try:
+            return _duck_describe(session.con, *told.emitted)
+        except Error:
+            pass  # the text no longer binds: its statement's own refusal, by a full Describe
+    return describe_statement(session, sql, told.params, len(told.params)).columns
 
 
 log = logging.getLogger("provsql_dp.pgwire")
