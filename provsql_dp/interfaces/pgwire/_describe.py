@@ -78,7 +78,7 @@ __all__ = ["Description", "describe_statement", "compared_column", "in_any", "li
 
 #: parameter OIDs whose binary format Bind reads (``_types.decode_param``): a parameter is
 #: described by its column's type only when it is one of these (else ``text``)
-PARAM_OIDS = {16, 17, 20, 21, 23, 25, 700, 701, 1082, 1114, 1700, 2950}
+PARAM_OIDS = {16, 17, 20, 21, 23, 25, 700, 701, 1082, 1083, 1114, 1184, 1186, 1700, 2950}
 _DESCRIBE = [("column_name", "VARCHAR"), ("column_type", "VARCHAR"), ("null", "VARCHAR"),
              ("key", "VARCHAR"), ("default", "VARCHAR"), ("extra", "VARCHAR")]
 

@@ -201,9 +201,11 @@ class Session:
         self.role = self._authenticate(self.user)
         self.con = self._open()
         self.settings["application_name"] = params.get("application_name", "")
+        self.settings.update({"timezone": v for k, v in params.items() if k.lower() == "timezone"})
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
-                      session_authorization=self.user, is_superuser="off")
+                      session_authorization=self.user, is_superuser="off",
+                      timezone=self.settings.get("timezone", "UTC"))
         for name in ("server_version", "server_encoding", "client_encoding", "application_name",
                      "DateStyle", "integer_datetimes", "IntervalStyle", "is_superuser",
                      "session_authorization", "standard_conforming_strings", "TimeZone"):
@@ -321,6 +323,10 @@ class Session:
                 self.error(e)
                 skipping = True
 
+    def time_zone(self) -> str:
+        """The session's ``TimeZone`` (``SET TimeZone``, or the client's start-up option)."""
+        return self.settings.get("timezone", CLIENT_SETTINGS["timezone"])
+
     def _status(self) -> str:
         """ReadyForQuery's status: the curator's DuckDB transaction as the connection tracks it
         (a failed statement rolls it back: ``I``), an analyst's acknowledged BEGIN."""
@@ -420,7 +426,7 @@ class Session:
         for i, (data, fmt) in enumerate(raw):
             oid = oids[i]
             try:
-                values.append(decode_param(oid, data, fmt))
+                values.append(decode_param(oid, data, fmt, self.time_zone()))
             except (ValueError, struct.error, UnicodeDecodeError, KeyError, IndexError,
                     OverflowError) as e:  # malformed bytes (a 3-byte int4: KeyError)
                 raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
