@@ -51,14 +51,12 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import Error, InternalError, NotSupportedError, UnsupportedQueryError
 from ...privacy import gaussian_route, routing
-from ...privacy.answer import _key_names
-from ...privacy.key_types import plan_key_types
 from ...privacy.limits import check_statement
 from ...privacy.post_sql import _run as _bind_post, prepare_post
 from ...privacy.postprocess import raw_option
+from ...privacy.route_columns import route_columns
 from ...privacy.roles import compile_analyst
 from ...sql import dialect as d
-from ...sql.plan import Aggregate, Aggregates
 from ...sql.policy_grammar import KMeans
 from ...sql.public_statement import split_private
 from ..dbapi.cursor import Cursor
@@ -299,44 +297,35 @@ def _private(con, tree, params, n: int, default: bool = False) -> Description:
         cols, why = private_columns(con, tree, default)
     except Error:
         if n:
-            return Description(params, None, True, "it could not be planned without its parameters")
+            return Description(params, None, True, "it could not be planned without its "
+                               "parameters: write their values into the statement")
         raise
     return Description(params, cols, cols is None, why, recheck=cols is not None)
 
 
 def private_columns(con, tree, default: bool = False):
-    """``(columns, why)``: the columns a private query releases, from its plan (None and the
-    reason where its route makes its own)."""
-    if gaussian_route.cost_of(tree) is not None:
-        return None, "a release under δ or ρ makes its own columns"
+    """``(columns, why)``: the columns a private query releases, route by route
+    (:func:`provsql_dp.privacy.route_columns.route_columns`), then its post-processing's and the
+    interval columns (None and the reason where they are known only from the released values)."""
+    cost = gaussian_route.cost_of(tree)
     options = {} if default else dict(epsilon_clause(tree)[1])
     coverage = option_coverage(options.pop("intervals", None), coverage_of(con.interval_columns))
-    if raw_option(options.get("raw"), getattr(con, "raw", False)):
-        return None, "a raw release's COUNT is typed by its route"
+    raw = raw_option(options.get("raw"), getattr(con, "raw", False))
     query = _nulls(tree.this.copy())
     with con._catalog.snapshot():
         core, post = split_private(con._catalog, query)
         st = routing.Statement(con, core, options, planner=lambda: con._catalog.cached(
             ("plan", core.sql(dialect="duckdb")), lambda: routing.plan_query(core, con._catalog)))
-        route = routing.choose(st)
+        route = None if cost is not None else routing.choose(st)  # as the release chooses it
         if route is not None and route.name == "refused":
             routing._refuse(st)
-        if route is not None:
-            return None, f"the {route.name} route makes its own columns"
-        plan = st.plan
         prepared = prepare_post(st, route, post)
+        found = route_columns(st, route, cost, raw) if prepared is None else None
+    if isinstance(found, str):
+        return None, found
     if prepared is None:
-        first = plan.parts[0] if isinstance(plan, Aggregates) else plan
-        keys = plan_key_types(plan)
-        if any(t is None for t in keys):
-            return None, "a GROUP BY key's type is known from its released values"
-        desc = [(nm, str(t)) for nm, t in zip(_key_names(first), keys)]
-        if isinstance(plan, Aggregate):
-            values = [(plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
-        else:
-            values = [(c.label, "BIGINT" if c.kind != "avg" and plan.parts[c.parts[0]].kind == "count"
-                       else "DOUBLE") for c in plan.columns]
-        public = set()
+        cols, k = found
+        desc, values, public = cols[:len(cols) - k], cols[len(cols) - k:], set()
     else:
         p = prepared.post
         _, types = _bind_post(prepared, [])
@@ -382,9 +371,8 @@ def check_described(session, portal) -> None:
     raise UnsupportedQueryError(
         f"this private statement's columns could not be described before it runs ({told.why}), "
         "and this client decodes the rows by the statement's description: it was not run and "
-        "nothing was charged. Describe the portal after Bind (psql, psycopg and JDBC do), or "
-        "write the query so that its columns follow from its plan (COUNT, SUM, AVG over GROUP BY "
-        "keys of typed columns)")
+        "nothing was charged. Or run it through a client that describes the portal after Bind "
+        "(psql, psycopg and JDBC do)")
 
 
 def _columns_now(session, sql: str, told: Description):
