@@ -101,3 +101,23 @@ def test_a_public_statement_changed_under_it_is_prepared_again(server):
         assert refused.value.sqlstate == "0A000"
         return [tuple(r) for r in first], [tuple(r) for r in again]
     assert asyncpg_run(server, "ann", analyst) == ([(1,)], [(1, "x")])
+
+
+def test_kmeans_described_from_its_columns_and_charged_once(server):
+    """``KMEANS`` answers a cluster number and one coordinate per column it names: described so
+    (its checks run, nothing charged), fetched, charged once."""
+    async def curator(c):
+        await c.execute("SET BOUNDS ON emp (salary) BETWEEN 0 AND 2000")
+    asyncpg_run(server, "cu", curator)
+    sql = "KMEANS CLUSTERS 2 OF (salary) FROM emp WITH EPSILON 0.5"
+
+    async def analyst(c):
+        stmt = await c.prepare(sql)
+        described = [(a.name, a.type.name) for a in stmt.get_attributes()]
+        unchanged = len(ledger_rows(server.engine))
+        return described, unchanged, await stmt.fetch()
+    before = len(ledger_rows(server.engine))
+    described, unchanged, rows = asyncpg_run(server, "bob", analyst)
+    assert described == [("cluster", "int4"), ("salary", "float8")]
+    assert unchanged == before and len(ledger_rows(server.engine)) == before + 1
+    assert [r["cluster"] for r in rows] == [1, 2]

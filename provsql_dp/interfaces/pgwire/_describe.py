@@ -8,27 +8,38 @@ analyst wrote reaches DuckDB.
 
 * the wire's own statements (``SHOW LAST RELEASE``, a client setting's ``SHOW``): their fixed
   columns; ``SET``, transaction control: no rows (NoData);
+* the privacy statements (``SHOW PRIVACY BUDGET``, ``SHOW PROTECTED``, ``SHOW AUDIT LOG``,
+  ``KMEANS``, …): the columns their runs build rows with
+  (:mod:`provsql_dp.interfaces.dbapi.statement_columns`); one that answers a status line
+  (``PROTECT``, ``SET PRIVACY BUDGET``): NoData, as PostgreSQL describes such statements, its
+  line sent as a notice by an Execute that decodes by this Describe;
 * a catalog query: run on the schema replica, which holds no row, parameters NULL;
 * an analyst's public query: compiled as it runs (:func:`provsql_dp.privacy.roles.compile_analyst`,
   placeholders bound as NULL, a list of ``x = ANY($n)`` as ``[NULL]``), then DuckDB describes
   *our* emitted text (``DESCRIBE <emitted>``: bound, not run); a curator's query is described by
   DuckDB as it runs, with NULL parameters;
-* a private query: its columns are a function of its plan (:func:`private_columns`): the GROUP
-  BY keys typed as :mod:`provsql_dp.privacy.key_types` types them, each COUNT ``BIGINT`` and any
-  other aggregate ``DOUBLE`` (what the aggregate routes release), the post-processing's output
-  columns typed by binding its query on an empty ``released`` table
-  (:func:`provsql_dp.privacy.post_sql.compile_post`, as before any charge), and the interval
-  columns ``<col>_low``/``<col>_high`` the session adds. The routes whose columns are their own
-  (quantiles, variances, ``COUNT(DISTINCT …)`` over declared keys, Blowfish policies, δ and ρ
-  costs, ``OPTIONS (raw = true)``) are not described: NoData, with ``private`` set, so that an
-  Execute of it by a client that did not Describe the portal either (asyncpg: it would reject
-  the rows, the ε spent) is refused before it runs (:func:`check_described`), as is one whose
-  columns changed since its Describe (:class:`Stale`: asyncpg then prepares it again).
+* a private query: its columns are a function of its route and plan (:func:`private_columns`):
+  each route's own (:mod:`provsql_dp.privacy.route_columns`: the aggregate routes' GROUP BY keys
+  typed as :mod:`provsql_dp.privacy.key_types` types them, a COUNT ``BIGINT``, other aggregates
+  ``DOUBLE``; quantiles, variances, ``COUNT(DISTINCT …)``, policy histograms, δ and ρ costs as
+  those routes release them), the post-processing's output columns typed by binding its query on
+  an empty ``released`` table (:func:`provsql_dp.privacy.post_sql.compile_post`, as before any
+  charge), and the interval columns ``<col>_low``/``<col>_high`` the session adds. Where they are
+  known only from the released values (a raw COUNT in pure ε, a GROUP BY key the plan cannot
+  type, a statement that cannot be planned without its parameters), NoData with ``private`` set
+  and the reason: an Execute of it by a client that did not Describe the portal either (asyncpg:
+  it would reject the rows, the ε spent) is refused before it runs (:func:`check_described`).
+
+Before such an Execute, a statement whose columns follow the schema, the declarations or the
+settings (a public query: DuckDB's ``DESCRIBE`` of the text described, ~0.3 ms; a private one:
+described again) is refused when they changed since its Describe (:class:`Stale`, PostgreSQL's
+"cached plan must not change result type": asyncpg then prepares it again).
 
 A parameter is described by the type the client gave at Parse; else, where it is compared with a
 column (``c = $1``, ``c BETWEEN $1 AND $2``, ``c IN ($1)``), by that column's type (its array's
-for ``c = ANY($1)``), when the server reads that type's binary format; else as ``text``. Bind
-then reads the parameter by the described type.
+for ``c = ANY($1)``), when the server reads that type's binary format (``time``,
+``timestamptz`` and ``interval`` included: :mod:`._temporal`); else as ``text``. Bind then reads
+the parameter by the described type.
 
 >>> from sqlglot import exp
 >>> tree = d.parse_one("SELECT 1 FROM t WHERE a = $1 AND b = ANY($2) AND c <> ALL($3) AND $4 > 0")
