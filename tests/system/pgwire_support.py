@@ -49,10 +49,17 @@ def running_server(path: str, **engine_options):
         engine.close()
 
 
-def served(tmp_path_factory, name: str, **engine_options):
-    """A module fixture's body: the server on a fresh :func:`make_database` (``yield from``)."""
+def served(tmp_path_factory, name: str, *statements: str, **engine_options):
+    """A module fixture's body: the server on a fresh :func:`make_database` (``yield from``),
+    after the curator's ``statements`` (tables and declarations of the module's own)."""
     path = str(tmp_path_factory.mktemp(name) / f"{name}.duckdb")
     make_database(path)
+    if statements:
+        con = provsql_dp.connect(path)
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+        con.close()
     with running_server(path, **engine_options) as srv:
         yield srv
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-import provsql_dp
-from pgwire_support import asyncpg_run, dsn, ledger_rows, make_database, running_server
+from pgwire_support import asyncpg_run, dsn, ledger_rows, served
 
 pytestmark = pytest.mark.slow  # a server and its clients: .ci/run's second step
 
@@ -21,26 +20,16 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip i
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("pgwire_routes") / "routes.duckdb")
-    make_database(path)
-    con = provsql_dp.connect(path)
-    for sql in ["SET BOUNDS ON emp (salary) BETWEEN 0 AND 2000",
-                "CREATE TABLE people(id INT PRIMARY KEY, age INT, band INT)",
-                "INSERT INTO people SELECT i, i % 90, i % 4 FROM range(300) r(i)",
-                "PROTECT TABLE people",
-                "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 10",
-                "CREATE TABLE spots(id INT PRIMARY KEY, x DOUBLE)",
-                "INSERT INTO spots SELECT i, (i % 97) / 100.0 FROM range(200) r(i)",
-                "PROTECT TABLE spots",
-                "CREATE POLICY nx ON spots (x) AS DELTA 0.02 METRIC L1 DOMAIN [0, 1) WIDTH 0.01 "
-                "BOUNDED",
-                "SET PRIVACY BUDGET EPSILON 50 DELTA 0.01 FOR USER 'ann'",
-                "SET PRIVACY BUDGET RHO 50 FOR USER 'bob'"]:
-        con.execute(sql)
-    con.commit()
-    con.close()
-    with running_server(path) as srv:
-        yield srv
+    yield from served(
+        tmp_path_factory, "pgwire_routes", "SET BOUNDS ON emp (salary) BETWEEN 0 AND 2000",
+        "CREATE TABLE people(id INT PRIMARY KEY, age INT, band INT)",
+        "INSERT INTO people SELECT i, i % 90, i % 4 FROM range(300) r(i)", "PROTECT TABLE people",
+        "CREATE POLICY age_line ON people (age) AS LINE DOMAIN [0, 120) WIDTH 10",
+        "CREATE TABLE spots(id INT PRIMARY KEY, x DOUBLE)",
+        "INSERT INTO spots SELECT i, (i % 97) / 100.0 FROM range(200) r(i)", "PROTECT TABLE spots",
+        "CREATE POLICY nx ON spots (x) AS DELTA 0.02 METRIC L1 DOMAIN [0, 1) WIDTH 0.01 BOUNDED",
+        "SET PRIVACY BUDGET EPSILON 50 DELTA 0.01 FOR USER 'ann'",
+        "SET PRIVACY BUDGET RHO 50 FOR USER 'bob'")
 
 
 ROUTES = [

@@ -13,8 +13,7 @@ from fractions import Fraction
 
 import pytest
 
-import provsql_dp
-from pgwire_support import asyncpg_run, dsn, ledger_rows, make_database, running_server, spent
+from pgwire_support import asyncpg_run, dsn, ledger_rows, served, spent
 
 pytestmark = pytest.mark.slow  # a server and its clients: .ci/run's second step
 
@@ -27,22 +26,17 @@ PARIS = datetime.timezone(datetime.timedelta(hours=2))  # Europe/Paris in June
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("pgwire_temporal") / "temporal.duckdb")
-    make_database(path)
-    con = provsql_dp.connect(path)
-    con.execute("CREATE TABLE moments(id INT, ts TIMESTAMPTZ, t TIME, d INTERVAL, day DATE)")
-    con.execute("INSERT INTO moments VALUES "
-                "(1, '2020-06-01 10:00:00+00', '10:30:00', INTERVAL 2 HOUR, '2020-06-01'), "
-                "(2, '2020-06-02 10:00:00+00', '11:00:00', INTERVAL 3 DAY, '2020-06-02'), "
-                "(3, '2020-06-03 10:00:00+00', '12:00:00.25', INTERVAL 1 MONTH, '2020-06-03')")
-    con.execute("CREATE TABLE logins(id INT PRIMARY KEY, ts TIMESTAMPTZ, took INTERVAL)")
-    con.execute("INSERT INTO logins SELECT i, TIMESTAMPTZ '2020-06-01 00:00:00+00' + i * "
-                "INTERVAL 1 HOUR, i * INTERVAL 1 MINUTE FROM range(200) r(i)")
-    con.execute("PROTECT TABLE logins")
-    con.commit()
-    con.close()
-    with running_server(path) as srv:
-        yield srv
+    yield from served(
+        tmp_path_factory, "pgwire_temporal",
+        "CREATE TABLE moments(id INT, ts TIMESTAMPTZ, t TIME, d INTERVAL, day DATE)",
+        "INSERT INTO moments VALUES "
+        "(1, '2020-06-01 10:00:00+00', '10:30:00', INTERVAL 2 HOUR, '2020-06-01'), "
+        "(2, '2020-06-02 10:00:00+00', '11:00:00', INTERVAL 3 DAY, '2020-06-02'), "
+        "(3, '2020-06-03 10:00:00+00', '12:00:00.25', INTERVAL 1 MONTH, '2020-06-03')",
+        "CREATE TABLE logins(id INT PRIMARY KEY, ts TIMESTAMPTZ, took INTERVAL)",
+        "INSERT INTO logins SELECT i, TIMESTAMPTZ '2020-06-01 00:00:00+00' + i * "
+        "INTERVAL 1 HOUR, i * INTERVAL 1 MINUTE FROM range(200) r(i)",
+        "PROTECT TABLE logins")
 
 
 def test_asyncpg_binary_parameters_described_and_read(server):
