@@ -49,7 +49,8 @@ UNTYPED_KEY = ("a GROUP BY key's type is known from its released values: group b
                "by a CAST of the expression to the type wanted")
 #: why a raw COUNT in pure ε is not described: its aggregate route (decided as it runs) types it
 RAW_COUNT = ("a raw COUNT is typed by the aggregate route its run decides (BIGINT on the Laplace "
-             "route, DOUBLE on the others): leave out OPTIONS (raw = true), and the COUNT is BIGINT")
+             "route, DOUBLE on the others): leave out OPTIONS (raw = true), and the COUNT is "
+             "BIGINT")
 
 
 def route_columns(st, route, cost=None, raw: bool = False) -> tuple[list, int] | str:
@@ -69,7 +70,8 @@ def route_columns(st, route, cost=None, raw: bool = False) -> tuple[list, int] |
     if route.name in ("quantile", "variance"):
         module = quantile_route if route.name == "quantile" else variance_route
         q = module.prepare(st.con, st.query, st.options)
-        return ([] if q.group is None else [(q.group_label, q.group_type)]) + [(q.label, "DOUBLE")], 1
+        keys = [] if q.group is None else [(q.group_label, q.group_type)]
+        return keys + [(q.label, "DOUBLE")], 1
     if route.name == "distinct":
         return [(distinct_route.prepare(st.con, st.query).label, "BIGINT")], 1
     if route.name == "policy":

@@ -48,7 +48,8 @@ __all__ = ["execute_stream_statement", "PUBLISH_COLUMNS", "STREAMS_COLUMNS", "PU
 
 #: the columns of ``PUBLISH STREAM`` (a release), ``SHOW STREAMS`` and ``SHOW STREAMS name``
 PUBLISH_COLUMNS = [("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),
-                   ("epsilon", "VARCHAR"), ("noise_scale", "DOUBLE"), ("available_at_step", "VARCHAR")]
+                   ("epsilon", "VARCHAR"), ("noise_scale", "DOUBLE"),
+                   ("available_at_step", "VARCHAR")]
 STREAMS_COLUMNS = [("name", "VARCHAR"), ("window", "BIGINT"), ("epsilon", "VARCHAR"),
                    ("releases", "BIGINT"), ("last_step", "BIGINT"), ("state", "VARCHAR")]
 PUBLISHED_COLUMNS = [("step", "BIGINT"), ("value", "DOUBLE"), ("epsilon", "VARCHAR"),

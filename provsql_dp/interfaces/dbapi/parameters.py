@@ -9,8 +9,9 @@ a parameter can never add SQL. The planner then sees exactly what it would see h
 been typed into the query: the privacy analysis does not depend on how a value arrived.
 
 Accepted values: ``None``, ``bool``, ``int``, finite ``float``, finite ``decimal.Decimal``,
-``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` / ``datetime.timedelta``
-(numpy scalars of these kinds too), and a list or tuple of them as the list of ``x = ANY(?)`` or ``x <> ALL(?)``
+``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` (numpy scalars of these
+kinds too), ``datetime.timedelta`` (a constant INTERVAL), and a list or tuple of them as the list
+of ``x = ANY(?)`` or ``x <> ALL(?)``
 (PostgreSQL's idioms, which psycopg users write); anything else is a
 :class:`~provsql_dp.errors.ProgrammingError` naming the parameter. ``x = ANY(list)`` — a list
 parameter, or a list written ``[1, 2]`` / ``ARRAY[1, 2]`` — is planned as ``x IN (1, 2)``, its

@@ -24,7 +24,8 @@ from ...sql import dialect as d
 from ...sql import policy_grammar as pg
 from ...sql import stream_grammar as sg
 from ...sql.curator_grammar import AttachSparkTable, ShowAuditLog
-from .privacy_statements import BOUNDS_COLUMNS, BUDGET_COLUMNS, GROUP_KEYS_COLUMNS, PROTECTED_COLUMNS
+from .privacy_statements import (BOUNDS_COLUMNS, BUDGET_COLUMNS, GROUP_KEYS_COLUMNS,
+                                 PROTECTED_COLUMNS)
 
 __all__ = ["result_columns"]
 

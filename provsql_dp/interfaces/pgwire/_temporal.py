@@ -16,6 +16,8 @@ datetime.datetime(2000, 1, 1, 1, 0, tzinfo=datetime.timezone.utc)
 (datetime.timedelta(days=2, seconds=5), '14 months 1 days 0 microseconds')
 >>> interval(b"-1 day 23:59:59.5", 0) == datetime.timedelta(seconds=-0.5)
 True
+>>> interval(b"5 ms", 0), interval(b"2 hours 30 mins", 0)
+(datetime.timedelta(microseconds=5000), datetime.timedelta(seconds=9000))
 >>> interval(b"1 year 2 mons 03:00:00", 0)
 '14 months 0 days 10800000000 microseconds'
 >>> interval(b"P1D", 0)
@@ -42,7 +44,12 @@ _UNITS = {"microsecond": (0, 0, 1), "millisecond": (0, 0, 1000), "second": (0, 0
           "minute": (0, 0, 60 * 10 ** 6), "hour": (0, 0, 3600 * 10 ** 6), "day": (0, 1, 0),
           "week": (0, 7, 0), "mon": (1, 0, 0), "month": (1, 0, 0), "year": (12, 0, 0),
           "decade": (120, 0, 0), "century": (1200, 0, 0), "millennium": (12000, 0, 0)}
-_PART = re.compile(r"([+-]?\d+(?:\.\d+)?)\s*([a-z]+)|([+-])?(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?",
+_ALIASES = {"s": "second", "sec": "second", "ms": "millisecond", "msec": "millisecond",
+            "us": "microsecond", "usec": "microsecond", "min": "minute", "m": "minute",
+            "h": "hour", "hr": "hour", "d": "day", "y": "year", "yr": "year",
+            "centurie": "century", "millennia": "millennium"}
+_PART = re.compile(r"([+-]?\d+(?:\.\d+)?)\s*([a-z]+)"  # 3 days, 1.5 hours
+                   r"|([+-])?(\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?",  # [+-]h:mm[:ss.f]
                    re.IGNORECASE)
 
 
@@ -94,7 +101,8 @@ def interval(data: bytes, fmt: int) -> datetime.timedelta | str:
 
 def _interval_text(text: str) -> tuple[int, int, int]:
     """(months, days, microseconds) of PostgreSQL's ``postgres`` interval text (``1 year 2
-    mons -3 days +04:05:06.5``) and of Python's ``str(timedelta)`` (psycopg: ``-1 day 23:59:59``)."""
+    mons -3 days +04:05:06.5``) and of Python's ``str(timedelta)`` (psycopg: ``-1 day
+    23:59:59``)."""
     body = text.strip().lstrip("@").strip()
     ago = body.lower().endswith(" ago")
     body = body[:-4] if ago else body
@@ -105,10 +113,8 @@ def _interval_text(text: str) -> tuple[int, int, int]:
             break
         pos = m.end()
         if m[2]:
-            unit = m[2].lower().rstrip("s") if m[2].lower() not in ("s",) else "second"
-            unit = {"min": "minute", "sec": "second", "hr": "hour", "yr": "year", "d": "day",
-                    "h": "hour", "m": "minute", "y": "year", "mil": "millennium",
-                    "centurie": "century", "millennia": "millennium"}.get(unit, unit)
+            word = m[2].lower()
+            unit = _ALIASES.get(word) or _ALIASES.get(word.rstrip("s")) or word.rstrip("s")
             if unit not in _UNITS:
                 raise ValueError(f"interval unit {m[2]!r} is not known")
             mo, d, u = _UNITS[unit]

@@ -262,7 +262,8 @@ def _array_param(oid: int, data: bytes, fmt: int, tz: str | None = None) -> list
             word = body[i:j].strip()
             if word.startswith("{"):
                 raise ValueError("an array parameter of several dimensions: send one")
-            items.append(None if word.upper() == "NULL" else decode_param(element, word.encode(), 0, tz))
+            items.append(None if word.upper() == "NULL" else
+                         decode_param(element, word.encode(), 0, tz))
             i = j
         if i < len(body) and body[i] == ",":
             i += 1
@@ -285,7 +286,8 @@ def decode_param(oid: int, data: bytes | None, fmt: int, tz: str | None = None):
         return _array_param(oid, bytes(data), fmt, tz)
     if oid in (1083, 1184, 1186):
         return (_temporal.time_of_day(data, fmt) if oid == 1083 else
-                _temporal.timestamptz(data, fmt, tz) if oid == 1184 else _temporal.interval(data, fmt))
+                _temporal.timestamptz(data, fmt, tz) if oid == 1184 else
+                _temporal.interval(data, fmt))
     if fmt == 1:
         if oid in (21, 23, 20, 26):
             return struct.unpack({2: "!h", 4: "!i", 8: "!q"}[len(data)], data)[0]
