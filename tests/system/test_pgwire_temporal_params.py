@@ -8,12 +8,13 @@ without an offset is read in the session's ``TimeZone``, as PostgreSQL reads it.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from fractions import Fraction
 
 import pytest
 
-from pgwire_support import asyncpg_run, dsn, ledger_rows, served, spent
+from pgwire_support import PASSWORDS, asyncpg_run, dsn, ledger_rows, served, spent
 
 pytestmark = pytest.mark.slow  # a server and its clients: .ci/run's second step
 
@@ -116,3 +117,35 @@ def test_bad_temporal_input_is_refused_with_nothing_charged(server):
         return await c.fetchval("SHOW TimeZone")
     assert asyncpg_run(server, "ann", body) == "UTC"
     assert ledger_rows(server.engine) == before
+
+
+def test_instants_are_shown_in_the_session_time_zone(server):
+    """``SET TimeZone`` is reported to the client (ParameterStatus, as PostgreSQL does) and a
+    ``timestamptz`` in text is shown in it: psycopg gives the same instant at +02:00 in text and
+    in binary (where it converts by the reported zone)."""
+    with psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
+        c.execute("SET TimeZone = 'Europe/Paris'")
+        assert c.info.parameter_status("TimeZone") == "Europe/Paris"
+        for binary in (False, True):
+            (ts,), = c.execute("SELECT ts FROM moments WHERE id = 1", binary=binary).fetchall()
+            assert ts == datetime.datetime(2020, 6, 1, 10, tzinfo=UTC), binary
+            assert ts.utcoffset() == datetime.timedelta(hours=2), binary
+
+
+def test_time_zone_as_a_start_up_option(server):
+    async def body(c):
+        await c.set_type_codec("timestamptz", schema="pg_catalog", encoder=str, decoder=str,
+                               format="text")
+        return await c.fetchval("SELECT id FROM moments WHERE ts = $1", "2020-06-02 12:00:00")
+
+    async def main(tz):
+        c = await asyncpg.connect(host="127.0.0.1", port=server.port, user="ann",
+                                  password=PASSWORDS["ann"], database="demo", ssl=False,
+                                  server_settings={"TimeZone": tz})
+        try:
+            return await body(c)
+        finally:
+            await c.close()
+    assert asyncio.run(main("Europe/Paris")) == 2
+    with pytest.raises(asyncpg.PostgresError, match="time zone 'Nowhere/Land' is not known"):
+        asyncio.run(main("Nowhere/Land"))

@@ -106,6 +106,7 @@ class Outcome:
     privacy: object | None = None
     cursor: object | None = None  # rows not read yet come from here
     done: bool = False  # every row read
+    reported: tuple | None = None  # a setting the client is told of (ParameterStatus)
 
     def take(self, n: int) -> list[tuple]:
         """The next ``n`` rows (``n`` ≤ 0: all the rest): those held first, then the cursor's."""
@@ -281,7 +282,7 @@ def _setting(session, stmt: str) -> Outcome | None:
             except ValueError as e:
                 raise ProgrammingError(str(e)) from None
             session.settings["timezone"] = value
-            return Outcome("SET")
+            return Outcome("SET", reported=("TimeZone", value))  # as PostgreSQL reports it
         if name in CLIENT_SETTINGS or name == "time zone" or name == "names":
             session.settings[name] = value
             return Outcome("SET")

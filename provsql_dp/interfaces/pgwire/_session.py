@@ -41,6 +41,7 @@ from ._execute import CLIENT_SETTINGS, charged_text, command_tag, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
                         QUERY_CANCELED, TOO_MANY, sqlstate)
+from ._temporal import zone
 from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
 from ._watch import watch_disconnect
 
@@ -201,7 +202,12 @@ class Session:
         self.role = self._authenticate(self.user)
         self.con = self._open()
         self.settings["application_name"] = params.get("application_name", "")
-        self.settings.update({"timezone": v for k, v in params.items() if k.lower() == "timezone"})
+        for tz in (v for k, v in params.items() if k.lower() == "timezone"):  # a start-up option
+            try:
+                zone(tz)
+            except ValueError as e:
+                raise _Refused(PROTOCOL, f"start-up option TimeZone: {e}") from None
+            self.settings["timezone"] = tz
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
                       session_authorization=self.user, is_superuser="off",
@@ -352,6 +358,8 @@ class Session:
                 self._timed_out = entry.timed_out
                 self._limit = entry.limit
                 self._running = None
+        if out.reported is not None:  # SET TimeZone: drivers read instants in it
+            self.send(m.parameter_status(*out.reported))
         if out.privacy is not None:
             info = out.privacy
             self.send(m.notice_response(f"private release: mechanism {info.mechanism}, "
@@ -530,8 +538,9 @@ class Session:
             out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
             out.done = False
         oids, rows = as_described(out.columns, rows, told)
+        tz = zone(self.time_zone()) if 1184 in oids else None  # instants shown in TimeZone
         for row in rows:
-            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o)
+            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o, tz)
                                   for v, o, f in zip(row, oids, formats)]))
         return start + len(rows)
 

@@ -120,8 +120,9 @@ def _interval_text(v: datetime.timedelta) -> str:
     return f"{days}{sign if not v.days and secs else ''}{h:02d}:{m:02d}:{s:02d}{frac}"
 
 
-def encode_text(v, oid: int | None = None) -> bytes | None:
-    """A value in PostgreSQL's text format (None: SQL NULL; ``oid`` an array's: its text form)."""
+def encode_text(v, oid: int | None = None, tz: datetime.tzinfo | None = None) -> bytes | None:
+    """A value in PostgreSQL's text format (None: SQL NULL; ``oid`` an array's: its text form; an
+    instant, ``timestamptz``, shown in ``tz``, the session's ``TimeZone``, as PostgreSQL shows it)."""
     if v is None:
         return None
     if oid in _ELEMENTS and isinstance(v, (list, tuple)):
@@ -133,6 +134,7 @@ def encode_text(v, oid: int | None = None) -> bytes | None:
     if isinstance(v, (bytes, bytearray, memoryview)):
         return b"\\x" + bytes(v).hex().encode()
     if isinstance(v, datetime.datetime):
+        v = v.astimezone(tz) if tz is not None and v.tzinfo is not None else v
         return v.isoformat(sep=" ").encode()
     if isinstance(v, (datetime.date, datetime.time)):
         return v.isoformat().encode()
