@@ -64,6 +64,8 @@ def route_columns(st, route, cost=None, raw: bool = False) -> tuple[list, int] |
             qq, _ = smooth_median_route._prepare(st)  # its checks, before the charge
             return [(qq.label, "DOUBLE")], 1
         gaussian_route._no_quantile(st, cost)  # refused, as its release refuses it
+        if isinstance(st.plan, Aggregate) and not gaussian_route._is_partition_selection(st):
+            gaussian_route._decision(st, cost)  # its route's refusals (a SUM not on Laplace's)
         return aggregate_columns(st.plan, raw=False)
     if route is None:
         return aggregate_columns(st.plan, raw)

@@ -113,4 +113,6 @@ def test_a_route_refusal_is_raised_when_described(analysts):
     before = con.ledger.budget("zed")
     with pytest.raises(provsql_dp.NotSupportedError, match="quantile is released by its own"):
         private_columns(con, d.parse_one("SELECT g, MEDIAN(x) FROM t GROUP BY g WITH RHO 0.1"))
+    with pytest.raises(provsql_dp.NotSupportedError, match="bounded SUM on the Laplace route"):
+        private_columns(con, d.parse_one("SELECT SUM(u) FROM t WITH RHO 0.1"))  # u: no bounds
     assert con.ledger.budget("zed") == before
