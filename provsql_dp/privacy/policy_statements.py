@@ -25,7 +25,8 @@ from . import gaussian_route, routing
 from .policy_route import row_per_participant, table_policies
 from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
 
-__all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
+__all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon",
+           "POLICY_COLUMNS"]
 
 
 #: the columns of ``SHOW POLICIES``

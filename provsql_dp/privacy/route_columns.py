@@ -3,8 +3,9 @@ and the declarations, route by route — nothing charged, no protected row read.
 that decodes rows by its prepared statement's Describe (asyncpg) reads them
 (:func:`provsql_dp.interfaces.pgwire._describe.private_columns`).
 
-Each route types its columns as its release does (the functions named below build the same
-description from the same prepared objects):
+Each route's columns are typed as its release types them, from the objects it prepares before
+its charge (its release, named below, builds its description from them; each is checked against
+its run in tests/unit/interfaces/pgwire/test_describe_routes.py):
 
 * quantile, variance (:func:`.quantile_route.answer`, :func:`.variance_route.answer`): the
   GROUP BY key as its column's type, the statistic ``DOUBLE``;
