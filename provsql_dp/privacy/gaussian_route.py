@@ -183,8 +183,9 @@ def release(st, cost: Cost, text: str, *, raw: bool = False, rng=None):
     options = dict(st.options)
     keep_raw = raw_option(options.pop("raw", None), raw)
     no_mixed(st, cost)
-    if smooth_median_route.applies(st, cost):
-        return smooth_median_route.release(st, cost, text, rng)
+    if smooth_median_route.applies(st, cost):  # its intervals named after its column
+        desc, rows, info = smooth_median_route.release(st, cost, text, rng)
+        return desc, rows, replace(info, value_names=(desc[-1][0],))
     _no_quantile(st, cost)
     if _is_partition_selection(st):
         from . import partition_selection

@@ -54,7 +54,7 @@ from .no_data import read_or_nothing
 from .precheck import check_epsilon
 from .release_clock import ReleaseClock
 
-__all__ = ["run_kmeans", "MAX_CLUSTERS", "MAX_ITERATIONS"]
+__all__ = ["run_kmeans", "describe_kmeans", "kmeans_columns", "MAX_CLUSTERS", "MAX_ITERATIONS"]
 
 MAX_CLUSTERS = 1000
 MAX_ITERATIONS = 1000
@@ -119,6 +119,16 @@ def _prepare(con, tree):
     return table_sql, cols, kp, k, iterations, eps
 
 
+def kmeans_columns(cols: list[str]) -> list[tuple[str, str]]:
+    """A ``KMEANS`` release's columns: the cluster's number, then its centre's coordinates."""
+    return [("cluster", "INTEGER")] + [(c, "DOUBLE") for c in cols]
+
+
+def describe_kmeans(con, tree) -> list[tuple[str, str]]:
+    """The columns of ``KMEANS …`` without running it (its checks, nothing charged)."""
+    return kmeans_columns(_prepare(con, tree)[1])
+
+
 def run_kmeans(con, tree, rng=None):
     """Charge, read, release: ``(description, rows)``."""
     table_sql, cols, kp, k, iterations, eps = _prepare(con, tree)
@@ -149,5 +159,5 @@ def run_kmeans(con, tree, rng=None):
                          bounded=kp.bounded, iterations=iterations, rng=rng, **kp.kwargs)
         except Exception as e:  # noqa: BLE001 - DuckDB's, the engine's: the fixed failure
             raise release_failure(con, e) from (None if con.role == "analyst" else e)
-    desc = [("cluster", "INTEGER")] + [(c, "DOUBLE") for c in cols]
+    desc = kmeans_columns(cols)
     return desc, [(j + 1, *map(float, res.centers[j])) for j in range(k)]

@@ -25,7 +25,15 @@ from . import gaussian_route, routing
 from .policy_route import row_per_participant, table_policies
 from .precheck import MAX_EPSILON, check_epsilon, checked_accuracy
 
-__all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon"]
+__all__ = ["execute_policy_statement", "create_policy", "explain_privacy", "accuracy_epsilon",
+           "POLICY_COLUMNS"]
+
+
+#: the columns of ``SHOW POLICIES``
+POLICY_COLUMNS = [("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
+                  ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
+                  ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR"),
+                  ("status", "VARCHAR")]
 
 
 def execute_policy_statement(con, tree):
@@ -56,10 +64,7 @@ def execute_policy_statement(con, tree):
                         "BOUNDED" if tp.bounded else "UNBOUNDED",
                         None if tp.sources is None else len(tp.sources), tp.describe(),
                         status(con._catalog, r.schema, r.table, r.columns, f"DROP POLICY {r.name}")))
-        return ([("name", "VARCHAR"), ("schema", "VARCHAR"), ("table", "VARCHAR"),
-                 ("columns", "VARCHAR"), ("graph", "VARCHAR"), ("domain", "VARCHAR"),
-                 ("presence", "VARCHAR"), ("sources", "INTEGER"), ("meaning", "VARCHAR"),
-                 ("status", "VARCHAR")], out)
+        return list(POLICY_COLUMNS), out
     if isinstance(tree, g.ExplainPrivacy):
         return explain_privacy(con, tree)
     if isinstance(tree, g.KMeans):

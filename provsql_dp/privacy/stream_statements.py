@@ -44,7 +44,16 @@ from ..sql import stream_grammar as g
 from ..sql.expressions import exact_number
 from .stream_sensitivity import stream_sensitivity
 
-__all__ = ["execute_stream_statement"]
+__all__ = ["execute_stream_statement", "PUBLISH_COLUMNS", "STREAMS_COLUMNS", "PUBLISHED_COLUMNS"]
+
+#: the columns of ``PUBLISH STREAM`` (a release), ``SHOW STREAMS`` and ``SHOW STREAMS name``
+PUBLISH_COLUMNS = [("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),
+                   ("epsilon", "VARCHAR"), ("noise_scale", "DOUBLE"),
+                   ("available_at_step", "VARCHAR")]
+STREAMS_COLUMNS = [("name", "VARCHAR"), ("window", "BIGINT"), ("epsilon", "VARCHAR"),
+                   ("releases", "BIGINT"), ("last_step", "BIGINT"), ("state", "VARCHAR")]
+PUBLISHED_COLUMNS = [("step", "BIGINT"), ("value", "DOUBLE"), ("epsilon", "VARCHAR"),
+                     ("statistic", "VARCHAR"), ("sensitivity", "VARCHAR")]
 
 
 def execute_stream_statement(con, tree):
@@ -100,9 +109,7 @@ def execute_stream_statement(con, tree):
                           shown=tree.args["query"].sql(dialect="duckdb"), saturate=True)
         if schedule is not None:
             schedule.commit(step, weight, eps)
-        return ([("stream", "VARCHAR"), ("step", "BIGINT"), ("value", "DOUBLE"),
-                 ("epsilon", "VARCHAR"), ("noise_scale", "DOUBLE"),
-                 ("available_at_step", "VARCHAR")],
+        return (list(PUBLISH_COLUMNS),
                 [(pub.name, rel.step, rel.value, format_eps(rel.epsilon), rel.scale,
                   format_eps(pub.available(step)))])
     raise ProgrammingError(f"unhandled stream statement {type(tree).__name__}")  # pragma: no cover
@@ -139,10 +146,8 @@ def _known(con, name: str) -> None:
 def _show(con, name: str | None):
     if name is None:
         rows = [(n, d, format_eps(e), r, s, st) for n, d, e, r, s, st in list_publishers(con._duck)]
-        return ([("name", "VARCHAR"), ("window", "BIGINT"), ("epsilon", "VARCHAR"),
-                 ("releases", "BIGINT"), ("last_step", "BIGINT"), ("state", "VARCHAR")], rows)
+        return list(STREAMS_COLUMNS), rows
     _known(con, name)
     rows = [(r.step, r.value, format_eps(r.epsilon), r.statistic, r.sensitivity)
             for r in published(con._duck, name)]
-    return ([("step", "BIGINT"), ("value", "DOUBLE"), ("epsilon", "VARCHAR"),
-             ("statistic", "VARCHAR"), ("sensitivity", "VARCHAR")], rows)
+    return list(PUBLISHED_COLUMNS), rows

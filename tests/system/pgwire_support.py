@@ -49,10 +49,17 @@ def running_server(path: str, **engine_options):
         engine.close()
 
 
-def served(tmp_path_factory, name: str, **engine_options):
-    """A module fixture's body: the server on a fresh :func:`make_database` (``yield from``)."""
+def served(tmp_path_factory, name: str, *statements: str, **engine_options):
+    """A module fixture's body: the server on a fresh :func:`make_database` (``yield from``),
+    after the curator's ``statements`` (tables and declarations of the module's own)."""
     path = str(tmp_path_factory.mktemp(name) / f"{name}.duckdb")
     make_database(path)
+    if statements:
+        con = provsql_dp.connect(path)
+        for sql in statements:
+            con.execute(sql)
+        con.commit()
+        con.close()
     with running_server(path, **engine_options) as srv:
         yield srv
 
@@ -77,3 +84,26 @@ def psql(server, user: str, script: str, *flags: str) -> subprocess.CompletedPro
     env = dict(os.environ, PGPASSWORD=PASSWORDS[user], PGCONNECT_TIMEOUT="10")
     return subprocess.run([PSQL, "-X", "-h", "127.0.0.1", "-p", str(server.port), "-U", user, "-d", "demo",
                            *flags], input=script, capture_output=True, text=True, env=env, timeout=120)
+
+
+def ledger_rows(path_or_engine) -> list[tuple]:
+    """Every row of the ledger, read on a curator connection of the server's engine (a refusal
+    leaves them exactly as they were)."""
+    with path_or_engine.checkout("curator", "_test") as con:
+        return con.execute("SELECT * FROM _provsql_dp.ledger ORDER BY id").fetchall()
+
+
+def asyncpg_run(server, user: str, body):
+    """``body(connection)`` on an asyncpg connection signed in with SCRAM (no TLS)."""
+    import asyncio
+
+    import asyncpg
+
+    async def main():
+        c = await asyncpg.connect(host="127.0.0.1", port=server.port, user=user,
+                                  password=PASSWORDS[user], database="demo", ssl=False)
+        try:
+            return await body(c)
+        finally:
+            await c.close()
+    return asyncio.run(main())

@@ -10,7 +10,8 @@ been typed into the query: the privacy analysis does not depend on how a value a
 
 Accepted values: ``None``, ``bool``, ``int``, finite ``float``, finite ``decimal.Decimal``,
 ``str``, ``datetime.date`` / ``datetime.datetime`` / ``datetime.time`` (numpy scalars of these
-kinds too), and a list or tuple of them as the list of ``x = ANY(?)`` or ``x <> ALL(?)``
+kinds too), ``datetime.timedelta`` (a constant INTERVAL), and a list or tuple of them as the list
+of ``x = ANY(?)`` or ``x <> ALL(?)``
 (PostgreSQL's idioms, which psycopg users write); anything else is a
 :class:`~provsql_dp.errors.ProgrammingError` naming the parameter. ``x = ANY(list)`` — a list
 parameter, or a list written ``[1, 2]`` / ``ARRAY[1, 2]`` — is planned as ``x IN (1, 2)``, its
@@ -35,6 +36,10 @@ Traceback (most recent call last):
 provsql_dp.errors.ProgrammingError: parameter $1 is a list: a list is bound only as the list of x = ANY(?) (planned as x IN (…)) or of x <> ALL(?) (x NOT IN (…))
 >>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE c <> ALL(?)"), [[1, 2]]).sql(dialect="duckdb")
 'SELECT COUNT(*) FROM t WHERE NOT c IN (1, 2)'
+>>> import datetime
+>>> bind(d.parse_one("SELECT COUNT(*) FROM t WHERE took < ? AND t0 > ?"),
+...      [datetime.timedelta(hours=1), datetime.time(9, 30)]).sql(dialect="duckdb")
+"SELECT COUNT(*) FROM t WHERE took < INTERVAL '3600000000' MICROSECONDS AND t0 > '09:30:00'"
 """
 
 from __future__ import annotations
@@ -212,11 +217,15 @@ def literal(value, name: str = "?", as_list: bool = False) -> exp.Expression:
         return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), kind)
     if isinstance(value, datetime.date):
         return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
-    if isinstance(value, datetime.time):
-        return exp.cast(exp.Literal.string(value.isoformat()), "TIME")
+    if isinstance(value, datetime.time):  # its text, which DuckDB casts where it meets a TIME
+        # (an analyst's query may not CAST to TIME)
+        return exp.Literal.string(value.isoformat())
+    if isinstance(value, datetime.timedelta):
+        us = value // datetime.timedelta(microseconds=1)  # a constant INTERVAL, as written
+        return exp.Interval(this=exp.Literal.string(str(us)), unit=exp.Var(this="MICROSECONDS"))
     raise ProgrammingError(
         f"parameter {name} has type {type(value).__name__}, which cannot be bound into a private "
-        "query; use None, bool, int, float, Decimal, str, date, time or datetime")
+        "query; use None, bool, int, float, Decimal, str, date, time, datetime or timedelta")
 
 
 def _number(text: str) -> exp.Expression:

@@ -37,7 +37,20 @@ from ...sql.curator_grammar import CURATOR_STATEMENTS
 from ...sql.stream_grammar import STREAM_STATEMENTS
 from ...privacy.budget_statements import budget_rows, set_budget
 
-__all__ = ["execute_privacy_statement"]
+__all__ = ["execute_privacy_statement", "PROTECTED_COLUMNS", "BUDGET_COLUMNS", "BOUNDS_COLUMNS",
+           "GROUP_KEYS_COLUMNS"]
+
+#: the columns of ``SHOW PROTECTED``, ``SHOW PRIVACY BUDGET``, ``SHOW BOUNDS``, ``SHOW GROUP KEYS``
+#: (a wire client's Describe reads them too: :mod:`.statement_columns`)
+PROTECTED_COLUMNS = [("schema", "VARCHAR"), ("table", "VARCHAR"), ("domain", "VARCHAR"),
+                     ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"),
+                     ("participant", "VARCHAR"), ("status", "VARCHAR")]
+BUDGET_COLUMNS = [("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"),
+                  ("remaining", "VARCHAR")]
+BOUNDS_COLUMNS = [("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
+                  ("lower", "DOUBLE"), ("upper", "DOUBLE"), ("status", "VARCHAR")]
+GROUP_KEYS_COLUMNS = [("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
+                      ("keys", "VARCHAR"), ("source", "VARCHAR"), ("status", "VARCHAR")]
 
 _CHANGES = (d.Protect, d.Unprotect, d.SetPrivacyBudget, d.SetBounds, d.DropBounds, d.SetGroupKeys,
             d.DropGroupKeys)
@@ -85,9 +98,7 @@ def _execute(con, tree):
              protection_status(cat, p))
             for p in cat.list_protected()
         ]
-        return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("domain", "VARCHAR"),
-                 ("by_columns", "VARCHAR"), ("key_columns", "VARCHAR"), ("participant", "VARCHAR"),
-                 ("status", "VARCHAR")], rows)
+        return list(PROTECTED_COLUMNS), rows
     if isinstance(tree, d.SetPrivacyBudget):
         user = tree.args.get("user")
         name = user.name if user is not None else con.user
@@ -102,8 +113,7 @@ def _execute(con, tree):
                 raise PrivacyError("an analyst can see only their own budget")
             users = [u for u in users if u[0] == con.user]
         rows = budget_rows(con._ledger, [u[0] for u in users])
-        return ([("user", "VARCHAR"), ("total", "VARCHAR"), ("spent", "VARCHAR"),
-                 ("remaining", "VARCHAR")], rows)
+        return list(BUDGET_COLUMNS), rows
     if isinstance(tree, d.SetPrivacyEpsilon):
         eps = in_double_range(d.exact_number(tree.args["epsilon"], "epsilon"), "epsilon")
         if eps <= 0:
@@ -161,8 +171,7 @@ def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:
                  status(cat, b.schema, b.table, [b.column],
                         f"DROP BOUNDS ON {b.table} ({b.column})"))
                 for b in decl.list_bounds(parts)]
-        return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
-                 ("lower", "DOUBLE"), ("upper", "DOUBLE"), ("status", "VARCHAR")], rows)
+        return list(BOUNDS_COLUMNS), rows
     if isinstance(tree, d.SetGroupKeys):
         if tree.expressions:
             keys = decl.set_group_keys(parts, column, values=[_value(v) for v in tree.expressions])
@@ -183,8 +192,7 @@ def _column_declaration(con, tree) -> str | tuple[list, list[tuple]]:
                     None if k.values is not None else
                     (k.source_schema, k.source_table, k.source_column)))
             for k in decl.list_group_keys(parts)]
-    return ([("schema", "VARCHAR"), ("table", "VARCHAR"), ("column", "VARCHAR"),
-             ("keys", "VARCHAR"), ("source", "VARCHAR"), ("status", "VARCHAR")], rows)
+    return list(GROUP_KEYS_COLUMNS), rows
 
 
 def _value(node):

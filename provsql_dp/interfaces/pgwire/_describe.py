@@ -8,27 +8,38 @@ analyst wrote reaches DuckDB.
 
 * the wire's own statements (``SHOW LAST RELEASE``, a client setting's ``SHOW``): their fixed
   columns; ``SET``, transaction control: no rows (NoData);
+* the privacy statements (``SHOW PRIVACY BUDGET``, ``SHOW PROTECTED``, ``SHOW AUDIT LOG``,
+  ``KMEANS``, …): the columns their runs build rows with
+  (:mod:`provsql_dp.interfaces.dbapi.statement_columns`); one that answers a status line
+  (``PROTECT``, ``SET PRIVACY BUDGET``): NoData, as PostgreSQL describes such statements, its
+  line sent as a notice by an Execute that decodes by this Describe;
 * a catalog query: run on the schema replica, which holds no row, parameters NULL;
 * an analyst's public query: compiled as it runs (:func:`provsql_dp.privacy.roles.compile_analyst`,
   placeholders bound as NULL, a list of ``x = ANY($n)`` as ``[NULL]``), then DuckDB describes
   *our* emitted text (``DESCRIBE <emitted>``: bound, not run); a curator's query is described by
   DuckDB as it runs, with NULL parameters;
-* a private query: its columns are a function of its plan (:func:`private_columns`): the GROUP
-  BY keys typed as :mod:`provsql_dp.privacy.key_types` types them, each COUNT ``BIGINT`` and any
-  other aggregate ``DOUBLE`` (what the aggregate routes release), the post-processing's output
-  columns typed by binding its query on an empty ``released`` table
-  (:func:`provsql_dp.privacy.post_sql.compile_post`, as before any charge), and the interval
-  columns ``<col>_low``/``<col>_high`` the session adds. The routes whose columns are their own
-  (quantiles, variances, ``COUNT(DISTINCT …)`` over declared keys, Blowfish policies, δ and ρ
-  costs, ``OPTIONS (raw = true)``) are not described: NoData, with ``private`` set, so that an
-  Execute of it by a client that did not Describe the portal either (asyncpg: it would reject
-  the rows, the ε spent) is refused before it runs (:func:`check_described`), as is one whose
-  columns changed since its Describe (:class:`Stale`: asyncpg then prepares it again).
+* a private query: its columns are a function of its route and plan (:func:`private_columns`):
+  each route's own (:mod:`provsql_dp.privacy.route_columns`: the aggregate routes' GROUP BY keys
+  typed as :mod:`provsql_dp.privacy.key_types` types them, a COUNT ``BIGINT``, other aggregates
+  ``DOUBLE``; quantiles, variances, ``COUNT(DISTINCT …)``, policy histograms, δ and ρ costs as
+  those routes release them), the post-processing's output columns typed by binding its query on
+  an empty ``released`` table (:func:`provsql_dp.privacy.post_sql.compile_post`, as before any
+  charge), and the interval columns ``<col>_low``/``<col>_high`` the session adds. Where they are
+  known only from the released values (a raw COUNT in pure ε, a GROUP BY key the plan cannot
+  type, a statement that cannot be planned without its parameters), NoData with ``private`` set
+  and the reason: an Execute of it by a client that did not Describe the portal either (asyncpg:
+  it would reject the rows, the ε spent) is refused before it runs (:func:`check_described`).
+
+Before such an Execute, a statement whose columns follow the schema, the declarations or the
+settings (a public query: DuckDB's ``DESCRIBE`` of the text described, ~0.3 ms; a private one:
+described again) is refused when they changed since its Describe (:class:`Stale`, PostgreSQL's
+"cached plan must not change result type": asyncpg then prepares it again).
 
 A parameter is described by the type the client gave at Parse; else, where it is compared with a
 column (``c = $1``, ``c BETWEEN $1 AND $2``, ``c IN ($1)``), by that column's type (its array's
-for ``c = ANY($1)``), when the server reads that type's binary format; else as ``text``. Bind
-then reads the parameter by the described type.
+for ``c = ANY($1)``), when the server reads that type's binary format (``time``,
+``timestamptz`` and ``interval`` included: :mod:`._temporal`); else as ``text``. Bind then reads
+the parameter by the described type.
 
 >>> from sqlglot import exp
 >>> tree = d.parse_one("SELECT 1 FROM t WHERE a = $1 AND b = ANY($2) AND c <> ALL($3) AND $4 > 0")
@@ -51,18 +62,18 @@ from sqlglot.errors import ParseError
 from ..._duckdb_errors import translate
 from ...errors import Error, InternalError, NotSupportedError, UnsupportedQueryError
 from ...privacy import gaussian_route, routing
-from ...privacy.answer import _key_names
-from ...privacy.key_types import plan_key_types
 from ...privacy.limits import check_statement
 from ...privacy.post_sql import _run as _bind_post, prepare_post
 from ...privacy.postprocess import raw_option
+from ...privacy.route_columns import route_columns
 from ...privacy.roles import compile_analyst
 from ...sql import dialect as d
-from ...sql.plan import Aggregate, Aggregates
+from ...sql.policy_grammar import KMeans
 from ...sql.public_statement import split_private
 from ..dbapi.cursor import Cursor
 from ..dbapi.home_catalog import as_curator
 from ..dbapi.interval_columns import coverage_of, option_coverage
+from ..dbapi.statement_columns import result_columns
 from ..dbapi.parameters import _all_of, _as_list, any_as_in, number_qmarks
 from ..dbapi.statements import (epsilon_clause, has_epsilon_clause, is_privacy_statement,
                                 looks_like_query, refuse_hidden_statements, statement_kind,
@@ -76,7 +87,7 @@ __all__ = ["Description", "describe_statement", "compared_column", "in_any", "li
 
 #: parameter OIDs whose binary format Bind reads (``_types.decode_param``): a parameter is
 #: described by its column's type only when it is one of these (else ``text``)
-PARAM_OIDS = {16, 17, 20, 21, 23, 25, 700, 701, 1082, 1114, 1700, 2950}
+PARAM_OIDS = {16, 17, 20, 21, 23, 25, 700, 701, 1082, 1083, 1114, 1184, 1186, 1700, 2950}
 _DESCRIBE = [("column_name", "VARCHAR"), ("column_type", "VARCHAR"), ("null", "VARCHAR"),
              ("key", "VARCHAR"), ("default", "VARCHAR"), ("extra", "VARCHAR")]
 
@@ -84,14 +95,19 @@ _DESCRIBE = [("column_name", "VARCHAR"), ("column_type", "VARCHAR"), ("null", "V
 @dataclass
 class Description:
     """A statement's Describe: its parameters' OIDs, its columns ``(name, DuckDB type)`` (None:
-    NoData), ``private`` (a release whose columns were not described: :func:`undescribed_refusal`)
-    and ``why`` (the reason it was not described)."""
+    NoData), ``private`` (a release whose columns were not described: :func:`check_described`),
+    ``why`` (the reason it was not described), ``recheck`` (columns that follow the schema, the
+    declarations or the settings: described again before an Execute, :class:`Stale` when they
+    changed) and ``status`` (a privacy statement described NoData whose run answers a status
+    line: sent as a notice)."""
 
     params: list[int]
     columns: list[tuple[str, str]] | None
     private: bool = False
     why: str = ""
-    release: bool = False  # a private release whose columns were described
+    recheck: bool = False
+    status: bool = False
+    emitted: tuple | None = None  # a public query's (text, parameters) DuckDB described
 
 
 def compared_column(mark: exp.Expression) -> exp.Column | None:
@@ -231,10 +247,10 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
     if isinstance(tree, d.PrivateQuery):
         return _private(con, tree, params, n)
     if isinstance(tree, d.PRIVACY_STATEMENTS):
-        if type(tree).__name__ == "ExplainPrivacy" and tree.args.get("estimate") is None:
-            return Description(params, list(routing.DESC))
-        return Description(params, None, type(tree).__name__ in ("ExplainPrivacy", "KMeans"),
-                           "a privacy statement's columns are known when it runs")
+        if con.role == "analyst":
+            compile_analyst(con, sql, tree)  # refused at Describe as at its run (SHOW AUDIT LOG)
+        cols = result_columns(con, tree)
+        return Description(params, cols, recheck=isinstance(tree, KMeans), status=cols is None)
     bound = _nulls(tree.copy())
     if isinstance(tree, exp.Query) and con.default_epsilon is not None and \
             Cursor(con)._touches_protected(bound):
@@ -244,14 +260,17 @@ def _described(session, sql: str, declared: list[int], n: int) -> Description:
         if compiled.rows is not None:
             return Description(params, list(compiled.description))
         if compiled.kind in ("query", "PIVOT"):
-            return Description(params, _duck_describe(con, compiled.sql, None))
+            cols = _duck_describe(con, compiled.sql, None)
+            return Description(params, cols, recheck=cols is not None, emitted=(compiled.sql, None))
         if compiled.kind == "DESCRIBE":
             return Description(params, list(_DESCRIBE))
         return Description(params, None, False, f"{compiled.kind}'s columns are known when it runs")
     if statement_kind(sql) == "query" and looks_like_query(sql) or sql.lstrip().upper().startswith(
             ("VALUES", "TABLE", "(", "PIVOT", "UNPIVOT")):
         refuse_hidden_statements(con._duck, sql)  # DuckDB reads one statement, as provsql_dp
-        return Description(params, _duck_describe(con, sql, [None] * n if n else None))
+        nulls = [None] * n if n else None
+        cols = _duck_describe(con, sql, nulls)
+        return Description(params, cols, recheck=cols is not None, emitted=(sql, nulls))
     return Description(params, None)
 
 
@@ -289,44 +308,35 @@ def _private(con, tree, params, n: int, default: bool = False) -> Description:
         cols, why = private_columns(con, tree, default)
     except Error:
         if n:
-            return Description(params, None, True, "it could not be planned without its parameters")
+            return Description(params, None, True, "it could not be planned without its "
+                               "parameters: write their values into the statement")
         raise
-    return Description(params, cols, cols is None, why, release=cols is not None)
+    return Description(params, cols, cols is None, why, recheck=cols is not None)
 
 
 def private_columns(con, tree, default: bool = False):
-    """``(columns, why)``: the columns a private query releases, from its plan (None and the
-    reason where its route makes its own)."""
-    if gaussian_route.cost_of(tree) is not None:
-        return None, "a release under δ or ρ makes its own columns"
+    """``(columns, why)``: the columns a private query releases, route by route
+    (:func:`provsql_dp.privacy.route_columns.route_columns`), then its post-processing's and the
+    interval columns (None and the reason where they are known only from the released values)."""
+    cost = gaussian_route.cost_of(tree)
     options = {} if default else dict(epsilon_clause(tree)[1])
     coverage = option_coverage(options.pop("intervals", None), coverage_of(con.interval_columns))
-    if raw_option(options.get("raw"), getattr(con, "raw", False)):
-        return None, "a raw release's COUNT is typed by its route"
+    raw = raw_option(options.get("raw"), getattr(con, "raw", False))
     query = _nulls(tree.this.copy())
     with con._catalog.snapshot():
         core, post = split_private(con._catalog, query)
         st = routing.Statement(con, core, options, planner=lambda: con._catalog.cached(
             ("plan", core.sql(dialect="duckdb")), lambda: routing.plan_query(core, con._catalog)))
-        route = routing.choose(st)
+        route = None if cost is not None else routing.choose(st)  # as the release chooses it
         if route is not None and route.name == "refused":
             routing._refuse(st)
-        if route is not None:
-            return None, f"the {route.name} route makes its own columns"
-        plan = st.plan
         prepared = prepare_post(st, route, post)
+        found = route_columns(st, route, cost, raw) if prepared is None else None
+    if isinstance(found, str):
+        return None, found
     if prepared is None:
-        first = plan.parts[0] if isinstance(plan, Aggregates) else plan
-        keys = plan_key_types(plan)
-        if any(t is None for t in keys):
-            return None, "a GROUP BY key's type is known from its released values"
-        desc = [(nm, str(t)) for nm, t in zip(_key_names(first), keys)]
-        if isinstance(plan, Aggregate):
-            values = [(plan.label, "BIGINT" if plan.kind == "count" else "DOUBLE")]
-        else:
-            values = [(c.label, "BIGINT" if c.kind != "avg" and plan.parts[c.parts[0]].kind == "count"
-                       else "DOUBLE") for c in plan.columns]
-        public = set()
+        cols, k = found
+        desc, values, public = cols[:len(cols) - k], cols[len(cols) - k:], set()
     else:
         p = prepared.post
         _, types = _bind_post(prepared, [])
@@ -353,27 +363,38 @@ class Stale(NotSupportedError):
 
 def check_described(session, portal) -> None:
     """Before the Execute of a portal whose client decodes by its statement's Describe (it did
-    not describe the portal): a private release is run only if its columns are still those
-    described (else :class:`Stale`), and one described NoData is refused — the client would
-    reject its rows after the charge."""
+    not describe the portal): a statement whose columns follow the schema, the declarations or
+    the settings (a private release, a public query) is run only if its columns are still those
+    described (else :class:`Stale`), and a private one described NoData is refused — the client
+    would reject its rows after the charge."""
     told = portal.described  # None once the client described the portal (that ran it)
     if told is None or portal.outcome is not None:
         return
-    if told.release:
-        now = describe_statement(session, portal.sql, told.params, len(told.params))
-        if now.columns != told.columns:
-            raise Stale("cached plan must not change result type: this private statement's "
-                        f"columns are now {[c for c, _ in now.columns or ()]} (a setting, the schema "
-                        "or the declarations changed since it was prepared); prepare it again")
+    if told.recheck:
+        now = _columns_now(session, portal.sql, told)
+        if now != told.columns:
+            raise Stale("cached plan must not change result type: this statement's columns are "
+                        f"now {[c for c, _ in now or ()]} (a setting, the schema or the "
+                        "declarations changed since it was prepared); prepare it again")
         return
     if not told.private:
         return
     raise UnsupportedQueryError(
         f"this private statement's columns could not be described before it runs ({told.why}), "
         "and this client decodes the rows by the statement's description: it was not run and "
-        "nothing was charged. Describe the portal after Bind (psql, psycopg and JDBC do), or "
-        "write the query so that its columns follow from its plan (COUNT, SUM, AVG over GROUP BY "
-        "keys of typed columns)")
+        "nothing was charged. Or run it through a client that describes the portal after Bind "
+        "(psql, psycopg and JDBC do)")
+
+
+def _columns_now(session, sql: str, told: Description):
+    """A described statement's columns now: a public query's by DuckDB's ``DESCRIBE`` of the text
+    described (ours: compiled at its Describe; bound, not run), else described again in full."""
+    if told.emitted is not None:
+        try:
+            return _duck_describe(session.con, *told.emitted)
+        except Error:
+            pass  # the text no longer binds: its statement's own refusal, by a full Describe
+    return describe_statement(session, sql, told.params, len(told.params)).columns
 
 
 log = logging.getLogger("provsql_dp.pgwire")

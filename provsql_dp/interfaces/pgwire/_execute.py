@@ -40,6 +40,7 @@ from ..dbapi.audit_failures import audit_failure, audit_refusal
 from ..dbapi.interval_columns import coverage_of
 from ...privacy.limits import check_statement
 from ._catalog import is_catalog_query, names_the_catalog
+from ._temporal import zone
 
 __all__ = ["Outcome", "command_tag", "CLIENT_SETTINGS", "execute", "charged_text"]
 
@@ -105,6 +106,7 @@ class Outcome:
     privacy: object | None = None
     cursor: object | None = None  # rows not read yet come from here
     done: bool = False  # every row read
+    reported: tuple | None = None  # a setting the client is told of (ParameterStatus)
 
     def take(self, n: int) -> list[tuple]:
         """The next ``n`` rows (``n`` ≤ 0: all the rest): those held first, then the cursor's."""
@@ -274,6 +276,13 @@ def _setting(session, stmt: str) -> Outcome | None:
             return Outcome("SET")
         if name == "statement_timeout":
             return _statement_timeout(session, value)
+        if name in ("timezone", "time zone"):  # a timestamptz parameter's text without an offset
+            try:
+                zone(value)
+            except ValueError as e:
+                raise ProgrammingError(str(e)) from None
+            session.settings["timezone"] = value
+            return Outcome("SET", reported=("TimeZone", value))  # as PostgreSQL reports it
         if name in CLIENT_SETTINGS or name == "time zone" or name == "names":
             session.settings[name] = value
             return Outcome("SET")

@@ -24,9 +24,7 @@ there is the server's, not the client leaving) end with a FATAL ``08006`` that s
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import select
 import socket
 import ssl
 import struct
@@ -39,11 +37,13 @@ from ..web import accounts
 from ..web.engine import TooManyStatements, interrupt
 from . import _messages as m
 from ._describe import as_described, bind_oids, check_described, describe_statement, placeholders
-from ._execute import CLIENT_SETTINGS, charged_text, execute
+from ._execute import CLIENT_SETTINGS, charged_text, command_tag, execute
 from ._scram import MECHANISM, MECHANISM_PLUS, Exchange, ScramError
 from ._sqlstate import (CONNECTION_FAILURE, INTERNAL, INVALID_AUTH, INVALID_PASSWORD, PROTOCOL,
                         QUERY_CANCELED, TOO_MANY, sqlstate)
+from ._temporal import zone
 from ._types import decode_param, encode_binary, encode_text, type_oid, type_size
+from ._watch import watch_disconnect
 
 __all__ = ["Session"]
 
@@ -202,9 +202,16 @@ class Session:
         self.role = self._authenticate(self.user)
         self.con = self._open()
         self.settings["application_name"] = params.get("application_name", "")
+        for tz in (v for k, v in params.items() if k.lower() == "timezone"):  # a start-up option
+            try:
+                zone(tz)
+            except ValueError as e:
+                raise _Refused(PROTOCOL, f"start-up option TimeZone: {e}") from None
+            self.settings["timezone"] = tz
         self.send(m.auth(0))
         status = dict(CLIENT_SETTINGS, application_name=params.get("application_name", ""),
-                      session_authorization=self.user, is_superuser="off")
+                      session_authorization=self.user, is_superuser="off",
+                      timezone=self.settings.get("timezone", "UTC"))
         for name in ("server_version", "server_encoding", "client_encoding", "application_name",
                      "DateStyle", "integer_datetimes", "IntervalStyle", "is_superuser",
                      "session_authorization", "standard_conforming_strings", "TimeZone"):
@@ -322,6 +329,10 @@ class Session:
                 self.error(e)
                 skipping = True
 
+    def time_zone(self) -> str:
+        """The session's ``TimeZone`` (``SET TimeZone``, or the client's start-up option)."""
+        return self.settings.get("timezone", CLIENT_SETTINGS["timezone"])
+
     def _status(self) -> str:
         """ReadyForQuery's status: the curator's DuckDB transaction as the connection tracks it
         (a failed statement rolls it back: ``I``), an analyst's acknowledged BEGIN."""
@@ -337,7 +348,7 @@ class Session:
         with engine.running(self.role, self.user, self.con, self.statement_timeout, stmt) as entry:
             self._running = entry
             done = threading.Event()
-            watcher = threading.Thread(target=self._watch, args=(done, entry), daemon=True)
+            watcher = threading.Thread(target=watch_disconnect, args=(self, done), daemon=True)
             watcher.start()
             try:
                 out = execute(self, stmt, params)
@@ -347,36 +358,14 @@ class Session:
                 self._timed_out = entry.timed_out
                 self._limit = entry.limit
                 self._running = None
+        if out.reported is not None:  # SET TimeZone: drivers read instants in it
+            self.send(m.parameter_status(*out.reported))
         if out.privacy is not None:
             info = out.privacy
             self.send(m.notice_response(f"private release: mechanism {info.mechanism}, "
                                         f"{charged_text(info)}, remaining {info.remaining:g} "
                                         "(SHOW LAST RELEASE for the intervals)"))
         return out
-
-    def _watch(self, done: threading.Event, entry) -> None:
-        """Stop the statement when the client closes its connection while it runs."""
-        raw = self.sock
-        while not done.wait(0.05):
-            try:
-                readable, _, _ = select.select([raw], [], [], 0)
-                if not readable:
-                    continue
-                if isinstance(raw, ssl.SSLSocket):  # peek at the encrypted stream (nothing consumed)
-                    with socket.socket(fileno=os.dup(raw.fileno())) as dup:
-                        peek = dup.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-                    peek = peek or b""
-                    if peek:
-                        return
-                else:
-                    peek = raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                peek = b""
-            if peek in (b"", b"X"):
-                self.cancel()
-            return  # data: the client's next message (read after this statement)
 
     def cancel(self) -> None:
         entry, replica = self._running, self.catalog_cursor
@@ -445,7 +434,7 @@ class Session:
         for i, (data, fmt) in enumerate(raw):
             oid = oids[i]
             try:
-                values.append(decode_param(oid, data, fmt))
+                values.append(decode_param(oid, data, fmt, self.time_zone()))
             except (ValueError, struct.error, UnicodeDecodeError, KeyError, IndexError,
                     OverflowError) as e:  # malformed bytes (a 3-byte int4: KeyError)
                 raise InterfaceError(f"parameter ${i + 1} cannot be read as type {oid}: {e}") from None
@@ -496,6 +485,12 @@ class Session:
         if out is None:
             self.send(m.message(b"I"))
             return
+        told = portal.described
+        if out.columns is not None and told is not None and told.status:
+            # described NoData, as PostgreSQL describes such statements: the status line a notice
+            self.send(m.notice_response(" ".join(str(r[0]) for r in out.take(0))))
+            self.send(m.command_complete(command_tag(portal.sql, None, -1)))
+            return
         if out.columns is not None:
             portal.sent = self._rows(out, self._formats(portal), portal.sent, max_rows,
                                      portal.described)
@@ -543,8 +538,9 @@ class Session:
             out.rows, rows = rows[max_rows:] + out.rows, rows[:max_rows]  # the extra row waits
             out.done = False
         oids, rows = as_described(out.columns, rows, told)
+        tz = zone(self.time_zone()) if 1184 in oids else None  # instants shown in TimeZone
         for row in rows:
-            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o)
+            self.send(m.data_row([encode_binary(v, o) if f else encode_text(v, o, tz)
                                   for v, o, f in zip(row, oids, formats)]))
         return start + len(rows)
 

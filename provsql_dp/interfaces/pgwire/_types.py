@@ -31,6 +31,8 @@ import re
 import struct
 import uuid
 
+from . import _temporal
+
 __all__ = ["type_oid", "type_size", "encode_text", "encode_binary", "decode_param", "OIDS"]
 
 #: DuckDB type name (its first word) → PostgreSQL type OID
@@ -118,8 +120,9 @@ def _interval_text(v: datetime.timedelta) -> str:
     return f"{days}{sign if not v.days and secs else ''}{h:02d}:{m:02d}:{s:02d}{frac}"
 
 
-def encode_text(v, oid: int | None = None) -> bytes | None:
-    """A value in PostgreSQL's text format (None: SQL NULL; ``oid`` an array's: its text form)."""
+def encode_text(v, oid: int | None = None, tz: datetime.tzinfo | None = None) -> bytes | None:
+    """A value in PostgreSQL's text format (None: SQL NULL; ``oid`` an array's: its text form; an
+    instant, ``timestamptz``, shown in ``tz``, the session's ``TimeZone``, as PostgreSQL shows it)."""
     if v is None:
         return None
     if oid in _ELEMENTS and isinstance(v, (list, tuple)):
@@ -131,6 +134,7 @@ def encode_text(v, oid: int | None = None) -> bytes | None:
     if isinstance(v, (bytes, bytearray, memoryview)):
         return b"\\x" + bytes(v).hex().encode()
     if isinstance(v, datetime.datetime):
+        v = v.astimezone(tz) if tz is not None and v.tzinfo is not None else v
         return v.isoformat(sep=" ").encode()
     if isinstance(v, (datetime.date, datetime.time)):
         return v.isoformat().encode()
@@ -215,7 +219,7 @@ def _numeric_binary(data: bytes) -> decimal.Decimal:
     return -value if sign == 0x4000 else value
 
 
-def _array_param(oid: int, data: bytes, fmt: int) -> list:
+def _array_param(oid: int, data: bytes, fmt: int, tz: str | None = None) -> list:
     """A one-dimensional array parameter as a list of its elements' values (``fmt``: 0 text
     ``{1,NULL,"a b"}``, 1 binary); a ValueError for anything else (several dimensions; the
     caller names the parameter)."""
@@ -231,7 +235,7 @@ def _array_param(oid: int, data: bytes, fmt: int) -> list:
         for _ in range(n):
             (size,) = struct.unpack("!i", data[pos:pos + 4])
             pos += 4
-            out.append(None if size < 0 else decode_param(element, data[pos:pos + size], 1))
+            out.append(None if size < 0 else decode_param(element, data[pos:pos + size], 1, tz))
             pos += max(size, 0)
         return out
     text = data.decode()
@@ -250,7 +254,7 @@ def _array_param(oid: int, data: bytes, fmt: int) -> list:
                     j += 1
                 value.append(body[j])
                 j += 1
-            items.append(decode_param(element, "".join(value).encode(), 0))
+            items.append(decode_param(element, "".join(value).encode(), 0, tz))
             i = j + 1
             while i < len(body) and body[i].isspace():
                 i += 1
@@ -260,16 +264,18 @@ def _array_param(oid: int, data: bytes, fmt: int) -> list:
             word = body[i:j].strip()
             if word.startswith("{"):
                 raise ValueError("an array parameter of several dimensions: send one")
-            items.append(None if word.upper() == "NULL" else decode_param(element, word.encode(), 0))
+            items.append(None if word.upper() == "NULL" else
+                         decode_param(element, word.encode(), 0, tz))
             i = j
         if i < len(body) and body[i] == ",":
             i += 1
     return items
 
 
-def decode_param(oid: int, data: bytes | None, fmt: int):
+def decode_param(oid: int, data: bytes | None, fmt: int, tz: str | None = None):
     """A bound parameter as a Python value (its OID tells how; 0 or a text type: a string; an
-    array OID: a list).
+    array OID: a list; ``time``, ``timestamptz``, ``interval``: :mod:`._temporal`, a
+    ``timestamptz`` in text without an offset read in ``tz``, the session's ``TimeZone``).
 
     >>> decode_param(1007, b"{1,NULL,3}", 0), decode_param(1009, b'{"a b", x ,"q\\\\"",""}', 0)
     ([1, None, 3], ['a b', 'x', 'q"', ''])
@@ -279,7 +285,11 @@ def decode_param(oid: int, data: bytes | None, fmt: int):
     if data is None:
         return None
     if oid in _ELEMENTS:
-        return _array_param(oid, bytes(data), fmt)
+        return _array_param(oid, bytes(data), fmt, tz)
+    if oid in (1083, 1184, 1186):
+        return (_temporal.time_of_day(data, fmt) if oid == 1083 else
+                _temporal.timestamptz(data, fmt, tz) if oid == 1184 else
+                _temporal.interval(data, fmt))
     if fmt == 1:
         if oid in (21, 23, 20, 26):
             return struct.unpack({2: "!h", 4: "!i", 8: "!q"}[len(data)], data)[0]
@@ -295,7 +305,7 @@ def decode_param(oid: int, data: bytes | None, fmt: int):
             return _numeric_binary(data)
         if oid == 1082:
             return _EPOCH_DATE + datetime.timedelta(days=struct.unpack("!i", data)[0])
-        if oid in (1114, 1184):
+        if oid == 1114:
             return _EPOCH + datetime.timedelta(microseconds=struct.unpack("!q", data)[0])
         if oid == 2950:
             return str(uuid.UUID(bytes=bytes(data)))
@@ -313,6 +323,6 @@ def decode_param(oid: int, data: bytes | None, fmt: int):
         return bytes.fromhex(text[2:]) if text.startswith("\\x") else text.encode()
     if oid == 1082:
         return datetime.date.fromisoformat(text)
-    if oid in (1114, 1184):
+    if oid == 1114:
         return datetime.datetime.fromisoformat(text)
     return text
