@@ -39,7 +39,7 @@ from . import quantile_route, variance_route
 from .release_info import PrivacyInfo
 from .shared_charge import sharing
 
-__all__ = ["applies", "parts", "release", "explain"]
+__all__ = ["applies", "parts", "release", "explain", "columns"]
 
 
 def _own(item: exp.Expression) -> bool:
@@ -155,9 +155,7 @@ def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
         out_rows.append(tuple(values))
         out_rels.append(tuple(rr))
     desc = list(first_desc[:nk]) + [c for d, _, _ in results for c in d[nk:]]
-    # each joined column's place as written (keys first: parts() refuses a key after a value)
-    order = list(range(nk)) + [i - len(keys) + nk for p in ps for i in p.items]
-    perm = [order.index(i) for i in range(len(order))]
+    perm = _placed(keys, ps, nk)
     desc = [desc[j] for j in perm]
     out_rows = [tuple(row[j] for j in perm) for row in out_rows]
     out_rels = [tuple(r[j - nk] for j in perm[nk:]) for r in out_rels]
@@ -170,6 +168,33 @@ def release(st, epsilon, text: str, rng, raw: bool, *, choose, release_part):
                        strategy=_split_text(st, ps, epsilon, [i for _, _, i in results]),
                        routes=tuple(routes), unit=getattr(charge, "unit", "epsilon"))
     return desc, out_rows, info
+
+
+def _placed(keys: list[int], ps: list[Part], nk: int) -> list[int]:
+    """The permutation putting the parts' joined columns (keys, then each part's values in
+    part order) in their places as written (keys first: :func:`parts` refuses a key after a
+    value)."""
+    order = list(range(nk)) + [i - len(keys) + nk for p in ps for i in p.items]
+    return [order.index(i) for i in range(len(order))]
+
+
+def columns(st, *, choose, columns_of):
+    """``(columns, k)``: the ``(name, DuckDB type)`` columns :func:`release` releases (before
+    post-processing), each part's as ``columns_of(part statement, its route)`` gives them
+    (:func:`.route_columns.route_columns`), placed as written; or the first part's reason why
+    they are known only from the released values. Reads no row, charges nothing."""
+    keys, ps = parts(st)
+    group = st.query.args.get("group")
+    nk = len(group.expressions) if group else 0
+    found = []
+    for p in ps:
+        sub = _sub(st, p)
+        got = columns_of(sub, choose(sub))
+        if isinstance(got, str):
+            return got
+        found.append(got[0])
+    desc = list(found[0][:nk]) + [c for d in found for c in d[nk:]]
+    return [desc[j] for j in _placed(keys, ps, nk)], len(desc) - nk
 
 
 def _split_text(st, ps: list[Part], epsilon, infos) -> str:

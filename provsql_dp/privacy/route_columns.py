@@ -17,6 +17,8 @@ its run in tests/unit/interfaces/pgwire/test_describe_routes.py):
   sensitivity median ``DOUBLE``; the Gaussian or Laplace release of aggregates and partition
   selection, as the aggregate routes: keys typed by the plan, a COUNT ``BIGINT``, others ``DOUBLE``
   (raw or not: their integer noise is drawn so);
+* a select list mixing a quantile or variance with other aggregates (:func:`.mixed_route.
+  columns`): each part's columns by its own route, placed as written;
 * the aggregate routes (Laplace, single-owner, R2T, the recursive mechanism): keys typed by the
   plan, a COUNT ``BIGINT``, any other aggregate ``DOUBLE``; a raw COUNT is typed by the route
   its run decides for it (:data:`RAW_COUNT`).
@@ -39,7 +41,8 @@ from __future__ import annotations
 
 from ..errors import InternalError
 from ..sql.plan import Aggregate, Aggregates
-from . import distinct_route, gaussian_route, quantile_route, smooth_median_route, variance_route
+from . import (distinct_route, gaussian_route, mixed_route, quantile_route, smooth_median_route,
+               variance_route)
 from .answer import _key_names
 from .key_types import plan_key_types, typed_keys
 
@@ -64,12 +67,18 @@ def route_columns(st, route, cost=None, raw: bool = False) -> tuple[list, int] |
         if smooth_median_route.applies(st, cost):
             qq, _ = smooth_median_route._prepare(st)  # its checks, before the charge
             return [(qq.label, "DOUBLE")], 1
-        gaussian_route._no_quantile(st, cost)  # refused, as its release refuses it
+        gaussian_route.no_mixed(st, cost)  # refused, as its release refuses them
+        gaussian_route._no_quantile(st, cost)
         if isinstance(st.plan, Aggregate) and not gaussian_route._is_partition_selection(st):
             gaussian_route._decision(st, cost)  # its route's refusals (a SUM not on Laplace's)
         return aggregate_columns(st.plan, raw=False)
     if route is None:
         return aggregate_columns(st.plan, raw)
+    if route.name == "mixed":  # each part's columns by its own route, placed as written
+        from . import routing  # (routing imports this module's users)
+
+        return mixed_route.columns(st, choose=routing.choose, columns_of=lambda sub, r:
+                                   route_columns(sub, r, raw=raw))
     if route.name in ("quantile", "variance"):
         module = quantile_route if route.name == "quantile" else variance_route
         q = module.prepare(st.con, st.query, st.options)

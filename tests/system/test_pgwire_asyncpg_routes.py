@@ -41,6 +41,8 @@ ROUTES = [
     ("ann", "SELECT band, COUNT(*) AS n FROM people GROUP BY band WITH EPSILON 1 DELTA 1e-5"),
     ("ann", "SELECT MEDIAN(x) FROM spots WITH EPSILON 1 DELTA 1e-6"),
     ("bob", "SELECT dept, COUNT(*), AVG(salary) FROM emp GROUP BY dept WITH RHO 0.05"),
+    ("ann", "SELECT COUNT(*) AS n, AVG(salary), MEDIAN(salary) AS m FROM emp WITH EPSILON 1"),
+    ("ann", "SELECT dept, STDDEV(salary) AS sd, COUNT(*) FROM emp GROUP BY dept WITH EPSILON 1"),
 ]
 
 

@@ -83,6 +83,13 @@ ROUTES = [
     "SELECT MEDIAN(x) FROM spots WITH EPSILON 1 DELTA 1e-6",  # smooth-sensitivity median
     "SELECT SUM(u) FROM t WITH EPSILON 1 OPTIONS (raw = true)",  # raw without a COUNT
     "SELECT g, AVG(x) FROM t GROUP BY g WITH EPSILON 1 OPTIONS (raw = true)",
+    # a quantile or variance beside other aggregates (mixed_route): each part by its own route
+    "SELECT COUNT(*), AVG(x), MEDIAN(x) FROM t WITH EPSILON 1",
+    "SELECT g, COUNT(*) AS n, STDDEV(x) AS sd, MEDIAN(x) FROM t GROUP BY g WITH EPSILON 1",
+    "SELECT MEDIAN(x) AS m, SUM(x), VAR_POP(x) FROM t WITH EPSILON 1",
+    "SELECT g, MEDIAN(x) AS m, COUNT(*) AS n FROM t GROUP BY g ORDER BY n DESC WITH EPSILON 1",
+    "SELECT COUNT(*), MIN(x), MAX(x) FROM t WHERE x > (SELECT 10) WITH EPSILON 1",
+    "SELECT APPROX_COUNT_DISTINCT(g) AS kinds FROM t WITH EPSILON 1",
 ]
 
 
@@ -115,4 +122,6 @@ def test_a_route_refusal_is_raised_when_described(analysts):
         private_columns(con, d.parse_one("SELECT g, MEDIAN(x) FROM t GROUP BY g WITH RHO 0.1"))
     with pytest.raises(provsql_dp.NotSupportedError, match="bounded SUM on the Laplace route"):
         private_columns(con, d.parse_one("SELECT SUM(u) FROM t WITH RHO 0.1"))  # u: no bounds
+    with pytest.raises(provsql_dp.Error, match="RHO"):  # a mixed list is pure ε only
+        private_columns(con, d.parse_one("SELECT COUNT(*), MEDIAN(x) FROM t WITH RHO 0.1"))
     assert con.ledger.budget("zed") == before
