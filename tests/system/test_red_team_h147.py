@@ -1,0 +1,129 @@
+"""Red team h147red: the analyst boundary after session 15's red team (h143), attacked as a
+signed-in analyst would.
+
+Finding 1 — row-concatenating aggregates over multiplied rows. ``string_agg`` of a public cross
+join built up to DuckDB's 4 GiB string limit in one query (3.5 GB for ``pub a, pub b, pub c`` of
+1,000 × 1,000 × 30 rows of 100 bytes), memory taken from every session of the server; a window
+form needs no join: ``list(s) OVER ()`` gives every row a list of every row, so one public table
+of 20,000 rows held the process at 8.9 GB for 100 s, and ``string_agg(s, ',') OVER (ORDER BY i)``
+of 50,000 rows reached a 4 GB memory limit. The public path now bounds what such aggregates can
+build before running (``sql/analyst/_concat_bound.py``: public tables' row counts multiplied
+along joins, windows and subqueries, times the longest value read) at 256 MiB.
+
+Finding 2 — ``generate_series``/``range`` on the wire's catalog replica were bounded only by the
+10 s timer: ``array_to_string(generate_series(1, 50000000), ',')``, one catalog query, held the
+server at 5.9 GB for 13 s (the replica's 512 MB memory limit does not cover it), and
+``count(*)`` over ``generate_series(1, 1e11)`` a core for 10 s. A series now counts at most
+10,000 values between constant bounds (or an array column's), 1,000,000 together
+(``pgwire/_catalog_functions._check_series``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import provsql_dp
+from provsql_dp.errors import UnsupportedQueryError
+
+
+@pytest.fixture
+def analyst():
+    name = ":memory:h147red"
+    cu = provsql_dp.connect(name)
+    cu.execute("CREATE TABLE emp(id INT PRIMARY KEY, s VARCHAR); "
+               "INSERT INTO emp SELECT range, 'abcd' FROM range(50); "
+               "CREATE TABLE pub AS SELECT repeat('x', 100) AS s, range AS i FROM range(2000)")
+    cu.execute("PROTECT TABLE emp")
+    cu.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
+    cu.commit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an analyst sharing the curator's process
+        an = provsql_dp.connect(name, role="analyst", user="ann")
+    yield cu, an
+    an.close()
+    cu.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT length(string_agg(a.s, '')) FROM pub a, pub b, (SELECT * FROM pub LIMIT 30) c",
+    "SELECT len(list(a.s)) FROM pub a JOIN pub b ON a.i = b.i",  # a join: every pair
+    "SELECT len(list(s) OVER ()) FROM pub",
+    "SELECT length(string_agg(s, ',') OVER (ORDER BY i)) FROM pub",
+    "SELECT (SELECT length(string_agg(p.s, '')) FROM pub p WHERE p.i <= a.i) FROM pub a",
+    "SELECT len(array_unique_agg(a.s)) FROM pub a, pub b",
+    "SELECT len(max(a.s, 100)) FROM pub a, pub b",
+    "WITH r(n) AS (SELECT s FROM pub a, pub b) SELECT length(string_agg(n, '')) FROM r",
+])
+def test_concatenations_over_multiplied_rows_are_refused(analyst, sql):
+    cu, an = analyst
+    before = cu.ledger.budget("ann")
+    with pytest.raises(UnsupportedQueryError, match=r"holds every row of its group: .* can reach "
+                       r"[\d,]+ bytes, more than the 268,435,456 accepted .* LIMIT n"):
+        an.execute(sql)
+    assert cu.ledger.budget("ann") == before  # nothing charged
+    assert an.execute("SELECT count(*) FROM pub").fetchall() == [(2000,)]
+
+
+def test_concatenations_without_a_bound_are_refused(analyst):
+    _, an = analyst
+    with pytest.raises(UnsupportedQueryError, match=r"recursive CTE .* no bound known"):
+        an.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) "
+                   "SELECT list(n) FROM r")
+
+
+def test_bounded_concatenations_still_run(analyst):
+    _, an = analyst
+    assert an.execute("SELECT length(string_agg(s, ',')) FROM pub").fetchall() == [(201_999,)]
+    assert an.execute("SELECT i % 2, len(list(i)) FROM pub GROUP BY ALL ORDER BY 1").fetchall() \
+        == [(0, 1000), (1, 1000)]
+    assert an.execute("SELECT len(list(s) OVER ()) FROM (SELECT s FROM pub LIMIT 100) x "
+                      "LIMIT 1").fetchall() == [(100,)]
+    assert an.execute("SELECT length(string_agg(a.s, '')) FROM pub a, "
+                      "(SELECT * FROM pub LIMIT 3) b").fetchall() == [(600_000,)]
+    assert an.execute("SELECT length(x) FROM (SELECT string_agg(s, '') x FROM pub) q, pub "
+                      "LIMIT 1").fetchall() == [(200_000,)]
+
+
+@pytest.fixture
+def replica_cursor():
+    import duckdb
+
+    from provsql_dp.interfaces.pgwire._catalog import Replica
+
+    source = duckdb.connect()
+    source.execute("CREATE TABLE emp(id INT PRIMARY KEY, name VARCHAR)")
+    replica = Replica()
+    cur = replica.cursor(source)
+    yield replica, cur
+    cur.close()
+
+
+@pytest.mark.parametrize("sql, why", [
+    ("SELECT length(array_to_string(generate_series(1, 50000000), ',')), version()",
+     "counts 50,000,000 values in GENERATE_SERIES(1, 50000000)"),
+    ("SELECT count(*) FROM generate_series(1, 100000000000) g(i), pg_catalog.pg_class",
+     "counts 100,000,000,000 values"),
+    ("SELECT count(*), version() FROM range(1, 100000000000) g(i)", "in RANGE(1, 100000000000)"),
+    ("SELECT count(*) FROM generate_series(1, 10000) a, generate_series(1, 10000) b, "
+     "pg_catalog.pg_class", "counts 100,000,000 values in its series together"),
+    ("SELECT count(*) FROM generate_series(1, c.oid) a, pg_catalog.pg_class c",
+     "a bound that is neither a constant nor an array's"),
+    ("SELECT count(*), version() FROM generate_series(1, 10, 0) a", "a step that is not"),
+])
+def test_catalog_series_are_bounded_statically(replica_cursor, sql, why):
+    from provsql_dp.interfaces.pgwire._catalog import is_catalog_query
+
+    replica, cur = replica_cursor
+    assert is_catalog_query(sql)
+    with pytest.raises(provsql_dp.ProgrammingError, match="which the server's catalog does not "
+                       "run: a catalog query counts with generate_series/range between constant "
+                       "bounds") as e:
+        replica.run(cur, sql)
+    assert why in str(e.value)
+    for ok in ["SELECT count(*), version() FROM generate_series(10000, 1, -1) a",
+               "SELECT count(*) FROM pg_catalog.pg_index i, "
+               "generate_series(1, array_upper(i.indkey, 1)) g",
+               "SELECT * FROM generate_series(1, 2) g, pg_catalog.pg_type t LIMIT 1"]:
+        assert replica.run(cur, ok)[1]
