@@ -256,3 +256,36 @@ def test_an_invalidated_catalog_replica_is_built_anew(replica_cursor, monkeypatc
     assert replica._duck is not first
     assert replica.run(again, "SELECT relname FROM pg_catalog.pg_class WHERE relname = 'emp'"
                        )[1] == [("emp",)]
+
+
+@pytest.mark.parametrize("sql, error, match", [
+    ("SELECT COUNT(*) FROM emp WITH EPSILON 1e-99999", provsql_dp.ProgrammingError,
+     r"epsilon must be a number within 10\^±4096, got '1e-99999'\. Nothing was charged"),
+    ("SELECT COUNT(*) FROM emp WITH EPSILON 0.1 OPTIONS (raw = true, bound = 1e99999)",
+     provsql_dp.ProgrammingError, r"option bound must be a number within 10\^±4096"),
+    ("SELECT percentile_cont(1e400) WITHIN GROUP (ORDER BY id DESC) FROM emp WITH EPSILON 0.1",
+     UnsupportedQueryError, r"takes a fraction q between 0 and 1, got 1e400"),
+])
+def test_huge_exponents_are_refused_before_they_are_computed(analyst, sql, error, match):
+    """``Fraction("1e9999999")`` computes 10^9999999: 28 s of a core holding Python's lock (every
+    session of a server stalled) for ``WITH EPSILON 1e-9999999`` (22.9 s measured), ``WHERE id >
+    1e9999999`` (25.8 s), ``percentile_cont(1e9999999) WITHIN GROUP (ORDER BY x DESC)`` (46 s,
+    then a raw OverflowError: an internal error on the wire, as ``1e400`` at once)."""
+    cu, an = analyst
+    before = cu.ledger.budget("ann")
+    with pytest.raises(error, match=match):
+        an.execute(sql)
+    assert cu.ledger.budget("ann") == before
+    # a bound past every column's values is read as no bound, not computed
+    assert an.execute("SELECT COUNT(*) FROM pub WHERE i > 1e99999").fetchall() == [(0,)]
+
+
+def test_literal_fraction_refuses_huge_exponents():
+    from provsql_dp._numbers import literal_fraction, to_fraction
+
+    for text in ("1e9999999", "1E-9999999", "-2.5e+5000", "1e00000000009999999"):
+        with pytest.raises(ValueError, match="beyond 10"):
+            literal_fraction(text)
+    with pytest.raises(ValueError, match="is not a number"):
+        to_fraction("1e-9999999")
+    assert literal_fraction("1e4096") == 10 ** 4096
