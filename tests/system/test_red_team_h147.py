@@ -289,3 +289,24 @@ def test_literal_fraction_refuses_huge_exponents():
     with pytest.raises(ValueError, match="is not a number"):
         to_fraction("1e-9999999")
     assert literal_fraction("1e4096") == 10 ** 4096
+
+
+def test_a_step_of_a_huge_power_of_ten_is_not_computed():
+    """``GROUP BY ROUND(x, -9999999)`` (x a bounded DOUBLE) had the private binder compute
+    10^9999999 for its step: 12 s of a core holding Python's lock, minutes at -99999999, before
+    the refusal (``key_domain._steps``). Steps coarser than 10^308 (past every double) are not
+    read. Run in a child with a watchdog far above the milliseconds it takes."""
+    import subprocess
+    import sys
+
+    code = ("import sqlglot\nfrom provsql_dp.sql.key_domain import _steps\n"
+            "key = sqlglot.parse_one('ROUND(x, -99999999)', read='duckdb')\n"
+            "print(_steps(key, 'x', 'DOUBLE', (0.0, 1000.0)))\n"
+            "print(_steps(sqlglot.parse_one('ROUND(x, -3)', read='duckdb'), 'x', 'DOUBLE', "
+            "(0.0, 1000.0)))")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60, check=True).stdout.split("\n")
+    except subprocess.TimeoutExpired:
+        pytest.fail("still computing 10^99999999 after 60 s")
+    assert out[:2] == ["None", "[0.0, 1000.0]"]
