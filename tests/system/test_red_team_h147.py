@@ -310,3 +310,62 @@ def test_a_step_of_a_huge_power_of_ten_is_not_computed():
     except subprocess.TimeoutExpired:
         pytest.fail("still computing 10^99999999 after 60 s")
     assert out[:2] == ["None", "[0.0, 1000.0]"]
+
+
+def test_describe_counts_toward_the_analysts_concurrent_statements(tmp_path):
+    """A Describe ran outside the engine's registry of statements: no ``--max-concurrent``, no
+    time limit, no CancelRequest — and a catalog query's Describe runs it on the replica (a
+    join of ``pg_attribute`` three times: 5 s of a core), so one analyst's sessions could each
+    hold a core. It now counts as a statement of the analyst."""
+    asyncpg = pytest.importorskip("asyncpg", reason="asyncpg is not installed (pip install '.[test]')")
+    import asyncio
+    import threading
+    import time
+
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed (pip install '.[test]')")
+    from pgwire_support import PASSWORDS, dsn, make_database, running_server
+
+    path = str(tmp_path / "wire.duckdb")
+    make_database(path)
+    slow = "SELECT count(*) FROM pub a, pub b, pub c WHERE a.x * 3 + b.x * 5 + c.x * 7 = 1"
+    with running_server(path, max_concurrent=1, statement_timeout=30) as server:
+        errors = []
+
+        def hold():
+            with psycopg.connect(dsn(server, "ann"), autocommit=True) as c:
+                try:
+                    c.execute(slow)
+                except psycopg.Error as e:
+                    errors.append(e)
+
+        holder = threading.Thread(target=hold, daemon=True)
+        holder.start()
+        for _ in range(600):  # until ann's slow statement runs (a watchdog, not a timing)
+            if server.engine._running.get("ann"):
+                break
+            time.sleep(0.05)
+
+        async def describe():
+            c = await asyncpg.connect(host="127.0.0.1", port=server.port, user="ann",
+                                      password=PASSWORDS["ann"], database="demo", ssl=False)
+            try:
+                with pytest.raises(asyncpg.PostgresError, match=r"already runs 1 statements at "
+                                   r"once.*--max-concurrent 1"):
+                    await c.prepare("SELECT count(*), version() FROM pg_catalog.pg_class")
+            finally:
+                server.engine.cancel("ann")
+                await c.close()
+
+        assert server.engine._running.get("ann"), errors
+        asyncio.run(describe())
+        holder.join(60)
+        # bob is another analyst: his Describe runs
+        async def bob():
+            c = await asyncpg.connect(host="127.0.0.1", port=server.port, user="bob",
+                                      password=PASSWORDS["bob"], database="demo", ssl=False)
+            try:
+                return [a.name for a in (await c.prepare("SELECT x FROM pub")).get_attributes()]
+            finally:
+                await c.close()
+
+        assert asyncio.run(bob()) == ["x"]

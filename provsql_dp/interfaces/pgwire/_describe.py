@@ -206,7 +206,12 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
             ex._TX.match(sql) or ex._NOOP.match(sql):
         return Description(_param_oids(con, None, declared, n), None)
     check_statement(con, sql)  # an analyst's size and depth limits, before any parse
-    with con._catalog.snapshot():  # one read of the schema and declarations, as a statement's
+    # as a statement: within the analyst's --max-concurrent, stopped by the time limit and a
+    # CancelRequest (a catalog query's Describe runs it on the replica: up to 10 s of a core,
+    # uncapped by any number of sessions before; red team h147)
+    engine = session.server.engine
+    with engine.running(session.role, session.user, con, session.statement_timeout, sql), \
+            con._catalog.snapshot():  # one read of the schema and declarations, as a statement's
         return _described(session, sql, declared, n)
 
 
