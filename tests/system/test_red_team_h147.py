@@ -8,7 +8,8 @@ form needs no join: ``list(s) OVER ()`` gives every row a list of every row, so 
 of 20,000 rows held the process at 8.9 GB for 100 s, and ``string_agg(s, ',') OVER (ORDER BY i)``
 of 50,000 rows reached a 4 GB memory limit. The public path now bounds what such aggregates can
 build before running (``sql/analyst/_concat_bound.py``: public tables' row counts multiplied
-along joins, windows and subqueries, times the longest value read) at 256 MiB.
+along joins, windows, subqueries and PIVOT, times the longest value read) at 256 MiB; a lateral
+subquery beside one is refused (it runs once per row: ``list(b.s)`` of every earlier ``a``).
 
 Finding 2 — ``generate_series``/``range`` on the wire's catalog replica were bounded only by the
 10 s timer: ``array_to_string(generate_series(1, 50000000), ',')``, one catalog query, held the
@@ -45,7 +46,8 @@ def analyst():
     cu = provsql_dp.connect(name)
     cu.execute("CREATE TABLE emp(id INT PRIMARY KEY, s VARCHAR); "
                "INSERT INTO emp SELECT range, 'abcd' FROM range(50); "
-               "CREATE TABLE pub AS SELECT repeat('x', 100) AS s, range AS i FROM range(2000)")
+               "CREATE TABLE pub AS SELECT repeat('x', 100) AS s, range AS i FROM range(2000); "
+               "CREATE VIEW pairs AS SELECT a.s AS s, b.i AS i FROM pub a, pub b")
     cu.execute("PROTECT TABLE emp")
     cu.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
     cu.commit()
@@ -66,6 +68,7 @@ def analyst():
     "SELECT len(array_unique_agg(a.s)) FROM pub a, pub b",
     "SELECT len(max(a.s, 100)) FROM pub a, pub b",
     "WITH r(n) AS (SELECT s FROM pub a, pub b) SELECT length(string_agg(n, '')) FROM r",
+    "PIVOT pairs ON s USING list(i)",  # a view of a join, pivoted
 ])
 def test_concatenations_over_multiplied_rows_are_refused(analyst, sql):
     cu, an = analyst
@@ -82,6 +85,10 @@ def test_concatenations_without_a_bound_are_refused(analyst):
     with pytest.raises(UnsupportedQueryError, match=r"recursive CTE .* no bound known"):
         an.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 10) "
                    "SELECT list(n) FROM r")
+    # a lateral subquery runs once per row of its query: list(b.s) of every a, 4 GB here
+    with pytest.raises(UnsupportedQueryError, match=r"the lateral join .* no bound known"):
+        an.execute("SELECT len(l) FROM pub a, LATERAL (SELECT list(b.s) AS l FROM pub b "
+                   "WHERE b.i < a.i) x")
 
 
 def test_bounded_concatenations_still_run(analyst):
@@ -95,6 +102,8 @@ def test_bounded_concatenations_still_run(analyst):
                       "(SELECT * FROM pub LIMIT 3) b").fetchall() == [(600_000,)]
     assert an.execute("SELECT length(x) FROM (SELECT string_agg(s, '') x FROM pub) q, pub "
                       "LIMIT 1").fetchall() == [(200_000,)]
+    assert len(an.execute("PIVOT (SELECT * FROM pub LIMIT 10) ON s USING list(i)").fetchall()[0][0]) \
+        == 10
 
 
 @pytest.fixture

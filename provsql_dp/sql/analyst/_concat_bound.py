@@ -72,9 +72,13 @@ def concatenated_bytes(tree: exp.Expression, table_rows: Callable[[exp.Table], i
     total = 0
     for agg in concatenating(tree):
         select = agg.find_ancestor(exp.Select)
-        if select is None:
-            continue
-        n = rows.feeding(select)
+        pivot = agg.find_ancestor(exp.Pivot)
+        if select is None and pivot is None:
+            raise _Unbounded(agg.sql(dialect="duckdb")[:80])
+        if select is None or pivot is not None and select.find_ancestor(exp.Pivot) is pivot:
+            select, n = pivot, rows.source(pivot.this)  # PIVOT … USING list(x): its rows
+        else:
+            n = rows.feeding(select)
         size = output_size(agg.this, {}) if isinstance(agg.this, exp.Expression) else None
         per_row = (size.bound(per_read) if size is not None else per_read) + _ELEMENT_BYTES
         sep = agg.args.get("separator")
@@ -82,7 +86,7 @@ def concatenated_bytes(tree: exp.Expression, table_rows: Callable[[exp.Table], i
             per_row += output_size(sep, {}).bound(per_read)
         value = n * per_row
         if isinstance(agg.parent, exp.Window):
-            value *= rows.feeding(select)
+            value *= n
         total += value * rows.outer(select)
     return total
 
@@ -150,6 +154,8 @@ class _Rows:
         expression of (a subquery in a FROM or a CTE runs once per run of its query)."""
         n, in_from, node = 1, False, select.parent
         while node is not None:
+            if isinstance(node, exp.Lateral):  # runs once per row of the query it joins
+                raise _Unbounded(f"the lateral join {node.sql(dialect='duckdb')[:80]}")
             if isinstance(node, (exp.From, exp.Join, exp.CTE, exp.With)):
                 in_from = True
             elif isinstance(node, exp.Select):
