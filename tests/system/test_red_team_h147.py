@@ -8,7 +8,9 @@ form needs no join: ``list(s) OVER ()`` gives every row a list of every row, so 
 of 20,000 rows held the process at 8.9 GB for 100 s, and ``string_agg(s, ',') OVER (ORDER BY i)``
 of 50,000 rows reached a 4 GB memory limit. The public path now bounds what such aggregates can
 build before running (``sql/analyst/_concat_bound.py``: public tables' row counts multiplied
-along joins, windows, subqueries and PIVOT, times the longest value read) at 256 MiB; a lateral
+along joins, windows, subqueries and PIVOT, and by the copies a join makes of a concatenated
+value (``list(x)`` over ``(SELECT list(s) AS x FROM pub) q, pub``: 2,000 lists of 2,000), times
+the longest value read) at 256 MiB; a lateral
 subquery beside one is refused (it runs once per row: ``list(b.s)`` of every earlier ``a``).
 
 Finding 2 — ``generate_series``/``range`` on the wire's catalog replica were bounded only by the
@@ -69,6 +71,9 @@ def analyst():
     "SELECT len(max(a.s, 100)) FROM pub a, pub b",
     "WITH r(n) AS (SELECT s FROM pub a, pub b) SELECT length(string_agg(n, '')) FROM r",
     "PIVOT pairs ON s USING list(i)",  # a view of a join, pivoted
+    # a concatenation carried by a join: every copy is a row (2,000 lists of 2,000 values)
+    "SELECT len(list(x)) FROM (SELECT list(s) AS x FROM pub) q, pub p",
+    "SELECT x FROM (SELECT string_agg(s, '') x FROM pub) q, pub",
 ])
 def test_concatenations_over_multiplied_rows_are_refused(analyst, sql):
     cu, an = analyst
@@ -100,8 +105,10 @@ def test_bounded_concatenations_still_run(analyst):
                       "LIMIT 1").fetchall() == [(100,)]
     assert an.execute("SELECT length(string_agg(a.s, '')) FROM pub a, "
                       "(SELECT * FROM pub LIMIT 3) b").fetchall() == [(600_000,)]
-    assert an.execute("SELECT length(x) FROM (SELECT string_agg(s, '') x FROM pub) q, pub "
-                      "LIMIT 1").fetchall() == [(200_000,)]
+    assert an.execute("SELECT length(x) FROM (SELECT string_agg(s, '') x FROM pub) q, "
+                      "(SELECT * FROM pub LIMIT 3) p LIMIT 1").fetchall() == [(200_000,)]
+    assert len(an.execute("SELECT * FROM (SELECT i % 10 AS k, list(s) FROM pub GROUP BY k) t"
+                          ).fetchall()) == 10
     assert len(an.execute("PIVOT (SELECT * FROM pub LIMIT 10) ON s USING list(i)").fetchall()[0][0]) \
         == 10
 

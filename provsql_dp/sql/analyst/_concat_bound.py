@@ -11,7 +11,8 @@ so one public table of 20,000 rows held the process at 8.9 GB for 100 s.
 Before the statement runs, each such aggregate's value is bounded by
 
     (rows feeding its group) × (bytes one row adds) [× the rows of its SELECT, for a window]
-    [× the rows of the outer query, for one inside a subquery of an expression]
+    [× the copies the statement makes of each row of its SELECT: the rows of the other
+      sources it is joined with, of the query it is an expression of (a subquery), …]
 
 where the rows of a relation are the product of its sources' row counts (public tables: their
 counts are public; a join counts as a cross join, a ``LIMIT n`` as ``n``, a ``UNION`` as the sum,
@@ -87,7 +88,7 @@ def concatenated_bytes(tree: exp.Expression, table_rows: Callable[[exp.Table], i
         value = n * per_row
         if isinstance(agg.parent, exp.Window):
             value *= n
-        total += value * rows.outer(select)
+        total += value * rows.carried(select)
     return total
 
 
@@ -96,17 +97,19 @@ class _Rows:
 
     def __init__(self, tree: exp.Expression, table_rows):
         self.table_rows = table_rows
+        self.tree = tree
         self.ctes = {c.alias_or_name: c for c in tree.find_all(exp.CTE)}
         self.busy: set[str] = set()
+        self.depth = 0
 
-    def feeding(self, select: exp.Select) -> int:
-        """The rows of ``select``'s FROM and joins (before any grouping or filter)."""
+    def feeding(self, select: exp.Select, but=None) -> int:
+        """The rows of ``select``'s FROM and joins (before any grouping or filter), but the
+        source ``but``."""
         n = 1
         src = select.args.get("from_") or select.args.get("from")
-        if src is not None:
-            n *= self.source(src.this)
-        for j in select.args.get("joins") or []:
-            n *= self.source(j.this)
+        for s in ([src.this] if src is not None else []) + [j.this for j in
+                                                            select.args.get("joins") or []]:
+            n *= 1 if s is but else self.source(s)
         for lat in select.args.get("laterals") or []:
             raise _Unbounded(f"the lateral view {lat.sql(dialect='duckdb')[:80]}")
         return n
@@ -149,21 +152,32 @@ class _Rows:
             return self.query(src)
         raise _Unbounded(src.sql(dialect="duckdb")[:80])
 
-    def outer(self, select: exp.Select) -> int:
-        """How many times ``select``'s values are made: the rows of every query it is an
-        expression of (a subquery in a FROM or a CTE runs once per run of its query)."""
-        n, in_from, node = 1, False, select.parent
-        while node is not None:
-            if isinstance(node, exp.Lateral):  # runs once per row of the query it joins
-                raise _Unbounded(f"the lateral join {node.sql(dialect='duckdb')[:80]}")
-            if isinstance(node, (exp.From, exp.Join, exp.CTE, exp.With)):
-                in_from = True
-            elif isinstance(node, exp.Select):
-                if not in_from:
-                    n *= self.feeding(node)
-                in_from = False
-            node = node.parent
-        return n
+    def carried(self, node: exp.Expression) -> int:
+        """How many copies of each row of the relation ``node`` (a query, a PIVOT) the
+        statement makes: as a source, the rows of its query's other sources (a join repeats
+        it) times that query's own copies; as an expression (a scalar subquery, ``IN``), the
+        rows of the query it is evaluated for; as a CTE, the sum over its references."""
+        self.depth += 1
+        if self.depth > 64:
+            raise _Unbounded("relations nested this deeply")
+        try:
+            parent = node.parent
+            while parent is not None:
+                if isinstance(parent, exp.Lateral):  # runs once per row of the query it joins
+                    raise _Unbounded(f"the lateral join {parent.sql(dialect='duckdb')[:80]}")
+                if isinstance(parent, (exp.From, exp.Join)) and isinstance(parent.parent, exp.Select):
+                    owner = parent.parent
+                    return self.feeding(owner, but=parent.this) * self.carried(owner)
+                if isinstance(parent, exp.CTE):
+                    name = parent.alias_or_name
+                    return sum(self.carried(t) for t in self.tree.find_all(exp.Table)
+                               if t.name == name and not t.args.get("db"))
+                if isinstance(parent, exp.Select):
+                    return self.feeding(parent) * self.carried(parent)
+                parent = parent.parent
+            return 1
+        finally:
+            self.depth -= 1
 
 
 def check_concatenations(tree: exp.Expression, table_rows, longest: Callable[[], int],
