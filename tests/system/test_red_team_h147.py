@@ -34,31 +34,24 @@ scalar functions on bad input, WAL writes past RLIMIT_FSIZE: all clean errors).
 
 from __future__ import annotations
 
-import warnings
+import sys
+from pathlib import Path
 
 import pytest
 
 import provsql_dp
 from provsql_dp.errors import UnsupportedQueryError
 
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import analyst_beside_curator  # noqa: E402
+from test_red_team_h143 import replica_cursor  # noqa: E402,F401 - the fixture, shared
+
 
 @pytest.fixture
 def analyst():
-    name = ":memory:h147red"
-    cu = provsql_dp.connect(name)
-    cu.execute("CREATE TABLE emp(id INT PRIMARY KEY, s VARCHAR); "
-               "INSERT INTO emp SELECT range, 'abcd' FROM range(50); "
-               "CREATE TABLE pub AS SELECT repeat('x', 100) AS s, range AS i FROM range(2000); "
-               "CREATE VIEW pairs AS SELECT a.s AS s, b.i AS i FROM pub a, pub b")
-    cu.execute("PROTECT TABLE emp")
-    cu.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
-    cu.commit()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an analyst sharing the curator's process
-        an = provsql_dp.connect(name, role="analyst", user="ann")
-    yield cu, an
-    an.close()
-    cu.close()
+    yield from analyst_beside_curator(":memory:h147red", (
+        "CREATE TABLE pub AS SELECT repeat('x', 100) AS s, range AS i FROM range(2000); "
+        "CREATE VIEW pairs AS SELECT a.s AS s, b.i AS i FROM pub a, pub b"))
 
 
 @pytest.mark.parametrize("sql", [
@@ -111,20 +104,6 @@ def test_bounded_concatenations_still_run(analyst):
                           ).fetchall()) == 10
     assert len(an.execute("PIVOT (SELECT * FROM pub LIMIT 10) ON s USING list(i)").fetchall()[0][0]) \
         == 10
-
-
-@pytest.fixture
-def replica_cursor():
-    import duckdb
-
-    from provsql_dp.interfaces.pgwire._catalog import Replica
-
-    source = duckdb.connect()
-    source.execute("CREATE TABLE emp(id INT PRIMARY KEY, name VARCHAR)")
-    replica = Replica()
-    cur = replica.cursor(source)
-    yield replica, cur
-    cur.close()
 
 
 @pytest.mark.parametrize("sql, why", [
