@@ -64,6 +64,7 @@ def analyst():
     "SELECT len(max(a.s, 100)) FROM pub a, pub b",
     "WITH r(n) AS (SELECT s FROM pub a, pub b) SELECT length(string_agg(n, '')) FROM r",
     "PIVOT pairs ON s USING list(i)",  # a view of a join, pivoted
+    "PIVOT (SELECT list(a.s) AS l, 1 AS k FROM pub a, pub b) ON k USING first(l)",
     # a concatenation carried by a join: every copy is a row (2,000 lists of 2,000 values)
     "SELECT len(list(x)) FROM (SELECT list(s) AS x FROM pub) q, pub p",
     "SELECT x FROM (SELECT string_agg(s, '') x FROM pub) q, pub",

@@ -72,12 +72,13 @@ def concatenated_bytes(tree: exp.Expression, table_rows: Callable[[exp.Table], i
     per_read = max(longest, _FIXED_TEXT) * growth
     total = 0
     for agg in concatenating(tree):
-        select = agg.find_ancestor(exp.Select)
-        pivot = agg.find_ancestor(exp.Pivot)
-        if select is None and pivot is None:
+        select = agg.parent  # the query it aggregates the rows of: the nearest SELECT or PIVOT
+        while select is not None and not isinstance(select, (exp.Select, exp.Pivot)):
+            select = select.parent
+        if select is None:
             raise _Unbounded(agg.sql(dialect="duckdb")[:80])
-        if select is None or pivot is not None and select.find_ancestor(exp.Pivot) is pivot:
-            select, n = pivot, rows.source(pivot.this)  # PIVOT … USING list(x): its rows
+        if isinstance(select, exp.Pivot):  # PIVOT … USING list(x): the rows it pivots
+            n = rows.source(select.this if select.this is not None else select.parent)
         else:
             n = rows.feeding(select)
         size = output_size(agg.this, {}) if isinstance(agg.this, exp.Expression) else None
@@ -203,4 +204,3 @@ def check_concatenations(tree: exp.Expression, table_rows, longest: Callable[[],
             f"{total:,} bytes, more than the {MAX_CONCATENATED_BYTES:,} accepted (so that one "
             "statement cannot take the server's memory from other sessions); narrow the rows in "
             "a subquery with LIMIT n, or aggregate without string_agg/list")
-
