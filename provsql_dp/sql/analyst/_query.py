@@ -345,9 +345,10 @@ def _check_sizes(tree: exp.Expression):
     """Every scalar expression of ``tree`` within the caps of :mod:`provsql_dp.sql.size_model`
     (refused otherwise, naming it): a public statement's cost per row is bounded at plan time
     too, so a statement cannot hold the engine for minutes by growing strings (the caps are the
-    private path's). Returns the growth along relations (``ChainGrowth.product``). Column types are not looked up: every column counts as a string read (the
-    model's conservative side). A subquery inside an expression is a query of its own, checked
-    where :func:`exp.Expression.walk` reaches its SELECT; here it stands for one value.
+    private path's); returns the growth along relations (``ChainGrowth.product``). Column types
+    are not looked up: every column counts as a string read (the model's conservative side). A
+    subquery inside an expression is a query of its own, checked where
+    :func:`exp.Expression.walk` reaches its SELECT; here it stands for one value.
 
     >>> check_size  # doctest: +ELLIPSIS
     <function check_size at ...>
@@ -404,7 +405,8 @@ def _no_growth_of_row_concatenations(tree: exp.Expression) -> None:
     """
     if tree.find(*CONCATENATING) is None:
         return
-    lists = tree.find(exp.ArrayAgg, exp.ArrayUniqueAgg) is not None  # a list's text is longer than the list
+    # a list's text is longer than the list
+    lists = tree.find(exp.ArrayAgg, exp.ArrayUniqueAgg) is not None
     for node in tree.find_all(*_GROWING, exp.Cast, exp.TryCast):
         if isinstance(node, (exp.Cast, exp.TryCast)) and not (
                 lists and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)):
