@@ -9,9 +9,9 @@ of 20,000 rows held the process at 8.9 GB for 100 s, and ``string_agg(s, ',') OV
 of 50,000 rows reached a 4 GB memory limit. The public path now bounds what such aggregates can
 build before running (``sql/analyst/_concat_bound.py``: public tables' row counts multiplied
 along joins, windows, subqueries and PIVOT, and by the copies a join makes of a concatenated
-value (``list(x)`` over ``(SELECT list(s) AS x FROM pub) q, pub``: 2,000 lists of 2,000), times
-the longest value read) at 256 MiB; a lateral
-subquery beside one is refused (it runs once per row: ``list(b.s)`` of every earlier ``a``).
+value — ``list(x)`` over ``(SELECT list(s) AS x FROM pub) q, pub`` is 2,000 lists of 2,000 —
+times the longest value read) at 256 MiB; a lateral subquery beside one is refused (it runs once
+per row: ``list(b.s)`` of every earlier ``a``).
 
 Finding 2 — ``generate_series``/``range`` on the wire's catalog replica were bounded only by the
 10 s timer: ``array_to_string(generate_series(1, 50000000), ',')``, one catalog query, held the
@@ -20,7 +20,7 @@ server at 5.9 GB for 13 s (the replica's 512 MB memory limit does not cover it),
 10,000 values between constant bounds (or an array column's), 1,000,000 together
 (``pgwire/_catalog_functions._check_series``).
 
-Second wall (brief item 3) — any INTERNAL error of DuckDB invalidates the database instance for
+Finding 3 (the second wall) — any INTERNAL error of DuckDB invalidates the database instance for
 every session, and a new connection to the file gets the dead instance while one old connection
 stays open (measured on DuckDB 2.0.0 with ``||`` past 4 GiB: 7 GB, 16 s). The engine now
 recognises it by type (``web/_fatal.is_fatal``; never by text, which an analyst's value can
@@ -30,6 +30,38 @@ a charge committed before the error stays, one not committed was never counted, 
 retried. In memory the engine refuses service, saying so, and logs. The catalog replica is built
 anew. Tested by simulation (``_Invalidation``): no cheaper internal error was found (130 probes of
 scalar functions on bad input, WAL writes past RLIMIT_FSIZE: all clean errors).
+
+Finding 4 — a number's text became an exact ``Fraction`` before any check: ``Fraction("1e9999999")``
+computes 10^9999999, 28 s of a core holding Python's lock, so every session of a server stalled
+on ``WITH EPSILON 1e-9999999`` (22.9 s), ``WHERE id > 1e9999999`` (25.8 s) or
+``percentile_cont(1e9999999) WITHIN GROUP (ORDER BY x DESC)`` (46 s, then a raw OverflowError).
+Refused past 10^±4096 now (``_numbers.literal_fraction``).
+
+Finding 5 — ``GROUP BY ROUND(x, -9999999)`` had the private binder compute 10^9999999 as the
+step of last session's ``key_domain._through_steps``: 12 s holding Python's lock (minutes at
+-99999999). Steps past 10^308 are not read.
+
+Finding 6 — a wire Describe ran outside the engine's registry of statements: no
+``--max-concurrent``, no time limit, no CancelRequest, and a catalog query's Describe runs it on
+the replica (``pg_attribute`` joined three times: 5 s of a core), so one analyst's sessions could
+each hold a core. It counts as a statement now.
+
+Attacks that held (tried on this code, nothing to fix):
+
+* GROUP BY of listed keys (``key_domain._listed``): a CASE's results are the statement's
+  constants only (a column, ``CAST('abc' AS INT)`` refused or failing at plan time, on no data);
+  ``CASE … ELSE 1/0`` lists ``inf`` as a group, from the text; the typing probe runs on the
+  private binder without a table;
+* ``count_if`` over a cast that fails on some rows (``count_if(CAST(d AS INT) > 0)``) is total
+  (NULL, counted as false): no error depends on a row; ``count_if`` with FILTER, GROUP BY ALL and
+  ORDER BY ALL refuse a protected key as before;
+* ordered-set quantiles: ``percentile_disc`` DESC refused, ``q`` outside [0, 1] refused, a route
+  without declared bounds refused with nothing charged;
+* Describe: no row is read for a private statement (its columns from the plan, post-processing
+  typed on an empty table), a public one is DESCRIBEd on our text; a Describe charges nothing;
+* the recovery cannot be triggered by an analyst's text in an error message (type-based);
+* ledger retries happen on write conflicts only: a failed COMMIT (a WAL write past
+  RLIMIT_FSIZE) rolls back and is not double-counted.
 """
 
 from __future__ import annotations
