@@ -12,9 +12,37 @@ ValueError: theta must be positive and finite, got 0
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
-__all__ = ["positive", "to_fraction", "format_eps", "round_up_decimal"]
+__all__ = ["positive", "to_fraction", "literal_fraction", "format_eps", "round_up_decimal",
+           "MAX_EXPONENT"]
+
+#: the largest power of ten a number's text may carry to be read exactly (a DOUBLE reaches
+#: 1e308, a DECIMAL 1e38): ``Fraction("1e9999999")`` computes 10^9999999 — 28 s of one core
+#: holding Python's lock, so every session of a server stalled on a 40-byte private statement
+#: (``WHERE id > 1e9999999``, ``WITH EPSILON 1e-9999999``: red team h147)
+MAX_EXPONENT = 4096
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
+
+
+def literal_fraction(text: str) -> Fraction:
+    """The exact value of a number's text, refused (ValueError) past 10^±:data:`MAX_EXPONENT`
+    instead of computed.
+
+    >>> literal_fraction("2.5e-3"), literal_fraction("-7")
+    (Fraction(1, 400), Fraction(-7, 1))
+    >>> literal_fraction("1e9999999")
+    Traceback (most recent call last):
+      ...
+    ValueError: 1e9999999 is beyond 10^±4096, past any number a column holds
+    """
+    m = _EXPONENT.search(str(text))
+    if m is not None:
+        if len(m.group(1).lstrip("+-0")) > 6 or abs(int(m.group(1))) > MAX_EXPONENT:
+            raise ValueError(f"{str(text).strip()[:40]} is beyond 10^±{MAX_EXPONENT}, past any "
+                             "number a column holds")
+    return Fraction(text)
 
 
 def positive(name: str, value) -> float:
@@ -44,7 +72,7 @@ def to_fraction(x) -> Fraction:
         f = Fraction(repr(x))
     elif isinstance(x, str):
         try:
-            f = Fraction(x.strip())
+            f = literal_fraction(x.strip())
         except ValueError as e:
             raise ValueError(f"{x!r} is not a number") from e
     else:

@@ -233,3 +233,24 @@ def breadth(quick: int, full: int, *positional, settings: dict | None = None, **
             pytest.param(full, id="full", marks=pytest.mark.slow)])(test)
 
     return decorate
+
+
+def analyst_beside_curator(name: str, tables: str):
+    """A fixture's body (``yield from``): in-memory database ``name`` with ``emp(id, s)`` (50 rows,
+    protected), ``tables`` (the curator's SQL), ann's budget 10; yields (curator, analyst ann)."""
+    import warnings
+
+    import provsql_dp
+
+    cu = provsql_dp.connect(name)
+    cu.execute("CREATE TABLE emp(id INT PRIMARY KEY, s VARCHAR); "
+               "INSERT INTO emp SELECT range, 'abcd' FROM range(50); " + tables)
+    cu.execute("PROTECT TABLE emp")
+    cu.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
+    cu.commit()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an analyst sharing the curator's process
+        an = provsql_dp.connect(name, role="analyst", user="ann")
+    yield cu, an
+    an.close()
+    cu.close()

@@ -86,6 +86,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from .._numbers import literal_fraction
 from ._aggregate_hooks import _defining
 from .catalog import _INTEGER_TYPES
 from .column_declarations import base_column
@@ -234,7 +235,7 @@ def _integer_lower(catalog, c, col: str, k: float, ctype: str) -> float:
     lit = c.expression if isinstance(c, (exp.GT, exp.GTE)) else c.this
     neg = isinstance(lit, exp.Neg)
     try:
-        exact = Fraction((lit.this if neg else lit).this)
+        exact = literal_fraction((lit.this if neg else lit).this)
     except (ValueError, ZeroDivisionError, TypeError):
         return k
     exact = -exact if neg else exact

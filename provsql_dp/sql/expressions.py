@@ -16,6 +16,7 @@ from fractions import Fraction
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from .._numbers import MAX_EXPONENT, literal_fraction
 from ..errors import ProgrammingError
 
 __all__ = [
@@ -159,9 +160,10 @@ def exact_number(node: exp.Expression, what: str) -> Fraction:
     if not isinstance(node, exp.Literal) or node.is_string:
         raise ParseError(f"{what} must be a number, got {node.sql() if node else 'nothing'}")
     try:
-        return Fraction(node.this)
-    except ValueError as e:  # pragma: no cover - the tokenizer only produces valid numbers
-        raise ParseError(f"{what} must be a number, got {node.this!r}") from e
+        return literal_fraction(node.this)
+    except ValueError:  # past 10^±4096 (the tokenizer only produces valid numbers)
+        raise ProgrammingError(f"{what} must be a number within 10^±{MAX_EXPONENT}, got "
+                               f"{node.this[:40]!r}. Nothing was charged") from None
 
 
 def in_double_range(value: Fraction, what: str) -> Fraction:

@@ -82,6 +82,8 @@ __all__ = ["proved_domain", "conditions", "unproved_hint", "MAX_GROUPS"]
 MAX_GROUPS = 10_000
 #: the most candidate values (days, integers, their products) evaluated to find it
 MAX_CANDIDATES = 1_000_000
+#: the coarsest ROUND(x, -d) read as steps (a DOUBLE's largest finite value is ~1.8e308)
+_MAX_DIGITS = 308
 
 _INT = re.compile(r"^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|INT[1248]|LONG|SHORT)$")
 _CMP = {exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=", exp.EQ: "="}
@@ -478,7 +480,7 @@ def _steps(key, c, typ, r, relation: bool = False) -> list | str | None:
     elif isinstance(top, exp.Round):
         d = top.args.get("decimals")
         d = 0 if d is None else _int_literal(d)
-        if d is None or d > 0:
+        if d is None or d > 0 or d < -_MAX_DIGITS:  # 10^9999999 took Python 12 s (h147)
             return None
         step = 10 ** (-d)
     else:

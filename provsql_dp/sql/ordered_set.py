@@ -17,10 +17,9 @@ ranks, and is refused with the ascending form to write instead. Applied by
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from sqlglot import exp
 
+from .._numbers import literal_fraction
 from ..errors import UnsupportedQueryError
 
 __all__ = ["as_quantiles"]
@@ -48,6 +47,13 @@ def as_quantiles(tree: exp.Expression) -> exp.Expression:
                     f"ascending, {name}(1 - q) WITHIN GROUP (ORDER BY c)"
                     + ("" if isinstance(agg, exp.PercentileCont) else
                        " (the same value but at a tie between two ranks)"))
-            q = exp.Literal.number(repr(float(1 - Fraction(q.this))))
+            try:
+                exact = literal_fraction(q.this)  # (Fraction("1e9999999") took 28 s: h147)
+            except ValueError:
+                exact = None
+            if exact is None or not 0 <= exact <= 1:
+                raise UnsupportedQueryError(
+                    f"{name}(q) WITHIN GROUP takes a fraction q between 0 and 1, got {q.sql()[:40]}")
+            q = exp.Literal.number(repr(float(1 - exact)))
         node.replace(type(agg)(this=keys[0].this.copy(), expression=q.copy()))
     return tree

@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -80,6 +79,7 @@ import provsql_dp
 from provsql_dp.errors import UnsupportedQueryError
 
 sys.path.insert(0, str(Path(__file__).parent))
+from conftest import analyst_beside_curator  # noqa: E402
 from pgwire_support import dsn, make_database, running_server  # noqa: E402
 
 
@@ -93,20 +93,8 @@ def _chain(levels: int, source: str, k: int = 4) -> str:
 
 @pytest.fixture
 def analyst():
-    name = ":memory:h143chain"
-    cu = provsql_dp.connect(name)
-    cu.execute("CREATE TABLE emp(id INT PRIMARY KEY, s VARCHAR); "
-               "INSERT INTO emp SELECT range, 'abcd' FROM range(50); "
-               "CREATE TABLE pub(s VARCHAR); INSERT INTO pub VALUES ('abcd')")
-    cu.execute("PROTECT TABLE emp")
-    cu.execute("SET PRIVACY BUDGET 10 FOR USER 'ann'")
-    cu.commit()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an analyst sharing the curator's process
-        an = provsql_dp.connect(name, role="analyst", user="ann")
-    yield cu, an
-    an.close()
-    cu.close()
+    yield from analyst_beside_curator(":memory:h143chain", (
+        "CREATE TABLE pub(s VARCHAR); INSERT INTO pub VALUES ('abcd')"))
 
 
 @pytest.mark.parametrize("sql", [

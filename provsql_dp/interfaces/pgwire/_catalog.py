@@ -40,6 +40,7 @@ import duckdb
 from ...sql.catalog import SCHEMA
 from ...sql.cte_names import visible_ctes
 from ._catalog_compat import SCHEMA as COMPAT, STATEMENTS
+from ..web._fatal import is_fatal
 from ._catalog_functions import check_catalog_functions
 
 __all__ = ["is_catalog_query", "names_the_catalog", "compatible", "emitted", "Replica"]
@@ -336,7 +337,8 @@ class Replica:
     def run(self, cur, sql: str, parameters=None) -> tuple[list | None, list[tuple]]:
         """(description, rows) of a catalog query on ``cur`` (from :meth:`cursor`), run as the
         text :func:`emitted` makes of it; stopped after :data:`CATALOG_SECONDS` (it reads no
-        data: it takes milliseconds)."""
+        data: it takes milliseconds). After DuckDB's internal error (which invalidates the
+        replica for every session) the replica is built anew on the next :meth:`cursor`."""
         ours = emitted(sql)
         _one_query(cur, ours)  # DuckDB reads our text as one query too
         timer = threading.Timer(CATALOG_SECONDS, cur.interrupt)
@@ -353,6 +355,11 @@ class Replica:
                     f"this catalog query answers more than {MAX_CATALOG_ROWS:,} rows, more than "
                     "the server's catalog sends: narrow it (WHERE, LIMIT)")
             return desc, rows
+        except duckdb.Error as e:
+            if is_fatal(e):  # DuckDB invalidated the replica: the next cursor() builds a new one
+                with self._lock:
+                    self._key = None
+            raise
         finally:
             timer.cancel()
 

@@ -10,7 +10,13 @@ changes (red team h143). So a catalog query calls only the functions drivers' ca
 call (psql, psycopg, SQLAlchemy, JDBC: logged over the client tests) and a few of the same kind,
 each bounded by what it reads; ``||`` and ``concat`` at most :data:`MAX_CONCATENATIONS` times,
 never beside ``string_agg``/``array_agg`` (their value holds every row of a group); no ``WITH
-RECURSIVE`` (a recursion of ``||`` doubles a value each round).
+RECURSIVE`` (a recursion of ``||`` doubles a value each round). ``generate_series`` and ``range``
+(table or scalar) count at most :data:`MAX_SERIES` values each between constant bounds (or the
+bounds of an array column of the catalog: ``generate_series(1, array_upper(i.indkey, 1))``), and
+:data:`MAX_SERIES_PRODUCT` together: ``array_to_string(generate_series(1, 50000000), ',')``, one
+catalog query, held the server at 5.9 GB for 13 s (the replica's memory limit does not cover a
+list's text), and ``count(*)`` over ``generate_series(1, 1e11)`` a core for the 10 s timer
+(red team h147).
 
 >>> import sqlglot
 >>> check_catalog_functions(sqlglot.parse_one("SELECT format_type(a.atttypid, a.atttypmod) "
@@ -28,7 +34,8 @@ from sqlglot import exp
 
 from ...errors import ProgrammingError
 
-__all__ = ["CATALOG_FUNCTIONS", "MAX_CONCATENATIONS", "check_catalog_functions"]
+__all__ = ["CATALOG_FUNCTIONS", "MAX_CONCATENATIONS", "MAX_SERIES", "MAX_SERIES_PRODUCT",
+           "check_catalog_functions"]
 
 #: functions by sqlglot's name for them (its class's ``sql_name()``, or the name of a function
 #: sqlglot does not know), lower case; ``pg_…``, ``has_…_privilege`` and the compatibility
@@ -56,6 +63,13 @@ MAX_CONCATENATIONS = 8
 #: rows can be many — a generate_series — and || past DuckDB's 4 GiB string limit is an
 #: internal error that invalidates the replica)
 _ROWS_IN_ONE = (exp.GroupConcat, exp.ArrayAgg)
+#: values one generate_series/range of a catalog query may count, and all of them together (a
+#: series beside another, or in a row of one, multiplies)
+MAX_SERIES = 10_000
+MAX_SERIES_PRODUCT = 1_000_000
+#: what a bound reading an array of the catalog counts as (an index's columns: at most 32)
+_ARRAY_BOUND = 1_000
+_ARRAY_BOUNDS = {"array_lower", "array_upper", "array_length", "array_size", "cardinality"}
 
 
 def _name(node: exp.Func) -> str:
@@ -95,3 +109,81 @@ def check_catalog_functions(tree: exp.Expression, macros: frozenset = frozenset(
         refuse(f"calls {name}()", "a catalog query may call the functions PostgreSQL clients "
                "use to read the catalog (pg_… and has_…_privilege functions, format_type, "
                "array_to_string, lower, …); ask for the names and types you need without it")
+    _check_series(tree, refuse)
+
+
+def _series_args(node: exp.Expression) -> list | None:
+    """(start, end, step) of a generate_series/range call, None when ``node`` is none."""
+    if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)):
+        return [node.args.get("start"), node.args.get("end"), node.args.get("step")]
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("range", "generate_series"):
+        args = list(node.expressions)
+        return ([exp.Literal.number(0)] + args if len(args) == 1 else args + [None])[:3]
+    return None
+
+
+def _constant(node) -> float | None:
+    neg = isinstance(node, exp.Neg)
+    node = node.this if neg else node
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return -float(node.this) if neg else float(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def _array_bound(node) -> bool:
+    """Whether ``node`` is the bound of an array column of the catalog (± constants)."""
+    if isinstance(node, (exp.Add, exp.Sub)):
+        sides = (node.this, node.expression)
+        return all(_array_bound(x) or _constant(x) is not None for x in sides) and any(
+            _array_bound(x) for x in sides)
+    if isinstance(node, exp.Paren):
+        return _array_bound(node.this)
+    name = (node.name.lower() if isinstance(node, exp.Anonymous) else
+            node.sql_name().lower() if isinstance(node, exp.Func) else "")
+    args = list(node.iter_expressions()) if name in _ARRAY_BOUNDS else []
+    return bool(args) and isinstance(args[0], exp.Column) and all(
+        _constant(a) is not None for a in args[1:])
+
+
+def _check_series(tree: exp.Expression, refuse) -> None:
+    """Every generate_series/range of ``tree`` within :data:`MAX_SERIES` values, all of them
+    together within :data:`MAX_SERIES_PRODUCT` (module docstring).
+
+    >>> import sqlglot
+    >>> def r(what, why):
+    ...     raise ValueError(what)
+    >>> _check_series(sqlglot.parse_one("SELECT * FROM generate_series(1, array_upper(i.k, 1)) g, "
+    ...                                 "generate_series(-5, 5, 2) h", read="postgres"), r)
+    >>> _check_series(sqlglot.parse_one("SELECT generate_series(1, 50000000)", read="postgres"), r)
+    Traceback (most recent call last):
+    ...
+    ValueError: counts 50,000,000 values in GENERATE_SERIES(1, 50000000)
+    """
+    product = 1
+    for node in tree.find_all(exp.Func):
+        args = _series_args(node)
+        if args is None:
+            continue
+        text = node.sql(dialect="postgres")[:80]
+        how = ("a catalog query counts with generate_series/range between constant bounds (or "
+               "an array column's: array_upper(i.indkey, 1)), at most "
+               f"{MAX_SERIES:,} values each and {MAX_SERIES_PRODUCT:,} together")
+        start, end, step = args
+        step_value = 1.0 if step is None else _constant(step)
+        if step_value is None or step_value == 0:
+            refuse(f"counts by a step that is not a constant other than 0 in {text}", how)
+        values = [_constant(start), _constant(end)]
+        if any(v is None and not _array_bound(b) for v, b in zip(values, (start, end))):
+            refuse(f"calls {text} with a bound that is neither a constant nor an array's", how)
+        if None in values:
+            count = _ARRAY_BOUND
+        else:
+            count = max(0, int((values[1] - values[0]) / step_value) + 1)
+        if count > MAX_SERIES:
+            refuse(f"counts {count:,} values in {text}", how)
+        product *= max(count, 1)
+        if product > MAX_SERIES_PRODUCT:
+            refuse(f"counts {product:,} values in its series together", how)

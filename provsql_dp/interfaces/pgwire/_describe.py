@@ -50,6 +50,7 @@ the parameter by the described type.
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import logging
 import re
@@ -222,7 +223,13 @@ def describe_statement(session, sql: str, declared: list[int], n: int) -> Descri
             ex._TX.match(sql) or ex._NOOP.match(sql):
         return Description(_param_oids(con, None, declared, n), None)
     check_statement(con, sql)  # an analyst's size and depth limits, before any parse
-    with con._catalog.snapshot():  # one read of the schema and declarations, as a statement's
+    # as a statement: within the analyst's --max-concurrent, stopped by the time limit and a
+    # CancelRequest (a catalog query's Describe runs it on the replica: up to 10 s of a core,
+    # uncapped by any number of sessions before; red team h147)
+    engine = getattr(session.server, "engine", None)  # (None: a session without a server)
+    running = contextlib.nullcontext() if engine is None else engine.running(
+        session.role, session.user, con, session.statement_timeout, sql)
+    with running, con._catalog.snapshot():  # one read of the schema and declarations
         return _described(session, sql, declared, n)
 
 

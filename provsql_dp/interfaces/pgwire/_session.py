@@ -107,8 +107,7 @@ class Session:
 
     def error(self, e: BaseException) -> None:
         if isinstance(e, _Refused):
-            self.send(m.error_response(e.code, str(e), e.hint, severity="FATAL"))
-            return
+            return self.send(m.error_response(e.code, str(e), e.hint, severity="FATAL"))
         if self._cancelled or self._timed_out:
             why = (f"the statement ran longer than its time limit ({self._limit:g} s: the server's "
                    "--statement-timeout or the session's statement_timeout)" if self._timed_out
@@ -223,12 +222,12 @@ class Session:
         return True
 
     def _open(self):
-        """The session's connection; a failure to open it (the engine's, not the client's: e.g.
-        out of file descriptors, Spark unreachable) ends the session with a FATAL error that says
-        so, never with a silently closed socket (which a client reports as "server closed the
-        connection unexpectedly")."""
+        """The session's connection (a new one after Engine.recover); a failure to open it (the
+        engine's, not the client's: out of file descriptors, Spark unreachable, a database out of
+        service) ends the session with a FATAL error that says so, never with a silently closed
+        socket (which a client reports as "server closed the connection unexpectedly")."""
         try:
-            return self.server.engine.open(self.role, self.user, "wire", interval_columns=True)
+            return self.server.engine.fresh(self.con, self.role, self.user, "wire", interval_columns=True)
         except Error as e:
             raise _Refused(sqlstate(e), f"the server could not open a connection for "
                                         f"{self.user!r}: {e}") from None
@@ -299,6 +298,7 @@ class Session:
         skipping = False  # after an error in extended query: skip to Sync
         while True:
             kind, body = m.read_message(self.sock)
+            self.con = self._open()  # the same, unless the engine reopened the database
             if kind == b"X":
                 return
             if kind == b"S":

@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import weakref
 from dataclasses import dataclass
 
 import duckdb
@@ -60,6 +61,7 @@ from ..._deadline import RELEASE_TIME_LIMIT
 from ...provenance.capture import DEFAULT_MAX_ROWS
 from ..dbapi.audit_failures import audit_failure
 from ..shell.formatting import first_line
+from ._fatal import DEAD_IN_MEMORY, REOPENED, in_memory, is_fatal
 
 __all__ = ["Engine", "Result", "error_text", "interrupt", "INTERNAL", "TooManyStatements",
            "MAX_CONCURRENT"]
@@ -142,17 +144,66 @@ class Engine:
         self._idle: dict[tuple[str, str], list] = {}
         self._running: dict[str, set[_Running]] = {}
         self._admin = None
+        #: every connection opened, closed by :meth:`recover`; its count of reopenings, and why
+        #: the database is out of service (an in-memory one that DuckDB invalidated)
+        self._opened: weakref.WeakSet = weakref.WeakSet()
+        self.generation = 0
+        self.dead: str | None = None
+        self._recovering = threading.Lock()
 
     def open(self, role: str, user: str, client: str = "explorer", **options):
         """A new provsql_dp connection with the server's settings (every statement commits);
         ``client`` (``explorer`` or ``wire``) is what the audit log records of its statements."""
+        if self.dead is not None:
+            raise OperationalError(self.dead)
         con = connect(self.database, role=role, user=user, max_capture_rows=self.max_capture_rows,
                       release_seconds=self.release_seconds, lp_gap=self.lp_gap,
                       release_time_limit=self.release_time_limit, engine=self.spark,
                       **{**self.options, **options})
         con.autocommit = True  # like the shell: every statement commits
         con.client = client
+        con._generation = self.generation
+        with self._lock:
+            self._opened.add(con)
         return con
+
+    def fresh(self, con, role: str, user: str, client: str, **options):
+        """``con`` while it is of the engine's database as it is now; else (:meth:`recover`
+        closed it) a new connection of the same role, user and client, with its settings."""
+        if con is not None and getattr(con, "_generation", None) == self.generation and not con._closed:
+            return con
+        new = self.open(role, user, client, **options)
+        for name in ("default_epsilon", "interval_columns", "raw") if con is not None else ():
+            setattr(new, name, getattr(con, name))
+        return new
+
+    def recover(self, e: BaseException, con=None) -> bool:
+        """After a statement of ``con`` failed with ``e``: when ``e`` is DuckDB's internal or
+        fatal error (the database instance invalidated, :mod:`._fatal`), close every connection
+        of the engine so that the next ones reopen the database — or, in memory, put the engine
+        out of service — and log it; whether it was such an error."""
+        if not is_fatal(e):
+            return False
+        with self._recovering:
+            if con is not None and getattr(con, "_generation", None) != self.generation:
+                return True  # another statement's failure reopened it meanwhile
+            log.error("DuckDB failed on an internal error: %s", "reopening the database"
+                      if not in_memory(self.database) else "an in-memory database cannot be "
+                      "reopened: out of service", exc_info=e)
+            with self._lock:
+                busy = {id(r.con) for mine in self._running.values() for r in mine}
+                busy.discard(id(con))
+                cons = list(self._opened) + ([self._admin] if self._admin else [])
+                self._opened, self._idle, self._admin = weakref.WeakSet(), {}, None
+                self.generation += 1
+            for c in cons:  # a statement under way is stopped, its connection closed at its end
+                try:
+                    interrupt(c) if id(c) in busy else c.close()
+                except Exception:  # noqa: BLE001 - a dead instance's connection: gone anyway
+                    pass
+            if in_memory(self.database):
+                self.dead = DEAD_IN_MEMORY
+        return True
 
     @contextlib.contextmanager
     def checkout(self, role: str, user: str):
@@ -183,6 +234,8 @@ class Engine:
     def duck(self):
         """A raw DuckDB connection (a fresh cursor of the server's own curator connection) for
         the server's tables: accounts, history. Each call gives its own, so threads share none."""
+        if self.dead is not None:
+            raise OperationalError(self.dead)
         with self._lock:
             if self._admin is None:
                 self._admin = connect(self.database, role="curator", user="_web", **self.options)
@@ -219,6 +272,10 @@ class Engine:
             timer.start()
         try:
             yield entry
+        except Exception as e:
+            if self.recover(e, con):
+                raise OperationalError(self.dead or REOPENED) from e
+            raise
         finally:
             if timer is not None:
                 timer.cancel()
@@ -226,6 +283,8 @@ class Engine:
                 mine.discard(entry)
                 if not mine:
                     self._running.pop(user, None)
+            if getattr(con, "_generation", self.generation) != self.generation:
+                con.close()  # of the database as it was before recover(): its statement ended
 
     def _time_out(self, entry: _Running) -> None:
         entry.timed_out = True

@@ -38,8 +38,9 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
-from ..size_model import ChainGrowth, check_size
+from ..size_model import ChainGrowth, _is_string_type, check_size
 from ..view_names import find_in_view
+from ._concat_bound import CONCATENATING, check_concatenations
 
 __all__ = ["compile_query", "refuse", "MAX_VIEW_DEPTH"]
 
@@ -78,6 +79,8 @@ class _Compiler:
         self.fresh: set[str] = set()
         self._n = 0
         self.checked: set[tuple[str, str, str]] = set()
+        self.infos: dict[tuple[str, str, str], TableInfo] = {}
+        self.growth = 1  # the growth along relations of the last (outermost) query checked
         self._user_functions: set[str] | None = None
 
     # ------------------------------------------------------------------ names
@@ -105,7 +108,8 @@ class _Compiler:
             else:
                 self._to_table(t, depth, home)
         self._check_functions(tree)
-        _check_sizes(tree)  # bounded cost per row, before DuckDB binds (and folds) anything
+        # bounded cost per row, before DuckDB binds (and folds) anything
+        self.growth = _check_sizes(tree)
         return tree
 
     def _fresh_name(self) -> str:
@@ -166,6 +170,7 @@ class _Compiler:
         t.set("catalog", exp.to_identifier(info.catalog, quoted=True))
         t.set("alias", alias)
         self.checked.add((info.catalog.lower(), info.schema.lower(), info.name.lower()))
+        self.infos[(info.catalog.lower(), info.schema.lower(), info.name.lower())] = info
 
     def _view(self, info: TableInfo, depth: int) -> exp.Expression:
         try:
@@ -223,6 +228,28 @@ class _Compiler:
                 r[0].lower() for r in self.catalog.con.execute(
                     "SELECT function_name FROM duckdb_functions() WHERE NOT internal").fetchall()})
         return self._user_functions
+
+    # ------------------------------------------------------------------ public sizes
+    def table_rows(self, t: exp.Table) -> int:
+        """The rows of a checked (public) table: public, counted."""
+        bare = exp.Table(**{k: t.args[k].copy() for k in ("this", "db", "catalog") if t.args.get(k)})
+        return self.catalog.con.execute(f"SELECT count(*) FROM {bare.sql(dialect='duckdb')}"
+                                        ).fetchone()[0]
+
+    def longest(self) -> int:
+        """The longest value (bytes of its text) of a string-like column of a table read."""
+        most = 0
+        for info in self.infos.values():
+            cols = [c for c, ty in zip(info.columns, info.types) if _is_string_type(ty)]
+            if not cols or info.view_sql is not None:
+                continue
+            name = ".".join(exp.to_identifier(p, quoted=True).sql() for p in
+                            (info.catalog, info.schema, info.name))
+            parts = ", ".join(f"max(strlen(CAST({exp.to_identifier(c, quoted=True).sql()} AS "
+                              "VARCHAR)))" for c in cols)
+            got = self.catalog.con.execute(f"SELECT greatest({parts}, 0) FROM {name}").fetchone()[0]
+            most = max(most, got or 0)
+        return most
 
     # ------------------------------------------------------------------ the emitted text
     def verify(self, sql: str) -> None:
@@ -308,22 +335,25 @@ def compile_query(catalog: Catalog, tree: exp.Expression) -> tuple[str, _Compile
     analyst may not read."""
     c = _Compiler(catalog)
     c.query(tree)
+    check_concatenations(tree, c.table_rows, c.longest, c.growth)
     sql = tree.sql(dialect="duckdb", comments=False)
     c.verify(sql)
     return sql, c
 
 
-def _check_sizes(tree: exp.Expression) -> None:
+def _check_sizes(tree: exp.Expression):
     """Every scalar expression of ``tree`` within the caps of :mod:`provsql_dp.sql.size_model`
     (refused otherwise, naming it): a public statement's cost per row is bounded at plan time
     too, so a statement cannot hold the engine for minutes by growing strings (the caps are the
-    private path's). Column types are not looked up: every column counts as a string read (the
-    model's conservative side). A subquery inside an expression is a query of its own, checked
-    where :func:`exp.Expression.walk` reaches its SELECT; here it stands for one value.
+    private path's); returns the growth along relations (``ChainGrowth.product``). Column types
+    are not looked up: every column counts as a string read (the model's conservative side). A
+    subquery inside an expression is a query of its own, checked where
+    :func:`exp.Expression.walk` reaches its SELECT; here it stands for one value.
 
     >>> check_size  # doctest: +ELLIPSIS
     <function check_size at ...>
     >>> _check_sizes(sqlglot.parse_one("SELECT upper(s) FROM t WHERE s IN (SELECT s FROM u)"))
+    Fraction(3, 2)
     >>> _check_sizes(sqlglot.parse_one("SELECT replace(replace(s, 'a', 'aaaaaaaaaa'), 'a', 'aaaaaaaaaa') FROM t"))
     Traceback (most recent call last):
     ...
@@ -351,11 +381,10 @@ def _check_sizes(tree: exp.Expression) -> None:
     for roots in lists.values():
         chain.add(roots, {})
     _no_growth_of_row_concatenations(tree)
+    return chain.product
 
 
-#: aggregates whose value holds every row of its group (string_agg, listagg, list, array_agg),
-#: and the nodes that grow a string (size_model's rules beyond 1 byte per byte read)
-_CONCATENATING = (exp.GroupConcat, exp.ArrayAgg)
+#: the nodes that grow a string (size_model's rules beyond 1 byte per byte read)
 _GROWING = (exp.DPipe, exp.Concat, exp.ConcatWs, exp.Upper, exp.Lower, exp.Replace,
             exp.RegexpReplace)
 
@@ -374,14 +403,15 @@ def _no_growth_of_row_concatenations(tree: exp.Expression) -> None:
     ...
     provsql_dp.errors.UnsupportedQueryError: s || s grows a string in a statement with string_agg/list, ...
     """
-    if tree.find(*_CONCATENATING) is None:
+    if tree.find(*CONCATENATING) is None:
         return
-    lists = tree.find(exp.ArrayAgg) is not None  # a list's text is longer than the list
+    # a list's text is longer than the list
+    lists = tree.find(exp.ArrayAgg, exp.ArrayUniqueAgg) is not None
     for node in tree.find_all(*_GROWING, exp.Cast, exp.TryCast):
         if isinstance(node, (exp.Cast, exp.TryCast)) and not (
                 lists and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)):
             continue
-        if node.find_ancestor(*_CONCATENATING) is None:
+        if node.find_ancestor(*CONCATENATING) is None:
             raise UnsupportedQueryError(
                 f"{node.sql(dialect='duckdb')[:200]} grows a string in a statement with "
                 "string_agg/list, whose value holds every row of its group (up to DuckDB's 4 GiB "
