@@ -93,10 +93,18 @@ def _clock_values(duck) -> dict[str, exp.Expression]:
                                   exp.DataType.build("TIMESTAMPTZ"))}
 
 
+#: the nodes :func:`public_values` may rewrite (a statement without any is left as it is)
+_REWRITTEN = (exp.Subquery, exp.CurrentDate, exp.CurrentTimestamp, exp.Anonymous, exp.Min,
+              exp.Max, exp.ApproxDistinct)
+
+
 def public_values(tree: exp.Expression, duck) -> exp.Expression:
     """``tree`` with its constant scalar subqueries, clock reads and ``APPROX_COUNT_DISTINCT``
     rewritten (module docstring); ``duck`` is the DuckDB connection whose clock the statement
-    reads (only read when it does). ``tree`` itself is left as it was."""
+    reads (only read when it does). ``tree`` itself is left as it was (returned as it is when
+    it holds nothing to rewrite)."""
+    if not any(isinstance(n, _REWRITTEN) for n in tree.walk()):
+        return tree  # the common statement: nothing to rewrite, no copy (~0.2 ms)
     clock: dict = {}
 
     def rewrite(node: exp.Expression) -> exp.Expression:
