@@ -20,6 +20,7 @@ from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
+from sqlglot.transforms import preprocess
 
 from . import policy_grammar as _policy_grammar
 from .curator_grammar import (  # noqa: F401 - the classes, as the other statements'
@@ -86,8 +87,32 @@ PRIVACY_STATEMENTS = (
 )
 
 
+def _unqualify_pivot_own(pivot: exp.Expression) -> exp.Expression:
+    """A PIVOT's own columns (ON, USING, GROUP BY, IN) unqualified, as DuckDB requires them —
+    but not those of the query it pivots: sqlglot's DuckDB generator unqualifies every column
+    under the PIVOT, so ``PIVOT (SELECT a.k FROM a JOIN b ON a.i = b.i) ON k …`` was emitted
+    ``… ON i = i``, an ambiguous reference (red team h147)."""
+    for key, value in pivot.args.items():
+        if key == "this":  # the relation pivoted: its columns keep their tables
+            continue
+        for arg in value if isinstance(value, list) else [value]:
+            if not isinstance(arg, exp.Expression):
+                continue
+            for col in arg.find_all(exp.Column, bfs=False):
+                if col.find_ancestor(exp.Query, exp.Pivot) is pivot or not isinstance(
+                        col.find_ancestor(exp.Query, exp.Pivot), exp.Query):
+                    for part in col.parts[:-1]:
+                        part.pop()
+    return pivot
+
+
 class ProvDP(DuckDB):
-    """DuckDB's dialect with the provsql_dp privacy statements."""
+    """DuckDB's dialect with the provsql_dp privacy statements (and its generator, but for the
+    columns of a PIVOT's source: :func:`_unqualify_pivot_own`)."""
+
+    class Generator(DuckDB.Generator):
+        TRANSFORMS = {**DuckDB.Generator.TRANSFORMS,
+                      exp.Pivot: preprocess([_unqualify_pivot_own])}
 
     class Parser(DuckDB.Parser):
         def _parse_statement(self):

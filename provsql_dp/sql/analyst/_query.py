@@ -37,6 +37,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ...errors import PrivacyError, ProgrammingError, UnsupportedQueryError
 from ..catalog import SCHEMA, Catalog, TableInfo
+from ..dialect import ProvDP
 from ..functions import ALLOWED_FUNCTIONS, check_node, function_name
 from ..size_model import ChainGrowth, _is_string_type, check_size
 from ..view_names import find_in_view
@@ -336,7 +337,7 @@ def compile_query(catalog: Catalog, tree: exp.Expression) -> tuple[str, _Compile
     c = _Compiler(catalog)
     c.query(tree)
     check_concatenations(tree, c.table_rows, c.longest, c.growth)
-    sql = tree.sql(dialect="duckdb", comments=False)
+    sql = tree.sql(dialect=ProvDP, comments=False)  # DuckDB's text, a PIVOT's source qualified
     c.verify(sql)
     return sql, c
 
