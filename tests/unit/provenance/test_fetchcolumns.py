@@ -8,7 +8,7 @@ import math
 
 import duckdb
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from provsql_dp.provenance.backends.duckdb import _EXACT_IN_NUMPY, DuckDBBackend
@@ -52,13 +52,15 @@ def _tables(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(_tables())
+@example((["BIGINT", "TINYINT", "DOUBLE"], [["-9223372036854775808", "-128", "'-0.0'"],
+                                            ["NULL", "127", "'nan'"]]))
 def test_columns_are_fetchall_by_column(table):
     types, rows = table
     con = duckdb.connect()
     cols = ", ".join(f"c{j} {t}" for j, t in enumerate(types))
     con.execute(f"CREATE TABLE t ({cols})")
     for row in rows:
-        con.execute("INSERT INTO t VALUES (" + ", ".join(f"{v}::{t}" for v, t in zip(row, types))
+        con.execute("INSERT INTO t VALUES (" + ", ".join(f"({v})::{t}" for v, t in zip(row, types))
                     + ")")
     sql = "SELECT * FROM t"
     expected = list(zip(*con.execute(sql).fetchall())) or [() for _ in types]
