@@ -144,8 +144,10 @@ def _array_bound(node) -> bool:
     name = (node.name.lower() if isinstance(node, exp.Anonymous) else
             node.sql_name().lower() if isinstance(node, exp.Func) else "")
     args = list(node.iter_expressions()) if name in _ARRAY_BOUNDS else []
-    return bool(args) and isinstance(args[0], exp.Column) and all(
-        _constant(a) is not None for a in args[1:])
+    first = args[0] if args else None
+    while isinstance(first, exp.Cast) and first.to.is_type(exp.DataType.Type.ARRAY):
+        first = first.this  # psql's array_upper(CAST(pr.prattrs AS SMALLINT[]), 1): its length
+    return isinstance(first, exp.Column) and all(_constant(a) is not None for a in args[1:])
 
 
 def _check_series(tree: exp.Expression, refuse) -> None:
@@ -157,6 +159,8 @@ def _check_series(tree: exp.Expression, refuse) -> None:
     ...     raise ValueError(what)
     >>> _check_series(sqlglot.parse_one("SELECT * FROM generate_series(1, array_upper(i.k, 1)) g, "
     ...                                 "generate_series(-5, 5, 2) h", read="postgres"), r)
+    >>> _check_series(sqlglot.parse_one("SELECT generate_series(0, array_upper(CAST(p.a AS "
+    ...                                 "SMALLINT[]), 1))", read="postgres"), r)  # psql's \\d
     >>> _check_series(sqlglot.parse_one("SELECT generate_series(1, 50000000)", read="postgres"), r)
     Traceback (most recent call last):
     ...
